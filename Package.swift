@@ -1,0 +1,64 @@
+// swift-tools-version:6.0
+//
+// castline — a headless Google Cast sender for Linux.
+// Module graph and dependency direction: see ARCHITECTURE.md (arrows point at what a module may import).
+
+import PackageDescription
+
+let package = Package(
+    name: "castline",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "CastLogging", targets: ["CastLogging"]),
+        .library(name: "CastCore", targets: ["CastCore"]),
+        .library(name: "CastProtocol", targets: ["CastProtocol"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        // MARK: System libraries (module map + pkg-config) and the C shim for variadic calls.
+        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .target(
+            name: "CCastShims",
+            linkerSettings: [.linkedLibrary("systemd"), .linkedLibrary("jansson")]
+        ),
+
+        // MARK: Core modules.
+        .target(
+            name: "CastLogging",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        .target(name: "CastCore"),
+        .target(
+            name: "CastProtocol",
+            dependencies: [
+                "CastCore",
+                "CastLogging",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+
+        // MARK: Tests.
+        .testTarget(name: "CastLoggingTests", dependencies: [
+            "CastLogging", .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "CastCoreTests", dependencies: ["CastCore"]),
+        .testTarget(name: "CastProtocolTests", dependencies: [
+            "CastProtocol", "CastCore", "CastLogging",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ]),
+        .testTarget(name: "SystemLibraryTests", dependencies: [
+            "CCastShims", "CAvahi", "CSystemd", "CJansson", "COpenSSL",
+        ]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,30 @@
+/// A destination for log records: console, journald, JSON Lines, a plugin.
+///
+/// Isolation: each sink gets its own worker thread and bounded queue inside ``LogSystem``; its
+/// methods are called from that thread only, one call at a time, in record order. A slow sink
+/// therefore never blocks the code that logs; when its queue is full, records are dropped,
+/// counted, and reported to the sink as a `warning` record of class `LogSystem`.
+public protocol LogSink: AnyObject, Sendable {
+    /// Short name used in statistics and overflow reports (`console`, `journald`).
+    var name: String { get }
+    /// Writes records, oldest first.
+    func write(_ records: [LogRecord])
+    /// Makes written records durable (fsync, fflush…). Called on flush and shutdown.
+    func flush()
+}
+
+extension LogSink {
+    public func flush() {}
+}
+
+/// Counters of one sink.
+public struct LogSinkStatistics: Sendable, Equatable {
+    public var name: String
+    public var capacity: Int
+    /// Records waiting in the queue now.
+    public var queued: Int
+    /// Records handed to the sink (overflow reports included).
+    public var delivered: UInt64
+    /// Records dropped because the queue was full.
+    public var dropped: UInt64
+}

@@ -1,0 +1,119 @@
+import Testing
+import Synchronization
+@testable import CastLogging
+
+@Suite struct LogSystemTests {
+    @Test func queueCountsDropsAndReportsThemOnce() {
+        var queue = SinkQueue(sinkName: "slow", capacity: 4)
+        for i in 0..<10 { queue.push(LogRecord(level: .info, className: "T", message: "m\(i)")) }
+        #expect(queue.count == 4)
+        #expect(queue.totalDrops == 6)
+        var batch: [LogRecord] = []
+        queue.drain(into: &batch)
+        #expect(batch.map(\.message).prefix(4) == ["m0", "m1", "m2", "m3"])
+        let report = try! #require(batch.last)
+        #expect(batch.count == 5)
+        #expect(report.level == .warning)
+        #expect(report.className == "LogSystem")
+        #expect(report.fields["dropped"] == .int(6))
+        #expect(report.message == "log sink 'slow' dropped 6 records: its queue (capacity 4) was full")
+        var second: [LogRecord] = []
+        queue.drain(into: &second)
+        #expect(second.isEmpty)
+        #expect(queue.isEmpty)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func hungSinkNeverBlocksTheCallerAndOverflowIsReported() throws {
+        let system = LogSystem(filter: LoggerFilter(minimumLevel: .verbose))
+        let gated = GatedSink()
+        let fast = MemorySink(name: "fast")
+        system.addSink(gated, queueCapacity: 4)
+        system.addSink(fast)
+        let log = Logger(class: "Burst", system: system)
+        for i in 0..<100 { log.info("r\(i)") }  // returns although the gated sink is stuck
+        let stats = system.sinkStatistics
+        #expect(stats[0].name == "gated")
+        #expect(stats[0].dropped >= 92)  // at most one in-flight batch (≤ 4) plus 4 queued survive
+        #expect(stats[1].dropped == 0)
+        gated.open()
+        #expect(system.flush(timeout: .seconds(30)))
+        let received = gated.records
+        let regular = received.filter { $0.className == "Burst" }
+        let reports = received.filter { $0.className == "LogSystem" }
+        let dropped = system.sinkStatistics[0].dropped
+        #expect(UInt64(regular.count) + dropped == 100)
+        let reported = reports.compactMap { r -> Int64? in if case .int(let n) = r.fields["dropped"] { return n } else { return nil } }
+        #expect(UInt64(reported.reduce(0, +)) == dropped)
+        #expect(fast.records.count == 100)
+        #expect(system.shutdown())
+    }
+
+    @Test func flushWaitsForWritesAndCallsSinkFlush() throws {
+        let (system, sink) = try makeSystem("verbose")
+        let log = Logger(class: "A", system: system)
+        for i in 0..<1000 { log.verbose("m\(i)") }
+        #expect(system.flush())
+        #expect(sink.records.count == 1000)
+        #expect(sink.records.last?.message == "m999")
+        #expect(sink.flushCount >= 1)
+        #expect(system.shutdown())
+        log.info("after shutdown goes nowhere")
+        #expect(sink.records.count == 1000)
+    }
+
+    @Test func environmentRulesApplyAndBadOnesKeepThePreviousRules() throws {
+        let (system, sink) = try makeSystem("info")
+        #expect(system.applyEnvironment([:]) == nil)
+        #expect(system.applyEnvironment(["CASTLINE_LOG": "warning,*Session:verbose"]) == nil)
+        #expect(system.filter.ruleString == "warning,*Session:verbose")
+        let error = system.applyEnvironment(["CASTLINE_LOG": "*:info,foo:verbos"])
+        #expect(error?.column == 12)
+        #expect(system.filter.ruleString == "warning,*Session:verbose")
+        system.flush()
+        let messages = sink.records.map(\.message)
+        #expect(messages.contains("log rules from CASTLINE_LOG: warning,*Session:verbose"))
+        #expect(messages.contains { $0.hasPrefix("rejected log rules from CASTLINE_LOG: unknown level 'verbos'") })
+        #expect(sink.records.first { $0.level == .error }?.fields["column"] == .int(12))
+        system.shutdown()
+    }
+
+    @Test func concurrentLoggingLosesNothing() async throws {
+        let (system, sink) = try makeSystem("verbose")
+        await withTaskGroup(of: Void.self) { group in
+            for t in 0..<4 {
+                group.addTask {
+                    let log = Logger(class: "T\(t)", system: system)
+                    for i in 0..<500 { log.debug("\(t)-\(i)") }
+                }
+            }
+        }
+        #expect(system.flush())
+        #expect(sink.records.count == 2000)
+        for t in 0..<4 {
+            let mine = sink.records.filter { $0.className == "T\(t)" }.map(\.message)
+            #expect(mine == (0..<500).map { "\(t)-\($0)" })  // per-thread order kept
+        }
+        system.shutdown()
+    }
+
+    @Test func levelMappingTable() {
+        #expect(LogLevel.allCases.map(\.name) == ["none", "verbose", "debug", "info", "warning", "error", "assert"])
+        #expect(LogLevel.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5, 6])
+        #expect(LogLevel.allCases.map(\.journaldPriority) == [nil, 7, 7, 6, 4, 3, 2])
+        #expect(LogLevel.allCases.map(\.otelSeverityNumber) == [0, 1, 5, 9, 13, 17, 21])
+        #expect(LogLevel.allCases.map(\.otelSeverityText) == ["UNSPECIFIED", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"])
+        #expect(LogLevel.allCases.map(\.swiftLogLevel) == [nil, .trace, .debug, .info, .warning, .error, .critical])
+        #expect(LogLevelMapping.level(for: .notice) == .info)
+        for level in LogLevel.allCases where level != .none {
+            #expect(LogLevelMapping.level(for: level.swiftLogLevel!) == level)
+        }
+    }
+
+    @Test func formatterWritesOneLinePerRecord() {
+        let r = LogRecord(timestampNanos: 1_700_000_000_123_456_789, level: .warning, className: "CastSession",
+                          function: "start()", file: "CastSender/CastSession.swift", line: 42,
+                          message: "two\nlines", fields: ["device": "Living Room", "n": 3])
+        let line = LogRecordFormatter(color: false).format(r)
+        #expect(line == "2023-11-14T22:13:20.123456Z WARN  CastSession: two\\nlines device=\"Living Room\" n=3 (CastSender/CastSession.swift:42 start())")
+    }
+}
