@@ -46,12 +46,13 @@ let package = Package(
         ),
 
         // MARK: Tests.
+        .target(name: "CastTestSupport", dependencies: ["CastLogging"], path: "Sources/CastTestSupport"),
         .testTarget(name: "CastLoggingTests", dependencies: [
-            "CastLogging", .product(name: "Logging", package: "swift-log"),
+            "CastLogging", "CastTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "CastCoreTests", dependencies: ["CastCore"]),
         .testTarget(name: "CastProtocolTests", dependencies: [
-            "CastProtocol", "CastCore", "CastLogging",
+            "CastProtocol", "CastCore", "CastLogging", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),

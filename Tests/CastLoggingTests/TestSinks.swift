@@ -1,17 +1,6 @@
+import CastTestSupport
 import Synchronization
 @testable import CastLogging
-
-/// Collects records in memory.
-final class MemorySink: LogSink {
-    let name: String
-    private let stored = Mutex<[LogRecord]>([])
-    private let flushes = Mutex(0)
-    init(name: String = "memory") { self.name = name }
-    func write(_ records: [LogRecord]) { stored.withLock { $0.append(contentsOf: records) } }
-    func flush() { flushes.withLock { $0 += 1 } }
-    var records: [LogRecord] { stored.withLock { $0 } }
-    var flushCount: Int { flushes.withLock { $0 } }
-}
 
 /// Blocks every write until `open()` is called: a sink that has hung.
 final class GatedSink: LogSink {
@@ -41,9 +30,8 @@ final class Counter: Sendable {
     var count: Int { value.withLock { $0 } }
 }
 
-func makeSystem(_ rules: String = "", minimum: LogLevel = .info) throws -> (LogSystem, MemorySink) {
-    let system = LogSystem(filter: try LoggerFilter(parsing: rules, minimumLevel: minimum))
-    let sink = MemorySink()
-    system.addSink(sink)
-    return (system, sink)
+typealias MemorySink = MemoryLogSink
+
+func makeSystem(_ rules: String = "", minimum: LogLevel = .info) throws -> (LogSystem, MemoryLogSink) {
+    try MemoryLogSink.makeSystem(rules, minimum: minimum)
 }

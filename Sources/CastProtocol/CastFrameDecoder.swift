@@ -1,0 +1,103 @@
+import CastLogging
+import NIOCore
+
+/// Inbound handler: bytes → frame bodies (`ByteBuffer`, without the length prefix).
+///
+/// On a zero or oversized length it logs the peer and the size, fires the typed
+/// ``CastFrameError`` and closes the channel: after a bad prefix the stream cannot be trusted.
+/// Runs on the channel's event loop.
+public final class CastFrameDecoder: ChannelInboundHandler, RemovableChannelHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias InboundOut = ByteBuffer
+
+    private var machine: FrameDecodingStateMachine
+    private let log: Logger
+
+    public init(maxBodySize: Int = CastFrameLimits.maxBodySize, logSystem: LogSystem = .shared) {
+        machine = FrameDecodingStateMachine(maxBodySize: maxBodySize)
+        log = Logger(class: "CastFrameDecoder", system: logSystem)
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        machine.feed(unwrapInboundIn(data))
+        do {
+            while let body = try machine.nextFrame() {
+                context.fireChannelRead(wrapInboundOut(body))
+            }
+        } catch {
+            report(error, context: context)
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
+        }
+    }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        do {
+            try machine.finish()
+        } catch {
+            log.warning("connection closed inside a frame: \(error)", [
+                "peer": .string(CastFrameDecoder.peer(context)), "size": .int(error.announcedSize),
+                "buffered": .int(machine.bufferedBytes),
+            ])
+        }
+        context.fireChannelInactive()
+    }
+
+    private func report(_ error: CastFrameError, context: ChannelHandlerContext) {
+        log.error("closing connection to \(CastFrameDecoder.peer(context)): \(error)", [
+            "peer": .string(CastFrameDecoder.peer(context)), "size": .int(error.announcedSize),
+            "limit": .int(machine.maxBodySize),
+        ])
+    }
+
+    static func peer(_ context: ChannelHandlerContext) -> String {
+        SocketAddress.logDescription(context.channel.remoteAddress)
+    }
+}
+
+/// Outbound handler: frame body → 4-byte big-endian length + body.
+///
+/// A body that is empty or larger than the limit fails the write promise with
+/// ``CastFrameError`` and is not sent (receivers such as VLC's drop the connection on large frames).
+public final class CastFrameEncoder: ChannelOutboundHandler, RemovableChannelHandler {
+    public typealias OutboundIn = ByteBuffer
+    public typealias OutboundOut = ByteBuffer
+
+    private let maxBodySize: Int
+    private let log: Logger
+
+    public init(maxBodySize: Int = CastFrameLimits.maxBodySize, logSystem: LogSystem = .shared) {
+        self.maxBodySize = maxBodySize
+        log = Logger(class: "CastFrameEncoder", system: logSystem)
+    }
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        var body = unwrapOutboundIn(data)
+        let size = body.readableBytes
+        guard size > 0, size <= maxBodySize else {
+            let error: CastFrameError = size == 0 ? .emptyBody : .bodyTooLarge(size: UInt32(clamping: size), limit: maxBodySize)
+            log.error("refusing to send: \(error)", ["peer": .string(CastFrameDecoder.peer(context)), "size": .int(size), "limit": .int(maxBodySize)])
+            promise?.fail(error)
+            return
+        }
+        var frame = context.channel.allocator.buffer(capacity: CastFrameLimits.headerSize + size)
+        frame.writeInteger(UInt32(size), endianness: .big)
+        frame.writeBuffer(&body)
+        context.write(wrapOutboundOut(frame), promise: promise)
+    }
+}
+
+extension SocketAddress {
+    /// `127.0.0.1:8009`, `[::1]:8009`, a socket path, or `unknown peer`: the `peer` field of logs.
+    public static func logDescription(_ address: SocketAddress?) -> String {
+        guard let address else { return "unknown peer" }
+        switch address {
+        case .v4:
+            return "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+        case .v6:
+            return "[\(address.ipAddress ?? "?")]:\(address.port ?? 0)"
+        case .unixDomainSocket:
+            return address.pathname ?? "unix socket"
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import NIOCore
+
+/// Splits a byte stream into Cast frame bodies. Pure: no channel, no I/O; driven by
+/// ``CastFrameDecoder`` and directly by tests.
+///
+/// The length prefix is checked as soon as its 4 bytes arrive, so an oversized frame is refused
+/// before any of its body is buffered. After an error the machine stays failed.
+public struct FrameDecodingStateMachine: Sendable {
+    private var buffer: ByteBuffer?
+    private var failure: CastFrameError?
+    public let maxBodySize: Int
+
+    public init(maxBodySize: Int = CastFrameLimits.maxBodySize) {
+        self.maxBodySize = maxBodySize
+    }
+
+    /// Bytes received but not yet returned as a frame.
+    public var bufferedBytes: Int { buffer?.readableBytes ?? 0 }
+
+    /// Appends received bytes.
+    public mutating func feed(_ bytes: ByteBuffer) {
+        guard failure == nil else { return }
+        if buffer == nil || buffer!.readableBytes == 0 {
+            buffer = bytes
+        } else {
+            var incoming = bytes
+            buffer!.writeBuffer(&incoming)
+        }
+    }
+
+    /// The next complete frame body, nil if more bytes are needed.
+    public mutating func nextFrame() throws(CastFrameError) -> ByteBuffer? {
+        if let failure { throw failure }
+        guard var buf = buffer, let length = buf.getInteger(at: buf.readerIndex, endianness: .big, as: UInt32.self) else {
+            return nil
+        }
+        if length == 0 { return try fail(.emptyBody) }
+        if length > UInt32(maxBodySize) { return try fail(.bodyTooLarge(size: length, limit: maxBodySize)) }
+        guard buf.readableBytes >= CastFrameLimits.headerSize + Int(length) else { return nil }
+        buf.moveReaderIndex(forwardBy: CastFrameLimits.headerSize)
+        let body = buf.readSlice(length: Int(length))!
+        if buf.readableBytes == 0 {
+            buffer = nil
+        } else {
+            if buf.readerIndex > 64 * 1024 { buf.discardReadBytes() }
+            buffer = buf
+        }
+        return body
+    }
+
+    /// Called at end of stream: an error if a partial frame is left.
+    public func finish() throws(CastFrameError) {
+        if let failure { throw failure }
+        guard let buf = buffer, buf.readableBytes > 0 else { return }
+        let expected = buf.getInteger(at: buf.readerIndex, endianness: .big, as: UInt32.self).map { Int($0) + CastFrameLimits.headerSize }
+        throw .truncated(expected: expected ?? CastFrameLimits.headerSize, received: buf.readableBytes)
+    }
+
+    private mutating func fail(_ error: CastFrameError) throws(CastFrameError) -> ByteBuffer? {
+        failure = error
+        buffer = nil
+        throw error
+    }
+}
