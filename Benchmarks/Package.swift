@@ -1,0 +1,21 @@
+// swift-tools-version:6.0
+// castline benchmarks: `make bench` (release build). Prints one JSON object per line:
+// {"name":…, "value":…, "unit":…, …}. Not built by `swift test` in the root package.
+import PackageDescription
+
+let package = Package(
+    name: "castline-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(name: "castline", path: "..")],
+    targets: [
+        .executableTarget(
+            name: "castline-bench",
+            dependencies: [
+                .product(name: "CastLogging", package: "castline"),
+                .product(name: "CastProtocol", package: "castline"),
+                .product(name: "CastCore", package: "castline"),
+            ]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,21 @@
+// swift-tools-version:6.0
+// libFuzzer targets for castline. Built by scripts/fuzz.sh into ../.build-fuzz with
+// -sanitize=fuzzer,address -DFUZZING; a plain build only prints how to run it.
+import PackageDescription
+
+let package = Package(
+    name: "castline-fuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(name: "castline", path: "..")],
+    targets: [
+        .executableTarget(
+            name: "castline-fuzz",
+            dependencies: [
+                .product(name: "CastProtocol", package: "castline"),
+                .product(name: "CastCore", package: "castline"),
+                .product(name: "CastLogging", package: "castline"),
+            ]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)

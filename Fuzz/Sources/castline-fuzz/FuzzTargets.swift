@@ -1,0 +1,98 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import NIOCore
+
+/// The fuzz targets. Each must never crash, hang or break an invariant (a broken invariant is
+/// a `precondition` failure, which libFuzzer reports as a crash with the input saved).
+enum FuzzTargets {
+    static let names = ["frame", "payload", "rules", "glob"]
+
+    static func run(_ name: String, _ data: UnsafeRawBufferPointer) {
+        switch name {
+        case "frame": frame(data)
+        case "payload": payload(data)
+        case "rules": rules(data)
+        case "glob": glob(data)
+        default: break
+        }
+    }
+
+    /// Bytes as a stream, split into chunks (sizes from the first byte), through the frame decoder,
+    /// the CastMessage decoder and the payload models. Decoded messages must re-encode to the same value.
+    static func frame(_ data: UnsafeRawBufferPointer) {
+        guard let first = data.first else { return }
+        let chunk = Int(first % 17) + 1
+        var machine = FrameDecodingStateMachine()
+        var offset = 1
+        while offset < data.count {
+            let end = min(offset + chunk, data.count)
+            machine.feed(ByteBuffer(bytes: data[offset..<end]))
+            offset = end
+            do {
+                while let body = try machine.nextFrame() {
+                    guard let message = try? CastMessage(decoding: body) else { continue }
+                    let again = try? CastMessage(decoding: message.serializedBody())
+                    precondition(again == message, "CastMessage re-encoding changed the message")
+                    if case .string(let text) = message.payload {
+                        _ = try? CastPayload.decode(namespace: message.namespace, utf8: text)
+                    }
+                }
+            } catch {
+                return
+            }
+        }
+        _ = try? machine.finish()
+    }
+
+    static let namespaces: [CastNamespace] = [.connection, .heartbeat, .receiver, .media, "urn:x-cast:com.example.custom"]
+
+    /// Bytes as JSON: parse, re-serialize, re-parse must be equal; then every payload model.
+    static func payload(_ data: UnsafeRawBufferPointer) {
+        guard let value = try? JSONValue.parse(bytes: data) else { return }
+        let text = value.serialized()
+        let again = try? JSONValue.parse(text)
+        precondition(again == value || value.containsNaN, "JSON re-serialization changed the value: \(text)")
+        for ns in namespaces {
+            if let payload = try? CastPayload.decode(namespace: ns, json: value) {
+                let reparsed = try? CastPayload.decode(namespace: ns, utf8: payload.serialized())
+                precondition(reparsed == payload, "payload model did not round-trip in \(ns): \(payload.serialized())")
+            }
+        }
+    }
+
+    /// Bytes as a rule string: parse, format, parse again must be equal.
+    static func rules(_ data: UnsafeRawBufferPointer) {
+        guard let text = String(validating: data, as: UTF8.self) else { return }
+        guard let set = try? LogRuleParser.parse(text) else { return }
+        let formatted = LogRuleParser.format(minimumLevel: set.minimumLevel, rules: set.rules)
+        let again = try? LogRuleParser.parse(formatted)
+        precondition(again == set, "rule string did not round-trip: \(text) → \(formatted)")
+        let filter = LoggerFilter(minimumLevel: .info, rules: set.rules)
+        _ = filter.level(forClass: "CastChannel.com.google.cast.tp.heartbeat", function: "send(_:)")
+    }
+
+    /// Bytes split at the first NUL: pattern and name.
+    static func glob(_ data: UnsafeRawBufferPointer) {
+        let split = data.firstIndex(of: 0) ?? data.count
+        guard let pattern = String(validating: data[..<split], as: UTF8.self),
+              let name = String(validating: data[min(split + 1, data.count)...], as: UTF8.self),
+              let glob = try? GlobPattern(pattern)
+        else { return }
+        let matched = glob.matches(name)
+        if glob.matchesEverything { precondition(matched, "'*' failed to match") }
+        if !pattern.contains(where: { "*?[\\".contains($0) }) { precondition(matched == (pattern == name), "literal mismatch") }
+    }
+}
+
+extension JSONValue {
+    /// NaN never equals itself; such values are exempt from the equality invariant.
+    var containsNaN: Bool {
+        switch self {
+        case .double(let d): return d.isNaN
+        case .array(let a): return a.contains { $0.containsNaN }
+        case .object(let o): return o.contains { $0.value.containsNaN }
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what castline needs on Debian 12, only what is missing; silent when all is there.
+#   C libraries:   libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev (+ pkg-config)
+#   code generator: protobuf-compiler
+#   daemons used by integration tests: avahi-daemon dbus systemd (journald) iproute2 (netns)
+# Daemons are installed but never started by the package scripts: a temporary policy-rc.d
+# forbids it (avahi must never come up on eth0; tests start their own, confined to lo/veth).
+# Swift itself (6.x at /opt/swift or on PATH) is a prerequisite, not installed here.
+set -euo pipefail
+
+APT_PACKAGES=(
+  pkg-config libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev protobuf-compiler
+  avahi-daemon dbus systemd iproute2
+)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [ "$status" = "install ok installed" ] || missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    SUDO="sudo"
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  policy=/usr/sbin/policy-rc.d
+  created_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+    created_policy=1
+  fi
+  trap '[ $created_policy = 1 ] && $SUDO rm -f "$policy"' EXIT
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq >/dev/null
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+command -v swift >/dev/null || { echo "install-deps: swift not found on PATH (expected Swift 6.x, e.g. /opt/swift/usr/bin)" >&2; exit 1; }
+for pc in avahi-client libsystemd jansson openssl; do
+  pkg-config --exists "$pc" || { echo "install-deps: pkg-config cannot find $pc after install" >&2; exit 1; }
+done
