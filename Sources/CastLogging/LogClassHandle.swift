@@ -70,7 +70,7 @@ final class LogClassHandle: Sendable {
         if state & LogClassHandle.exactFlag == 0, level.rawValue < rank(forFunction: function) { return }
         if state & LogClassHandle.patternsFlag != 0, !filter.passesMessagePatterns(message) { return }
         system.dispatch(LogRecord(
-            level: level, className: className, function: String(describing: function),
-            file: String(describing: file), line: line, message: message, fields: fields))
+            level: level, className: className, staticFunction: function, staticFile: file, line: line,
+            message: message, fields: fields))
     }
 }

@@ -33,14 +33,34 @@ public enum LogValue: Sendable, Hashable, CustomStringConvertible,
 public struct LogFields: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
     public typealias Element = (key: String, value: LogValue)
 
-    @usableFromInline var storage: [Element]
+    /// One key/value pair (a struct, not a tuple: cheaper to copy and destroy).
+    @usableFromInline struct Field: Sendable, Hashable {
+        @usableFromInline var key: String
+        @usableFromInline var value: LogValue
+        @inlinable init(key: String, value: LogValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    @usableFromInline var storage: [Field]
 
     @inlinable public init() { storage = [] }
 
     public init(dictionaryLiteral elements: (String, LogValue)...) {
         storage = []
         storage.reserveCapacity(elements.count)
-        for (key, value) in elements { self[key] = value }
+        for (key, value) in elements { storage.append(Field(key: key, value: value)) }
+        // A literal with a repeated key keeps the last value, in the first key's place.
+        if storage.count > 1 {
+            for i in 1..<storage.count
+            where storage[..<i].contains(where: { $0.key.utf8.count == storage[i].key.utf8.count && $0.key == storage[i].key }) {
+                var deduplicated = LogFields()
+                for field in storage { deduplicated[field.key] = field.value }
+                self = deduplicated
+                return
+            }
+        }
     }
 
     public var isEmpty: Bool { storage.isEmpty }
@@ -53,7 +73,7 @@ public struct LogFields: Sendable, Hashable, Sequence, ExpressibleByDictionaryLi
             if let index = storage.firstIndex(where: { $0.key == key }) {
                 if let newValue { storage[index].value = newValue } else { storage.remove(at: index) }
             } else if let newValue {
-                storage.append((key, newValue))
+                storage.append(Field(key: key, value: newValue))
             }
         }
     }
@@ -67,16 +87,10 @@ public struct LogFields: Sendable, Hashable, Sequence, ExpressibleByDictionaryLi
         return result
     }
 
-    public func makeIterator() -> IndexingIterator<[Element]> { storage.makeIterator() }
-
-    public static func == (lhs: LogFields, rhs: LogFields) -> Bool {
-        lhs.storage.elementsEqual(rhs.storage) { $0.key == $1.key && $0.value == $1.value }
+    public struct Iterator: IteratorProtocol {
+        var base: IndexingIterator<[Field]>
+        public mutating func next() -> Element? { base.next().map { ($0.key, $0.value) } }
     }
 
-    public func hash(into hasher: inout Hasher) {
-        for (key, value) in storage {
-            hasher.combine(key)
-            hasher.combine(value)
-        }
-    }
+    public func makeIterator() -> Iterator { Iterator(base: storage.makeIterator()) }
 }

@@ -13,9 +13,11 @@ public struct LogRecord: Sendable, Equatable {
     public var timestampNanos: UInt64
     public var level: LogLevel
     public var className: String
-    public var function: String
-    /// `#fileID` form (`CastProtocol/FrameDecoder.swift`).
-    public var file: String
+    /// Source location text: kept as the compiler's `StaticString` when it came from a
+    /// ``Logger`` call, so building a record costs no allocation; turned into a `String` only when
+    /// a sink reads it.
+    @usableFromInline var functionText: CodeText
+    @usableFromInline var fileText: CodeText
     public var line: UInt
     public var message: String
     public var fields: LogFields
@@ -33,11 +35,42 @@ public struct LogRecord: Sendable, Equatable {
         self.timestampNanos = timestampNanos
         self.level = level
         self.className = className
-        self.function = function
-        self.file = file
+        self.functionText = .dynamic(function)
+        self.fileText = .dynamic(file)
         self.line = line
         self.message = message
         self.fields = fields
+    }
+
+    /// A record whose location comes from `#function` / `#fileID`.
+    init(level: LogLevel, className: String, staticFunction: StaticString, staticFile: StaticString, line: UInt,
+         message: String, fields: LogFields) {
+        self.timestampNanos = LogRecord.now()
+        self.level = level
+        self.className = className
+        self.functionText = .staticText(staticFunction)
+        self.fileText = .staticText(staticFile)
+        self.line = line
+        self.message = message
+        self.fields = fields
+    }
+
+    /// The emitting function (`#function` form, `start(device:)`).
+    public var function: String {
+        get { functionText.string }
+        set { functionText = .dynamic(newValue) }
+    }
+
+    /// The source file in `#fileID` form (`CastProtocol/FrameDecoder.swift`).
+    public var file: String {
+        get { fileText.string }
+        set { fileText = .dynamic(newValue) }
+    }
+
+    public static func == (a: LogRecord, b: LogRecord) -> Bool {
+        a.timestampNanos == b.timestampNanos && a.level == b.level && a.className == b.className
+            && a.function == b.function && a.file == b.file && a.line == b.line && a.message == b.message
+            && a.fields == b.fields
     }
 
     /// The current wall-clock time in nanoseconds since the Unix epoch.
@@ -45,5 +78,19 @@ public struct LogRecord: Sendable, Equatable {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+}
+
+/// Text that is either a compile-time constant (no allocation, no reference count) or a `String`.
+@usableFromInline
+enum CodeText: Sendable {
+    case staticText(StaticString)
+    case dynamic(String)
+
+    var string: String {
+        switch self {
+        case .staticText(let s): return s.description
+        case .dynamic(let s): return s
+        }
     }
 }

@@ -69,9 +69,11 @@ public final class LogSystem: Sendable {
     public var sinkStatistics: [LogSinkStatistics] { pipelines.withLock { $0 }.map(\.statistics) }
 
     /// Hands a record that already passed the filter to every sink's queue.
-    public func dispatch(_ record: LogRecord) {
+    public func dispatch(_ record: consuming LogRecord) {
         let list = pipelines.withLock { $0 }
-        for p in list { p.enqueue(record) }
+        guard let last = list.last else { return }
+        for p in list.dropLast() { p.enqueue(copy record) }
+        last.enqueue(record)
     }
 
     /// Filters a ready-made record (swift-log bridge, plugins, traffic logs) and dispatches it.

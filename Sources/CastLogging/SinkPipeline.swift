@@ -6,32 +6,46 @@ import Darwin
 
 /// One sink, its bounded ``SinkQueue`` and the worker thread that drains it.
 ///
-/// Producers only take a short lock to append; the worker is woken only when it is idle, so under
-/// load one wake-up carries a whole batch. Flush requests are tickets the worker completes once
+/// Producers only take a short lock to append; the worker is woken only when it is idle, and after
+/// a wake-up it lingers ``lingerNanos`` before draining, so one wake-up (one futex call on the
+/// producer's side) carries a whole batch instead of one record. Flush requests are tickets the worker completes once
 /// everything queued before them was written and `sink.flush()` returned.
 final class SinkPipeline: @unchecked Sendable {
     let sink: any LogSink
+    /// How long the worker waits after a wake-up before it drains: bounds the added latency.
+    static let lingerNanos: UInt64 = 200_000
     private let lock = ConditionLock()
-    // Guarded by `lock`:
-    private var queue: SinkQueue
-    private var workerIdle = false
-    private var stopping = false
-    private var flushRequested: UInt64 = 0
-    private var flushCompleted: UInt64 = 0
-    private var delivered: UInt64 = 0
-    private var thread: pthread_t?
+
+    /// Everything guarded by `lock`. Held behind a pointer: the lock already serializes access,
+    /// and this keeps Swift's dynamic exclusivity checks off the logging hot path.
+    private struct State {
+        var queue: SinkQueue
+        var workerIdle = false
+        var stopping = false
+        var flushRequested: UInt64 = 0
+        var flushCompleted: UInt64 = 0
+        var delivered: UInt64 = 0
+        var thread: pthread_t?
+    }
+    private let state: UnsafeMutablePointer<State>
 
     init(sink: any LogSink, capacity: Int) {
         self.sink = sink
-        self.queue = SinkQueue(sinkName: sink.name, capacity: capacity)
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(queue: SinkQueue(sinkName: sink.name, capacity: capacity)))
         startWorker()
     }
 
-    func enqueue(_ record: LogRecord) {
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    func enqueue(_ record: consuming LogRecord) {
         lock.lock()
-        queue.push(record)
-        let wake = workerIdle
-        workerIdle = false
+        state.pointee.queue.push(record)
+        let wake = state.pointee.workerIdle
+        state.pointee.workerIdle = false
         lock.unlock()
         if wake { lock.signal() }
     }
@@ -39,8 +53,8 @@ final class SinkPipeline: @unchecked Sendable {
     var statistics: LogSinkStatistics {
         lock.lock()
         defer { lock.unlock() }
-        return LogSinkStatistics(name: sink.name, capacity: queue.capacity, queued: queue.count,
-                                 delivered: delivered, dropped: queue.totalDrops)
+        return LogSinkStatistics(name: sink.name, capacity: state.pointee.queue.capacity, queued: state.pointee.queue.count,
+                                 delivered: state.pointee.delivered, dropped: state.pointee.queue.totalDrops)
     }
 
     /// Waits until everything queued so far is written and flushed. False on timeout.
@@ -48,13 +62,13 @@ final class SinkPipeline: @unchecked Sendable {
         let deadline = ConditionLock.monotonicNow() + timeoutNanos
         lock.lock()
         defer { lock.unlock() }
-        guard thread != nil else { return true }
-        flushRequested += 1
-        let ticket = flushRequested
-        workerIdle = false
+        guard state.pointee.thread != nil else { return true }
+        state.pointee.flushRequested += 1
+        let ticket = state.pointee.flushRequested
+        state.pointee.workerIdle = false
         lock.broadcast()
-        while flushCompleted < ticket {
-            if !lock.wait(untilMonotonic: deadline), flushCompleted < ticket { return false }
+        while state.pointee.flushCompleted < ticket {
+            if !lock.wait(untilMonotonic: deadline), state.pointee.flushCompleted < ticket { return false }
         }
         return true
     }
@@ -64,9 +78,9 @@ final class SinkPipeline: @unchecked Sendable {
     func stop(timeoutNanos: UInt64) -> Bool {
         let flushed = flush(timeoutNanos: timeoutNanos)
         lock.lock()
-        stopping = true
-        let t = thread
-        thread = nil
+        state.pointee.stopping = true
+        let t = state.pointee.thread
+        state.pointee.thread = nil
         lock.broadcast()
         lock.unlock()
         guard let t else { return flushed }
@@ -88,7 +102,7 @@ final class SinkPipeline: @unchecked Sendable {
         }, box)
         if rc == 0 {
             lock.lock()
-            thread = t
+            state.pointee.thread = t
             lock.unlock()
         } else {
             Unmanaged<SinkPipeline>.fromOpaque(box).release()
@@ -99,31 +113,39 @@ final class SinkPipeline: @unchecked Sendable {
         var batch: [LogRecord] = []
         lock.lock()
         while true {
-            while queue.isEmpty, !stopping, flushRequested == flushCompleted {
-                workerIdle = true
+            var slept = false
+            while state.pointee.queue.isEmpty, !state.pointee.stopping, state.pointee.flushRequested == state.pointee.flushCompleted {
+                state.pointee.workerIdle = true
                 lock.wait()
-                workerIdle = false
+                state.pointee.workerIdle = false
+                slept = true
             }
-            if !queue.isEmpty {
-                queue.drain(into: &batch)
+            if slept, !state.pointee.stopping, state.pointee.flushRequested == state.pointee.flushCompleted {
+                lock.unlock()
+                var pause = timespec(tv_sec: 0, tv_nsec: Int(SinkPipeline.lingerNanos))
+                nanosleep(&pause, nil)
+                lock.lock()
+            }
+            if !state.pointee.queue.isEmpty {
+                state.pointee.queue.drain(into: &batch)
                 lock.unlock()
                 sink.write(batch)
                 let written = UInt64(batch.count)
                 batch.removeAll(keepingCapacity: true)
                 lock.lock()
-                delivered += written
+                state.pointee.delivered += written
                 continue
             }
-            if flushRequested > flushCompleted {
-                let ticket = flushRequested
+            if state.pointee.flushRequested > state.pointee.flushCompleted {
+                let ticket = state.pointee.flushRequested
                 lock.unlock()
                 sink.flush()
                 lock.lock()
-                flushCompleted = ticket
+                state.pointee.flushCompleted = ticket
                 lock.broadcast()
                 continue
             }
-            if stopping { break }
+            if state.pointee.stopping { break }
         }
         lock.unlock()
     }

@@ -19,7 +19,7 @@ struct SinkQueue {
 
     /// Appends `record`, or counts a drop when the queue holds `capacity` records.
     @discardableResult
-    mutating func push(_ record: LogRecord) -> Bool {
+    mutating func push(_ record: consuming LogRecord) -> Bool {
         guard records.count < capacity else {
             unreportedDrops += 1
             totalDrops += 1

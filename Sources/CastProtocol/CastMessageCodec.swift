@@ -38,11 +38,13 @@ public final class CastMessageCodec: ChannelDuplexHandler, RemovableChannelHandl
 }
 
 extension ChannelPipeline.SynchronousOperations {
-    /// Adds the Cast codec stack: ``CastFrameDecoder``, ``CastFrameEncoder``, ``CastMessageCodec``.
-    /// After it, handlers read and write ``CastMessage`` values.
-    public func addCastMessageCodec(logSystem: LogSystem = .shared) throws {
+    /// Adds the Cast codec stack: ``CastFrameDecoder``, ``CastFrameEncoder``, ``CastMessageCodec``
+    /// and, unless `trafficLog` is false, ``CastTrafficLogHandler``. After it, handlers read and
+    /// write ``CastMessage`` values.
+    public func addCastMessageCodec(logSystem: LogSystem = .shared, trafficLog: Bool = true) throws {
         try addHandler(CastFrameDecoder(logSystem: logSystem))
         try addHandler(CastFrameEncoder(logSystem: logSystem))
         try addHandler(CastMessageCodec(logSystem: logSystem))
+        if trafficLog { try addHandler(CastTrafficLogHandler(logSystem: logSystem)) }
     }
 }

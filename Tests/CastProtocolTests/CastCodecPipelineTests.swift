@@ -82,3 +82,34 @@ import Testing
         system.shutdown()
     }
 }
+
+@Suite struct CastTrafficLogTests {
+    @Test func everyMessageBecomesARecordOfItsNamespaceClass() throws {
+        let (system, sink) = try MemoryLogSink.makeSystem("info,CastChannel.*:debug,CastChannel.*media:verbose")
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addCastMessageCodec(logSystem: system)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 8009)).wait()
+        let ping = CastMessage(sourceID: "sender-0", destinationID: "receiver-0", namespace: .heartbeat, payload: .string(#"{"type":"PING"}"#))
+        try channel.writeOutbound(ping)
+        let status = CastMessage(sourceID: "abc", destinationID: "*", namespace: .media,
+                                 payload: .string(#"{"type":"MEDIA_STATUS","requestId":4,"status":[]}"#))
+        var wire = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        try channel.writeOutbound(status)
+        var second = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        wire.writeBuffer(&second)
+        try channel.writeInbound(wire)
+        system.flush()
+        let records = sink.records.filter { $0.className.hasPrefix("CastChannel.") }
+        #expect(records.map(\.className) == ["CastChannel.com.google.cast.tp.heartbeat", "CastChannel.com.google.cast.media",
+                                             "CastChannel.com.google.cast.tp.heartbeat", "CastChannel.com.google.cast.media"])
+        #expect(records.map(\.message) == ["→ receiver-0 PING (15 B)", "→ * MEDIA_STATUS #4 (49 B)",
+                                           "← sender-0 PING (15 B)", "← abc MEDIA_STATUS #4 (49 B)"])
+        #expect(records[0].fields["payload"] == nil)  // heartbeat class at debug: no payload
+        #expect(records[1].fields["payload"] == .string(#"{"type":"MEDIA_STATUS","requestId":4,"status":[]}"#))
+        #expect(records[3].fields["direction"] == "in")
+        #expect(records[3].fields["requestId"] == .int(4))
+        #expect(records[3].fields["peer"] == "127.0.0.1:8009")
+        _ = try channel.finish()
+        system.shutdown()
+    }
+}

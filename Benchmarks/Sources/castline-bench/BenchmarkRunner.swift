@@ -6,6 +6,10 @@ import Glibc
 /// (min/max), so machine noise is visible next to each figure.
 struct BenchmarkRunner {
     var runs = 5
+    /// `CASTLINE_BENCH_SCALE` (e.g. 0.01) shrinks every iteration count, for profiling runs.
+    static let scale: Double = getenv("CASTLINE_BENCH_SCALE").flatMap { Double(String(cString: $0)) } ?? 1
+
+    static func scaled(_ n: Int) -> Int { max(1, Int(Double(n) * scale)) }
 
     static func monotonicNanos() -> UInt64 {
         var ts = timespec()
@@ -15,6 +19,7 @@ struct BenchmarkRunner {
 
     /// `body(iterations)` does the work; the figure is nanoseconds per iteration.
     func nanosPerOp(_ name: String, iterations: Int, extra: [String: String] = [:], _ body: (Int) -> Void) {
+        let iterations = Self.scaled(iterations)
         body(max(iterations / 20, 1))  // warm-up
         var samples: [Double] = []
         for _ in 0..<runs {
@@ -27,6 +32,7 @@ struct BenchmarkRunner {
 
     /// Same, reported as operations per second.
     func opsPerSecond(_ name: String, unit: String, iterations: Int, _ body: (Int) -> Void) {
+        let iterations = Self.scaled(iterations)
         body(max(iterations / 20, 1))
         var samples: [Double] = []
         for _ in 0..<runs {
@@ -47,7 +53,7 @@ struct BenchmarkRunner {
         ]
         for (k, v) in extra.sorted(by: { $0.key < $1.key }) { fields.append("\"\(k)\":\(v)") }
         print("{" + fields.joined(separator: ",") + "}")
-        fflush(stdout)
+        fflush(nil)  // flush stdout also when piped
     }
 
     static func round(_ v: Double) -> String {
