@@ -6,10 +6,39 @@ import SwiftProtobuf
 /// Conversion between ``CastMessage`` and the generated proto2 type, and binary (de)serialization
 /// straight from and into `ByteBuffer`.
 extension CastMessage {
-    /// Decodes a frame body. Required fields are checked here (with the field's name in the
-    /// error) rather than by SwiftProtobuf, so that an unknown `protocol_version` — which proto2
-    /// parsing moves to unknown fields — is still accepted.
+    /// Decodes a frame body (the hot path, see ``CastMessageWireReader``). Required fields are
+    /// checked with the field's name in the error; a `protocol_version` outside the enum is kept.
     public init(decoding body: ByteBuffer) throws(CastMessageDecodingError) {
+        let size = body.readableBytes
+        let result: Result<CastMessageWireReader.Fields, CastMessageDecodingError> = body.withUnsafeReadableBytes { raw in
+            do throws(CastMessageDecodingError) { return .success(try CastMessageWireReader.read(raw)) } catch { return .failure(error) }
+        }
+        let f = try result.get()
+        guard let version = f.protocolVersion else { throw .missingRequiredField("protocol_version", byteCount: size) }
+        guard let source = f.sourceID else { throw .missingRequiredField("source_id", byteCount: size) }
+        guard let destination = f.destinationID else { throw .missingRequiredField("destination_id", byteCount: size) }
+        guard let namespace = f.namespace else { throw .missingRequiredField("namespace", byteCount: size) }
+        guard let payloadType = f.payloadType else { throw .missingRequiredField("payload_type", byteCount: size) }
+        let payload: Payload
+        switch UInt32(truncatingIfNeeded: payloadType) {
+        case 0:
+            guard let text = f.payloadUTF8 else { throw .missingRequiredField("payload_utf8", byteCount: size) }
+            payload = .string(text)
+        case 1:
+            guard let bytes = f.payloadBinary else { throw .missingRequiredField("payload_binary", byteCount: size) }
+            payload = .binary(bytes)
+        default:
+            throw .unsupportedPayloadType(UInt64(UInt32(truncatingIfNeeded: payloadType)), byteCount: size)
+        }
+        self.init(
+            protocolVersion: UInt32(truncatingIfNeeded: version), sourceID: source, destinationID: destination,
+            namespace: CastNamespace(rawValue: namespace), payload: payload,
+            continued: f.continued, remainingLength: f.remainingLength)
+    }
+
+    /// Decodes a frame body with the generated SwiftProtobuf type: the reference the fast path is
+    /// checked against.
+    public init(decodingWithSwiftProtobuf body: ByteBuffer) throws(CastMessageDecodingError) {
         let size = body.readableBytes
         let proto: Cast_Channel_CastMessage
         do {
@@ -44,7 +73,7 @@ extension CastMessage {
                 payload = .binary([UInt8](proto.payloadBinary))
             }
         } else if let raw = ProtobufUnknownFields.varint(field: 5, in: proto.unknownFields.data) {
-            throw .unsupportedPayloadType(raw, byteCount: byteCount)
+            throw .unsupportedPayloadType(UInt64(UInt32(truncatingIfNeeded: raw)), byteCount: byteCount)
         } else {
             throw .missingRequiredField("payload_type", byteCount: byteCount)
         }

@@ -77,3 +77,49 @@ import Testing
 extension CastMessage {
     static let samples0 = CastMessageTests.samples[0]
 }
+
+/// The hot-path reader against the generated SwiftProtobuf decoder, on valid and hostile bodies.
+@Suite struct CastMessageWireReaderTests {
+    static func agree(_ bytes: [UInt8]) -> Bool {
+        let body = ByteBuffer(bytes: bytes)
+        let fast = Result { () throws(CastMessageDecodingError) in try CastMessage(decoding: body) }
+        let reference = Result { () throws(CastMessageDecodingError) in try CastMessage(decodingWithSwiftProtobuf: body) }
+        switch (fast, reference) {
+        case (.success(let a), .success(let b)): return a == b
+        case (.failure(.malformedProtobuf), .failure(.malformedProtobuf)): return true
+        case (.failure(let a), .failure(let b)): return a == b
+        default: return false
+        }
+    }
+
+    @Test(arguments: CastMessageTests.samples)
+    func agreesOnValidMessages(message: CastMessage) {
+        #expect(Self.agree(Array(message.serializedBody().readableBytesView)))
+    }
+
+    static let base: [UInt8] = [0x08, 0x00, 0x12, 0x01, 0x61, 0x1A, 0x01, 0x62, 0x22, 0x01, 0x6E, 0x28, 0x00, 0x32, 0x02, 0x7B, 0x7D]
+
+    @Test(arguments: [
+        base,                                                  // complete
+        base + [0x78, 0x05],                                   // unknown varint field 15
+        base + [0x7A, 0x02, 0x01, 0x02],                       // unknown length-delimited field 15
+        base + [0x7D, 0x01, 0x02, 0x03, 0x04],                 // unknown fixed32
+        base + [0x79, 1, 2, 3, 4, 5, 6, 7, 8],                 // unknown fixed64
+        base + [0x12, 0x01, 0x63],                             // repeated source_id: last wins
+        base + [0x08, 0x80, 0x80, 0x80, 0x80, 0x10],           // protocol_version beyond 32 bits
+        base + [0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01],  // -1 as int32
+        base + [0x40, 0x01, 0x48, 0x2A],                       // continued, remaining_length
+        Array(base.prefix(13)),                                // no payload_utf8
+        Array(base.dropFirst(2)),                              // no protocol_version
+        [0x08, 0x00, 0x12, 0x02, 0xC3, 0x28] + Array(base.dropFirst(5)),  // invalid UTF-8 in source_id
+        base + [0x12, 0x05, 0x61],                             // truncated length
+        base + [0x08],                                         // truncated varint
+        base + [0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01],  // 11-byte varint
+        base + [0x0B],                                         // group start
+        base + [0x00, 0x00],                                   // field number 0
+        [0x08, 0x00, 0x12, 0x01, 0x61, 0x1A, 0x01, 0x62, 0x22, 0x01, 0x6E, 0x28, 0x01, 0x3A, 0x00],  // empty binary
+    ])
+    func agreesOnEdgeCases(bytes: [UInt8]) {
+        #expect(Self.agree(bytes))
+    }
+}

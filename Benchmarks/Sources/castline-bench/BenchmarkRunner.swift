@@ -6,6 +6,10 @@ import Glibc
 /// (min/max), so machine noise is visible next to each figure.
 struct BenchmarkRunner {
     var runs = 5
+    /// Only benchmarks whose name starts with this run (first command-line argument).
+    var only: String?
+
+    func selected(_ name: String) -> Bool { only.map { name.hasPrefix($0) } ?? true }
     /// `CASTLINE_BENCH_SCALE` (e.g. 0.01) shrinks every iteration count, for profiling runs.
     static let scale: Double = getenv("CASTLINE_BENCH_SCALE").flatMap { Double(String(cString: $0)) } ?? 1
 
@@ -19,6 +23,7 @@ struct BenchmarkRunner {
 
     /// `body(iterations)` does the work; the figure is nanoseconds per iteration.
     func nanosPerOp(_ name: String, iterations: Int, extra: [String: String] = [:], _ body: (Int) -> Void) {
+        guard selected(name) else { return }
         let iterations = Self.scaled(iterations)
         body(max(iterations / 20, 1))  // warm-up
         var samples: [Double] = []
@@ -32,6 +37,7 @@ struct BenchmarkRunner {
 
     /// Same, reported as operations per second.
     func opsPerSecond(_ name: String, unit: String, iterations: Int, _ body: (Int) -> Void) {
+        guard selected(name) else { return }
         let iterations = Self.scaled(iterations)
         body(max(iterations / 20, 1))
         var samples: [Double] = []

@@ -16,10 +16,11 @@ final class NullSink: LogSink {
     var received: Int { count.load(ordering: .relaxed) }
 }
 
-let runner = BenchmarkRunner()
 let only = CommandLine.arguments.dropFirst().first
+let runner = BenchmarkRunner(only: only)
 
-func wanted(_ name: String) -> Bool { only == nil || name.hasPrefix(only!) || only!.hasPrefix(name) }
+/// True when a group may hold a selected benchmark.
+func wanted(_ group: String) -> Bool { only.map { group.hasPrefix($0) || $0.hasPrefix(group) } ?? true }
 
 // 1. A log statement below its class threshold: cached compare, message never built.
 if wanted("log.disabled") {
@@ -52,6 +53,7 @@ if wanted("log.enabled") {
             }
             system.flush()
         }
+        guard runner.selected(label) else { system.shutdown(); continue }
         let dropped = system.sinkStatistics[0].dropped
         print("{\"name\":\"\(label).dropped\",\"value\":\(dropped),\"unit\":\"records\",\"received\":\(sink.received)}")
         system.shutdown()

@@ -19,7 +19,8 @@ enum FuzzTargets {
     }
 
     /// Bytes as a stream, split into chunks (sizes from the first byte), through the frame decoder,
-    /// the CastMessage decoder and the payload models. Decoded messages must re-encode to the same value.
+    /// the CastMessage decoder and the payload models. The fast decoder must agree with the
+    /// generated SwiftProtobuf decoder, and decoded messages must re-encode to the same value.
     static func frame(_ data: UnsafeRawBufferPointer) {
         guard let first = data.first else { return }
         let chunk = Int(first % 17) + 1
@@ -31,7 +32,10 @@ enum FuzzTargets {
             offset = end
             do {
                 while let body = try machine.nextFrame() {
-                    guard let message = try? CastMessage(decoding: body) else { continue }
+                    let fast = try? CastMessage(decoding: body)
+                    let reference = try? CastMessage(decodingWithSwiftProtobuf: body)
+                    precondition(fast == reference, "fast decoder and SwiftProtobuf disagree: \(String(describing: fast)) vs \(String(describing: reference))")
+                    guard let message = fast else { continue }
                     let again = try? CastMessage(decoding: message.serializedBody())
                     precondition(again == message, "CastMessage re-encoding changed the message")
                     if case .string(let text) = message.payload {

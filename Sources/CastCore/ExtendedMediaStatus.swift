@@ -1,0 +1,42 @@
+/// `extendedStatus` of a MEDIA_STATUS entry: the state of media being loaded (or, for apps like
+/// Spotify, the media itself when the top-level `media` is absent).
+public struct ExtendedMediaStatus: CastPayloadModel, Hashable {
+    /// Typically `LOADING`.
+    public var playerState: PlayerState
+    public var media: MediaInformation? {
+        get { _media?.value }
+        set { _media = newValue.map(IndirectBox.init) }
+    }
+    private var _media: IndirectBox<MediaInformation>?
+    public var mediaSessionId: Int?
+
+    public init(playerState: PlayerState, media: MediaInformation? = nil, mediaSessionId: Int? = nil) {
+        self.playerState = playerState
+        self._media = media.map(IndirectBox.init)
+        self.mediaSessionId = mediaSessionId
+    }
+
+    public init(json: JSONValue) throws(CastPayloadError) {
+        var playerState: PlayerState?
+        var media: MediaInformation?
+        var mediaSessionId: Int?
+        for (key, value) in try json.modelObject() {
+            switch (key.utf8.count, key) {
+            case (11, "playerState"): playerState = try value.decodeEnum(key)
+            case (5, "media"): media = try value.decodeModel(key)
+            case (14, "mediaSessionId"): mediaSessionId = try value.decodeInt(key)
+            default: break
+            }
+        }
+        self.init(playerState: try requireKey(playerState, "playerState"), media: media, mediaSessionId: mediaSessionId)
+    }
+
+    public var json: JSONValue {
+        var object = JSONObject()
+        object.reserveCapacity(3)
+        object.put("playerState", playerState)
+        object.put("media", media)
+        object.put("mediaSessionId", mediaSessionId)
+        return .object(object)
+    }
+}

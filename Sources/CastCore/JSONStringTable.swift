@@ -1,0 +1,121 @@
+/// Interned strings for the keys and values Cast payloads repeat in every message.
+///
+/// The parser looks every escape-free string of up to ``maxLength`` bytes up here first: a hit
+/// returns the stored (immortal, literal) `String` without validating, copying or allocating.
+/// A miss costs one hash and at most a few byte compares. Read-only after initialisation.
+struct JSONStringTable: Sendable {
+    static let shared = JSONStringTable(strings: knownStrings)
+
+    /// Longest string worth looking up.
+    static let maxLength = 48
+
+    static let knownStrings: [String] = [
+        "*", "ALBUM", "ANDROID_TV", "APP_AVAILABLE", "APP_ERROR", "APP_UNAVAILABLE", "AUDIO", "AUDIOBOOK",
+        "BAD_PARAMETER", "BUFFERED", "BUFFERING", "Backdrop", "CANCELLED", "CAPTIONS", "CC1AD845", "CHAPTERS",
+        "CLOSE", "CONNECT", "CONNECTED", "DESCRIPTIONS", "DUPLICATE_REQUEST_ID", "Default Media Receiver",
+        "E8C28D3C", "EDIT_TRACKS_INFO", "END_OF_QUEUE", "ERROR", "FINISHED", "GENERIC_LOAD_ERROR",
+        "GET_APP_AVAILABILITY", "GET_STATUS", "IDLE", "IMAGE", "INTERRUPTED", "INVALID_COMMAND",
+        "INVALID_MEDIA_SESSION_ID", "INVALID_PARAMS", "INVALID_PLAYER_STATE", "INVALID_REQUEST",
+        "INVALID_SESSION_ID", "LANGUAGE_NOT_SUPPORTED", "LAUNCH", "LAUNCH_ERROR", "LIVE", "LIVE_TV", "LOAD",
+        "LOADING", "LOAD_CANCELLED", "LOAD_FAILED", "MEDIA_STATUS", "METADATA", "MOVIE", "NONE", "NOT_FOUND",
+        "NOT_SUPPORTED", "PAUSE", "PAUSED", "PING", "PLAY", "PLAYBACK_PAUSE", "PLAYBACK_START", "PLAYING",
+        "PLAYLIST", "PODCAST_SERIES", "PONG", "QUEUE_INSERT", "QUEUE_LOAD", "QUEUE_REMOVE", "QUEUE_REORDER",
+        "QUEUE_UPDATE", "RADIO_STATION", "RECEIVER_STATUS", "REPEAT_ALL", "REPEAT_ALL_AND_SHUFFLE",
+        "REPEAT_OFF", "REPEAT_SINGLE", "SEEK", "SET_PLAYBACK_RATE", "SET_VOLUME", "SKIP_LIMIT_REACHED",
+        "STOP", "SUBTITLES", "SYSTEM_ERROR", "TEXT", "TV_SERIES", "VIDEO", "VIDEO_PLAYLIST", "WEB",
+        "activeTrackIds", "albumArtist", "albumName", "appId", "appParams", "appType",
+        "application/x-mpegURL", "applications", "artist", "attenuation", "audio/mpeg", "autoplay",
+        "availability", "breakStatus", "browserVersion", "composer", "connType", "connectionType",
+        "contentId", "contentType", "contentUrl", "controlType", "creationDateTime", "currentItemId",
+        "currentItemIndex", "currentTime", "customData", "detailedErrorCode", "discNumber", "displayName",
+        "duration", "dv", "entity", "episode", "extendedStatus", "false", "fixed", "frequency", "gain_db",
+        "hdr", "hdrType", "height", "high_shelf", "iconUrl", "idleReason", "images", "insertBefore",
+        "isActiveInput", "isIdleScreen", "isStandBy", "itemId", "itemIds", "items", "jump", "language",
+        "latitude", "launchedFromCloud", "level", "liveSeekableRange", "loadingItemId", "location",
+        "longitude", "low_shelf", "master", "max_peaking_eqs", "media", "mediaCategory", "mediaSessionId",
+        "metadata", "metadataType", "muted", "name", "namespaces", "origin", "originalAirDate", "peaking_eqs",
+        "platform", "playbackDuration", "playbackRate", "playerState", "preloadTime", "preloadedItemId",
+        "protocolVersion", "protocolVersionList", "quality", "queueData", "queueType", "reason", "reasonCode",
+        "receiver-0", "relativeTime", "releaseDate", "repeatMode", "requestId", "responseType", "resumeState",
+        "sdkType", "sdr", "season", "sender-0", "senderConnected", "senderInfo", "seriesTitle", "sessionId",
+        "shuffle", "startIndex", "startTime", "status", "statusText", "stepInterval", "streamType", "studio",
+        "subtitle", "subtype", "supportedAppTypes", "supportedMediaCommands", "systemVersion",
+        "textTrackStyle", "thumb", "title", "trackContentId", "trackContentType", "trackId", "trackNumber",
+        "tracks", "transportId", "true", "type", "universalAppId", "url",
+        "urn:x-cast:com.google.cast.broadcast", "urn:x-cast:com.google.cast.cac",
+        "urn:x-cast:com.google.cast.debugoverlay", "urn:x-cast:com.google.cast.media",
+        "urn:x-cast:com.google.cast.multizone", "urn:x-cast:com.google.cast.receiver",
+        "urn:x-cast:com.google.cast.tp.connection", "urn:x-cast:com.google.cast.tp.deviceauth",
+        "urn:x-cast:com.google.cast.tp.heartbeat", "userAgent", "userEq", "version", "video/mp4", "videoInfo",
+        "volume", "width",
+    ]
+
+    private static let slotCount = 1024
+    private var slots: [Int16]
+    private var strings: [String]
+    private var bytes: [UInt8]
+    private var offsets: [Int32]
+
+    init(strings: [String]) {
+        self.strings = strings
+        slots = Array(repeating: -1, count: Self.slotCount)
+        bytes = []
+        offsets = []
+        for (index, string) in strings.enumerated() {
+            offsets.append(Int32(bytes.count))
+            bytes.append(contentsOf: string.utf8)
+            let utf8 = Array(string.utf8)
+            let hash = utf8.withUnsafeBufferPointer { Self.hash($0.baseAddress!, $0.count) }
+            var slot = hash
+            while slots[slot] >= 0 { slot = (slot + 1) & (Self.slotCount - 1) }
+            slots[slot] = Int16(index)
+        }
+        offsets.append(Int32(bytes.count))
+    }
+
+    @inline(__always)
+    static func hash(_ start: UnsafePointer<UInt8>, _ length: Int) -> Int {
+        guard length > 0 else { return 0 }
+        var value = UInt32(truncatingIfNeeded: length) &* 0x9E37_79B1
+        value ^= UInt32(start[0]) &* 0x85EB_CA77
+        value ^= UInt32(start[length - 1]) &* 0xC2B2_AE3D
+        value ^= UInt32(start[length >> 1]) &* 0x27D4_EB2F
+        value ^= UInt32(start[(length * 3) >> 2]) &* 0x1656_67B1
+        return Int(truncatingIfNeeded: (value ^ (value >> 15)) & UInt32(slotCount - 1))
+    }
+
+    /// The interned string equal to the bytes, or nil.
+    @inline(__always)
+    func lookup(_ start: UnsafePointer<UInt8>, _ length: Int) -> String? {
+        var slot = Self.hash(start, length)
+        return slots.withUnsafeBufferPointer { slots -> String? in
+            bytes.withUnsafeBufferPointer { stored -> String? in
+                while true {
+                    let index = Int(slots[slot])
+                    if index < 0 { return nil }
+                    let begin = Int(offsets[index])
+                    if Int(offsets[index + 1]) - begin == length,
+                       memcmpBytes(stored.baseAddress! + begin, start, length) {
+                        return strings[index]
+                    }
+                    slot = (slot + 1) & (Self.slotCount - 1)
+                }
+            }
+        }
+    }
+}
+
+@inline(__always)
+private func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ length: Int) -> Bool {
+    var offset = 0
+    while offset + 8 <= length {
+        if UnsafeRawPointer(lhs + offset).loadUnaligned(as: UInt64.self)
+            != UnsafeRawPointer(rhs + offset).loadUnaligned(as: UInt64.self) { return false }
+        offset += 8
+    }
+    while offset < length {
+        if lhs[offset] != rhs[offset] { return false }
+        offset += 1
+    }
+    return true
+}

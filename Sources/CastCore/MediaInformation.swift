@@ -1,0 +1,89 @@
+/// `media`: what is (to be) played — in LOAD, queue items and MEDIA_STATUS.
+///
+/// `contentId` is required. A missing `streamType` decodes as `.buffered`; a missing
+/// `contentType` as `""` (and is then not re-encoded). Keys this type does not model are kept in
+/// ``extra`` and re-encoded, so a receiver can echo what a sender loaded.
+public struct MediaInformation: CastPayloadModel, Hashable {
+    /// URL or app-specific id (may contain non-ASCII text).
+    public var contentId: String
+    /// CAF: the URL when `contentId` is an app id.
+    public var contentUrl: String?
+    public var streamType: StreamType
+    /// MIME type as sent by the sender (devices echo it, e.g. `music`).
+    public var contentType: String
+    public var metadata: MediaMetadata? {
+        get { _metadata?.value }
+        set { _metadata = newValue.map(IndirectBox.init) }
+    }
+    private var _metadata: IndirectBox<MediaMetadata>?
+    /// Seconds; absent or 0 for live streams.
+    public var duration: Double?
+    public var tracks: [MediaTrack]
+    public var textTrackStyle: JSONValue?
+    public var customData: JSONValue?
+    public var mediaCategory: MediaCategory?
+    /// CAF deep-link entity.
+    public var entity: String?
+    /// Members with keys not listed above, in wire order.
+    public var extra: JSONObject
+
+    public init(
+        contentId: String, contentUrl: String? = nil, streamType: StreamType = .buffered, contentType: String,
+        metadata: MediaMetadata? = nil, duration: Double? = nil, tracks: [MediaTrack] = [],
+        textTrackStyle: JSONValue? = nil, customData: JSONValue? = nil, mediaCategory: MediaCategory? = nil,
+        entity: String? = nil, extra: JSONObject = JSONObject()
+    ) {
+        self.contentId = contentId
+        self.contentUrl = contentUrl
+        self.streamType = streamType
+        self.contentType = contentType
+        self._metadata = metadata.map(IndirectBox.init)
+        self.duration = duration
+        self.tracks = tracks
+        self.textTrackStyle = textTrackStyle
+        self.customData = customData
+        self.mediaCategory = mediaCategory
+        self.entity = entity
+        self.extra = extra
+    }
+
+    public init(json: JSONValue) throws(CastPayloadError) {
+        var contentId: String?
+        self.init(contentId: "", contentType: "")
+        for (key, value) in try json.modelObject() {
+            switch (key.utf8.count, key) {
+            case (9, "contentId"): contentId = try value.decodeString(key)
+            case (10, "contentUrl"): contentUrl = try value.decodeString(key)
+            case (10, "streamType"): streamType = try value.decodeEnum(key) ?? .buffered
+            case (11, "contentType"): contentType = try value.decodeString(key) ?? ""
+            case (8, "metadata"): metadata = try value.decodeModel(key)
+            case (8, "duration"): duration = try value.decodeDouble(key)
+            case (6, "tracks"): tracks = try value.decodeModels(key) ?? []
+            case (14, "textTrackStyle"): textTrackStyle = value.decodeAny()
+            case (10, "customData"): customData = value.decodeAny()
+            case (13, "mediaCategory"): mediaCategory = try value.decodeEnum(key)
+            case (6, "entity"): entity = try value.decodeString(key)
+            default: extra.append(key: key, value: value)
+            }
+        }
+        self.contentId = try requireKey(contentId, "contentId")
+    }
+
+    public var json: JSONValue {
+        var object = JSONObject()
+        object.reserveCapacity(6 + extra.count)
+        object.put("contentId", contentId)
+        object.put("contentUrl", contentUrl)
+        object.put("streamType", streamType)
+        if !contentType.isEmpty { object.put("contentType", contentType) }
+        object.put("metadata", metadata)
+        object.put("duration", duration)
+        if !tracks.isEmpty { object.put("tracks", tracks) }
+        object.put("textTrackStyle", textTrackStyle)
+        object.put("customData", customData)
+        object.put("mediaCategory", mediaCategory)
+        object.put("entity", entity)
+        for (key, value) in extra { object.append(key: key, value: value) }
+        return .object(object)
+    }
+}

@@ -1,0 +1,97 @@
+/// A message of the `urn:x-cast:com.google.cast.media` namespace.
+///
+/// Requests (sender → app transportId) require `requestId`; replies and events carry an optional
+/// one (0 = unsolicited broadcast). Commands on an existing session need `mediaSessionId` (from
+/// ``MediaStatus``); PLAY/PAUSE/STOP/GET_STATUS tolerate its absence. Unknown `type`s decode as
+/// ``unknown(type:json:)`` and re-encode unchanged.
+public enum MediaMessage: CastPayloadModel, Hashable {
+    case load(LoadRequest)
+    case play(requestId: RequestID, mediaSessionId: Int?)
+    case pause(requestId: RequestID, mediaSessionId: Int?)
+    case stop(requestId: RequestID, mediaSessionId: Int?)
+    case getStatus(requestId: RequestID, mediaSessionId: Int?)
+    case seek(SeekRequest)
+    /// Stream volume (not the device volume).
+    case setVolume(requestId: RequestID, mediaSessionId: Int, volume: Volume)
+    case setPlaybackRate(requestId: RequestID, mediaSessionId: Int, playbackRate: Double)
+    case editTracksInfo(requestId: RequestID, mediaSessionId: Int, activeTrackIds: [Int]?)
+    case queueLoad(QueueLoadRequest)
+    case queueInsert(QueueInsertRequest)
+    case queueUpdate(QueueUpdateRequest)
+    case queueRemove(QueueRemoveRequest)
+    case queueReorder(QueueReorderRequest)
+    /// `status` may be empty (no media session); a missing `status` decodes as empty.
+    case mediaStatus(requestId: RequestID?, status: [MediaStatus])
+    case loadFailed(requestId: RequestID?, itemId: Int?, detailedErrorCode: DetailedErrorCode?)
+    case loadCancelled(requestId: RequestID?, itemId: Int?)
+    case invalidPlayerState(requestId: RequestID?)
+    case invalidRequest(requestId: RequestID?, reason: ErrorReason?)
+    /// CAF `ERROR`: every member except `type` (requestId, detailedErrorCode, reason, …), as sent.
+    case error(JSONObject)
+    case unknown(type: String, json: JSONValue)
+
+    public init(json: JSONValue) throws(CastPayloadError) {
+        let object = try json.modelObject()
+        let type = try object["type"]?.decodeString("type") ?? ""
+        switch (type.utf8.count, type) {
+        case (4, "LOAD"): self = .load(try LoadRequest(json: json))
+        case (4, "SEEK"): self = .seek(try SeekRequest(json: json))
+        case (10, "QUEUE_LOAD"): self = .queueLoad(try QueueLoadRequest(json: json))
+        case (12, "QUEUE_INSERT"): self = .queueInsert(try QueueInsertRequest(json: json))
+        case (12, "QUEUE_UPDATE"): self = .queueUpdate(try QueueUpdateRequest(json: json))
+        case (12, "QUEUE_REMOVE"): self = .queueRemove(try QueueRemoveRequest(json: json))
+        case (13, "QUEUE_REORDER"): self = .queueReorder(try QueueReorderRequest(json: json))
+        case (12, "MEDIA_STATUS"):
+            let requestID = try object["requestId"]?.decodeRequestID()
+            let status: [MediaStatus]? = try object["status"]?.decodeModels("status")
+            self = .mediaStatus(requestId: requestID, status: status ?? [])
+        case (4, "PLAY"), (5, "PAUSE"), (4, "STOP"), (10, "GET_STATUS"):
+            let requestID = try Self.requiredRequestID(object)
+            let mediaSessionId = try object["mediaSessionId"]?.decodeInt("mediaSessionId")
+            switch type {
+            case "PLAY": self = .play(requestId: requestID, mediaSessionId: mediaSessionId)
+            case "PAUSE": self = .pause(requestId: requestID, mediaSessionId: mediaSessionId)
+            case "STOP": self = .stop(requestId: requestID, mediaSessionId: mediaSessionId)
+            default: self = .getStatus(requestId: requestID, mediaSessionId: mediaSessionId)
+            }
+        case (10, "SET_VOLUME"):
+            let volume: Volume? = try object["volume"]?.decodeModel("volume")
+            self = .setVolume(requestId: try Self.requiredRequestID(object),
+                              mediaSessionId: try Self.requiredSessionID(object),
+                              volume: try requireKey(volume, "volume"))
+        case (17, "SET_PLAYBACK_RATE"):
+            let rate = try object["playbackRate"]?.decodeDouble("playbackRate")
+            self = .setPlaybackRate(requestId: try Self.requiredRequestID(object),
+                                    mediaSessionId: try Self.requiredSessionID(object),
+                                    playbackRate: try requireKey(rate, "playbackRate"))
+        case (16, "EDIT_TRACKS_INFO"):
+            self = .editTracksInfo(requestId: try Self.requiredRequestID(object),
+                                   mediaSessionId: try Self.requiredSessionID(object),
+                                   activeTrackIds: try object["activeTrackIds"]?.decodeInts("activeTrackIds"))
+        case (11, "LOAD_FAILED"):
+            self = .loadFailed(requestId: try object["requestId"]?.decodeRequestID(),
+                               itemId: try object["itemId"]?.decodeInt("itemId"),
+                               detailedErrorCode: try object["detailedErrorCode"]?.decodeIntEnum("detailedErrorCode"))
+        case (14, "LOAD_CANCELLED"):
+            self = .loadCancelled(requestId: try object["requestId"]?.decodeRequestID(),
+                                  itemId: try object["itemId"]?.decodeInt("itemId"))
+        case (20, "INVALID_PLAYER_STATE"):
+            self = .invalidPlayerState(requestId: try object["requestId"]?.decodeRequestID())
+        case (15, "INVALID_REQUEST"):
+            self = .invalidRequest(requestId: try object["requestId"]?.decodeRequestID(),
+                                   reason: try object["reason"]?.decodeEnum("reason"))
+        case (5, "ERROR"):
+            self = .error(object.removingType())
+        default:
+            self = .unknown(type: type, json: json)
+        }
+    }
+
+    static func requiredRequestID(_ object: JSONObject) throws(CastPayloadError) -> RequestID {
+        try requireKey(try object["requestId"]?.decodeRequestID(), "requestId")
+    }
+
+    static func requiredSessionID(_ object: JSONObject) throws(CastPayloadError) -> Int {
+        try requireKey(try object["mediaSessionId"]?.decodeInt("mediaSessionId"), "mediaSessionId")
+    }
+}

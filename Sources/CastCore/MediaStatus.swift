@@ -1,0 +1,136 @@
+/// One entry of MEDIA_STATUS `status[]`: the state of a media session.
+///
+/// `mediaSessionId` and `playerState` are required. Missing `currentTime`, `playbackRate` and
+/// `supportedMediaCommands` decode as 0, 1 and `[]`; integers are accepted for the doubles.
+/// `media` may be absent (Spotify): use ``effectiveMedia``. Right after a LOAD the top-level state
+/// is `IDLE` without `idleReason` while `extendedStatus` says `LOADING`: use ``isLoading`` before
+/// treating IDLE as finished. Unknown keys are ignored; free-form members stay JSON.
+public struct MediaStatus: CastPayloadModel, Hashable {
+    public var mediaSessionId: Int
+    public var playerState: PlayerState
+    /// Only when `playerState` is IDLE.
+    public var idleReason: IdleReason?
+    /// Seconds.
+    public var currentTime: Double
+    public var playbackRate: Double
+    public var supportedMediaCommands: SupportedMediaCommands
+    /// Stream volume (not the device volume).
+    public var volume: Volume?
+    public var media: MediaInformation? {
+        get { _media?.value }
+        set { _media = newValue.map(IndirectBox.init) }
+    }
+    private var _media: IndirectBox<MediaInformation>?
+    public var extendedStatus: ExtendedMediaStatus? {
+        get { _extendedStatus?.value }
+        set { _extendedStatus = newValue.map(IndirectBox.init) }
+    }
+    private var _extendedStatus: IndirectBox<ExtendedMediaStatus>?
+    public var currentItemId: Int?
+    public var loadingItemId: Int?
+    public var preloadedItemId: Int?
+    public var repeatMode: RepeatMode?
+    public var items: [QueueItem]?
+    /// `{queueType, startIndex, items, …}` as sent.
+    public var queueData: JSONValue?
+    public var activeTrackIds: [Int]?
+    public var videoInfo: VideoInfo? {
+        get { _videoInfo?.value }
+        set { _videoInfo = newValue.map(IndirectBox.init) }
+    }
+    private var _videoInfo: IndirectBox<VideoInfo>?
+    public var customData: JSONValue?
+    public var breakStatus: JSONValue?
+    public var liveSeekableRange: JSONValue?
+
+    public init(
+        mediaSessionId: Int, playerState: PlayerState, idleReason: IdleReason? = nil, currentTime: Double = 0,
+        playbackRate: Double = 1, supportedMediaCommands: SupportedMediaCommands = [], volume: Volume? = nil,
+        media: MediaInformation? = nil, extendedStatus: ExtendedMediaStatus? = nil
+    ) {
+        self.mediaSessionId = mediaSessionId
+        self.playerState = playerState
+        self.idleReason = idleReason
+        self.currentTime = currentTime
+        self.playbackRate = playbackRate
+        self.supportedMediaCommands = supportedMediaCommands
+        self.volume = volume
+        self._media = media.map(IndirectBox.init)
+        self._extendedStatus = extendedStatus.map(IndirectBox.init)
+    }
+
+    public init(json: JSONValue) throws(CastPayloadError) {
+        var mediaSessionId: Int?
+        var playerState: PlayerState?
+        var status = MediaStatus(mediaSessionId: 0, playerState: .idle)
+        for (key, value) in try json.modelObject() {
+            switch (key.utf8.count, key) {
+            case (14, "mediaSessionId"): mediaSessionId = try value.decodeInt(key)
+            case (11, "playerState"): playerState = try value.decodeEnum(key)
+            case (10, "idleReason"): status.idleReason = try value.decodeEnum(key)
+            case (11, "currentTime"): status.currentTime = try value.decodeDouble(key) ?? 0
+            case (12, "playbackRate"): status.playbackRate = try value.decodeDouble(key) ?? 1
+            case (22, "supportedMediaCommands"):
+                let bits = try value.decodeInt(key) ?? 0
+                status.supportedMediaCommands = SupportedMediaCommands(rawValue: UInt64(bitPattern: Int64(bits)))
+            case (6, "volume"): status.volume = try value.decodeModel(key)
+            case (5, "media"): status.media = try value.decodeModel(key)
+            case (14, "extendedStatus"): status.extendedStatus = try value.decodeModel(key)
+            case (13, "currentItemId"): status.currentItemId = try value.decodeInt(key)
+            case (13, "loadingItemId"): status.loadingItemId = try value.decodeInt(key)
+            case (15, "preloadedItemId"): status.preloadedItemId = try value.decodeInt(key)
+            case (10, "repeatMode"): status.repeatMode = try value.decodeEnum(key)
+            case (5, "items"): status.items = try value.decodeModels(key)
+            case (9, "queueData"): status.queueData = value.decodeAny()
+            case (14, "activeTrackIds"): status.activeTrackIds = try value.decodeInts(key)
+            case (9, "videoInfo"): status.videoInfo = try value.decodeModel(key)
+            case (10, "customData"): status.customData = value.decodeAny()
+            case (11, "breakStatus"): status.breakStatus = value.decodeAny()
+            case (17, "liveSeekableRange"): status.liveSeekableRange = value.decodeAny()
+            default: break
+            }
+        }
+        status.mediaSessionId = try requireKey(mediaSessionId, "mediaSessionId")
+        status.playerState = try requireKey(playerState, "playerState")
+        self = status
+    }
+
+    public var json: JSONValue {
+        var object = JSONObject()
+        object.reserveCapacity(8)
+        object.put("mediaSessionId", mediaSessionId)
+        object.put("playerState", playerState)
+        object.put("idleReason", idleReason)
+        object.put("currentTime", currentTime)
+        object.put("playbackRate", playbackRate)
+        object.put("supportedMediaCommands", JSONValue.int(Int64(bitPattern: supportedMediaCommands.rawValue)))
+        object.put("volume", volume)
+        object.put("media", media)
+        object.put("extendedStatus", extendedStatus)
+        object.put("currentItemId", currentItemId)
+        object.put("loadingItemId", loadingItemId)
+        object.put("preloadedItemId", preloadedItemId)
+        object.put("repeatMode", repeatMode)
+        object.put("items", items)
+        object.put("queueData", queueData)
+        object.put("activeTrackIds", activeTrackIds)
+        object.put("videoInfo", videoInfo)
+        object.put("customData", customData)
+        object.put("breakStatus", breakStatus)
+        object.put("liveSeekableRange", liveSeekableRange)
+        return .object(object)
+    }
+
+    /// `media`, or `extendedStatus.media` when the top level has none (pychromecast's fallback).
+    public var effectiveMedia: MediaInformation? { media ?? extendedStatus?.media }
+
+    /// `true` while new media is loading: top-level `LOADING`, or top-level `IDLE` without an
+    /// `idleReason` while `extendedStatus.playerState` is `LOADING`.
+    public var isLoading: Bool {
+        if playerState == .loading { return true }
+        return playerState == .idle && idleReason == nil && extendedStatus?.playerState == .loading
+    }
+
+    /// The state to show: `extendedStatus.playerState` while ``isLoading``, else `playerState`.
+    public var effectivePlayerState: PlayerState { isLoading ? .loading : playerState }
+}

@@ -1,0 +1,65 @@
+/// One entry of `media.tracks[]`: a text, audio or video track.
+///
+/// `textTrackStyle` lives on ``MediaInformation`` as free-form JSON.
+public struct MediaTrack: CastPayloadModel, Hashable {
+    public var trackId: Int
+    public var type: TrackType
+    /// URL of an out-of-band track (e.g. a WebVTT file).
+    public var trackContentId: String?
+    /// MIME type of `trackContentId` (`text/vtt`).
+    public var trackContentType: String?
+    /// TEXT tracks only.
+    public var subtype: TextTrackType?
+    /// RFC 5646 language tag.
+    public var language: String?
+    public var name: String?
+    public var customData: JSONValue?
+
+    public init(
+        trackId: Int, type: TrackType, trackContentId: String? = nil, trackContentType: String? = nil,
+        subtype: TextTrackType? = nil, language: String? = nil, name: String? = nil, customData: JSONValue? = nil
+    ) {
+        self.trackId = trackId
+        self.type = type
+        self.trackContentId = trackContentId
+        self.trackContentType = trackContentType
+        self.subtype = subtype
+        self.language = language
+        self.name = name
+        self.customData = customData
+    }
+
+    public init(json: JSONValue) throws(CastPayloadError) {
+        var trackId: Int?
+        var type: TrackType?
+        for (key, value) in try json.modelObject() {
+            switch (key.utf8.count, key) {
+            case (7, "trackId"): trackId = try value.decodeInt(key)
+            case (4, "type"): type = try value.decodeEnum(key)
+            case (14, "trackContentId"): trackContentId = try value.decodeString(key)
+            case (16, "trackContentType"): trackContentType = try value.decodeString(key)
+            case (7, "subtype"): subtype = try value.decodeEnum(key)
+            case (8, "language"): language = try value.decodeString(key)
+            case (4, "name"): name = try value.decodeString(key)
+            case (10, "customData"): customData = value.decodeAny()
+            default: break
+            }
+        }
+        self.trackId = try requireKey(trackId, "trackId")
+        self.type = try requireKey(type, "type")
+    }
+
+    public var json: JSONValue {
+        var object = JSONObject()
+        object.reserveCapacity(8)
+        object.put("trackId", trackId)
+        object.put("type", type)
+        object.put("trackContentId", trackContentId)
+        object.put("trackContentType", trackContentType)
+        object.put("subtype", subtype)
+        object.put("language", language)
+        object.put("name", name)
+        object.put("customData", customData)
+        return .object(object)
+    }
+}

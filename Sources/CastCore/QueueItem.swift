@@ -1,0 +1,65 @@
+/// One entry of a media queue (`items[]` of QUEUE_LOAD / QUEUE_INSERT / MEDIA_STATUS).
+public struct QueueItem: CastPayloadModel, Hashable {
+    /// Assigned by the receiver; absent in items a sender inserts.
+    public var itemId: Int?
+    public var media: MediaInformation? {
+        get { _media?.value }
+        set { _media = newValue.map(IndirectBox.init) }
+    }
+    private var _media: IndirectBox<MediaInformation>?
+    public var autoplay: Bool?
+    /// Seconds from the start of the media.
+    public var startTime: Double?
+    /// Seconds before the end of the previous item at which to preload this one.
+    public var preloadTime: Double?
+    /// Seconds to play; absent = to the end.
+    public var playbackDuration: Double?
+    public var activeTrackIds: [Int]?
+    public var customData: JSONValue?
+
+    public init(
+        itemId: Int? = nil, media: MediaInformation? = nil, autoplay: Bool? = nil, startTime: Double? = nil,
+        preloadTime: Double? = nil, playbackDuration: Double? = nil, activeTrackIds: [Int]? = nil,
+        customData: JSONValue? = nil
+    ) {
+        self.itemId = itemId
+        self._media = media.map(IndirectBox.init)
+        self.autoplay = autoplay
+        self.startTime = startTime
+        self.preloadTime = preloadTime
+        self.playbackDuration = playbackDuration
+        self.activeTrackIds = activeTrackIds
+        self.customData = customData
+    }
+
+    public init(json: JSONValue) throws(CastPayloadError) {
+        self.init()
+        for (key, value) in try json.modelObject() {
+            switch (key.utf8.count, key) {
+            case (6, "itemId"): itemId = try value.decodeInt(key)
+            case (5, "media"): media = try value.decodeModel(key)
+            case (8, "autoplay"): autoplay = try value.decodeBool(key)
+            case (9, "startTime"): startTime = try value.decodeDouble(key)
+            case (11, "preloadTime"): preloadTime = try value.decodeDouble(key)
+            case (16, "playbackDuration"): playbackDuration = try value.decodeDouble(key)
+            case (14, "activeTrackIds"): activeTrackIds = try value.decodeInts(key)
+            case (10, "customData"): customData = value.decodeAny()
+            default: break
+            }
+        }
+    }
+
+    public var json: JSONValue {
+        var object = JSONObject()
+        object.reserveCapacity(4)
+        object.put("itemId", itemId)
+        object.put("media", media)
+        object.put("autoplay", autoplay)
+        object.put("startTime", startTime)
+        object.put("preloadTime", preloadTime)
+        object.put("playbackDuration", playbackDuration)
+        object.put("activeTrackIds", activeTrackIds)
+        object.put("customData", customData)
+        return .object(object)
+    }
+}

@@ -1,0 +1,56 @@
+/// A media-namespace QUEUE_LOAD request: replace the queue with `items`.
+///
+/// `json` is the complete message including `type` and `requestId`.
+public struct QueueLoadRequest: CastPayloadModel, Hashable {
+    public var requestId: RequestID
+    public var mediaSessionId: Int?
+    public var items: [QueueItem]
+    /// Index in `items` to start with.
+    public var startIndex: Int?
+    public var currentTime: Double?
+    public var repeatMode: RepeatMode?
+    public var customData: JSONValue?
+
+    public init(
+        requestId: RequestID, mediaSessionId: Int? = nil, items: [QueueItem], startIndex: Int? = nil,
+        currentTime: Double? = nil, repeatMode: RepeatMode? = nil, customData: JSONValue? = nil
+    ) {
+        self.requestId = requestId
+        self.mediaSessionId = mediaSessionId
+        self.items = items
+        self.startIndex = startIndex
+        self.currentTime = currentTime
+        self.repeatMode = repeatMode
+        self.customData = customData
+    }
+
+    public init(json: JSONValue) throws(CastPayloadError) {
+        var requestId: RequestID?
+        var items: [QueueItem]?
+        for (key, value) in try json.modelObject() {
+            switch (key.utf8.count, key) {
+            case (9, "requestId"): requestId = try value.decodeRequestID()
+            case (14, "mediaSessionId"): mediaSessionId = try value.decodeInt(key)
+            case (5, "items"): items = try value.decodeModels(key)
+            case (10, "startIndex"): startIndex = try value.decodeInt(key)
+            case (11, "currentTime"): currentTime = try value.decodeDouble(key)
+            case (10, "repeatMode"): repeatMode = try value.decodeEnum(key)
+            case (10, "customData"): customData = value.decodeAny()
+            default: break
+            }
+        }
+        self.requestId = try requireKey(requestId, "requestId")
+        self.items = try requireKey(items, "items")
+    }
+
+    public var json: JSONValue {
+        var object = JSONObject.message("QUEUE_LOAD", requestID: requestId, capacity: 8)
+        object.put("mediaSessionId", mediaSessionId)
+        object.put("items", items)
+        object.put("startIndex", startIndex)
+        object.put("currentTime", currentTime)
+        object.put("repeatMode", repeatMode)
+        object.put("customData", customData)
+        return .object(object)
+    }
+}

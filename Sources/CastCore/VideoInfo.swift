@@ -1,0 +1,40 @@
+/// `videoInfo` of a MEDIA_STATUS: size and dynamic range of the video being played
+/// (`GCKVideoInfo`, Web Receiver `VideoInformation`).
+///
+/// Never observed in a real capture; its position in MEDIA_STATUS is unverified.
+public struct VideoInfo: CastPayloadModel, Hashable {
+    public var width: Int
+    public var height: Int
+    /// nil when absent (iOS: Unknown).
+    public var hdrType: HDRType?
+
+    public init(width: Int, height: Int, hdrType: HDRType? = nil) {
+        self.width = width
+        self.height = height
+        self.hdrType = hdrType
+    }
+
+    public init(json: JSONValue) throws(CastPayloadError) {
+        var width: Int?
+        var height: Int?
+        for (key, value) in try json.modelObject() {
+            switch (key.utf8.count, key) {
+            case (5, "width"): width = try value.decodeInt(key)
+            case (6, "height"): height = try value.decodeInt(key)
+            case (7, "hdrType"): hdrType = try value.decodeEnum(key)
+            default: break
+            }
+        }
+        self.width = try requireKey(width, "width")
+        self.height = try requireKey(height, "height")
+    }
+
+    public var json: JSONValue {
+        var object = JSONObject()
+        object.reserveCapacity(3)
+        object.put("width", width)
+        object.put("height", height)
+        object.put("hdrType", hdrType)
+        return .object(object)
+    }
+}

@@ -1,0 +1,61 @@
+import Testing
+@testable import CastCore
+
+/// Encodes `model`, serializes, re-parses and decodes; the result must equal `model`.
+func expectRoundTrip<M: CastPayloadModel>(
+    _ model: M, sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let text = model.json.serialized()
+    let reparsed = try JSONValue.parse(text)
+    #expect(reparsed == model.json, "serialized JSON re-parses equal", sourceLocation: sourceLocation)
+    let decoded = try M(json: reparsed)
+    #expect(decoded == model, "\(text)", sourceLocation: sourceLocation)
+}
+
+/// Parses a JSON text that the test knows to be valid.
+func json(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> JSONValue {
+    try JSONValue.parse(text)
+}
+
+/// The `CastPayloadError` thrown by `body`, or nil when it did not throw.
+func payloadError(_ body: () throws(CastPayloadError) -> Void) -> CastPayloadError? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// The `JSONParseError` for `text`, or nil when it parses.
+func parseError(_ text: String) -> JSONParseError? {
+    do {
+        _ = try JSONValue.parse(text)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// The `JSONParseError` for raw bytes, or nil when they parse.
+func parseError(bytes: [UInt8]) -> JSONParseError? {
+    do {
+        _ = try JSONValue.parse(bytes: bytes)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// Deterministic pseudo-random numbers (SplitMix64) so generated cases are reproducible.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
