@@ -1,5 +1,5 @@
 import CastCore
-import CastProtocol
+@testable import CastProtocol
 import NIOCore
 import SwiftProtobuf
 import Testing
@@ -121,5 +121,39 @@ extension CastMessage {
     ])
     func agreesOnEdgeCases(bytes: [UInt8]) {
         #expect(Self.agree(bytes))
+    }
+}
+
+/// The wire reader's UTF-8 check against the standard library's, on every 1–3 byte sequence and
+/// on 4-byte boundaries.
+@Suite struct WireReaderUTF8Tests {
+    func stdlib(_ bytes: [UInt8]) -> Bool { String(validating: bytes, as: UTF8.self) != nil }
+    func ours(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { CastMessageWireReader.isValidUTF8($0) } }
+
+    @Test func agreesWithTheStandardLibrary() {
+        var checked = 0
+        for a in 0...255 {
+            #expect(ours([UInt8(a)]) == stdlib([UInt8(a)]))
+            for b in 0...255 where a >= 0xC0 {
+                let two = [UInt8(a), UInt8(b)]
+                #expect(ours(two) == stdlib(two))
+                if a >= 0xE0, b >= 0x80, b < 0xC0 {
+                    for c in [0x00, 0x80, 0xBF, 0xC0] {
+                        let three = two + [UInt8(c)]
+                        #expect(ours(three) == stdlib(three))
+                        for d in [0x80, 0xBF] where a >= 0xF0 {
+                            let four = three + [UInt8(d)]
+                            #expect(ours(four) == stdlib(four))
+                            checked += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked > 0)
+        let long = Array("plain ascii text, then café ✓ 𝄞 and more ascii to cross eight-byte words".utf8)
+        #expect(ours(long))
+        #expect(!ours(long + [0xFF]))
+        #expect(!ours(Array(long.prefix(20)) + [0xED, 0xA0, 0x80] + long))
     }
 }
