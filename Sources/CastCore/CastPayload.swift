@@ -14,38 +14,50 @@ public enum CastPayload: Sendable, Hashable {
     /// Pure function, thread-safe. Throws ``CastPayloadDecodingError`` wrapping the
     /// ``JSONParseError`` or ``CastPayloadError``, with the namespace in its description.
     public static func decode(namespace: CastNamespace, utf8: String) throws(CastPayloadDecodingError) -> CastPayload {
-        let value: JSONValue
-        do {
-            value = try JSONValue.parse(utf8)
-        } catch {
-            throw CastPayloadDecodingError(namespace: namespace, failure: .json(error))
-        }
-        return try decode(namespace: namespace, json: value)
+        var text = utf8
+        return try text.withUTF8 { decode(namespace: namespace, buffer: $0) }.get()
     }
 
     /// Same as ``decode(namespace:utf8:)`` for raw UTF-8 bytes (invalid UTF-8 is a JSON error).
     public static func decode(namespace: CastNamespace, bytes: UnsafeRawBufferPointer) throws(CastPayloadDecodingError) -> CastPayload {
-        let value: JSONValue
-        do {
-            value = try JSONValue.parse(bytes: bytes)
-        } catch {
-            throw CastPayloadDecodingError(namespace: namespace, failure: .json(error))
+        try bytes.withMemoryRebound(to: UInt8.self) { decode(namespace: namespace, buffer: $0) }.get()
+    }
+
+    /// Parses, then decodes the media namespace straight from the parser's tape (no `JSONValue`
+    /// tree; the same model code as ``decode(namespace:json:)``), the others from the tree.
+    static func decode(namespace: CastNamespace, buffer: UnsafeBufferPointer<UInt8>) -> Result<CastPayload, CastPayloadDecodingError> {
+        let isMedia = namespace == .media
+        let result = JSONParser.withDocument(buffer) { (root) -> Result<CastPayload, CastPayloadError> in
+            do throws(CastPayloadError) {
+                if isMedia { return .success(.media(try MediaMessage(source: root))) }
+                return .success(try decodeModel(namespace: namespace, json: root.jsonValue))
+            } catch {
+                return .failure(error)
+            }
         }
-        return try decode(namespace: namespace, json: value)
+        switch result {
+        case .success(.success(let payload)): return .success(payload)
+        case .success(.failure(let error)): return .failure(CastPayloadDecodingError(namespace: namespace, failure: .payload(error)))
+        case .failure(let error): return .failure(CastPayloadDecodingError(namespace: namespace, failure: .json(error)))
+        }
     }
 
     /// Decodes an already parsed payload for `namespace`.
     public static func decode(namespace: CastNamespace, json: JSONValue) throws(CastPayloadDecodingError) -> CastPayload {
         do throws(CastPayloadError) {
-            switch namespace {
-            case .media: return .media(try MediaMessage(json: json))
-            case .receiver: return .receiver(try ReceiverMessage(json: json))
-            case .heartbeat: return .heartbeat(try HeartbeatMessage(json: json))
-            case .connection: return .connection(try ConnectionMessage(json: json))
-            default: return .custom(json)
-            }
+            return try decodeModel(namespace: namespace, json: json)
         } catch {
             throw CastPayloadDecodingError(namespace: namespace, failure: .payload(error))
+        }
+    }
+
+    static func decodeModel(namespace: CastNamespace, json: JSONValue) throws(CastPayloadError) -> CastPayload {
+        switch namespace {
+        case .media: return .media(try MediaMessage(json: json))
+        case .receiver: return .receiver(try ReceiverMessage(json: json))
+        case .heartbeat: return .heartbeat(try HeartbeatMessage(json: json))
+        case .connection: return .connection(try ConnectionMessage(json: json))
+        default: return .custom(json)
         }
     }
 

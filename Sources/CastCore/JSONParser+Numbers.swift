@@ -14,7 +14,7 @@ extension JSONParser {
     /// library's correctly rounded conversion. Magnitudes beyond `Double`'s range are an error
     /// ("number out of range": an infinity could not be written back, so parse → serialize →
     /// parse would not be the identity); magnitudes below it round to ±0.
-    mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+    mutating func parseNumber() throws(JSONParseError) {
         let begin = index
         var position = index
         var negative = false
@@ -91,15 +91,15 @@ extension JSONParser {
         index = position
 
         if isInteger && !truncated {
-            if mantissa == 0 { return negative ? .double(-0.0) : .int(0) }
+            if mantissa == 0 { return negative ? emitDouble(-0.0) : emitInt(0) }
             if !negative {
-                if mantissa <= UInt64(Int64.max) { return .int(Int64(mantissa)) }
+                if mantissa <= UInt64(Int64.max) { return emitInt(Int64(mantissa)) }
             } else if mantissa <= UInt64(Int64.max) + 1 {
-                return .int(Int64(truncatingIfNeeded: 0 &- mantissa))
+                return emitInt(Int64(truncatingIfNeeded: 0 &- mantissa))
             }
         }
         if !truncated {
-            if mantissa == 0 { return .double(negative ? -0.0 : 0.0) }
+            if mantissa == 0 { return emitDouble(negative ? -0.0 : 0.0) }
             if mantissa <= 1 << 53 && decimalExponent >= -22 && decimalExponent <= 22 {
                 var value = Double(mantissa)
                 if decimalExponent < 0 {
@@ -107,19 +107,29 @@ extension JSONParser {
                 } else {
                     value *= Self.exactPowersOfTen[decimalExponent]
                 }
-                return .double(negative ? -value : value)
+                return emitDouble(negative ? -value : value)
             }
         }
-        return try slowDouble(from: begin, to: position)
+        emitDouble(try slowDouble(from: begin, to: position))
+    }
+
+    @inline(__always)
+    mutating func emitInt(_ value: Int64) {
+        emit(JSONTapeEntry.intTag, UInt64(bitPattern: value))
+    }
+
+    @inline(__always)
+    mutating func emitDouble(_ value: Double) {
+        emit(JSONTapeEntry.doubleTag, value.bitPattern)
     }
 
     /// Correctly rounded conversion of the validated number text `[begin, end)`.
-    func slowDouble(from begin: Int, to end: Int) throws(JSONParseError) -> JSONValue {
+    func slowDouble(from begin: Int, to end: Int) throws(JSONParseError) -> Double {
         let text = String(decoding: UnsafeBufferPointer(start: base + begin, count: end - begin), as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
             throw JSONParseError(offset: begin, reason: "number out of range")
         }
-        return .double(value)
+        return value
     }
 
     @inline(__always)

@@ -1,56 +1,64 @@
 extension JSONParser {
-    /// Parses string contents; `index` is just past the opening quote. Strings without escapes
-    /// are built straight from the byte slice.
-    mutating func parseStringBody() throws(JSONParseError) -> String {
+    /// Parses string contents and writes the string's tape entry; `index` is just past the
+    /// opening quote. Strings without escapes stay in the input (offset and length on the tape).
+    @inline(__always)
+    mutating func parseString() throws(JSONParseError) {
         let begin = index
         var position = index
+        var flags: UInt64 = 0
         while true {
             position = skipPlainBytes(from: position)
             guard position < count else { break }
             let byte = base[position]
             if byte == UInt8(ascii: "\"") {
-                index = position + 1
-                let length = position - begin
-                if length <= JSONStringTable.maxLength, let known = JSONStringTable.shared.lookup(base + begin, length) {
-                    return known
-                }
-                return String(decoding: UnsafeBufferPointer(start: base + begin, count: length), as: UTF8.self)
+                index = position &+ 1
+                emit(JSONTapeEntry.stringTag | flags | UInt64(position &- begin) << JSONTapeEntry.lengthShift, UInt64(begin))
+                return
             }
             if byte == UInt8(ascii: "\\") {
                 return try parseEscapedString(begin: begin, firstEscape: position)
             }
             if byte < 0x20 { throw controlCharacter(at: position) }
             if byte >= 0x80 {
+                flags = JSONTapeEntry.nonASCIIFlag
                 position = try validateUTF8Sequence(at: position)
             } else {
-                position += 1
+                position &+= 1
             }
         }
-        throw unterminatedString(openedAt: begin - 1)
+        throw unterminatedString(openedAt: begin &- 1)
     }
 
-    /// Skips 8-byte words that hold no `"`, `\\`, control character or non-ASCII byte (SWAR);
-    /// returns the position of the first word that might.
+    /// Skips bytes that are not `"`, `\\`, a control character or non-ASCII, 8 at a time (SWAR);
+    /// returns the position of the first such byte (or `count`).
     @inline(__always)
     func skipPlainBytes(from start: Int) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         var position = start
         while position &+ 8 <= count {
-            let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
             let quotes = word ^ (ones &* 0x22)
             let backslashes = word ^ (ones &* 0x5C)
-            let special = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
-                | (word &- ones &* 0x20) | word
-            if special & highs != 0 { return position }
+            // Borrows only run upwards from a byte that really matches, so the lowest flagged
+            // byte is exact.
+            let special = (((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
+                | (word &- ones &* 0x20) | word) & highs
+            if special != 0 { return position &+ (special.trailingZeroBitCount >> 3) }
             position &+= 8
+        }
+        while position < count {
+            let byte = base[position]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { return position }
+            position &+= 1
         }
         return position
     }
 
-    /// Slow path: at least one escape; bytes are collected in `scratch`.
-    mutating func parseEscapedString(begin: Int, firstEscape: Int) throws(JSONParseError) -> String {
-        scratch.removeAll(keepingCapacity: true)
+    /// Slow path: at least one escape; the decoded bytes are appended to `scratch` and stay
+    /// there (the tape entry points at them).
+    mutating func parseEscapedString(begin: Int, firstEscape: Int) throws(JSONParseError) {
+        let start = scratch.count
         scratch.append(contentsOf: UnsafeBufferPointer(start: base + begin, count: firstEscape - begin))
         var position = firstEscape
         var runStart = position
@@ -59,7 +67,10 @@ extension JSONParser {
             if byte == UInt8(ascii: "\"") {
                 flushRun(from: runStart, to: position)
                 index = position + 1
-                return String(decoding: scratch, as: UTF8.self)
+                let length = scratch.count - start
+                emit(JSONTapeEntry.escapedStringTag | JSONTapeEntry.nonASCIIFlag | UInt64(length) << JSONTapeEntry.lengthShift,
+                     UInt64(start))
+                return
             }
             if byte == UInt8(ascii: "\\") {
                 flushRun(from: runStart, to: position)

@@ -3,6 +3,12 @@
 /// Guarantees: never traps, never recurses deeper than ``maxDepth`` containers, linear time in the
 /// input length, rejects invalid UTF-8 inside strings, lone surrogates, control characters,
 /// leading zeros and trailing garbage. Whitespace around the value is allowed.
+///
+/// The parser does not build `JSONValue`s: it validates the text and writes one flat
+/// ``JSONTapeEntry`` per value (and per object key) into a caller-provided tape. Strings stay in
+/// the input (or, when they have escapes, in `scratch`) until somebody asks for them. A
+/// ``JSONTapeValue`` reads the tape; `JSONValue.parse` materializes the tree from it, the payload
+/// models decode straight from it.
 struct JSONParser: ~Copyable {
     /// Deepest allowed container nesting; one more is an error, never a stack overflow.
     static let maxDepth = 64
@@ -11,41 +17,54 @@ struct JSONParser: ~Copyable {
     let count: Int
     var index = 0
     var depth = 0
-    /// Reused for strings with escapes.
+    /// Decoded bytes of the strings that have escapes (all of them, back to back).
     var scratch: [UInt8] = []
-    /// Children of the open containers.
-    var stack: JSONParserStack
+    /// Output. Every entry starts at a distinct input byte, so `count` entries always suffice.
+    let tape: UnsafeMutablePointer<JSONTapeEntry>
+    var tapeCount = 0
 
-    init(base: UnsafePointer<UInt8>, count: Int, stackBuffer: UnsafeMutableBufferPointer<JSONObject.Member>) {
+    init(base: UnsafePointer<UInt8>, count: Int, tape: UnsafeMutablePointer<JSONTapeEntry>) {
         self.base = base
         self.count = count
-        self.stack = JSONParserStack(initialBuffer: stackBuffer)
+        self.tape = tape
     }
 
-    /// Children kept in stack memory before the parser's stack moves to the heap.
-    static let inlineStackCapacity = 48
-
-    /// Parses one complete JSON text.
-    static func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, JSONParseError> {
+    /// Parses one complete JSON text and runs `body` on its root while the tape is alive.
+    @inline(__always)
+    static func withDocument<R>(
+        _ buffer: UnsafeBufferPointer<UInt8>, _ body: (JSONTapeValue) -> R
+    ) -> Result<R, JSONParseError> {
         guard let base = buffer.baseAddress, !buffer.isEmpty else {
             return .failure(JSONParseError(offset: 0, reason: "unexpected end of input"))
         }
-        return withUnsafeTemporaryAllocation(of: JSONObject.Member.self, capacity: inlineStackCapacity) { stackBuffer in
-            var parser = JSONParser(base: base, count: buffer.count, stackBuffer: stackBuffer)
+        return withUnsafeTemporaryAllocation(of: JSONTapeEntry.self, capacity: buffer.count) { tapeBuffer in
+            let tape = tapeBuffer.baseAddress.unsafelyUnwrapped
+            var parser = JSONParser(base: base, count: buffer.count, tape: tape)
             do throws(JSONParseError) {
-                return .success(try parser.parseDocument())
+                try parser.parseDocument()
             } catch {
                 return .failure(error)
+            }
+            return parser.scratch.withUnsafeBufferPointer { scratch in
+                let document = JSONTapeDocument(
+                    tape: UnsafePointer(tape), input: base, scratch: scratch.baseAddress, table: JSONStringTable.shared)
+                return withUnsafePointer(to: document) { pointer in
+                    .success(body(JSONTapeValue(document: pointer, position: 0)))
+                }
             }
         }
     }
 
-    mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+    /// Parses one complete JSON text into a `JSONValue` tree.
+    static func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, JSONParseError> {
+        withDocument(buffer) { $0.jsonValue }
+    }
+
+    mutating func parseDocument() throws(JSONParseError) {
         skipWhitespace()
-        let value = try parseValue()
+        try parseValue()
         skipWhitespace()
         if index < count { throw JSONParseError(offset: index, reason: "unexpected data after the JSON value") }
-        return value
     }
 
     // MARK: - Helpers
@@ -54,10 +73,16 @@ struct JSONParser: ~Copyable {
     mutating func skipWhitespace() {
         while index < count {
             switch base[index] {
-            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            case 0x20, 0x0A, 0x0D, 0x09: index &+= 1
             default: return
             }
         }
+    }
+
+    @inline(__always)
+    mutating func emit(_ header: UInt64, _ payload: UInt64) {
+        tape[tapeCount] = JSONTapeEntry(header: header, payload: payload)
+        tapeCount &+= 1
     }
 
     func endOfInput() -> JSONParseError {
@@ -82,25 +107,25 @@ struct JSONParser: ~Copyable {
 
     // MARK: - Values
 
-    mutating func parseValue() throws(JSONParseError) -> JSONValue {
+    mutating func parseValue() throws(JSONParseError) {
         guard index < count else { throw endOfInput() }
         switch base[index] {
-        case UInt8(ascii: "{"): return try parseObject()
-        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "{"): try parseObject()
+        case UInt8(ascii: "["): try parseArray()
         case UInt8(ascii: "\""):
-            index += 1
-            return .string(try parseStringBody())
+            index &+= 1
+            try parseString()
         case UInt8(ascii: "t"):
             try expectLiteral("true")
-            return .bool(true)
+            emit(JSONTapeEntry.trueTag, 0)
         case UInt8(ascii: "f"):
             try expectLiteral("false")
-            return .bool(false)
+            emit(JSONTapeEntry.falseTag, 0)
         case UInt8(ascii: "n"):
             try expectLiteral("null")
-            return .null
+            emit(JSONTapeEntry.nullTag, 0)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return try parseNumber()
+            try parseNumber()
         default:
             throw unexpected(at: index)
         }
@@ -110,88 +135,101 @@ struct JSONParser: ~Copyable {
         let length = literal.utf8CodeUnitCount
         let text = literal.utf8Start
         for offset in 0..<length {
-            let position = index + offset
+            let position = index &+ offset
             guard position < count else { throw endOfInput() }
             if base[position] != text[offset] {
                 throw JSONParseError(offset: position, reason: "invalid literal, expected '\(literal)'")
             }
         }
-        index += length
+        index &+= length
     }
 
+    @inline(__always)
     mutating func enterContainer() throws(JSONParseError) {
-        depth += 1
+        depth &+= 1
         if depth > Self.maxDepth {
             throw JSONParseError(offset: index, reason: "nesting deeper than \(Self.maxDepth) levels")
         }
     }
 
-    mutating func parseArray() throws(JSONParseError) -> JSONValue {
+    /// Fills the container entry reserved at `slot` once its children are on the tape.
+    @inline(__always)
+    mutating func close(_ slot: Int, tag: UInt64, children: Int) {
+        tape[slot] = JSONTapeEntry(header: tag | UInt64(children) << JSONTapeEntry.lengthShift, payload: UInt64(tapeCount))
+        depth &-= 1
+    }
+
+    mutating func parseArray() throws(JSONParseError) {
         try enterContainer()
-        index += 1  // '['
+        let slot = tapeCount
+        tapeCount &+= 1
+        index &+= 1  // '['
         skipWhitespace()
         guard index < count else { throw endOfInput() }
         if base[index] == UInt8(ascii: "]") {
-            index += 1
-            depth -= 1
-            return .array([])
+            index &+= 1
+            close(slot, tag: JSONTapeEntry.arrayTag, children: 0)
+            return
         }
-        let first = stack.count
+        var elements = 0
         while true {
-            stack.push(JSONObject.Member(key: "", value: try parseValue()))
+            try parseValue()
+            elements &+= 1
             skipWhitespace()
             guard index < count else { throw endOfInput() }
             let byte = base[index]
             if byte == UInt8(ascii: ",") {
-                index += 1
+                index &+= 1
                 skipWhitespace()
             } else if byte == UInt8(ascii: "]") {
-                index += 1
-                depth -= 1
-                return .array(stack.popValues(from: first))
+                index &+= 1
+                close(slot, tag: JSONTapeEntry.arrayTag, children: elements)
+                return
             } else {
                 throw JSONParseError(offset: index, reason: "expected ',' or ']' after array element")
             }
         }
     }
 
-    mutating func parseObject() throws(JSONParseError) -> JSONValue {
+    mutating func parseObject() throws(JSONParseError) {
         try enterContainer()
-        index += 1  // '{'
+        let slot = tapeCount
+        tapeCount &+= 1
+        index &+= 1  // '{'
         skipWhitespace()
         guard index < count else { throw endOfInput() }
         if base[index] == UInt8(ascii: "}") {
-            index += 1
-            depth -= 1
-            return .object(JSONObject())
+            index &+= 1
+            close(slot, tag: JSONTapeEntry.objectTag, children: 0)
+            return
         }
-        let first = stack.count
+        var members = 0
         while true {
             guard index < count else { throw endOfInput() }
             guard base[index] == UInt8(ascii: "\"") else {
                 throw JSONParseError(offset: index, reason: "expected '\"' to start an object key")
             }
-            index += 1
-            let key = try parseStringBody()
+            index &+= 1
+            try parseString()
             skipWhitespace()
             guard index < count else { throw endOfInput() }
             guard base[index] == UInt8(ascii: ":") else {
                 throw JSONParseError(offset: index, reason: "expected ':' after object key")
             }
-            index += 1
+            index &+= 1
             skipWhitespace()
-            let value = try parseValue()
-            stack.push(JSONObject.Member(key: key, value: value))
+            try parseValue()
+            members &+= 1
             skipWhitespace()
             guard index < count else { throw endOfInput() }
             let byte = base[index]
             if byte == UInt8(ascii: ",") {
-                index += 1
+                index &+= 1
                 skipWhitespace()
             } else if byte == UInt8(ascii: "}") {
-                index += 1
-                depth -= 1
-                return .object(JSONObject(members: stack.popMembers(from: first)))
+                index &+= 1
+                close(slot, tag: JSONTapeEntry.objectTag, children: members)
+                return
             } else {
                 throw JSONParseError(offset: index, reason: "expected ',' or '}' after object member")
             }

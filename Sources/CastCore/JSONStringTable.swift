@@ -3,7 +3,7 @@
 /// The parser looks every escape-free string of up to ``maxLength`` bytes up here first: a hit
 /// returns the stored (immortal, literal) `String` without validating, copying or allocating.
 /// A miss costs one hash and at most a few byte compares. Read-only after initialisation.
-struct JSONStringTable: Sendable {
+struct JSONStringTable: @unchecked Sendable {
     static let shared = JSONStringTable(strings: knownStrings)
 
     /// Longest string worth looking up.
@@ -51,26 +51,36 @@ struct JSONStringTable: Sendable {
     ]
 
     private static let slotCount = 1024
-    private var slots: [Int16]
-    private var strings: [String]
-    private var bytes: [UInt8]
-    private var offsets: [Int32]
 
-    init(strings: [String]) {
-        self.strings = strings
-        slots = Array(repeating: -1, count: Self.slotCount)
-        bytes = []
-        offsets = []
-        for (index, string) in strings.enumerated() {
-            offsets.append(Int32(bytes.count))
-            bytes.append(contentsOf: string.utf8)
-            let utf8 = Array(string.utf8)
-            let hash = utf8.withUnsafeBufferPointer { Self.hash($0.baseAddress!, $0.count) }
-            var slot = hash
+    // Immortal storage (allocated once for `shared`, never freed): plain pointers, so copying the
+    // table or looking a string up never retains or releases anything.
+    private let slots: UnsafeMutablePointer<Int16>
+    private let strings: UnsafeMutablePointer<String>
+    private let bytes: UnsafeMutablePointer<UInt8>
+    private let offsets: UnsafeMutablePointer<Int32>
+
+    init(strings list: [String]) {
+        var allBytes: [UInt8] = []
+        var allOffsets: [Int32] = []
+        for string in list {
+            allOffsets.append(Int32(allBytes.count))
+            allBytes.append(contentsOf: string.utf8)
+        }
+        allOffsets.append(Int32(allBytes.count))
+        slots = .allocate(capacity: Self.slotCount)
+        slots.initialize(repeating: -1, count: Self.slotCount)
+        strings = .allocate(capacity: max(list.count, 1))
+        strings.initialize(from: list, count: list.count)
+        bytes = .allocate(capacity: max(allBytes.count, 1))
+        bytes.initialize(from: allBytes, count: allBytes.count)
+        offsets = .allocate(capacity: allOffsets.count)
+        offsets.initialize(from: allOffsets, count: allOffsets.count)
+        for index in list.indices {
+            let begin = Int(allOffsets[index])
+            var slot = Self.hash(bytes + begin, Int(allOffsets[index + 1]) - begin)
             while slots[slot] >= 0 { slot = (slot + 1) & (Self.slotCount - 1) }
             slots[slot] = Int16(index)
         }
-        offsets.append(Int32(bytes.count))
     }
 
     @inline(__always)
@@ -78,44 +88,40 @@ struct JSONStringTable: Sendable {
         guard length > 0 else { return 0 }
         var value = UInt32(truncatingIfNeeded: length) &* 0x9E37_79B1
         value ^= UInt32(start[0]) &* 0x85EB_CA77
-        value ^= UInt32(start[length - 1]) &* 0xC2B2_AE3D
+        value ^= UInt32(start[length &- 1]) &* 0xC2B2_AE3D
         value ^= UInt32(start[length >> 1]) &* 0x27D4_EB2F
-        value ^= UInt32(start[(length * 3) >> 2]) &* 0x1656_67B1
+        value ^= UInt32(start[(length &* 3) >> 2]) &* 0x1656_67B1
         return Int(truncatingIfNeeded: (value ^ (value >> 15)) & UInt32(slotCount - 1))
     }
 
     /// The interned string equal to the bytes, or nil.
     @inline(__always)
     func lookup(_ start: UnsafePointer<UInt8>, _ length: Int) -> String? {
+        guard length <= Self.maxLength else { return nil }
         var slot = Self.hash(start, length)
-        return slots.withUnsafeBufferPointer { slots -> String? in
-            bytes.withUnsafeBufferPointer { stored -> String? in
-                while true {
-                    let index = Int(slots[slot])
-                    if index < 0 { return nil }
-                    let begin = Int(offsets[index])
-                    if Int(offsets[index + 1]) - begin == length,
-                       memcmpBytes(stored.baseAddress! + begin, start, length) {
-                        return strings[index]
-                    }
-                    slot = (slot + 1) & (Self.slotCount - 1)
-                }
+        while true {
+            let index = Int(slots[slot])
+            if index < 0 { return nil }
+            let begin = Int(offsets[index])
+            if Int(offsets[index &+ 1]) &- begin == length, memcmpBytes(bytes + begin, start, length) {
+                return strings[index]
             }
+            slot = (slot &+ 1) & (Self.slotCount - 1)
         }
     }
 }
 
 @inline(__always)
-private func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ length: Int) -> Bool {
+func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ length: Int) -> Bool {
     var offset = 0
-    while offset + 8 <= length {
+    while offset &+ 8 <= length {
         if UnsafeRawPointer(lhs + offset).loadUnaligned(as: UInt64.self)
             != UnsafeRawPointer(rhs + offset).loadUnaligned(as: UInt64.self) { return false }
-        offset += 8
+        offset &+= 8
     }
     while offset < length {
         if lhs[offset] != rhs[offset] { return false }
-        offset += 1
+        offset &+= 1
     }
     return true
 }

@@ -1,8 +1,60 @@
 // Internal decoding helpers shared by the payload models. Every helper returns nil for JSON
 // `null` (an optional member sent as null is treated as absent) and throws a
 // `CastPayloadError` whose path is the member key.
+//
+// The helpers work on any `JSONDecodingSource`: a `JSONValue` tree, or a `JSONTapeValue` (a
+// borrowed view of the parser's output, used by `CastPayload.decode(namespace:utf8:)` so the
+// hot models decode without building the tree first). Models that conform to
+// `JSONSourceDecodable` are written once, generically, and specialized for both.
 
-extension JSONValue {
+/// Read access to parsed JSON, as the payload models need it.
+protocol JSONDecodingSource {
+    associatedtype Object: JSONDecodingObject where Object.MemberValue == Self
+    associatedtype Elements: Sequence where Elements.Element == Self
+
+    /// `true` for `null`.
+    var isNull: Bool { get }
+    /// The value as a `JSONValue` (free-form members, error messages, models without a
+    /// generic decoder).
+    var jsonValue: JSONValue { get }
+    /// The object of a model; throws "expected an object" otherwise.
+    func modelObject() throws(CastPayloadError) -> Object
+    /// The elements, or nil when this is not an array.
+    func arrayElements() -> Elements?
+    func decodeString(_ key: String?) throws(CastPayloadError) -> String?
+    /// Integers; doubles with an integral value are accepted.
+    func decodeInt(_ key: String?) throws(CastPayloadError) -> Int?
+    /// Numbers; integers are accepted ("currentTime": 0).
+    func decodeDouble(_ key: String?) throws(CastPayloadError) -> Double?
+    /// Booleans; the strings "true" / "false" are accepted (VLC sends `"autoplay":"false"`).
+    func decodeBool(_ key: String?) throws(CastPayloadError) -> Bool?
+}
+
+/// The members of an object, in wire order, and lookup of the first member with a key.
+protocol JSONDecodingObject: Sequence where Element == (key: String, value: MemberValue) {
+    associatedtype MemberValue
+    subscript(key: String) -> MemberValue? { get }
+}
+
+/// A model whose decoder is written once over any ``JSONDecodingSource``.
+protocol JSONSourceDecodable: CastPayloadModel {
+    init<Source: JSONDecodingSource>(source: Source) throws(CastPayloadError)
+}
+
+extension JSONObject: JSONDecodingObject {
+    typealias MemberValue = JSONValue
+}
+
+extension JSONValue: JSONDecodingSource {
+    @inline(__always)
+    var jsonValue: JSONValue { self }
+
+    @inline(__always)
+    func arrayElements() -> [JSONValue]? {
+        if case .array(let values) = self { return values }
+        return nil
+    }
+
     /// The object of a model; throws "expected an object" otherwise.
     @inline(__always)
     func modelObject() throws(CastPayloadError) -> JSONObject {
@@ -50,12 +102,14 @@ extension JSONValue {
         default: throw .typeMismatch(expected: "a boolean", found: self, key: key)
         }
     }
+}
 
+extension JSONDecodingSource {
     /// Any JSON except null, kept as is (customData and other free-form members).
     @inline(__always)
     func decodeAny() -> JSONValue? {
-        if case .null = self { return nil }
-        return self
+        if isNull { return nil }
+        return jsonValue
     }
 
     func decodeRequestID(_ key: String = "requestId") throws(CastPayloadError) -> RequestID? {
@@ -71,62 +125,63 @@ extension JSONValue {
     }
 
     func decodeModel<M: CastPayloadModel>(_ key: String, as type: M.Type = M.self) throws(CastPayloadError) -> M? {
-        if case .null = self { return nil }
+        if isNull { return nil }
         do {
-            return try M(json: self)
+            return try M(json: jsonValue)
         } catch {
             throw error.prefixed(with: .key(key))
         }
     }
 
-    func decodeArray<T>(
-        _ key: String, _ element: (JSONValue) throws(CastPayloadError) -> T
-    ) throws(CastPayloadError) -> [T]? {
-        switch self {
-        case .array(let values):
-            var result: [T] = []
-            result.reserveCapacity(values.count)
-            for index in values.indices {
-                do {
-                    result.append(try element(values[index]))
-                } catch {
-                    throw error.prefixed(with: .index(index)).prefixed(with: .key(key))
-                }
-            }
-            return result
-        case .null: return nil
-        default: throw .typeMismatch(expected: "an array", found: self, key: key)
+    func decodeModel<M: JSONSourceDecodable>(_ key: String, as type: M.Type = M.self) throws(CastPayloadError) -> M? {
+        if isNull { return nil }
+        do {
+            return try M(source: self)
+        } catch {
+            throw error.prefixed(with: .key(key))
         }
     }
 
-    func decodeModels<M: CastPayloadModel>(_ key: String, as type: M.Type = M.self) throws(CastPayloadError) -> [M]? {
-        switch self {
-        case .array(let values):
-            var result: [M] = []
-            result.reserveCapacity(values.count)
-            for index in values.indices {
-                do {
-                    result.append(try M(json: values[index]))
-                } catch {
-                    throw error.prefixed(with: .index(index)).prefixed(with: .key(key))
-                }
-            }
-            return result
-        case .null: return nil
-        default: throw .typeMismatch(expected: "an array", found: self, key: key)
+    @inline(__always)
+    func decodeArray<T>(
+        _ key: String, _ element: (Self) throws(CastPayloadError) -> T
+    ) throws(CastPayloadError) -> [T]? {
+        guard let values = arrayElements() else {
+            if isNull { return nil }
+            throw .typeMismatch(expected: "an array", found: jsonValue, key: key)
         }
+        var result: [T] = []
+        result.reserveCapacity(values.underestimatedCount)
+        var index = 0
+        for value in values {
+            do {
+                result.append(try element(value))
+            } catch {
+                throw error.prefixed(with: .index(index)).prefixed(with: .key(key))
+            }
+            index &+= 1
+        }
+        return result
+    }
+
+    func decodeModels<M: CastPayloadModel>(_ key: String, as type: M.Type = M.self) throws(CastPayloadError) -> [M]? {
+        try decodeArray(key) { (value) throws(CastPayloadError) -> M in try M(json: value.jsonValue) }
+    }
+
+    func decodeModels<M: JSONSourceDecodable>(_ key: String, as type: M.Type = M.self) throws(CastPayloadError) -> [M]? {
+        try decodeArray(key) { (value) throws(CastPayloadError) -> M in try M(source: value) }
     }
 
     func decodeInts(_ key: String) throws(CastPayloadError) -> [Int]? {
         try decodeArray(key) { (value) throws(CastPayloadError) -> Int in
-            guard let integer = try value.decodeInt(nil) else { throw .typeMismatch(expected: "an integer", found: value) }
+            guard let integer = try value.decodeInt(nil) else { throw .typeMismatch(expected: "an integer", found: value.jsonValue) }
             return integer
         }
     }
 
     func decodeStrings(_ key: String) throws(CastPayloadError) -> [String]? {
         try decodeArray(key) { (value) throws(CastPayloadError) -> String in
-            guard case .string(let text) = value else { throw .typeMismatch(expected: "a string", found: value) }
+            guard let text = try value.decodeString(nil) else { throw .typeMismatch(expected: "a string", found: value.jsonValue) }
             return text
         }
     }

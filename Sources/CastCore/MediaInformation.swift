@@ -3,7 +3,7 @@
 /// `contentId` is required. A missing `streamType` decodes as `.buffered`; a missing
 /// `contentType` as `""` (and is then not re-encoded). Keys this type does not model are kept in
 /// ``extra`` and re-encoded, so a receiver can echo what a sender loaded.
-public struct MediaInformation: CastPayloadModel, Hashable {
+public struct MediaInformation: CastPayloadModel, JSONSourceDecodable, Hashable {
     /// URL or app-specific id (may contain non-ASCII text).
     public var contentId: String
     /// CAF: the URL when `contentId` is an app id.
@@ -48,25 +48,52 @@ public struct MediaInformation: CastPayloadModel, Hashable {
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
+        try self.init(source: json)
+    }
+
+    /// Decodes into locals and initializes every stored property once at the end (no whole-struct
+    /// copies, see `MediaStatus.init(source:)`).
+    init<Source: JSONDecodingSource>(source json: Source) throws(CastPayloadError) {
         var contentId: String?
-        self.init(contentId: "", contentType: "")
+        var contentUrl: String?
+        var streamType: StreamType?
+        var contentType: String?
+        var metadata: IndirectBox<MediaMetadata>?
+        var duration: Double?
+        var tracks: [MediaTrack]?
+        var textTrackStyle: JSONValue?
+        var customData: JSONValue?
+        var mediaCategory: MediaCategory?
+        var entity: String?
+        var extra = JSONObject()
         for (key, value) in try json.modelObject() {
             switch (key.utf8.count, key) {
             case (9, "contentId"): contentId = try value.decodeString(key)
             case (10, "contentUrl"): contentUrl = try value.decodeString(key)
-            case (10, "streamType"): streamType = try value.decodeEnum(key) ?? .buffered
-            case (11, "contentType"): contentType = try value.decodeString(key) ?? ""
-            case (8, "metadata"): metadata = try value.decodeModel(key)
+            case (10, "streamType"): streamType = try value.decodeEnum(key)
+            case (11, "contentType"): contentType = try value.decodeString(key)
+            case (8, "metadata"): metadata = try value.decodeModel(key, as: MediaMetadata.self).map(IndirectBox.init)
             case (8, "duration"): duration = try value.decodeDouble(key)
-            case (6, "tracks"): tracks = try value.decodeModels(key) ?? []
+            case (6, "tracks"): tracks = try value.decodeModels(key)
             case (14, "textTrackStyle"): textTrackStyle = value.decodeAny()
             case (10, "customData"): customData = value.decodeAny()
             case (13, "mediaCategory"): mediaCategory = try value.decodeEnum(key)
             case (6, "entity"): entity = try value.decodeString(key)
-            default: extra.append(key: key, value: value)
+            default: extra.append(key: key, value: value.jsonValue)
             }
         }
         self.contentId = try requireKey(contentId, "contentId")
+        self.contentUrl = contentUrl
+        self.streamType = streamType ?? .buffered
+        self.contentType = contentType ?? ""
+        self._metadata = metadata
+        self.duration = duration
+        self.tracks = tracks ?? []
+        self.textTrackStyle = textTrackStyle
+        self.customData = customData
+        self.mediaCategory = mediaCategory
+        self.entity = entity
+        self.extra = extra
     }
 
     public var json: JSONValue {

@@ -4,7 +4,7 @@
 /// one (0 = unsolicited broadcast). Commands on an existing session need `mediaSessionId` (from
 /// ``MediaStatus``); PLAY/PAUSE/STOP/GET_STATUS tolerate its absence. Unknown `type`s decode as
 /// ``unknown(type:json:)`` and re-encode unchanged.
-public enum MediaMessage: CastPayloadModel, Hashable {
+public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
     case load(LoadRequest)
     case play(requestId: RequestID, mediaSessionId: Int?)
     case pause(requestId: RequestID, mediaSessionId: Int?)
@@ -31,16 +31,20 @@ public enum MediaMessage: CastPayloadModel, Hashable {
     case unknown(type: String, json: JSONValue)
 
     public init(json: JSONValue) throws(CastPayloadError) {
-        let object = try json.modelObject()
+        try self.init(source: json)
+    }
+
+    init<Source: JSONDecodingSource>(source: Source) throws(CastPayloadError) {
+        let object = try source.modelObject()
         let type = try object["type"]?.decodeString("type") ?? ""
         switch (type.utf8.count, type) {
-        case (4, "LOAD"): self = .load(try LoadRequest(json: json))
-        case (4, "SEEK"): self = .seek(try SeekRequest(json: json))
-        case (10, "QUEUE_LOAD"): self = .queueLoad(try QueueLoadRequest(json: json))
-        case (12, "QUEUE_INSERT"): self = .queueInsert(try QueueInsertRequest(json: json))
-        case (12, "QUEUE_UPDATE"): self = .queueUpdate(try QueueUpdateRequest(json: json))
-        case (12, "QUEUE_REMOVE"): self = .queueRemove(try QueueRemoveRequest(json: json))
-        case (13, "QUEUE_REORDER"): self = .queueReorder(try QueueReorderRequest(json: json))
+        case (4, "LOAD"): self = .load(try LoadRequest(json: source.jsonValue))
+        case (4, "SEEK"): self = .seek(try SeekRequest(json: source.jsonValue))
+        case (10, "QUEUE_LOAD"): self = .queueLoad(try QueueLoadRequest(json: source.jsonValue))
+        case (12, "QUEUE_INSERT"): self = .queueInsert(try QueueInsertRequest(json: source.jsonValue))
+        case (12, "QUEUE_UPDATE"): self = .queueUpdate(try QueueUpdateRequest(json: source.jsonValue))
+        case (12, "QUEUE_REMOVE"): self = .queueRemove(try QueueRemoveRequest(json: source.jsonValue))
+        case (13, "QUEUE_REORDER"): self = .queueReorder(try QueueReorderRequest(json: source.jsonValue))
         case (12, "MEDIA_STATUS"):
             let requestID = try object["requestId"]?.decodeRequestID()
             let status: [MediaStatus]? = try object["status"]?.decodeModels("status")
@@ -81,17 +85,19 @@ public enum MediaMessage: CastPayloadModel, Hashable {
             self = .invalidRequest(requestId: try object["requestId"]?.decodeRequestID(),
                                    reason: try object["reason"]?.decodeEnum("reason"))
         case (5, "ERROR"):
-            self = .error(object.removingType())
+            self = .error(try source.jsonValue.modelObject().removingType())
         default:
-            self = .unknown(type: type, json: json)
+            self = .unknown(type: type, json: source.jsonValue)
         }
     }
 
-    static func requiredRequestID(_ object: JSONObject) throws(CastPayloadError) -> RequestID {
+    static func requiredRequestID<Object: JSONDecodingObject>(_ object: Object) throws(CastPayloadError) -> RequestID
+    where Object.MemberValue: JSONDecodingSource {
         try requireKey(try object["requestId"]?.decodeRequestID(), "requestId")
     }
 
-    static func requiredSessionID(_ object: JSONObject) throws(CastPayloadError) -> Int {
+    static func requiredSessionID<Object: JSONDecodingObject>(_ object: Object) throws(CastPayloadError) -> Int
+    where Object.MemberValue: JSONDecodingSource {
         try requireKey(try object["mediaSessionId"]?.decodeInt("mediaSessionId"), "mediaSessionId")
     }
 }

@@ -5,7 +5,7 @@
 /// `media` may be absent (Spotify): use ``effectiveMedia``. Right after a LOAD the top-level state
 /// is `IDLE` without `idleReason` while `extendedStatus` says `LOADING`: use ``isLoading`` before
 /// treating IDLE as finished. Unknown keys are ignored; free-form members stay JSON.
-public struct MediaStatus: CastPayloadModel, Hashable {
+public struct MediaStatus: CastPayloadModel, JSONSourceDecodable, Hashable {
     public var mediaSessionId: Int
     public var playerState: PlayerState
     /// Only when `playerState` is IDLE.
@@ -60,39 +60,81 @@ public struct MediaStatus: CastPayloadModel, Hashable {
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
+        try self.init(source: json)
+    }
+
+    /// Decodes into locals and initializes every stored property once at the end: a delegating
+    /// `self.init(…)` followed by mutations makes the optimizer copy the whole struct.
+    init<Source: JSONDecodingSource>(source json: Source) throws(CastPayloadError) {
         var mediaSessionId: Int?
         var playerState: PlayerState?
-        var status = MediaStatus(mediaSessionId: 0, playerState: .idle)
+        var idleReason: IdleReason?
+        var currentTime: Double = 0
+        var playbackRate: Double = 1
+        var supportedMediaCommands: SupportedMediaCommands = []
+        var volume: Volume?
+        // Boxed as soon as decoded: a large optional struct carried through the loop gets moved
+        // with memcpy on every iteration.
+        var media: IndirectBox<MediaInformation>?
+        var extendedStatus: IndirectBox<ExtendedMediaStatus>?
+        var currentItemId: Int?
+        var loadingItemId: Int?
+        var preloadedItemId: Int?
+        var repeatMode: RepeatMode?
+        var items: [QueueItem]?
+        var queueData: JSONValue?
+        var activeTrackIds: [Int]?
+        var videoInfo: IndirectBox<VideoInfo>?
+        var customData: JSONValue?
+        var breakStatus: JSONValue?
+        var liveSeekableRange: JSONValue?
         for (key, value) in try json.modelObject() {
             switch (key.utf8.count, key) {
             case (14, "mediaSessionId"): mediaSessionId = try value.decodeInt(key)
             case (11, "playerState"): playerState = try value.decodeEnum(key)
-            case (10, "idleReason"): status.idleReason = try value.decodeEnum(key)
-            case (11, "currentTime"): status.currentTime = try value.decodeDouble(key) ?? 0
-            case (12, "playbackRate"): status.playbackRate = try value.decodeDouble(key) ?? 1
+            case (10, "idleReason"): idleReason = try value.decodeEnum(key)
+            case (11, "currentTime"): currentTime = try value.decodeDouble(key) ?? 0
+            case (12, "playbackRate"): playbackRate = try value.decodeDouble(key) ?? 1
             case (22, "supportedMediaCommands"):
                 let bits = try value.decodeInt(key) ?? 0
-                status.supportedMediaCommands = SupportedMediaCommands(rawValue: UInt64(bitPattern: Int64(bits)))
-            case (6, "volume"): status.volume = try value.decodeModel(key)
-            case (5, "media"): status.media = try value.decodeModel(key)
-            case (14, "extendedStatus"): status.extendedStatus = try value.decodeModel(key)
-            case (13, "currentItemId"): status.currentItemId = try value.decodeInt(key)
-            case (13, "loadingItemId"): status.loadingItemId = try value.decodeInt(key)
-            case (15, "preloadedItemId"): status.preloadedItemId = try value.decodeInt(key)
-            case (10, "repeatMode"): status.repeatMode = try value.decodeEnum(key)
-            case (5, "items"): status.items = try value.decodeModels(key)
-            case (9, "queueData"): status.queueData = value.decodeAny()
-            case (14, "activeTrackIds"): status.activeTrackIds = try value.decodeInts(key)
-            case (9, "videoInfo"): status.videoInfo = try value.decodeModel(key)
-            case (10, "customData"): status.customData = value.decodeAny()
-            case (11, "breakStatus"): status.breakStatus = value.decodeAny()
-            case (17, "liveSeekableRange"): status.liveSeekableRange = value.decodeAny()
+                supportedMediaCommands = SupportedMediaCommands(rawValue: UInt64(bitPattern: Int64(bits)))
+            case (6, "volume"): volume = try value.decodeModel(key)
+            case (5, "media"): media = try value.decodeModel(key, as: MediaInformation.self).map(IndirectBox.init)
+            case (14, "extendedStatus"): extendedStatus = try value.decodeModel(key, as: ExtendedMediaStatus.self).map(IndirectBox.init)
+            case (13, "currentItemId"): currentItemId = try value.decodeInt(key)
+            case (13, "loadingItemId"): loadingItemId = try value.decodeInt(key)
+            case (15, "preloadedItemId"): preloadedItemId = try value.decodeInt(key)
+            case (10, "repeatMode"): repeatMode = try value.decodeEnum(key)
+            case (5, "items"): items = try value.decodeModels(key)
+            case (9, "queueData"): queueData = value.decodeAny()
+            case (14, "activeTrackIds"): activeTrackIds = try value.decodeInts(key)
+            case (9, "videoInfo"): videoInfo = try value.decodeModel(key, as: VideoInfo.self).map(IndirectBox.init)
+            case (10, "customData"): customData = value.decodeAny()
+            case (11, "breakStatus"): breakStatus = value.decodeAny()
+            case (17, "liveSeekableRange"): liveSeekableRange = value.decodeAny()
             default: break
             }
         }
-        status.mediaSessionId = try requireKey(mediaSessionId, "mediaSessionId")
-        status.playerState = try requireKey(playerState, "playerState")
-        self = status
+        self.mediaSessionId = try requireKey(mediaSessionId, "mediaSessionId")
+        self.playerState = try requireKey(playerState, "playerState")
+        self.idleReason = idleReason
+        self.currentTime = currentTime
+        self.playbackRate = playbackRate
+        self.supportedMediaCommands = supportedMediaCommands
+        self.volume = volume
+        self._media = media
+        self._extendedStatus = extendedStatus
+        self.currentItemId = currentItemId
+        self.loadingItemId = loadingItemId
+        self.preloadedItemId = preloadedItemId
+        self.repeatMode = repeatMode
+        self.items = items
+        self.queueData = queueData
+        self.activeTrackIds = activeTrackIds
+        self._videoInfo = videoInfo
+        self.customData = customData
+        self.breakStatus = breakStatus
+        self.liveSeekableRange = liveSeekableRange
     }
 
     public var json: JSONValue {

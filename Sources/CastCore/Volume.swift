@@ -2,7 +2,7 @@
 /// target of SET_VOLUME (send either `level` or `muted`).
 ///
 /// Devices report float32-rounded levels (`0.44999998807907104`); compare with a tolerance.
-public struct Volume: CastPayloadModel, Hashable {
+public struct Volume: CastPayloadModel, JSONSourceDecodable, Hashable {
     /// 0…1.
     public var level: Double?
     public var muted: Bool?
@@ -19,6 +19,10 @@ public struct Volume: CastPayloadModel, Hashable {
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
+        try self.init(source: json)
+    }
+
+    init<Source: JSONDecodingSource>(source json: Source) throws(CastPayloadError) {
         self.init()
         for (key, value) in try json.modelObject() {
             switch (key.utf8.count, key) {

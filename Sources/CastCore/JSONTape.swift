@@ -1,0 +1,278 @@
+/// One parsed JSON value (or object key) on the parser's tape: 16 bytes, trivial.
+///
+/// `header` holds the tag in bits 0–6, ``nonASCIIFlag`` in bit 7 and a length or child count
+/// from bit 8 up. `payload` holds: the integer / double bits; for strings the byte offset into
+/// the input (or, for ``escapedStringTag``, into the parser's scratch bytes); for containers the
+/// tape index just past their last descendant (so a container is skipped in one step).
+/// Containers are followed by their children in order; object members are key, value, key, …
+struct JSONTapeEntry {
+    var header: UInt64
+    var payload: UInt64
+
+    static let nullTag: UInt64 = 0
+    static let falseTag: UInt64 = 1
+    static let trueTag: UInt64 = 2
+    static let intTag: UInt64 = 3
+    static let doubleTag: UInt64 = 4
+    static let stringTag: UInt64 = 5
+    static let escapedStringTag: UInt64 = 6
+    static let arrayTag: UInt64 = 7
+    static let objectTag: UInt64 = 8
+    /// Strings: the bytes may contain non-ASCII (set for every escaped string).
+    static let nonASCIIFlag: UInt64 = 0x80
+    static let lengthShift: UInt64 = 8
+
+    @inline(__always) var tag: UInt64 { header & 0x7F }
+    /// String byte length or container child count.
+    @inline(__always) var length: Int { Int(truncatingIfNeeded: header >> Self.lengthShift) }
+    @inline(__always) var isASCII: Bool { header & Self.nonASCIIFlag == 0 }
+}
+
+/// Everything a ``JSONTapeValue`` needs to read a parsed document; lives on the stack of
+/// ``JSONParser/withDocument(_:_:)`` for as long as the tape does.
+struct JSONTapeDocument {
+    let tape: UnsafePointer<JSONTapeEntry>
+    let input: UnsafePointer<UInt8>
+    let scratch: UnsafePointer<UInt8>?
+    let table: JSONStringTable
+
+    /// The bytes of the string entry at `position`.
+    @inline(__always)
+    func stringBytes(_ entry: JSONTapeEntry) -> UnsafePointer<UInt8> {
+        if entry.tag == JSONTapeEntry.stringTag { return input + Int(truncatingIfNeeded: entry.payload) }
+        // Escaped strings always have at least the escape's byte in scratch, unless empty.
+        guard let scratch else { return input }
+        return scratch + Int(truncatingIfNeeded: entry.payload)
+    }
+
+    /// The string entry at `position` as a `String` (interned when it is a well-known one).
+    @inline(__always)
+    func string(at position: Int) -> String {
+        let entry = tape[position]
+        let start = stringBytes(entry)
+        let length = entry.length
+        if let known = table.lookup(start, length) { return known }
+        return String(decoding: UnsafeBufferPointer(start: start, count: length), as: UTF8.self)
+    }
+
+    /// The tape index after the value at `position` (and all its descendants).
+    @inline(__always)
+    func skip(_ position: Int) -> Int {
+        let entry = tape[position]
+        return entry.tag >= JSONTapeEntry.arrayTag ? Int(truncatingIfNeeded: entry.payload) : position &+ 1
+    }
+
+    /// Whether the key entry at `position` equals `key` (`String` equality).
+    @inline(__always)
+    func key(at position: Int, equals key: UnsafeBufferPointer<UInt8>, keyIsASCII: Bool, _ keyString: String) -> Bool {
+        let entry = tape[position]
+        if entry.isASCII && keyIsASCII {
+            // Two ASCII strings are equal exactly when their bytes are.
+            return entry.length == key.count && memcmpBytes(stringBytes(entry), key.baseAddress.unsafelyUnwrapped, key.count)
+        }
+        return string(at: position) == keyString
+    }
+
+    /// Builds the `JSONValue` tree of the value at `position`.
+    func materialize(_ position: Int) -> JSONValue {
+        let entry = tape[position]
+        switch entry.tag {
+        case JSONTapeEntry.nullTag: return .null
+        case JSONTapeEntry.falseTag: return .bool(false)
+        case JSONTapeEntry.trueTag: return .bool(true)
+        case JSONTapeEntry.intTag: return .int(Int64(bitPattern: entry.payload))
+        case JSONTapeEntry.doubleTag: return .double(Double(bitPattern: entry.payload))
+        case JSONTapeEntry.stringTag, JSONTapeEntry.escapedStringTag: return .string(string(at: position))
+        case JSONTapeEntry.arrayTag:
+            let count = entry.length
+            guard count > 0 else { return .array([]) }
+            var elements: [JSONValue] = []
+            elements.reserveCapacity(count)
+            var child = position &+ 1
+            for _ in 0..<count {
+                elements.append(materialize(child))
+                child = skip(child)
+            }
+            return .array(elements)
+        default:
+            let count = entry.length
+            guard count > 0 else { return .object(JSONObject()) }
+            var members: [JSONObject.Member] = []
+            members.reserveCapacity(count)
+            var child = position &+ 1
+            for _ in 0..<count {
+                members.append(JSONObject.Member(key: string(at: child), value: materialize(child &+ 1)))
+                child = skip(child &+ 1)
+            }
+            return .object(JSONObject(members: members))
+        }
+    }
+}
+
+/// A borrowed view of one value of a parsed document (valid only inside
+/// ``JSONParser/withDocument(_:_:)``). The payload models decode from it exactly as from a
+/// ``JSONValue`` (same code, see ``JSONDecodingSource``) without building the tree.
+struct JSONTapeValue {
+    let document: UnsafePointer<JSONTapeDocument>
+    let position: Int
+
+    @inline(__always)
+    var entry: JSONTapeEntry { document.pointee.tape[position] }
+}
+
+extension JSONTapeValue: JSONDecodingSource {
+    @inline(__always)
+    var isNull: Bool { entry.tag == JSONTapeEntry.nullTag }
+
+    var jsonValue: JSONValue { document.pointee.materialize(position) }
+
+    @inline(__always)
+    func modelObject() throws(CastPayloadError) -> JSONTapeObject {
+        let entry = entry
+        guard entry.tag == JSONTapeEntry.objectTag else { throw .typeMismatch(expected: "an object", found: jsonValue) }
+        return JSONTapeObject(document: document, position: position, count: entry.length)
+    }
+
+    @inline(__always)
+    func arrayElements() -> JSONTapeElements? {
+        let entry = entry
+        guard entry.tag == JSONTapeEntry.arrayTag else { return nil }
+        return JSONTapeElements(document: document, position: position, count: entry.length)
+    }
+
+    @inline(__always)
+    func decodeString(_ key: String?) throws(CastPayloadError) -> String? {
+        switch entry.tag {
+        case JSONTapeEntry.stringTag, JSONTapeEntry.escapedStringTag: return document.pointee.string(at: position)
+        case JSONTapeEntry.nullTag: return nil
+        default: throw .typeMismatch(expected: "a string", found: jsonValue, key: key)
+        }
+    }
+
+    @inline(__always)
+    func decodeInt(_ key: String?) throws(CastPayloadError) -> Int? {
+        let entry = entry
+        switch entry.tag {
+        case JSONTapeEntry.intTag: return Int(truncatingIfNeeded: Int64(bitPattern: entry.payload))
+        case JSONTapeEntry.doubleTag:
+            if let integer = Int(exactly: Double(bitPattern: entry.payload)) { return integer }
+            throw .typeMismatch(expected: "an integer", found: jsonValue, key: key)
+        case JSONTapeEntry.nullTag: return nil
+        default: throw .typeMismatch(expected: "an integer", found: jsonValue, key: key)
+        }
+    }
+
+    @inline(__always)
+    func decodeDouble(_ key: String?) throws(CastPayloadError) -> Double? {
+        let entry = entry
+        switch entry.tag {
+        case JSONTapeEntry.doubleTag: return Double(bitPattern: entry.payload)
+        case JSONTapeEntry.intTag: return Double(Int64(bitPattern: entry.payload))
+        case JSONTapeEntry.nullTag: return nil
+        default: throw .typeMismatch(expected: "a number", found: jsonValue, key: key)
+        }
+    }
+
+    @inline(__always)
+    func decodeBool(_ key: String?) throws(CastPayloadError) -> Bool? {
+        switch entry.tag {
+        case JSONTapeEntry.trueTag: return true
+        case JSONTapeEntry.falseTag: return false
+        case JSONTapeEntry.nullTag: return nil
+        case JSONTapeEntry.stringTag, JSONTapeEntry.escapedStringTag:
+            switch document.pointee.string(at: position) {
+            case "true": return true
+            case "false": return false
+            default: break
+            }
+        default: break
+        }
+        throw .typeMismatch(expected: "a boolean", found: jsonValue, key: key)
+    }
+}
+
+/// The members of an object on the tape, in order; keys become `String`s as they are visited.
+struct JSONTapeObject: JSONDecodingObject {
+    let document: UnsafePointer<JSONTapeDocument>
+    let position: Int
+    let count: Int
+
+    struct Iterator: IteratorProtocol {
+        let document: UnsafePointer<JSONTapeDocument>
+        var position: Int
+        var remaining: Int
+
+        @inline(__always)
+        mutating func next() -> (key: String, value: JSONTapeValue)? {
+            guard remaining > 0 else { return nil }
+            remaining &-= 1
+            let keyPosition = position
+            position = document.pointee.skip(keyPosition &+ 1)
+            return (key: document.pointee.string(at: keyPosition), value: JSONTapeValue(document: document, position: keyPosition &+ 1))
+        }
+    }
+
+    @inline(__always)
+    func makeIterator() -> Iterator { Iterator(document: document, position: position &+ 1, remaining: count) }
+
+    @inline(__always)
+    var underestimatedCount: Int { count }
+
+    /// The value of the first member named `key`.
+    subscript(key: String) -> JSONTapeValue? {
+        let found = key.utf8.withContiguousStorageIfAvailable { keyBytes -> JSONTapeValue? in
+            var keyIsASCII = true
+            for byte in keyBytes where byte >= 0x80 { keyIsASCII = false }
+            return find(key, keyBytes, keyIsASCII: keyIsASCII)
+        }
+        if let found { return found }
+        // Not contiguous (bridged strings): compare as `String`s.
+        var child = position &+ 1
+        for _ in 0..<count {
+            if document.pointee.string(at: child) == key { return JSONTapeValue(document: document, position: child &+ 1) }
+            child = document.pointee.skip(child &+ 1)
+        }
+        return nil
+    }
+
+    @inline(__always)
+    private func find(_ key: String, _ keyBytes: UnsafeBufferPointer<UInt8>, keyIsASCII: Bool) -> JSONTapeValue? {
+        let document = document
+        var child = position &+ 1
+        for _ in 0..<count {
+            if document.pointee.key(at: child, equals: keyBytes, keyIsASCII: keyIsASCII, key) {
+                return JSONTapeValue(document: document, position: child &+ 1)
+            }
+            child = document.pointee.skip(child &+ 1)
+        }
+        return nil
+    }
+}
+
+/// The elements of an array on the tape, in order.
+struct JSONTapeElements: Sequence {
+    let document: UnsafePointer<JSONTapeDocument>
+    let position: Int
+    let count: Int
+
+    struct Iterator: IteratorProtocol {
+        let document: UnsafePointer<JSONTapeDocument>
+        var position: Int
+        var remaining: Int
+
+        @inline(__always)
+        mutating func next() -> JSONTapeValue? {
+            guard remaining > 0 else { return nil }
+            remaining &-= 1
+            let current = position
+            position = document.pointee.skip(current)
+            return JSONTapeValue(document: document, position: current)
+        }
+    }
+
+    @inline(__always)
+    func makeIterator() -> Iterator { Iterator(document: document, position: position &+ 1, remaining: count) }
+
+    @inline(__always)
+    var underestimatedCount: Int { count }
+}
