@@ -24,7 +24,9 @@ protos: deps
 	@scripts/generate-protos.sh
 
 # Benchmarks (own package, release build): one JSON object per line.
+# (The cached build plan is dropped first: SwiftPM misses files added to the root package.)
 bench: deps
+	rm -f Benchmarks/.build/*.yaml Benchmarks/.build/*/*/description.json
 	$(SWIFT) run -c release --package-path Benchmarks castline-bench
 
 # Each libFuzzer target for FUZZ_SECONDS seconds.

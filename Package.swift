@@ -46,11 +46,12 @@ let package = Package(
         ),
 
         // MARK: Tests.
+        // Test helpers shared by the test targets (in-memory log sink, seeded random numbers).
         .target(name: "CastTestSupport", dependencies: ["CastLogging"], path: "Sources/CastTestSupport"),
         .testTarget(name: "CastLoggingTests", dependencies: [
             "CastLogging", "CastTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "CastCoreTests", dependencies: ["CastCore"]),
+        .testTarget(name: "CastCoreTests", dependencies: ["CastCore", "CastTestSupport"]),
         .testTarget(name: "CastProtocolTests", dependencies: [
             "CastProtocol", "CastCore", "CastLogging", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),

@@ -10,6 +10,9 @@ SECONDS_TO_RUN=${2:-20}
 SCRATCH=.build-fuzz
 flags=(-c debug --package-path Fuzz --scratch-path "$SCRATCH" -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
        -Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld)
+# SwiftPM reuses a cached build plan for a path dependency even after files were added to or
+# removed from it, and then links a stale binary: drop the plan so it is always recomputed.
+rm -f "$SCRATCH"/*.yaml "$SCRATCH"/*/*/description.json
 swift build "${flags[@]}" --product castline-fuzz 2>&1 | grep -vE 'prohibited flag|^\[|Compiling|Building|Write|Emitting|Linking|Build complete' || true
 BIN="$(swift build "${flags[@]}" --show-bin-path)/castline-fuzz"
 [ -x "$BIN" ] || { echo "fuzz: build failed" >&2; exit 1; }

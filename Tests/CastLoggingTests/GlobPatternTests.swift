@@ -1,3 +1,4 @@
+import CastTestSupport
 import Testing
 @testable import CastLogging
 
@@ -78,7 +79,7 @@ import Testing
     @Test func agreesWithReferenceMatcher() throws {
         let patternAlphabet: [String] = ["a", "b", "*", "?", "[ab]", "[!a]"]
         let nameAlphabet: [Character] = ["a", "b", "c"]
-        var generator = SplitMix(seed: 0xC0FFEE)
+        var generator = SplitMix64(seed: 0xC0FFEE)
         var checked = 0
         for _ in 0..<4000 {
             let pLength = Int(generator.next() % 6)
@@ -110,17 +111,5 @@ import Testing
         case "[!a]": return n.first.map { $0 != "a" } == true && referenceMatch(p.dropFirst(), n.dropFirst())
         default: return n.first.map { String($0) == first } == true && referenceMatch(p.dropFirst(), n.dropFirst())
         }
-    }
-}
-
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
