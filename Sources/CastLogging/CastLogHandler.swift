@@ -13,10 +13,8 @@ public struct CastLogHandler: LogHandler {
     public var metadataProvider: Logging.Logger.MetadataProvider?
     private var levelOverride: Logging.Logger.Level?
     private let handle: LogClassHandle
-    private let system: LogSystem
 
     public init(label: String, system: LogSystem = .shared, metadataProvider: Logging.Logger.MetadataProvider? = nil) {
-        self.system = system
         self.handle = system.handle(forClass: label)
         self.metadataProvider = metadataProvider
     }
@@ -47,7 +45,7 @@ public struct CastLogHandler: LogHandler {
             fields[key] = CastLogHandler.value(merged[key]!)
         }
         if let error = event.error { fields["error"] = .string(String(describing: error)) }
-        system.submit(LogRecord(
+        handle.submit(LogRecord(
             level: LogLevelMapping.level(for: event.level), className: handle.className, function: event.function,
             file: event.file, line: event.line, message: event.message.description, fields: fields))
     }

@@ -61,16 +61,37 @@ final class LogClassHandle: Sendable {
         currentDecision().rank(forFunction: function)
     }
 
-    /// Emits a record that passed the lower bound: exact function check, message patterns, sinks.
+    /// The checks after the lower bound, in filter order: the exact threshold when function rules
+    /// apply to this class, then message patterns. `functionRank` is only called when needed.
+    @inline(__always)
+    private func passesAfterLowerBound(
+        _ level: LogLevel, state: UInt64, functionRank: () -> UInt8, message: String
+    ) -> Bool {
+        if state & LogClassHandle.exactFlag == 0, level.rawValue < functionRank() { return false }
+        if state & LogClassHandle.patternsFlag != 0, !filter.passesMessagePatterns(message) { return false }
+        return true
+    }
+
+    /// Emits a ``Logger`` statement that passed the lower bound.
     @usableFromInline
     func emit(
         _ level: LogLevel, state: UInt64, message: String, fields: LogFields,
         function: StaticString, file: StaticString, line: UInt
     ) {
-        if state & LogClassHandle.exactFlag == 0, level.rawValue < rank(forFunction: function) { return }
-        if state & LogClassHandle.patternsFlag != 0, !filter.passesMessagePatterns(message) { return }
+        guard passesAfterLowerBound(level, state: state, functionRank: { rank(forFunction: function) }, message: message)
+        else { return }
         system.dispatch(LogRecord(
             level: level, className: className, staticFunction: function, staticFile: file, line: line,
             message: message, fields: fields))
+    }
+
+    /// Filters a ready-made record of this class through every check and dispatches it.
+    func submit(_ record: LogRecord) {
+        let state = state()
+        guard record.level.rawValue >= UInt8(truncatingIfNeeded: state),
+              passesAfterLowerBound(record.level, state: state, functionRank: { rank(forFunction: record.function) },
+                                    message: record.message)
+        else { return }
+        system.dispatch(record)
     }
 }

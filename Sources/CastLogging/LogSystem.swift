@@ -78,12 +78,7 @@ public final class LogSystem: Sendable {
 
     /// Filters a ready-made record (swift-log bridge, plugins, traffic logs) and dispatches it.
     public func submit(_ record: LogRecord) {
-        let handle = handle(forClass: record.className)
-        let state = handle.state()
-        guard record.level.rawValue >= UInt8(truncatingIfNeeded: state) else { return }
-        if state & LogClassHandle.exactFlag == 0, record.level.rawValue < handle.rank(forFunction: record.function) { return }
-        if state & LogClassHandle.patternsFlag != 0, !filter.passesMessagePatterns(record.message) { return }
-        dispatch(record)
+        handle(forClass: record.className).submit(record)
     }
 
     /// Waits until every sink wrote and flushed what was queued. False if a sink timed out.
