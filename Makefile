@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test check-protos protos bench fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench fuzz-smoke demo clean
 
 deps:
 	@scripts/install-deps.sh
@@ -11,10 +11,18 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# Builds and runs every test; Swift Testing's closing line carries the test count.
+# Builds and runs every test; Swift Testing's closing line carries the test count. Then the
+# conformance suite: unmodified pychromecast, catt and VLC against the built `castline sim`
+# (pytest; needs root for network namespaces).
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	CASTLINE_BIN="$$($(SWIFT) build --show-bin-path)/castline" .venv/bin/python -m pytest -q -p no:cacheprovider Tests/Conformance
+
+# Only the conformance suite (after a build).
+conformance: deps
+	$(SWIFT) build --product castline
+	CASTLINE_BIN="$$($(SWIFT) build --show-bin-path)/castline" .venv/bin/python -m pytest -q -p no:cacheprovider Tests/Conformance
 
 # CI check that the committed generated protobuf code is current.
 check-protos: deps

@@ -12,11 +12,16 @@ let package = Package(
         .library(name: "CastLogging", targets: ["CastLogging"]),
         .library(name: "CastCore", targets: ["CastCore"]),
         .library(name: "CastProtocol", targets: ["CastProtocol"]),
+        .library(name: "CastReceiverSim", targets: ["CastReceiverSim"]),
+        .library(name: "CastReceiverSimServer", targets: ["CastReceiverSimServer"]),
+        .executable(name: "castline", targets: ["castline"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // MARK: System libraries (module map + pkg-config) and the C shim for variadic calls.
@@ -45,6 +50,40 @@ let package = Package(
             ]
         ),
 
+        // System OpenSSL behind a Swift-only surface (keys, X.509, signatures). Never imported
+        // together with BoringSSL (NIOSSL) in one module: see ARCHITECTURE.md.
+        .target(name: "SystemCrypto", dependencies: ["COpenSSL"]),
+
+        // MARK: Receiver simulator.
+        // Pure device/app/media state machines: no sockets, driven by messages and a clock.
+        .target(
+            name: "CastReceiverSim",
+            dependencies: ["CastProtocol", "CastCore", "CastLogging"]
+        ),
+        // The simulator on real sockets: TLS 8009, eureka_info on 8008/8443, mDNS via avahi,
+        // device auth, fault injection, control socket, frame log.
+        .target(
+            name: "CastReceiverSimServer",
+            dependencies: [
+                "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto", "CAvahi",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+
+        // MARK: The command-line tool.
+        .executableTarget(
+            name: "castline",
+            dependencies: [
+                "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+
         // MARK: Tests.
         // Test helpers shared by the test targets (in-memory log sink, seeded random numbers).
         .target(name: "CastTestSupport", dependencies: ["CastLogging"], path: "Sources/CastTestSupport"),
@@ -56,6 +95,18 @@ let package = Package(
             "CastProtocol", "CastCore", "CastLogging", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ]),
+        .testTarget(name: "SystemCryptoTests", dependencies: ["SystemCrypto"]),
+        .testTarget(name: "CastReceiverSimTests", dependencies: [
+            "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging", "CastTestSupport",
+        ]),
+        .testTarget(name: "CastReceiverSimServerTests", dependencies: [
+            "CastReceiverSimServer", "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
+            "CastTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
         .testTarget(name: "SystemLibraryTests", dependencies: [

@@ -3,6 +3,8 @@
 #   C libraries:   libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev (+ pkg-config)
 #   code generator: protobuf-compiler
 #   daemons used by integration tests: avahi-daemon dbus systemd (journald) iproute2 (netns)
+#   conformance clients: VLC (vlc-bin + vlc-plugin-base: the Chromecast stream output), Python 3
+#   with venv; pychromecast, catt and pytest from PyPI into .venv (Tests/Conformance/requirements.txt)
 # Daemons are installed but never started by the package scripts: a temporary policy-rc.d
 # forbids it (avahi must never come up on eth0; tests start their own, confined to lo/veth).
 # Swift itself (6.x at /opt/swift or on PATH) is a prerequisite, not installed here.
@@ -10,7 +12,8 @@ set -euo pipefail
 
 APT_PACKAGES=(
   pkg-config libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev protobuf-compiler
-  avahi-daemon dbus systemd iproute2
+  avahi-daemon avahi-utils dbus systemd iproute2
+  python3 python3-venv vlc-bin vlc-plugin-base util-linux
 )
 
 missing=()
@@ -43,3 +46,14 @@ command -v swift >/dev/null || { echo "install-deps: swift not found on PATH (ex
 for pc in avahi-client libsystemd jansson openssl; do
   pkg-config --exists "$pc" || { echo "install-deps: pkg-config cannot find $pc after install" >&2; exit 1; }
 done
+
+# Python conformance clients, pinned, in the repository's own virtual environment.
+VENV="$(cd "$(dirname "$0")/.." && pwd)/.venv"
+REQUIREMENTS="$(cd "$(dirname "$0")/.." && pwd)/Tests/Conformance/requirements.txt"
+stamp="$VENV/.requirements"
+if [ ! -x "$VENV/bin/python" ] || ! cmp -s "$REQUIREMENTS" "$stamp"; then
+  echo "install-deps: creating $VENV with $(grep -v '^#' "$REQUIREMENTS" | tr '\n' ' ')"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQUIREMENTS"
+  cp "$REQUIREMENTS" "$stamp"
+fi

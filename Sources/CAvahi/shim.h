@@ -7,3 +7,5 @@
 #include <avahi-common/simple-watch.h>
 #include <avahi-common/thread-watch.h>
 #include <avahi-common/strlst.h>
+#include <avahi-common/alternative.h>
+#include <avahi-common/address.h>

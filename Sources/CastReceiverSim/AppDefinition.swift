@@ -1,0 +1,97 @@
+import CastCore
+
+/// One app of a simulated device's catalogue. Value type.
+public struct AppDefinition: Sendable, Hashable {
+    public var appId: String
+    public var displayName: String
+    /// Announced in RECEIVER_STATUS `applications[].namespaces` (custom namespaces are added when
+    /// missing). The media namespace makes the app a media player.
+    public var namespaces: [CastNamespace]
+    /// MEDIA_STATUS `supportedMediaCommands` (queue next/prev bits are added while the queue has
+    /// more than one item).
+    public var supportedMediaCommands: SupportedMediaCommands
+    /// How the app answers on its own namespaces. A namespace in ``namespaces`` that is neither
+    /// media nor listed here echoes.
+    public var customNamespaces: [CustomNamespaceBehaviour]
+    public var iconUrl: String
+    /// The ambient app: reported with `isIdleScreen: true`; does not make the device busy.
+    public var isIdleScreen: Bool
+
+    public init(
+        appId: String, displayName: String, namespaces: [CastNamespace] = [],
+        supportedMediaCommands: SupportedMediaCommands = .allBasicMedia, customNamespaces: [CustomNamespaceBehaviour] = [],
+        iconUrl: String = "", isIdleScreen: Bool = false
+    ) {
+        self.appId = appId
+        self.displayName = displayName
+        self.namespaces = namespaces
+        self.supportedMediaCommands = supportedMediaCommands
+        self.customNamespaces = customNamespaces
+        self.iconUrl = iconUrl
+        self.isIdleScreen = isIdleScreen
+    }
+
+    /// `true` when the app declares `urn:x-cast:com.google.cast.media`.
+    public var isMediaPlayer: Bool { namespaces.contains(.media) }
+
+    /// ``namespaces`` plus the custom namespaces not already listed, in order.
+    public var announcedNamespaces: [CastNamespace] {
+        var result = namespaces
+        for custom in customNamespaces where !result.contains(custom.namespace) { result.append(custom.namespace) }
+        return result
+    }
+
+    /// How the app answers on `namespace`; nil when it does not handle it (media included: the
+    /// media player handles that one).
+    public func behaviour(for namespace: CastNamespace) -> CustomNamespaceBehaviour.Mode? {
+        guard namespace != .media else { return nil }
+        if let custom = customNamespaces.first(where: { $0.namespace == namespace }) { return custom.mode }
+        return namespaces.contains(namespace) ? .echo : nil
+    }
+
+    /// The Default Media Receiver (`CC1AD845`), with the namespaces a 2020 firmware announces and
+    /// `supportedMediaCommands` 274447 (ALL_BASIC_MEDIA | STREAM_TRANSFER). Its platform side
+    /// channels (cac, debugoverlay, broadcast) stay silent.
+    public static let defaultMediaReceiver = AppDefinition(
+        appId: "CC1AD845", displayName: "Default Media Receiver",
+        namespaces: [
+            "urn:x-cast:com.google.cast.cac", "urn:x-cast:com.google.cast.debugoverlay",
+            "urn:x-cast:com.google.cast.broadcast", .media,
+        ],
+        supportedMediaCommands: [.allBasicMedia, .streamTransfer],
+        customNamespaces: [
+            CustomNamespaceBehaviour(namespace: "urn:x-cast:com.google.cast.cac", mode: .silent),
+            CustomNamespaceBehaviour(namespace: "urn:x-cast:com.google.cast.debugoverlay", mode: .silent),
+            CustomNamespaceBehaviour(namespace: "urn:x-cast:com.google.cast.broadcast", mode: .silent),
+        ]
+    )
+
+    /// Backdrop (`E8C28D3C`), the idle-screen app. Not running unless launched.
+    public static let backdrop = AppDefinition(
+        appId: "E8C28D3C", displayName: "Backdrop", namespaces: [], supportedMediaCommands: [],
+        isIdleScreen: true
+    )
+}
+
+/// How an app answers messages on one of its own (non-media) namespaces.
+public struct CustomNamespaceBehaviour: Sendable, Hashable {
+    public var namespace: CastNamespace
+    public var mode: Mode
+
+    public init(namespace: CastNamespace, mode: Mode = .echo) {
+        self.namespace = namespace
+        self.mode = mode
+    }
+
+    public enum Mode: Sendable, Hashable {
+        /// Sends the payload back unchanged to the sender (text or binary).
+        case echo
+        /// Never answers.
+        case silent
+        /// Incoming JSON `type` → reply. The reply gets the incoming `requestId` when the
+        /// incoming message has one (and the reply is an object). A type missing from the
+        /// table, or a payload that is not a JSON object with a string `type`, is answered
+        /// `{"type":"ERROR","reason":"NOT_SUPPORTED"}` (with the `requestId` if any).
+        case scripted([String: JSONValue])
+    }
+}

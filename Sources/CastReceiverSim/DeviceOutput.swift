@@ -1,0 +1,48 @@
+import CastProtocol
+
+/// What the state machine asks the server to do. Outputs are in order; the server performs them
+/// one after the other.
+public enum DeviceOutput: Sendable, Equatable {
+    /// Frame `message` and write it on TCP connection `to`.
+    case send(CastMessage, to: SenderConnectionID)
+    /// Close the TCP connection (reboot).
+    case closeConnection(SenderConnectionID, reason: String)
+    /// Republish the mDNS TXT record (`st`, `rs`) and app subtypes.
+    case advertisementChanged(DeviceAdvertisementState)
+}
+
+/// The advertised busy state: `st` and `rs` of the TXT record.
+public struct DeviceAdvertisementState: Sendable, Equatable {
+    /// `st=1`: a (non idle-screen) app runs.
+    public var busy: Bool
+    /// `rs`: the running app's status text; empty when idle.
+    public var statusText: String
+    /// The running app, idle screen included; nil when nothing runs.
+    public var runningAppId: String?
+
+    public init(busy: Bool, statusText: String, runningAppId: String?) {
+        self.busy = busy
+        self.statusText = statusText
+        self.runningAppId = runningAppId
+    }
+
+    /// Nothing runs.
+    public static let idle = DeviceAdvertisementState(busy: false, statusText: "", runningAppId: nil)
+}
+
+extension DeviceOutput {
+    /// The message when this is `.send`.
+    public var message: CastMessage? {
+        if case .send(let message, _) = self { return message }
+        return nil
+    }
+
+    /// The connection a `.send` goes to.
+    public var connection: SenderConnectionID? {
+        switch self {
+        case .send(_, let id): return id
+        case .closeConnection(let id, _): return id
+        case .advertisementChanged: return nil
+        }
+    }
+}

@@ -1,0 +1,41 @@
+/// The identity facts of a simulated device the state machine needs. Value type.
+public struct DeviceProfile: Sendable, Hashable {
+    /// 32 lowercase hex digits, no dashes (the mDNS `id`).
+    public var uuid: String
+    public var friendlyName: String
+    public var model: String
+    /// Video devices report `isActiveInput` / `isStandBy` in RECEIVER_STATUS; audio devices do not.
+    public var isVideoDevice: Bool
+    /// Device volume at power-on (0…1). Kept across ``ReceiverDevice/reboot(now:)``.
+    public var initialVolume: Double
+    /// Drop app and platform messages from a sender that has no virtual connection (CONNECT) to
+    /// the destination, as openscreen's router does. `false` answers them anyway.
+    public var requiresVirtualConnection: Bool
+
+    public init(
+        uuid: String, friendlyName: String, model: String, isVideoDevice: Bool, initialVolume: Double = 1.0,
+        requiresVirtualConnection: Bool = true
+    ) {
+        self.uuid = uuid
+        self.friendlyName = friendlyName
+        self.model = model
+        self.isVideoDevice = isVideoDevice
+        self.initialVolume = initialVolume
+        self.requiresVirtualConnection = requiresVirtualConnection
+    }
+}
+
+/// Timing of the simulated player. Value type.
+public struct PlaybackTiming: Sendable, Hashable {
+    /// BUFFERING → PLAYING (or PAUSED without autoplay) this many seconds after a LOAD or a new
+    /// queue item.
+    public var bufferingDelay: Double = 0.2
+    /// Before the LOAD reply, send the unsolicited status real firmware sends: top-level `IDLE`
+    /// without `idleReason` and `extendedStatus.playerState: LOADING`.
+    public var sendsLoadingStatus: Bool = true
+
+    public init(bufferingDelay: Double = 0.2, sendsLoadingStatus: Bool = true) {
+        self.bufferingDelay = bufferingDelay
+        self.sendsLoadingStatus = sendsLoadingStatus
+    }
+}

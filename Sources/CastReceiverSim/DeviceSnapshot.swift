@@ -1,0 +1,99 @@
+import CastCore
+
+/// What a device is doing, for `list sessions` and tests. Value type; ``json`` for the control
+/// socket.
+public struct DeviceSnapshot: Sendable, Equatable {
+    public struct App: Sendable, Equatable {
+        public var appId: String
+        public var displayName: String
+        public var sessionId: String
+        public var transportId: String
+        public var isIdleScreen: Bool
+    }
+
+    /// One virtual connection.
+    public struct Sender: Sendable, Equatable {
+        public var connection: SenderConnectionID
+        public var senderId: String
+        /// `receiver-0` or the app's transportId.
+        public var endpoint: String
+        public var connType: ConnectionType
+        public var userAgent: String?
+    }
+
+    public struct Media: Sendable, Equatable {
+        public var mediaSessionId: Int
+        public var playerState: PlayerState
+        public var currentTime: Double
+        public var playbackRate: Double
+        public var contentId: String
+        public var contentType: String
+        public var title: String?
+        public var currentItemId: Int?
+        public var itemCount: Int
+        public var repeatMode: RepeatMode
+    }
+
+    public var uuid: String
+    public var friendlyName: String
+    public var app: App?
+    /// Open TCP connections, in id order.
+    public var connections: [SenderConnectionID]
+    /// Virtual connections, in opening order.
+    public var senders: [Sender]
+    public var media: Media?
+    /// Device volume.
+    public var volume: Volume
+    public var advertisement: DeviceAdvertisementState
+    /// Messages dropped without a reply: unknown namespace or destination, no virtual connection.
+    public var ignoredMessages: Int
+    /// Requests answered with an error (INVALID_REQUEST, LAUNCH_ERROR, INVALID_PLAYER_STATE, LOAD_FAILED).
+    public var rejectedMessages: Int
+    /// Set by ``ReceiverDevice/failNextLoad(_:)`` and not yet used.
+    public var pendingLoadFailure: DetailedErrorCode?
+
+    public var json: JSONValue {
+        var object = JSONObject()
+        object.append(key: "uuid", value: .string(uuid))
+        object.append(key: "friendlyName", value: .string(friendlyName))
+        if let app {
+            object.append(key: "app", value: [
+                "appId": .string(app.appId), "displayName": .string(app.displayName), "sessionId": .string(app.sessionId),
+                "transportId": .string(app.transportId), "isIdleScreen": .bool(app.isIdleScreen),
+            ])
+        } else {
+            object.append(key: "app", value: .null)
+        }
+        object.append(key: "connections", value: .array(connections.map { .int(Int64($0.rawValue)) }))
+        object.append(key: "senders", value: .array(senders.map { sender in
+            var entry: JSONObject = [
+                "connection": .int(Int64(sender.connection.rawValue)), "senderId": .string(sender.senderId),
+                "endpoint": .string(sender.endpoint), "connType": .int(Int64(sender.connType.rawValue)),
+            ]
+            if let agent = sender.userAgent { entry.set("userAgent", .string(agent)) }
+            return .object(entry)
+        }))
+        if let media {
+            var entry: JSONObject = [
+                "mediaSessionId": .int(Int64(media.mediaSessionId)), "playerState": .string(media.playerState.rawValue),
+                "currentTime": .double(media.currentTime), "playbackRate": .double(media.playbackRate),
+                "contentId": .string(media.contentId), "contentType": .string(media.contentType),
+                "itemCount": .int(Int64(media.itemCount)), "repeatMode": .string(media.repeatMode.rawValue),
+            ]
+            if let title = media.title { entry.set("title", .string(title)) }
+            if let item = media.currentItemId { entry.set("currentItemId", .int(Int64(item))) }
+            object.append(key: "media", value: .object(entry))
+        } else {
+            object.append(key: "media", value: .null)
+        }
+        object.append(key: "volume", value: ["level": .double(volume.level ?? 1), "muted": .bool(volume.muted ?? false)])
+        object.append(key: "advertisement", value: [
+            "busy": .bool(advertisement.busy), "statusText": .string(advertisement.statusText),
+            "runningAppId": advertisement.runningAppId.map { .string($0) } ?? .null,
+        ])
+        object.append(key: "ignoredMessages", value: .int(Int64(ignoredMessages)))
+        object.append(key: "rejectedMessages", value: .int(Int64(rejectedMessages)))
+        object.append(key: "pendingLoadFailure", value: pendingLoadFailure.map { .int(Int64($0.rawValue)) } ?? .null)
+        return .object(object)
+    }
+}

@@ -1,0 +1,35 @@
+/// Deterministic ids for one device: session/transport UUIDs and shuffle order, from a seed
+/// (SplitMix64). Value type.
+struct IdentifierGenerator: Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A random (version 4, RFC 4122 variant) UUID in lowercase 8-4-4-4-12 form.
+    mutating func uuid() -> String {
+        let high = (next() & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
+        let low = (next() & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+        let hex = Self.hex(high, digits: 16) + Self.hex(low, digits: 16)
+        let characters = Array(hex)
+        func part(_ range: Range<Int>) -> String { String(characters[range]) }
+        return [part(0..<8), part(8..<12), part(12..<16), part(16..<20), part(20..<32)].joined(separator: "-")
+    }
+
+    /// A value in `0..<bound` (bound > 0).
+    mutating func below(_ bound: Int) -> Int {
+        Int(next() % UInt64(bound))
+    }
+
+    static func hex(_ value: UInt64, digits: Int) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+}

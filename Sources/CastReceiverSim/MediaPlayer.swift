@@ -1,0 +1,268 @@
+import CastCore
+import CastLogging
+import CastProtocol
+
+/// The media namespace of a running media app: LOAD, transport controls, queue, clock.
+///
+/// Pure state machine: every call takes the time. Replies are ``EndpointReply``s addressed to
+/// the requester or the other senders on the app's transportId; the device routes them.
+/// `mediaSessionId` and `itemId` count up from 1 per device and survive app restarts.
+struct MediaPlayer: Sendable {
+    static let namespace = CastNamespace.media
+
+    var timing: PlaybackTiming
+    var rules: MediaRuleSet
+    /// Of the running app; see ``AppDefinition/supportedMediaCommands``.
+    var supportedMediaCommands: SupportedMediaCommands = []
+    /// The running app's transportId (log field).
+    var transportId = ""
+    var session: MediaSession?
+    var nextMediaSessionId = 1
+    var nextItemId = 1
+    /// ``ReceiverDevice/failNextLoad(_:)``: consumed by the next LOAD or QUEUE_LOAD.
+    var pendingLoadFailure: DetailedErrorCode?
+    var random: IdentifierGenerator
+    let log: Logger
+
+    init(timing: PlaybackTiming, rules: MediaRuleSet, seed: UInt64, log: Logger) {
+        self.timing = timing
+        self.rules = rules
+        self.random = IdentifierGenerator(seed: seed)
+        self.log = log
+    }
+
+    var logFields: LogFields {
+        var fields: LogFields = ["session": .string(transportId)]
+        if let session { fields["mediaSessionId"] = .int(session.mediaSessionId) }
+        return fields
+    }
+
+    // MARK: Requests
+
+    /// Handles one media-namespace message from a sender (after ``advance(to:)`` to `now`).
+    mutating func handle(_ payload: CastMessage.Payload, now: Double) -> [EndpointReply] {
+        let requestId: RequestID
+        let json: JSONValue
+        switch RequestEnvelope(payload) {
+        case .invalid(let id, let why):
+            log.warning("rejected media request: \(why)", logFields.merging(["reason": "INVALID_COMMAND"]))
+            return [reply(MediaMessage.invalidRequest(requestId: id, reason: .invalidCommand).json)]
+        case .valid(let value, let id):
+            json = value
+            requestId = id
+        }
+        let message: MediaMessage
+        do {
+            message = try MediaMessage(json: json)
+        } catch {
+            log.warning("rejected media request: \(error)",
+                        logFields.merging(["type": .string(json["type"]?.string ?? ""), "reason": "INVALID_PARAMS"]))
+            return [reply(MediaMessage.invalidRequest(requestId: requestId, reason: .invalidParams).json)]
+        }
+        log.debug("media request \(message.typeName)",
+                  logFields.merging(["type": .string(message.typeName), "requestId": .int(requestId.rawValue)]))
+        switch message {
+        case .load(let request): return load(request, now: now)
+        case .queueLoad(let request): return queueLoad(request, now: now)
+        case .getStatus: return [reply(statusMessage(requestId: requestId, now: now))]
+        case .play(_, let id): return setPlaying(true, requestId: requestId, mediaSessionId: id, now: now)
+        case .pause(_, let id): return setPlaying(false, requestId: requestId, mediaSessionId: id, now: now)
+        case .stop(_, let id): return stop(requestId: requestId, mediaSessionId: id, now: now)
+        case .seek(let request): return seek(request, now: now)
+        case .setVolume(_, let id, let volume): return setStreamVolume(volume, requestId: requestId, mediaSessionId: id, now: now)
+        case .setPlaybackRate(_, let id, let rate): return setPlaybackRate(rate, requestId: requestId, mediaSessionId: id, now: now)
+        case .editTracksInfo(_, let id, let tracks): return editTracks(tracks, requestId: requestId, mediaSessionId: id, now: now)
+        case .queueInsert(let request): return queueInsert(request, now: now)
+        case .queueUpdate(let request): return queueUpdate(request, now: now)
+        case .queueRemove(let request): return queueRemove(request, now: now)
+        case .queueReorder(let request): return queueReorder(request, now: now)
+        case .unknown(let type, let json): return unmodelled(type: type, json: json, requestId: requestId, now: now)
+        case .mediaStatus, .loadFailed, .loadCancelled, .invalidPlayerState, .invalidRequest, .error:
+            return rejectCommand(message.typeName, requestId: requestId)
+        }
+    }
+
+    /// Queue commands the CastCore model has no case for; anything else is INVALID_COMMAND.
+    private mutating func unmodelled(type: String, json: JSONValue, requestId: RequestID, now: Double) -> [EndpointReply] {
+        let mediaSessionId = json["mediaSessionId"]?.int.map { Int(truncatingIfNeeded: $0) }
+        switch type {
+        case "QUEUE_NEXT", "QUEUE_PREV":
+            return jump(type == "QUEUE_NEXT" ? 1 : -1, requestId: requestId, mediaSessionId: mediaSessionId, now: now)
+        case "QUEUE_GET_ITEM_IDS":
+            if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
+            let ids = (session?.items ?? []).compactMap(\.itemId).map { JSONValue.int(Int64($0)) }
+            return [reply(["type": "QUEUE_ITEM_IDS", "requestId": .int(Int64(requestId.rawValue)), "itemIds": .array(ids)])]
+        case "QUEUE_GET_ITEMS":
+            if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
+            let wanted = Set((json["itemIds"]?.array ?? []).compactMap(\.int).map { Int(truncatingIfNeeded: $0) })
+            let items = (session?.items ?? []).filter { wanted.contains($0.itemId ?? -1) }.map(\.json)
+            return [reply(["type": "QUEUE_ITEMS", "requestId": .int(Int64(requestId.rawValue)), "items": .array(items)])]
+        default:
+            return rejectCommand(type, requestId: requestId)
+        }
+    }
+
+    func rejectCommand(_ type: String, requestId: RequestID) -> [EndpointReply] {
+        log.warning("unknown media command \(type)", logFields.merging(["type": .string(type), "reason": "INVALID_COMMAND"]))
+        return [reply(MediaMessage.invalidRequest(requestId: requestId, reason: .invalidCommand).json)]
+    }
+
+    /// nil when a session exists and `mediaSessionId` (if given) names it; otherwise the error
+    /// reply: INVALID_PLAYER_STATE without a session, INVALID_MEDIA_SESSION_ID for another id.
+    func check(requestId: RequestID, mediaSessionId: Int?) -> [EndpointReply]? {
+        guard let session else {
+            log.warning("media command without a media session", logFields.merging(["reason": "INVALID_PLAYER_STATE"]))
+            return [reply(MediaMessage.invalidPlayerState(requestId: requestId).json)]
+        }
+        if let mediaSessionId, mediaSessionId != session.mediaSessionId {
+            log.warning("media command for session \(mediaSessionId), current is \(session.mediaSessionId)",
+                        logFields.merging(["reason": "INVALID_MEDIA_SESSION_ID"]))
+            return [reply(MediaMessage.invalidRequest(requestId: requestId, reason: .invalidMediaSessionID).json)]
+        }
+        return nil
+    }
+
+    func invalidParams(_ requestId: RequestID, _ why: String) -> [EndpointReply] {
+        log.warning("rejected media request: \(why)", logFields.merging(["reason": "INVALID_PARAMS"]))
+        return [reply(MediaMessage.invalidRequest(requestId: requestId, reason: .invalidParams).json)]
+    }
+
+    // MARK: LOAD
+
+    mutating func load(_ request: LoadRequest, now: Double) -> [EndpointReply] {
+        let item = QueueItem(media: request.media, autoplay: request.autoplay ?? true,
+                             activeTrackIds: request.activeTrackIds, customData: request.customData)
+        return begin(items: [item], startIndex: 0, isQueue: false, repeatMode: .off, position: request.currentTime,
+                     playbackRate: request.playbackRate, activeTrackIds: request.activeTrackIds,
+                     requestId: request.requestId, now: now)
+    }
+
+    /// A new media session with `items` (LOAD, QUEUE_LOAD): the old one is INTERRUPTED first.
+    mutating func begin(
+        items: [QueueItem], startIndex: Int, isQueue: Bool, repeatMode: RepeatMode, position: Double?,
+        playbackRate: Double?, activeTrackIds: [Int]?, requestId: RequestID, now: Double
+    ) -> [EndpointReply] {
+        let first = items[startIndex].media ?? MediaInformation(contentId: "", contentType: "")
+        let rule = rules.match(first)
+        var out = interrupt(now: now)
+        if let code = pendingLoadFailure ?? rule?.loadError {
+            let injected = pendingLoadFailure != nil
+            pendingLoadFailure = nil
+            log.warning("LOAD of \(first.contentId) fails with \(code)\(injected ? " (injected)" : "")",
+                        logFields.merging(["contentId": .string(first.contentId), "detailedErrorCode": .int(code.rawValue)]))
+            out.append(reply(MediaMessage.loadFailed(requestId: requestId, itemId: nil, detailedErrorCode: code).json))
+            return out
+        }
+        var numbered = items
+        for index in numbered.indices {
+            numbered[index].itemId = nextItemId
+            nextItemId += 1
+        }
+        var session = MediaSession(mediaSessionId: nextMediaSessionId, items: numbered, currentIndex: startIndex, isQueue: isQueue)
+        nextMediaSessionId += 1
+        session.repeatMode = repeatMode
+        if let playbackRate, MediaSession.playbackRates.contains(playbackRate) { session.playbackRate = playbackRate }
+        session.activeTrackIds = activeTrackIds ?? numbered[startIndex].activeTrackIds
+        session.start(index: startIndex, at: now, position: position, autoplay: numbered[startIndex].autoplay ?? true,
+                      delay: timing.bufferingDelay, rule: rule)
+        self.session = session
+        log.info("loaded \(first.contentId) (\(first.contentType), \(first.streamType))", logFields.merging([
+            "contentId": .string(first.contentId), "contentType": .string(first.contentType), "items": .int(numbered.count),
+        ]))
+        if timing.sendsLoadingStatus { out.append(EndpointReply(Self.namespace, loadingStatusMessage(), to: .everyone)) }
+        out += statusToAll(requestId: requestId, now: now)
+        return out
+    }
+
+    /// Ends the current session with IDLE / INTERRUPTED, told to every connected sender.
+    mutating func interrupt(now: Double) -> [EndpointReply] {
+        end(reason: .interrupted, requestId: nil, now: now)
+    }
+
+    /// Reports the session IDLE with `reason` and drops it: to the requester with `requestId`
+    /// and to the others with 0 (everyone with 0 when `requestId` is nil).
+    mutating func end(reason: IdleReason, requestId: RequestID?, now: Double) -> [EndpointReply] {
+        guard var ending = session else { return [] }
+        ending.settle(at: now)
+        log.info("media session ends: IDLE \(reason)", logFields.merging(["playerState": "IDLE", "idleReason": .string(reason.rawValue)]))
+        var status = mediaStatus(of: ending, now: now)
+        status.playerState = .idle
+        status.idleReason = reason
+        session = nil
+        return deliver(status: [status], requestId: requestId)
+    }
+
+    // MARK: Transport controls
+
+    mutating func setPlaying(_ playing: Bool, requestId: RequestID, mediaSessionId: Int?, now: Double) -> [EndpointReply] {
+        if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
+        let changed = session!.setPlaying(playing, at: now)
+        if changed { log.info(playing ? "PLAY" : "PAUSE", logFields.merging(["playerState": .string(session!.playerState.rawValue)])) }
+        return changed ? statusToAll(requestId: requestId, now: now) : [reply(statusMessage(requestId: requestId, now: now))]
+    }
+
+    mutating func stop(requestId: RequestID, mediaSessionId: Int?, now: Double) -> [EndpointReply] {
+        if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
+        return end(reason: .cancelled, requestId: requestId, now: now)
+    }
+
+    mutating func seek(_ request: SeekRequest, now: Double) -> [EndpointReply] {
+        if let error = check(requestId: request.requestId, mediaSessionId: request.mediaSessionId) { return error }
+        var session = self.session!
+        session.settle(at: now)
+        let target = request.currentTime ?? (session.position + (request.relativeTime ?? 0))
+        session.position = session.clampedPosition(target)
+        switch request.resumeState {
+        case .playbackStart?: _ = session.setPlaying(true, at: now)
+        case .playbackPause?: _ = session.setPlaying(false, at: now)
+        default: break
+        }
+        self.session = session
+        log.info("SEEK to \(session.position)", logFields.merging(["currentTime": .double(session.position)]))
+        return statusToAll(requestId: request.requestId, now: now)
+    }
+
+    mutating func setStreamVolume(_ volume: Volume, requestId: RequestID, mediaSessionId: Int, now: Double) -> [EndpointReply] {
+        if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
+        if let level = volume.level { session!.volume.level = level.isNaN ? 0 : min(1, max(0, level)) }
+        if let muted = volume.muted { session!.volume.muted = muted }
+        return statusToAll(requestId: requestId, now: now)
+    }
+
+    mutating func setPlaybackRate(_ rate: Double, requestId: RequestID, mediaSessionId: Int, now: Double) -> [EndpointReply] {
+        if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
+        guard MediaSession.playbackRates.contains(rate) else { return invalidParams(requestId, "playbackRate \(rate) outside 0.0625…16") }
+        session!.settle(at: now)
+        session!.playbackRate = rate
+        return statusToAll(requestId: requestId, now: now)
+    }
+
+    mutating func editTracks(_ trackIds: [Int]?, requestId: RequestID, mediaSessionId: Int, now: Double) -> [EndpointReply] {
+        if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
+        if let trackIds { session!.activeTrackIds = trackIds }
+        return statusToAll(requestId: requestId, now: now)
+    }
+
+    /// Drops the session silently (the app stopped).
+    mutating func reset() {
+        session = nil
+    }
+
+    /// Puts an exported session in place (stream transfer): BUFFERING, then the old state.
+    mutating func restore(_ media: TransferredMedia, now: Double) {
+        guard !media.items.isEmpty, media.items.allSatisfy({ $0.media != nil }) else { return }
+        var session = MediaSession(mediaSessionId: nextMediaSessionId, items: media.items,
+                                   currentIndex: max(0, media.items.firstIndex { $0.itemId == media.currentItemId } ?? 0),
+                                   isQueue: media.isQueue)
+        nextMediaSessionId += 1
+        nextItemId = max(nextItemId, (media.items.compactMap(\.itemId).max() ?? 0) + 1)
+        session.repeatMode = media.repeatMode
+        if MediaSession.playbackRates.contains(media.playbackRate) { session.playbackRate = media.playbackRate }
+        session.volume = media.volume
+        session.activeTrackIds = media.activeTrackIds
+        session.start(index: session.currentIndex, at: now, position: media.currentTime, autoplay: media.playerState != .paused,
+                      delay: timing.bufferingDelay, rule: rules.match(media.media))
+        self.session = session
+        log.info("resumed transferred media \(media.media.contentId) at \(media.currentTime)", logFields)
+    }
+}

@@ -1,0 +1,146 @@
+import CastCore
+
+/// One media session of the simulated player: the queue, the player state and the clock.
+///
+/// `currentTime` is kept as `position` at time `anchor`; while PLAYING it advances with
+/// `playbackRate`. IDLE is never stored: a session that goes IDLE is reported once and dropped.
+struct MediaSession: Sendable, Equatable {
+    var mediaSessionId: Int
+    /// Every item has an `itemId` and `media`.
+    var items: [QueueItem]
+    var currentIndex: Int
+    /// Built by QUEUE_LOAD / QUEUE_INSERT: `items` are reported in MEDIA_STATUS.
+    var isQueue: Bool
+    var repeatMode: RepeatMode = .off
+    /// BUFFERING, PLAYING or PAUSED.
+    var playerState: PlayerState = .buffering
+    /// The state BUFFERING turns into: PLAYING (`true`) or PAUSED.
+    var resumePlaying = true
+    var bufferingUntil: Double?
+    var position: Double = 0
+    var anchor: Double = 0
+    var playbackRate: Double = 1
+    var volume = Volume(level: 1, muted: false)
+    var activeTrackIds: [Int]?
+    /// The media rule matching the current item.
+    var rule: MediaRule?
+
+    var currentItem: QueueItem { items[currentIndex] }
+
+    /// Current item's media (always present, see ``items``).
+    var currentMedia: MediaInformation { currentItem.media ?? MediaInformation(contentId: "", contentType: "") }
+
+    var isLive: Bool { currentMedia.streamType == .live }
+
+    /// Durations taken seriously: 1 ms … about 3 years. Others count as unknown, so every deadline
+    /// stays a sane distance from now and a repeating queue cannot spin in place.
+    static let durations: ClosedRange<Double> = 0.001...1e8
+    /// Playback rates SET_PLAYBACK_RATE and LOAD accept.
+    static let playbackRates: ClosedRange<Double> = 0.0625...16
+    /// Positions are clamped to this (no infinities in MEDIA_STATUS).
+    static let maximumPosition: Double = 1e12
+
+    /// The current item's length: `media.duration` when positive, else the rule's; nil = unknown
+    /// (LIVE, or nothing known): such media never finishes.
+    var duration: Double? {
+        guard !isLive else { return nil }
+        if let given = currentMedia.duration, Self.durations.contains(given) { return given }
+        if let ruled = rule?.duration, Self.durations.contains(ruled) { return ruled }
+        return nil
+    }
+
+    /// `time` clamped to 0…duration (0…maximumPosition when the duration is unknown).
+    func clampedPosition(_ time: Double) -> Double {
+        guard time.isFinite else { return time > 0 ? (duration ?? Self.maximumPosition) : 0 }
+        return min(max(0, time), duration ?? Self.maximumPosition)
+    }
+
+    /// `currentTime` at `now` (never before `anchor`, clamped to the duration).
+    func currentTime(at now: Double) -> Double {
+        var time = position
+        if playerState == .playing, now > anchor { time += (now - anchor) * playbackRate }
+        return clampedPosition(time)
+    }
+
+    /// Moves the anchor to `now` (before a change of state, rate or position).
+    mutating func settle(at now: Double) {
+        position = currentTime(at: now)
+        anchor = max(anchor, now)
+    }
+
+    /// When PLAYING reaches the end of the current item; nil when it never does.
+    var finishTime: Double? {
+        guard playerState == .playing, let duration, playbackRate > 0 else { return nil }
+        return anchor + max(0, duration - position) / playbackRate
+    }
+
+    /// The next timed transition: end of buffering or end of the item.
+    var deadline: Double? {
+        if playerState == .buffering { return bufferingUntil }
+        return finishTime
+    }
+
+    /// Starts item `index` at `time`: BUFFERING for `delay`, then PLAYING or PAUSED.
+    mutating func start(index: Int, at time: Double, position start: Double?, autoplay: Bool, delay: Double, rule: MediaRule?) {
+        currentIndex = index
+        self.rule = rule
+        position = clampedPosition(start ?? currentItem.startTime ?? 0)
+        anchor = time
+        resumePlaying = autoplay
+        if delay > 0 {
+            playerState = .buffering
+            bufferingUntil = time + delay
+        } else {
+            playerState = autoplay ? .playing : .paused
+            bufferingUntil = nil
+        }
+    }
+
+    /// BUFFERING is over at `time`.
+    mutating func finishBuffering(at time: Double) {
+        playerState = resumePlaying ? .playing : .paused
+        bufferingUntil = nil
+        anchor = time
+    }
+
+    /// Wants to play (PLAY) or to pause (PAUSE) at `now`. Returns whether anything changed.
+    mutating func setPlaying(_ playing: Bool, at now: Double) -> Bool {
+        switch playerState {
+        case .buffering:
+            let changed = resumePlaying != playing
+            resumePlaying = playing
+            return changed
+        case .playing where !playing, .paused where playing:
+            settle(at: now)
+            playerState = playing ? .playing : .paused
+            resumePlaying = playing
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The item that follows the current one under ``repeatMode``; nil at the end of the queue.
+    func indexAfterFinish() -> Int? {
+        switch repeatMode {
+        case .single: return currentIndex
+        case .all, .allAndShuffle: return (currentIndex + 1) % items.count
+        default: return currentIndex + 1 < items.count ? currentIndex + 1 : nil
+        }
+    }
+
+    /// `currentIndex + jump` under ``repeatMode`` (REPEAT_ALL wraps); nil when outside the queue.
+    func index(jumping jump: Int) -> Int? {
+        let (target, overflow) = currentIndex.addingReportingOverflow(jump)
+        if overflow { return nil }
+        switch repeatMode {
+        case .all, .allAndShuffle:
+            let count = items.count
+            return ((target % count) + count) % count
+        default:
+            return items.indices.contains(target) ? target : nil
+        }
+    }
+
+    func index(ofItem itemId: Int) -> Int? { items.firstIndex { $0.itemId == itemId } }
+}

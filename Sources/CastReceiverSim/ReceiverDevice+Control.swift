@@ -1,0 +1,112 @@
+import CastCore
+import CastLogging
+import CastProtocol
+
+/// Control and fault injection (the server's control socket), snapshots and stream transfer.
+extension ReceiverDevice {
+    /// The next LOAD or QUEUE_LOAD fails: LOAD_FAILED with `code` (once).
+    public mutating func failNextLoad(_ code: DetailedErrorCode) {
+        player.pendingLoadFailure = code
+        log.info("next LOAD fails with \(code)", ["detailedErrorCode": .int(code.rawValue)])
+    }
+
+    /// Stops the running app as if another sender sent STOP: CLOSE to its senders, RECEIVER_STATUS
+    /// (requestId 0) to every sender on receiver-0, advertisement.
+    public mutating func stopRunningApp(now: Double) -> [DeviceOutput] {
+        var out = advance(to: now)
+        guard running != nil else { return out }
+        out += terminateApp(reason: "stopped by control")
+        out += deliver([EndpointReply(.receiver, receiverStatusMessage(requestId: .unsolicited), to: .everyone)],
+                       from: Self.platformEndpoint, requester: nil)
+        out += announceIfChanged()
+        return out
+    }
+
+    /// Sends `payload` on `namespace` to every sender connected to the running app's transportId
+    /// when the app handles the namespace (media included) or the namespace is not a
+    /// `com.google.cast.*` one; otherwise (platform namespaces, or no app) from receiver-0 to the
+    /// senders connected there.
+    public mutating func push(namespace: CastNamespace, payload: JSONValue, now: Double) -> [DeviceOutput] {
+        var out = advance(to: now)
+        let isPlatform = namespace.rawValue.hasPrefix("urn:x-cast:com.google.cast.")
+        var endpoint = Self.platformEndpoint
+        if let app = running, !isPlatform || app.definition.announcedNamespaces.contains(namespace) {
+            endpoint = app.transportId
+        }
+        let targets = virtualConnections.connections(to: endpoint)
+        log.info("push on \(namespace) from \(endpoint) to \(targets.count) sender(s)", [
+            "namespace": .string(namespace.rawValue), "source": .string(endpoint), "senders": .int(targets.count),
+        ])
+        out += deliver([EndpointReply(namespace, payload, to: .everyone)], from: endpoint, requester: nil)
+        return out
+    }
+
+    /// Power cycle: every TCP connection is closed, the app and media are gone; volume, id
+    /// counters and a pending load failure stay.
+    public mutating func reboot(now: Double) -> [DeviceOutput] {
+        var out: [DeviceOutput] = connections.sorted().map { .closeConnection($0, reason: "reboot") }
+        if let app = running { log.info("reboot stops app \(app.definition.appId)", ["appId": .string(app.definition.appId)]) }
+        connections.removeAll()
+        virtualConnections.removeAll()
+        running = nil
+        player.reset()
+        log.info("rebooted")
+        out += announceIfChanged()
+        return out
+    }
+
+    /// The running app and its media at `now`; nil when no app runs.
+    public func exportSession(now: Double) -> TransferredSession? {
+        var copy = self
+        _ = copy.advance(to: now)
+        guard let app = copy.running else { return nil }
+        return TransferredSession(app: app.definition, media: copy.player.export(now: now))
+    }
+
+    /// Launches the session's app here (this catalogue's definition when it has the id) and
+    /// resumes its media at the exported currentTime: BUFFERING, then the exported state.
+    /// RECEIVER_STATUS (requestId 0) goes to the senders on receiver-0.
+    public mutating func importSession(_ session: TransferredSession, now: Double) -> [DeviceOutput] {
+        var out = advance(to: now)
+        let definition = catalogue.first { $0.appId == session.app.appId } ?? session.app
+        out += terminateApp(reason: "replaced by a transferred session")
+        start(definition)
+        if let media = session.media, definition.isMediaPlayer { player.restore(media, now: now) }
+        log.info("imported session of \(definition.appId)", ["appId": .string(definition.appId)])
+        out += deliver([EndpointReply(.receiver, receiverStatusMessage(requestId: .unsolicited), to: .everyone)],
+                       from: Self.platformEndpoint, requester: nil)
+        out += announceIfChanged()
+        return out
+    }
+
+    /// What the device is doing at `now`.
+    public func snapshot(now: Double) -> DeviceSnapshot {
+        var copy = self
+        _ = copy.advance(to: now)
+        return copy.makeSnapshot(now: now)
+    }
+
+    private func makeSnapshot(now: Double) -> DeviceSnapshot {
+        let app = running.map {
+            DeviceSnapshot.App(appId: $0.definition.appId, displayName: $0.definition.displayName, sessionId: $0.sessionId,
+                               transportId: $0.transportId, isIdleScreen: $0.definition.isIdleScreen)
+        }
+        let senders = virtualConnections.all.map {
+            DeviceSnapshot.Sender(connection: $0.connection, senderId: $0.senderId, endpoint: $0.endpoint,
+                                  connType: $0.connType, userAgent: $0.userAgent)
+        }
+        let media = player.session.map { session in
+            DeviceSnapshot.Media(
+                mediaSessionId: session.mediaSessionId, playerState: session.playerState, currentTime: session.currentTime(at: now),
+                playbackRate: session.playbackRate, contentId: session.currentMedia.contentId,
+                contentType: session.currentMedia.contentType, title: session.currentMedia.metadata?.title,
+                currentItemId: session.currentItem.itemId, itemCount: session.items.count, repeatMode: session.repeatMode
+            )
+        }
+        return DeviceSnapshot(
+            uuid: profile.uuid, friendlyName: profile.friendlyName, app: app, connections: connections.sorted(), senders: senders,
+            media: media, volume: volume, advertisement: advertisement, ignoredMessages: ignoredMessages,
+            rejectedMessages: rejectedMessages, pendingLoadFailure: player.pendingLoadFailure
+        )
+    }
+}

@@ -1,0 +1,190 @@
+import CastCore
+import CastLogging
+import CastProtocol
+
+/// One simulated Cast device: virtual connections, the platform receiver (`receiver-0`), the
+/// running app and its media player.
+///
+/// A pure state machine: no sockets, timers or clocks. The server calls it with every event and
+/// the monotonic time, performs the returned ``DeviceOutput``s in order, and calls
+/// ``advance(to:)`` at ``nextDeadline``. Every entry point first runs the timed transitions due
+/// by `now`, so a late ``advance(to:)`` changes nothing. Value type; owned by one event loop.
+///
+/// Heartbeat and device-auth messages belong to the server's connection layer and are ignored.
+public struct ReceiverDevice: Sendable {
+    public static let platformEndpoint = EndpointID.receiver0.rawValue
+
+    public let profile: DeviceProfile
+    public let catalogue: [AppDefinition]
+    let log: Logger
+    var ids: IdentifierGenerator
+    var player: MediaPlayer
+    var connections: Set<SenderConnectionID> = []
+    var virtualConnections = VirtualConnectionTable()
+    var running: RunningApp?
+    /// Device volume (float32-rounded level, like real firmware).
+    var volume: Volume
+    var announced: DeviceAdvertisementState = .idle
+    var ignoredMessages = 0
+    var rejectedMessages = 0
+
+    /// The app that runs: its definition and session (`sessionId == transportId`).
+    struct RunningApp: Sendable {
+        var definition: AppDefinition
+        var sessionId: String
+        var transportId: String { sessionId }
+    }
+
+    /// - Parameters:
+    ///   - catalogue: apps that LAUNCH can start (first entry wins for a repeated id).
+    ///   - mediaRules: first match wins (videoInfo, duration, load errors).
+    ///   - idSeed: makes sessionIds/transportIds and queue shuffles reproducible.
+    ///   - logSystem: where records go (`ReceiverDevice`, `MediaPlayer`); tests pass a private one.
+    public init(
+        profile: DeviceProfile, catalogue: [AppDefinition], mediaRules: [MediaRule], timing: PlaybackTiming = .init(),
+        idSeed: UInt64, logSystem: LogSystem = .shared
+    ) {
+        self.profile = profile
+        self.catalogue = catalogue
+        let deviceFields: LogFields = ["device": .string(profile.uuid)]
+        log = Logger(class: "ReceiverDevice", system: logSystem).with(deviceFields)
+        ids = IdentifierGenerator(seed: idSeed)
+        let rules = MediaRuleSet(mediaRules)
+        player = MediaPlayer(timing: timing, rules: rules, seed: idSeed ^ 0x5DEE_CE66_D1CE_4E5B,
+                             log: Logger(class: "MediaPlayer", system: logSystem).with(deviceFields))
+        volume = Volume(level: Self.deviceLevel(profile.initialVolume), muted: false)
+        for invalid in rules.invalidRules {
+            log.warning("media rule \(invalid.index) never matches: \(invalid.reason)", ["rule": .int(invalid.index)])
+        }
+    }
+
+    /// Levels as a float32 device reports them (`0.45` → `0.44999998807907104`), clamped to 0…1.
+    static func deviceLevel(_ level: Double) -> Double {
+        guard !level.isNaN else { return 0 }
+        return Double(Float(min(1, max(0, level))))
+    }
+
+    // MARK: Connections
+
+    /// A sender opened a TCP connection (no virtual connection yet).
+    public mutating func connectionOpened(_ id: SenderConnectionID, now: Double) -> [DeviceOutput] {
+        let out = advance(to: now)
+        connections.insert(id)
+        log.debug("connection \(id) opened", ["connection": .int(id.rawValue)])
+        return out
+    }
+
+    /// The TCP connection is gone: its virtual connections go with it. The app keeps running.
+    public mutating func connectionClosed(_ id: SenderConnectionID, now: Double) -> [DeviceOutput] {
+        let out = advance(to: now)
+        connections.remove(id)
+        let closed = virtualConnections.closeAll(on: id)
+        log.debug("connection \(id) closed with \(closed.count) virtual connection(s)", [
+            "connection": .int(id.rawValue), "virtualConnections": .int(closed.count),
+        ])
+        return out
+    }
+
+    // MARK: Messages
+
+    /// One message from a sender on TCP connection `id`.
+    public mutating func receive(_ message: CastMessage, from id: SenderConnectionID, now: Double) -> [DeviceOutput] {
+        var out = advance(to: now)
+        if !connections.contains(id) {
+            log.debug("message on connection \(id) before connectionOpened", ["connection": .int(id.rawValue)])
+            connections.insert(id)
+        }
+        let namespace = message.namespace
+        if namespace == .heartbeat || namespace == .deviceAuth { return out }
+        if namespace == .connection {
+            out += handleConnection(message, from: id, now: now)
+            return out
+        }
+        let destination = message.destinationID
+        let requester = Requester(connection: id, senderId: message.sourceID)
+        if destination == Self.platformEndpoint {
+            guard namespace == .receiver else { return out + ignore(message, id, "no handler for the namespace on receiver-0") }
+            guard mayTalk(requester, to: destination) else { return out + ignore(message, id, "no virtual connection") }
+            var effects: [DeviceOutput] = []
+            let replies = handleReceiver(message.payload, requester: requester, now: now, effects: &effects)
+            out += effects
+            out += deliver(replies, from: destination, requester: requester)
+            out += announceIfChanged()
+            return out
+        }
+        guard let app = running, destination == app.transportId else {
+            return out + ignore(message, id, "unknown destination")
+        }
+        guard mayTalk(requester, to: destination) else { return out + ignore(message, id, "no virtual connection") }
+        if namespace == .media && app.definition.isMediaPlayer {
+            out += deliver(player.handle(message.payload, now: now), from: destination, requester: requester)
+        } else if let mode = app.definition.behaviour(for: namespace) {
+            log.debug("app message on \(namespace)", ["namespace": .string(namespace.rawValue), "session": .string(app.sessionId)])
+            let reply = CustomNamespaceResponder.respond(to: message.payload, on: namespace, mode: mode)
+            out += deliver(reply.map { [$0] } ?? [], from: destination, requester: requester)
+        } else {
+            out += ignore(message, id, "the app does not handle the namespace")
+        }
+        return out
+    }
+
+    /// Runs the timed transitions due by `now`: end of buffering, end of an item, next item.
+    /// Unsolicited statuses (requestId 0) go to every sender connected to the app.
+    public mutating func advance(to now: Double) -> [DeviceOutput] {
+        guard let app = running, app.definition.isMediaPlayer else { return [] }
+        return deliver(player.advance(to: now), from: app.transportId, requester: nil)
+    }
+
+    /// When ``advance(to:)`` next has work; nil = nothing timed pending.
+    public var nextDeadline: Double? {
+        guard let app = running, app.definition.isMediaPlayer else { return nil }
+        return player.nextDeadline
+    }
+
+    // MARK: Routing
+
+    /// The sender of the message being handled.
+    struct Requester: Equatable {
+        var connection: SenderConnectionID
+        var senderId: String
+    }
+
+    func mayTalk(_ requester: Requester, to endpoint: String) -> Bool {
+        !profile.requiresVirtualConnection
+            || virtualConnections.exists(connection: requester.connection, senderId: requester.senderId, endpoint: endpoint)
+    }
+
+    /// Turns endpoint replies into sends: source = the endpoint, destination = each sender id.
+    mutating func deliver(_ replies: [EndpointReply], from endpoint: String, requester: Requester?) -> [DeviceOutput] {
+        var out: [DeviceOutput] = []
+        for reply in replies {
+            if reply.isRejection { rejectedMessages += 1 }
+            func send(to connection: SenderConnectionID, _ senderId: String) {
+                out.append(.send(CastMessage(sourceID: endpoint, destinationID: senderId, namespace: reply.namespace,
+                                             payload: reply.payload), to: connection))
+            }
+            switch reply.audience {
+            case .requester:
+                if let requester { send(to: requester.connection, requester.senderId) }
+            case .others, .everyone:
+                for vc in virtualConnections.connections(to: endpoint) {
+                    if reply.audience == .others, let requester, vc.connection == requester.connection, vc.senderId == requester.senderId {
+                        continue
+                    }
+                    send(to: vc.connection, vc.senderId)
+                }
+            }
+        }
+        return out
+    }
+
+    /// Drops a message nobody handles: warning, counted, no reply.
+    mutating func ignore(_ message: CastMessage, _ id: SenderConnectionID, _ why: String) -> [DeviceOutput] {
+        ignoredMessages += 1
+        log.warning("ignored message: \(why)", [
+            "namespace": .string(message.namespace.rawValue), "source": .string(message.sourceID),
+            "destination": .string(message.destinationID), "connection": .int(id.rawValue),
+        ])
+        return []
+    }
+}

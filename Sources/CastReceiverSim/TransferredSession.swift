@@ -1,0 +1,68 @@
+import CastCore
+
+/// A running app and its media, moved from one device to another (stream transfer). Value type.
+public struct TransferredSession: Sendable, Equatable {
+    /// The app; the target uses its own catalogue entry with this id when it has one.
+    public var app: AppDefinition
+    /// The media session; nil when the app plays nothing.
+    public var media: TransferredMedia?
+
+    public init(app: AppDefinition, media: TransferredMedia?) {
+        self.app = app
+        self.media = media
+    }
+
+    /// Summary for logs and the control socket.
+    public var json: JSONValue {
+        var object: JSONObject = ["appId": .string(app.appId), "displayName": .string(app.displayName)]
+        if let media { object.set("media", media.json) }
+        return .object(object)
+    }
+}
+
+/// The state of a media session at export time. Value type.
+public struct TransferredMedia: Sendable, Equatable {
+    /// The queue (a single LOAD is a queue of one); every item has an itemId and media.
+    public var items: [QueueItem]
+    public var currentItemId: Int
+    public var currentTime: Double
+    /// PLAYING or PAUSED (BUFFERING is exported as the state it was heading for).
+    public var playerState: PlayerState
+    public var playbackRate: Double
+    public var repeatMode: RepeatMode
+    /// Loaded with QUEUE_LOAD / grown with QUEUE_INSERT (items reported in MEDIA_STATUS).
+    public var isQueue: Bool
+    public var activeTrackIds: [Int]?
+    /// Stream volume.
+    public var volume: Volume
+
+    public init(
+        items: [QueueItem], currentItemId: Int, currentTime: Double, playerState: PlayerState, playbackRate: Double = 1,
+        repeatMode: RepeatMode = .off, isQueue: Bool = false, activeTrackIds: [Int]? = nil,
+        volume: Volume = Volume(level: 1, muted: false)
+    ) {
+        self.items = items
+        self.currentItemId = currentItemId
+        self.currentTime = currentTime
+        self.playerState = playerState
+        self.playbackRate = playbackRate
+        self.repeatMode = repeatMode
+        self.isQueue = isQueue
+        self.activeTrackIds = activeTrackIds
+        self.volume = volume
+    }
+
+    /// The current item's media.
+    public var media: MediaInformation {
+        (items.first { $0.itemId == currentItemId } ?? items.first)?.media ?? MediaInformation(contentId: "", contentType: "")
+    }
+
+    public var json: JSONValue {
+        [
+            "contentId": .string(media.contentId), "contentType": .string(media.contentType),
+            "currentItemId": .int(Int64(currentItemId)), "items": .int(Int64(items.count)),
+            "currentTime": .double(currentTime), "playerState": .string(playerState.rawValue),
+            "playbackRate": .double(playbackRate), "repeatMode": .string(repeatMode.rawValue),
+        ]
+    }
+}

@@ -1,0 +1,131 @@
+import CastCore
+import CastProtocol
+import Glibc
+import Synchronization
+
+/// A JSON-lines log of every frame a simulated device receives or sends, plus frame-level events
+/// (undecodable bodies, oversized lengths, connections opened and closed).
+///
+/// One object per line: `{"time", "device", "connection", "peer", "direction", "source",
+/// "destination", "namespace", "type", "requestId", "bytes", "payload" | "binary"}`. JSON payloads
+/// are embedded as JSON (parsed), other text as a string, binary payloads as base64 with a short
+/// `summary` for device auth. Thread-safe: devices on every event loop append through one lock;
+/// each line is one `write(2)` to a file opened with `O_APPEND`.
+public final class FrameLog: Sendable {
+    private let descriptor: Int32
+    private let path: String
+    private let state = Mutex<Int>(0)
+
+    /// Opens (creates or appends to) `path`.
+    public init(path: String) throws(SimulatorError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io("cannot open frame log \(path): \(String(cString: strerror(errno)))") }
+        descriptor = fd
+        self.path = path
+    }
+
+    deinit { close(descriptor) }
+
+    /// Lines written so far.
+    public var linesWritten: Int { state.withLock { $0 } }
+
+    /// Records a message.
+    func message(_ message: CastMessage, direction: String, device: String, connection: UInt64, peer: String) {
+        var object = header(event: "frame", device: device, connection: connection, peer: peer)
+        object.set("direction", .string(direction))
+        object.set("source", .string(message.sourceID))
+        object.set("destination", .string(message.destinationID))
+        object.set("namespace", .string(message.namespace.rawValue))
+        object.set("bytes", .int(Int64(message.payload.byteCount)))
+        switch message.payload {
+        case .string(let text):
+            if let json = try? JSONValue.parse(text) {
+                if let type = json["type"]?.string ?? json["responseType"]?.string { object.set("type", .string(type)) }
+                if let id = json["requestId"]?.int { object.set("requestId", .int(id)) }
+                object.set("payload", json)
+            } else {
+                object.set("payload", .string(text))
+                object.set("invalidJSON", true)
+            }
+        case .binary(let bytes):
+            if message.namespace == .deviceAuth { object.set("type", .string(DeviceAuthSummary.describe(bytes))) }
+            object.set("binary", .string(Base64.encode(bytes)))
+        }
+        append(object)
+    }
+
+    /// Records a connection-level event (`opened`, `closed`, `frameError`, `fault` …) with fields.
+    func event(_ name: String, device: String, connection: UInt64?, peer: String?, fields: JSONObject = JSONObject()) {
+        var object = header(event: name, device: device, connection: connection, peer: peer)
+        for (key, value) in fields { object.set(key, value) }
+        append(object)
+    }
+
+    private func header(event: String, device: String, connection: UInt64?, peer: String?) -> JSONObject {
+        var object = JSONObject()
+        object.set("time", .string(Timestamp.nowISO8601()))
+        object.set("event", .string(event))
+        object.set("device", .string(device))
+        if let connection { object.set("connection", .int(Int64(connection))) }
+        if let peer { object.set("peer", .string(peer)) }
+        return object
+    }
+
+    private func append(_ object: JSONObject) {
+        var line = JSONValue.object(object).serializedBytes()
+        line.append(UInt8(ascii: "\n"))
+        state.withLock { count in
+            _ = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            count += 1
+        }
+    }
+}
+
+/// Base64 (RFC 4648, with padding) without Foundation.
+enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i + 3 <= bytes.count {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+            i += 3
+        }
+        let rest = bytes.count - i
+        if rest > 0 {
+            let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
+            out += rest == 2 ? [alphabet[Int(n >> 6 & 63)], UInt8(ascii: "=")] : [UInt8(ascii: "="), UInt8(ascii: "=")]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Wall-clock timestamps for logs.
+enum Timestamp {
+    /// `2026-11-21T10:15:30.123456Z`.
+    static func nowISO8601() -> String {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        var seconds = spec.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))."
+            + "\(pad(Int32(spec.tv_nsec / 1000), 6))Z"
+    }
+
+    /// Monotonic seconds (the simulator's clock).
+    static func monotonic() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,169 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastReceiverSim
+import NIOCore
+import NIOSSL
+
+/// The last handler of a simulated device's CASTV2 connection: answers the transport-level
+/// namespaces itself (heartbeat PING/PONG and liveness, device auth) and hands every other
+/// message to its ``SimulatedDevice``. Writes what the device sends back.
+///
+/// Runs on the device's event loop (the channel's loop).
+final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = CastMessage
+    typealias OutboundOut = CastMessage
+
+    let id: SenderConnectionID
+    private unowned let device: SimulatedDevice
+    private let log: Logger
+    private var liveness: SenderLivenessStateMachine
+    private var context: ChannelHandlerContext?
+    private var tick: RepeatedTask?
+    private var peer = "?"
+
+    init(id: SenderConnectionID, device: SimulatedDevice, settings: SimulatorSettings) {
+        self.id = id
+        self.device = device
+        log = Logger(class: "ReceiverConnection", system: device.logSystem).with([
+            "device": .string(device.configuration.uuid), "connection": .int(Int(id.rawValue)),
+        ])
+        liveness = SenderLivenessStateMachine(pingInterval: settings.pingInterval, timeout: settings.heartbeatTimeout,
+                                              now: Timestamp.monotonic())
+    }
+
+    var channel: Channel? { context?.channel }
+    var peerDescription: String { peer }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        peer = SocketAddress.logDescription(context.channel.remoteAddress)
+        if context.channel.isActive { activate(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        activate(context: context)
+        context.fireChannelActive()
+    }
+
+    private func activate(context: ChannelHandlerContext) {
+        guard tick == nil else { return }
+        log.info("sender connected from \(peer)", ["peer": .string(peer)])
+        device.connectionOpened(self)
+        let step = TimeAmount.milliseconds(Int64(max(50, min(1000, liveness.pingInterval * 200))))
+        tick = context.eventLoop.scheduleRepeatedTask(initialDelay: step, delay: step) { [weak self] _ in
+            self?.heartbeatTick()
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        tick?.cancel()
+        tick = nil
+        log.info("sender disconnected (\(peer))", ["peer": .string(peer)])
+        device.connectionClosed(id)
+        self.context = nil
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let message = unwrapInboundIn(data)
+        liveness.inbound(now: Timestamp.monotonic())
+        switch message.namespace {
+        case .heartbeat: heartbeat(message)
+        case .deviceAuth: deviceAuth(message)
+        default: device.received(message, from: id)
+        }
+    }
+
+    private func heartbeat(_ message: CastMessage) {
+        guard let text = message.payload.text, let json = try? JSONValue.parse(text) else {
+            log.warning("heartbeat message without JSON ignored", ["source": .string(message.sourceID)])
+            return
+        }
+        switch json["type"]?.string {
+        case "PING":
+            if device.faults.ignorePings {
+                log.debug("PING ignored (fault: ignore-pings)", ["source": .string(message.sourceID)])
+                return
+            }
+            send(CastMessage(source: message.destinationID, destination: message.sourceID, namespace: .heartbeat,
+                             json: ["type": "PONG"]))
+        case "PONG":
+            break
+        default:
+            log.warning("unknown heartbeat message \(text)", ["source": .string(message.sourceID)])
+        }
+    }
+
+    private func deviceAuth(_ message: CastMessage) {
+        guard case .binary(let bytes) = message.payload else {
+            log.warning("device-auth message with a text payload ignored", ["source": .string(message.sourceID)])
+            return
+        }
+        let reply = device.respondToAuth(bytes)
+        log.info("device-auth: \(reply.outcome)", ["source": .string(message.sourceID), "bytes": .int(reply.bytes.count)])
+        send(CastMessage(sourceID: message.destinationID, destinationID: message.sourceID, namespace: .deviceAuth,
+                         payload: .binary(reply.bytes)))
+    }
+
+    private func heartbeatTick() {
+        guard let context else { return }
+        switch liveness.tick(now: Timestamp.monotonic()) {
+        case .none: break
+        case .sendPing:
+            send(CastMessage(source: "receiver-0", destination: "sender-0", namespace: .heartbeat, json: ["type": "PING"]))
+        case .drop(let silent):
+            log.warning("sender silent for \(Int(silent)) s: closing the connection", [
+                "peer": .string(peer), "silentSeconds": .double(silent),
+            ])
+            context.close(promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        switch error {
+        case let error as CastMessageDecodingError:
+            // The frame boundary is intact: the connection goes on (the codec logged it).
+            device.recordFrameError("\(error)", connection: self)
+        case let error as CastFrameError:
+            device.recordFrameError("\(error)", connection: self)   // the frame decoder closes the channel
+        case let error as NIOSSLError:
+            log.info("TLS failure from \(peer): \(error); closing", ["peer": .string(peer)])
+            device.recordFrameError("TLS: \(error)", connection: self)
+            context.close(promise: nil)
+        default:
+            log.info("connection error from \(peer): \(error); closing", ["peer": .string(peer)])
+            context.close(promise: nil)
+        }
+    }
+
+    // MARK: Writing (on the loop)
+
+    func send(_ message: CastMessage) {
+        guard let context, context.channel.isActive else { return }
+        context.writeAndFlush(wrapOutboundOut(message)).whenFailure { [log] error in
+            log.warning("write failed: \(error)", ["namespace": .string(message.namespace.rawValue)])
+        }
+    }
+
+    /// Writes raw bytes below the frame encoder (fault injection: malformed or oversized frames).
+    func sendRaw(_ bytes: [UInt8]) {
+        guard let channel = context?.channel,
+              let encoder = try? channel.pipeline.syncOperations.context(handlerType: CastFrameEncoder.self) else { return }
+        encoder.writeAndFlush(NIOAny(channel.allocator.buffer(bytes: bytes)), promise: nil)
+    }
+
+    func close(reason: String) -> EventLoopFuture<Void> {
+        guard let context else { return device.loop.makeSucceededVoidFuture() }
+        log.info("closing connection: \(reason)", ["peer": .string(peer), "reason": .string(reason)])
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.close(promise: promise)
+        return promise.futureResult.recover { _ in }
+    }
+
+    func scheduleDrop(after seconds: Double) {
+        device.loop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) { [weak self] in
+            _ = self?.close(reason: "fault: drop after \(seconds) s")
+        }
+    }
+}

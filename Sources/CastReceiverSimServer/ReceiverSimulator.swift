@@ -1,0 +1,144 @@
+import CastCore
+import CastLogging
+import CastReceiverSim
+import NIOCore
+import NIOPosix
+import NIOSSL
+import SystemCrypto
+
+/// A running receiver simulator: N devices, each with its own TLS identity, sockets, state
+/// machine and mDNS advertisement; an optional frame log and control socket.
+///
+/// Start with ``start(devices:settings:logSystem:)``, stop with ``stop()``. Thread-safe.
+public final class ReceiverSimulator: Sendable {
+    public let devices: [SimulatedDevice]
+    /// The root CA every device's auth chain ends at (export it as a trust anchor).
+    public let authority: SimulatorAuthority
+    public let control: SimulatorControl
+    public let advertiser: MDNSAdvertiser?
+    private let group: MultiThreadedEventLoopGroup
+    private let controlServer: ControlSocketServer?
+    private let frameLog: FrameLog?
+    private let log: Logger
+
+    private init(devices: [SimulatedDevice], authority: SimulatorAuthority, control: SimulatorControl,
+                 advertiser: MDNSAdvertiser?, group: MultiThreadedEventLoopGroup, controlServer: ControlSocketServer?,
+                 frameLog: FrameLog?, log: Logger) {
+        self.devices = devices
+        self.authority = authority
+        self.control = control
+        self.advertiser = advertiser
+        self.group = group
+        self.controlServer = controlServer
+        self.frameLog = frameLog
+        self.log = log
+    }
+
+    /// Creates credentials, binds every device and starts advertising. On failure everything
+    /// already started is stopped again and the error says which address and port failed.
+    public static func start(devices configurations: [SimulatedDeviceConfiguration], settings: SimulatorSettings,
+                             logSystem: LogSystem = .shared) async throws -> ReceiverSimulator {
+        let log = Logger(class: "ReceiverSimulator", system: logSystem)
+        guard !configurations.isEmpty else { throw SimulatorError.configuration("no devices to simulate") }
+        try SimulatorConfigurationCheck.validate(configurations)
+        let authority: SimulatorAuthority
+        do {
+            if let directory = settings.authorityDirectory {
+                authority = try SimulatorAuthority.loadOrCreate(directory: directory)
+            } else {
+                authority = try SimulatorAuthority.generate()
+            }
+        } catch {
+            throw SimulatorError.crypto("cannot create the simulator certificate authority: \(error)")
+        }
+        let frameLog = try settings.frameLogPath.map { path throws(SimulatorError) in try FrameLog(path: path) }
+        let advertiser: MDNSAdvertiser? = settings.advertise ? try MDNSAdvertiser(logSystem: logSystem) : nil
+        let threads = settings.threads ?? min(4, max(1, System.coreCount))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        var devices: [SimulatedDevice] = []
+        do {
+            for (index, configuration) in configurations.enumerated() {
+                let credentials = try DeviceCredentials.issue(for: configuration.uuid, authority: authority)
+                let tls = try NIOSSLContext(configuration: .makeServerConfiguration(
+                    certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(credentials.tlsCertificatePEM.utf8),
+                                                                          format: .pem))],
+                    privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(credentials.tlsPrivateKeyPEM.utf8),
+                                                                 format: .pem))))
+                devices.append(SimulatedDevice(
+                    index: index, configuration: configuration, settings: settings, loop: group.next(), tls: tls,
+                    authResponder: DeviceAuthResponder(credentials: credentials, authority: authority),
+                    frameLog: frameLog, advertiser: advertiser, logSystem: logSystem))
+            }
+        } catch let error as SimulatorError {
+            try? await group.shutdownGracefully()
+            throw error
+        } catch {
+            try? await group.shutdownGracefully()
+            throw SimulatorError.crypto("cannot create device credentials: \(error)")
+        }
+        var started: [SimulatedDevice] = []
+        do {
+            for device in devices {
+                try await device.start().get()
+                started.append(device)
+            }
+        } catch {
+            for device in started { try? await device.stop().get() }
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        let control = SimulatorControl(devices: devices, loop: group.next(), logSystem: logSystem)
+        var controlServer: ControlSocketServer?
+        if let path = settings.controlSocketPath {
+            do {
+                controlServer = try await ControlSocketServer.start(path: path, control: control, group: group,
+                                                                    logSystem: logSystem).get()
+            } catch {
+                for device in devices { try? await device.stop().get() }
+                try? await group.shutdownGracefully()
+                throw error
+            }
+        }
+        log.info("simulating \(devices.count) device(s) on \(threads) event loop(s)", [
+            "devices": .int(devices.count), "threads": .int(threads),
+        ])
+        return ReceiverSimulator(devices: devices, authority: authority, control: control, advertiser: advertiser,
+                                 group: group, controlServer: controlServer, frameLog: frameLog, log: log)
+    }
+
+    /// Closes every connection and listener, the control socket and the event loops.
+    public func stop() async {
+        try? await controlServer?.stop().get()
+        for device in devices { try? await device.stop().get() }
+        try? await group.shutdownGracefully()
+        log.info("simulator stopped")
+    }
+}
+
+/// Checks a device list before anything binds: unique uuids, unique address:port pairs, valid uuids.
+enum SimulatorConfigurationCheck {
+    static func validate(_ devices: [SimulatedDeviceConfiguration]) throws(SimulatorError) {
+        var uuids: Set<String> = []
+        var endpoints: [String: String] = [:]
+        for device in devices {
+            guard device.uuid.utf8.count == 32, device.uuid.utf8.allSatisfy({ isLowerHex($0) }) else {
+                throw .configuration("device \"\(device.name)\": uuid \"\(device.uuid)\" must be 32 lowercase hex digits")
+            }
+            guard uuids.insert(device.uuid).inserted else {
+                throw .configuration("device \"\(device.name)\": uuid \(device.uuid) is used twice")
+            }
+            for port in [device.castPort, device.httpPort, device.httpsPort] {
+                guard (1...65535).contains(port) else { throw .configuration("device \"\(device.name)\": port \(port) out of range") }
+                let key = "\(device.address):\(port)"
+                if let other = endpoints[key] {
+                    throw .configuration("devices \"\(other)\" and \"\(device.name)\" both use \(key)")
+                }
+                endpoints[key] = device.name
+            }
+        }
+    }
+
+    private static func isLowerHex(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+    }
+}

@@ -1,0 +1,63 @@
+import CastCore
+import CastProtocol
+import CastReceiverSim
+import NIOCore
+
+extension SimulatedDevice {
+    /// `list` entry: identity, sockets, faults, connections and the state machine's snapshot. On the loop.
+    func listing() -> JSONValue {
+        let c = configuration
+        let connections: [JSONValue] = connectionHandlers.map { handler in
+            ["connection": .int(Int64(handler.id.rawValue)), "peer": .string(handler.peerDescription)]
+        }
+        let snapshot = readState { state, now in state.snapshot(now: now).json }
+        return [
+            "index": .int(Int64(index)), "name": .string(c.name), "uuid": .string(c.uuid), "model": .string(c.model),
+            "address": .string(c.address), "castPort": .int(Int64(c.castPort)), "httpPort": .int(Int64(c.httpPort)),
+            "httpsPort": .int(Int64(c.httpsPort)), "down": .bool(isDown), "faults": faults.json,
+            "connections": .array(connections), "state": snapshot,
+        ]
+    }
+
+    /// Closes every connection now, or after `after` seconds (and every later connection that long after it opens).
+    func drop(after: Double?) {
+        faults.dropAfter = after
+        for handler in connectionHandlers {
+            if let after { handler.scheduleDrop(after: after) } else { _ = handler.close(reason: "fault: drop") }
+        }
+    }
+
+    /// Sends one bad frame of `kind` to every connected sender; returns how many got it.
+    func sendMalformed(_ kind: MalformedFrame) -> Int {
+        let handlers = connectionHandlers
+        for handler in handlers {
+            switch kind {
+            case .garbage:
+                let body: [UInt8] = [0xFF, 0xFE, 0x00, 0x13, 0x37, 0xDE, 0xAD, 0xBE, 0xEF]
+                handler.sendRaw([0, 0, 0, UInt8(body.count)] + body)
+            case .oversized:
+                handler.sendRaw([0x00, 0x01, 0x00, 0x01])   // 65,537: one past the limit
+            case .zeroLength:
+                handler.sendRaw([0, 0, 0, 0])
+            case .invalidJSON:
+                handler.send(CastMessage(sourceID: "receiver-0", destinationID: "*", namespace: .receiver,
+                                         payload: .string("{\"type\": \"RECEIVER_STATUS\", ")))
+            case .unknownNamespace:
+                handler.send(CastMessage(source: "receiver-0", destination: "*",
+                                         namespace: "urn:x-cast:com.castline.sim.unknown", json: ["type": "SURPRISE"]))
+            }
+        }
+        log.warning("fault: sent a \(kind.rawValue) frame to \(handlers.count) sender(s)", ["kind": .string(kind.rawValue)])
+        frameLogEvent("fault", connection: nil, peer: nil, fields: ["kind": .string(kind.rawValue)])
+        return handlers.count
+    }
+
+    /// A frame or TLS problem on one connection: logged and put in the frame log.
+    func recordFrameError(_ description: String, connection: ReceiverConnectionHandler) {
+        log.warning("bad input from \(connection.peerDescription): \(description)", [
+            "connection": .int(Int(connection.id.rawValue)), "peer": .string(connection.peerDescription),
+        ])
+        frameLogEvent("frameError", connection: connection.id.rawValue, peer: connection.peerDescription,
+                      fields: ["error": .string(description)])
+    }
+}

@@ -1,0 +1,255 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastReceiverSim
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import SystemCrypto
+
+/// One simulated Cast device on real sockets: CASTV2 over TLS, eureka_info over HTTP and HTTPS,
+/// its ``ReceiverDevice`` state machine, its connections, timers and faults.
+///
+/// Isolation: every mutable member is touched only on `loop` (the device's event loop; its
+/// listening and accepted channels live there too). Public entry points hop onto the loop.
+public final class SimulatedDevice: @unchecked Sendable {
+    public let configuration: SimulatedDeviceConfiguration
+    public let index: Int
+    let loop: EventLoop
+    let log: Logger
+    let logSystem: LogSystem
+    private let settings: SimulatorSettings
+    private let tls: NIOSSLContext
+    private let authResponder: DeviceAuthResponder
+    private let frameLog: FrameLog?
+    private let advertiser: MDNSAdvertiser?
+    private let startedAt = Timestamp.monotonic()
+
+    // Loop-confined state.
+    private var state: ReceiverDevice
+    private var connections: [SenderConnectionID: ReceiverConnectionHandler] = [:]
+    private var nextConnection: UInt64 = 1
+    private var listeners: [Channel] = []
+    private var deadlineTask: Scheduled<Void>?
+    private var scheduledDeadline: Double?
+    var faults: DeviceFaults
+    private(set) var isDown = false
+
+    init(index: Int, configuration: SimulatedDeviceConfiguration, settings: SimulatorSettings, loop: EventLoop,
+         tls: NIOSSLContext, authResponder: DeviceAuthResponder, frameLog: FrameLog?, advertiser: MDNSAdvertiser?,
+         logSystem: LogSystem) {
+        self.index = index
+        self.configuration = configuration
+        self.settings = settings
+        self.loop = loop
+        self.tls = tls
+        self.authResponder = authResponder
+        self.frameLog = frameLog
+        self.advertiser = advertiser
+        faults = settings.initialFaults
+        self.logSystem = logSystem
+        log = Logger(class: "SimulatedDevice", system: logSystem).with([
+            "device": .string(configuration.uuid), "deviceName": .string(configuration.name),
+        ])
+        state = ReceiverDevice(profile: configuration.profile, catalogue: settings.catalogue,
+                               mediaRules: settings.mediaRules, timing: settings.timing,
+                               idSeed: UInt64(truncatingIfNeeded: index &+ 1) &* 0x9E37_79B9_7F4A_7C15)
+    }
+
+    // MARK: Sockets
+
+    /// Binds the three listeners. Fails with ``SimulatorError/bind(address:port:reason:)``.
+    func start() -> EventLoopFuture<Void> {
+        loop.flatSubmit { self.bindAll() }
+    }
+
+    private func bindAll() -> EventLoopFuture<Void> {
+        isDown = false
+        let c = configuration
+        let cast = bind(port: c.castPort) { channel in self.configureCastChannel(channel) }
+        let http = bind(port: c.httpPort) { channel in self.configureHTTPChannel(channel, secure: false) }
+        let https = bind(port: c.httpsPort) { channel in self.configureHTTPChannel(channel, secure: true) }
+        return cast.and(http).and(https).map { all in
+            self.listeners = [all.0.0, all.0.1, all.1]
+            self.advertiser?.publish(self.advertisement())
+            self.log.info("listening: cast \(c.address):\(c.castPort), http :\(c.httpPort), https :\(c.httpsPort)", [
+                "address": .string(c.address), "castPort": .int(c.castPort),
+            ])
+        }.flatMapError { error in
+            // Close what did bind so a failed start leaves nothing behind.
+            let closing = self.listeners.map { $0.close() }
+            self.listeners = []
+            return EventLoopFuture.andAllComplete(closing, on: self.loop).flatMapThrowing { throw error }
+        }
+    }
+
+    private func bind(port: Int, initializer: @escaping @Sendable (Channel) -> EventLoopFuture<Void>)
+        -> EventLoopFuture<Channel> {
+        let address = configuration.address
+        return ServerBootstrap(group: loop, childGroup: loop)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer(initializer)
+            .bind(host: address, port: port)
+            .flatMapErrorThrowing { error in
+                throw SimulatorError.bind(address: address, port: port, reason: "\(error)")
+            }
+    }
+
+    private func configureCastChannel(_ channel: Channel) -> EventLoopFuture<Void> {
+        loop.makeCompletedFuture {
+            let id = SenderConnectionID(nextConnection)
+            nextConnection += 1
+            let handler = ReceiverConnectionHandler(id: id, device: self, settings: settings)
+            let sync = channel.pipeline.syncOperations
+            try sync.addHandler(NIOSSLServerHandler(context: tls))
+            try sync.addCastMessageCodec(logSystem: logSystem)
+            if let frameLog {
+                try sync.addHandler(FrameLogHandler(log: frameLog, device: configuration.uuid, connection: id.rawValue))
+            }
+            try sync.addHandler(handler)
+        }
+    }
+
+    private func configureHTTPChannel(_ channel: Channel, secure: Bool) -> EventLoopFuture<Void> {
+        loop.makeCompletedFuture {
+            let sync = channel.pipeline.syncOperations
+            if secure { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
+            try sync.configureHTTPServerPipeline(withErrorHandling: true)
+            let httpLog = Logger(class: "EurekaHTTPServer", system: logSystem).with(["device": .string(configuration.uuid)])
+            try sync.addHandler(EurekaHTTPHandler(document: { [unowned self] in self.eurekaInfo() }, log: httpLog))
+        }
+    }
+
+    /// Closes listeners and connections.
+    func stop() -> EventLoopFuture<Void> {
+        loop.flatSubmit {
+            self.isDown = true
+            self.advertiser?.withdraw(uuid: self.configuration.uuid)
+            self.deadlineTask?.cancel()
+            let closing = self.listeners.map { $0.close() } + self.connections.values.map { $0.close(reason: "simulator stopping") }
+            self.listeners = []
+            return EventLoopFuture.andAllComplete(closing, on: self.loop)
+        }
+    }
+
+    func eurekaInfo() -> EurekaInfo {
+        EurekaInfo(name: configuration.name, uuid: configuration.uuid, model: configuration.model,
+                   ipAddress: configuration.address, displaySupported: configuration.isVideoDevice,
+                   uptime: Timestamp.monotonic() - startedAt)
+    }
+
+    // MARK: Connection events (on loop)
+
+    func connectionOpened(_ handler: ReceiverConnectionHandler) {
+        loop.preconditionInEventLoop()
+        connections[handler.id] = handler
+        perform(state.connectionOpened(handler.id, now: Timestamp.monotonic()))
+        if let after = faults.dropAfter {
+            handler.scheduleDrop(after: after)
+        }
+    }
+
+    func received(_ message: CastMessage, from id: SenderConnectionID) {
+        loop.preconditionInEventLoop()
+        perform(state.receive(message, from: id, now: Timestamp.monotonic()))
+    }
+
+    func connectionClosed(_ id: SenderConnectionID) {
+        loop.preconditionInEventLoop()
+        guard connections.removeValue(forKey: id) != nil else { return }
+        perform(state.connectionClosed(id, now: Timestamp.monotonic()))
+    }
+
+    func frameLogEvent(_ name: String, connection: UInt64?, peer: String?, fields: JSONObject) {
+        frameLog?.event(name, device: configuration.uuid, connection: connection, peer: peer, fields: fields)
+    }
+
+    func respondToAuth(_ bytes: [UInt8]) -> DeviceAuthResponder.Reply { authResponder.reply(to: bytes) }
+
+    // MARK: Outputs
+
+    func perform(_ outputs: [DeviceOutput]) {
+        for output in outputs {
+            switch output {
+            case .send(let message, let id):
+                guard let connection = connections[id] else {
+                    log.debug("reply for closed connection \(id) dropped", ["connection": .int(Int(id.rawValue))])
+                    continue
+                }
+                if faults.replyDelay > 0 {
+                    let delay = TimeAmount.nanoseconds(Int64(faults.replyDelay * 1e9))
+                    loop.scheduleTask(in: delay) { connection.send(message) }
+                } else {
+                    connection.send(message)
+                }
+            case .closeConnection(let id, let reason):
+                connections[id]?.close(reason: reason).whenComplete { _ in }
+            case .advertisementChanged:
+                advertiser?.publish(advertisement())
+            }
+        }
+        rescheduleDeadline()
+    }
+
+    private func rescheduleDeadline() {
+        let next = state.nextDeadline
+        guard next != scheduledDeadline else { return }
+        deadlineTask?.cancel()
+        scheduledDeadline = next
+        guard let next else { return }
+        let delay = max(0, next - Timestamp.monotonic())
+        deadlineTask = loop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9) + 1_000_000)) { [self] in
+            scheduledDeadline = nil
+            perform(state.advance(to: Timestamp.monotonic()))
+        }
+    }
+
+    func advertisement() -> MDNSAdvertisement {
+        let snapshot = state.snapshot(now: Timestamp.monotonic())
+        return MDNSAdvertisement(configuration: configuration, busy: snapshot.advertisement.busy,
+                                 statusText: snapshot.advertisement.statusText,
+                                 appIds: settings.catalogue.map(\.appId))
+    }
+
+    // MARK: Control (any thread)
+
+    /// Runs `body` on the device's loop with access to the state machine and connections.
+    func onLoop<T: Sendable>(_ body: @escaping @Sendable (SimulatedDevice) throws -> T) -> EventLoopFuture<T> {
+        loop.submit { try body(self) }
+    }
+
+    var connectionHandlers: [ReceiverConnectionHandler] { Array(connections.values).sorted { $0.id < $1.id } }
+
+    func mutateState(_ body: (inout ReceiverDevice, Double) -> [DeviceOutput]) {
+        loop.preconditionInEventLoop()
+        perform(body(&state, Timestamp.monotonic()))
+    }
+
+    func readState<T>(_ body: (ReceiverDevice, Double) -> T) -> T {
+        loop.preconditionInEventLoop()
+        return body(state, Timestamp.monotonic())
+    }
+
+    /// Reboot: listeners and connections go away, the state machine reboots, and after `downFor`
+    /// seconds the device listens again.
+    func reboot(downFor: Double) -> EventLoopFuture<Void> {
+        loop.flatSubmit {
+            self.log.warning("rebooting: down for \(downFor) s", ["downFor": .double(downFor)])
+            self.perform(self.state.reboot(now: Timestamp.monotonic()))
+            self.isDown = true
+            self.advertiser?.withdraw(uuid: self.configuration.uuid)
+            let closing = self.listeners.map { $0.close() } + self.connections.values.map { $0.close(reason: "reboot") }
+            self.listeners = []
+            return EventLoopFuture.andAllComplete(closing, on: self.loop).map {
+                self.loop.scheduleTask(in: .nanoseconds(Int64(downFor * 1e9))) {
+                    self.bindAll().whenFailure { error in
+                        self.log.error("could not come back after reboot: \(error)")
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import CastCore
+import CastReceiverSim
+
+/// Everything a simulator run needs besides its devices. Value type; `Sendable`.
+public struct SimulatorSettings: Sendable {
+    /// Apps besides the Default Media Receiver (always installed).
+    public var apps: [AppDefinition] = []
+    /// Media rules (first match wins): videoInfo, duration, load errors by URL / content type.
+    public var mediaRules: [MediaRule] = []
+    /// PING an idle sender after this many seconds (real devices: about 5).
+    public var pingInterval: Double = 5
+    /// Drop a sender that sent nothing for longer than this.
+    public var heartbeatTimeout: Double = 15
+    /// BUFFERING → PLAYING delay.
+    public var timing = PlaybackTiming()
+    /// Advertise devices over mDNS through avahi-daemon.
+    public var advertise = true
+    /// JSON-lines frame log; nil = none.
+    public var frameLogPath: String?
+    /// Unix socket for control commands; nil = none.
+    public var controlSocketPath: String?
+    /// Folder holding the simulator root CA (created when missing); nil = a fresh CA in memory.
+    public var authorityDirectory: String?
+    /// Faults active from the start on every device.
+    public var initialFaults = DeviceFaults()
+    /// Event-loop threads; nil = one per core, at most 4.
+    public var threads: Int?
+
+    public init() {}
+
+    /// The app catalogue: the Default Media Receiver plus the configured apps (a configured app
+    /// with the same id replaces the built-in one).
+    public var catalogue: [AppDefinition] {
+        var apps = [AppDefinition.defaultMediaReceiver]
+        for app in self.apps {
+            if let index = apps.firstIndex(where: { $0.appId == app.appId }) { apps[index] = app } else { apps.append(app) }
+        }
+        return apps
+    }
+}
+
+/// Faults injected into one device (flags at start, control socket at run time). Value type.
+public struct DeviceFaults: Sendable, Equatable {
+    /// Do not answer PINGs (senders should declare the device dead).
+    public var ignorePings = false
+    /// Send every reply this many seconds late.
+    public var replyDelay: Double = 0
+    /// Close every connection this many seconds after it opened; nil = never.
+    public var dropAfter: Double?
+
+    public init(ignorePings: Bool = false, replyDelay: Double = 0, dropAfter: Double? = nil) {
+        self.ignorePings = ignorePings
+        self.replyDelay = replyDelay
+        self.dropAfter = dropAfter
+    }
+
+    var json: JSONValue {
+        var object: JSONObject = ["ignorePings": .bool(ignorePings), "replyDelay": .double(replyDelay)]
+        if let dropAfter { object.set("dropAfter", .double(dropAfter)) }
+        return .object(object)
+    }
+}

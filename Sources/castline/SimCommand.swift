@@ -1,0 +1,189 @@
+import ArgumentParser
+import CastCore
+import CastLogging
+import CastReceiverSim
+import CastReceiverSimServer
+import Glibc
+
+/// `castline sim`: run Cast receiver simulators until SIGINT/SIGTERM.
+struct SimCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sim",
+        abstract: "Run simulated Cast devices (TLS 8009, eureka_info 8008/8443, mDNS via avahi).",
+        discussion: """
+            Prints one JSON line {"event":"ready",…} on stdout when every device listens, then runs
+            until SIGINT or SIGTERM. Run-time control (list sessions, push messages, faults) goes
+            through --control-socket: one JSON command per line, e.g. {"command":"list"} or
+            {"command":"reboot","device":0,"downFor":3}.
+            """
+    )
+
+    @Option(name: .long, help: "Number of simulated devices.")
+    var devices: Int = 1
+
+    @Option(name: .long, help: "Device layout: addresses (127.0.0.1, .2, … each on 8009/8008/8443) or ports (one address, 3 ports per device).")
+    var layout: DeviceFleet.Layout = .addresses
+
+    @Option(name: .long, help: "First device's IPv4 address (loopback).")
+    var address: String = "127.0.0.1"
+
+    @Option(name: .long, help: "CASTV2 port (addresses layout) or first port (ports layout, default 20000).")
+    var port: Int?
+
+    @Option(name: .long, help: "Friendly name (numbered when --devices > 1).")
+    var name: String = "castline sim"
+
+    @Option(name: .long, help: "Model name announced in mDNS and eureka_info.")
+    var model: String = "Chromecast"
+
+    @Option(name: .long, help: "Seed for the device uuids (stable across runs).")
+    var seed: UInt64 = 0
+
+    @Option(name: .long, help: "Simulator config file (JSON): devices, apps with namespaces, media rules.")
+    var config: String?
+
+    @Flag(name: .long, help: "Do not advertise over mDNS (avahi-daemon).")
+    var noMdns = false
+
+    @Option(name: .long, help: "Append every frame in and out as JSON lines to this file.")
+    var frameLog: String?
+
+    @Option(name: .long, help: "Unix socket for run-time control commands (JSON lines).")
+    var controlSocket: String?
+
+    @Option(name: .long, help: "Folder for the simulator root CA (created if missing); default: a fresh CA per run.")
+    var authorityDir: String?
+
+    @Option(name: .long, help: "Write the simulator root CA certificate (PEM) here: the trust anchor for device auth.")
+    var exportRootCa: String?
+
+    @Option(name: .long, help: "Seconds of sender silence before the device PINGs it.")
+    var pingInterval: Double = 5
+
+    @Option(name: .long, help: "Seconds of sender silence before the device drops the connection.")
+    var heartbeatTimeout: Double = 15
+
+    @Option(name: .long, help: "Seconds from BUFFERING to PLAYING after a LOAD.")
+    var bufferingDelay: Double = 0.2
+
+    @Flag(name: .long, help: "Fault: never answer PING.")
+    var ignorePings = false
+
+    @Option(name: .long, help: "Fault: send every reply this many seconds late.")
+    var replyDelay: Double = 0
+
+    @Option(name: .long, help: "Fault: close each connection this many seconds after it opens.")
+    var dropAfter: Double?
+
+    @Option(name: .long, help: "Fault: the first LOAD fails with this detailedErrorCode (e.g. 104).")
+    var failNextLoad: Int?
+
+    @Option(name: .long, help: "Event-loop threads (default: one per core, at most 4).")
+    var threads: Int?
+
+    @Option(name: .long, help: "Log rules, e.g. \"*:info,CastChannel.*:debug\" (overrides CASTLINE_LOG).")
+    var log: String?
+
+    func run() async throws {
+        let logSystem = LogSystem.shared
+        logSystem.addSink(ConsoleLogSink())
+        if let error = logSystem.applyEnvironment(environment()) {
+            throw ValidationError("CASTLINE_LOG: \(error)")
+        }
+        if let log {
+            do { try logSystem.applyRules(log, source: "--log") } catch { throw ValidationError("--log: \(error)") }
+        }
+        defer { _ = logSystem.shutdown() }
+
+        var settings = SimulatorSettings()
+        var fleet: [SimulatedDeviceConfiguration]
+        do {
+            fleet = try DeviceFleet.make(count: devices, layout: layout, baseAddress: address, basePort: port,
+                                         namePrefix: name, model: model, seed: seed)
+            if let config {
+                let file = try SimulatorConfigFile.load(path: config)
+                settings.apps = file.apps
+                settings.mediaRules = file.mediaRules
+                if !file.devices.isEmpty { fleet = file.devices }
+            }
+        } catch let error as SimulatorError {
+            throw ValidationError("\(error)")
+        }
+        settings.advertise = !noMdns
+        settings.frameLogPath = frameLog
+        settings.controlSocketPath = controlSocket
+        settings.authorityDirectory = authorityDir
+        settings.pingInterval = pingInterval
+        settings.heartbeatTimeout = heartbeatTimeout
+        settings.timing.bufferingDelay = bufferingDelay
+        settings.initialFaults = DeviceFaults(ignorePings: ignorePings, replyDelay: replyDelay, dropAfter: dropAfter)
+        settings.threads = threads
+        SignalWaiter.block([SIGINT, SIGTERM])
+
+        let simulator: ReceiverSimulator
+        do {
+            simulator = try await ReceiverSimulator.start(devices: fleet, settings: settings, logSystem: logSystem)
+        } catch {
+            printError("castline sim: \(error)")
+            throw ExitCode(1)
+        }
+        if let failNextLoad {
+            _ = try await simulator.control.execute(["command": "fail-next-load", "code": .int(Int64(failNextLoad))]).get()
+        }
+        if let exportRootCa {
+            do { try writeFile(exportRootCa, simulator.authority.rootCertificatePEM) } catch {
+                printError("castline sim: cannot write \(exportRootCa): \(error)")
+                await simulator.stop()
+                throw ExitCode(1)
+            }
+        }
+        printReady(simulator)
+        let signal = await SignalWaiter.wait([SIGINT, SIGTERM])
+        Logger(class: "SimCommand", system: logSystem).info("signal \(signal): stopping")
+        await simulator.stop()
+    }
+
+    private func printReady(_ simulator: ReceiverSimulator) {
+        let devices: [JSONValue] = simulator.devices.map { device in
+            let c = device.configuration
+            return ["name": .string(c.name), "uuid": .string(c.uuid), "address": .string(c.address),
+                    "castPort": .int(Int64(c.castPort)), "httpPort": .int(Int64(c.httpPort)),
+                    "httpsPort": .int(Int64(c.httpsPort))]
+        }
+        var ready: JSONObject = ["event": "ready", "pid": .int(Int64(getpid())), "devices": .array(devices)]
+        if let controlSocket { ready.set("controlSocket", .string(controlSocket)) }
+        printLine(JSONValue.object(ready).serialized())
+    }
+}
+
+extension DeviceFleet.Layout: ExpressibleByArgument {}
+
+func environment() -> [String: String] {
+    var result: [String: String] = [:]
+    var pointer = environ
+    while let entry = pointer.pointee {
+        let text = String(cString: entry)
+        if let eq = text.firstIndex(of: "=") { result[String(text[..<eq])] = String(text[text.index(after: eq)...]) }
+        pointer += 1
+    }
+    return result
+}
+
+func printLine(_ text: String) {
+    let line = Array((text + "\n").utf8)
+    _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+}
+
+func printError(_ text: String) {
+    let line = Array((text + "\n").utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+func writeFile(_ path: String, _ text: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw SimulatorError.io(String(cString: strerror(errno))) }
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    guard written == bytes.count else { throw SimulatorError.io(String(cString: strerror(errno))) }
+}

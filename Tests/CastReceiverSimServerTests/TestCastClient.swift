@@ -1,0 +1,110 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// A minimal Cast sender for tests: TLS without certificate checks (as every real sender),
+/// the production frame codec, and a queue of received messages with timeouts.
+final class TestCastClient: @unchecked Sendable {
+    let channel: Channel
+    private let inbox: Inbox
+
+    private init(channel: Channel, inbox: Inbox) {
+        self.channel = channel
+        self.inbox = inbox
+    }
+
+    static func connect(host: String, port: Int, group: EventLoopGroup) async throws -> TestCastClient {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        let context = try NIOSSLContext(configuration: tls)
+        let inbox = Inbox()
+        let channel = try await ClientBootstrap(group: group)
+            .connectTimeout(.seconds(5))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil))
+                    try sync.addCastMessageCodec(logSystem: LogSystem(), trafficLog: false)
+                    try sync.addHandler(InboxHandler(inbox: inbox))
+                }
+            }
+            .connect(host: host, port: port).get()
+        return TestCastClient(channel: channel, inbox: inbox)
+    }
+
+    func send(_ message: CastMessage) async throws {
+        try await channel.writeAndFlush(message).get()
+    }
+
+    func send(namespace: CastNamespace, destination: String = "receiver-0", source: String = "sender-test",
+              _ json: JSONValue) async throws {
+        try await send(CastMessage(source: source, destination: destination, namespace: namespace, json: json))
+    }
+
+    /// Writes raw bytes under the frame codec (inside TLS).
+    func sendRaw(_ bytes: [UInt8]) async throws {
+        let channel = self.channel
+        try await channel.eventLoop.submit {
+            let encoder = try channel.pipeline.syncOperations.context(handlerType: CastFrameEncoder.self)
+            encoder.writeAndFlush(NIOAny(channel.allocator.buffer(bytes: bytes)), promise: nil)
+        }.get()
+    }
+
+    /// The next message matching `predicate` (others are skipped), or nil after `timeout` seconds.
+    func next(timeout: Double = 5, where predicate: @escaping @Sendable (CastMessage) -> Bool = { _ in true })
+        async -> CastMessage? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while ContinuousClock.now < deadline {
+            if let message = inbox.take(where: predicate) { return message }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return inbox.take(where: predicate)
+    }
+
+    /// The next JSON message of `type` on `namespace`.
+    func next(type: String, namespace: CastNamespace, timeout: Double = 5) async -> JSONValue? {
+        let message = await next(timeout: timeout) { message in
+            guard message.namespace == namespace, let text = message.payload.text,
+                  let json = try? JSONValue.parse(text) else { return false }
+            return (json["type"]?.string ?? json["responseType"]?.string) == type
+        }
+        return message.flatMap { $0.payload.text }.flatMap { try? JSONValue.parse($0) }
+    }
+
+    /// True once the server closed the connection (within `timeout`).
+    func waitClosed(timeout: Double = 5) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while ContinuousClock.now < deadline {
+            if !channel.isActive { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return !channel.isActive
+    }
+
+    func close() async {
+        try? await channel.close().get()
+    }
+
+    final class Inbox: Sendable {
+        private let messages = Mutex<[CastMessage]>([])
+        func append(_ message: CastMessage) { messages.withLock { $0.append(message) } }
+        func take(where predicate: (CastMessage) -> Bool) -> CastMessage? {
+            messages.withLock { list in
+                guard let index = list.firstIndex(where: predicate) else { return nil }
+                return list.remove(at: index)
+            }
+        }
+    }
+
+    private final class InboxHandler: ChannelInboundHandler {
+        typealias InboundIn = CastMessage
+        let inbox: Inbox
+        init(inbox: Inbox) { self.inbox = inbox }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) { inbox.append(unwrapInboundIn(data)) }
+        func errorCaught(context: ChannelHandlerContext, error: Error) {}
+    }
+}

@@ -1,0 +1,169 @@
+"""Conformance fixtures: a private network namespace with only `lo`, the built `castline sim`
+running in it, and helpers to run third-party clients (pychromecast, catt, VLC) in the same
+namespace. Nothing here sends traffic outside that namespace; everything started is stopped by PID.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid as uuidlib
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYTHON = os.environ.get("CASTLINE_CONFORMANCE_PYTHON", os.path.join(REPO, ".venv", "bin", "python"))
+CLIENTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients")
+
+
+def castline_binary():
+    path = os.environ.get("CASTLINE_BIN")
+    if path:
+        return path
+    out = subprocess.run(["swift", "build", "--show-bin-path"], cwd=REPO, capture_output=True, text=True, check=True)
+    return os.path.join(out.stdout.strip(), "castline")
+
+
+class Namespace:
+    """`ip netns` with only a loopback interface (ports 8008/8009/8443 never clash with the host)."""
+
+    def __init__(self):
+        self.name = f"castline-conf-{os.getpid()}-{uuidlib.uuid4().hex[:6]}"
+        subprocess.run(["ip", "netns", "add", self.name], check=True)
+        subprocess.run(["ip", "-n", self.name, "link", "set", "lo", "up"], check=True)
+
+    def command(self, *argv):
+        return ["ip", "netns", "exec", self.name, *argv]
+
+    def run(self, *argv, timeout=60, env=None, user=None):
+        cmd = list(argv)
+        if user:
+            cmd = ["runuser", "-u", user, "--", *cmd]
+        return subprocess.run(self.command(*cmd), capture_output=True, text=True, timeout=timeout, env=env)
+
+    def close(self):
+        pids = subprocess.run(["ip", "netns", "pids", self.name], capture_output=True, text=True).stdout.split()
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            alive = subprocess.run(["ip", "netns", "pids", self.name], capture_output=True, text=True).stdout.split()
+            if not alive:
+                break
+            time.sleep(0.1)
+        for pid in subprocess.run(["ip", "netns", "pids", self.name], capture_output=True, text=True).stdout.split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        subprocess.run(["ip", "netns", "del", self.name], check=False)
+
+
+class Simulator:
+    """A running `castline sim` inside a namespace; stopped with SIGTERM (by PID) at teardown."""
+
+    def __init__(self, namespace, workdir, extra=(), env=None):
+        self.workdir = workdir
+        self.frame_log = os.path.join(workdir, "frames.jsonl")
+        self.control_socket = os.path.join(workdir, "control.sock")
+        self.root_ca = os.path.join(workdir, "root-ca.pem")
+        self.stderr_path = os.path.join(workdir, "sim.stderr")
+        argv = [castline_binary(), "sim", "--frame-log", self.frame_log, "--control-socket", self.control_socket,
+                "--export-root-ca", self.root_ca, "--log", "*:info,CastChannel.*:debug", *extra]
+        self.stderr = open(self.stderr_path, "w")
+        self.process = subprocess.Popen(namespace.command(*argv), stdout=subprocess.PIPE, stderr=self.stderr,
+                                        text=True, env=env)
+        self.ready = self._wait_ready(30)
+
+    def _wait_ready(self, timeout):
+        deadline = time.monotonic() + timeout
+        import selectors
+        selector = selectors.DefaultSelector()
+        selector.register(self.process.stdout, selectors.EVENT_READ)
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"castline sim exited with {self.process.returncode}: {self.log_text()}")
+            if selector.select(timeout=0.2):
+                line = self.process.stdout.readline()
+                if line.startswith("{"):
+                    event = json.loads(line)
+                    if event.get("event") == "ready":
+                        return event
+        raise TimeoutError(f"castline sim not ready after {timeout}s: {self.log_text()}")
+
+    @property
+    def device(self):
+        return self.ready["devices"][0]
+
+    def log_text(self):
+        self.stderr.flush()
+        with open(self.stderr_path) as f:
+            return f.read()[-6000:]
+
+    def control(self, command, timeout=10):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(self.control_socket)
+            s.sendall((json.dumps(command) + "\n").encode())
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        return json.loads(data)
+
+    def frames(self):
+        if not os.path.exists(self.frame_log):
+            return []
+        with open(self.frame_log) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        self.stderr.close()
+        return self.process.returncode
+
+
+@pytest.fixture
+def netns():
+    namespace = Namespace()
+    yield namespace
+    namespace.close()
+
+
+@pytest.fixture
+def workdir():
+    path = tempfile.mkdtemp(prefix="castline-conf-")
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def sim(netns, workdir):
+    simulator = Simulator(netns, workdir, extra=["--no-mdns"])
+    yield simulator
+    code = simulator.stop()
+    assert code == 0, f"castline sim exited with {code} on SIGTERM: {simulator.log_text()}"
+
+
+def run_client(netns, script, *args, timeout=90):
+    """Runs Tests/Conformance/clients/<script> in the namespace; returns its last stdout line as JSON."""
+    result = netns.run(PYTHON, os.path.join(CLIENTS, script), *args, timeout=timeout)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    assert result.returncode == 0 and lines, (
+        f"{script} failed (rc {result.returncode})\nstdout:\n{result.stdout[-4000:]}\nstderr:\n{result.stderr[-4000:]}")
+    return json.loads(lines[-1])

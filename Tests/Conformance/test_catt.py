@@ -1,0 +1,52 @@
+"""catt 0.13 (unmodified, from PyPI) against `castline sim`: it reads eureka_info on 8008/8443
+first, then speaks CASTV2 on 8009."""
+import os
+import subprocess
+import sys
+
+from conftest import REPO
+
+CATT = os.path.join(os.path.dirname(os.environ.get("CASTLINE_CONFORMANCE_PYTHON", os.path.join(REPO, ".venv", "bin", "python"))), "catt")
+
+
+def catt(netns, *args, timeout=60):
+    result = netns.run(CATT, "-d", "127.0.0.1", *args, timeout=timeout)
+    return result
+
+
+def serve_media(netns, workdir):
+    """A tiny HTTP server in the namespace so catt (yt-dlp) sees a direct video link."""
+    media = os.path.join(workdir, "media")
+    os.makedirs(media, exist_ok=True)
+    with open(os.path.join(media, "clip.mp4"), "wb") as f:
+        f.write(b"\x00\x00\x00\x18ftypmp42" + bytes(64))
+    return subprocess.Popen(netns.command(sys.executable, "-m", "http.server", "8099", "--bind", "127.0.0.1",
+                                          "--directory", media), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_catt_cast_status_pause_stop(netns, sim, workdir):
+    server = serve_media(netns, workdir)
+    try:
+        url = "http://127.0.0.1:8099/clip.mp4"
+        cast = catt(netns, "cast", url)
+        assert cast.returncode == 0, cast.stdout + cast.stderr
+        status = catt(netns, "status")
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert "State: PLAYING" in status.stdout or "State: BUFFERING" in status.stdout, status.stdout
+        pause = catt(netns, "pause")
+        assert pause.returncode == 0, pause.stdout + pause.stderr
+        paused = catt(netns, "status")
+        assert "State: PAUSED" in paused.stdout, paused.stdout
+        stop = catt(netns, "stop")
+        assert stop.returncode == 0, stop.stdout + stop.stderr
+        listing = sim.control({"command": "list"})
+        assert listing["ok"]
+        state = listing["devices"][0]["state"]
+        assert not state.get("runningApp"), state
+    finally:
+        server.terminate()
+        server.wait(timeout=5)
+
+    frames = [f for f in sim.frames() if f["event"] == "frame" and f["direction"] == "in"]
+    loads = [f for f in frames if f.get("type") == "LOAD"]
+    assert loads and loads[0]["payload"]["media"]["contentId"] == url, loads

@@ -1,0 +1,27 @@
+"""pychromecast 14 (unmodified, from PyPI) against `castline sim`."""
+from conftest import run_client
+
+
+def test_pychromecast_play_pause_seek_volume_quit(netns, sim):
+    device = sim.device
+    seen = run_client(netns, "pychromecast_flow.py", device["address"], str(device["castPort"]), device["uuid"])
+    assert seen["connected"] is True
+    assert seen["friendly_name"] == "castline sim"
+    assert seen["initial_app"] is None
+    assert seen["app_after_play"] == "CC1AD845"
+    assert seen["reached_playing"], seen
+    assert seen["title"] == "Big Buck Bunny"
+    assert seen["content_type"] == "video/mp4"
+    assert seen["content_id"] == "http://127.0.0.1:9/castline/big-buck-bunny.mp4"
+    assert seen["reached_paused"], seen
+    assert seen["seek_ok"], seen
+    assert abs(seen["current_time_after_seek"] - 42.5) < 0.01
+    assert seen["volume_ok"], seen
+    assert seen["quit_ok"], seen
+    assert seen["app_after_quit"] is None
+
+    frames = [f for f in sim.frames() if f["event"] == "frame"]
+    inbound = [(f["namespace"].rsplit(".", 1)[-1], f.get("type")) for f in frames if f["direction"] == "in"]
+    for expected in [("connection", "CONNECT"), ("receiver", "LAUNCH"), ("media", "LOAD"), ("media", "PAUSE"),
+                     ("media", "SEEK"), ("receiver", "SET_VOLUME"), ("receiver", "STOP")]:
+        assert expected in inbound, f"{expected} not in the frame log: {inbound}"
