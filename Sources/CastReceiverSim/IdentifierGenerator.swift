@@ -1,11 +1,11 @@
 /// Deterministic ids for one device: session/transport UUIDs and shuffle order, from a seed
 /// (SplitMix64). Value type.
-struct IdentifierGenerator: Sendable {
+public struct IdentifierGenerator: Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -28,7 +28,8 @@ struct IdentifierGenerator: Sendable {
         Int(next() % UInt64(bound))
     }
 
-    static func hex(_ value: UInt64, digits: Int) -> String {
+    /// `value` as `digits` lowercase hex digits, zero-padded.
+    public static func hex(_ value: UInt64, digits: Int) -> String {
         let text = String(value, radix: 16)
         return String(repeating: "0", count: max(0, digits - text.count)) + text
     }

@@ -69,7 +69,7 @@ private final class ControlLineHandler: ChannelInboundHandler, @unchecked Sendab
         }
         if pending.count > Self.maxLine {
             log.warning("control line over \(Self.maxLine) bytes: closing")
-            reply(SimulatorControl.failure("line longer than \(Self.maxLine) bytes"), context: context)
+            Self.reply(SimulatorControl.failure("line longer than \(Self.maxLine) bytes"), on: context.channel)
             pending = []
             context.close(promise: nil)
         }
@@ -79,15 +79,17 @@ private final class ControlLineHandler: ChannelInboundHandler, @unchecked Sendab
         let loop = context.eventLoop
         let previous = queue ?? loop.makeSucceededVoidFuture()
         let control = self.control
-        queue = previous.flatMap { control.execute(text: line).hop(to: loop) }.map { [weak self] answer in
-            self?.reply(answer, context: context)
+        let channel = context.channel
+        queue = previous.flatMap { control.execute(text: line).hop(to: loop) }.map { answer in
+            Self.reply(answer, on: channel)
         }
     }
 
-    private func reply(_ answer: JSONValue, context: ChannelHandlerContext) {
-        guard context.channel.isActive else { return }
+    /// Writes one answer line (this handler is last in the pipeline, so the channel's write path is its own).
+    private static func reply(_ answer: JSONValue, on channel: Channel) {
+        guard channel.isActive else { return }
         var bytes = answer.serializedBytes()
         bytes.append(UInt8(ascii: "\n"))
-        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+        channel.writeAndFlush(channel.allocator.buffer(bytes: bytes), promise: nil)
     }
 }

@@ -1,3 +1,5 @@
+import CastReceiverSim
+
 /// Lays out N simulated devices on loopback, each with its own identity.
 ///
 /// `.addresses`: device i listens on base + i (127.0.0.1, 127.0.0.2, …; host parts 0 and 255 are
@@ -46,19 +48,8 @@ public enum DeviceFleet {
 
     /// 32 lowercase hex digits derived from the index (SplitMix64).
     public static func uuid(index: Int, seed: UInt64) -> String {
-        var state = seed &+ 0xCA57_11FE_0000_0000 &+ UInt64(index)
-        func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        func hex(_ value: UInt64) -> String {
-            let text = String(value, radix: 16)
-            return String(repeating: "0", count: 16 - text.count) + text
-        }
-        return hex(next()) + hex(next())
+        var generator = IdentifierGenerator(seed: seed &+ 0xCA57_11FE_0000_0000 &+ UInt64(index))
+        return IdentifierGenerator.hex(generator.next(), digits: 16) + IdentifierGenerator.hex(generator.next(), digits: 16)
     }
 }
 

@@ -1,4 +1,5 @@
 import CastCore
+import CastLogging
 import CastProtocol
 import Glibc
 import Synchronization
@@ -63,7 +64,7 @@ public final class FrameLog: Sendable {
 
     private func header(event: String, device: String, connection: UInt64?, peer: String?) -> JSONObject {
         var object = JSONObject()
-        object.set("time", .string(Timestamp.nowISO8601()))
+        object.set("time", .string(LogRecordFormatter.timestamp(LogRecord.now())))
         object.set("event", .string(event))
         object.set("device", .string(device))
         if let connection { object.set("connection", .int(Int64(connection))) }
@@ -104,25 +105,9 @@ enum Base64 {
     }
 }
 
-/// Wall-clock timestamps for logs.
+/// The simulator's clock.
 enum Timestamp {
-    /// `2026-11-21T10:15:30.123456Z`.
-    static func nowISO8601() -> String {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        var seconds = spec.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))."
-            + "\(pad(Int32(spec.tv_nsec / 1000), 6))Z"
-    }
-
-    /// Monotonic seconds (the simulator's clock).
+    /// Monotonic seconds.
     static func monotonic() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)

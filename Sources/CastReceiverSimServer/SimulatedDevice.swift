@@ -72,7 +72,7 @@ public final class SimulatedDevice: @unchecked Sendable {
         let https = bind(port: c.httpsPort) { channel in self.configureHTTPChannel(channel, secure: true) }
         return cast.and(http).and(https).map { all in
             self.listeners = [all.0.0, all.0.1, all.1]
-            self.advertiser?.publish(self.advertisement())
+            self.advertiser?.publish(self.advertisement(self.state.snapshot(now: Timestamp.monotonic()).advertisement))
             self.log.info("listening: cast \(c.address):\(c.castPort), http :\(c.httpPort), https :\(c.httpsPort)", [
                 "address": .string(c.address), "castPort": .int(c.castPort),
             ])
@@ -126,13 +126,18 @@ public final class SimulatedDevice: @unchecked Sendable {
     /// Closes listeners and connections.
     func stop() -> EventLoopFuture<Void> {
         loop.flatSubmit {
-            self.isDown = true
-            self.advertiser?.withdraw(uuid: self.configuration.uuid)
             self.deadlineTask?.cancel()
-            let closing = self.listeners.map { $0.close() } + self.connections.values.map { $0.close(reason: "simulator stopping") }
-            self.listeners = []
-            return EventLoopFuture.andAllComplete(closing, on: self.loop)
+            return self.goDown(reason: "simulator stopping")
         }
+    }
+
+    /// Withdraws the advertisement and closes listeners and connections (stop, reboot). On the loop.
+    private func goDown(reason: String) -> EventLoopFuture<Void> {
+        isDown = true
+        advertiser?.withdraw(uuid: configuration.uuid)
+        let closing = listeners.map { $0.close() } + connections.values.map { $0.close(reason: reason) }
+        listeners = []
+        return EventLoopFuture.andAllComplete(closing, on: loop)
     }
 
     func eurekaInfo() -> EurekaInfo {
@@ -187,8 +192,8 @@ public final class SimulatedDevice: @unchecked Sendable {
                 }
             case .closeConnection(let id, let reason):
                 connections[id]?.close(reason: reason).whenComplete { _ in }
-            case .advertisementChanged:
-                advertiser?.publish(advertisement())
+            case .advertisementChanged(let state):
+                advertiser?.publish(advertisement(state))
             }
         }
         rescheduleDeadline()
@@ -207,11 +212,10 @@ public final class SimulatedDevice: @unchecked Sendable {
         }
     }
 
-    func advertisement() -> MDNSAdvertisement {
-        let snapshot = state.snapshot(now: Timestamp.monotonic())
-        return MDNSAdvertisement(configuration: configuration, busy: snapshot.advertisement.busy,
-                                 statusText: snapshot.advertisement.statusText,
-                                 appIds: settings.catalogue.map(\.appId))
+    /// The mDNS record for `state` (st/rs as the state machine reported them).
+    func advertisement(_ state: DeviceAdvertisementState) -> MDNSAdvertisement {
+        MDNSAdvertisement(configuration: configuration, busy: state.busy, statusText: state.statusText,
+                          appIds: settings.catalogue.map(\.appId))
     }
 
     // MARK: Control (any thread)
@@ -239,11 +243,7 @@ public final class SimulatedDevice: @unchecked Sendable {
         loop.flatSubmit {
             self.log.warning("rebooting: down for \(downFor) s", ["downFor": .double(downFor)])
             self.perform(self.state.reboot(now: Timestamp.monotonic()))
-            self.isDown = true
-            self.advertiser?.withdraw(uuid: self.configuration.uuid)
-            let closing = self.listeners.map { $0.close() } + self.connections.values.map { $0.close(reason: "reboot") }
-            self.listeners = []
-            return EventLoopFuture.andAllComplete(closing, on: self.loop).map {
+            return self.goDown(reason: "reboot").map {
                 self.loop.scheduleTask(in: .nanoseconds(Int64(downFor * 1e9))) {
                     self.bindAll().whenFailure { error in
                         self.log.error("could not come back after reboot: \(error)")

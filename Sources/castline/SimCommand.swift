@@ -106,7 +106,7 @@ struct SimCommand: AsyncParsableCommand {
                 settings.mediaRules = file.mediaRules
                 if !file.devices.isEmpty { fleet = file.devices }
             }
-        } catch let error as SimulatorError {
+        } catch {
             throw ValidationError("\(error)")
         }
         settings.advertise = !noMdns

@@ -1,4 +1,5 @@
 import CastProtocol
+import CastTestSupport
 import CastReceiverSimServer
 import Foundation
 import NIOSSL
@@ -139,14 +140,8 @@ struct DeviceAuthResponderTests {
 
     @Test("Random and mutated inputs never trap; every reply decodes")
     func fuzzedInputs() throws {
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var random = SplitMix64(seed: 0x9E37_79B9_7F4A_7C15)
+        func next() -> UInt64 { random.next() }
         let seed = DeviceAuthVerifier.challenge(nonce: Array(repeating: 0xAB, count: 16), hash: .sha256)
         for round in 0..<600 {
             var input: [UInt8]
