@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "CastLogging", targets: ["CastLogging"]),
         .library(name: "CastCore", targets: ["CastCore"]),
         .library(name: "CastProtocol", targets: ["CastProtocol"]),
+        .library(name: "SystemCrypto", targets: ["SystemCrypto"]),
+        .library(name: "CastDeviceAuth", targets: ["CastDeviceAuth"]),
         .library(name: "CastReceiverSim", targets: ["CastReceiverSim"]),
         .library(name: "CastReceiverSimServer", targets: ["CastReceiverSimServer"]),
         .executable(name: "castline", targets: ["castline"]),
@@ -53,6 +55,14 @@ let package = Package(
         // System OpenSSL behind a Swift-only surface (keys, X.509, signatures). Never imported
         // together with BoringSSL (NIOSSL) in one module: see ARCHITECTURE.md.
         .target(name: "SystemCrypto", dependencies: ["COpenSSL"]),
+        // Cast device authentication (deviceauth namespace): the device's answer to a challenge
+        // and the sender's check of that answer. No sockets.
+        .target(
+            name: "CastDeviceAuth",
+            dependencies: [
+                "CastProtocol", "SystemCrypto", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
 
         // MARK: Receiver simulator.
         // Pure device/app/media state machines: no sockets, driven by messages and a clock.
@@ -65,7 +75,8 @@ let package = Package(
         .target(
             name: "CastReceiverSimServer",
             dependencies: [
-                "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto", "CAvahi",
+                "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
+                "CAvahi",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -98,12 +109,17 @@ let package = Package(
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
         .testTarget(name: "SystemCryptoTests", dependencies: ["SystemCrypto"]),
+        .testTarget(name: "CastDeviceAuthTests", dependencies: [
+            "CastDeviceAuth", "CastProtocol", "SystemCrypto", "CastTestSupport",
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ]),
         .testTarget(name: "CastReceiverSimTests", dependencies: [
             "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging", "CastTestSupport",
         ]),
         .testTarget(name: "CastReceiverSimServerTests", dependencies: [
-            "CastReceiverSimServer", "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
-            "CastTestSupport",
+            "CastReceiverSimServer", "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging",
+            "SystemCrypto", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -14,6 +14,9 @@ let package = Package(
                 .product(name: "CastProtocol", package: "castline"),
                 .product(name: "CastCore", package: "castline"),
                 .product(name: "CastLogging", package: "castline"),
+                .product(name: "CastReceiverSim", package: "castline"),
+                .product(name: "CastDeviceAuth", package: "castline"),
+                .product(name: "SystemCrypto", package: "castline"),
             ]
         )
     ],

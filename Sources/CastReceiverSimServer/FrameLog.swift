@@ -1,4 +1,5 @@
 import CastCore
+import CastDeviceAuth
 import CastLogging
 import CastProtocol
 import Glibc

@@ -1,4 +1,5 @@
 import CastCore
+import CastDeviceAuth
 import CastLogging
 import CastReceiverSim
 import NIOCore

@@ -6,7 +6,7 @@ import NIOCore
 /// The fuzz targets. Each must never crash, hang or break an invariant (a broken invariant is
 /// a `precondition` failure, which libFuzzer reports as a crash with the input saved).
 enum FuzzTargets {
-    static let names = ["frame", "payload", "rules", "glob"]
+    static let names = ["frame", "payload", "rules", "glob", "sim"]
 
     static func run(_ name: String, _ data: UnsafeRawBufferPointer) {
         switch name {
@@ -14,6 +14,7 @@ enum FuzzTargets {
         case "payload": payload(data)
         case "rules": rules(data)
         case "glob": glob(data)
+        case "sim": SimulatorFuzzTarget.run(data)
         default: break
         }
     }

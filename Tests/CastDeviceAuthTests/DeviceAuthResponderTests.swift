@@ -1,6 +1,6 @@
 import CastProtocol
 import CastTestSupport
-import CastReceiverSimServer
+import CastDeviceAuth
 import Foundation
 import NIOSSL
 import SwiftProtobuf
