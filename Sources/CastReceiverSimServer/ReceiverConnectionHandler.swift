@@ -162,7 +162,7 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
     }
 
     func scheduleDrop(after seconds: Double) {
-        device.loop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) { [weak self] in
+        device.loop.scheduleTask(in: .seconds(clamping: seconds)) { [weak self] in
             _ = self?.close(reason: "fault: drop after \(seconds) s")
         }
     }

@@ -186,7 +186,7 @@ public final class SimulatedDevice: @unchecked Sendable {
                     continue
                 }
                 if faults.replyDelay > 0 {
-                    let delay = TimeAmount.nanoseconds(Int64(faults.replyDelay * 1e9))
+                    let delay = TimeAmount.seconds(clamping: faults.replyDelay)
                     loop.scheduleTask(in: delay) { connection.send(message) }
                 } else {
                     connection.send(message)
@@ -207,7 +207,7 @@ public final class SimulatedDevice: @unchecked Sendable {
         scheduledDeadline = next
         guard let next else { return }
         let delay = max(0, next - Timestamp.monotonic())
-        deadlineTask = loop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9) + 1_000_000)) { [self] in
+        deadlineTask = loop.scheduleTask(in: .seconds(clamping: delay) + .milliseconds(1)) { [self] in
             scheduledDeadline = nil
             perform(state.advance(to: Timestamp.monotonic()))
         }
@@ -245,7 +245,7 @@ public final class SimulatedDevice: @unchecked Sendable {
             self.log.warning("rebooting: down for \(downFor) s", ["downFor": .double(downFor)])
             self.perform(self.state.reboot(now: Timestamp.monotonic()))
             return self.goDown(reason: "reboot").map {
-                self.loop.scheduleTask(in: .nanoseconds(Int64(downFor * 1e9))) {
+                self.loop.scheduleTask(in: .seconds(clamping: downFor)) {
                     self.bindAll().whenFailure { error in
                         self.log.error("could not come back after reboot: \(error)")
                     }

@@ -84,6 +84,27 @@ struct SimCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Log rules, e.g. \"*:info,CastChannel.*:debug\" (overrides CASTLINE_LOG).")
     var log: String?
 
+    /// Durations must be finite, non-negative numbers of seconds (at most a day, which no test
+    /// or demo needs more of); counts must be positive.
+    func validate() throws {
+        func seconds(_ value: Double?, _ flag: String, positive: Bool = false) throws {
+            guard let value else { return }
+            guard value.isFinite, positive ? value > 0 : value >= 0, value <= 86_400 else {
+                throw ValidationError("\(flag) must be a number of seconds, \(positive ? "above 0" : "0 or more") and at most 86400 (got \(value))")
+            }
+        }
+        try seconds(pingInterval, "--ping-interval", positive: true)
+        try seconds(heartbeatTimeout, "--heartbeat-timeout", positive: true)
+        try seconds(bufferingDelay, "--buffering-delay")
+        try seconds(replyDelay, "--reply-delay")
+        try seconds(dropAfter, "--drop-after")
+        guard heartbeatTimeout > pingInterval else {
+            throw ValidationError("--heartbeat-timeout (\(heartbeatTimeout)) must be longer than --ping-interval (\(pingInterval))")
+        }
+        guard devices >= 1 else { throw ValidationError("--devices must be 1 or more (got \(devices))") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be 1 or more (got \(threads))") }
+    }
+
     func run() async throws {
         let logSystem = LogSystem.shared
         logSystem.addSink(ConsoleLogSink())

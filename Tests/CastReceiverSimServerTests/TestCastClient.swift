@@ -89,8 +89,22 @@ final class TestCastClient: @unchecked Sendable {
         try? await channel.close().get()
     }
 
+    /// Errors the client's pipeline reported (frame and message decoding), oldest first.
+    var errors: [Error] { inbox.errors.withLock { $0 } }
+
+    /// True once an error matching `predicate` was reported (within `timeout`).
+    func waitError(timeout: Double = 5, where predicate: (Error) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while ContinuousClock.now < deadline {
+            if errors.contains(where: predicate) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return errors.contains(where: predicate)
+    }
+
     final class Inbox: Sendable {
         private let messages = Mutex<[CastMessage]>([])
+        let errors = Mutex<[Error]>([])
         func append(_ message: CastMessage) { messages.withLock { $0.append(message) } }
         func take(where predicate: (CastMessage) -> Bool) -> CastMessage? {
             messages.withLock { list in
@@ -105,6 +119,6 @@ final class TestCastClient: @unchecked Sendable {
         let inbox: Inbox
         init(inbox: Inbox) { self.inbox = inbox }
         func channelRead(context: ChannelHandlerContext, data: NIOAny) { inbox.append(unwrapInboundIn(data)) }
-        func errorCaught(context: ChannelHandlerContext, error: Error) {}
+        func errorCaught(context: ChannelHandlerContext, error: Error) { inbox.errors.withLock { $0.append(error) } }
     }
 }
