@@ -1,4 +1,5 @@
 import CastCore
+import CastDeviceAuth
 import CastLogging
 import CastProtocol
 import CastReceiverSim
@@ -17,14 +18,17 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
     let id: SenderConnectionID
     private unowned let device: SimulatedDevice
     private let log: Logger
+    /// Signs over the certificate this connection was accepted with.
+    private let authResponder: DeviceAuthResponder
     private var liveness: SenderLivenessStateMachine
     private var context: ChannelHandlerContext?
     private var tick: RepeatedTask?
     private var peer = "?"
 
-    init(id: SenderConnectionID, device: SimulatedDevice, settings: SimulatorSettings) {
+    init(id: SenderConnectionID, device: SimulatedDevice, settings: SimulatorSettings, authResponder: DeviceAuthResponder) {
         self.id = id
         self.device = device
+        self.authResponder = authResponder
         log = Logger(class: "ReceiverConnection", system: device.logSystem).with([
             "device": .string(device.configuration.uuid), "connection": .int(Int(id.rawValue)),
         ])
@@ -100,7 +104,7 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
             log.warning("device-auth message with a text payload ignored", ["source": .string(message.sourceID)])
             return
         }
-        let reply = device.respondToAuth(bytes)
+        let reply = authResponder.reply(to: bytes)
         log.info("device-auth: \(reply.outcome)", ["source": .string(message.sourceID), "bytes": .int(reply.bytes.count)])
         send(CastMessage(sourceID: message.destinationID, destinationID: message.sourceID, namespace: .deviceAuth,
                          payload: .binary(reply.bytes)))

@@ -59,15 +59,9 @@ public final class ReceiverSimulator: Sendable {
         var devices: [SimulatedDevice] = []
         do {
             for (index, configuration) in configurations.enumerated() {
-                let credentials = try DeviceCredentials.issue(for: configuration.uuid, authority: authority)
-                let tls = try NIOSSLContext(configuration: .makeServerConfiguration(
-                    certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(credentials.tlsCertificatePEM.utf8),
-                                                                          format: .pem))],
-                    privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(credentials.tlsPrivateKeyPEM.utf8),
-                                                                 format: .pem))))
                 devices.append(SimulatedDevice(
-                    index: index, configuration: configuration, settings: settings, loop: group.next(), tls: tls,
-                    authResponder: DeviceAuthResponder(credentials: credentials, authority: authority),
+                    index: index, configuration: configuration, settings: settings, loop: group.next(),
+                    identity: try DeviceIdentity.issue(for: configuration.uuid, authority: authority),
                     frameLog: frameLog, advertiser: advertiser, logSystem: logSystem))
             }
         } catch let error as SimulatorError {

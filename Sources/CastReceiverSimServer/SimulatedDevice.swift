@@ -21,8 +21,6 @@ public final class SimulatedDevice: @unchecked Sendable {
     let log: Logger
     let logSystem: LogSystem
     private let settings: SimulatorSettings
-    private let tls: NIOSSLContext
-    private let authResponder: DeviceAuthResponder
     private let frameLog: FrameLog?
     private let advertiser: MDNSAdvertiser?
     private let startedAt = Timestamp.monotonic()
@@ -32,20 +30,22 @@ public final class SimulatedDevice: @unchecked Sendable {
     private var connections: [SenderConnectionID: ReceiverConnectionHandler] = [:]
     private var nextConnection: UInt64 = 1
     private var listeners: [Channel] = []
+    /// TLS certificate and device-auth responder for new connections (renewed before expiry).
+    private var identity: DeviceIdentity
+    private var renewalTask: RepeatedTask?
     private var deadlineTask: Scheduled<Void>?
     private var scheduledDeadline: Double?
     var faults: DeviceFaults
     private(set) var isDown = false
 
     init(index: Int, configuration: SimulatedDeviceConfiguration, settings: SimulatorSettings, loop: EventLoop,
-         tls: NIOSSLContext, authResponder: DeviceAuthResponder, frameLog: FrameLog?, advertiser: MDNSAdvertiser?,
+         identity: DeviceIdentity, frameLog: FrameLog?, advertiser: MDNSAdvertiser?,
          logSystem: LogSystem) {
         self.index = index
         self.configuration = configuration
         self.settings = settings
         self.loop = loop
-        self.tls = tls
-        self.authResponder = authResponder
+        self.identity = identity
         self.frameLog = frameLog
         self.advertiser = advertiser
         faults = settings.initialFaults
@@ -62,7 +62,38 @@ public final class SimulatedDevice: @unchecked Sendable {
 
     /// Binds the three listeners. Fails with ``SimulatorError/bind(address:port:reason:)``.
     func start() -> EventLoopFuture<Void> {
-        loop.flatSubmit { self.bindAll() }
+        loop.flatSubmit {
+            self.scheduleIdentityRenewal()
+            return self.bindAll()
+        }
+    }
+
+    /// Renews the TLS identity every `settings.tlsRenewalInterval` (well before the 96 h expiry).
+    private func scheduleIdentityRenewal() {
+        let interval = TimeAmount.seconds(clamping: settings.tlsRenewalInterval)
+        renewalTask = loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in
+            self?.renewIdentity()
+        }
+    }
+
+    /// A new TLS key and certificate for the connections accepted from now on. On failure the
+    /// old identity stays (and is retried at the next interval); the error is logged.
+    func renewIdentity() {
+        do {
+            let old = identity.credentials.tlsCertificate
+            identity = try identity.renewed()
+            let new = identity.credentials.tlsCertificate
+            log.info("TLS certificate renewed: serial \(new.serialNumberHex), valid until \(new.notAfter) (old one until \(old.notAfter))", [
+                "serial": .string(new.serialNumberHex), "notAfter": .int(Int(new.notAfter)), "oldNotAfter": .int(Int(old.notAfter)),
+            ])
+            frameLogEvent("tlsRenewed", connection: nil, peer: nil, fields: [
+                "serial": .string(new.serialNumberHex), "notAfter": .int(new.notAfter),
+            ])
+        } catch {
+            log.error("TLS certificate renewal failed (the current one expires at \(identity.expires)): \(error)", [
+                "notAfter": .int(Int(identity.expires)),
+            ])
+        }
     }
 
     private func bindAll() -> EventLoopFuture<Void> {
@@ -103,9 +134,10 @@ public final class SimulatedDevice: @unchecked Sendable {
         loop.makeCompletedFuture {
             let id = SenderConnectionID(nextConnection)
             nextConnection += 1
-            let handler = ReceiverConnectionHandler(id: id, device: self, settings: settings)
+            let handler = ReceiverConnectionHandler(id: id, device: self, settings: settings,
+                                                    authResponder: identity.authResponder)
             let sync = channel.pipeline.syncOperations
-            try sync.addHandler(NIOSSLServerHandler(context: tls))
+            try sync.addHandler(NIOSSLServerHandler(context: identity.tls))
             try sync.addCastMessageCodec(logSystem: logSystem)
             if let frameLog {
                 try sync.addHandler(FrameLogHandler(log: frameLog, device: configuration.uuid, connection: id.rawValue))
@@ -117,7 +149,7 @@ public final class SimulatedDevice: @unchecked Sendable {
     private func configureHTTPChannel(_ channel: Channel, secure: Bool) -> EventLoopFuture<Void> {
         loop.makeCompletedFuture {
             let sync = channel.pipeline.syncOperations
-            if secure { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
+            if secure { try sync.addHandler(NIOSSLServerHandler(context: identity.tls)) }
             try sync.configureHTTPServerPipeline(withErrorHandling: true)
             let httpLog = Logger(class: "EurekaHTTPServer", system: logSystem).with(["device": .string(configuration.uuid)])
             try sync.addHandler(EurekaHTTPHandler(document: { [unowned self] in self.eurekaInfo() }, log: httpLog))
@@ -128,6 +160,8 @@ public final class SimulatedDevice: @unchecked Sendable {
     func stop() -> EventLoopFuture<Void> {
         loop.flatSubmit {
             self.deadlineTask?.cancel()
+            self.renewalTask?.cancel()
+            self.renewalTask = nil
             return self.goDown(reason: "simulator stopping")
         }
     }
@@ -173,7 +207,6 @@ public final class SimulatedDevice: @unchecked Sendable {
         frameLog?.event(name, device: configuration.uuid, connection: connection, peer: peer, fields: fields)
     }
 
-    func respondToAuth(_ bytes: [UInt8]) -> DeviceAuthResponder.Reply { authResponder.reply(to: bytes) }
 
     // MARK: Outputs
 

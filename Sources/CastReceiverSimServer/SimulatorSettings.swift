@@ -23,6 +23,8 @@ public struct SimulatorSettings: Sendable {
     public var authorityDirectory: String?
     /// Faults active from the start on every device.
     public var initialFaults = DeviceFaults()
+    /// Seconds between TLS identity renewals (the certificate lives 96 h; default 72 h).
+    public var tlsRenewalInterval: Double = 72 * 3600
     /// Event-loop threads; nil = one per core, at most 4.
     public var threads: Int?
 

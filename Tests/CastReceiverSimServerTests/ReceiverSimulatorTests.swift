@@ -10,27 +10,10 @@ import Testing
 /// The simulator on real loopback sockets with real TLS: one device per test on free ports.
 @Suite("ReceiverSimulator over loopback TLS")
 struct ReceiverSimulatorTests {
-    /// Starts one device in the ports layout on a random high base port (retrying on a clash).
     static func startSimulator(_ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws
         -> (ReceiverSimulator, SimulatedDeviceConfiguration) {
-        var settings = SimulatorSettings()
-        settings.advertise = false
-        settings.threads = 1
-        adjust(&settings)
-        var lastError: Error?
-        for attempt in 0..<8 {
-            let base = 30_000 + Int(UInt32.random(in: 0..<10_000)) * 3 + attempt
-            let devices = try DeviceFleet.make(count: 1, layout: .ports, basePort: base)
-            do {
-                let simulator = try await ReceiverSimulator.start(devices: devices, settings: settings, logSystem: LogSystem())
-                return (simulator, devices[0])
-            } catch let error as SimulatorError {
-                lastError = error
-                if case .bind = error { continue }
-                throw error
-            }
-        }
-        throw lastError!
+        let (simulator, devices) = try await SimulatorRig.startSimulator(adjust)
+        return (simulator, devices[0])
     }
 
     @Test("CONNECT + GET_STATUS gets RECEIVER_STATUS; PING gets PONG")

@@ -11,59 +11,6 @@ import Testing
 /// assertions are lower bounds the simulator itself guarantees (a delayed reply is never early).
 @Suite("Simulator faults over loopback TLS")
 struct SimulatorFaultTests {
-    /// One simulator with `count` devices in the ports layout, a client group, and cleanup.
-    struct Rig {
-        let simulator: ReceiverSimulator
-        let devices: [SimulatedDeviceConfiguration]
-        let group: MultiThreadedEventLoopGroup
-
-        static func start(count: Int = 1, _ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> Rig {
-            var settings = SimulatorSettings()
-            settings.advertise = false
-            settings.threads = 1
-            adjust(&settings)
-            var lastError: Error?
-            for attempt in 0..<8 {
-                let base = 30_000 + Int(UInt32.random(in: 0..<10_000)) * 3 + attempt
-                let devices = try DeviceFleet.make(count: count, layout: .ports, basePort: base)
-                do {
-                    let simulator = try await ReceiverSimulator.start(devices: devices, settings: settings, logSystem: LogSystem())
-                    return Rig(simulator: simulator, devices: devices, group: MultiThreadedEventLoopGroup(numberOfThreads: 1))
-                } catch let error as SimulatorError {
-                    lastError = error
-                    if case .bind = error { continue }
-                    throw error
-                }
-            }
-            throw lastError!
-        }
-
-        func connect(_ index: Int = 0) async throws -> TestCastClient {
-            try await TestCastClient.connect(host: devices[index].address, port: devices[index].castPort, group: group)
-        }
-
-        /// Connects, CONNECTs to receiver-0 and checks GET_STATUS is answered: the device serves.
-        func serves(_ index: Int = 0) async throws -> Bool {
-            let client = try await connect(index)
-            defer { Task { await client.close() } }
-            try await client.send(namespace: .connection, ["type": "CONNECT"])
-            try await client.send(namespace: .receiver, ["type": "GET_STATUS", "requestId": 99])
-            return await client.next(type: "RECEIVER_STATUS", namespace: .receiver)?["requestId"]?.int == 99
-        }
-
-        @discardableResult
-        func control(_ command: JSONValue) async throws -> JSONValue {
-            let reply = try await simulator.control.execute(command).get()
-            #expect(reply["ok"] == true, "control \(command.serialized()) → \(reply.serialized())")
-            return reply
-        }
-
-        func stop() async throws {
-            await simulator.stop()
-            try await group.shutdownGracefully()
-        }
-    }
-
     /// CONNECT, LAUNCH CC1AD845, CONNECT to the app, LOAD; returns the app's transportId.
     static func startPlayback(_ client: TestCastClient, contentId: String = "http://media.local/a.mp4") async throws -> String? {
         try await client.send(namespace: .connection, ["type": "CONNECT"])
@@ -80,7 +27,7 @@ struct SimulatorFaultTests {
 
     @Test("drop: every connection closes now; a new connection is served")
     func dropNow() async throws {
-        let rig = try await Rig.start()
+        let rig = try await SimulatorRig.start()
         let first = try await rig.connect()
         let second = try await rig.connect()
         try await first.send(namespace: .connection, ["type": "CONNECT"])
@@ -93,7 +40,7 @@ struct SimulatorFaultTests {
 
     @Test("drop after N s: the connection is served until then, closed after; later connections too")
     func dropAfter() async throws {
-        let rig = try await Rig.start()
+        let rig = try await SimulatorRig.start()
         let client = try await rig.connect()
         try await rig.control(["command": "drop", "after": 1.5])
         try await client.send(namespace: .connection, ["type": "CONNECT"])
@@ -108,7 +55,7 @@ struct SimulatorFaultTests {
 
     @Test("--drop-after as a start-up fault closes each connection after N s")
     func dropAfterFlag() async throws {
-        let rig = try await Rig.start { $0.initialFaults = DeviceFaults(ignorePings: false, replyDelay: 0, dropAfter: 0.5) }
+        let rig = try await SimulatorRig.start { $0.initialFaults = DeviceFaults(ignorePings: false, replyDelay: 0, dropAfter: 0.5) }
         let client = try await rig.connect()
         #expect(await client.waitClosed(timeout: 15))
         try await rig.stop()
@@ -116,7 +63,7 @@ struct SimulatorFaultTests {
 
     @Test("delay: replies arrive no earlier than the delay; 0 turns it off")
     func replyDelay() async throws {
-        let rig = try await Rig.start()
+        let rig = try await SimulatorRig.start()
         let client = try await rig.connect()
         try await client.send(namespace: .connection, ["type": "CONNECT"])
         try await rig.control(["command": "delay", "seconds": 0.6])
@@ -137,7 +84,7 @@ struct SimulatorFaultTests {
 
     @Test("reboot: every connection gone, the device refuses connections while down, is back after N s with no app")
     func reboot() async throws {
-        let rig = try await Rig.start()
+        let rig = try await SimulatorRig.start()
         let client = try await rig.connect()
         #expect(try await Self.startPlayback(client) != nil)
         try await rig.control(["command": "reboot", "downFor": 1.5])
@@ -163,7 +110,7 @@ struct SimulatorFaultTests {
 
     @Test("transfer: the session moves to the other device at the same position; the source stops its app")
     func transfer() async throws {
-        let rig = try await Rig.start(count: 2)
+        let rig = try await SimulatorRig.start(count: 2)
         let source = try await rig.connect(0)
         _ = try #require(try await Self.startPlayback(source, contentId: "http://media.local/transfer.mp4"))
         let playing = await source.next(timeout: 10) { message in
@@ -201,7 +148,7 @@ struct SimulatorFaultTests {
 
     @Test("transfer without a session, to itself or to no device is refused with a reason")
     func transferRefused() async throws {
-        let rig = try await Rig.start(count: 2)
+        let rig = try await SimulatorRig.start(count: 2)
         let none = try await rig.simulator.control.execute(["command": "transfer", "device": 0, "to": 1]).get()
         #expect(none["ok"] == false)
         #expect(none["error"]?.string?.contains("no session") == true)
@@ -214,7 +161,7 @@ struct SimulatorFaultTests {
 
     @Test("stop-app: senders hear the app stopped, as if another sender stopped it")
     func stopApp() async throws {
-        let rig = try await Rig.start()
+        let rig = try await SimulatorRig.start()
         let client = try await rig.connect()
         _ = try #require(try await Self.startPlayback(client))
         try await rig.control(["command": "stop-app"])
@@ -229,7 +176,7 @@ struct SimulatorFaultTests {
 
     @Test("push: an arbitrary message reaches the connected sender")
     func push() async throws {
-        let rig = try await Rig.start()
+        let rig = try await SimulatorRig.start()
         let client = try await rig.connect()
         try await client.send(namespace: .connection, ["type": "CONNECT"])
         try await client.send(namespace: .receiver, ["type": "GET_STATUS", "requestId": 1])
@@ -246,7 +193,7 @@ struct SimulatorFaultTests {
         "garbage", "oversized", "zero-length", "invalid-json", "unknown-namespace",
     ])
     func malformed(kind: String) async throws {
-        let rig = try await Rig.start()
+        let rig = try await SimulatorRig.start()
         let client = try await rig.connect()
         try await client.send(namespace: .connection, ["type": "CONNECT"])
         try await client.send(namespace: .receiver, ["type": "GET_STATUS", "requestId": 1])
@@ -277,7 +224,7 @@ struct SimulatorFaultTests {
 
     @Test("unknown commands, devices and malformed kinds are refused with a reason, not a crash")
     func badControlCommands() async throws {
-        let rig = try await Rig.start()
+        let rig = try await SimulatorRig.start()
         for (command, fragment) in [
             (#"{"command":"malformed","kind":"spicy"}"#, "garbage"),
             (#"{"command":"list","device":5}"#, "no device 5"),

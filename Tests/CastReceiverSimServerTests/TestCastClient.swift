@@ -45,6 +45,11 @@ final class TestCastClient: @unchecked Sendable {
         try await send(CastMessage(source: source, destination: destination, namespace: namespace, json: json))
     }
 
+    /// The DER of the certificate the device presented in the TLS handshake.
+    func peerCertificateDER() async throws -> [UInt8]? {
+        try await channel.nioSSL_peerCertificate().get()?.toDERBytes()
+    }
+
     /// Writes raw bytes under the frame codec (inside TLS).
     func sendRaw(_ bytes: [UInt8]) async throws {
         let channel = self.channel

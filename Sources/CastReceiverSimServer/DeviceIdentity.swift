@@ -1,0 +1,37 @@
+import CastDeviceAuth
+import NIOSSL
+import SystemCrypto
+
+/// What a device presents on TLS (8009 and 8443) and signs in device auth. The TLS certificate
+/// lives 96 h like a real device's, so a long-running device renews it (``renewed()``): new
+/// connections get the new identity, open ones keep the one they were accepted with, and device
+/// auth on a connection always signs that connection's certificate.
+struct DeviceIdentity: Sendable {
+    let credentials: DeviceCredentials
+    let tls: NIOSSLContext
+    let authResponder: DeviceAuthResponder
+    private let authority: SimulatorAuthority
+
+    /// A fresh identity for device `uuid`, its device-auth certificate issued by `authority`'s ICA.
+    static func issue(for uuid: String, authority: SimulatorAuthority) throws -> DeviceIdentity {
+        try DeviceIdentity(credentials: DeviceCredentials.issue(for: uuid, authority: authority), authority: authority)
+    }
+
+    private init(credentials: DeviceCredentials, authority: SimulatorAuthority) throws {
+        self.credentials = credentials
+        self.authority = authority
+        let certificate = try NIOSSLCertificate(bytes: Array(credentials.tlsCertificatePEM.utf8), format: .pem)
+        let key = try NIOSSLPrivateKey(bytes: Array(credentials.tlsPrivateKeyPEM.utf8), format: .pem)
+        tls = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: [.certificate(certificate)],
+                                                                        privateKey: .privateKey(key)))
+        authResponder = DeviceAuthResponder(credentials: credentials, authority: authority)
+    }
+
+    /// The same device-auth key and certificate with a new TLS key and certificate valid from `now`.
+    func renewed(now: Int64 = UnixTime.now) throws -> DeviceIdentity {
+        try DeviceIdentity(credentials: credentials.renewingTLSIdentity(now: now), authority: authority)
+    }
+
+    /// When the TLS certificate expires (Unix seconds).
+    var expires: Int64 { credentials.tlsCertificate.notAfter }
+}

@@ -1,0 +1,66 @@
+import CastCore
+import CastLogging
+import CastReceiverSimServer
+import NIOPosix
+import Testing
+
+/// A running simulator for socket tests: `count` devices in the ports layout, an event-loop group
+/// for test clients, helpers to connect and to run control commands, and cleanup.
+struct SimulatorRig {
+    let simulator: ReceiverSimulator
+    let devices: [SimulatedDeviceConfiguration]
+    let group: MultiThreadedEventLoopGroup
+
+    static func start(count: Int = 1, _ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> SimulatorRig {
+        let (simulator, devices) = try await startSimulator(count: count, adjust)
+        return SimulatorRig(simulator: simulator, devices: devices, group: MultiThreadedEventLoopGroup(numberOfThreads: 1))
+    }
+
+    /// `count` devices in the ports layout on a random high base port (retrying on a clash),
+    /// without mDNS, on one event loop, logging into a private log system.
+    static func startSimulator(count: Int = 1, _ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws
+        -> (ReceiverSimulator, [SimulatedDeviceConfiguration]) {
+        var settings = SimulatorSettings()
+        settings.advertise = false
+        settings.threads = 1
+        adjust(&settings)
+        var lastError: Error?
+        for attempt in 0..<8 {
+            let base = 30_000 + Int(UInt32.random(in: 0..<10_000)) * 3 + attempt
+            let devices = try DeviceFleet.make(count: count, layout: .ports, basePort: base)
+            do {
+                return (try await ReceiverSimulator.start(devices: devices, settings: settings, logSystem: LogSystem()), devices)
+            } catch let error as SimulatorError {
+                lastError = error
+                if case .bind = error { continue }
+                throw error
+            }
+        }
+        throw lastError!
+    }
+
+    func connect(_ index: Int = 0) async throws -> TestCastClient {
+        try await TestCastClient.connect(host: devices[index].address, port: devices[index].castPort, group: group)
+    }
+
+    /// Connects, CONNECTs to receiver-0 and checks GET_STATUS is answered: the device serves.
+    func serves(_ index: Int = 0) async throws -> Bool {
+        let client = try await connect(index)
+        defer { Task { await client.close() } }
+        try await client.send(namespace: .connection, ["type": "CONNECT"])
+        try await client.send(namespace: .receiver, ["type": "GET_STATUS", "requestId": 99])
+        return await client.next(type: "RECEIVER_STATUS", namespace: .receiver)?["requestId"]?.int == 99
+    }
+
+    @discardableResult
+    func control(_ command: JSONValue) async throws -> JSONValue {
+        let reply = try await simulator.control.execute(command).get()
+        #expect(reply["ok"] == true, "control \(command.serialized()) → \(reply.serialized())")
+        return reply
+    }
+
+    func stop() async throws {
+        await simulator.stop()
+        try await group.shutdownGracefully()
+    }
+}

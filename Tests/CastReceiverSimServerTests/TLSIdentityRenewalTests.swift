@@ -1,0 +1,46 @@
+import CastDeviceAuth
+import CastProtocol
+import CastReceiverSimServer
+import Testing
+
+/// A device renews its TLS identity before the 96 h certificate expires: new connections get
+/// the new certificate, open ones keep working, and device auth on each connection signs the
+/// certificate that connection was accepted with.
+@Suite("TLS identity renewal")
+struct TLSIdentityRenewalTests {
+    static func authenticate(_ client: TestCastClient, verifier: DeviceAuthVerifier) async throws -> Bool {
+        let nonce = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        try await client.send(CastMessage(sourceID: "sender-0", destinationID: "receiver-0", namespace: .deviceAuth,
+                                          payload: .binary(DeviceAuthVerifier.challenge(nonce: nonce, hash: .sha256))))
+        guard let reply = await client.next(where: { $0.namespace == .deviceAuth }),
+              case .binary(let bytes) = reply.payload,
+              let peer = try await client.peerCertificateDER() else { return false }
+        _ = try verifier.verify(reply: bytes, peerCertificateDER: peer, expectedNonce: nonce)
+        return true
+    }
+
+    @Test("new connections get a renewed certificate; old and new connections both pass device auth")
+    func renewal() async throws {
+        let rig = try await SimulatorRig.start { $0.tlsRenewalInterval = 0.3 }
+        let verifier = DeviceAuthVerifier(trustAnchors: [rig.simulator.authority.rootCertificate])
+        let first = try await rig.connect()
+        let firstCertificate = try #require(try await first.peerCertificateDER())
+        var renewed: (TestCastClient, [UInt8])?
+        for _ in 0..<100 where renewed == nil {   // ≤ 100 × 0.1 s
+            try await Task.sleep(for: .milliseconds(100))
+            let client = try await rig.connect()
+            if let certificate = try await client.peerCertificateDER(), certificate != firstCertificate {
+                renewed = (client, certificate)
+            } else {
+                await client.close()
+            }
+        }
+        let (second, _) = try #require(renewed, "no new certificate within 10 s of a 0.3 s renewal interval")
+        #expect(first.channel.isActive, "renewal must not close open connections")
+        #expect(try await Self.authenticate(first, verifier: verifier))
+        #expect(try await Self.authenticate(second, verifier: verifier))
+        await first.close()
+        await second.close()
+        try await rig.stop()
+    }
+}
