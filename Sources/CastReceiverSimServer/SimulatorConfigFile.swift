@@ -1,4 +1,5 @@
 import CastCore
+import CastLogging
 import CastReceiverSim
 import Glibc
 
@@ -226,6 +227,10 @@ private struct ConfigReader {
                 throw fail("\(path).videoInfo", "needs \"width\" and \"height\"")
             }
             let hdr = try info["hdrType"].map { v throws(SimulatorError) in try string(v, "\(path).videoInfo.hdrType") } ?? "sdr"
+            guard HDRType.knownValues.contains(HDRType(rawValue: hdr)) else {
+                throw fail("\(path).videoInfo.hdrType", "unknown HDR type \"\(hdr)\" (expected "
+                           + HDRType.knownValues.map(\.rawValue).joined(separator: ", ") + ")")
+            }
             rule.videoInfo = VideoInfo(width: try int(width, "\(path).videoInfo.width", range: 1...16384),
                                        height: try int(height, "\(path).videoInfo.height", range: 1...16384),
                                        hdrType: HDRType(rawValue: hdr))
@@ -240,6 +245,7 @@ private struct ConfigReader {
     func glob(_ value: JSONValue, _ path: String) throws(SimulatorError) -> String {
         let text = try string(value, path)
         guard !text.isEmpty else { throw fail(path, "empty pattern") }
+        do { _ = try GlobPattern(text) } catch { throw fail(path, "bad glob \"\(text)\": \(error)") }
         return text
     }
 }
