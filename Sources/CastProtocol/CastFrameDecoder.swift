@@ -12,6 +12,8 @@ public final class CastFrameDecoder: ChannelInboundHandler, RemovableChannelHand
 
     private var machine: FrameDecodingStateMachine
     private let log: Logger
+    /// A bad prefix was reported and the channel is closing: the leftover bytes are not news.
+    private var failed = false
 
     public init(maxBodySize: Int = CastFrameLimits.maxBodySize, logSystem: LogSystem = .shared) {
         machine = FrameDecodingStateMachine(maxBodySize: maxBodySize)
@@ -19,12 +21,14 @@ public final class CastFrameDecoder: ChannelInboundHandler, RemovableChannelHand
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !failed else { return }
         machine.feed(unwrapInboundIn(data))
         do {
             while let body = try machine.nextFrame() {
                 context.fireChannelRead(wrapInboundOut(body))
             }
         } catch {
+            failed = true
             report(error, context: context)
             context.fireErrorCaught(error)
             context.close(promise: nil)
@@ -32,6 +36,10 @@ public final class CastFrameDecoder: ChannelInboundHandler, RemovableChannelHand
     }
 
     public func channelInactive(context: ChannelHandlerContext) {
+        if failed {
+            context.fireChannelInactive()
+            return
+        }
         do {
             try machine.finish()
         } catch {

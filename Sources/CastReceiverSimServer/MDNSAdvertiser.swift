@@ -141,7 +141,14 @@ public final class MDNSAdvertiser: @unchecked Sendable {
             avahi_entry_group_reset(entry.group)
         }
         guard let group = entry.group else {
-            log.error("avahi: cannot create an entry group: \(String(cString: avahi_strerror(avahi_client_errno(client))))")
+            let code = avahi_client_errno(client)
+            let hint = Int(code) == AVAHI_ERR_TOO_MANY_OBJECTS
+                ? " (avahi-daemon allows one client objects-per-client-max entry groups, 1024 by default, and each"
+                    + " simulated device needs one: raise it in avahi-daemon.conf [server] or run fewer devices per process)"
+                : ""
+            log.error("avahi: cannot create an entry group for \(entry.name): \(String(cString: avahi_strerror(code)))\(hint)", [
+                "device": .string(uuid), "avahiError": .int(Int(code)),
+            ])
             return
         }
         if let failure = register(ad, name: entry.name, in: group) {

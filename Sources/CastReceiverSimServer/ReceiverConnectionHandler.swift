@@ -131,6 +131,11 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
             device.recordFrameError("\(error)", connection: self)
         case let error as CastFrameError:
             device.recordFrameError("\(error)", connection: self)   // the frame decoder closes the channel
+        case NIOSSLError.uncleanShutdown:
+            // The sender closed TCP without a TLS close_notify: common (Python's ssl, many
+            // senders) and harmless once the frames are complete; not bad input.
+            log.debug("sender \(peer) closed without TLS close_notify", ["peer": .string(peer)])
+            context.close(promise: nil)
         case let error as NIOSSLError:
             log.info("TLS failure from \(peer): \(error); closing", ["peer": .string(peer)])
             device.recordFrameError("TLS: \(error)", connection: self)

@@ -4,6 +4,7 @@ import CastProtocol
 import NIOCore
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import Synchronization
 
 /// A minimal Cast sender for tests: TLS without certificate checks (as every real sender),
@@ -22,17 +23,33 @@ final class TestCastClient: @unchecked Sendable {
         tls.certificateVerification = .none
         let context = try NIOSSLContext(configuration: tls)
         let inbox = Inbox()
-        let channel = try await ClientBootstrap(group: group)
+        let handshake = group.next().makePromise(of: Void.self)
+        let connecting = ClientBootstrap(group: group)
             .connectTimeout(.seconds(5))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil))
+                    try sync.addHandler(HandshakeWaiter(promise: handshake))
                     try sync.addCastMessageCodec(logSystem: LogSystem(), trafficLog: false)
                     try sync.addHandler(InboxHandler(inbox: inbox))
                 }
             }
-            .connect(host: host, port: port).get()
+            .connect(host: host, port: port)
+        let channel: Channel
+        do { channel = try await connecting.get() } catch {
+            handshake.fail(error)
+            throw error
+        }
+        // Returned only once TLS is up, so the peer certificate is known; bounded by 10 s.
+        let timeout = channel.eventLoop.scheduleTask(in: .seconds(10)) {
+            handshake.fail(ChannelError.connectTimeout(.seconds(10)))
+        }
+        defer { timeout.cancel() }
+        do { try await handshake.futureResult.get() } catch {
+            try? await channel.close().get()
+            throw error
+        }
         return TestCastClient(channel: channel, inbox: inbox)
     }
 
@@ -116,6 +133,25 @@ final class TestCastClient: @unchecked Sendable {
                 guard let index = list.firstIndex(where: predicate) else { return nil }
                 return list.remove(at: index)
             }
+        }
+    }
+
+    /// Completes `promise` when the TLS handshake is done; fails it if the channel errs or closes first.
+    private final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = ByteBuffer
+        let promise: EventLoopPromise<Void>
+        init(promise: EventLoopPromise<Void>) { self.promise = promise }
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if case .handshakeCompleted? = event as? TLSUserEvent { promise.succeed() }
+            context.fireUserInboundEventTriggered(event)
+        }
+        func errorCaught(context: ChannelHandlerContext, error: Error) {
+            promise.fail(error)
+            context.fireErrorCaught(error)
+        }
+        func channelInactive(context: ChannelHandlerContext) {
+            promise.fail(ChannelError.eof)
+            context.fireChannelInactive()
         }
     }
 
