@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet fuzz-smoke demo clean
 
 deps:
 	@scripts/install-deps.sh
@@ -36,6 +36,11 @@ protos: deps
 bench: deps
 	rm -f Benchmarks/.build/*.yaml Benchmarks/.build/*/*/description.json
 	$(SWIFT) run -c release --package-path Benchmarks castline-bench
+
+# One simulator process with 1,000 devices behind avahi-daemon (network namespace; needs root).
+bench-fleet: deps
+	$(SWIFT) build -c release --product castline
+	.venv/bin/python Benchmarks/sim-fleet.py --devices 1000 --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 # Each libFuzzer target for FUZZ_SECONDS seconds.
 fuzz-smoke: deps
