@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "CastProtocol", targets: ["CastProtocol"]),
         .library(name: "SystemCrypto", targets: ["SystemCrypto"]),
         .library(name: "CastDeviceAuth", targets: ["CastDeviceAuth"]),
+        .library(name: "CastTransport", targets: ["CastTransport"]),
         .library(name: "CastReceiverSim", targets: ["CastReceiverSim"]),
         .library(name: "CastReceiverSimServer", targets: ["CastReceiverSimServer"]),
         .executable(name: "castline", targets: ["castline"]),
@@ -61,6 +62,20 @@ let package = Package(
             name: "CastDeviceAuth",
             dependencies: [
                 "CastProtocol", "SystemCrypto", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+
+        // MARK: Sender.
+        // TLS client connection: the Cast codec, heartbeat and device auth on a socket. The only
+        // sender module that touches sockets.
+        .target(
+            name: "CastTransport",
+            dependencies: [
+                "CastProtocol", "CastCore", "CastLogging", "CastDeviceAuth", "SystemCrypto",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
 
@@ -125,6 +140,12 @@ let package = Package(
             .product(name: "NIOTLS", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ]),
+        .testTarget(name: "CastTransportTests", dependencies: [
+            "CastTransport", "CastReceiverSimServer", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
+            "CastTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "SystemLibraryTests", dependencies: [
             "CCastShims", "CAvahi", "CSystemd", "CJansson", "COpenSSL",

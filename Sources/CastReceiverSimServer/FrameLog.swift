@@ -105,13 +105,3 @@ enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 }
-
-/// The simulator's clock.
-enum Timestamp {
-    /// Monotonic seconds.
-    static func monotonic() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
-}

@@ -20,7 +20,7 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
     private let log: Logger
     /// Signs over the certificate this connection was accepted with.
     private let authResponder: DeviceAuthResponder
-    private var liveness: SenderLivenessStateMachine
+    private var liveness: HeartbeatStateMachine
     private var context: ChannelHandlerContext?
     private var tick: RepeatedTask?
     private var peer = "?"
@@ -32,8 +32,8 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
         log = Logger(class: "ReceiverConnection", system: device.logSystem).with([
             "device": .string(device.configuration.uuid), "connection": .int(Int(id.rawValue)),
         ])
-        liveness = SenderLivenessStateMachine(pingInterval: settings.pingInterval, timeout: settings.heartbeatTimeout,
-                                              now: Timestamp.monotonic())
+        liveness = HeartbeatStateMachine(pingInterval: settings.pingInterval, timeout: settings.heartbeatTimeout,
+                                              now: MonotonicClock.seconds())
     }
 
     var channel: Channel? { context?.channel }
@@ -54,7 +54,7 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
         guard tick == nil else { return }
         log.info("sender connected from \(peer)", ["peer": .string(peer)])
         device.connectionOpened(self)
-        let step = TimeAmount.milliseconds(Int64(max(50, min(1000, liveness.pingInterval * 200))))
+        let step = TimeAmount.seconds(clamping: liveness.tickInterval)
         tick = context.eventLoop.scheduleRepeatedTask(initialDelay: step, delay: step) { [weak self] _ in
             self?.heartbeatTick()
         }
@@ -71,7 +71,7 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let message = unwrapInboundIn(data)
-        liveness.inbound(now: Timestamp.monotonic())
+        liveness.inbound(now: MonotonicClock.seconds())
         switch message.namespace {
         case .heartbeat: heartbeat(message)
         case .deviceAuth: deviceAuth(message)
@@ -112,11 +112,11 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
 
     private func heartbeatTick() {
         guard let context else { return }
-        switch liveness.tick(now: Timestamp.monotonic()) {
+        switch liveness.tick(now: MonotonicClock.seconds()) {
         case .none: break
         case .sendPing:
             send(CastMessage(source: "receiver-0", destination: "sender-0", namespace: .heartbeat, json: ["type": "PING"]))
-        case .drop(let silent):
+        case .timedOut(let silent):
             log.warning("sender silent for \(Int(silent)) s: closing the connection", [
                 "peer": .string(peer), "silentSeconds": .double(silent),
             ])

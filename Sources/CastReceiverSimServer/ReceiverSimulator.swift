@@ -101,6 +101,26 @@ public final class ReceiverSimulator: Sendable {
                                  group: group, controlServer: controlServer, frameLog: frameLog, log: log)
     }
 
+    /// `count` devices on 127.0.0.1 in the ports layout at a random base port in 30000…59999,
+    /// trying another base when a port is taken (at most 8 tries): a private simulator for tests
+    /// and for developers of senders and channels. The devices' ports are in ``devices``.
+    public static func startOnFreePorts(count: Int = 1, settings: SimulatorSettings,
+                                        logSystem: LogSystem = .shared) async throws -> ReceiverSimulator {
+        var lastError: Error?
+        for attempt in 0..<8 {
+            let base = 30_000 + Int(UInt32.random(in: 0..<10_000)) * 3 + attempt
+            let configurations = try DeviceFleet.make(count: count, layout: .ports, basePort: base)
+            do {
+                return try await start(devices: configurations, settings: settings, logSystem: logSystem)
+            } catch let error as SimulatorError {
+                lastError = error
+                if case .bind = error { continue }
+                throw error
+            }
+        }
+        throw lastError ?? SimulatorError.configuration("no free ports found")
+    }
+
     /// Closes every connection and listener, the control socket and the event loops.
     public func stop() async {
         try? await controlServer?.stop().get()

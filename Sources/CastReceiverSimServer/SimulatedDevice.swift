@@ -23,7 +23,7 @@ public final class SimulatedDevice: @unchecked Sendable {
     private let settings: SimulatorSettings
     private let frameLog: FrameLog?
     private let advertiser: MDNSAdvertiser?
-    private let startedAt = Timestamp.monotonic()
+    private let startedAt = MonotonicClock.seconds()
 
     // Loop-confined state.
     private var state: ReceiverDevice
@@ -104,7 +104,7 @@ public final class SimulatedDevice: @unchecked Sendable {
         let https = bind(port: c.httpsPort) { channel in self.configureHTTPChannel(channel, secure: true) }
         return cast.and(http).and(https).map { all in
             self.listeners = [all.0.0, all.0.1, all.1]
-            self.advertiser?.publish(self.advertisement(self.state.snapshot(now: Timestamp.monotonic()).advertisement))
+            self.advertiser?.publish(self.advertisement(self.state.snapshot(now: MonotonicClock.seconds()).advertisement))
             self.log.info("listening: cast \(c.address):\(c.castPort), http :\(c.httpPort), https :\(c.httpsPort)", [
                 "address": .string(c.address), "castPort": .int(c.castPort),
             ])
@@ -178,7 +178,7 @@ public final class SimulatedDevice: @unchecked Sendable {
     func eurekaInfo() -> EurekaInfo {
         EurekaInfo(name: configuration.name, uuid: configuration.uuid, model: configuration.model,
                    ipAddress: configuration.address, displaySupported: configuration.isVideoDevice,
-                   uptime: Timestamp.monotonic() - startedAt)
+                   uptime: MonotonicClock.seconds() - startedAt)
     }
 
     // MARK: Connection events (on loop)
@@ -186,7 +186,7 @@ public final class SimulatedDevice: @unchecked Sendable {
     func connectionOpened(_ handler: ReceiverConnectionHandler) {
         loop.preconditionInEventLoop()
         connections[handler.id] = handler
-        perform(state.connectionOpened(handler.id, now: Timestamp.monotonic()))
+        perform(state.connectionOpened(handler.id, now: MonotonicClock.seconds()))
         if let after = faults.dropAfter {
             handler.scheduleDrop(after: after)
         }
@@ -194,13 +194,13 @@ public final class SimulatedDevice: @unchecked Sendable {
 
     func received(_ message: CastMessage, from id: SenderConnectionID) {
         loop.preconditionInEventLoop()
-        perform(state.receive(message, from: id, now: Timestamp.monotonic()))
+        perform(state.receive(message, from: id, now: MonotonicClock.seconds()))
     }
 
     func connectionClosed(_ id: SenderConnectionID) {
         loop.preconditionInEventLoop()
         guard connections.removeValue(forKey: id) != nil else { return }
-        perform(state.connectionClosed(id, now: Timestamp.monotonic()))
+        perform(state.connectionClosed(id, now: MonotonicClock.seconds()))
     }
 
     func frameLogEvent(_ name: String, connection: UInt64?, peer: String?, fields: JSONObject) {
@@ -239,10 +239,10 @@ public final class SimulatedDevice: @unchecked Sendable {
         deadlineTask?.cancel()
         scheduledDeadline = next
         guard let next else { return }
-        let delay = max(0, next - Timestamp.monotonic())
+        let delay = max(0, next - MonotonicClock.seconds())
         deadlineTask = loop.scheduleTask(in: .seconds(clamping: delay) + .milliseconds(1)) { [self] in
             scheduledDeadline = nil
-            perform(state.advance(to: Timestamp.monotonic()))
+            perform(state.advance(to: MonotonicClock.seconds()))
         }
     }
 
@@ -263,12 +263,12 @@ public final class SimulatedDevice: @unchecked Sendable {
 
     func mutateState(_ body: (inout ReceiverDevice, Double) -> [DeviceOutput]) {
         loop.preconditionInEventLoop()
-        perform(body(&state, Timestamp.monotonic()))
+        perform(body(&state, MonotonicClock.seconds()))
     }
 
     func readState<T>(_ body: (ReceiverDevice, Double) -> T) -> T {
         loop.preconditionInEventLoop()
-        return body(state, Timestamp.monotonic())
+        return body(state, MonotonicClock.seconds())
     }
 
     /// Reboot: listeners and connections go away, the state machine reboots, and after `downFor`
@@ -276,7 +276,7 @@ public final class SimulatedDevice: @unchecked Sendable {
     func reboot(downFor: Double) -> EventLoopFuture<Void> {
         loop.flatSubmit {
             self.log.warning("rebooting: down for \(downFor) s", ["downFor": .double(downFor)])
-            self.perform(self.state.reboot(now: Timestamp.monotonic()))
+            self.perform(self.state.reboot(now: MonotonicClock.seconds()))
             return self.goDown(reason: "reboot").map {
                 self.loop.scheduleTask(in: .seconds(clamping: downFor)) {
                     self.bindAll().whenFailure { error in

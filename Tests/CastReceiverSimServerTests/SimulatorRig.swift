@@ -16,27 +16,15 @@ struct SimulatorRig {
         return SimulatorRig(simulator: simulator, devices: devices, group: MultiThreadedEventLoopGroup(numberOfThreads: 1))
     }
 
-    /// `count` devices in the ports layout on a random high base port (retrying on a clash),
-    /// without mDNS, on one event loop, logging into a private log system.
+    /// `count` devices on free ports, without mDNS, on one event loop, logging into a private log system.
     static func startSimulator(count: Int = 1, _ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws
         -> (ReceiverSimulator, [SimulatedDeviceConfiguration]) {
         var settings = SimulatorSettings()
         settings.advertise = false
         settings.threads = 1
         adjust(&settings)
-        var lastError: Error?
-        for attempt in 0..<8 {
-            let base = 30_000 + Int(UInt32.random(in: 0..<10_000)) * 3 + attempt
-            let devices = try DeviceFleet.make(count: count, layout: .ports, basePort: base)
-            do {
-                return (try await ReceiverSimulator.start(devices: devices, settings: settings, logSystem: LogSystem()), devices)
-            } catch let error as SimulatorError {
-                lastError = error
-                if case .bind = error { continue }
-                throw error
-            }
-        }
-        throw lastError!
+        let simulator = try await ReceiverSimulator.startOnFreePorts(count: count, settings: settings, logSystem: LogSystem())
+        return (simulator, simulator.devices.map(\.configuration))
     }
 
     func connect(_ index: Int = 0) async throws -> TestCastClient {

@@ -1,0 +1,127 @@
+import CastCore
+import CastLogging
+import NIOCore
+
+/// The peer went silent for longer than the heartbeat timeout; the channel is being closed.
+public struct CastHeartbeatTimeout: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Seconds without any inbound message.
+    public let silentFor: Double
+    /// The configured timeout.
+    public let timeout: Double
+
+    public var description: String {
+        "no message from the peer for \(String(format: "%.1f", silentFor)) s (heartbeat timeout \(timeout) s)"
+    }
+}
+
+/// The heartbeat namespace of a sender connection, after the message codec: answers PING with
+/// PONG, PINGs the device once it has been silent for the ping interval, and when it stays
+/// silent past the timeout fires ``CastHeartbeatTimeout`` and closes the channel. Heartbeat
+/// messages stop here; every other message passes on. Outbound messages pass through (sending
+/// is not a sign of the peer's life). Logic in ``HeartbeatStateMachine``.
+public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    public typealias InboundIn = CastMessage
+    public typealias InboundOut = CastMessage
+    public typealias OutboundIn = CastMessage
+    public typealias OutboundOut = CastMessage
+
+    private var machine: HeartbeatStateMachine
+    private let senderID: String
+    private let log: Logger
+    private let clock: @Sendable () -> Double
+    private var task: RepeatedTask?
+
+    /// - Parameters:
+    ///   - senderID: the `source_id` of our PINGs (the receiver answers to it).
+    ///   - clock: monotonic seconds (tests pass their own).
+    public init(pingInterval: Double = 5, timeout: Double = 10, senderID: String = "sender-0",
+                logSystem: LogSystem = .shared, clock: @escaping @Sendable () -> Double = { MonotonicClock.seconds() }) {
+        self.clock = clock
+        machine = HeartbeatStateMachine(pingInterval: pingInterval, timeout: timeout, now: clock())
+        self.senderID = senderID
+        log = Logger(class: "CastHeartbeat", system: logSystem)
+    }
+
+    public func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { start(context) }
+    }
+
+    public func channelActive(context: ChannelHandlerContext) {
+        start(context)
+        context.fireChannelActive()
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) { stop() }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        stop()
+        context.fireChannelInactive()
+    }
+
+    private func start(_ context: ChannelHandlerContext) {
+        guard task == nil else { return }
+        machine.inbound(now: clock())
+        let step = TimeAmount.nanoseconds(Int64(machine.tickInterval * 1e9))
+        // Handler and context are only touched on the channel's loop, where the task runs.
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        task = context.eventLoop.scheduleRepeatedTask(initialDelay: step, delay: step) { _ in
+            let (handler, context) = bound.value
+            handler.tick(context)
+        }
+    }
+
+    private func stop() {
+        task?.cancel()
+        task = nil
+    }
+
+    /// One timer step (also called by tests through the embedded event loop).
+    func tick(_ context: ChannelHandlerContext) {
+        switch machine.tick(now: clock()) {
+        case .none:
+            break
+        case .sendPing:
+            log.verbose("PING (peer silent for \(machine.pingInterval) s)", ["peer": .string(Self.peer(context))])
+            let ping = CastMessage(source: senderID, destination: EndpointID.receiver0.rawValue, namespace: .heartbeat,
+                                   json: ["type": "PING"])
+            context.writeAndFlush(wrapOutboundOut(ping), promise: nil)
+        case .timedOut(let silent):
+            let error = CastHeartbeatTimeout(silentFor: silent, timeout: machine.timeout)
+            log.warning("closing connection to \(Self.peer(context)): \(error)", [
+                "peer": .string(Self.peer(context)), "silentSeconds": .double(silent), "timeout": .double(machine.timeout),
+            ])
+            stop()
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
+        }
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let message = unwrapInboundIn(data)
+        machine.inbound(now: clock())
+        guard message.namespace == .heartbeat else {
+            context.fireChannelRead(data)
+            return
+        }
+        switch message.payload.text.flatMap({ try? JSONValue.parse($0) })?["type"]?.string {
+        case "PING":
+            let pong = CastMessage(source: message.destinationID, destination: message.sourceID, namespace: .heartbeat,
+                                   json: ["type": "PONG"])
+            context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+        case "PONG":
+            break
+        default:
+            log.warning("unexpected heartbeat message ignored: \(message.payload.text ?? "binary payload")", [
+                "peer": .string(Self.peer(context)), "source": .string(message.sourceID),
+            ])
+        }
+    }
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        context.write(data, promise: promise)
+    }
+
+    static func peer(_ context: ChannelHandlerContext) -> String {
+        SocketAddress.logDescription(context.channel.remoteAddress)
+    }
+}

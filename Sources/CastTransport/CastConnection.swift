@@ -1,0 +1,274 @@
+import CastCore
+import CastDeviceAuth
+import CastLogging
+import CastProtocol
+import NIOCore
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import SystemCrypto
+
+/// One CASTV2 connection to a device: TCP + TLS (the device's self-signed certificate is not
+/// checked by TLS; trust comes from device authentication), the Cast codec with its traffic log,
+/// the heartbeat (PONG to PINGs, PING when the device is silent, close on timeout) and an
+/// optional device-auth challenge. Every other inbound message arrives on ``messages`` in order.
+///
+/// Thread-safe. The connection ends once: by ``close()``, by the device, by heartbeat timeout or
+/// by an error; ``messages`` then finishes and ``closeReason`` says which.
+public final class CastConnection: Sendable {
+    /// `host:port`, as in logs and errors.
+    public let endpoint: String
+    /// The DER of the certificate the device presented.
+    public let peerCertificateDER: [UInt8]
+    /// What device authentication found.
+    public let deviceAuth: DeviceAuthResult
+    /// Inbound messages except heartbeats (and the device-auth reply consumed by ``connect``).
+    public let messages: AsyncStream<CastMessage>
+
+    private let channel: Channel
+    private let bridge: NIOLoopBound<InboundBridge>
+    private let closed: EventLoopFuture<CastConnectionCloseReason>
+    private let log: Logger
+
+    private init(endpoint: String, peerCertificateDER: [UInt8], deviceAuth: DeviceAuthResult, messages: AsyncStream<CastMessage>,
+                 channel: Channel, bridge: NIOLoopBound<InboundBridge>, closed: EventLoopFuture<CastConnectionCloseReason>, log: Logger) {
+        self.endpoint = endpoint
+        self.peerCertificateDER = peerCertificateDER
+        self.deviceAuth = deviceAuth
+        self.messages = messages
+        self.channel = channel
+        self.bridge = bridge
+        self.closed = closed
+        self.log = log
+    }
+
+    /// Connects, completes TLS and, unless ``CastConnectionOptions/deviceAuth`` is `.off`,
+    /// authenticates the device. Each step is bounded by ``CastConnectionOptions/connectTimeout``.
+    public static func connect(host: String, port: Int, options: CastConnectionOptions = .init(),
+                               group: EventLoopGroup) async throws(CastTransportError) -> CastConnection {
+        let endpoint = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let log = Logger(class: "CastConnection", system: options.logSystem).with(["device": .string(endpoint)])
+        let tls: NIOSSLContext
+        do {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .none
+            tls = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw .tlsFailed(endpoint: endpoint, reason: "cannot create a TLS context: \(error)")
+        }
+        let loop = group.next()
+        let handshake = loop.makePromise(of: Void.self)
+        let closedPromise = loop.makePromise(of: CastConnectionCloseReason.self)
+        let (messages, continuation) = AsyncStream.makeStream(of: CastMessage.self)
+        let timeout = TimeAmount.nanoseconds(Int64(max(0.001, min(options.connectTimeout, 3600)) * 1e9))
+        let started = MonotonicClock.seconds()
+
+        let channel: Channel
+        do {
+            channel = try await ClientBootstrap(group: loop)
+                .connectTimeout(timeout)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let sync = channel.pipeline.syncOperations
+                        try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil))
+                        try sync.addHandler(HandshakeWaiter(promise: handshake))
+                        try sync.addCastMessageCodec(logSystem: options.logSystem)
+                        try sync.addHandler(CastHeartbeatHandler(pingInterval: options.heartbeatInterval,
+                                                                 timeout: options.heartbeatTimeout,
+                                                                 senderID: options.senderID, logSystem: options.logSystem))
+                        try sync.addHandler(InboundBridge(continuation: continuation, closed: closedPromise, log: log))
+                    }
+                }
+                .connect(host: host, port: port).get()
+        } catch {
+            handshake.fail(error)
+            closedPromise.succeed(.error("\(error)"))
+            continuation.finish()
+            log.warning("cannot connect: \(error)", ["reason": .string("\(error)")])
+            throw .connectFailed(endpoint: endpoint, reason: "\(error)")
+        }
+
+        // TLS, bounded by the same timeout.
+        let handshakeTimer = loop.scheduleTask(in: timeout) {
+            handshake.fail(CastTransportError.tlsFailed(endpoint: endpoint, reason: "no handshake within \(options.connectTimeout) s"))
+        }
+        do {
+            try await handshake.futureResult.get()
+            handshakeTimer.cancel()
+        } catch {
+            handshakeTimer.cancel()
+            try? await channel.close().get()
+            log.warning("TLS handshake failed: \(error)", ["reason": .string("\(error)")])
+            if let error = error as? CastTransportError { throw error }
+            throw .tlsFailed(endpoint: endpoint, reason: "\(error)")
+        }
+        let peer = (try? await channel.nioSSL_peerCertificate().get()?.toDERBytes()) ?? []
+        let bridge = try! await loop.submit {
+            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: InboundBridge.self), eventLoop: loop)
+        }.get()
+
+        var auth = DeviceAuthResult.notChecked
+        if options.deviceAuth != .off {
+            auth = await authenticate(channel: channel, bridge: bridge, peer: peer, options: options, timeout: timeout)
+            switch (auth, options.deviceAuth) {
+            case (.failed(let reason), .require):
+                log.error("device authentication failed: \(reason); closing", ["reason": .string(reason)])
+                try? await channel.close().get()
+                throw .deviceAuthFailed(endpoint: endpoint, reason: reason)
+            case (.failed(let reason), _):
+                log.warning("device authentication failed: \(reason); going on (deviceAuth: warn)", ["reason": .string(reason)])
+            case (.verified(let name), _):
+                log.info("device authenticated: \(name ?? "?")", ["deviceCertificate": .string(name ?? "")])
+            case (.notChecked, _):
+                break
+            }
+        }
+        let commonName = (try? Certificate(derBytes: peer))?.commonName ?? "?"
+        log.info("connected to \(endpoint) in \(Int((MonotonicClock.seconds() - started) * 1000)) ms (TLS peer \(commonName))", [
+            "peerCertificate": .string(commonName),
+        ])
+        return CastConnection(endpoint: endpoint, peerCertificateDER: peer, deviceAuth: auth, messages: messages,
+                              channel: channel, bridge: bridge, closed: closedPromise.futureResult, log: log)
+    }
+
+    /// Sends a challenge with a fresh nonce and checks the reply against `options.trustAnchors`.
+    private static func authenticate(channel: Channel, bridge: NIOLoopBound<InboundBridge>, peer: [UInt8],
+                                     options: CastConnectionOptions, timeout: TimeAmount) async -> DeviceAuthResult {
+        guard !options.trustAnchors.isEmpty else { return .failed(reason: "no trust anchors configured") }
+        let nonce = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        let loop = channel.eventLoop
+        let reply = loop.makePromise(of: [UInt8].self)
+        let timer = loop.scheduleTask(in: timeout) { reply.fail(ChannelError.connectTimeout(timeout)) }
+        loop.execute { bridge.value.awaitDeviceAuth(reply) }
+        let challenge = CastMessage(sourceID: options.senderID, destinationID: EndpointID.receiver0.rawValue,
+                                    namespace: .deviceAuth, payload: .binary(DeviceAuthVerifier.challenge(nonce: nonce, hash: .sha256)))
+        channel.writeAndFlush(challenge, promise: nil)
+        let bytes: [UInt8]
+        do { bytes = try await reply.futureResult.get() } catch {
+            timer.cancel()
+            return .failed(reason: error is ChannelError ? "no reply within \(options.connectTimeout) s" : "\(error)")
+        }
+        timer.cancel()
+        do {
+            let verified = try DeviceAuthVerifier(trustAnchors: options.trustAnchors)
+                .verify(reply: bytes, peerCertificateDER: peer, expectedNonce: nonce)
+            return .verified(deviceCommonName: verified.deviceCertificate.commonName)
+        } catch {
+            return .failed(reason: "\(error)")
+        }
+    }
+
+    /// Writes one message. Throws ``CastTransportError/closed(endpoint:reason:)`` once the
+    /// connection has ended, ``CastTransportError/sendFailed(endpoint:reason:)`` otherwise.
+    public func send(_ message: CastMessage) async throws(CastTransportError) {
+        do {
+            try await channel.writeAndFlush(message).get()
+        } catch {
+            if !channel.isActive { throw .closed(endpoint: endpoint, reason: await closeReason) }
+            throw .sendFailed(endpoint: endpoint, reason: "\(error)")
+        }
+    }
+
+    /// Closes the connection (idempotent); ``closeReason`` becomes `.local` unless it had already ended.
+    public func close() async {
+        let bridge = self.bridge
+        try? await channel.eventLoop.submit { bridge.value.closingLocally = true }.get()
+        try? await channel.close().get()
+        _ = await closeReason
+    }
+
+    /// Waits until the connection has ended and says how.
+    public var closeReason: CastConnectionCloseReason {
+        get async { (try? await closed.get()) ?? .error("unknown") }
+    }
+
+    /// Whether the connection is still open.
+    public var isActive: Bool { channel.isActive }
+}
+
+/// Completes `promise` when the TLS handshake is done; fails it if the channel errs or closes first.
+private final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    let promise: EventLoopPromise<Void>
+
+    init(promise: EventLoopPromise<Void>) { self.promise = promise }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted? = event as? TLSUserEvent { promise.succeed() }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        promise.fail(error)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(ChannelError.eof)
+        context.fireChannelInactive()
+    }
+}
+
+/// The last handler: messages into the stream, the device-auth reply to whoever waits for it,
+/// and the reason the connection ended. Loop-confined.
+final class InboundBridge: ChannelInboundHandler {
+    typealias InboundIn = CastMessage
+
+    private let continuation: AsyncStream<CastMessage>.Continuation
+    private let closed: EventLoopPromise<CastConnectionCloseReason>
+    private let log: Logger
+    private var reason: CastConnectionCloseReason?
+    private var pendingAuth: EventLoopPromise<[UInt8]>?
+    var closingLocally = false
+
+    init(continuation: AsyncStream<CastMessage>.Continuation, closed: EventLoopPromise<CastConnectionCloseReason>, log: Logger) {
+        self.continuation = continuation
+        self.closed = closed
+        self.log = log
+    }
+
+    func awaitDeviceAuth(_ promise: EventLoopPromise<[UInt8]>) { pendingAuth = promise }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let message = unwrapInboundIn(data)
+        if message.namespace == .deviceAuth, let pending = pendingAuth {
+            pendingAuth = nil
+            guard case .binary(let bytes) = message.payload else {
+                pending.fail(DeviceAuthError.malformedReply("text payload on the deviceauth namespace"))
+                return
+            }
+            pending.succeed(bytes)
+            return
+        }
+        continuation.yield(message)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        switch error {
+        case let timeout as CastHeartbeatTimeout:
+            reason = reason ?? .heartbeatTimeout(silentFor: timeout.silentFor)
+        case NIOSSLError.uncleanShutdown:
+            break   // the device closed TCP without close_notify: an ordinary remote close
+        case is CastMessageDecodingError:
+            break   // one bad frame body, already logged by the codec; the connection goes on
+        default:
+            reason = reason ?? .error("\(error)")
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let ended = reason ?? (closingLocally ? .local : .remoteClosed)
+        switch ended {
+        case .local: log.info("connection closed by us")
+        case .remoteClosed: log.warning("connection closed by the device")
+        default: log.warning("connection lost: \(ended)", ["reason": .string("\(ended)")])
+        }
+        pendingAuth?.fail(ChannelError.eof)
+        pendingAuth = nil
+        continuation.finish()
+        closed.succeed(ended)
+        context.fireChannelInactive()
+    }
+}

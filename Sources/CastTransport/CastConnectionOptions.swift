@@ -1,0 +1,42 @@
+import CastDeviceAuth
+import CastLogging
+import SystemCrypto
+
+/// How a ``CastConnection`` connects and watches the device. Value type.
+public struct CastConnectionOptions: Sendable {
+    /// What to do with device authentication (the deviceauth challenge after TLS).
+    public enum DeviceAuthMode: Sendable, Equatable {
+        /// Do not challenge the device.
+        case off
+        /// Challenge; on failure log a warning and go on (``CastConnection/deviceAuth`` says why).
+        case warn
+        /// Challenge; on failure close and throw ``CastTransportError/deviceAuthFailed(endpoint:reason:)``.
+        case require
+    }
+
+    /// TCP connect timeout and, separately, TLS handshake and device-auth timeouts (seconds).
+    public var connectTimeout: Double = 5
+    /// PING a silent device after this many seconds (iOS SDK default 5).
+    public var heartbeatInterval: Double = 5
+    /// Declare a device lost after this many seconds of silence (iOS SDK default 10).
+    public var heartbeatTimeout: Double = 10
+    /// `source_id` of our messages on receiver-0 and of heartbeats.
+    public var senderID = "sender-0"
+    public var deviceAuth: DeviceAuthMode = .off
+    /// Roots device-auth chains must end at (e.g. the simulator's root from `--export-root-ca`).
+    public var trustAnchors: [Certificate] = []
+    /// Where the connection's records go (`CastConnection`, `CastHeartbeat`, `CastChannel.*`).
+    public var logSystem: LogSystem = .shared
+
+    public init() {}
+}
+
+/// What device authentication found, for logs and policy (audio-only devices, warn mode).
+public enum DeviceAuthResult: Sendable, Equatable {
+    /// Not attempted (``CastConnectionOptions/DeviceAuthMode/off``).
+    case notChecked
+    /// The chain ended at a trust anchor and the signature covered our nonce and the TLS certificate.
+    case verified(deviceCommonName: String?)
+    /// Checked and failed (warn mode keeps the connection).
+    case failed(reason: String)
+}

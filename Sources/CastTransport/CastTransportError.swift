@@ -1,0 +1,44 @@
+/// Why a connection to a Cast device failed or ended. Every case names the device and says why.
+public enum CastTransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// TCP did not connect (refused, unreachable, timed out).
+    case connectFailed(endpoint: String, reason: String)
+    /// The TLS handshake failed.
+    case tlsFailed(endpoint: String, reason: String)
+    /// Device authentication failed and the options require it.
+    case deviceAuthFailed(endpoint: String, reason: String)
+    /// The connection is closed; `reason` says how it ended.
+    case closed(endpoint: String, reason: CastConnectionCloseReason)
+    /// A message could not be written (e.g. a frame above 65,536 bytes).
+    case sendFailed(endpoint: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .connectFailed(let endpoint, let reason): return "cannot connect to \(endpoint): \(reason)"
+        case .tlsFailed(let endpoint, let reason): return "TLS handshake with \(endpoint) failed: \(reason)"
+        case .deviceAuthFailed(let endpoint, let reason): return "device authentication of \(endpoint) failed: \(reason)"
+        case .closed(let endpoint, let reason): return "connection to \(endpoint) is closed: \(reason)"
+        case .sendFailed(let endpoint, let reason): return "cannot send to \(endpoint): \(reason)"
+        }
+    }
+}
+
+/// How a connection ended.
+public enum CastConnectionCloseReason: Sendable, Equatable, CustomStringConvertible {
+    /// We closed it (``CastConnection/close()``).
+    case local
+    /// The device closed it.
+    case remoteClosed
+    /// The device sent nothing (not even PONG) for longer than the heartbeat timeout.
+    case heartbeatTimeout(silentFor: Double)
+    /// A protocol or socket error ended it (bad frame, TLS alert, reset).
+    case error(String)
+
+    public var description: String {
+        switch self {
+        case .local: return "closed by us"
+        case .remoteClosed: return "closed by the device"
+        case .heartbeatTimeout(let silent): return "device silent for \(Int(silent.rounded())) s (heartbeat timeout)"
+        case .error(let reason): return reason
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastTestSupport
+import NIOCore
+import NIOEmbedded
+import Synchronization
+import Testing
+
+@Suite("Heartbeat state machine")
+struct HeartbeatStateMachineTests {
+    @Test("silent peer: nothing before the interval, one PING per interval, timeout after the limit")
+    func silentPeer() {
+        var machine = HeartbeatStateMachine(pingInterval: 5, timeout: 10, now: 100)
+        #expect(machine.tick(now: 104.9) == .none)
+        #expect(machine.tick(now: 105) == .sendPing)
+        #expect(machine.tick(now: 107) == .none)            // one PING per interval
+        #expect(machine.tick(now: 110) == .sendPing)
+        #expect(machine.tick(now: 110) == .none)
+        #expect(machine.tick(now: 110.5) == .timedOut(silentFor: 10.5))
+    }
+
+    @Test("any inbound message resets the silence; time never goes backwards")
+    func inboundResets() {
+        var machine = HeartbeatStateMachine(pingInterval: 5, timeout: 10, now: 0)
+        machine.inbound(now: 9)
+        machine.inbound(now: 3)                              // late, out-of-order report
+        #expect(machine.lastInbound == 9)
+        #expect(machine.tick(now: 13) == .none)
+        #expect(machine.tick(now: 14) == .sendPing)
+        #expect(machine.tick(now: 19.5) == .timedOut(silentFor: 10.5))
+    }
+
+    @Test("tick interval is a fifth of the ping interval, within 50 ms … 1 s")
+    func tickInterval() {
+        #expect(HeartbeatStateMachine(pingInterval: 5, timeout: 10, now: 0).tickInterval == 1)
+        #expect(HeartbeatStateMachine(pingInterval: 1, timeout: 3, now: 0).tickInterval == 0.2)
+        #expect(HeartbeatStateMachine(pingInterval: 0.01, timeout: 1, now: 0).tickInterval == 0.05)
+    }
+}
+
+@Suite("CastHeartbeatHandler")
+struct CastHeartbeatHandlerTests {
+    final class FakeClock: Sendable {
+        let now = Mutex<Double>(1000)
+        func advance(_ seconds: Double) { now.withLock { $0 += seconds } }
+        func read() -> Double { now.withLock { $0 } }
+    }
+
+    func makeChannel(clock: FakeClock, interval: Double = 1, timeout: Double = 3) throws -> (EmbeddedChannel, LogSystem, MemoryLogSink) {
+        let (system, sink) = try MemoryLogSink.makeSystem()
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(CastHeartbeatHandler(pingInterval: interval, timeout: timeout, senderID: "sender-7",
+                                                                            logSystem: system, clock: { clock.read() }))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 8009)).wait()
+        return (channel, system, sink)
+    }
+
+    /// Advances the fake clock and the embedded loop together, in tick-sized steps.
+    func advance(_ channel: EmbeddedChannel, _ clock: FakeClock, by seconds: Double, step: Double = 0.2) {
+        var left = seconds
+        while left > 1e-9 {
+            let d = min(step, left)
+            clock.advance(d)
+            channel.embeddedEventLoop.advanceTime(by: .nanoseconds(Int64(d * 1e9)))
+            left -= d
+        }
+    }
+
+    @Test("PING is answered with PONG to its sender; PONG and other heartbeat messages stop here; the rest pass")
+    func answersPing() throws {
+        let clock = FakeClock()
+        let (channel, system, _) = try makeChannel(clock: clock)
+        try channel.writeInbound(CastMessage(source: "receiver-0", destination: "sender-7", namespace: .heartbeat, json: ["type": "PING"]))
+        let pong = try #require(try channel.readOutbound(as: CastMessage.self))
+        #expect(pong.namespace == .heartbeat && pong.sourceID == "sender-7" && pong.destinationID == "receiver-0")
+        #expect(pong.payload.text.flatMap { try? JSONValue.parse($0) }?["type"] == "PONG")
+        try channel.writeInbound(CastMessage(source: "receiver-0", destination: "sender-7", namespace: .heartbeat, json: ["type": "PONG"]))
+        #expect(try channel.readInbound(as: CastMessage.self) == nil)
+        let status = CastMessage(source: "receiver-0", destination: "sender-7", namespace: .receiver, json: ["type": "RECEIVER_STATUS"])
+        try channel.writeInbound(status)
+        #expect(try channel.readInbound(as: CastMessage.self) == status)
+        _ = try channel.finish()
+        system.shutdown()
+    }
+
+    @Test("a silent device is PINGed after the interval, then the channel closes with CastHeartbeatTimeout")
+    func silentDevice() throws {
+        let clock = FakeClock()
+        let (channel, system, sink) = try makeChannel(clock: clock, interval: 1, timeout: 3)
+        advance(channel, clock, by: 1.2)
+        let ping = try #require(try channel.readOutbound(as: CastMessage.self))
+        #expect(ping.namespace == .heartbeat && ping.sourceID == "sender-7" && ping.destinationID == "receiver-0")
+        #expect(channel.isActive)
+        var caught: Error?
+        do { advance(channel, clock, by: 2.4); try channel.throwIfErrorCaught() } catch { caught = error }
+        #expect((caught as? CastHeartbeatTimeout)?.timeout == 3)
+        #expect(!channel.isActive)
+        system.flush()
+        #expect(sink.records.contains { $0.className == "CastHeartbeat" && $0.level == .warning })
+        system.shutdown()
+    }
+
+    @Test("inbound traffic keeps the connection alive without PINGs")
+    func trafficKeepsAlive() throws {
+        let clock = FakeClock()
+        let (channel, system, _) = try makeChannel(clock: clock, interval: 1, timeout: 3)
+        for _ in 0..<20 {
+            advance(channel, clock, by: 0.6)
+            try channel.writeInbound(CastMessage(source: "receiver-0", destination: "*", namespace: .media, json: ["type": "MEDIA_STATUS"]))
+            _ = try channel.readInbound(as: CastMessage.self)
+        }
+        #expect(try channel.readOutbound(as: CastMessage.self) == nil)
+        #expect(channel.isActive)
+        _ = try channel.finish()
+        system.shutdown()
+    }
+}

@@ -1,0 +1,171 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastReceiverSimServer
+import CastTransport
+import NIOCore
+import NIOPosix
+import SystemCrypto
+import Testing
+
+/// CastConnection against `castline sim`'s devices over real loopback TLS.
+@Suite("CastConnection over loopback TLS")
+struct CastConnectionTests {
+    static func simulator(_ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> ReceiverSimulator {
+        var settings = SimulatorSettings()
+        settings.advertise = false
+        settings.threads = 1
+        adjust(&settings)
+        return try await ReceiverSimulator.startOnFreePorts(settings: settings, logSystem: LogSystem())
+    }
+
+    static func options(_ adjust: (inout CastConnectionOptions) -> Void = { _ in }) -> CastConnectionOptions {
+        var options = CastConnectionOptions()
+        options.logSystem = LogSystem()
+        adjust(&options)
+        return options
+    }
+
+    /// The next message on `namespace` whose JSON `type` is `type`, within `timeout` seconds.
+    static func next(_ connection: CastConnection, type: String, on namespace: CastNamespace, timeout: Double = 5) async -> JSONValue? {
+        await withTaskGroup(of: JSONValue?.self) { group in
+            group.addTask {
+                for await message in connection.messages where message.namespace == namespace {
+                    if let json = message.payload.text.flatMap({ try? JSONValue.parse($0) }), json["type"]?.string == type { return json }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    @Test("connects, CONNECT + GET_STATUS gets RECEIVER_STATUS; the peer certificate is the device's")
+    func connectAndStatus() async throws {
+        let simulator = try await Self.simulator()
+        let device = simulator.devices[0].configuration
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let connection = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options(), group: group)
+        #expect(connection.deviceAuth == .notChecked)
+        let certificate = try Certificate(derBytes: connection.peerCertificateDER)
+        #expect(certificate.commonName == device.uuid)
+        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .connection, json: ["type": "CONNECT"]))
+        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .receiver,
+                                              json: ["type": "GET_STATUS", "requestId": 1]))
+        let status = await Self.next(connection, type: "RECEIVER_STATUS", on: .receiver)
+        #expect(status?["requestId"]?.int == 1)
+        await connection.close()
+        #expect(await connection.closeReason == .local)
+        await #expect(throws: CastTransportError.closed(endpoint: connection.endpoint, reason: .local)) {
+            try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .connection, json: ["type": "CLOSE"]))
+        }
+        await simulator.stop()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("device auth: required and verified with the simulator's root; refused with a foreign root; warn goes on")
+    func deviceAuth() async throws {
+        let simulator = try await Self.simulator()
+        let device = simulator.devices[0].configuration
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let trusted = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options {
+            $0.deviceAuth = .require
+            $0.trustAnchors = [simulator.authority.rootCertificate]
+        }, group: group)
+        guard case .verified = trusted.deviceAuth else { Issue.record("not verified: \(trusted.deviceAuth)"); return }
+        await trusted.close()
+
+        let foreign = try SimulatorAuthority.generate().rootCertificate
+        do {
+            let refused = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options {
+                $0.deviceAuth = .require
+                $0.trustAnchors = [foreign]
+            }, group: group)
+            Issue.record("connected with a foreign root: \(refused.deviceAuth)")
+            await refused.close()
+        } catch {
+            guard case .deviceAuthFailed(_, let reason) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(reason.contains("chain"), "\(reason)")
+        }
+
+        let warned = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options {
+            $0.deviceAuth = .warn
+            $0.trustAnchors = [foreign]
+        }, group: group)
+        guard case .failed = warned.deviceAuth else { Issue.record("warn mode: \(warned.deviceAuth)"); return }
+        #expect(warned.isActive)
+        await warned.close()
+        await simulator.stop()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("a device that stops answering PINGs is declared lost after the heartbeat timeout")
+    func heartbeatTimeout() async throws {
+        let simulator = try await Self.simulator { $0.initialFaults = DeviceFaults(ignorePings: true) }
+        let device = simulator.devices[0].configuration
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let connection = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options {
+            $0.heartbeatInterval = 0.2
+            $0.heartbeatTimeout = 0.8
+        }, group: group)
+        let reason = await connection.closeReason
+        guard case .heartbeatTimeout(let silent) = reason else { Issue.record("ended with \(reason)"); return }
+        #expect(silent > 0.8)
+        // The stream finished with the connection.
+        var remaining = 0
+        for await _ in connection.messages { remaining += 1 }
+        #expect(remaining == 0)
+        await simulator.stop()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("PONGs keep an idle connection alive well past the heartbeat timeout")
+    func heartbeatKeepsAlive() async throws {
+        let simulator = try await Self.simulator()
+        let device = simulator.devices[0].configuration
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let connection = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options {
+            $0.heartbeatInterval = 0.2
+            $0.heartbeatTimeout = 3
+        }, group: group)
+        try await Task.sleep(for: .seconds(4))
+        #expect(connection.isActive)
+        await connection.close()
+        #expect(await connection.closeReason == .local)
+        await simulator.stop()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("the device dropping the connection ends it as remoteClosed and finishes the stream")
+    func remoteClose() async throws {
+        let simulator = try await Self.simulator()
+        let device = simulator.devices[0].configuration
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let connection = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options(), group: group)
+        _ = try await simulator.control.execute(["command": "drop"]).get()
+        #expect(await connection.closeReason == .remoteClosed)
+        await simulator.stop()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("a refused port is a connectFailed error naming the endpoint")
+    func refused() async throws {
+        let simulator = try await Self.simulator()
+        let device = simulator.devices[0].configuration
+        await simulator.stop()   // its ports are closed now
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        do {
+            _ = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options(), group: group)
+            Issue.record("connected to a stopped device")
+        } catch {
+            guard case .connectFailed(let endpoint, _) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(endpoint == "\(device.address):\(device.castPort)")
+        }
+        try await group.shutdownGracefully()
+    }
+}
