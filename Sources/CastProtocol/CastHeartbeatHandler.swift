@@ -105,7 +105,7 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
         }
         switch message.payload.text.flatMap({ try? JSONValue.parse($0) })?["type"]?.string {
         case "PING":
-            let pong = CastMessage(source: message.destinationID, destination: message.sourceID, namespace: .heartbeat,
+            let pong = CastMessage(source: senderID, destination: message.sourceID, namespace: .heartbeat,
                                    json: ["type": "PONG"])
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
         case "PONG":
@@ -119,6 +119,12 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         context.write(data, promise: promise)
+    }
+
+    /// Closing: no more PINGs or timeouts while TLS waits for the peer's close_notify.
+    public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if mode == .all { stop() }
+        context.close(mode: mode, promise: promise)
     }
 
     static func peer(_ context: ChannelHandlerContext) -> String {

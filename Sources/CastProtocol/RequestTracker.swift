@@ -34,8 +34,13 @@ public enum CastRequestError: Error, Sendable, Equatable, CustomStringConvertibl
         case .invalidPlayerState: return "INVALID_PLAYER_STATE"
         case .invalidRequest(let reason): return "INVALID_REQUEST" + (reason.map { ": \($0.rawValue)" } ?? "")
         case .launchError(let reason): return "LAUNCH_ERROR" + (reason.map { ": \($0.rawValue)" } ?? "")
+        case .deviceError(let code, let reason):
+            return "ERROR" + (reason.map { ": \($0.rawValue)" } ?? "") + (code.map { " (\($0.name ?? "code") \($0.rawValue))" } ?? "")
         }
     }
+
+    /// A generic `ERROR` reply with its `detailedErrorCode` and `reason` when present.
+    case deviceError(DetailedErrorCode?, ErrorReason?)
 
     /// The failure a reply payload reports, or nil when it is a success (a status, availability…).
     public static func reported(by payload: CastPayload) -> CastRequestError? {
@@ -46,6 +51,9 @@ public enum CastRequestError: Error, Sendable, Equatable, CustomStringConvertibl
         case .media(.invalidRequest(_, let reason)): return .invalidRequest(reason)
         case .receiver(.invalidRequest(_, let reason)): return .invalidRequest(reason)
         case .receiver(.launchError(_, let reason)): return .launchError(reason)
+        case .media(.error(let members)):
+            return .deviceError(members["detailedErrorCode"]?.int.map { DetailedErrorCode(rawValue: Int(truncatingIfNeeded: $0)) },
+                                members["reason"]?.string.map { ErrorReason(rawValue: $0) })
         default: return nil
         }
     }
@@ -65,6 +73,8 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
         public let deadline: Double
         public let waiter: Waiter
         let supersedable: Bool
+        /// Order of ``begin`` calls (ids wrap, this does not).
+        let sequence: UInt64
     }
 
     /// What happened to a pending request.
@@ -75,16 +85,17 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
 
     private var pending: [RequestID: Pending] = [:]
     private var nextRawID: Int
+    private var sequence: UInt64 = 0
 
-    /// `firstID`: the first id handed out (ids grow by one, skip 0 and wrap within Int32).
+    /// `firstID`: the first id handed out (ids grow by one, skip 0 and wrap within 1…Int32.max).
     public init(firstID: Int = 1) {
-        nextRawID = max(1, firstID)
+        nextRawID = min(max(1, firstID), Int(Int32.max))
     }
 
     /// Requests still waiting, oldest first (by send time, then id).
     public var waiting: [Pending] { pending.values.sorted(by: Self.older) }
 
-    private static func older(_ a: Pending, _ b: Pending) -> Bool { (a.sentAt, a.id.rawValue) < (b.sentAt, b.id.rawValue) }
+    private static func older(_ a: Pending, _ b: Pending) -> Bool { (a.sentAt, a.sequence) < (b.sentAt, b.sequence) }
 
     /// The earliest deadline among pending requests.
     public var nextDeadline: Double? { pending.values.map(\.deadline).min() }
@@ -105,9 +116,11 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
                 replaced.append(Completion(request: request, result: .failure(.superseded(by: id))))
             }
         }
-        let deadline = now + (timeout.isFinite && timeout > 0 ? timeout : 0)
+        // `.infinity` means no timeout; NaN and negatives mean already due.
+        let deadline = timeout >= 0 ? now + timeout : now
+        sequence += 1
         pending[id] = Pending(id: id, namespace: namespace, type: type, sentAt: now, deadline: deadline, waiter: waiter,
-                              supersedable: supersedes)
+                              supersedable: supersedes, sequence: sequence)
         return (id, replaced)
     }
 

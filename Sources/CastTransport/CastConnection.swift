@@ -14,7 +14,9 @@ import SystemCrypto
 /// optional device-auth challenge. Every other inbound message arrives on ``messages`` in order.
 ///
 /// Thread-safe. The connection ends once: by ``close()``, by the device, by heartbeat timeout or
-/// by an error; ``messages`` then finishes and ``closeReason`` says which.
+/// by an error; ``messages`` then finishes and ``closeReason`` says which. ``messages`` is
+/// single-use: cancelling the task that reads it closes the connection (nobody would read the
+/// replies), and so does releasing the connection without ``close()``.
 public final class CastConnection: Sendable {
     /// `host:port`, as in logs and errors.
     public let endpoint: String
@@ -63,23 +65,14 @@ public final class CastConnection: Sendable {
         let timeout = TimeAmount.nanoseconds(Int64(max(0.001, min(options.connectTimeout, 3600)) * 1e9))
         let started = MonotonicClock.seconds()
 
+        // Handlers go in after TCP connects: `connect(host:)` may race several addresses (Happy
+        // Eyeballs) and the losers must not touch this connection's promises and stream. Nothing
+        // arrives before our ClientHello, so nothing is missed.
         let channel: Channel
         do {
             channel = try await ClientBootstrap(group: loop)
                 .connectTimeout(timeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        let sync = channel.pipeline.syncOperations
-                        try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil))
-                        try sync.addHandler(HandshakeWaiter(promise: handshake))
-                        try sync.addCastMessageCodec(logSystem: options.logSystem)
-                        try sync.addHandler(CastHeartbeatHandler(pingInterval: options.heartbeatInterval,
-                                                                 timeout: options.heartbeatTimeout,
-                                                                 senderID: options.senderID, logSystem: options.logSystem))
-                        try sync.addHandler(InboundBridge(continuation: continuation, closed: closedPromise, log: log))
-                    }
-                }
                 .connect(host: host, port: port).get()
         } catch {
             handshake.fail(error)
@@ -87,6 +80,30 @@ public final class CastConnection: Sendable {
             continuation.finish()
             log.warning("cannot connect: \(error)", ["reason": .string("\(error)")])
             throw .connectFailed(endpoint: endpoint, reason: "\(error)")
+        }
+        let bound: NIOLoopBound<InboundBridge>
+        do {
+            bound = try await loop.submit {
+                let inbound = InboundBridge(continuation: continuation, closed: closedPromise, log: log)
+                let sync = channel.pipeline.syncOperations
+                try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil))
+                try sync.addHandler(HandshakeWaiter(promise: handshake))
+                try sync.addCastMessageCodec(logSystem: options.logSystem)
+                try sync.addHandler(CastHeartbeatHandler(pingInterval: options.heartbeatInterval, timeout: options.heartbeatTimeout,
+                                                         senderID: options.senderID, logSystem: options.logSystem))
+                try sync.addHandler(inbound)
+                return NIOLoopBound(inbound, eventLoop: loop)
+            }.get()
+        } catch {
+            handshake.fail(error)
+            closedPromise.succeed(.error("\(error)"))
+            continuation.finish()
+            channel.close(promise: nil)
+            throw .connectFailed(endpoint: endpoint, reason: "the connection closed while it was being set up: \(error)")
+        }
+        // Whoever stops reading the messages ends the connection (nothing would read the replies).
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { channel.close(promise: nil) }
         }
 
         // TLS, bounded by the same timeout.
@@ -98,15 +115,13 @@ public final class CastConnection: Sendable {
             handshakeTimer.cancel()
         } catch {
             handshakeTimer.cancel()
-            try? await channel.close().get()
+            await closeLocally(channel, bound)
             log.warning("TLS handshake failed: \(error)", ["reason": .string("\(error)")])
             if let error = error as? CastTransportError { throw error }
             throw .tlsFailed(endpoint: endpoint, reason: "\(error)")
         }
         let peer = (try? await channel.nioSSL_peerCertificate().get()?.toDERBytes()) ?? []
-        let bridge = try! await loop.submit {
-            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: InboundBridge.self), eventLoop: loop)
-        }.get()
+        let bridge = bound
 
         var auth = DeviceAuthResult.notChecked
         if options.deviceAuth != .off {
@@ -114,7 +129,7 @@ public final class CastConnection: Sendable {
             switch (auth, options.deviceAuth) {
             case (.failed(let reason), .require):
                 log.error("device authentication failed: \(reason); closing", ["reason": .string(reason)])
-                try? await channel.close().get()
+                await closeLocally(channel, bridge)
                 throw .deviceAuthFailed(endpoint: endpoint, reason: reason)
             case (.failed(let reason), _):
                 log.warning("device authentication failed: \(reason); going on (deviceAuth: warn)", ["reason": .string(reason)])
@@ -139,15 +154,19 @@ public final class CastConnection: Sendable {
         let nonce = (0..<16).map { _ in UInt8.random(in: 0...255) }
         let loop = channel.eventLoop
         let reply = loop.makePromise(of: [UInt8].self)
-        let timer = loop.scheduleTask(in: timeout) { reply.fail(ChannelError.connectTimeout(timeout)) }
-        loop.execute { bridge.value.awaitDeviceAuth(reply) }
+        let timer = loop.scheduleTask(in: timeout) { bridge.value.cancelDeviceAuth(ChannelError.connectTimeout(timeout)) }
+        loop.execute { bridge.value.awaitDeviceAuth(reply, channelActive: channel.isActive) }
         let challenge = CastMessage(sourceID: options.senderID, destinationID: EndpointID.receiver0.rawValue,
                                     namespace: .deviceAuth, payload: .binary(DeviceAuthVerifier.challenge(nonce: nonce, hash: .sha256)))
         channel.writeAndFlush(challenge, promise: nil)
         let bytes: [UInt8]
         do { bytes = try await reply.futureResult.get() } catch {
             timer.cancel()
-            return .failed(reason: error is ChannelError ? "no reply within \(options.connectTimeout) s" : "\(error)")
+            switch error {
+            case ChannelError.connectTimeout: return .failed(reason: "no reply within \(options.connectTimeout) s")
+            case ChannelError.eof: return .failed(reason: "the device closed the connection instead of answering")
+            default: return .failed(reason: "\(error)")
+            }
         }
         timer.cancel()
         do {
@@ -172,10 +191,19 @@ public final class CastConnection: Sendable {
 
     /// Closes the connection (idempotent); ``closeReason`` becomes `.local` unless it had already ended.
     public func close() async {
-        let bridge = self.bridge
+        await Self.closeLocally(channel, bridge)
+        _ = await closeReason
+    }
+
+    /// Marks the close as ours (so late errors do not rename it) and closes.
+    private static func closeLocally(_ channel: Channel, _ bridge: NIOLoopBound<InboundBridge>) async {
         try? await channel.eventLoop.submit { bridge.value.closingLocally = true }.get()
         try? await channel.close().get()
-        _ = await closeReason
+    }
+
+    deinit {
+        // A connection dropped without close() must not keep its socket and heartbeat alive.
+        channel.close(promise: nil)
     }
 
     /// Waits until the connection has ended and says how.
@@ -228,7 +256,19 @@ final class InboundBridge: ChannelInboundHandler {
         self.log = log
     }
 
-    func awaitDeviceAuth(_ promise: EventLoopPromise<[UInt8]>) { pendingAuth = promise }
+    func awaitDeviceAuth(_ promise: EventLoopPromise<[UInt8]>, channelActive: Bool) {
+        guard channelActive else {
+            promise.fail(ChannelError.eof)
+            return
+        }
+        pendingAuth = promise
+    }
+
+    /// Gives up waiting for the device-auth reply (a later one is then an ordinary message).
+    func cancelDeviceAuth(_ error: Error) {
+        pendingAuth?.fail(error)
+        pendingAuth = nil
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let message = unwrapInboundIn(data)
@@ -245,6 +285,9 @@ final class InboundBridge: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // Once we close, what follows (resets, TLS shutdown errors, a heartbeat timeout during
+        // the close_notify wait) does not change why the connection ended.
+        guard !closingLocally else { return }
         switch error {
         case let timeout as CastHeartbeatTimeout:
             reason = reason ?? .heartbeatTimeout(silentFor: timeout.silentFor)

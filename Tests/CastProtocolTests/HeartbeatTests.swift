@@ -71,7 +71,7 @@ struct CastHeartbeatHandlerTests {
     func answersPing() throws {
         let clock = FakeClock()
         let (channel, system, _) = try makeChannel(clock: clock)
-        try channel.writeInbound(CastMessage(source: "receiver-0", destination: "sender-7", namespace: .heartbeat, json: ["type": "PING"]))
+        try channel.writeInbound(CastMessage(source: "receiver-0", destination: "*", namespace: .heartbeat, json: ["type": "PING"]))
         let pong = try #require(try channel.readOutbound(as: CastMessage.self))
         #expect(pong.namespace == .heartbeat && pong.sourceID == "sender-7" && pong.destinationID == "receiver-0")
         #expect(pong.payload.text.flatMap { try? JSONValue.parse($0) }?["type"] == "PONG")

@@ -39,6 +39,8 @@ struct RequestTrackerTests {
             (.media, ["type": "INVALID_REQUEST", "reason": "INVALID_MEDIA_SESSION_ID"], .invalidRequest(.invalidMediaSessionID)),
             (.receiver, ["type": "LAUNCH_ERROR", "reason": "NOT_FOUND"], .launchError(.notFound)),
             (.receiver, ["type": "INVALID_REQUEST", "reason": "INVALID_COMMAND"], .invalidRequest(.invalidCommand)),
+            (.media, ["type": "ERROR", "detailedErrorCode": 104, "reason": "GENERIC"],
+             .deviceError(DetailedErrorCode(rawValue: 104), ErrorReason(rawValue: "GENERIC"))),
         ]
         for (index, (namespace, json, expected)) in cases.enumerated() {
             let (id, _) = tracker.begin(namespace: namespace, type: "X", timeout: 10, now: 0, waiter: index)
@@ -66,6 +68,10 @@ struct RequestTrackerTests {
         guard case .failure(.timedOut(let after)) = due[1].result else { Issue.record("\(due[1].result)"); return }
         #expect(after == 2)
         #expect(tracker.nextDeadline == nil)
+        // No timeout: never due.
+        _ = tracker.begin(namespace: .media, type: "GET_STATUS", timeout: .infinity, now: 0, waiter: "forever")
+        let never = tracker.expire(now: 1e12)
+        #expect(never.isEmpty)
     }
 
     @Test("a second LOAD supersedes the first; other types do not")
@@ -92,7 +98,7 @@ struct RequestTrackerTests {
         let again = tracker.cancel(third)
         #expect(again == nil)
         let gone = tracker.disconnect("device closed the connection")
-        #expect(gone.map(\.request.waiter) == [2, 1])   // oldest id first
+        #expect(gone.map(\.request.waiter) == [1, 2])   // oldest first, though its id is the larger
         #expect(gone.allSatisfy { if case .failure(.disconnected) = $0.result { true } else { false } })
         #expect(tracker.waiting.isEmpty)
     }

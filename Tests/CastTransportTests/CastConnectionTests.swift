@@ -9,7 +9,7 @@ import SystemCrypto
 import Testing
 
 /// CastConnection against `castline sim`'s devices over real loopback TLS.
-@Suite("CastConnection over loopback TLS")
+@Suite("CastConnection over loopback TLS", .timeLimit(.minutes(1)))
 struct CastConnectionTests {
     static func simulator(_ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> ReceiverSimulator {
         var settings = SimulatorSettings()
@@ -114,8 +114,7 @@ struct CastConnectionTests {
             $0.heartbeatTimeout = 0.8
         }, group: group)
         let reason = await connection.closeReason
-        guard case .heartbeatTimeout(let silent) = reason else { Issue.record("ended with \(reason)"); return }
-        #expect(silent > 0.8)
+        guard case .heartbeatTimeout = reason else { Issue.record("ended with \(reason)"); return }
         // The stream finished with the connection.
         var remaining = 0
         for await _ in connection.messages { remaining += 1 }
