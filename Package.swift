@@ -134,10 +134,9 @@ let package = Package(
         ]),
         .testTarget(name: "CastReceiverSimServerTests", dependencies: [
             "CastReceiverSimServer", "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging",
-            "SystemCrypto", "CastTestSupport",
+            "SystemCrypto", "CastTestSupport", "CastTransport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOTLS", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),

@@ -20,8 +20,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "Tests", "Conformance"))
 
-import conftest  # noqa: E402  (Namespace, Simulator, run_client)
-from test_discovery import AVAHI_CONF  # noqa: E402
+import conftest  # noqa: E402  (Namespace, Simulator, run_client, start_avahi, stop_avahi)
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -53,30 +52,6 @@ def sim_pid(netns):
     raise RuntimeError("castline process not found in the namespace")
 
 
-def start_avahi(netns, workdir):
-    run = os.path.join(workdir, "run")
-    os.makedirs(os.path.join(run, "dbus"))
-    os.makedirs(os.path.join(run, "avahi-daemon"))
-    conf = os.path.join(workdir, "avahi-daemon.conf")
-    with open(conf, "w") as f:
-        f.write(AVAHI_CONF)
-    log = open(os.path.join(workdir, "avahi.log"), "w")
-    subprocess.Popen(netns.command(
-        "unshare", "-m", "--propagation", "private", "sh", "-c",
-        'mount --bind "$1" /run && dbus-daemon --system --fork && '
-        'exec avahi-daemon -f "$2" --no-drop-root --no-chroot --no-rlimits', "sh", run, conf),
-        stdout=log, stderr=log)
-    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={run}/dbus/system_bus_socket")
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        state = subprocess.run(["dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.Avahi", "/",
-                                "org.freedesktop.Avahi.Server.GetState"], env=env, capture_output=True, text=True)
-        if "int32 2" in state.stdout:
-            return env
-        time.sleep(0.1)
-    raise RuntimeError("avahi-daemon did not come up: " + open(os.path.join(workdir, "avahi.log")).read())
-
-
 def count_services(netns, env):
     result = subprocess.run(netns.command("avahi-browse", "-pt", "_googlecast._tcp"), env=env, capture_output=True,
                             text=True, timeout=60)
@@ -104,9 +79,9 @@ def main():
     netns = conftest.Namespace()
     workdir = tempfile.mkdtemp(prefix="castline-fleet-")
     os.chmod(workdir, 0o755)
-    sim = None
+    sim = avahi = None
     try:
-        env = None if args.no_mdns else start_avahi(netns, workdir)
+        avahi, env = (None, None) if args.no_mdns else conftest.start_avahi(netns, workdir)
         started = time.monotonic()
         extra = ["--devices", str(args.devices), "--log", "*:warning"] + (["--no-mdns"] if args.no_mdns else [])
         sim = conftest.Simulator(netns, workdir, extra=extra, env=env)
@@ -143,6 +118,8 @@ def main():
     finally:
         if sim:
             sim.stop()
+        if avahi:
+            conftest.stop_avahi(avahi)
         netns.close()
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -61,7 +61,7 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
     private func start(_ context: ChannelHandlerContext) {
         guard task == nil else { return }
         machine.inbound(now: clock())
-        let step = TimeAmount.nanoseconds(Int64(machine.tickInterval * 1e9))
+        let step = TimeAmount.seconds(clamping: machine.tickInterval)
         // Handler and context are only touched on the channel's loop, where the task runs.
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
         task = context.eventLoop.scheduleRepeatedTask(initialDelay: step, delay: step) { _ in

@@ -5,7 +5,6 @@ import CastProtocol
 import NIOCore
 import NIOPosix
 import NIOSSL
-import NIOTLS
 import SystemCrypto
 
 /// One CASTV2 connection to a device: TCP + TLS (the device's self-signed certificate is not
@@ -62,7 +61,7 @@ public final class CastConnection: Sendable {
         let handshake = loop.makePromise(of: Void.self)
         let closedPromise = loop.makePromise(of: CastConnectionCloseReason.self)
         let (messages, continuation) = AsyncStream.makeStream(of: CastMessage.self)
-        let timeout = TimeAmount.nanoseconds(Int64(max(0.001, min(options.connectTimeout, 3600)) * 1e9))
+        let timeout = TimeAmount.seconds(clamping: max(0.001, min(options.connectTimeout, 3600)))
         let started = MonotonicClock.seconds()
 
         // Handlers go in after TCP connects: `connect(host:)` may race several addresses (Happy
@@ -87,7 +86,7 @@ public final class CastConnection: Sendable {
                 let inbound = InboundBridge(continuation: continuation, closed: closedPromise, log: log)
                 let sync = channel.pipeline.syncOperations
                 try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil))
-                try sync.addHandler(HandshakeWaiter(promise: handshake))
+                try sync.addHandler(TLSHandshakeWaiter(promise: handshake))
                 try sync.addCastMessageCodec(logSystem: options.logSystem)
                 try sync.addHandler(CastHeartbeatHandler(pingInterval: options.heartbeatInterval, timeout: options.heartbeatTimeout,
                                                          senderID: options.senderID, logSystem: options.logSystem))
@@ -213,29 +212,6 @@ public final class CastConnection: Sendable {
 
     /// Whether the connection is still open.
     public var isActive: Bool { channel.isActive }
-}
-
-/// Completes `promise` when the TLS handshake is done; fails it if the channel errs or closes first.
-private final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    let promise: EventLoopPromise<Void>
-
-    init(promise: EventLoopPromise<Void>) { self.promise = promise }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case .handshakeCompleted? = event as? TLSUserEvent { promise.succeed() }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        promise.fail(error)
-        context.fireErrorCaught(error)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(ChannelError.eof)
-        context.fireChannelInactive()
-    }
 }
 
 /// The last handler: messages into the stream, the device-auth reply to whoever waits for it,

@@ -1,10 +1,10 @@
 import CastCore
 import CastLogging
 import CastProtocol
+import CastTransport
 import NIOCore
 import NIOPosix
 import NIOSSL
-import NIOTLS
 import Synchronization
 
 /// A minimal Cast sender for tests: TLS without certificate checks (as every real sender),
@@ -30,7 +30,7 @@ final class TestCastClient: @unchecked Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil))
-                    try sync.addHandler(HandshakeWaiter(promise: handshake))
+                    try sync.addHandler(TLSHandshakeWaiter(promise: handshake))
                     try sync.addCastMessageCodec(logSystem: LogSystem(), trafficLog: false)
                     try sync.addHandler(InboxHandler(inbox: inbox))
                 }
@@ -133,25 +133,6 @@ final class TestCastClient: @unchecked Sendable {
                 guard let index = list.firstIndex(where: predicate) else { return nil }
                 return list.remove(at: index)
             }
-        }
-    }
-
-    /// Completes `promise` when the TLS handshake is done; fails it if the channel errs or closes first.
-    private final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
-        typealias InboundIn = ByteBuffer
-        let promise: EventLoopPromise<Void>
-        init(promise: EventLoopPromise<Void>) { self.promise = promise }
-        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if case .handshakeCompleted? = event as? TLSUserEvent { promise.succeed() }
-            context.fireUserInboundEventTriggered(event)
-        }
-        func errorCaught(context: ChannelHandlerContext, error: Error) {
-            promise.fail(error)
-            context.fireErrorCaught(error)
-        }
-        func channelInactive(context: ChannelHandlerContext) {
-            promise.fail(ChannelError.eof)
-            context.fireChannelInactive()
         }
     }
 

@@ -137,6 +137,63 @@ class Simulator:
         return self.process.returncode
 
 
+AVAHI_CONF = """[server]
+host-name=castline-conformance
+allow-interfaces=lo
+use-ipv4=yes
+use-ipv6=no
+enable-dbus=yes
+ratelimit-interval-usec=1000000
+ratelimit-burst=1000
+[wide-area]
+enable-wide-area=no
+[publish]
+publish-hinfo=no
+publish-workstation=no
+[reflector]
+enable-reflector=no
+"""
+
+
+def start_avahi(namespace, workdir):
+    """A private system D-Bus and avahi-daemon (on `lo` only) inside `namespace`, their /run bind-mounted
+    from `workdir` in a private mount namespace. Returns (process, env for D-Bus clients) once avahi is
+    running; raises RuntimeError with avahi's log after 15 s. Stop with stop_avahi(process); the forked
+    dbus-daemon dies with the namespace teardown (by PID, see Namespace.close)."""
+    run = os.path.join(workdir, "run")
+    os.makedirs(os.path.join(run, "dbus"))
+    os.makedirs(os.path.join(run, "avahi-daemon"))
+    conf = os.path.join(workdir, "avahi-daemon.conf")
+    with open(conf, "w") as f:
+        f.write(AVAHI_CONF)
+    log_path = os.path.join(workdir, "avahi.log")
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(namespace.command(
+            "unshare", "-m", "--propagation", "private", "sh", "-c",
+            'mount --bind "$1" /run && dbus-daemon --system --fork && '
+            'exec avahi-daemon -f "$2" --no-drop-root --no-chroot --no-rlimits', "sh", run, conf),
+            stdout=log, stderr=log)
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={run}/dbus/system_bus_socket")
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        state = subprocess.run(["dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.Avahi", "/",
+                                "org.freedesktop.Avahi.Server.GetState"], env=env, capture_output=True, text=True)
+        if "int32 2" in state.stdout:
+            return process, env
+        time.sleep(0.1)
+    process.kill()
+    with open(log_path) as log:
+        raise RuntimeError(f"avahi-daemon did not come up: {log.read()}")
+
+
+def stop_avahi(process):
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 @pytest.fixture
 def netns():
     namespace = Namespace()

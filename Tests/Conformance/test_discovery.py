@@ -1,65 +1,21 @@
 """mDNS: the simulator advertises itself through a real avahi-daemon (private D-Bus, `lo` only,
 inside the test's own network namespace) and pychromecast's CastBrowser finds it."""
-import os
 import subprocess
 import time
-import uuid
 
 import pytest
 
-from conftest import Simulator, run_client
-
-AVAHI_CONF = """[server]
-host-name=castline-conformance
-allow-interfaces=lo
-use-ipv4=yes
-use-ipv6=no
-enable-dbus=yes
-ratelimit-interval-usec=1000000
-ratelimit-burst=1000
-[wide-area]
-enable-wide-area=no
-[publish]
-publish-hinfo=no
-publish-workstation=no
-[reflector]
-enable-reflector=no
-"""
+from conftest import Simulator, run_client, start_avahi, stop_avahi
 
 
 @pytest.fixture
 def avahi(netns, workdir):
-    run = os.path.join(workdir, "run")
-    os.makedirs(os.path.join(run, "dbus"))
-    os.makedirs(os.path.join(run, "avahi-daemon"))
-    conf = os.path.join(workdir, "avahi-daemon.conf")
-    with open(conf, "w") as f:
-        f.write(AVAHI_CONF)
-    log = open(os.path.join(workdir, "avahi.log"), "w")
-    process = subprocess.Popen(netns.command(
-        "unshare", "-m", "--propagation", "private", "sh", "-c",
-        'mount --bind "$1" /run && dbus-daemon --system --fork && '
-        'exec avahi-daemon -f "$2" --no-drop-root --no-chroot --no-rlimits', "sh", run, conf),
-        stdout=log, stderr=log)
-    bus = f"unix:path={run}/dbus/system_bus_socket"
-    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        state = subprocess.run(["dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.Avahi", "/",
-                                "org.freedesktop.Avahi.Server.GetState"], env=env, capture_output=True, text=True)
-        if "int32 2" in state.stdout:
-            break
-        time.sleep(0.1)
-    else:
-        process.kill()
-        pytest.fail(f"avahi-daemon did not come up: {open(os.path.join(workdir, 'avahi.log')).read()}")
-    yield env
-    process.terminate()
     try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()   # dbus-daemon (forked) dies with the namespace teardown (by PID, see Namespace.close)
+        process, env = start_avahi(netns, workdir)
+    except RuntimeError as error:
+        pytest.fail(str(error))
+    yield env
+    stop_avahi(process)   # dbus-daemon (forked) dies with the namespace teardown (by PID, see Namespace.close)
 
 
 def browse(netns, env, service="_googlecast._tcp"):
