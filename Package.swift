@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "SystemCrypto", targets: ["SystemCrypto"]),
         .library(name: "CastDeviceAuth", targets: ["CastDeviceAuth"]),
         .library(name: "CastTransport", targets: ["CastTransport"]),
+        .library(name: "CastSender", targets: ["CastSender"]),
         .library(name: "CastReceiverSim", targets: ["CastReceiverSim"]),
         .library(name: "CastReceiverSimServer", targets: ["CastReceiverSimServer"]),
         .executable(name: "castline", targets: ["castline"]),
@@ -76,6 +77,17 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+
+        // The framework: CastContext, CastOptions, DiscoveryManager (+ static hosts), SessionManager,
+        // CastSession (pure SessionStateMachine underneath), RemoteMediaClient, GenericChannel, CastRequest.
+        .target(
+            name: "CastSender",
+            dependencies: [
+                "CastTransport", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
 
@@ -143,6 +155,12 @@ let package = Package(
         .testTarget(name: "CastTransportTests", dependencies: [
             "CastTransport", "CastReceiverSimServer", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
             "CastTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
+        .testTarget(name: "CastSenderTests", dependencies: [
+            "CastSender", "CastTransport", "CastReceiverSimServer", "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging",
+            "SystemCrypto", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),

@@ -38,3 +38,27 @@ public struct VideoInfo: CastPayloadModel, Hashable {
         return .object(object)
     }
 }
+
+extension VideoInfo {
+    /// At least 3840 × 2160 (either orientation): UHD "4K".
+    public var is4K: Bool {
+        (width >= 3840 && height >= 2160) || (width >= 2160 && height >= 3840)
+    }
+
+    /// HDR10-like or Dolby Vision (an unknown or missing `hdrType` is not HDR).
+    public var isHDR: Bool {
+        hdrType == .hdr || hdrType == .dolbyVision
+    }
+
+    /// A short badge for status views: `4K HDR`, `4K DV`, `1080p`, `720p SDR`…
+    public var badge: String {
+        let size: String
+        if is4K { size = "4K" } else { size = "\(min(width, height))p" }
+        switch hdrType {
+        case .hdr?: return size + " HDR"
+        case .dolbyVision?: return size + " DV"
+        case .sdr?: return size + " SDR"
+        default: return size
+        }
+    }
+}

@@ -138,8 +138,14 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
 
     /// Ends one request as cancelled (nil if it is no longer pending).
     public mutating func cancel(_ id: RequestID) -> Completion? {
+        fail(id, with: .cancelled)
+    }
+
+    /// Ends one request with `error` (e.g. its message could not be sent); nil if it is no
+    /// longer pending.
+    public mutating func fail(_ id: RequestID, with error: CastRequestError) -> Completion? {
         guard let request = pending.removeValue(forKey: id) else { return nil }
-        return Completion(request: request, result: .failure(.cancelled))
+        return Completion(request: request, result: .failure(error))
     }
 
     /// Ends every request whose deadline has passed, oldest first.

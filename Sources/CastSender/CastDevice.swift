@@ -1,0 +1,38 @@
+import CastCore
+
+/// A Cast device as discovery reports it: what to connect to and what to show.
+///
+/// `id` is the device's stable identity (mDNS TXT `id`, the uuid in the TLS certificate's common
+/// name for the simulator); two reports with the same id are the same device. Value type.
+public struct CastDevice: Sendable, Hashable, CustomStringConvertible {
+    public var id: String
+    public var friendlyName: String
+    public var host: String
+    public var port: Int
+    /// `md` (e.g. "Chromecast Ultra"); empty when unknown.
+    public var modelName: String
+    /// App ids the device is known to run or support (mDNS `_<APPID>._sub` subtypes,
+    /// GET_APP_AVAILABILITY answers). Empty = unknown.
+    public var supportedAppIDs: Set<String>
+    /// `st` / receiver status text: what the device shows right now, when discovery knows it.
+    public var statusText: String?
+    /// Which provider reported it (`static`, `avahi`, …).
+    public var provider: String
+
+    public init(id: String, friendlyName: String, host: String, port: Int = 8009, modelName: String = "",
+                supportedAppIDs: Set<String> = [], statusText: String? = nil, provider: String = "static") {
+        self.id = id
+        self.friendlyName = friendlyName
+        self.host = host
+        self.port = port
+        self.modelName = modelName
+        self.supportedAppIDs = supportedAppIDs
+        self.statusText = statusText
+        self.provider = provider
+    }
+
+    /// `host:port` (IPv6 in brackets), as in logs.
+    public var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    public var description: String { "\(friendlyName) (\(id) at \(endpoint))" }
+}

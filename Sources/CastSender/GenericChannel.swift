@@ -1,0 +1,83 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import Synchronization
+
+/// A custom namespace channel on a session (GCKGenericChannel): text or binary messages to the
+/// app and back. It sees only its own namespace. Add it with ``CastSession/add(_:)``; it keeps
+/// working across reconnects. Thread-safe.
+public final class GenericChannel: Sendable {
+    /// One message from the app.
+    public struct Message: Sendable, Equatable {
+        /// The app's transportId (or receiver-0).
+        public var source: String
+        public var payload: CastMessage.Payload
+    }
+
+    public let namespace: CastNamespace
+    private let session = Mutex<WeakSession>(WeakSession())
+    private let fanout = EventFanout<Message>()
+    private let handler: (@Sendable (Message) -> Void)?
+
+    /// `handler` is called for every message on the namespace (besides ``messages()``).
+    public init(namespace: CastNamespace, handler: (@Sendable (Message) -> Void)? = nil) {
+        self.namespace = namespace
+        self.handler = handler
+    }
+
+    func attach(_ session: CastSession) {
+        self.session.withLock { $0.value = session }
+    }
+
+    /// Every message from now on.
+    public func messages() -> AsyncStream<Message> { fanout.stream() }
+
+    func deliver(_ message: CastMessage) {
+        let delivered = Message(source: message.sourceID, payload: message.payload)
+        handler?(delivered)
+        fanout.emit(delivered)
+    }
+
+    /// Sends text (usually JSON) to the app.
+    public func send(text: String) async throws(CastRequestError) {
+        try await send(.string(text))
+    }
+
+    /// Sends bytes to the app (`payload_binary`).
+    public func send(binary: [UInt8]) async throws(CastRequestError) {
+        try await send(.binary(binary))
+    }
+
+    private func send(_ payload: CastMessage.Payload) async throws(CastRequestError) {
+        guard let session = session.withLock({ $0.value }) else { throw .disconnected("the channel is not on a session") }
+        guard let transport = await session.appTransport else { throw .disconnected("no app joined") }
+        try await session.send(namespace: namespace, destination: transport, payload: payload)
+    }
+
+    /// Sends a JSON object with a fresh `requestId` and waits for the reply with the same id on
+    /// this namespace. The reply's value is its JSON; a reply with `type` ERROR is still a value
+    /// (custom protocols define their own errors).
+    public func request(_ object: JSONObject, timeout: Double? = nil) async -> CastRequest<JSONValue> {
+        let type = object["type"]?.string ?? "message"
+        guard let session = session.withLock({ $0.value }) else { return .failed(type: type, .disconnected("the channel is not on a session")) }
+        return await session.channelRequest(namespace: namespace, type: type, object: object, timeout: timeout)
+    }
+}
+
+/// A weak reference to a session.
+struct WeakSession: @unchecked Sendable {
+    weak var value: CastSession?
+}
+
+extension CastSession {
+    func channelRequest(namespace: CastNamespace, type: String, object: JSONObject, timeout: Double?) -> CastRequest<JSONValue> {
+        guard let transport = appTransport else { return .failed(type: type, .disconnected("no app joined")) }
+        return request(namespace: namespace, destination: transport, type: type, timeout: timeout,
+                       build: { id in
+                           var message = object
+                           message.set("requestId", .int(Int64(id.rawValue)))
+                           return .object(message)
+                       },
+                       map: { payload in .success(payload.json) })
+    }
+}

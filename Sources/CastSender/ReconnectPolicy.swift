@@ -1,0 +1,65 @@
+/// When to retry after a connection to a device is lost: exponential backoff with jitter.
+///
+/// The first retry comes after ``initialDelay`` (fast: a dropped TCP connection is often back at
+/// once); each later one waits ``multiplier`` times longer, capped at ``maxDelay``. Jitter draws
+/// each delay from `[d × (1 − jitter), d]` so a fleet of sessions does not retry in lock step,
+/// and never exceeds the cap. The default cap keeps a reconnect within a second of the device
+/// being reachable again. Value type; pure.
+public struct ReconnectPolicy: Sendable, Equatable {
+    /// Seconds before the first retry.
+    public var initialDelay: Double
+    /// Growth factor between retries (≥ 1).
+    public var multiplier: Double
+    /// Upper bound of any delay, in seconds.
+    public var maxDelay: Double
+    /// Fraction of each delay that is random (0 = none, 1 = anywhere in `[0, d]`).
+    public var jitter: Double
+    /// Retries before the session ends; nil = unlimited.
+    public var maxAttempts: Int?
+
+    public init(initialDelay: Double = 0.05, multiplier: Double = 2, maxDelay: Double = 0.8, jitter: Double = 0.5,
+                maxAttempts: Int? = nil) {
+        self.initialDelay = initialDelay
+        self.multiplier = multiplier
+        self.maxDelay = maxDelay
+        self.jitter = jitter
+        self.maxAttempts = maxAttempts
+    }
+
+    /// Never reconnect: a lost connection ends the session.
+    public static let never = ReconnectPolicy(maxAttempts: 0)
+
+    /// Whether retry number `attempt` (1-based) is allowed.
+    public func allows(attempt: Int) -> Bool {
+        guard let maxAttempts else { return true }
+        return attempt <= maxAttempts
+    }
+
+    /// Seconds to wait before retry number `attempt` (1-based); `unit` is a random number in
+    /// `[0, 1)` (the caller's, so tests are deterministic). Out-of-range settings are clamped:
+    /// the result is always finite and in `[0, maxDelay]`.
+    public func delay(attempt: Int, unit: Double) -> Double {
+        let cap = Self.clamp(maxDelay, 0, 3600)
+        let first = Self.clamp(initialDelay, 0, cap)
+        let growth = Self.clamp(multiplier, 1, 16)
+        let exponent = Double(max(0, min(attempt - 1, 64)))
+        let base = min(cap, first * Self.power(growth, exponent))
+        let spread = Self.clamp(jitter, 0, 1)
+        let random = Self.clamp(unit, 0, 1)
+        return Self.clamp(base * (1 - spread * random), 0, cap)
+    }
+
+    private static func clamp(_ value: Double, _ low: Double, _ high: Double) -> Double {
+        value.isNaN ? low : min(max(value, low), high)
+    }
+
+    private static func power(_ base: Double, _ exponent: Double) -> Double {
+        var result = 1.0
+        var remaining = Int(exponent)
+        while remaining > 0, result < 1e12 {
+            result *= base
+            remaining -= 1
+        }
+        return result
+    }
+}

@@ -1,0 +1,253 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import Synchronization
+
+/// Options of a LOAD. Value type.
+public struct MediaLoadOptions: Sendable, Equatable {
+    public var autoplay: Bool
+    /// Seconds into the media.
+    public var startTime: Double?
+    public var activeTrackIDs: [Int]?
+    public var playbackRate: Double?
+    public var customData: JSONValue?
+    /// Request timeout; nil = the session's default.
+    public var timeout: Double?
+
+    public init(autoplay: Bool = true, startTime: Double? = nil, activeTrackIDs: [Int]? = nil, playbackRate: Double? = nil,
+                customData: JSONValue? = nil, timeout: Double? = nil) {
+        self.autoplay = autoplay
+        self.startTime = startTime
+        self.activeTrackIDs = activeTrackIDs
+        self.playbackRate = playbackRate
+        self.customData = customData
+        self.timeout = timeout
+    }
+}
+
+/// Hears media status changes (held weakly).
+public protocol RemoteMediaClientListener: AnyObject, Sendable {
+    /// `status` nil: no media session (nothing loaded, or the app went away).
+    func remoteMediaClient(_ client: RemoteMediaClient, didUpdate status: MediaStatus?)
+}
+
+/// Playback control of the session's app over `urn:x-cast:com.google.cast.media`
+/// (GCKRemoteMediaClient). Every command returns a ``CastRequest`` whose value is the
+/// MEDIA_STATUS entry of the reply (nil when the reply has none, e.g. after STOP).
+///
+/// Commands that need a media session (everything but load, queue load and status) fail at once
+/// with ``CastRequestError/invalidPlayerState`` when there is none. Thread-safe.
+public final class RemoteMediaClient: Sendable {
+    private struct State {
+        var status: MediaStatus?
+        weak var session: CastSession?
+    }
+
+    private let state = Mutex(State())
+    private let listeners = WeakListeners<any RemoteMediaClientListener>()
+    private let fanout = EventFanout<MediaStatus?>()
+    private let log: Logger
+
+    init(logSystem: LogSystem, device: String) {
+        log = Logger(class: "RemoteMediaClient", system: logSystem).with(["device": .string(device)])
+    }
+
+    func attach(_ session: CastSession) {
+        state.withLock { $0.session = session }
+    }
+
+    /// The latest media status (first entry of the last MEDIA_STATUS).
+    public var mediaStatus: MediaStatus? { state.withLock { $0.status } }
+
+    public func addListener(_ listener: any RemoteMediaClientListener) { listeners.add(listener) }
+    public func removeListener(_ listener: any RemoteMediaClientListener) { listeners.remove(listener) }
+
+    /// Every status change from now on.
+    public func statusUpdates() -> AsyncStream<MediaStatus?> { fanout.stream() }
+
+    // MARK: - Commands
+
+    /// Loads `media` (replacing what plays). A second load before the first answers supersedes it.
+    public func load(_ media: MediaInformation, options: MediaLoadOptions = MediaLoadOptions()) async -> CastRequest<MediaStatus?> {
+        await command("LOAD", needsMediaSession: false, timeout: options.timeout, supersedes: true) { id, _, sessionID in
+            LoadRequest(requestId: id, sessionId: sessionID, media: media, autoplay: options.autoplay, currentTime: options.startTime,
+                        activeTrackIds: options.activeTrackIDs, playbackRate: options.playbackRate,
+                        customData: options.customData).json
+        }
+    }
+
+    public func play() async -> CastRequest<MediaStatus?> {
+        await command("PLAY") { id, media, _ in MediaMessage.play(requestId: id, mediaSessionId: media).json }
+    }
+
+    public func pause() async -> CastRequest<MediaStatus?> {
+        await command("PAUSE") { id, media, _ in MediaMessage.pause(requestId: id, mediaSessionId: media).json }
+    }
+
+    public func stop() async -> CastRequest<MediaStatus?> {
+        await command("STOP") { id, media, _ in MediaMessage.stop(requestId: id, mediaSessionId: media).json }
+    }
+
+    /// Seeks to `position` seconds; `resumeState` PLAYBACK_START / PLAYBACK_PAUSE or unchanged.
+    public func seek(to position: Double, resumeState: ResumeState? = nil) async -> CastRequest<MediaStatus?> {
+        await command("SEEK") { id, media, _ in
+            SeekRequest(requestId: id, mediaSessionId: media ?? 0, currentTime: position, resumeState: resumeState).json
+        }
+    }
+
+    /// Seeks by `offset` seconds from the current position.
+    public func seek(by offset: Double, resumeState: ResumeState? = nil) async -> CastRequest<MediaStatus?> {
+        await command("SEEK") { id, media, _ in
+            SeekRequest(requestId: id, mediaSessionId: media ?? 0, relativeTime: offset, resumeState: resumeState).json
+        }
+    }
+
+    /// Stream volume (0…1), not the device volume.
+    public func setStreamVolume(_ level: Double) async -> CastRequest<MediaStatus?> {
+        let level = min(max(level.isNaN ? 0 : level, 0), 1)
+        return await command("SET_VOLUME") { id, media, _ in
+            MediaMessage.setVolume(requestId: id, mediaSessionId: media ?? 0, volume: Volume(level: level)).json
+        }
+    }
+
+    public func setStreamMuted(_ muted: Bool) async -> CastRequest<MediaStatus?> {
+        await command("SET_VOLUME") { id, media, _ in
+            MediaMessage.setVolume(requestId: id, mediaSessionId: media ?? 0, volume: Volume(muted: muted)).json
+        }
+    }
+
+    public func setPlaybackRate(_ rate: Double) async -> CastRequest<MediaStatus?> {
+        await command("SET_PLAYBACK_RATE") { id, media, _ in
+            MediaMessage.setPlaybackRate(requestId: id, mediaSessionId: media ?? 0, playbackRate: rate).json
+        }
+    }
+
+    /// Selects the active tracks (subtitles, audio); `[]` turns every optional track off.
+    public func setActiveTrackIDs(_ ids: [Int]) async -> CastRequest<MediaStatus?> {
+        await command("EDIT_TRACKS_INFO") { id, media, _ in
+            MediaMessage.editTracksInfo(requestId: id, mediaSessionId: media ?? 0, activeTrackIds: ids).json
+        }
+    }
+
+    /// MEDIA GET_STATUS.
+    public func requestStatus() async -> CastRequest<MediaStatus?> {
+        await command("GET_STATUS", needsMediaSession: false) { id, media, _ in
+            MediaMessage.getStatus(requestId: id, mediaSessionId: media).json
+        }
+    }
+
+    // MARK: Queue
+
+    public func queueLoad(_ items: [QueueItem], startIndex: Int = 0, repeatMode: RepeatMode? = nil,
+                          startTime: Double? = nil) async -> CastRequest<MediaStatus?> {
+        await command("QUEUE_LOAD", needsMediaSession: false, supersedes: true) { id, _, _ in
+            QueueLoadRequest(requestId: id, items: items, startIndex: startIndex, currentTime: startTime, repeatMode: repeatMode).json
+        }
+    }
+
+    /// Inserts `items` before the item with id `beforeItemID` (nil = at the end).
+    public func queueInsert(_ items: [QueueItem], beforeItemID: Int? = nil) async -> CastRequest<MediaStatus?> {
+        await command("QUEUE_INSERT") { id, media, _ in
+            QueueInsertRequest(requestId: id, mediaSessionId: media ?? 0, items: items, insertBefore: beforeItemID).json
+        }
+    }
+
+    public func queueNext() async -> CastRequest<MediaStatus?> { await queueJump(1) }
+    public func queuePrevious() async -> CastRequest<MediaStatus?> { await queueJump(-1) }
+
+    private func queueJump(_ jump: Int) async -> CastRequest<MediaStatus?> {
+        await command("QUEUE_UPDATE") { id, media, _ in
+            QueueUpdateRequest(requestId: id, mediaSessionId: media ?? 0, jump: jump).json
+        }
+    }
+
+    /// Plays the item with `itemID` now.
+    public func queueJump(toItemID itemID: Int) async -> CastRequest<MediaStatus?> {
+        await command("QUEUE_UPDATE") { id, media, _ in
+            QueueUpdateRequest(requestId: id, mediaSessionId: media ?? 0, currentItemId: itemID).json
+        }
+    }
+
+    public func queueRemove(itemIDs: [Int]) async -> CastRequest<MediaStatus?> {
+        await command("QUEUE_REMOVE") { id, media, _ in
+            QueueRemoveRequest(requestId: id, mediaSessionId: media ?? 0, itemIds: itemIDs).json
+        }
+    }
+
+    /// Moves `itemIDs` (in this order) before `beforeItemID` (nil = to the end).
+    public func queueReorder(itemIDs: [Int], beforeItemID: Int? = nil) async -> CastRequest<MediaStatus?> {
+        await command("QUEUE_REORDER") { id, media, _ in
+            QueueReorderRequest(requestId: id, mediaSessionId: media ?? 0, itemIds: itemIDs, insertBefore: beforeItemID).json
+        }
+    }
+
+    public func queueSetRepeatMode(_ mode: RepeatMode) async -> CastRequest<MediaStatus?> {
+        await command("QUEUE_UPDATE") { id, media, _ in
+            QueueUpdateRequest(requestId: id, mediaSessionId: media ?? 0, repeatMode: mode).json
+        }
+    }
+
+    // MARK: - Plumbing
+
+    /// Builds and sends one media request: `build(requestId, mediaSessionId, appSessionId)`.
+    private func command(_ type: String, needsMediaSession: Bool = true, timeout: Double? = nil, supersedes: Bool = false,
+                         build: @escaping @Sendable (RequestID, Int?, String?) -> JSONValue) async -> CastRequest<MediaStatus?> {
+        let (session, mediaSessionID) = state.withLock { ($0.session, $0.status?.mediaSessionId) }
+        guard let session else { return .failed(type: type, .disconnected("the session is gone")) }
+        if needsMediaSession, mediaSessionID == nil {
+            log.warning("\(type) refused: no media session", ["type": .string(type)])
+            return .failed(type: type, .invalidPlayerState)
+        }
+        return await session.mediaRequest(type: type, timeout: timeout, supersedes: supersedes) { id, appSessionID in
+            build(id, mediaSessionID, appSessionID)
+        }
+    }
+
+    /// A MEDIA_STATUS from the app: keeps the first entry (or none) and tells listeners.
+    func apply(_ statuses: [MediaStatus]) {
+        let status = statuses.first
+        let changed = state.withLock { state -> Bool in
+            defer { state.status = status }
+            return state.status != status
+        }
+        guard changed else { return }
+        if let status {
+            var fields: LogFields = [
+                "mediaSessionId": .int(status.mediaSessionId), "playerState": .string(status.playerState.rawValue),
+                "currentTime": .double(status.currentTime),
+            ]
+            if let video = status.videoInfo {
+                fields["videoWidth"] = .int(video.width)
+                fields["videoHeight"] = .int(video.height)
+                fields["hdrType"] = .string(video.hdrType?.rawValue ?? "unknown")
+            }
+            log.debug("media status: \(status.playerState.rawValue) at \(status.currentTime) s", fields)
+        } else {
+            log.debug("media status: no media session")
+        }
+        fanout.emit(status)
+        for listener in listeners.current { listener.remoteMediaClient(self, didUpdate: status) }
+    }
+
+    /// The session ended: no media session any more.
+    func sessionEnded() {
+        apply([])
+    }
+}
+
+extension CastSession {
+    /// A media-namespace request to the app; fails at once when no app is joined.
+    func mediaRequest(type: String, timeout: Double?, supersedes: Bool,
+                      build: @escaping @Sendable (RequestID, String?) -> JSONValue) -> CastRequest<MediaStatus?> {
+        guard let transport = appTransport else {
+            return .failed(type: type, .disconnected("no app joined (session \(state.name))"))
+        }
+        let appSessionID = application?.sessionId
+        return request(namespace: .media, destination: transport, type: type, timeout: timeout, supersedes: supersedes,
+                       build: { build($0, appSessionID) },
+                       map: { payload in
+                           if case .media(.mediaStatus(_, let statuses)) = payload { return .success(statuses.first) }
+                           return .failure(.deviceError(nil, ErrorReason(rawValue: "unexpected reply \(payload.typeName ?? "?")")))
+                       })
+    }
+}

@@ -1,0 +1,172 @@
+import CastCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What is saved so a session can be resumed after a process restart. Value type.
+public struct SessionResumeRecord: Sendable, Equatable {
+    /// Format version written in the file.
+    public static let version = 1
+
+    public var device: CastDevice
+    public var appID: String
+    public var sessionID: String
+    public var transportID: String
+
+    public init(device: CastDevice, appID: String, sessionID: String, transportID: String) {
+        self.device = device
+        self.appID = appID
+        self.sessionID = sessionID
+        self.transportID = transportID
+    }
+
+    var json: JSONValue {
+        [
+            "device": [
+                "id": .string(device.id), "friendlyName": .string(device.friendlyName), "host": .string(device.host),
+                "port": .int(Int64(device.port)), "modelName": .string(device.modelName),
+            ],
+            "appId": .string(appID), "sessionId": .string(sessionID), "transportId": .string(transportID),
+        ]
+    }
+
+    init(json: JSONValue) throws(SessionResumeStore.Error) {
+        guard case .object(let object) = json else { throw .malformed("not a JSON object") }
+        guard case .object(let device)? = object["device"] else { throw .malformed("missing \"device\" object") }
+        func string(_ from: JSONObject, _ key: String) throws(SessionResumeStore.Error) -> String {
+            guard let value = from[key]?.string, !value.isEmpty else { throw .malformed("missing or empty \"\(key)\"") }
+            return value
+        }
+        guard let port = device["port"]?.int, (1...65_535).contains(port) else { throw .malformed("\"device.port\" is not a port") }
+        self.device = CastDevice(id: try string(device, "id"), friendlyName: device["friendlyName"]?.string ?? "",
+                                 host: try string(device, "host"), port: Int(port), modelName: device["modelName"]?.string ?? "",
+                                 provider: "resume")
+        appID = try string(object, "appId")
+        sessionID = try string(object, "sessionId")
+        transportID = try string(object, "transportId")
+    }
+}
+
+/// The session-resume file: `{"version":1,"sessions":[record, …]}`, one record per device,
+/// rewritten atomically (temporary file + fsync + rename, mode 0600) on every change, deleted
+/// when the last session ends. Thread-safe: sessions on many devices share one store.
+public final class SessionResumeStore: Sendable {
+    public enum Error: Swift.Error, Sendable, Equatable, CustomStringConvertible {
+        case io(path: String, String)
+        case malformed(String)
+
+        public var description: String {
+            switch self {
+            case .io(let path, let why): return "\(path): \(why)"
+            case .malformed(let why): return "malformed resume record: \(why)"
+            }
+        }
+    }
+
+    public let path: String
+    /// Records by device id, in the order they were first saved.
+    private let records = Mutex<[SessionResumeRecord]>([])
+
+    /// Reads what the file holds (nothing when it does not exist).
+    public init(path: String) throws(Error) {
+        self.path = path
+        let loaded = try Self.read(path)
+        records.withLock { $0 = loaded }
+    }
+
+    /// The saved sessions.
+    public var saved: [SessionResumeRecord] { records.withLock { $0 } }
+
+    /// Saves or replaces the record of `record.device.id`.
+    public func save(_ record: SessionResumeRecord) throws(Error) {
+        let snapshot = records.withLock { list -> [SessionResumeRecord] in
+            if let index = list.firstIndex(where: { $0.device.id == record.device.id }) { list[index] = record } else { list.append(record) }
+            return list
+        }
+        try write(snapshot)
+    }
+
+    /// Removes the record of `deviceID` (the file goes when it was the last).
+    public func remove(deviceID: String) throws(Error) {
+        let snapshot = records.withLock { list -> [SessionResumeRecord]? in
+            guard list.contains(where: { $0.device.id == deviceID }) else { return nil }
+            list.removeAll { $0.device.id == deviceID }
+            return list
+        }
+        guard let snapshot else { return }
+        try write(snapshot)
+    }
+
+    private func write(_ list: [SessionResumeRecord]) throws(Error) {
+        if list.isEmpty {
+            if unlink(path) != 0, errno != ENOENT { throw .io(path: path, Self.errnoText()) }
+            return
+        }
+        let document: JSONValue = ["version": .int(Int64(SessionResumeRecord.version)), "sessions": .array(list.map(\.json))]
+        try Self.atomicWrite(document.serialized() + "\n", to: path)
+    }
+
+    private static func atomicWrite(_ text: String, to path: String) throws(Error) {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io(path: temporary, errnoText()) }
+        var ok = true
+        text.utf8CString.withUnsafeBufferPointer { buffer in
+            let count = buffer.count - 1
+            var written = 0
+            while written < count {
+                let n = Glibc.write(fd, buffer.baseAddress! + written, count - written)
+                if n < 0 { if errno == EINTR { continue }; ok = false; return }
+                written += n
+            }
+        }
+        if ok, fsync(fd) != 0 { ok = false }
+        let failure = ok ? nil : errnoText()
+        close(fd)
+        if let failure {
+            unlink(temporary)
+            throw .io(path: temporary, failure)
+        }
+        guard rename(temporary, path) == 0 else {
+            let why = errnoText()
+            unlink(temporary)
+            throw .io(path: path, why)
+        }
+    }
+
+    private static func read(_ path: String) throws(Error) -> [SessionResumeRecord] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return [] }
+            throw .io(path: path, errnoText())
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count <= 1 << 20 {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 4096) }
+            if n < 0 { if errno == EINTR { continue }; throw .io(path: path, errnoText()) }
+            if n == 0 { break }
+            bytes += chunk[0..<n]
+        }
+        guard bytes.count <= 1 << 20 else { throw .malformed("\(path) is larger than 1 MiB") }
+        let json: JSONValue
+        do { json = try JSONValue.parse(String(decoding: bytes, as: UTF8.self)) } catch {
+            throw .malformed("\(path): \(error)")
+        }
+        guard case .object(let object) = json, object["version"]?.int == Int64(SessionResumeRecord.version),
+              case .array(let sessions)? = object["sessions"] else {
+            throw .malformed("\(path): expected {\"version\":\(SessionResumeRecord.version),\"sessions\":[…]}")
+        }
+        var records: [SessionResumeRecord] = []
+        for (index, entry) in sessions.enumerated() {
+            do { records.append(try SessionResumeRecord(json: entry)) } catch {
+                throw .malformed("\(path): sessions[\(index)]: \(error)")
+            }
+        }
+        return records
+    }
+
+    private static func errnoText() -> String { String(cString: strerror(errno)) }
+}

@@ -1,0 +1,168 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastTransport
+import NIOCore
+import Synchronization
+import SystemCrypto
+
+/// The built-in discovery provider for configured hosts (`host[:port]`, optional name and id).
+///
+/// With probing on (default) each host is contacted over TLS: the device id comes from the
+/// certificate's common name when not configured, and GET_APP_AVAILABILITY answers which of the
+/// criteria's apps the device can run. An unreachable host is retried every ``retryInterval``
+/// seconds, reported as a provider problem meanwhile, and listed as soon as it answers; a listed
+/// host that stops answering a probe is removed. Without probing, hosts are listed as configured.
+public final class StaticHostProvider: DiscoveryProvider {
+    /// One configured host. Value type.
+    public struct Host: Sendable, Hashable {
+        public var host: String
+        public var port: Int
+        public var name: String?
+        public var id: String?
+
+        public init(host: String, port: Int = 8009, name: String? = nil, id: String? = nil) {
+            self.host = host
+            self.port = port
+            self.name = name
+            self.id = id
+        }
+    }
+
+    public let name = "static"
+    public let hosts: [Host]
+    public let probe: Bool
+    public let retryInterval: Double
+    private let group: EventLoopGroup
+    private let connectTimeout: Double
+    private let logSystem: LogSystem
+    private let log: Logger
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    public init(hosts: [Host], probe: Bool = true, retryInterval: Double = 10, connectTimeout: Double = 3,
+                group: EventLoopGroup, logSystem: LogSystem = .shared) {
+        self.hosts = hosts
+        self.probe = probe
+        self.retryInterval = min(max(retryInterval.isNaN ? 10 : retryInterval, 0.1), 3600)
+        self.connectTimeout = connectTimeout
+        self.group = group
+        self.logSystem = logSystem
+        self.log = Logger(class: "StaticHostProvider", system: logSystem)
+    }
+
+    public func start(_ sink: DiscoveryProviderSink) async throws(DiscoveryProviderError) {
+        guard !hosts.isEmpty else { throw DiscoveryProviderError("no static hosts configured") }
+        guard probe else {
+            for host in hosts { sink.found(Self.unprobed(host)) }
+            return
+        }
+        let runner = Task { [self] in await self.run(sink) }
+        let previous = task.withLock { current -> Task<Void, Never>? in
+            defer { current = runner }
+            return current
+        }
+        previous?.cancel()
+    }
+
+    public func stop() async {
+        let running = task.withLock { current -> Task<Void, Never>? in
+            defer { current = nil }
+            return current
+        }
+        running?.cancel()
+        await running?.value
+    }
+
+    static func unprobed(_ host: Host) -> CastDevice {
+        let endpoint = host.host.contains(":") ? "[\(host.host)]:\(host.port)" : "\(host.host):\(host.port)"
+        return CastDevice(id: host.id ?? endpoint, friendlyName: host.name ?? endpoint, host: host.host, port: host.port)
+    }
+
+    /// Probes every host, then re-probes the unreachable ones (and checks the others) every
+    /// `retryInterval` until cancelled.
+    private func run(_ sink: DiscoveryProviderSink) async {
+        var listed: [Host: String] = [:]
+        while !Task.isCancelled {
+            let results = await withTaskGroup(of: (Host, Result<CastDevice, ProbeFailure>).self) { group in
+                for host in hosts {
+                    group.addTask { (host, await self.probe(host, appIDs: sink.appIDs)) }
+                }
+                var all: [(Host, Result<CastDevice, ProbeFailure>)] = []
+                for await result in group { all.append(result) }
+                return all
+            }
+            guard !Task.isCancelled else { return }
+            var failures: [String] = []
+            for (host, result) in results {
+                switch result {
+                case .success(let device):
+                    if let old = listed[host], old != device.id { sink.lost(deviceID: old) }
+                    listed[host] = device.id
+                    sink.found(device)
+                case .failure(let failure):
+                    failures.append(failure.reason)
+                    if let old = listed.removeValue(forKey: host) { sink.lost(deviceID: old) }
+                }
+            }
+            sink.problem(failures.isEmpty ? nil : "\(failures.count) of \(hosts.count) host(s) unreachable: " + failures.joined(separator: "; "))
+            try? await Task.sleep(for: .seconds(retryInterval))
+        }
+    }
+
+    struct ProbeFailure: Error {
+        let reason: String
+    }
+
+    private func probe(_ host: Host, appIDs: Set<String>) async -> Result<CastDevice, ProbeFailure> {
+        var options = CastConnectionOptions()
+        options.connectTimeout = connectTimeout
+        options.logSystem = logSystem
+        options.senderID = "sender-probe"
+        let connection: CastConnection
+        do {
+            connection = try await CastConnection.connect(host: host.host, port: host.port, options: options, group: group)
+        } catch {
+            return .failure(ProbeFailure(reason: "\(error)"))
+        }
+        var device = Self.unprobed(host)
+        if host.id == nil, let commonName = (try? Certificate(derBytes: connection.peerCertificateDER))?.commonName, !commonName.isEmpty {
+            device.id = commonName
+        }
+        if !appIDs.isEmpty {
+            device.supportedAppIDs = await Self.availableApps(appIDs.sorted(), on: connection, timeout: connectTimeout)
+        }
+        await connection.close()
+        log.debug("probed \(device)", ["device": .string(device.id), "apps": .string(device.supportedAppIDs.sorted().joined(separator: ","))])
+        return .success(device)
+    }
+
+    /// CONNECT + GET_APP_AVAILABILITY; the apps answered APP_AVAILABLE (empty when no answer).
+    static func availableApps(_ appIDs: [String], on connection: CastConnection, timeout: Double) async -> Set<String> {
+        let connect = ConnectionMessage.connect(ConnectRequest(userAgent: "castline")).json
+        let ask = ReceiverMessage.getAppAvailability(requestId: RequestID(1), appIds: appIDs).json
+        do {
+            try await connection.send(CastMessage(source: "sender-probe", destination: "receiver-0", namespace: .connection, json: connect))
+            try await connection.send(CastMessage(source: "sender-probe", destination: "receiver-0", namespace: .receiver, json: ask))
+        } catch {
+            return []
+        }
+        return await withTaskGroup(of: Set<String>?.self) { group in
+            group.addTask {
+                for await message in connection.messages where message.namespace == .receiver {
+                    guard let text = message.payload.text,
+                          case .receiver(.appAvailability(_, let entries))? = try? CastPayload.decode(namespace: .receiver, utf8: text)
+                    else { continue }
+                    return Set(entries.filter { $0.availability == .available }.map(\.appId))
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(timeout))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? []
+        }
+    }
+}

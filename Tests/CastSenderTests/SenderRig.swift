@@ -1,0 +1,133 @@
+import CastCore
+import CastLogging
+import CastReceiverSim
+import CastReceiverSimServer
+import CastSender
+import CastTestSupport
+import NIOPosix
+import Synchronization
+import Testing
+
+/// A simulator plus a session manager for sender tests over real loopback TLS: devices on free
+/// ports without mDNS, a Default Media Receiver plus an echo app, a 4K HDR and a broken media rule,
+/// and a private log system whose records the tests can read.
+struct SenderRig {
+    static let echoAppID = "CA57EC40"
+    static let echoNamespace: CastNamespace = "urn:x-cast:com.castline.test.echo"
+
+    let simulator: ReceiverSimulator
+    let group: MultiThreadedEventLoopGroup
+    let logs: MemoryLogSink
+    let logSystem: LogSystem
+
+    static func start(count: Int = 1, _ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> SenderRig {
+        var settings = SimulatorSettings()
+        settings.advertise = false
+        settings.threads = 1
+        settings.timing = PlaybackTiming(bufferingDelay: 0.05)
+        settings.apps = [AppDefinition(appId: echoAppID, displayName: "castline echo", namespaces: [echoNamespace, .media])]
+        settings.mediaRules = [
+            MediaRule(contentIdGlob: "*uhd-hdr*", videoInfo: VideoInfo(width: 3840, height: 2160, hdrType: .hdr), duration: 600),
+            MediaRule(contentIdGlob: "*broken*", loadError: .mediaSrcNotSupported),
+        ]
+        adjust(&settings)
+        let simulator = try await ReceiverSimulator.startOnFreePorts(count: count, settings: settings, logSystem: LogSystem())
+        let (logSystem, logs) = try MemoryLogSink.makeSystem("", minimum: .debug)
+        return SenderRig(simulator: simulator, group: MultiThreadedEventLoopGroup(numberOfThreads: 1), logs: logs, logSystem: logSystem)
+    }
+
+    func device(_ index: Int = 0) -> CastDevice {
+        let c = simulator.devices[index].configuration
+        return CastDevice(id: c.uuid, friendlyName: c.name, host: c.address, port: c.castPort)
+    }
+
+    func options(appID: String = "CC1AD845", _ adjust: (inout CastOptions) -> Void = { _ in }) -> CastOptions {
+        var options = CastOptions(receiverAppID: appID)
+        options.logSystem = logSystem
+        options.requestTimeout = 5
+        adjust(&options)
+        return options
+    }
+
+    func manager(appID: String = "CC1AD845", _ adjust: (inout CastOptions) -> Void = { _ in }) -> SessionManager {
+        SessionManager(options: options(appID: appID, adjust), group: group)
+    }
+
+    /// The simulator's view of device `index` (control `list`).
+    func state(_ index: Int = 0) async throws -> JSONValue {
+        let reply = try await simulator.control.execute(["command": "list", "device": .int(Int64(index))]).get()
+        return reply["devices"]?[0]?["state"] ?? .null
+    }
+
+    @discardableResult
+    func control(_ command: JSONValue) async throws -> JSONValue {
+        let reply = try await simulator.control.execute(command).get()
+        #expect(reply["ok"] == true, "control \(command.serialized()) → \(reply.serialized())")
+        return reply
+    }
+
+    func stop() async {
+        await simulator.stop()
+        try? await group.shutdownGracefully()
+    }
+}
+
+/// Records session events in order (a listener, as an app would register one).
+final class EventRecorder: CastSessionListener, RemoteMediaClientListener {
+    private let recorded = Mutex<[CastSessionEvent]>([])
+    private let statuses = Mutex<[MediaStatus?]>([])
+    private let deviceStatuses = Mutex<[CastDeviceStatus]>([])
+
+    var events: [CastSessionEvent] { recorded.withLock { $0 } }
+    var names: [String] { events.map(\.name) }
+    var mediaStatuses: [MediaStatus?] { statuses.withLock { $0 } }
+    var deviceStatusList: [CastDeviceStatus] { deviceStatuses.withLock { $0 } }
+
+    func sessionWillStart(_ session: CastSession) { record(.willStart) }
+    func sessionDidStart(_ session: CastSession) { record(.didStart) }
+    func session(_ session: CastSession, didFailToStartWith error: CastSessionError) { record(.didFailToStart(error)) }
+    func session(_ session: CastSession, didSuspendWith reason: SuspendReason) { record(.didSuspend(reason)) }
+    func sessionWillResume(_ session: CastSession) { record(.willResume) }
+    func session(_ session: CastSession, didResumeOn device: CastDevice, transferred: Bool) { record(.didResume(transferred: transferred)) }
+    func sessionWillEnd(_ session: CastSession) { record(.willEnd) }
+    func session(_ session: CastSession, didEndWith error: CastSessionError?) { record(.didEnd(error)) }
+    func session(_ session: CastSession, didReceiveDeviceStatus status: CastDeviceStatus) {
+        deviceStatuses.withLock { $0.append(status) }
+    }
+    func remoteMediaClient(_ client: RemoteMediaClient, didUpdate status: MediaStatus?) {
+        statuses.withLock { $0.append(status) }
+    }
+
+    private func record(_ event: CastSessionEvent) { recorded.withLock { $0.append(event) } }
+
+    /// Waits (bounded) until `predicate` holds for the recorded events.
+    func wait(timeout: Double = 10, until predicate: ([CastSessionEvent]) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while ContinuousClock.now < deadline {
+            if predicate(events) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return predicate(events)
+    }
+}
+
+/// Waits (bounded) for a media status matching `predicate` on `client`.
+func waitForMediaStatus(_ client: RemoteMediaClient, timeout: Double = 10,
+                        _ predicate: @escaping @Sendable (MediaStatus) -> Bool) async -> MediaStatus? {
+    if let status = client.mediaStatus, predicate(status) { return status }
+    let stream = client.statusUpdates()
+    if let status = client.mediaStatus, predicate(status) { return status }
+    return await withTaskGroup(of: MediaStatus?.self) { group in
+        group.addTask {
+            for await status in stream { if let status, predicate(status) { return status } }
+            return nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}

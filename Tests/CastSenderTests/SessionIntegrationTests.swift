@@ -1,0 +1,352 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastReceiverSimServer
+import CastSender
+import CastTransport
+import SystemCrypto
+import Testing
+
+/// The sender framework against `castline sim` over real loopback TLS.
+@Suite("CastSession against the simulator", .timeLimit(.minutes(1)))
+struct SessionIntegrationTests {
+    static let movie = "https://media.example/castline/big-buck-bunny.mp4"
+
+    static func startSession(_ rig: SenderRig, appID: String = "CC1AD845", recorder: EventRecorder? = nil,
+                             _ adjust: (inout CastOptions) -> Void = { _ in }) async throws -> (SessionManager, CastSession) {
+        let manager = rig.manager(appID: appID, adjust)
+        if let recorder { manager.addListener(recorder) }
+        let session = try await manager.startSession(on: rig.device())
+        if let recorder { session.remoteMediaClient.addListener(recorder) }
+        return (manager, session)
+    }
+
+    static func load(_ session: CastSession, _ contentID: String = movie, options: MediaLoadOptions = MediaLoadOptions())
+        async throws -> MediaStatus? {
+        let media = try MediaInformationBuilder(contentURL: contentID).contentType("video/mp4")
+            .movie(title: "Big Buck Bunny", studio: "Blender Foundation").image("https://media.example/poster.jpg", width: 480, height: 720)
+            .duration(596).build()
+        return try await session.remoteMediaClient.load(media, options: options).value()
+    }
+
+    @Test("start launches the app: willStart then didStart, CONNECT to its transportId, media status requested")
+    func startLaunches() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let recorder = EventRecorder()
+        let (manager, session) = try await Self.startSession(rig, recorder: recorder)
+        #expect(recorder.names == ["willStart", "didStart"])
+        #expect(await session.state == .connected)
+        let app = try #require(await session.application)
+        #expect(app.appId == "CC1AD845")
+        let simulated = try await rig.state()
+        #expect(simulated["app"]?["sessionId"]?.string == app.sessionId)
+        let senders = simulated["senders"]?.array ?? []
+        #expect(senders.contains { $0["endpoint"]?.string == app.transportId && $0["userAgent"]?.string == "castline" })
+        #expect(await session.deviceStatus?.volumeLevel != nil)
+
+        // A second manager joins the running app instead of relaunching it.
+        let joiner = try await Self.startSession(rig).1
+        #expect(await joiner.application?.sessionId == app.sessionId)
+        await joiner.end(stopCasting: false)
+        await manager.endAll(stopCasting: true)
+        #expect(recorder.names.suffix(2) == ["willEnd", "didEnd"])
+        #expect(try await rig.state()["app"] == .null)
+    }
+
+    @Test("joinOnly fails with appNotRunning when the app does not run; a refused connection fails to start")
+    func startFailures() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let recorder = EventRecorder()
+        let manager = rig.manager { $0.joinPolicy = .joinOnly }
+        manager.addListener(recorder)
+        await #expect(throws: CastSessionError.appNotRunning(appID: "CC1AD845")) { try await manager.startSession(on: rig.device()) }
+        #expect(recorder.names == ["willStart", "didFailToStart"])
+
+        var nowhere = rig.device()
+        nowhere.port = 1
+        do {
+            _ = try await rig.manager().startSession(on: nowhere)
+            Issue.record("started on a closed port")
+        } catch {
+            guard case .connectFailed(.connectFailed) = error else { Issue.record("wrong error \(error)"); return }
+        }
+    }
+
+    @Test("load, pause, play, seek (absolute and relative), stream volume, device volume and mute")
+    func playbackControl() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let recorder = EventRecorder()
+        let (manager, session) = try await Self.startSession(rig, recorder: recorder)
+        let client = session.remoteMediaClient
+        let loaded = try await Self.load(session)
+        #expect(loaded?.media?.contentId == Self.movie)
+        #expect(loaded?.media?.metadata?.title == "Big Buck Bunny")
+        let playing = await waitForMediaStatus(client) { $0.playerState == .playing }
+        #expect(playing != nil)
+        #expect(playing?.supportedMediaCommands.contains(.pause) == true)
+
+        let paused = try await client.pause().value()
+        #expect(paused?.playerState == .paused)
+        let seeked = try await client.seek(to: 120, resumeState: .playbackStart).value()
+        #expect((seeked?.currentTime ?? 0) >= 120)
+        #expect(await waitForMediaStatus(client) { $0.playerState == .playing } != nil)
+        let relative = try await client.seek(by: -60).value()
+        let position = try #require(relative?.currentTime)
+        #expect(position >= 60 && position < 120, "relative seek landed at \(position)")
+
+        let quieter = try await client.setStreamVolume(0.25).value()
+        #expect(abs((quieter?.volume?.level ?? 0) - 0.25) < 0.001)
+        let muted = try await client.setStreamMuted(true).value()
+        #expect(muted?.volume?.muted == true)
+
+        let device = try await session.setDeviceVolume(0.4).value()
+        #expect(abs((device.volumeLevel ?? 0) - 0.4) < 0.001)
+        let deviceMuted = try await session.setDeviceMuted(true).value()
+        #expect(deviceMuted.isMuted == true)
+        #expect(recorder.deviceStatusList.contains { $0.isMuted == true })
+
+        let stopped = try await client.stop().value()
+        #expect(stopped == nil || stopped?.playerState == .idle)
+        #expect(recorder.mediaStatuses.contains { $0?.playerState == .playing })
+        await manager.endAll(stopCasting: true)
+    }
+
+    @Test("commands without a media session fail at once with INVALID_PLAYER_STATE; a LOAD failure names the code")
+    func typedFailures() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let (manager, session) = try await Self.startSession(rig)
+        let client = session.remoteMediaClient
+        await #expect(throws: CastRequestError.invalidPlayerState) { try await client.pause().value() }
+
+        let broken = MediaInformation(contentId: "https://media.example/broken.mp4", contentType: "video/mp4")
+        let failed = await client.load(broken).result
+        #expect(failed == .failure(.loadFailed(.mediaSrcNotSupported)))
+        if case .failure(let error) = failed { #expect("\(error)".contains("MEDIA_SRC_NOT_SUPPORTED"), "\(error)") }
+        try await rig.control(["command": "fail-next-load", "device": 0, "code": 103])
+        await #expect(throws: CastRequestError.loadFailed(.mediaNetwork)) { try await Self.load(session) }
+
+        // A second LOAD before the first answers supersedes it.
+        try await rig.control(["command": "delay", "device": 0, "seconds": 0.5])
+        let media = MediaInformation(contentId: Self.movie, contentType: "video/mp4")
+        let first = await client.load(media)
+        let second = await client.load(media)
+        #expect(await first.result == .failure(.superseded(by: second.id)))
+        #expect(try await second.value()?.media?.contentId == Self.movie)
+
+        // A reply later than the timeout: timed out, typed.
+        try await rig.control(["command": "delay", "device": 0, "seconds": 1.5])
+        let slow = await client.load(media, options: MediaLoadOptions(timeout: 0.3))
+        guard case .failure(.timedOut) = await slow.result else { Issue.record("not timed out: \(await slow.result)"); return }
+        // Cancel: the awaiting side gets .cancelled at once.
+        let cancelled = await client.requestStatus()
+        cancelled.cancel()
+        #expect(await cancelled.result == .failure(.cancelled))
+        try await rig.control(["command": "delay", "device": 0, "seconds": 0])
+        await manager.endAll(stopCasting: true)
+    }
+
+    @Test("queue: load, next, previous, insert, remove, reorder, repeat mode; tracks: active track ids")
+    func queueAndTracks() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let (manager, session) = try await Self.startSession(rig)
+        let client = session.remoteMediaClient
+        let items = (1...3).map { QueueItem(media: MediaInformation(contentId: "https://media.example/track\($0).mp3", contentType: "audio/mpeg")) }
+        let loaded = try #require(try await client.queueLoad(items, startIndex: 0, repeatMode: .off).value())
+        let ids = try #require(loaded.items?.compactMap { (item: QueueItem) in item.itemId })
+        #expect(ids.count == 3)
+        let next = try await client.queueNext().value()
+        #expect(next?.currentItemId == ids[1])
+        let previous = try await client.queuePrevious().value()
+        #expect(previous?.currentItemId == ids[0])
+        let inserted = try await client.queueInsert([QueueItem(media: MediaInformation(contentId: "https://media.example/track4.mp3",
+                                                                                        contentType: "audio/mpeg"))]).value()
+        #expect(inserted?.items?.count == 4)
+        let removed = try await client.queueRemove(itemIDs: [ids[2]]).value()
+        #expect(removed?.items?.count == 3)
+        let reordered = try await client.queueReorder(itemIDs: [ids[1]], beforeItemID: ids[0]).value()
+        #expect(reordered?.items?.first?.itemId == ids[1])
+        let repeating = try await client.queueSetRepeatMode(.all).value()
+        #expect(repeating?.repeatMode == .all)
+
+        let tracks = [MediaTrack(trackId: 1, type: .text, trackContentId: "https://media.example/en.vtt", trackContentType: "text/vtt",
+                                 subtype: .subtitles, language: "en", name: "English"),
+                      MediaTrack(trackId: 2, type: .text, trackContentId: "https://media.example/fr.vtt", trackContentType: "text/vtt",
+                                 subtype: .subtitles, language: "fr", name: "Français")]
+        let media = try MediaInformationBuilder(contentURL: Self.movie).contentType("video/mp4").tracks(tracks).build()
+        let withTracks = try await client.load(media, options: MediaLoadOptions(activeTrackIDs: [1])).value()
+        #expect(withTracks?.activeTrackIds == [1])
+        #expect(withTracks?.media?.tracks.count == 2)
+        let switched = try await client.setActiveTrackIDs([2]).value()
+        #expect(switched?.activeTrackIds == [2])
+        await manager.endAll(stopCasting: true)
+    }
+
+    @Test("4K HDR media reports VideoInfo 3840×2160 hdr (is4K, isHDR)")
+    func videoInfo() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let (manager, session) = try await Self.startSession(rig)
+        let status = try await Self.load(session, "https://media.example/uhd-hdr/sintel.mp4")
+        let video = try #require(status?.videoInfo)
+        #expect(video.width == 3840 && video.height == 2160 && video.hdrType == .hdr)
+        #expect(video.is4K && video.isHDR && video.badge == "4K HDR")
+        let plain = try await Self.load(session)
+        #expect(plain?.videoInfo == nil)
+        await manager.endAll(stopCasting: true)
+    }
+
+    @Test("custom channel: text, binary and request/reply round trips on its own namespace only")
+    func customChannel() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let (manager, session) = try await Self.startSession(rig, appID: SenderRig.echoAppID)
+        let channel = GenericChannel(namespace: SenderRig.echoNamespace)
+        let other = GenericChannel(namespace: "urn:x-cast:com.castline.test.other")
+        await session.add(channel)
+        await session.add(other)
+        let otherMessages = other.messages()
+        let messages = channel.messages()
+        var iterator = messages.makeAsyncIterator()
+
+        try await channel.send(text: #"{"hello":"world"}"#)
+        let echoed = await iterator.next()
+        #expect(echoed?.payload == .string(#"{"hello":"world"}"#))
+        #expect(echoed?.source == (await session.application?.transportId))
+        try await channel.send(binary: [0, 1, 2, 254, 255])
+        #expect(await iterator.next()?.payload == .binary([0, 1, 2, 254, 255]))
+
+        let reply = try await channel.request(["type": "PING", "value": 7]).value()
+        #expect(reply["type"]?.string == "PING" && reply["value"]?.int == 7 && reply["requestId"]?.int != nil)
+
+        // Nothing reached the other namespace.
+        let leaked = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { for await _ in otherMessages { return true }; return false }
+            group.addTask { try? await Task.sleep(for: .milliseconds(200)); return false }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        #expect(!leaked)
+        await manager.endAll(stopCasting: true)
+    }
+
+    @Test("connection dropped mid-playback: didSuspend, didResume, the same app session, status keeps coming; pending requests fail typed")
+    func dropAndResume() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let recorder = EventRecorder()
+        let (manager, session) = try await Self.startSession(rig, recorder: recorder)
+        _ = try await Self.load(session)
+        #expect(await waitForMediaStatus(session.remoteMediaClient) { $0.playerState == .playing } != nil)
+        let sessionID = await session.application?.sessionId
+
+        try await rig.control(["command": "delay", "device": 0, "seconds": 2])
+        let pending = await session.remoteMediaClient.requestStatus()
+        try await rig.control(["command": "drop", "device": 0])
+        guard case .failure(.disconnected) = await pending.result else {
+            Issue.record("pending request did not fail as disconnected: \(await pending.result)")
+            return
+        }
+        try await rig.control(["command": "delay", "device": 0, "seconds": 0])
+        #expect(await recorder.wait { $0.map(\.name).contains("didResume") })
+        #expect(recorder.names == ["willStart", "didStart", "didSuspend", "willResume", "didResume"])
+        #expect(await session.state == .connected)
+        #expect(await session.application?.sessionId == sessionID)
+
+        // The media client still works and listeners still hear status.
+        let before = recorder.mediaStatuses.count
+        let paused = try await session.remoteMediaClient.pause().value()
+        #expect(paused?.playerState == .paused)
+        #expect(recorder.mediaStatuses.count > before)
+        let suspendLog = rig.logs.records.first { $0.className == "CastSession" && $0.message.hasPrefix("didSuspend") }
+        #expect(suspendLog?.level == .warning)
+        await manager.endAll(stopCasting: true)
+    }
+
+    @Test("heartbeat stalled: suspended with a heartbeat timeout no sooner than the configured timeout")
+    func heartbeatStall() async throws {
+        let rig = try await SenderRig.start { $0.pingInterval = 60; $0.heartbeatTimeout = 120 }
+        defer { Task { await rig.stop() } }
+        let recorder = EventRecorder()
+        let (manager, _) = try await Self.startSession(rig, recorder: recorder) {
+            $0.heartbeatInterval = 0.2
+            $0.heartbeatTimeout = 0.8
+            $0.reconnectPolicy = .never
+        }
+        try await rig.control(["command": "ignore-pings", "device": 0, "enabled": true])
+        #expect(await recorder.wait { $0.map(\.name).contains("didEnd") })
+        let ended = recorder.events.last
+        guard case .didEnd(.connectionLost(.heartbeatTimeout(let silent))?)? = ended else {
+            Issue.record("not ended by a heartbeat timeout: \(recorder.events)")
+            return
+        }
+        #expect(silent >= 0.8)
+        await manager.endAll(stopCasting: false)
+    }
+
+    @Test("heartbeat stalled with reconnects on: didSuspend says heartbeat timeout, then resumes when the device answers again")
+    func heartbeatStallResumes() async throws {
+        let rig = try await SenderRig.start { $0.pingInterval = 60; $0.heartbeatTimeout = 120 }
+        defer { Task { await rig.stop() } }
+        let recorder = EventRecorder()
+        let (manager, session) = try await Self.startSession(rig, recorder: recorder) {
+            $0.heartbeatInterval = 0.2
+            $0.heartbeatTimeout = 0.8
+        }
+        try await rig.control(["command": "ignore-pings", "device": 0, "enabled": true])
+        #expect(await recorder.wait { $0.contains { if case .didSuspend(let reason) = $0 { return reason.isHeartbeatTimeout }; return false } })
+        try await rig.control(["command": "ignore-pings", "device": 0, "enabled": false])
+        #expect(await recorder.wait { $0.contains(.didResume(transferred: false)) })
+        #expect(await session.state == .connected)
+        await manager.endAll(stopCasting: true)
+    }
+
+    @Test("app stopped by another sender: didEnd with appStopped; replaced by another app: appReplaced")
+    func appStoppedElsewhere() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let recorder = EventRecorder()
+        let (_, session) = try await Self.startSession(rig, recorder: recorder)
+        try await rig.control(["command": "stop-app", "device": 0])
+        #expect(await recorder.wait { $0.map(\.name).contains("didEnd") })
+        #expect(recorder.events.last == .didEnd(.appStopped(appID: "CC1AD845")))
+        #expect(await session.state == .ended(.appStopped(appID: "CC1AD845")))
+        let log = rig.logs.records.first { $0.className == "CastSession" && $0.fields["endReason"] == .string("appStopped") }
+        #expect(log != nil)
+
+        let second = EventRecorder()
+        let (_, replaced) = try await Self.startSession(rig, recorder: second)
+        let other = try await Self.startSession(rig, appID: SenderRig.echoAppID).1
+        #expect(await second.wait { $0.map(\.name).contains("didEnd") })
+        #expect(await replaced.state == .ended(.appReplaced(appID: "CC1AD845", by: SenderRig.echoAppID)))
+        await other.end(stopCasting: true)
+    }
+
+    @Test("device auth: required and verified with the simulator root; refused with a foreign root; the Cast roots ship")
+    func deviceAuth() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let (manager, session) = try await Self.startSession(rig) {
+            $0.deviceAuth = .require
+            $0.trustAnchors = [rig.simulator.authority.rootCertificate]
+        }
+        guard case .verified = await session.deviceAuth else { Issue.record("not verified: \(await session.deviceAuth)"); return }
+        await manager.endAll(stopCasting: true)
+
+        let foreign = try SimulatorAuthority.generate().rootCertificate
+        let refused = rig.manager { $0.deviceAuth = .require; $0.trustAnchors = [foreign] }
+        do {
+            _ = try await refused.startSession(on: rig.device())
+            Issue.record("started with a foreign root")
+        } catch {
+            guard case .connectFailed(.deviceAuthFailed) = error else { Issue.record("wrong error \(error)"); return }
+        }
+        // Default anchors (the public Cast roots) do not trust the simulator either.
+        await #expect(throws: CastSessionError.self) { try await Self.startSession(rig) { $0.deviceAuth = .require } }
+    }
+}
