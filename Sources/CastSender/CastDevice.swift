@@ -14,19 +14,22 @@ public struct CastDevice: Sendable, Hashable, CustomStringConvertible {
     /// App ids the device is known to run or support (mDNS `_<APPID>._sub` subtypes,
     /// GET_APP_AVAILABILITY answers). Empty = unknown.
     public var supportedAppIDs: Set<String>
+    /// App ids the device answered it cannot run (GET_APP_AVAILABILITY: APP_UNAVAILABLE).
+    public var unavailableAppIDs: Set<String>
     /// `st` / receiver status text: what the device shows right now, when discovery knows it.
     public var statusText: String?
     /// Which provider reported it (`static`, `avahi`, …).
     public var provider: String
 
     public init(id: String, friendlyName: String, host: String, port: Int = 8009, modelName: String = "",
-                supportedAppIDs: Set<String> = [], statusText: String? = nil, provider: String = "static") {
+                supportedAppIDs: Set<String> = [], unavailableAppIDs: Set<String> = [], statusText: String? = nil, provider: String = "static") {
         self.id = id
         self.friendlyName = friendlyName
         self.host = host
         self.port = port
         self.modelName = modelName
         self.supportedAppIDs = supportedAppIDs
+        self.unavailableAppIDs = unavailableAppIDs
         self.statusText = statusText
         self.provider = provider
     }

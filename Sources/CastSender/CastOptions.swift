@@ -63,9 +63,10 @@ public struct CastOptions: Sendable {
 
 /// Which discovered devices to keep. Value type.
 public struct DiscoveryCriteria: Sendable, Equatable {
-    /// Keep a device only when it is known to support one of these apps (mDNS subtype or
-    /// GET_APP_AVAILABILITY); empty = every device. A device whose support is unknown is kept
-    /// when ``keepUnknown`` is true.
+    /// Keep a device only when it supports one of these apps (mDNS subtype or
+    /// GET_APP_AVAILABILITY); empty = every device. A device known to support none of them
+    /// (each answered unavailable) is dropped; one whose support is unknown is kept when
+    /// ``keepUnknown`` is true.
     public var appIDs: Set<String>
     public var keepUnknown: Bool
 
@@ -80,7 +81,8 @@ public struct DiscoveryCriteria: Sendable, Equatable {
     /// Whether `device` passes.
     public func accepts(_ device: CastDevice) -> Bool {
         guard !appIDs.isEmpty else { return true }
-        if device.supportedAppIDs.isEmpty { return keepUnknown }
-        return !device.supportedAppIDs.isDisjoint(with: appIDs)
+        if !device.supportedAppIDs.isDisjoint(with: appIDs) { return true }
+        if appIDs.isSubset(of: device.unavailableAppIDs) { return false }
+        return keepUnknown
     }
 }

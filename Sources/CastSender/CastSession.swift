@@ -42,6 +42,8 @@ public actor CastSession {
     private let stateWaiters = EventFanout<CastSessionState>()
     private var log: Logger
     private var keepResumeRecord = false
+    /// While a transfer runs, RECEIVER_STATUS of either device does not end the session.
+    private var transferring = false
 
     init(localID: Int, device: CastDevice, options: CastOptions, group: EventLoopGroup, resumeStore: SessionResumeStore?,
          resumeTarget: SessionResumeRecord? = nil) {
@@ -122,6 +124,8 @@ public actor CastSession {
             throw .requestFailed(step: "transfer", .disconnected("the session is \(machine.state.name)"))
         }
         let status = try await mediaStatusForTransfer()
+        transferring = true
+        defer { transferring = false }
         log.info("transferring to \(target)", ["target": .string(target.id)])
         let oldDevice = device
         let oldGeneration = generation
@@ -525,7 +529,7 @@ public actor CastSession {
             fanout.emit(.deviceStatus(deviceStatus))
             for listener in listeners.current { listener.session(self, didReceiveDeviceStatus: deviceStatus) }
         }
-        guard case .connected = machine.state, let app = application else { return }
+        guard case .connected = machine.state, !transferring, let app = application else { return }
         guard !status.applications.contains(where: { $0.sessionId == app.sessionId }) else { return }
         if let other = status.activeApplication, other.appId != app.appId || other.sessionId != app.sessionId {
             await apply(.appGone(.appReplaced(appID: app.appId, by: other.appId)))

@@ -243,7 +243,11 @@ public actor DiscoveryManager {
     /// The newest report of the device, with app support merged from every provider.
     private func merged(_ id: String) -> CastDevice? {
         guard let byProvider = reports[id], let newest = reportOrder[id]?.last, var device = byProvider[newest] else { return nil }
-        for other in byProvider.values { device.supportedAppIDs.formUnion(other.supportedAppIDs) }
+        for other in byProvider.values {
+            device.supportedAppIDs.formUnion(other.supportedAppIDs)
+            device.unavailableAppIDs.formUnion(other.unavailableAppIDs)
+        }
+        device.unavailableAppIDs.subtract(device.supportedAppIDs)
         return device
     }
 

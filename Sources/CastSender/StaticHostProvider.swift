@@ -129,30 +129,33 @@ public final class StaticHostProvider: DiscoveryProvider {
             device.id = commonName
         }
         if !appIDs.isEmpty {
-            device.supportedAppIDs = await Self.availableApps(appIDs.sorted(), on: connection, timeout: connectTimeout)
+            let answers = await Self.appAvailability(appIDs.sorted(), on: connection, timeout: connectTimeout)
+            device.supportedAppIDs = Set(answers.filter { $0.value }.keys)
+            device.unavailableAppIDs = Set(answers.filter { !$0.value }.keys)
         }
         await connection.close()
-        log.debug("probed \(device)", ["device": .string(device.id), "apps": .string(device.supportedAppIDs.sorted().joined(separator: ","))])
+        log.debug("probed \(device)", ["device": .string(device.id), "apps": .string(device.supportedAppIDs.sorted().joined(separator: ",")),
+                                        "unavailableApps": .string(device.unavailableAppIDs.sorted().joined(separator: ","))])
         return .success(device)
     }
 
-    /// CONNECT + GET_APP_AVAILABILITY; the apps answered APP_AVAILABLE (empty when no answer).
-    static func availableApps(_ appIDs: [String], on connection: CastConnection, timeout: Double) async -> Set<String> {
+    /// CONNECT + GET_APP_AVAILABILITY: app id → available (empty when no answer).
+    static func appAvailability(_ appIDs: [String], on connection: CastConnection, timeout: Double) async -> [String: Bool] {
         let connect = ConnectionMessage.connect(ConnectRequest(userAgent: "castline")).json
         let ask = ReceiverMessage.getAppAvailability(requestId: RequestID(1), appIds: appIDs).json
         do {
             try await connection.send(CastMessage(source: "sender-probe", destination: "receiver-0", namespace: .connection, json: connect))
             try await connection.send(CastMessage(source: "sender-probe", destination: "receiver-0", namespace: .receiver, json: ask))
         } catch {
-            return []
+            return [:]
         }
-        return await withTaskGroup(of: Set<String>?.self) { group in
+        return await withTaskGroup(of: [String: Bool]?.self) { group in
             group.addTask {
                 for await message in connection.messages where message.namespace == .receiver {
                     guard let text = message.payload.text,
                           case .receiver(.appAvailability(_, let entries))? = try? CastPayload.decode(namespace: .receiver, utf8: text)
                     else { continue }
-                    return Set(entries.filter { $0.availability == .available }.map(\.appId))
+                    return Dictionary(entries.map { ($0.appId, $0.availability == .available) }, uniquingKeysWith: { $1 })
                 }
                 return nil
             }
@@ -162,7 +165,7 @@ public final class StaticHostProvider: DiscoveryProvider {
             }
             let first = await group.next() ?? nil
             group.cancelAll()
-            return first ?? []
+            return first ?? [:]
         }
     }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import CastCore
 import CastLogging
 import CastProtocol
@@ -349,4 +350,71 @@ struct SessionIntegrationTests {
         // Default anchors (the public Cast roots) do not trust the simulator either.
         await #expect(throws: CastSessionError.self) { try await Self.startSession(rig) { $0.deviceAuth = .require } }
     }
+}
+
+@Suite("CastSession resume and transfer", .timeLimit(.minutes(1)))
+struct SessionResumeTransferTests {
+    @Test("process restart: a new SessionManager resumes the saved session (same app session, media status back)")
+    func resumeAfterRestart() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let path = "/tmp/castline-resume-\(UInt32.random(in: 0...UInt32.max)).json"
+        defer { unlinkIfPresent(path) }
+        let first = rig.manager { $0.sessionResumeFile = path }
+        let session = try await first.startSession(on: rig.device())
+        _ = try await SessionIntegrationTests.load(session)
+        let sessionID = try #require(await session.application?.sessionId)
+        #expect(try SessionResumeStore(path: path).saved.map(\.sessionID) == [sessionID])
+        await first.shutdown()   // leaves the app running and the record in place
+
+        let recorder = EventRecorder()
+        let second = rig.manager { $0.sessionResumeFile = path }
+        second.addListener(recorder)
+        #expect(await second.savedSessions.count == 1)
+        let resumed = await second.resumeSavedSessions()
+        let again = try #require(resumed.first)
+        #expect(await again.state == .connected)
+        #expect(await again.application?.sessionId == sessionID)
+        #expect(recorder.names == ["willResume", "didResume"])
+        #expect(again.remoteMediaClient.mediaStatus?.media?.contentId == SessionIntegrationTests.movie)
+        await second.endAll(stopCasting: true)
+        #expect(try SessionResumeStore(path: path).saved.isEmpty)
+
+        // Nothing to resume when the app session is gone: ended with sessionGone, record dropped.
+        let third = rig.manager { $0.sessionResumeFile = path }
+        let fresh = try await third.startSession(on: rig.device())
+        await third.shutdown()
+        try await rig.control(["command": "stop-app", "device": 0])
+        let fourth = rig.manager { $0.sessionResumeFile = path }
+        let stale = try #require(await fourth.resumeSavedSessions().first)
+        guard case .ended(.sessionGone?) = await stale.state else { Issue.record("not sessionGone: \(await stale.state)"); return }
+        #expect(try SessionResumeStore(path: path).saved.isEmpty)
+        _ = fresh
+    }
+
+    @Test("transfer: the media moves to the other device at its position, didResume(transferred) with the new device")
+    func transfer() async throws {
+        let rig = try await SenderRig.start(count: 2)
+        defer { Task { await rig.stop() } }
+        let recorder = EventRecorder()
+        let (manager, session) = try await SessionIntegrationTests.startSession(rig, recorder: recorder)
+        _ = try await SessionIntegrationTests.load(session, options: MediaLoadOptions(startTime: 100))
+        #expect(await waitForMediaStatus(session.remoteMediaClient) { $0.playerState == .playing } != nil)
+        try await session.transfer(to: rig.device(1))
+        #expect(recorder.events.last == .didResume(transferred: true))
+        #expect(await session.device.id == rig.device(1).id)
+        let target = try await rig.state(1)
+        #expect(target["media"]?["contentId"]?.string == SessionIntegrationTests.movie)
+        #expect((target["media"]?["currentTime"]?.double ?? 0) >= 100)
+        #expect(try await rig.state(0)["app"] == .null)
+        #expect(await waitForMediaStatus(session.remoteMediaClient) { $0.playerState == .playing } != nil)
+        let paused = try await session.remoteMediaClient.pause().value()
+        #expect(paused?.playerState == .paused)
+        #expect(try await rig.state(1)["media"]?["playerState"]?.string == "PAUSED")
+        await manager.endAll(stopCasting: true)
+    }
+}
+
+func unlinkIfPresent(_ path: String) {
+    _ = path.withCString { unlink($0) }
 }

@@ -1,0 +1,162 @@
+import CastCore
+import CastLogging
+import CastSender
+import Synchronization
+import Testing
+
+/// A provider the test drives by hand (unit tests of DiscoveryManager alone).
+final class ManualProvider: DiscoveryProvider {
+    let name: String
+    private let sink = Mutex<DiscoveryProviderSink?>(nil)
+    private let failure: String?
+
+    init(name: String, failure: String? = nil) {
+        self.name = name
+        self.failure = failure
+    }
+
+    func start(_ sink: DiscoveryProviderSink) async throws(DiscoveryProviderError) {
+        if let failure { throw DiscoveryProviderError(failure) }
+        self.sink.withLock { $0 = sink }
+    }
+
+    func stop() async { sink.withLock { $0 = nil } }
+
+    func found(_ device: CastDevice) { sink.withLock { $0 }?.found(device) }
+    func lost(_ id: String) { sink.withLock { $0 }?.lost(deviceID: id) }
+}
+
+@Suite("DiscoveryManager", .timeLimit(.minutes(1)))
+struct DiscoveryManagerTests {
+    static func device(_ id: String, _ name: String, apps: Set<String> = []) -> CastDevice {
+        CastDevice(id: id, friendlyName: name, host: "127.0.0.1", port: 8009, supportedAppIDs: apps, provider: "manual")
+    }
+
+    /// Waits (bounded) until the manager lists `count` devices.
+    static func waitForCount(_ manager: DiscoveryManager, _ count: Int) async -> [CastDevice] {
+        for _ in 0..<500 {
+            let devices = await manager.devices
+            if devices.count == count { return devices }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return await manager.devices
+    }
+
+    @Test("sorted by friendly name, deduplicated by id across providers, events for insert, update and remove")
+    func sortDedupeEvents() async {
+        let manager = DiscoveryManager(criteria: .any, logSystem: LogSystem())
+        let one = ManualProvider(name: "one"), two = ManualProvider(name: "two")
+        await manager.add(one)
+        await manager.add(two)
+        let events = manager.events()
+        await manager.start()
+        one.found(Self.device("b", "bedroom"))
+        one.found(Self.device("a", "Attic"))
+        two.found(Self.device("c", "cellar"))
+        two.found(Self.device("a", "Attic"))
+        let listed = await Self.waitForCount(manager, 3)
+        #expect(listed.map(\.friendlyName) == ["Attic", "bedroom", "cellar"])
+        one.found(Self.device("b", "Aardvark room"))
+        one.lost("a")
+        two.lost("c")
+        var names = await Self.waitForCount(manager, 2).map(\.friendlyName)
+        #expect(names == ["Aardvark room", "Attic"], "a is still reported by provider two")
+        two.lost("a")
+        names = await Self.waitForCount(manager, 1).map(\.friendlyName)
+        #expect(names == ["Aardvark room"])
+        await manager.stop()
+        var seen: [String] = []
+        for await event in events {
+            switch event {
+            case .started: seen.append("started")
+            case .inserted(let device, let index): seen.append("insert \(device.id)@\(index)")
+            case .updated(let device, let index): seen.append("update \(device.id)@\(index)")
+            case .removed(let device): seen.append("remove \(device.id)")
+            case .stopped: seen.append("stopped")
+            }
+            if case .stopped = event { break }
+        }
+        #expect(seen == ["started", "insert b@0", "insert a@0", "insert c@2", "update b@0", "remove c", "remove a", "remove b", "stopped"])
+    }
+
+    @Test("criteria filter by app id, and the empty list explains itself")
+    func explanation() async {
+        let manager = DiscoveryManager(criteria: DiscoveryCriteria(appIDs: ["CC1AD845"], keepUnknown: false), logSystem: LogSystem())
+        var why = await manager.explanation
+        #expect(why?.noProviders == true && why?.notStarted == true)
+        #expect(why?.lines.first?.contains("no discovery provider") == true)
+
+        let provider = ManualProvider(name: "manual")
+        await manager.add(ManualProvider(name: "broken", failure: "avahi-daemon is not running"))
+        await manager.add(provider)
+        await manager.start()
+        provider.found(Self.device("tv", "TV", apps: ["DEADBEEF"]))
+        provider.found(Self.device("unknown", "Unknown"))
+        for _ in 0..<500 where await manager.filteredOutCount < 2 { try? await Task.sleep(for: .milliseconds(10)) }
+        why = await manager.explanation
+        #expect(why?.filteredOut == 2)
+        #expect(why?.failedProviders.map(\.name) == ["broken"])
+        let text = why?.description ?? ""
+        #expect(text.contains("provider broken failed: avahi-daemon is not running"), "\(text)")
+        #expect(text.contains("2 device(s) found but filtered out: they do not support app CC1AD845"), "\(text)")
+
+        provider.found(Self.device("tv", "TV", apps: ["DEADBEEF", "CC1AD845"]))
+        #expect(await Self.waitForCount(manager, 1).map(\.id) == ["tv"])
+        #expect(await manager.explanation == nil)
+        await manager.stop()
+    }
+}
+
+@Suite("StaticHostProvider against the simulator", .timeLimit(.minutes(1)))
+struct StaticHostProviderTests {
+    @Test("probes: id from the certificate, app support from GET_APP_AVAILABILITY; an unreachable host is a provider problem")
+    func probe() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let device = rig.simulator.devices[0].configuration
+        let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort, name: "Lobby TV"),
+                                                  .init(host: "127.0.0.1", port: 1, name: "Nowhere")],
+                                          retryInterval: 0.2, connectTimeout: 2, group: rig.group, logSystem: rig.logSystem)
+        let manager = DiscoveryManager(criteria: DiscoveryCriteria(appIDs: ["CC1AD845"]), logSystem: rig.logSystem)
+        await manager.add(provider)
+        await manager.start()
+        let found = await manager.waitForDevice(timeout: 10) { $0.id == device.uuid }
+        #expect(found?.friendlyName == "Lobby TV")
+        #expect(found?.supportedAppIDs == ["CC1AD845"])
+        #expect(await manager.devices.count == 1)
+
+        // Going down removes it; coming back lists it again.
+        try await rig.control(["command": "reboot", "device": 0, "downFor": 1])
+        #expect(await DiscoveryManagerTests.waitForCount(manager, 0).isEmpty)
+        let why = await manager.explanation
+        #expect(why?.failedProviders.first?.reason.contains("127.0.0.1:1") == true, "\(String(describing: why))")
+        #expect(await manager.waitForDevice(timeout: 10) { $0.id == device.uuid } != nil)
+        await manager.stop()
+
+        // A device that cannot run the app is filtered out and counted.
+        let picky = DiscoveryManager(criteria: DiscoveryCriteria(appIDs: ["DEADBEEF"]), logSystem: rig.logSystem)
+        await picky.add(StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], retryInterval: 0.2,
+                                           group: rig.group, logSystem: rig.logSystem))
+        await picky.start()
+        for _ in 0..<500 where await picky.filteredOutCount < 1 { try? await Task.sleep(for: .milliseconds(10)) }
+        #expect(await picky.explanation?.filteredOut == 1)
+        await picky.stop()
+    }
+
+    @Test("CastContext: static hosts discovered, a session started on the listed device")
+    func context() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let device = rig.simulator.devices[0].configuration
+        let options = rig.options()
+        let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], group: rig.group,
+                                          logSystem: rig.logSystem)
+        let context = await CastContext(options: options, providers: [provider])
+        let found = try #require(await context.discoveryManager.waitForDevice(timeout: 10) { _ in true })
+        let session = try await context.sessionManager.startSession(on: found)
+        #expect(await session.state == .connected)
+        await context.shutdown(stopCasting: true)
+        #expect(await session.state == .ended(nil))
+        #expect(try await rig.state()["app"] == .null)
+    }
+}
