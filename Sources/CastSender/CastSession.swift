@@ -54,11 +54,16 @@ public actor CastSession {
         self.machine = SessionStateMachine(policy: options.reconnectPolicy)
         self.resumeStore = resumeStore
         self.resumeTarget = resumeTarget
-        self.log = Logger(class: "CastSession", system: options.logSystem).with([
-            "device": .string(device.id), "deviceName": .string(device.friendlyName), "localSession": .int(localID),
-        ])
+        self.log = Self.logger(options: options, device: device, localID: localID)
         self.remoteMediaClient = RemoteMediaClient(logSystem: options.logSystem, device: device.id)
         self.remoteMediaClient.attach(self)
+    }
+
+    private static func logger(options: CastOptions, device: CastDevice, localID: Int) -> Logger {
+        Logger(class: "CastSession", system: options.logSystem).with([
+            "device": .string(device.id), "deviceName": .string(device.friendlyName), "endpoint": .string(device.endpoint),
+            "localSession": .int(localID),
+        ])
     }
 
     /// Where the session is.
@@ -131,6 +136,7 @@ public actor CastSession {
         let oldGeneration = generation
         generation += 1
         device = target
+        log = Self.logger(options: options, device: target, localID: localID)
         let newApp: ApplicationInfo
         do {
             newApp = try await openAndJoin(resume: nil, policy: .joinOrLaunch)
@@ -140,6 +146,7 @@ public actor CastSession {
             connection = oldConnection
             application = app
             device = oldDevice
+            log = Self.logger(options: options, device: oldDevice, localID: localID)
             generation = oldGeneration
             log.warning("transfer to \(target) failed: \(error); staying on \(oldDevice)", ["target": .string(target.id)])
             throw error
@@ -208,7 +215,7 @@ public actor CastSession {
         case .didEnd(let error): level = error == nil ? .info : .warning
         default: level = .info
         }
-        log.log(level, "\(event.name): \(event)", stateFields(["event": .string(event.name)]))
+        log.log(level, "\(event)", stateFields(["event": .string(event.name)]))
         fanout.emit(.event(event, device: device))
         let device = self.device
         for listener in listeners.current {
@@ -525,7 +532,8 @@ public actor CastSession {
         let deviceStatus = CastDeviceStatus(status)
         if deviceStatus != self.deviceStatus {
             self.deviceStatus = deviceStatus
-            log.debug("device status: volume \(deviceStatus.volumeLevel.map { "\($0)" } ?? "?"), muted \(deviceStatus.isMuted.map { "\($0)" } ?? "?"), standby \(deviceStatus.isStandBy.map { "\($0)" } ?? "?")", stateFields())
+            let apps = deviceStatus.applications.map(\.appId).joined(separator: ",")
+            log.debug("device status: volume \(deviceStatus.volumeLevel.map { "\($0)" } ?? "?"), muted \(deviceStatus.isMuted.map { "\($0)" } ?? "?"), standby \(deviceStatus.isStandBy.map { "\($0)" } ?? "?"), apps [\(apps)]", stateFields(["apps": .string(apps)]))
             fanout.emit(.deviceStatus(deviceStatus))
             for listener in listeners.current { listener.session(self, didReceiveDeviceStatus: deviceStatus) }
         }

@@ -221,7 +221,7 @@ public final class RemoteMediaClient: Sendable {
                 fields["videoHeight"] = .int(video.height)
                 fields["hdrType"] = .string(video.hdrType?.rawValue ?? "unknown")
             }
-            log.debug("media status: \(status.playerState.rawValue) at \(status.currentTime) s", fields)
+            log.debug("media status: \(status.playerState.rawValue) at \(Int(status.currentTime * 1000)) ms", fields)
         } else {
             log.debug("media status: no media session")
         }
