@@ -15,7 +15,17 @@ let package = Package(
                 .product(name: "CastProtocol", package: "castline"),
                 .product(name: "CastCore", package: "castline"),
             ]
-        )
+        ),
+        // Sessions on many simulated devices: time to all-PLAYING, RSS per session, idle CPU,
+        // reconnect latency. Driven by sender-fleet.py (which also runs pychromecast).
+        .executableTarget(
+            name: "castline-sender-bench",
+            dependencies: [
+                .product(name: "CastSender", package: "castline"),
+                .product(name: "CastCore", package: "castline"),
+                .product(name: "CastLogging", package: "castline"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

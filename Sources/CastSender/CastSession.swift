@@ -568,10 +568,10 @@ public actor CastSession {
         let message = CastMessage(source: options.senderID, destination: destination.rawValue, namespace: namespace, json: json)
         log.debug("→ \(type) request \(id.rawValue)", ["requestId": .int(id.rawValue), "type": .string(type),
                                                         "namespace": .string(namespace.rawValue)])
-        Task { [weak self] in
-            do { try await connection.send(message) } catch {
-                await self?.failRequest(id, .disconnected("\(error)"))
-            }
+        // Queued now, in call order (a LOAD then a PLAY reach the device in that order).
+        connection.enqueue(message) { [weak self] error in
+            guard let error, let self else { return }
+            Task { await self.failRequest(id, .disconnected("\(error)")) }
         }
         if seconds.isFinite {
             Task { [weak self] in

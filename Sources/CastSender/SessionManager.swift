@@ -14,11 +14,11 @@ public actor SessionManager {
     private let listeners = WeakListeners<any CastSessionListener>()
     private let log: Logger
 
-    /// `group`: the event loops to use (default: a new one-thread group, shut down by ``shutdown()``).
-    /// A resume file that cannot be read is logged and ignored (nothing to resume).
-    public init(options: CastOptions, group: EventLoopGroup? = nil) {
+    /// `group`: the event loops to use (default: a new group of `threads` threads, shut down by
+    /// ``shutdown()``). A resume file that cannot be read is logged and ignored (nothing to resume).
+    public init(options: CastOptions, group: EventLoopGroup? = nil, threads: Int = 1) {
         self.options = options
-        self.group = group ?? MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.group = group ?? MultiThreadedEventLoopGroup(numberOfThreads: max(1, min(threads, 64)))
         self.ownsGroup = group == nil
         let log = Logger(class: "SessionManager", system: options.logSystem)
         self.log = log

@@ -188,6 +188,24 @@ public final class CastConnection: Sendable {
         }
     }
 
+    /// Queues one message and returns at once: messages queued one after another from one
+    /// thread or actor go out in that order. `completion` (optional) gets nil once written, or
+    /// the error (``CastTransportError/closed(endpoint:reason:)`` with `.error` when the
+    /// connection had ended, ``CastTransportError/sendFailed(endpoint:reason:)`` otherwise).
+    public func enqueue(_ message: CastMessage, completion: (@Sendable (CastTransportError?) -> Void)? = nil) {
+        let endpoint = self.endpoint
+        let channel = self.channel
+        channel.writeAndFlush(message).whenComplete { result in
+            guard let completion else { return }
+            switch result {
+            case .success: completion(nil)
+            case .failure(let error):
+                completion(channel.isActive ? .sendFailed(endpoint: endpoint, reason: "\(error)")
+                                            : .closed(endpoint: endpoint, reason: .error("\(error)")))
+            }
+        }
+    }
+
     /// Closes the connection (idempotent); ``closeReason`` becomes `.local` unless it had already ended.
     public func close() async {
         await Self.closeLocally(channel, bridge)

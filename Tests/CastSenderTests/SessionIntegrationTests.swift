@@ -109,6 +109,13 @@ struct SessionIntegrationTests {
         #expect(deviceMuted.isMuted == true)
         #expect(recorder.deviceStatusList.contains { $0.isMuted == true })
 
+        // Requests go out in call order: twenty seeks queued without waiting end at the last one.
+        var seeks: [CastRequest<MediaStatus?>] = []
+        for step in 1...20 { seeks.append(await client.seek(to: Double(step * 10))) }
+        for seek in seeks { _ = try await seek.value() }
+        let last = try #require(try await client.requestStatus().value())
+        #expect(last.currentTime >= 200 && last.currentTime < 260, "ended at \(last.currentTime)")
+
         let stopped = try await client.stop().value()
         #expect(stopped == nil || stopped?.playerState == .idle)
         #expect(recorder.mediaStatuses.contains { $0?.playerState == .playing })

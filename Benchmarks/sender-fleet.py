@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Benchmark: castline's sender framework against one `castline sim` process with many devices,
+and pychromecast on the same simulator in the same run, inside a network namespace this script
+creates (only `lo`: no traffic leaves it; no mDNS).
+
+For N = 100 castline and pychromecast each connect, launch and load on N devices until every
+one is PLAYING; then castline does the same on 1,000 devices and reboots 20 of them to measure
+how soon after a device is reachable again its session has resumed. Prints every figure as a
+JSON line and a summary. Needs root (ip netns), the conformance venv and release builds.
+
+    sudo .venv/bin/python Benchmarks/sender-fleet.py --bin .build/release/castline \\
+         --bench Benchmarks/.build/release/castline-sender-bench [--large 1000] [--small 100] [--idle 10]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "Tests", "Conformance"))
+
+import conftest  # noqa: E402
+
+
+def run(netns, argv, timeout):
+    result = subprocess.run(netns.command(*argv), capture_output=True, text=True, timeout=timeout)
+    figures = {}
+    for line in result.stdout.splitlines():
+        if line.startswith("{"):
+            print("  " + line, flush=True)
+            figure = json.loads(line)
+            figures[figure["name"]] = figure
+    if result.returncode != 0:
+        raise RuntimeError(f"{argv[0]} failed (rc {result.returncode}): {result.stderr[-3000:]}")
+    if result.stderr.strip():
+        print("  stderr: " + result.stderr.strip()[-1500:], flush=True)
+    return figures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin", default=os.environ.get("CASTLINE_BIN"))
+    parser.add_argument("--bench", required=True)
+    parser.add_argument("--small", type=int, default=100)
+    parser.add_argument("--large", type=int, default=1000)
+    parser.add_argument("--idle", type=float, default=10)
+    parser.add_argument("--reboot", type=int, default=20)
+    args = parser.parse_args()
+    if args.bin:
+        os.environ["CASTLINE_BIN"] = os.path.abspath(args.bin)
+    bench = os.path.abspath(args.bench)
+    netns = conftest.Namespace()
+    workdir = tempfile.mkdtemp(prefix="castline-senders-")
+    os.chmod(workdir, 0o755)
+    sim = None
+    try:
+        devices = max(args.large, 2 * args.small)
+        sim = conftest.Simulator(netns, workdir, extra=["--devices", str(devices), "--no-mdns", "--log", "*:warning"])
+        targets = os.path.join(workdir, "devices.json")
+        with open(targets, "w") as f:
+            json.dump(sim.ready["devices"], f)
+        second_half = os.path.join(workdir, "devices-b.json")
+        with open(second_half, "w") as f:
+            json.dump(sim.ready["devices"][args.small:], f)
+        print(f"sender-fleet: simulator with {devices} devices; castline {bench}", flush=True)
+
+        print(f"castline, {args.small} sessions:", flush=True)
+        small = run(netns, [bench, "--targets", targets, "--sessions", str(args.small), "--idle", str(args.idle)], 600)
+        print(f"pychromecast {conftest_version()}, {args.small} sessions (other devices):", flush=True)
+        peer = run(netns, [conftest.PYTHON, os.path.join(REPO, "Benchmarks", "pychromecast-sessions.py"), "--targets", second_half,
+                           "--sessions", str(args.small), "--idle", str(args.idle)], 900)
+        sim.control({"command": "stop-app", "device": "all"})
+        print(f"castline, {args.large} sessions (+ {args.reboot} devices rebooted for 2 s):", flush=True)
+        large = run(netns, [bench, "--targets", targets, "--sessions", str(args.large), "--idle", str(args.idle),
+                            "--control", sim.control_socket, "--reboot", str(args.reboot), "--down-for", "2"], 900)
+
+        ours, theirs = small["sender.all_playing"]["value"], peer["pychromecast.all_playing"]["value"]
+        print("\nsummary", flush=True)
+        print(f"  time to all-PLAYING, {args.small}:  castline {ours:.2f} s, pychromecast {theirs:.2f} s "
+              f"({theirs / max(ours, 1e-6):.1f}x)")
+        print(f"  RSS per session, {args.small}:      castline {small['sender.rss_per_session']['value']:.0f} KB, "
+              f"pychromecast {peer['pychromecast.rss_per_session']['value']:.0f} KB")
+        print(f"  idle CPU, {args.small}:             castline {small['sender.idle_cpu']['value']:.2f} %, "
+              f"pychromecast {peer['pychromecast.idle_cpu']['value']:.2f} %")
+        print(f"  {args.large} sessions: all PLAYING in {large['sender.all_playing']['value']:.2f} s, "
+              f"{large['sender.rss_per_session']['value']:.0f} KB RSS each, idle CPU {large['sender.idle_cpu']['value']:.2f} %")
+        reconnect = large.get("sender.reconnect_after_reachable.max")
+        if reconnect:
+            print(f"  reconnect after the device is reachable: p50 {reconnect['p50']:.3f} s, max {reconnect['value']:.3f} s "
+                  f"({reconnect['resumed']}/{reconnect['rebooted']} resumed)")
+    finally:
+        if sim:
+            sim.stop()
+        netns.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def conftest_version():
+    try:
+        import pychromecast  # noqa: F401
+        from importlib.metadata import version
+        return version("PyChromecast")
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+if __name__ == "__main__":
+    main()
