@@ -90,7 +90,7 @@ def main():
             cast.quit_app()
         except Exception:  # noqa: BLE001
             pass
-        cast.disconnect(timeout=1, blocking=False)
+        cast.disconnect(timeout=1)
 
 
 if __name__ == "__main__":

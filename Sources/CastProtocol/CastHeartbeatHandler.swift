@@ -29,7 +29,8 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
     private let senderID: String
     private let log: Logger
     private let clock: @Sendable () -> Double
-    private var task: RepeatedTask?
+    private var task: Scheduled<Void>?
+    private var stopped = false
 
     /// - Parameters:
     ///   - senderID: the `source_id` of our PINGs (the receiver answers to it).
@@ -59,32 +60,41 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
     }
 
     private func start(_ context: ChannelHandlerContext) {
-        guard task == nil else { return }
+        guard task == nil, !stopped else { return }
         machine.inbound(now: clock())
-        let step = TimeAmount.seconds(clamping: machine.tickInterval)
+        schedule(context)
+    }
+
+    /// One wake-up at the machine's next deadline (not a periodic tick: with many connections a
+    /// timer per connection per second dominates idle CPU).
+    private func schedule(_ context: ChannelHandlerContext) {
+        let delay = max(0.001, min(machine.nextTick - clock(), 3600))
         // Handler and context are only touched on the channel's loop, where the task runs.
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-        task = context.eventLoop.scheduleRepeatedTask(initialDelay: step, delay: step) { _ in
+        task = context.eventLoop.scheduleTask(in: .seconds(clamping: delay)) {
             let (handler, context) = bound.value
+            handler.task = nil
             handler.tick(context)
         }
     }
 
     private func stop() {
+        stopped = true
         task?.cancel()
         task = nil
     }
 
-    /// One timer step (also called by tests through the embedded event loop).
     func tick(_ context: ChannelHandlerContext) {
+        guard !stopped else { return }
         switch machine.tick(now: clock()) {
         case .none:
-            break
+            schedule(context)
         case .sendPing:
             log.verbose("PING (peer silent for \(machine.pingInterval) s)", ["peer": .string(Self.peer(context))])
             let ping = CastMessage(source: senderID, destination: EndpointID.receiver0.rawValue, namespace: .heartbeat,
                                    json: ["type": "PING"])
             context.writeAndFlush(wrapOutboundOut(ping), promise: nil)
+            schedule(context)
         case .timedOut(let silent):
             let error = CastHeartbeatTimeout(silentFor: silent, timeout: machine.timeout)
             log.warning("closing connection to \(Self.peer(context)): \(error)", [

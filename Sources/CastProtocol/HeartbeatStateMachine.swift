@@ -34,6 +34,17 @@ public struct HeartbeatStateMachine: Sendable, Equatable {
     /// timeout is noticed at most that late.
     public var tickInterval: Double { max(0.05, min(1, pingInterval / 5)) }
 
+    /// When calling ``tick(now:)`` next can change anything: the moment a PING falls due or,
+    /// once one is out, the moment the silence exceeds the timeout (a millisecond past it).
+    /// Owners that schedule one wake-up at this time instead of ticking periodically wake about
+    /// once per ping interval (an earlier message only moves the deadline later, and the wake-up
+    /// then just schedules the next one).
+    public var nextTick: Double {
+        var pingDue = lastInbound + pingInterval
+        if let sent = lastPingSent, sent >= lastInbound { pingDue = max(pingDue, sent + pingInterval) }
+        return min(pingDue, lastInbound + timeout + 0.001)
+    }
+
     /// A message arrived.
     public mutating func inbound(now: Double) {
         lastInbound = max(lastInbound, now)

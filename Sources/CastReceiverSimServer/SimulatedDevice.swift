@@ -274,10 +274,21 @@ public final class SimulatedDevice: @unchecked Sendable {
     /// Reboot: listeners and connections go away, the state machine reboots, and after `downFor`
     /// seconds the device listens again.
     func reboot(downFor: Double) -> EventLoopFuture<Void> {
+        unreachable(downFor: downFor, reboot: true)
+    }
+
+    /// Network outage: listeners and connections go away for `downFor` seconds but the device
+    /// keeps its state (the app and its media go on, as when Wi-Fi drops).
+    func outage(downFor: Double) -> EventLoopFuture<Void> {
+        unreachable(downFor: downFor, reboot: false)
+    }
+
+    private func unreachable(downFor: Double, reboot: Bool) -> EventLoopFuture<Void> {
         loop.flatSubmit {
-            self.log.warning("rebooting: down for \(downFor) s", ["downFor": .double(downFor)])
-            self.perform(self.state.reboot(now: MonotonicClock.seconds()))
-            return self.goDown(reason: "reboot").map {
+            let what = reboot ? "rebooting" : "network outage"
+            self.log.warning("\(what): down for \(downFor) s", ["downFor": .double(downFor)])
+            if reboot { self.perform(self.state.reboot(now: MonotonicClock.seconds())) }
+            return self.goDown(reason: reboot ? "reboot" : "outage").map {
                 self.loop.scheduleTask(in: .seconds(clamping: downFor)) {
                     self.bindAll().whenFailure { error in
                         self.log.error("could not come back after reboot: \(error)")

@@ -21,6 +21,7 @@ import NIOCore
 /// | `fail-next-load` | `code` (detailedErrorCode, default 104) | next LOAD → LOAD_FAILED |
 /// | `stop-app` | | stop the running app as if another sender did |
 /// | `reboot` | `downFor` (s, default 2) | every connection gone, listeners closed, back after N s |
+/// | `outage` | `downFor` (s, default 2) | like reboot, but the app and media keep running (a network drop) |
 /// | `transfer` | `to` (device) | move the running session to another device |
 /// | `malformed` | `kind`: `garbage`, `oversized`, `zero-length`, `invalid-json`, `unknown-namespace` | send a bad frame to every sender |
 public struct SimulatorControl: Sendable {
@@ -47,7 +48,7 @@ public struct SimulatorControl: Sendable {
     public func execute(_ command: JSONValue) -> EventLoopFuture<JSONValue> {
         guard let name = command["command"]?.string else {
             return loop.makeSucceededFuture(Self.failure("missing \"command\" (list, push, drop, ignore-pings, delay, "
-                                                         + "fail-next-load, stop-app, reboot, transfer, malformed)"))
+                                                         + "fail-next-load, stop-app, reboot, outage, transfer, malformed)"))
         }
         let targets: [SimulatedDevice]
         do { targets = try select(command["device"]) } catch {
@@ -85,9 +86,9 @@ public struct SimulatorControl: Sendable {
                 device.mutateState { state, now in state.stopRunningApp(now: now) }
                 return .null
             }.map { _ in Self.success }
-        case "reboot":
+        case "reboot", "outage":
             let downFor = max(0, command["downFor"]?.double ?? 2)
-            let futures = targets.map { $0.reboot(downFor: downFor) }
+            let futures = targets.map { name == "reboot" ? $0.reboot(downFor: downFor) : $0.outage(downFor: downFor) }
             return EventLoopFuture.andAllSucceed(futures, on: loop).map { Self.success }.recover { Self.failure("\($0)") }
         case "transfer":
             return transfer(from: targets, to: command["to"])

@@ -5,6 +5,7 @@ import CastProtocol
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Synchronization
 import SystemCrypto
 
 /// One CASTV2 connection to a device: TCP + TLS (the device's self-signed certificate is not
@@ -29,6 +30,9 @@ public final class CastConnection: Sendable {
     private let channel: Channel
     private let bridge: NIOLoopBound<InboundBridge>
     private let closed: EventLoopFuture<CastConnectionCloseReason>
+    /// The close reason once known, so asking later never touches the event loop (which may be
+    /// shut down by then).
+    private let knownCloseReason = Mutex<CastConnectionCloseReason?>(nil)
     private let log: Logger
 
     private init(endpoint: String, peerCertificateDER: [UInt8], deviceAuth: DeviceAuthResult, messages: AsyncStream<CastMessage>,
@@ -41,6 +45,7 @@ public final class CastConnection: Sendable {
         self.bridge = bridge
         self.closed = closed
         self.log = log
+        closed.whenSuccess { [weak self] reason in self?.knownCloseReason.withLock { $0 = reason } }
     }
 
     /// Connects, completes TLS and, unless ``CastConnectionOptions/deviceAuth`` is `.off`,
@@ -225,7 +230,10 @@ public final class CastConnection: Sendable {
 
     /// Waits until the connection has ended and says how.
     public var closeReason: CastConnectionCloseReason {
-        get async { (try? await closed.get()) ?? .error("unknown") }
+        get async {
+            if let known = knownCloseReason.withLock({ $0 }) { return known }
+            return (try? await closed.get()) ?? .error("unknown")
+        }
     }
 
     /// Whether the connection is still open.

@@ -31,6 +31,26 @@ struct HeartbeatStateMachineTests {
         #expect(machine.tick(now: 19.5) == .timedOut(silentFor: 10.5))
     }
 
+    @Test("next tick: when the PING falls due, then the timeout; later traffic moves it later")
+    func nextTick() {
+        var machine = HeartbeatStateMachine(pingInterval: 5, timeout: 10, now: 0)
+        #expect(machine.nextTick == 5)
+        #expect(machine.tick(now: machine.nextTick) == .sendPing)
+        #expect(machine.nextTick == 10)                        // PING again while silent
+        #expect(machine.tick(now: machine.nextTick) == .sendPing)
+        #expect(abs(machine.nextTick - 10.001) < 1e-9)         // then the timeout
+        guard case .timedOut(let silent) = machine.tick(now: machine.nextTick) else { Issue.record("no timeout"); return }
+        #expect(silent > 10)
+        var chatty = HeartbeatStateMachine(pingInterval: 5, timeout: 10, now: 0)
+        chatty.inbound(now: 4)
+        #expect(chatty.tick(now: 5) == .none)
+        #expect(chatty.nextTick == 9)
+        _ = chatty.tick(now: 9)                               // PING at 9
+        chatty.inbound(now: 9.1)                              // PONG
+        #expect(abs(chatty.nextTick - 14.1) < 1e-9)
+        #expect(chatty.tick(now: 14.1) == .sendPing)
+    }
+
     @Test("tick interval is a fifth of the ping interval, within 50 ms … 1 s")
     func tickInterval() {
         #expect(HeartbeatStateMachine(pingInterval: 5, timeout: 10, now: 0).tickInterval == 1)

@@ -425,3 +425,34 @@ struct SessionResumeTransferTests {
 func unlinkIfPresent(_ path: String) {
     _ = path.withCString { unlink($0) }
 }
+
+@Suite("CastSession when the device is unreachable", .timeLimit(.minutes(1)))
+struct SessionOutageTests {
+    @Test("network outage (app kept): suspended while unreachable, resumed the same app session once reachable")
+    func outage() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let recorder = EventRecorder()
+        let (manager, session) = try await SessionIntegrationTests.startSession(rig, recorder: recorder)
+        let sessionID = await session.application?.sessionId
+        try await rig.control(["command": "outage", "device": 0, "downFor": 1])
+        #expect(await recorder.wait { $0.contains(.didResume(transferred: false)) })
+        #expect(recorder.names == ["willStart", "didStart", "didSuspend", "willResume", "didResume"])
+        #expect(await session.application?.sessionId == sessionID)
+        let attempts = rig.logs.records.filter { $0.className == "CastSession" && $0.message.hasPrefix("reconnect attempt") }
+        #expect(attempts.count >= 2, "one refused attempt at least while the device was down")
+        await manager.endAll(stopCasting: true)
+    }
+
+    @Test("reboot (app gone): the resume finds no app session and ends with sessionGone")
+    func reboot() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let recorder = EventRecorder()
+        let (_, session) = try await SessionIntegrationTests.startSession(rig, recorder: recorder)
+        let app = try #require(await session.application)
+        try await rig.control(["command": "reboot", "device": 0, "downFor": 0.5])
+        #expect(await recorder.wait { $0.map(\.name).contains("didEnd") })
+        #expect(recorder.events.last == .didEnd(.sessionGone(appID: app.appId, sessionID: app.sessionId)))
+    }
+}

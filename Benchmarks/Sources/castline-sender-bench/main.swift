@@ -1,9 +1,10 @@
 // castline-sender-bench: N sessions on N simulated devices, each joined or launched and loaded
 // until PLAYING. Prints JSON lines: time to all-PLAYING, RSS per session, idle CPU and, with
-// --control, how long after a rebooted device is reachable again its session has resumed.
+// --control, how long after a device that was unreachable (a network outage of --down-for
+// seconds, app kept) is reachable again its session has resumed.
 //
 //   castline-sender-bench --targets devices.json --sessions 1000 [--idle 10] [--threads 1]
-//       [--control SOCKET --reboot 20 --down-for 2]
+//       [--control SOCKET --outage 20 --down-for 2]
 //
 // devices.json: the `devices` array of `castline sim`'s ready line ({address, castPort, uuid}).
 import CastCore
@@ -21,7 +22,7 @@ struct Arguments {
     var idle = 10.0
     var threads = 1
     var control: String?
-    var reboot = 0
+    var outage = 0
     var downFor = 2.0
 
     init() {
@@ -34,7 +35,7 @@ struct Arguments {
             case "--idle": idle = Double(value) ?? { fail("bad --idle \(value)") }()
             case "--threads": threads = Int(value) ?? { fail("bad --threads \(value)") }()
             case "--control": control = value
-            case "--reboot": reboot = Int(value) ?? { fail("bad --reboot \(value)") }()
+            case "--outage": outage = Int(value) ?? { fail("bad --outage \(value)") }()
             case "--down-for": downFor = Double(value) ?? { fail("bad --down-for \(value)") }()
             default: fail("unknown flag \(flag)")
             }
@@ -194,12 +195,12 @@ let idleWall = monotonic() - idleStart
 let idleCPU = cpuSeconds() - cpuBefore
 emit("sender.idle_cpu", 100 * idleCPU / idleWall, "% of one core", ["seconds": .double(idleWall), "cpu_seconds": .double(idleCPU)])
 
-if let socket = arguments.control, arguments.reboot > 0 {
-    let count = min(arguments.reboot, sessions.count)
+if let socket = arguments.control, arguments.outage > 0 {
+    let count = min(arguments.outage, sessions.count)
     var upAt: [Int: Double] = [:]
     for index in 0..<count {
-        guard let reply = control(socket, ["command": "reboot", "device": .int(Int64(index)), "downFor": .double(arguments.downFor)]),
-              reply["ok"] == true else { fail("reboot of device \(index) failed") }
+        guard let reply = control(socket, ["command": "outage", "device": .int(Int64(index)), "downFor": .double(arguments.downFor)]),
+              reply["ok"] == true else { fail("outage of device \(index) failed") }
         upAt[index] = monotonic() + arguments.downFor
     }
     let deadline = monotonic() + arguments.downFor + 30
@@ -212,7 +213,7 @@ if let socket = arguments.control, arguments.reboot > 0 {
     }
     latencies.sort()
     emit("sender.reconnect_after_reachable.max", latencies.last ?? -1, "s", [
-        "resumed": .int(Int64(latencies.count)), "rebooted": .int(Int64(count)), "down_for": .double(arguments.downFor),
+        "resumed": .int(Int64(latencies.count)), "unreachable": .int(Int64(count)), "down_for": .double(arguments.downFor),
         "p50": .double(latencies.isEmpty ? -1 : latencies[latencies.count / 2]),
     ])
 }
