@@ -65,6 +65,7 @@ def main():
         except Exception as error:  # noqa: BLE001 — reported, counted
             failures.append(f"{device['address']}:{device['castPort']}: {error!r}")
 
+    cpu_at_start = sum(os.times()[:2])
     started = time.monotonic()
     threads = [threading.Thread(target=run, args=(i, d), daemon=True) for i, d in enumerate(devices)]
     for thread in threads:
@@ -75,7 +76,8 @@ def main():
     live = [c for c in casts if c is not None]
     for failure in failures[:5]:
         print(f"session failed: {failure}", file=sys.stderr)
-    emit("pychromecast.all_playing", all_playing, "s", sessions=len(live), failed=len(failures))
+    emit("pychromecast.all_playing", all_playing, "s", sessions=len(live), failed=len(failures),
+         cpu_seconds=round(sum(os.times()[:2]) - cpu_at_start, 3))
     time.sleep(2)
     after = rss_kb()
     emit("pychromecast.rss_per_session", (after - baseline) / max(1, len(live)), "KB", rss_total_kb=after, rss_baseline_kb=baseline)

@@ -27,8 +27,14 @@ sys.path.insert(0, os.path.join(REPO, "Tests", "Conformance"))
 import conftest  # noqa: E402
 
 
-def run(netns, argv, timeout):
+def run(netns, argv, timeout, sim_pid=None):
+    """Runs one benchmark process in the namespace; its JSON lines by name. With `sim_pid`, also
+    the simulator's CPU seconds during the run (the device side's share of the work)."""
+    ticks = conftest.cpu_ticks(sim_pid) if sim_pid else 0
     result = subprocess.run(netns.command(*argv), capture_output=True, text=True, timeout=timeout)
+    if sim_pid:
+        used = (conftest.cpu_ticks(sim_pid) - ticks) / conftest.CLOCK_TICKS
+        print(f"  simulator CPU during the run: {used:.2f} s", flush=True)
     figures = {}
     for line in result.stdout.splitlines():
         if line.startswith("{"):
@@ -71,19 +77,22 @@ def main():
         print(f"sender-fleet: simulator with {devices} devices; castline {bench}", flush=True)
 
         print(f"castline, {args.small} sessions:", flush=True)
-        small = run(netns, [bench, "--targets", targets, "--sessions", str(args.small), "--idle", str(args.idle)], 600)
+        pid = conftest.sim_pid(netns)
+        small = run(netns, [bench, "--targets", targets, "--sessions", str(args.small), "--idle", str(args.idle)], 600, pid)
         print(f"pychromecast {conftest_version()}, {args.small} sessions (other devices):", flush=True)
         peer = run(netns, [conftest.PYTHON, os.path.join(REPO, "Benchmarks", "pychromecast-sessions.py"), "--targets", second_half,
-                           "--sessions", str(args.small), "--idle", str(args.idle)], 900)
+                           "--sessions", str(args.small), "--idle", str(args.idle)], 900, pid)
         sim.control({"command": "stop-app", "device": "all"})
         print(f"castline, {args.large} sessions (+ {args.outage} devices unreachable for 2 s):", flush=True)
         large = run(netns, [bench, "--targets", targets, "--sessions", str(args.large), "--idle", str(args.idle),
-                            "--control", sim.control_socket, "--outage", str(args.outage), "--down-for", "2"], 900)
+                            "--control", sim.control_socket, "--outage", str(args.outage), "--down-for", "2"], 900, pid)
 
         ours, theirs = small["sender.all_playing"]["value"], peer["pychromecast.all_playing"]["value"]
         print("\nsummary", flush=True)
         print(f"  time to all-PLAYING, {args.small}:  castline {ours:.2f} s, pychromecast {theirs:.2f} s "
               f"({theirs / max(ours, 1e-6):.1f}x)")
+        print(f"  sender CPU until all PLAYING, {args.small}: castline {small['sender.all_playing']['cpu_seconds']:.2f} s, "
+              f"pychromecast {peer['pychromecast.all_playing']['cpu_seconds']:.2f} s")
         print(f"  RSS per session, {args.small}:      castline {small['sender.rss_per_session']['value']:.0f} KB, "
               f"pychromecast {peer['pychromecast.rss_per_session']['value']:.0f} KB")
         print(f"  idle CPU, {args.small}:             castline {small['sender.idle_cpu']['value']:.2f} %, "

@@ -22,7 +22,6 @@ sys.path.insert(0, os.path.join(REPO, "Tests", "Conformance"))
 
 import conftest  # noqa: E402  (Namespace, Simulator, run_client, start_avahi, stop_avahi)
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def proc_status(pid):
@@ -32,24 +31,6 @@ def proc_status(pid):
             key, _, value = line.partition(":")
             fields[key] = value.strip()
     return fields
-
-
-def cpu_ticks(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return int(parts[11]) + int(parts[12])   # utime + stime
-
-
-def sim_pid(netns):
-    """The castline process in the namespace (Popen's pid is `ip netns exec`, which execs it)."""
-    for pid in subprocess.run(["ip", "netns", "pids", netns.name], capture_output=True, text=True).stdout.split():
-        try:
-            with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() == "castline":
-                    return int(pid)
-        except FileNotFoundError:
-            continue
-    raise RuntimeError("castline process not found in the namespace")
 
 
 def count_services(netns, env):
@@ -86,7 +67,7 @@ def main():
         extra = ["--devices", str(args.devices), "--log", "*:warning"] + (["--no-mdns"] if args.no_mdns else [])
         sim = conftest.Simulator(netns, workdir, extra=extra, env=env)
         ready = time.monotonic() - started
-        pid = sim_pid(netns)
+        pid = conftest.sim_pid(netns)
         print(f"  ready after            {ready:8.2f} s")
         if env:
             deadline = time.monotonic() + 120
@@ -99,13 +80,13 @@ def main():
             print(f"  avahi-browse sees      {seen:8d} / {args.devices} services after {time.monotonic() - started:.1f} s")
         time.sleep(2)
         before = snapshot(pid)
-        ticks = cpu_ticks(pid)
+        ticks = conftest.cpu_ticks(pid)
         time.sleep(args.idle)
-        idle_ticks = cpu_ticks(pid) - ticks
+        idle_ticks = conftest.cpu_ticks(pid) - ticks
         print(f"  RSS                    {before['rss_mb']:8.1f} MB (peak {before['peak_mb']:.1f} MB), "
               f"{before['threads']} threads, {before['fds']} fds")
-        print(f"  idle CPU over {args.idle:.0f} s     {idle_ticks / CLOCK_TICKS:8.2f} s "
-              f"({100 * idle_ticks / CLOCK_TICKS / args.idle:.2f} % of one core)")
+        print(f"  idle CPU over {args.idle:.0f} s     {idle_ticks / conftest.CLOCK_TICKS:8.2f} s "
+              f"({100 * idle_ticks / conftest.CLOCK_TICKS / args.idle:.2f} % of one core)")
         last = sim.ready["devices"][-1]
         session_started = time.monotonic()
         result = conftest.run_client(netns, "pychromecast_flow.py", last["address"], str(last["castPort"]), last["uuid"])

@@ -58,6 +58,9 @@ public final class CastConnection: Sendable {
         do {
             var configuration = TLSConfiguration.makeClientConfiguration()
             configuration.certificateVerification = .none
+            // Classic ECDHE only: Cast devices do not negotiate post-quantum hybrids, and
+            // BoringSSL's default X25519MLKEM768 key share was most of a handshake's CPU.
+            configuration.curves = [.x25519, .secp256r1, .secp384r1]
             tls = try NIOSSLContext(configuration: configuration)
         } catch {
             throw .tlsFailed(endpoint: endpoint, reason: "cannot create a TLS context: \(error)")
@@ -143,10 +146,13 @@ public final class CastConnection: Sendable {
                 break
             }
         }
-        let commonName = (try? Certificate(derBytes: peer))?.commonName ?? "?"
-        log.info("connected to \(endpoint) in \(Int((MonotonicClock.seconds() - started) * 1000)) ms (TLS peer \(commonName))", [
-            "peerCertificate": .string(commonName),
-        ])
+        // Parsing the certificate costs more than the rest of this line: only when it is logged.
+        if log.isEnabled(.info) {
+            let commonName = (try? Certificate(derBytes: peer))?.commonName ?? "?"
+            log.info("connected to \(endpoint) in \(Int((MonotonicClock.seconds() - started) * 1000)) ms (TLS peer \(commonName))", [
+                "peerCertificate": .string(commonName),
+            ])
+        }
         return CastConnection(endpoint: endpoint, peerCertificateDER: peer, deviceAuth: auth, messages: messages,
                               channel: channel, bridge: bridge, closed: closedPromise.futureResult, log: log)
     }

@@ -224,3 +224,24 @@ def run_client(netns, script, *args, timeout=90):
     assert result.returncode == 0 and lines, (
         f"{script} failed (rc {result.returncode})\nstdout:\n{result.stdout[-4000:]}\nstderr:\n{result.stderr[-4000:]}")
     return json.loads(lines[-1])
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return int(parts[11]) + int(parts[12])   # utime + stime
+
+
+def sim_pid(netns):
+    """The castline process in the namespace (Popen's pid is `ip netns exec`, which execs it)."""
+    for pid in subprocess.run(["ip", "netns", "pids", netns.name], capture_output=True, text=True).stdout.split():
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == "castline":
+                    return int(pid)
+        except FileNotFoundError:
+            continue
+    raise RuntimeError("castline process not found in the namespace")

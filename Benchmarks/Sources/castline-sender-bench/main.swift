@@ -4,7 +4,7 @@
 // seconds, app kept) is reachable again its session has resumed.
 //
 //   castline-sender-bench --targets devices.json --sessions 1000 [--idle 10] [--threads 1]
-//       [--control SOCKET --outage 20 --down-for 2]
+//       [--control SOCKET --outage 20 --down-for 2] [--log RULES (default warning, to stderr)]
 //
 // devices.json: the `devices` array of `castline sim`'s ready line ({address, castPort, uuid}).
 import CastCore
@@ -24,6 +24,7 @@ struct Arguments {
     var control: String?
     var outage = 0
     var downFor = 2.0
+    var log = "warning"
 
     init() {
         var it = CommandLine.arguments.dropFirst().makeIterator()
@@ -36,6 +37,7 @@ struct Arguments {
             case "--threads": threads = Int(value) ?? { fail("bad --threads \(value)") }()
             case "--control": control = value
             case "--outage": outage = Int(value) ?? { fail("bad --outage \(value)") }()
+            case "--log": log = value
             case "--down-for": downFor = Double(value) ?? { fail("bad --down-for \(value)") }()
             default: fail("unknown flag \(flag)")
             }
@@ -142,7 +144,9 @@ let devices = listed.prefix(arguments.sessions).enumerated().map { index, entry 
 }
 guard devices.count == arguments.sessions else { fail("only \(devices.count) targets for \(arguments.sessions) sessions") }
 
-let logSystem = LogSystem(filter: try! LoggerFilter(parsing: "warning"))
+let logSystem: LogSystem
+do { logSystem = LogSystem(filter: try LoggerFilter(parsing: arguments.log)) } catch { fail("--log: \(error)") }
+logSystem.addSink(ConsoleLogSink())
 var options = CastOptions()
 options.logSystem = logSystem
 options.requestTimeout = 30
@@ -154,10 +158,12 @@ let media = try! MediaInformationBuilder(contentURL: "https://media.example/cast
     .generic(title: "castline bench").build()
 
 let baseline = rssKB()
+let cpuAtStart = cpuSeconds()
 let started = monotonic()
 let failures = Atomic<Int>(0)
-let sessions: [CastSession] = await withTaskGroup(of: CastSession?.self) { group in
-    for device in devices {
+// Sessions in device order (index i is on device i: the outage below relies on it).
+let sessionByDevice: [Int: CastSession] = await withTaskGroup(of: (Int, CastSession?).self) { group in
+    for (index, device) in devices.enumerated() {
         group.addTask {
             do {
                 let session = try await manager.startSession(on: device)
@@ -167,21 +173,23 @@ let sessions: [CastSession] = await withTaskGroup(of: CastSession?.self) { group
                 if client.mediaStatus?.playerState != .playing {
                     for await status in updates where status?.playerState == .playing { break }
                 }
-                return session
+                return (index, session)
             } catch {
                 failures.add(1, ordering: .relaxed)
                 writeError("session on \(device) failed: \(error)\n")
-                return nil
+                return (index, nil)
             }
         }
     }
-    var all: [CastSession] = []
-    for await session in group { if let session { all.append(session) } }
-    return all
+    var byIndex: [Int: CastSession] = [:]
+    for await (index, session) in group { if let session { byIndex[index] = session } }
+    return byIndex
 }
+let sessions = sessionByDevice.sorted { $0.key < $1.key }.map(\.value)
 let allPlaying = monotonic() - started
 emit("sender.all_playing", allPlaying, "s", ["sessions": .int(Int64(sessions.count)), "failed": .int(Int64(failures.load(ordering: .relaxed))),
-                                              "threads": .int(Int64(arguments.threads))])
+                                              "threads": .int(Int64(arguments.threads)),
+                                              "cpu_seconds": .double(((cpuSeconds() - cpuAtStart) * 1000).rounded() / 1000)])
 
 try? await Task.sleep(for: .seconds(2))
 let after = rssKB()
@@ -207,7 +215,9 @@ if let socket = arguments.control, arguments.outage > 0 {
     var latencies: [Double] = []
     while monotonic() < deadline {
         let resumed = clock.resumed.withLock { $0 }
-        latencies = (0..<count).compactMap { index in resumed[sessions[index].localID].map { $0 - upAt[index]! } }
+        latencies = (0..<count).compactMap { index in
+            sessionByDevice[index].flatMap { resumed[$0.localID] }.map { $0 - upAt[index]! }
+        }
         if latencies.count == count { break }
         try? await Task.sleep(for: .milliseconds(20))
     }
