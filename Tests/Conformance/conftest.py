@@ -68,14 +68,17 @@ class Namespace:
 class Simulator:
     """A running `castline sim` inside a namespace; stopped with SIGTERM (by PID) at teardown."""
 
-    def __init__(self, namespace, workdir, extra=(), env=None):
+    def __init__(self, namespace, workdir, extra=(), env=None, frame_log=True):
+        """`frame_log=False`: no frame log and warnings only (benchmarks: the device side as cheap
+        as it can be, for every sender measured)."""
         self.workdir = workdir
         self.frame_log = os.path.join(workdir, "frames.jsonl")
         self.control_socket = os.path.join(workdir, "control.sock")
         self.root_ca = os.path.join(workdir, "root-ca.pem")
         self.stderr_path = os.path.join(workdir, "sim.stderr")
-        argv = [castline_binary(), "sim", "--frame-log", self.frame_log, "--control-socket", self.control_socket,
-                "--export-root-ca", self.root_ca, "--log", "*:info,CastChannel.*:debug", *extra]
+        logging = ["--frame-log", self.frame_log, "--log", "*:info,CastChannel.*:debug"] if frame_log else ["--log", "*:warning"]
+        argv = [castline_binary(), "sim", "--control-socket", self.control_socket, "--export-root-ca", self.root_ca,
+                *logging, *extra]
         self.stderr = open(self.stderr_path, "w")
         self.process = subprocess.Popen(namespace.command(*argv), stdout=subprocess.PIPE, stderr=self.stderr,
                                         text=True, env=env)
