@@ -105,20 +105,7 @@ public actor CastSession {
         let stream = stateWaiters.stream()
         let current = machine.state
         if predicate(current) { return current }
-        let found = await withTaskGroup(of: CastSessionState?.self) { group in
-            group.addTask {
-                for await state in stream where predicate(state) { return state }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(max(0, min(timeout, 86_400))))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-        return found ?? machine.state
+        return await stream.first(within: timeout, where: predicate) ?? machine.state
     }
 
     /// Moves the session to `target`: reads the media status here, launches the app there, loads

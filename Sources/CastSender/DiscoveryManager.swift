@@ -167,23 +167,15 @@ public actor DiscoveryManager {
         if let device = visible.first(where: predicate) { return device }
         let stream = fanout.stream()
         if let device = visible.first(where: predicate) { return device }
-        return await withTaskGroup(of: CastDevice?.self) { group in
-            group.addTask {
-                for await event in stream {
-                    switch event {
-                    case .inserted(let device, _), .updated(let device, _): if predicate(device) { return device }
-                    default: break
-                    }
-                }
-                return nil
+        let event = await stream.first(within: timeout) { event in
+            switch event {
+            case .inserted(let device, _), .updated(let device, _): return predicate(device)
+            default: return false
             }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(max(0, min(timeout, 86_400))))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        }
+        switch event {
+        case .inserted(let device, _)?, .updated(let device, _)?: return device
+        default: return nil
         }
     }
 

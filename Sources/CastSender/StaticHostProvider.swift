@@ -149,23 +149,15 @@ public final class StaticHostProvider: DiscoveryProvider {
         } catch {
             return [:]
         }
-        return await withTaskGroup(of: [String: Bool]?.self) { group in
-            group.addTask {
-                for await message in connection.messages where message.namespace == .receiver {
-                    guard let text = message.payload.text,
-                          case .receiver(.appAvailability(_, let entries))? = try? CastPayload.decode(namespace: .receiver, utf8: text)
-                    else { continue }
-                    return Dictionary(entries.map { ($0.appId, $0.availability == .available) }, uniquingKeysWith: { $1 })
-                }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(timeout))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? [:]
-        }
+        let reply = await connection.messages.first(within: timeout) { Self.availability(in: $0) != nil }
+        return reply.flatMap(Self.availability(in:)) ?? [:]
+    }
+
+    /// The GET_APP_AVAILABILITY answer a message carries, as app id → available.
+    private static func availability(in message: CastMessage) -> [String: Bool]? {
+        guard message.namespace == .receiver, let text = message.payload.text,
+              case .receiver(.appAvailability(_, let entries))? = try? CastPayload.decode(namespace: .receiver, utf8: text)
+        else { return nil }
+        return Dictionary(entries.map { ($0.appId, $0.availability == .available) }, uniquingKeysWith: { $1 })
     }
 }

@@ -117,17 +117,5 @@ func waitForMediaStatus(_ client: RemoteMediaClient, timeout: Double = 10,
     if let status = client.mediaStatus, predicate(status) { return status }
     let stream = client.statusUpdates()
     if let status = client.mediaStatus, predicate(status) { return status }
-    return await withTaskGroup(of: MediaStatus?.self) { group in
-        group.addTask {
-            for await status in stream { if let status, predicate(status) { return status } }
-            return nil
-        }
-        group.addTask {
-            try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
+    return await stream.first(within: timeout) { $0.map(predicate) ?? false } ?? nil
 }

@@ -28,21 +28,9 @@ struct CastConnectionTests {
 
     /// The next message on `namespace` whose JSON `type` is `type`, within `timeout` seconds.
     static func next(_ connection: CastConnection, type: String, on namespace: CastNamespace, timeout: Double = 5) async -> JSONValue? {
-        await withTaskGroup(of: JSONValue?.self) { group in
-            group.addTask {
-                for await message in connection.messages where message.namespace == namespace {
-                    if let json = message.payload.text.flatMap({ try? JSONValue.parse($0) }), json["type"]?.string == type { return json }
-                }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        let json: @Sendable (CastMessage) -> JSONValue? = { $0.payload.text.flatMap { try? JSONValue.parse($0) } }
+        return await connection.messages.first(within: timeout) { $0.namespace == namespace && json($0)?["type"]?.string == type }
+            .flatMap(json)
     }
 
     @Test("connects, CONNECT + GET_STATUS gets RECEIVER_STATUS; the peer certificate is the device's")
