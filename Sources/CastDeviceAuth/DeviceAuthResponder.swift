@@ -134,6 +134,9 @@ public struct DeviceAuthVerifier: Sendable {
         public let hash: DigestAlgorithm
         /// The nonce the device echoed (empty when none).
         public let senderNonce: [UInt8]
+        /// The device or an intermediate certificate carries Cast's audio-only policy: the
+        /// device must only be sent audio (speakers, Chromecast Audio).
+        public let audioOnly: Bool
     }
 
     /// The roots device chains must end at.
@@ -178,7 +181,9 @@ public struct DeviceAuthVerifier: Sendable {
             intermediatesDER: response.intermediateCertificate.map { [UInt8]($0) }, senderNonce: nonce,
             expectedNonce: expectedNonce, peerCertificateDER: peerCertificateDER, hash: hash,
             trustAnchors: trustAnchors, at: time)
-        return Verified(deviceCertificate: device, hash: hash, senderNonce: nonce)
+        let intermediates = response.intermediateCertificate.compactMap { try? Certificate(derBytes: [UInt8]($0)) }
+        let audioOnly = ([device] + intermediates).contains { $0.policyOIDs.contains(DeviceCredentials.audioOnlyPolicyOID) }
+        return Verified(deviceCertificate: device, hash: hash, senderNonce: nonce, audioOnly: audioOnly)
     }
 }
 

@@ -12,9 +12,11 @@ struct DeviceIdentity: Sendable {
     let authResponder: DeviceAuthResponder
     private let authority: SimulatorAuthority
 
-    /// A fresh identity for device `uuid`, its device-auth certificate issued by `authority`'s ICA.
-    static func issue(for uuid: String, authority: SimulatorAuthority) throws -> DeviceIdentity {
-        try DeviceIdentity(credentials: DeviceCredentials.issue(for: uuid, authority: authority), authority: authority)
+    /// A fresh identity for device `uuid`, its device-auth certificate issued by `authority`'s ICA
+    /// (with the audio-only policy for a speaker, as real audio devices carry it).
+    static func issue(for uuid: String, authority: SimulatorAuthority, audioOnly: Bool = false) throws -> DeviceIdentity {
+        try DeviceIdentity(credentials: DeviceCredentials.issue(for: uuid, authority: authority, audioOnly: audioOnly),
+                           authority: authority)
     }
 
     private init(credentials: DeviceCredentials, authority: SimulatorAuthority) throws {

@@ -61,7 +61,8 @@ public final class ReceiverSimulator: Sendable {
             for (index, configuration) in configurations.enumerated() {
                 devices.append(SimulatedDevice(
                     index: index, configuration: configuration, settings: settings, loop: group.next(),
-                    identity: try DeviceIdentity.issue(for: configuration.uuid, authority: authority),
+                    identity: try DeviceIdentity.issue(for: configuration.uuid, authority: authority,
+                                                      audioOnly: !configuration.isVideoDevice),
                     frameLog: frameLog, advertiser: advertiser, logSystem: logSystem))
             }
         } catch let error as SimulatorError {
@@ -104,12 +105,15 @@ public final class ReceiverSimulator: Sendable {
     /// `count` devices on 127.0.0.1 in the ports layout at a random base port in 30000…59999,
     /// trying another base when a port is taken (at most 8 tries): a private simulator for tests
     /// and for developers of senders and channels. The devices' ports are in ``devices``.
-    public static func startOnFreePorts(count: Int = 1, settings: SimulatorSettings,
-                                        logSystem: LogSystem = .shared) async throws -> ReceiverSimulator {
+    /// `configure` adjusts each device (e.g. `isVideoDevice = false` for a speaker).
+    public static func startOnFreePorts(count: Int = 1, settings: SimulatorSettings, logSystem: LogSystem = .shared,
+                                        configure: (inout SimulatedDeviceConfiguration) -> Void = { _ in })
+        async throws -> ReceiverSimulator {
         var lastError: Error?
         for attempt in 0..<8 {
             let base = 30_000 + Int(UInt32.random(in: 0..<10_000)) * 3 + attempt
-            let configurations = try DeviceFleet.make(count: count, layout: .ports, basePort: base)
+            var configurations = try DeviceFleet.make(count: count, layout: .ports, basePort: base)
+            for index in configurations.indices { configure(&configurations[index]) }
             do {
                 return try await start(devices: configurations, settings: settings, logSystem: logSystem)
             } catch let error as SimulatorError {

@@ -22,6 +22,12 @@ public actor CastSession {
     public private(set) var deviceStatus: CastDeviceStatus?
     /// How the device authenticated on the current connection.
     public private(set) var deviceAuth: DeviceAuthResult = .notChecked
+    /// Device authentication verified the device as audio-only (Cast's audio-only certificate
+    /// policy): send it audio only. False when not checked.
+    public var isAudioOnly: Bool {
+        if case .verified(_, let audioOnly) = deviceAuth { return audioOnly }
+        return false
+    }
     /// Playback control for the app's media namespace.
     public nonisolated let remoteMediaClient: RemoteMediaClient
 

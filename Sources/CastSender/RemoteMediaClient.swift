@@ -69,7 +69,12 @@ public final class RemoteMediaClient: Sendable {
 
     /// Loads `media` (replacing what plays). A second load before the first answers supersedes it.
     public func load(_ media: MediaInformation, options: MediaLoadOptions = MediaLoadOptions()) async -> CastRequest<MediaStatus?> {
-        await command("LOAD", needsMediaSession: false, timeout: options.timeout, supersedes: true) { id, _, sessionID in
+        if media.contentType.hasPrefix("video/"), let session = state.withLock({ $0.session }), await session.isAudioOnly {
+            log.warning("loading \(media.contentType) on an audio-only device (its certificate carries the audio-only policy)", [
+                "contentType": .string(media.contentType), "audioOnly": .bool(true),
+            ])
+        }
+        return await command("LOAD", needsMediaSession: false, timeout: options.timeout, supersedes: true) { id, _, sessionID in
             LoadRequest(requestId: id, sessionId: sessionID, media: media, autoplay: options.autoplay, currentTime: options.startTime,
                         activeTrackIds: options.activeTrackIDs, playbackRate: options.playbackRate,
                         customData: options.customData).json

@@ -140,8 +140,10 @@ public final class CastConnection: Sendable {
                 throw .deviceAuthFailed(endpoint: endpoint, reason: reason)
             case (.failed(let reason), _):
                 log.warning("device authentication failed: \(reason); going on (deviceAuth: warn)", ["reason": .string(reason)])
-            case (.verified(let name), _):
-                log.info("device authenticated: \(name ?? "?")", ["deviceCertificate": .string(name ?? "")])
+            case (.verified(let name, let audioOnly), _):
+                log.info("device authenticated: \(name ?? "?")\(audioOnly ? " (audio-only device)" : "")", [
+                    "deviceCertificate": .string(name ?? ""), "audioOnly": .bool(audioOnly),
+                ])
             case (.notChecked, _):
                 break
             }
@@ -182,7 +184,7 @@ public final class CastConnection: Sendable {
         do {
             let verified = try DeviceAuthVerifier(trustAnchors: options.trustAnchors)
                 .verify(reply: bytes, peerCertificateDER: peer, expectedNonce: nonce)
-            return .verified(deviceCommonName: verified.deviceCertificate.commonName)
+            return .verified(deviceCommonName: verified.deviceCertificate.commonName, audioOnly: verified.audioOnly)
         } catch {
             return .failed(reason: "\(error)")
         }

@@ -36,7 +36,8 @@ public enum DeviceAuthResult: Sendable, Equatable {
     /// Not attempted (``CastConnectionOptions/DeviceAuthMode/off``).
     case notChecked
     /// The chain ended at a trust anchor and the signature covered our nonce and the TLS certificate.
-    case verified(deviceCommonName: String?)
+    /// `audioOnly`: the device's certificates carry Cast's audio-only policy.
+    case verified(deviceCommonName: String?, audioOnly: Bool)
     /// Checked and failed (warn mode keeps the connection).
     case failed(reason: String)
 }

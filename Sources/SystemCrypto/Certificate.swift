@@ -159,6 +159,25 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
         return flags & UInt32(EXFLAG_CA) != 0
     }
 
+    /// The certificatePolicies OIDs in dotted form (empty when the extension is absent).
+    public var policyOIDs: [String] {
+        guard let raw = X509_get_ext_d2i(handle.pointer, NID_certificate_policies, nil, nil) else {
+            OpenSSLErrors.clear()
+            return []
+        }
+        let stack = OpaquePointer(raw)
+        defer { CERTIFICATEPOLICIES_free(stack) }
+        var oids: [String] = []
+        for index in 0..<max(0, OPENSSL_sk_num(stack)) {
+            guard let entry = OPENSSL_sk_value(stack, index)?.assumingMemoryBound(to: POLICYINFO.self),
+                  let oid = entry.pointee.policyid else { continue }
+            var buffer = [CChar](repeating: 0, count: 128)
+            let length = OBJ_obj2txt(&buffer, Int32(buffer.count), oid, 1)
+            if length > 0, length < buffer.count { oids.append(String(cString: buffer)) }
+        }
+        return oids
+    }
+
     /// The key usage bits, nil when the certificate has no keyUsage extension.
     public var keyUsage: KeyUsage? {
         let flags = X509_get_extension_flags(handle.pointer)

@@ -47,6 +47,8 @@ public struct CertificateBuilder: Sendable {
     public var keyUsage: KeyUsage = [.digitalSignature]
     /// extendedKeyUsage purposes by OpenSSL name (`serverAuth`, `clientAuth`); empty = none.
     public var extendedKeyUsage: [String] = []
+    /// certificatePolicies OIDs (dotted), e.g. Cast's audio-only policy; empty = no extension.
+    public var policies: [String] = []
 
     /// A leaf profile (CA:FALSE, digitalSignature) valid from `notBefore` to `notAfter`.
     public init(commonName: String, notBefore: Int64, notAfter: Int64) {
@@ -94,6 +96,14 @@ public struct CertificateBuilder: Sendable {
         if !keyUsage.isEmpty { try addExtension(x509, &ctx, NID_key_usage, "critical," + keyUsage.extensionValue) }
         if !extendedKeyUsage.isEmpty {
             try addExtension(x509, &ctx, NID_ext_key_usage, extendedKeyUsage.joined(separator: ","))
+        }
+        if !policies.isEmpty {
+            // certificatePolicies is a "raw" extension: OpenSSL wants a config database even for
+            // plain OIDs, so lend it an empty one.
+            let conf = NCONF_new(nil)
+            defer { NCONF_free(conf) }
+            X509V3_set_nconf(&ctx, conf)
+            try addExtension(x509, &ctx, NID_certificate_policies, policies.joined(separator: ","))
         }
         try addExtension(x509, &ctx, NID_subject_key_identifier, "hash")
         if issuer != nil { try addExtension(x509, &ctx, NID_authority_key_identifier, "keyid") }
@@ -203,10 +213,12 @@ extension Certificate {
         return try builder.issued(subjectKey: key, issuer: issuer.certificate, issuerKey: issuer.key)
     }
 
-    /// A leaf (CA:FALSE, digitalSignature) for `subjectKey`, signed by `issuer`.
+    /// A leaf (CA:FALSE, digitalSignature) for `subjectKey`, signed by `issuer`, with
+    /// certificatePolicies `policies` when not empty.
     public static func leaf(commonName: String, subjectKey: PrivateKey, issuer: Certificate, issuerKey: PrivateKey,
-                            notBefore: Int64, notAfter: Int64) throws(CryptoError) -> Certificate {
-        try CertificateBuilder(commonName: commonName, notBefore: notBefore, notAfter: notAfter)
-            .issued(subjectKey: subjectKey, issuer: issuer, issuerKey: issuerKey)
+                            notBefore: Int64, notAfter: Int64, policies: [String] = []) throws(CryptoError) -> Certificate {
+        var builder = CertificateBuilder(commonName: commonName, notBefore: notBefore, notAfter: notAfter)
+        builder.policies = policies
+        return try builder.issued(subjectKey: subjectKey, issuer: issuer, issuerKey: issuerKey)
     }
 }

@@ -20,6 +20,9 @@ public struct DeviceCredentials: Sendable {
     public static let tlsBackdate: Int64 = 60
     /// Lifetime of the device-auth certificate (capped at the intermediate's `notAfter`).
     public static let deviceCertificateLifetime: Int64 = 2 * 365 * UnixTime.day
+    /// Cast's certificate policy for audio-only devices (openscreen `kAudioOnlyPolicy`): in a
+    /// device or intermediate certificate it restricts the device to audio.
+    public static let audioOnlyPolicyOID = "1.3.6.1.4.1.11129.2.5.2"
 
     /// The id the certificates were issued for (their common name, cut to 64 bytes).
     public let deviceID: String
@@ -47,14 +50,17 @@ public struct DeviceCredentials: Sendable {
     ///   - deviceID: the device's UUID (or name); used as both certificates' common name.
     ///   - authority: the CA that issues the device-auth certificate.
     ///   - now: issue time, seconds since 1970.
-    public static func issue(for deviceID: String, authority: SimulatorAuthority,
-                             now: Int64 = UnixTime.now) throws(CryptoError) -> DeviceCredentials {
+    ///   - audioOnly: the device certificate carries Cast's audio-only policy
+    ///     (``DeviceCredentials/audioOnlyPolicyOID``), as a speaker's does.
+    public static func issue(for deviceID: String, authority: SimulatorAuthority, now: Int64 = UnixTime.now,
+                             audioOnly: Bool = false) throws(CryptoError) -> DeviceCredentials {
         let name = commonName(for: deviceID)
         let (tlsKey, tlsCertificate) = try makeTLSIdentity(commonName: name, now: now)
         let ica = authority.intermediateCertificate
         let deviceCertificate = try Certificate.leaf(
             commonName: name, subjectKey: authority.deviceModelKey, issuer: ica, issuerKey: authority.intermediateKey,
-            notBefore: now - UnixTime.hour, notAfter: min(now + deviceCertificateLifetime, ica.notAfter))
+            notBefore: now - UnixTime.hour, notAfter: min(now + deviceCertificateLifetime, ica.notAfter),
+            policies: audioOnly ? [audioOnlyPolicyOID] : [])
         return DeviceCredentials(
             deviceID: name, tlsKey: tlsKey, tlsCertificate: tlsCertificate, tlsCertificatePEM: tlsCertificate.pem,
             tlsPrivateKeyPEM: try tlsKey.pkcs8PEM(), deviceAuthKey: authority.deviceModelKey,

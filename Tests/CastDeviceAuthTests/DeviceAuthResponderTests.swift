@@ -35,6 +35,17 @@ private func decode(_ bytes: [UInt8]) throws -> Cast_Channel_DeviceAuthMessage {
 
 @Suite("Device-auth responder")
 struct DeviceAuthResponderTests {
+    @Test("an audio-only device certificate (Cast's policy OID) is reported as audio-only by the verifier")
+    func audioOnly() throws {
+        let speaker = try DeviceCredentials.issue(for: "5c1d0b7e8f9a4b3c2d1e0f9a8b7c6d5e", authority: Fixture.authority, audioOnly: true)
+        #expect(speaker.deviceAuthCertificate.policyOIDs == [DeviceCredentials.audioOnlyPolicyOID])
+        #expect(Fixture.device.deviceAuthCertificate.policyOIDs.isEmpty)
+        let reply = DeviceAuthResponder(credentials: speaker, authority: Fixture.authority)
+            .reply(to: DeviceAuthVerifier.challenge(nonce: [1, 2, 3], hash: .sha256))
+        let verified = try Fixture.verifier.verify(reply: reply.bytes, peerCertificateDER: speaker.tlsCertificateDER, expectedNonce: [1, 2, 3])
+        #expect(verified.audioOnly)
+    }
+
     let responder = DeviceAuthResponder(credentials: Fixture.device, authority: Fixture.authority)
 
     @Test("A 16-byte nonce with SHA-256 is answered and verifies against the exported root")
@@ -57,6 +68,7 @@ struct DeviceAuthResponderTests {
         #expect(verified.hash == .sha256)
         #expect(verified.senderNonce == nonce)
         #expect(verified.deviceCertificate.commonName == "3f2504e04f8911d39a0c0305e82c3301")
+        #expect(!verified.audioOnly)
 
         // The signature is over nonce || TLS certificate DER, with SHA-256 and not SHA-1.
         let signed = nonce + Fixture.device.tlsCertificateDER

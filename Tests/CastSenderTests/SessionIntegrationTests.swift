@@ -3,6 +3,7 @@ import CastCore
 import CastLogging
 import CastProtocol
 import CastReceiverSimServer
+import CastTestSupport
 import CastSender
 import CastTransport
 import SystemCrypto
@@ -98,6 +99,8 @@ struct SessionIntegrationTests {
         let position = try #require(relative?.currentTime)
         #expect(position >= 60 && position < 120, "relative seek landed at \(position)")
 
+        let faster = try await client.setPlaybackRate(1.5).value()
+        #expect(faster?.playbackRate == 1.5)
         let quieter = try await client.setStreamVolume(0.25).value()
         #expect(abs((quieter?.volume?.level ?? 0) - 0.25) < 0.001)
         let muted = try await client.setStreamMuted(true).value()
@@ -178,6 +181,10 @@ struct SessionIntegrationTests {
         #expect(removed?.items?.count == 3)
         let reordered = try await client.queueReorder(itemIDs: [ids[1]], beforeItemID: ids[0]).value()
         #expect(reordered?.items?.first?.itemId == ids[1])
+        // Past the end of the queue: the device's INVALID_REQUEST with its reason, typed.
+        let last = try #require(reordered?.items?.last?.itemId)
+        _ = try await client.queueJump(toItemID: last).value()
+        #expect(await client.queueNext().result == .failure(.invalidRequest(.endOfQueue)))
         let repeating = try await client.queueSetRepeatMode(.all).value()
         #expect(repeating?.repeatMode == .all)
 
@@ -447,5 +454,36 @@ struct SessionOutageTests {
         try await rig.control(["command": "reboot", "device": 0, "downFor": 0.5])
         #expect(await recorder.wait { $0.map(\.name).contains("didEnd") })
         #expect(recorder.events.last == .didEnd(.sessionGone(appID: app.appId, sessionID: app.sessionId)))
+    }
+}
+
+@Suite("Audio-only devices", .timeLimit(.minutes(1)))
+struct AudioOnlyTests {
+    @Test("a speaker's device certificate carries the audio-only policy: surfaced on the session, a video LOAD is logged")
+    func audioOnly() async throws {
+        var settings = SimulatorSettings()
+        settings.advertise = false
+        settings.threads = 1
+        let simulator = try await ReceiverSimulator.startOnFreePorts(count: 2, settings: settings, logSystem: LogSystem()) {
+            $0.isVideoDevice = $0.castPort % 2 == 0 ? false : $0.isVideoDevice
+        }
+        defer { Task { await simulator.stop() } }
+        let (logSystem, logs) = try MemoryLogSink.makeSystem("", minimum: .debug)
+        var options = CastOptions()
+        options.logSystem = logSystem
+        options.deviceAuth = .require
+        options.trustAnchors = [simulator.authority.rootCertificate]
+        let manager = SessionManager(options: options)
+        for configuration in simulator.devices.map(\.configuration) {
+            let device = CastDevice(id: configuration.uuid, friendlyName: configuration.name, host: configuration.address,
+                                    port: configuration.castPort)
+            let session = try await manager.startSession(on: device)
+            #expect(await session.isAudioOnly == !configuration.isVideoDevice, "\(configuration.name)")
+            _ = await session.remoteMediaClient.load(MediaInformation(contentId: "https://media.example/v.mp4", contentType: "video/mp4")).result
+        }
+        #expect(simulator.devices.contains { !$0.configuration.isVideoDevice }, "one device is a speaker")
+        let warnings = logs.records.filter { $0.className == "RemoteMediaClient" && $0.message.contains("audio-only device") }
+        #expect(warnings.count == 1)
+        await manager.shutdown(stopCasting: true)
     }
 }
