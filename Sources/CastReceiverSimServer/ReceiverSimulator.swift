@@ -44,7 +44,9 @@ public final class ReceiverSimulator: Sendable {
         try SimulatorConfigurationCheck.validate(configurations)
         let authority: SimulatorAuthority
         do {
-            if let directory = settings.authorityDirectory {
+            if let given = settings.authority {
+                authority = given
+            } else if let directory = settings.authorityDirectory {
                 authority = try SimulatorAuthority.loadOrCreate(directory: directory)
             } else {
                 authority = try SimulatorAuthority.generate()

@@ -1,3 +1,4 @@
+import SystemCrypto
 import CastCore
 import CastReceiverSim
 
@@ -21,6 +22,9 @@ public struct SimulatorSettings: Sendable {
     public var controlSocketPath: String?
     /// Folder holding the simulator root CA (created when missing); nil = a fresh CA in memory.
     public var authorityDirectory: String?
+    /// A CA to use as is (wins over ``authorityDirectory``): test suites share one instead of
+    /// generating three RSA-2048 keys per simulator.
+    public var authority: SimulatorAuthority?
     /// Faults active from the start on every device.
     public var initialFaults = DeviceFaults()
     /// Seconds between TLS identity renewals (the certificate lives 96 h; default 72 h).

@@ -23,6 +23,8 @@ public final class CastContext: Sendable {
         discoveryManager = DiscoveryManager(criteria: options.discoveryCriteria, logSystem: options.logSystem)
         sessionManager = SessionManager(options: options, group: group)
         for provider in providers { await discoveryManager.add(provider) }
+        let discovery = discoveryManager
+        await sessionManager.setTransferCandidates { await discovery.devices }
         if !options.disableDiscoveryAutostart { await discoveryManager.start() }
         Logger(class: "CastContext", system: options.logSystem).info("context ready: app \(options.receiverAppID), \(providers.count) provider(s), discovery \(options.disableDiscoveryAutostart ? "manual" : "started")", [
             "appId": .string(options.receiverAppID),

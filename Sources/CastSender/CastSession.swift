@@ -37,6 +37,15 @@ public actor CastSession {
     private var connection: CastConnection?
     /// Bumped for every connection attempt; results and messages of older ones are ignored.
     private var generation = 0
+    /// The last generation handed out: never reused, even when ``generation`` goes back to an
+    /// older connection (a failed transfer), so a closed attempt's reader never matches again.
+    private var generationCounter = 0
+
+    /// A new current generation.
+    private func bumpGeneration() {
+        generationCounter += 1
+        generation = generationCounter
+    }
     private var tracker = RequestTracker<RequestSink>()
     private var channels: [CastNamespace: GenericChannel] = [:]
     private var retryTask: Task<Void, Never>?
@@ -52,7 +61,8 @@ public actor CastSession {
     private var transferring = false
 
     init(localID: Int, device: CastDevice, options: CastOptions, group: EventLoopGroup, resumeStore: SessionResumeStore?,
-         resumeTarget: SessionResumeRecord? = nil) {
+         resumeTarget: SessionResumeRecord? = nil, transferCandidates: (@Sendable () async -> [CastDevice])? = nil) {
+        self.transferCandidates = transferCandidates
         self.localID = localID
         self.device = device
         self.options = options
@@ -118,49 +128,133 @@ public actor CastSession {
     /// the same media at the same position (and tracks), then stops the app here. Listeners get
     /// ``CastSessionEvent/didResume(transferred:)`` with the new ``device``.
     public func transfer(to target: CastDevice) async throws(CastSessionError) {
-        guard case .connected = machine.state, let oldConnection = connection, let app = application else {
+        guard case .connected = machine.state, let app = application else {
             throw .requestFailed(step: "transfer", .disconnected("the session is \(machine.state.name)"))
         }
         let status = try await mediaStatusForTransfer()
+        let moved: Result<Void, CastSessionError> = await Self.$movingRequest.withValue(true) {
+            do throws(CastSessionError) {
+                try await moveSession(to: target, app: app, status: status)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try moved.get()
+    }
+
+    private func moveSession(to target: CastDevice, app: ApplicationInfo, status: MediaStatus?) async throws(CastSessionError) {
         transferring = true
         defer { transferring = false }
         log.info("transferring to \(target)", ["target": .string(target.id)])
-        let oldDevice = device
-        let oldGeneration = generation
-        generation += 1
-        device = target
-        log = Self.logger(options: options, device: target, localID: localID)
-        let newApp: ApplicationInfo
+        let previous: DeviceSnapshot
         do {
-            newApp = try await openAndJoin(resume: nil, policy: .joinOrLaunch)
+            previous = try await switchDevice(to: target, policy: .joinOrLaunch)
         } catch {
-            // Stay on the old device and its connection.
-            if let attempt = connection, attempt !== oldConnection { await attempt.close() }
-            connection = oldConnection
-            application = app
-            device = oldDevice
-            log = Self.logger(options: options, device: oldDevice, localID: localID)
-            generation = oldGeneration
-            log.warning("transfer to \(target) failed: \(error); staying on \(oldDevice)", ["target": .string(target.id)])
+            log.warning("transfer to \(target) failed: \(error); staying on \(device)", ["target": .string(target.id)])
             throw error
         }
         if let status, let media = status.media {
-            let resumeAt = status.currentTime
             let load = await remoteMediaClient.load(media, options: MediaLoadOptions(
-                autoplay: status.playerState != .paused, startTime: resumeAt, activeTrackIDs: status.activeTrackIds,
+                autoplay: status.playerState != .paused, startTime: status.currentTime, activeTrackIDs: status.activeTrackIds,
                 playbackRate: status.playbackRate))
             if case .failure(let error) = await load.result {
                 log.warning("transfer: LOAD on \(target) failed: \(error)", ["target": .string(target.id)])
             }
         }
         // Stop the app on the old device over the old connection, then let it go.
-        let stop = ReceiverMessage.stop(requestId: RequestID(1), sessionId: app.sessionId).json
-        try? await oldConnection.send(CastMessage(source: options.senderID, destination: EndpointID.receiver0.rawValue,
-                                                  namespace: .receiver, json: stop))
-        await oldConnection.close()
-        application = newApp
-        log.info("transferred from \(oldDevice) to \(target)", ["from": .string(oldDevice.id), "to": .string(target.id)])
+        if let oldConnection = previous.connection {
+            let stop = ReceiverMessage.stop(requestId: RequestID(1), sessionId: app.sessionId).json
+            try? await oldConnection.send(CastMessage(source: options.senderID, destination: EndpointID.receiver0.rawValue,
+                                                      namespace: .receiver, json: stop))
+            await oldConnection.close()
+        }
+        log.info("transferred from \(previous.device) to \(target)", ["from": .string(previous.device.id), "to": .string(target.id)])
         await apply(.transferred)
+    }
+
+    /// What ``switchDevice(to:policy:)`` replaced, to put back.
+    private struct DeviceSnapshot {
+        let device: CastDevice
+        let connection: CastConnection?
+        let application: ApplicationInfo?
+        let generation: Int
+        let mediaStatus: MediaStatus?
+    }
+
+    /// Connects to `target` and joins (or launches, per `policy`) the app there in place of the
+    /// current device. On failure everything is as before and the error is thrown.
+    private func switchDevice(to target: CastDevice, policy: CastOptions.JoinPolicy) async throws(CastSessionError) -> DeviceSnapshot {
+        let previous = DeviceSnapshot(device: device, connection: connection, application: application, generation: generation,
+                                      mediaStatus: remoteMediaClient.mediaStatus)
+        bumpGeneration()
+        device = target
+        log = Self.logger(options: options, device: target, localID: localID)
+        do {
+            application = try await openAndJoin(resume: nil, policy: policy)
+            return previous
+        } catch {
+            await restore(previous)
+            throw error
+        }
+    }
+
+    /// Back to the device, connection and app of `previous` (closing the connection made since).
+    private func restore(_ previous: DeviceSnapshot) async {
+        // Switch back first: the attempt's reader must find its generation stale when it ends.
+        let attempt = connection
+        connection = previous.connection
+        application = previous.application
+        device = previous.device
+        generation = previous.generation
+        log = Self.logger(options: options, device: previous.device, localID: localID)
+        remoteMediaClient.apply(previous.mediaStatus.map { [$0] } ?? [])
+        if let attempt, attempt !== previous.connection { await attempt.close() }
+    }
+
+    /// Set for the session's own requests while it moves between devices (``transferring``):
+    /// anything else is refused then, so no command reaches a device the session is only probing.
+    @TaskLocal static var movingRequest = false
+
+    /// Where the session may have moved (stream transfer started elsewhere, e.g. from a phone's
+    /// output switcher): the devices to look at when the app stops here. Set by the session
+    /// manager from discovery.
+    private var transferCandidates: (@Sendable () async -> [CastDevice])?
+
+    func setTransferCandidates(_ provider: (@Sendable () async -> [CastDevice])?) {
+        transferCandidates = provider
+    }
+
+    /// The app stopped here: if the same app now plays the same media on another known device,
+    /// the session moved there. Joins it and reports ``CastSessionEvent/didResume(transferred:)``.
+    private func followTransfer(of app: ApplicationInfo) async -> Bool {
+        guard let provider = transferCandidates, let contentID = remoteMediaClient.mediaStatus?.media?.contentId else { return false }
+        let here = device
+        let candidates = await provider().filter { $0.id != here.id }.prefix(16)
+        guard !candidates.isEmpty else { return false }
+        return await Self.$movingRequest.withValue(true) {
+            await searchCandidates(Array(candidates), app: app, contentID: contentID, from: here)
+        }
+    }
+
+    private func searchCandidates(_ candidates: [CastDevice], app: ApplicationInfo, contentID: String, from here: CastDevice) async -> Bool {
+        transferring = true
+        defer { transferring = false }
+        log.info("app \(app.appId) stopped here; looking for it on \(candidates.count) other device(s)", stateFields())
+        for candidate in candidates {
+            guard let previous = try? await switchDevice(to: candidate, policy: .joinOnly) else { continue }
+            if application?.appId == app.appId, remoteMediaClient.mediaStatus?.media?.contentId == contentID {
+                await previous.connection?.close()
+                log.info("session moved from \(here) to \(candidate): app \(app.appId) plays \(contentID) there", [
+                    "from": .string(here.id), "to": .string(candidate.id),
+                ])
+                await apply(.transferred)
+                return true
+            }
+            await restore(previous)
+        }
+        log.info("app \(app.appId) not found on another device", stateFields())
+        return false
     }
 
     private func mediaStatusForTransfer() async throws(CastSessionError) -> MediaStatus? {
@@ -243,7 +337,7 @@ public actor CastSession {
         case .cancelRetry:
             retryTask?.cancel()
             retryTask = nil
-            generation += 1
+            bumpGeneration()
         case .failPendingRequests(let why):
             failPending(why)
         case .close(let stopApp):
@@ -280,7 +374,7 @@ public actor CastSession {
             await apply(.resumeFailed(.resumeRecordUnusable("no app session to resume"), retryable: false, jitter: 0))
             return
         }
-        generation += 1
+        bumpGeneration()
         let attemptGeneration = generation
         do {
             let app = try await openAndJoin(resume: target, policy: options.joinPolicy)
@@ -443,7 +537,7 @@ public actor CastSession {
             try? await current.send(CastMessage(source: options.senderID, destination: EndpointID.receiver0.rawValue,
                                                 namespace: .connection, json: close))
         }
-        generation += 1
+        bumpGeneration()
         connection = nil
         await current.close()
         failPending("the connection was closed")
@@ -512,8 +606,9 @@ public actor CastSession {
     }
 
     private func checkApp(afterCloseOf app: ApplicationInfo) async {
+        guard !transferring else { return }
         let status = try? await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestId: $0) }
-        guard case .connected = machine.state, application?.sessionId == app.sessionId else { return }
+        guard case .connected = machine.state, !transferring, application?.sessionId == app.sessionId else { return }
         if let status, !status.applications.contains(where: { $0.sessionId == app.sessionId }) {
             await handleReceiverStatus(status)
         } else {
@@ -534,7 +629,9 @@ public actor CastSession {
         guard !status.applications.contains(where: { $0.sessionId == app.sessionId }) else { return }
         if let other = status.activeApplication, other.appId != app.appId || other.sessionId != app.sessionId {
             await apply(.appGone(.appReplaced(appID: app.appId, by: other.appId)))
-        } else {
+        } else if await followTransfer(of: app) {
+            return
+        } else if case .connected = machine.state {
             await apply(.appGone(.appStopped(appID: app.appId)))
         }
     }
@@ -547,6 +644,9 @@ public actor CastSession {
                                   map: @escaping @Sendable (CastPayload) -> Result<Value, CastRequestError>) -> CastRequest<Value> {
         guard let connection, connection.isActive else {
             return .failed(type: type, .disconnected("not connected (session \(machine.state.name))"))
+        }
+        if transferring, !Self.movingRequest {
+            return .failed(type: type, .disconnected("the session is moving to another device"))
         }
         let seconds = timeout ?? options.requestTimeout
         let box = RequestBox<Value>()
@@ -580,6 +680,7 @@ public actor CastSession {
         guard let connection, connection.isActive else {
             throw .disconnected("not connected (session \(machine.state.name))")
         }
+        if transferring { throw .disconnected("the session is moving to another device") }
         do {
             try await connection.send(CastMessage(sourceID: options.senderID, destinationID: destination.rawValue,
                                                   namespace: namespace, payload: payload))

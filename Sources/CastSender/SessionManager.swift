@@ -13,6 +13,7 @@ public actor SessionManager {
     private var nextLocalID = 0
     private let listeners = WeakListeners<any CastSessionListener>()
     private let log: Logger
+    private var transferCandidates: (@Sendable () async -> [CastDevice])?
 
     /// `group`: the event loops to use (default: a new group of `threads` threads, shut down by
     /// ``shutdown()``). A resume file that cannot be read is logged and ignored (nothing to resume).
@@ -38,15 +39,28 @@ public actor SessionManager {
     public nonisolated func addListener(_ listener: any CastSessionListener) { listeners.add(listener) }
     public nonisolated func removeListener(_ listener: any CastSessionListener) { listeners.remove(listener) }
 
-    /// The live sessions by device id.
-    public var activeSessions: [String: CastSession] { sessions }
+    /// Where a session may have moved when its app stops (stream transfer started elsewhere):
+    /// usually the discovery manager's devices (``CastContext`` sets this).
+    public func setTransferCandidates(_ provider: (@Sendable () async -> [CastDevice])?) async {
+        transferCandidates = provider
+        for session in sessions.values { await session.setTransferCandidates(provider) }
+    }
 
-    /// The session on `deviceID`, if any.
-    public func session(on deviceID: String) -> CastSession? { sessions[deviceID] }
+    /// The live sessions by the id of the device each runs on now (a transferred session moves).
+    public var activeSessions: [String: CastSession] {
+        get async {
+            var byDevice: [String: CastSession] = [:]
+            for session in sessions.values where !(await session.state.isFinal) { byDevice[await session.device.id] = session }
+            return byDevice
+        }
+    }
+
+    /// The live session on `deviceID`, if any.
+    public func session(on deviceID: String) async -> CastSession? { await activeSessions[deviceID] }
 
     /// Starts a session on `device` (ending nothing: a live session on the device is returned as is).
     public func startSession(on device: CastDevice) async throws(CastSessionError) -> CastSession {
-        if let existing = sessions[device.id], !(await existing.state.isFinal) { return existing }
+        if let existing = await activeSessions[device.id] { return existing }
         let session = makeSession(device: device, resumeTarget: nil)
         sessions[device.id] = session
         do {
@@ -94,7 +108,7 @@ public actor SessionManager {
     private func makeSession(device: CastDevice, resumeTarget: SessionResumeRecord?) -> CastSession {
         nextLocalID += 1
         let session = CastSession(localID: nextLocalID, device: device, options: options, group: group, resumeStore: resumeStore,
-                                  resumeTarget: resumeTarget)
+                                  resumeTarget: resumeTarget, transferCandidates: transferCandidates)
         for listener in listeners.current { session.addListener(listener) }
         return session
     }

@@ -2,11 +2,17 @@ import CastCore
 import CastLogging
 import CastReceiverSimServer
 import NIOPosix
+import SystemCrypto
 import Testing
 
 /// A running simulator for socket tests: `count` devices in the ports layout, an event-loop group
 /// for test clients, helpers to connect and to run control commands, and cleanup.
 struct SimulatorRig {
+    /// One CA for the suite's simulators unless a test asks for its own (RSA-2048 generation is slow).
+    static let sharedAuthority: SimulatorAuthority = {
+        do { return try SimulatorAuthority.generate() } catch { fatalError("test authority: \(error)") }
+    }()
+
     let simulator: ReceiverSimulator
     let devices: [SimulatedDeviceConfiguration]
     let group: MultiThreadedEventLoopGroup
@@ -23,6 +29,7 @@ struct SimulatorRig {
         settings.advertise = false
         settings.threads = 1
         adjust(&settings)
+        if settings.authorityDirectory == nil, settings.authority == nil { settings.authority = sharedAuthority }
         let simulator = try await ReceiverSimulator.startOnFreePorts(count: count, settings: settings, logSystem: LogSystem())
         return (simulator, simulator.devices.map(\.configuration))
     }

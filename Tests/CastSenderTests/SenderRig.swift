@@ -6,6 +6,7 @@ import CastSender
 import CastTestSupport
 import NIOPosix
 import Synchronization
+import SystemCrypto
 import Testing
 
 /// A simulator plus a session manager for sender tests over real loopback TLS: devices on free
@@ -13,6 +14,10 @@ import Testing
 /// and a private log system whose records the tests can read.
 struct SenderRig {
     static let echoAppID = "CA57EC40"
+    /// One CA for every simulator of this suite (RSA key generation is the slow part of a start).
+    static let authority: SimulatorAuthority = {
+        do { return try SimulatorAuthority.generate() } catch { fatalError("test authority: \(error)") }
+    }()
     static let echoNamespace: CastNamespace = "urn:x-cast:com.castline.test.echo"
 
     let simulator: ReceiverSimulator
@@ -25,6 +30,7 @@ struct SenderRig {
         settings.advertise = false
         settings.threads = 1
         settings.timing = PlaybackTiming(bufferingDelay: 0.05)
+        settings.authority = authority
         settings.apps = [AppDefinition(appId: echoAppID, displayName: "castline echo", namespaces: [echoNamespace, .media])]
         settings.mediaRules = [
             MediaRule(contentIdGlob: "*uhd-hdr*", videoInfo: VideoInfo(width: 3840, height: 2160, hdrType: .hdr), duration: 600),

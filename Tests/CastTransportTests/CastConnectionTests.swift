@@ -11,10 +11,16 @@ import Testing
 /// CastConnection against `castline sim`'s devices over real loopback TLS.
 @Suite("CastConnection over loopback TLS", .timeLimit(.minutes(1)))
 struct CastConnectionTests {
+    /// One CA for every simulator here (RSA-2048 generation is slow).
+    static let sharedAuthority: SimulatorAuthority = {
+        do { return try SimulatorAuthority.generate() } catch { fatalError("test authority: \(error)") }
+    }()
+
     static func simulator(_ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> ReceiverSimulator {
         var settings = SimulatorSettings()
         settings.advertise = false
         settings.threads = 1
+        settings.authority = sharedAuthority
         adjust(&settings)
         return try await ReceiverSimulator.startOnFreePorts(settings: settings, logSystem: LogSystem())
     }
