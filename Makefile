@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders fuzz-smoke demo clean
 
 deps:
 	@scripts/install-deps.sh
@@ -41,6 +41,16 @@ bench: deps
 bench-fleet: deps
 	$(SWIFT) build -c release --product castline
 	.venv/bin/python Benchmarks/sim-fleet.py --devices 1000 --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
+
+# castline's sender framework on 100 and 1,000 simulated devices, and pychromecast on 100 of the
+# same simulator in the same run: time to all-PLAYING, RSS per session, idle CPU, reconnect
+# latency (network namespace; needs root).
+bench-senders: deps
+	$(SWIFT) build -c release --product castline
+	rm -f Benchmarks/.build/*.yaml Benchmarks/.build/*/*/description.json
+	$(SWIFT) build -c release --package-path Benchmarks --product castline-sender-bench
+	.venv/bin/python Benchmarks/sender-fleet.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline" \
+		--bench "$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sender-bench"
 
 # Each libFuzzer target for FUZZ_SECONDS seconds.
 fuzz-smoke: deps
