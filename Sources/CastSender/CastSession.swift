@@ -395,9 +395,11 @@ public actor CastSession {
         }
     }
 
-    /// Whether retrying can help: transport failures and lost replies yes, a gone app session no.
-    private static func isRetryable(_ error: CastSessionError) -> Bool {
+    /// Whether retrying can help: transport failures and lost replies yes; a gone app session, or
+    /// a device that failed required authentication (it could be an impostor), no.
+    static func isRetryable(_ error: CastSessionError) -> Bool {
         switch error {
+        case .connectFailed(.deviceAuthFailed): return false
         case .connectFailed: return true
         case .requestFailed(_, .disconnected), .requestFailed(_, .timedOut): return true
         default: return false

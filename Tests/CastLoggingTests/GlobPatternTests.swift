@@ -113,3 +113,16 @@ import Testing
         }
     }
 }
+
+@Suite("GlobPattern and Unicode")
+struct GlobPatternUnicodeTests {
+    @Test("patterns are read by Unicode scalar and matched by UTF-8 bytes: '*' before a combining mark is a wildcard; canonically equivalent text is not the same literal")
+    func scalarsAndBytes() throws {
+        let star = try GlobPattern("*\u{59E}")              // '*' + HEBREW ACCENT GERSHAYIM
+        #expect(star.matches("abc\u{59E}"))
+        #expect(!star.matches("abc"))
+        let decomposed = try GlobPattern("e\u{301}")         // e + COMBINING ACUTE
+        #expect(decomposed.matches("e\u{301}"))
+        #expect(!decomposed.matches("\u{E9}"), "é precomposed is other bytes")
+    }
+}

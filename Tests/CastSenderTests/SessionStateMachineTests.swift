@@ -1,4 +1,4 @@
-import CastSender
+@testable import CastSender
 import CastTransport
 import Testing
 
@@ -195,5 +195,18 @@ struct ReconnectPolicyTests {
         #expect(!ReconnectPolicy.never.allows(attempt: 1))
         let three = ReconnectPolicy(maxAttempts: 3)
         #expect(three.allows(attempt: 3) && !three.allows(attempt: 4))
+    }
+}
+
+@Suite("Reconnect: which failures are retried")
+struct RetryableTests {
+    @Test("transport failures and lost replies are retried; a gone session and failed device auth are not")
+    func retryable() {
+        #expect(CastSession.isRetryable(.connectFailed(.connectFailed(endpoint: "x", reason: "refused"))))
+        #expect(CastSession.isRetryable(.requestFailed(step: "GET_STATUS", .timedOut(after: 10))))
+        #expect(CastSession.isRetryable(.requestFailed(step: "GET_STATUS", .disconnected("reset"))))
+        #expect(!CastSession.isRetryable(.connectFailed(.deviceAuthFailed(endpoint: "x", reason: "chain"))))
+        #expect(!CastSession.isRetryable(.sessionGone(appID: "CC1AD845", sessionID: "s")))
+        #expect(!CastSession.isRetryable(.requestFailed(step: "LAUNCH", .launchError(nil))))
     }
 }

@@ -86,7 +86,12 @@ enum FuzzTargets {
         else { return }
         let matched = glob.matches(name)
         if glob.matchesEverything { precondition(matched, "'*' failed to match") }
-        if !pattern.contains(where: { "*?[\\".contains($0) }) { precondition(matched == (pattern == name), "literal mismatch") }
+        // Patterns are parsed by Unicode scalar and matched byte for byte: a '*' followed by a
+        // combining mark is still a wildcard, and a literal matches only the same UTF-8 bytes
+        // (String == would also accept canonically equivalent text).
+        if !pattern.unicodeScalars.contains(where: { "*?[\\".unicodeScalars.contains($0) }) {
+            precondition(matched == pattern.utf8.elementsEqual(name.utf8), "literal mismatch")
+        }
     }
 }
 
