@@ -54,12 +54,17 @@ struct PychromecastParityTests {
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = ["Tests/Conformance/clients/pychromecast_load.py", device.address, "\(device.castPort)",
                              formattedUUID(device.uuid), Self.url, "video/mp4", "Parity", Self.thumb]
-        let output = Pipe()
+        let output = Pipe(), errors = Pipe()
         process.standardOutput = output
+        process.standardError = errors
         try process.run()
-        let finished = await waitForExit(process, timeout: 40)
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        try #require(finished && process.terminationStatus == 0, "pychromecast failed: \(printed)")
+        // Drain both pipes while it runs (a full pipe would block it).
+        async let printed = Task.detached { String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }.value
+        async let complaints = Task.detached { String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }.value
+        let finished = await waitForExit(process, timeout: 60)
+        let (stdout, stderr) = await (printed, complaints)
+        try #require(finished && process.terminationStatus == 0,
+                     "pychromecast failed (exit \(process.terminationStatus)): \(stdout) \(stderr.suffix(2000))")
         let pychromecastLines = try String(contentsOfFile: framePath, encoding: .utf8).split(separator: "\n").map(String.init)
         try await rig.control(["command": "stop-app", "device": 0])
 

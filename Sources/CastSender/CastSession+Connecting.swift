@@ -1,0 +1,208 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastTransport
+import NIOCore
+
+/// Connecting, joining or launching the app, closing, and what happens when a connection ends.
+extension CastSession {
+    // MARK: - Connecting
+
+    func runConnect(resume: Bool) async {
+        let target: SessionResumeRecord?
+        if resume {
+            if let app = application {
+                target = SessionResumeRecord(device: device, appID: app.appId, sessionID: app.sessionId, transportID: app.transportId)
+            } else {
+                target = resumeTarget
+            }
+        } else {
+            target = nil
+        }
+        if resume, target == nil {
+            await apply(.resumeFailed(.resumeRecordUnusable("no app session to resume"), retryable: false, jitter: 0))
+            return
+        }
+        bumpGeneration()
+        let attemptGeneration = generation
+        do {
+            let app = try await openAndJoin(resume: target, policy: options.joinPolicy)
+            guard attemptGeneration == generation else {
+                log.debug("connection attempt superseded; closing it")
+                return
+            }
+            application = app
+            await apply(resume ? .resumed : .started)
+        } catch {
+            guard attemptGeneration == generation else { return }
+            await closeConnection(stopApp: false)
+            if resume {
+                await apply(.resumeFailed(error, retryable: Self.isRetryable(error), jitter: Double.random(in: 0..<1)))
+            } else {
+                await apply(.startFailed(error))
+            }
+        }
+    }
+
+    /// Whether retrying can help: transport failures and lost replies yes; a gone app session, or
+    /// a device that failed required authentication (it could be an impostor), no.
+    static func isRetryable(_ error: CastSessionError) -> Bool {
+        switch error {
+        case .connectFailed(.deviceAuthFailed): return false
+        case .connectFailed: return true
+        case .requestFailed(_, .disconnected), .requestFailed(_, .timedOut): return true
+        default: return false
+        }
+    }
+
+    /// TLS, CONNECT receiver-0, GET_STATUS, join (or LAUNCH), CONNECT to the app, media GET_STATUS.
+    func openAndJoin(resume target: SessionResumeRecord?, policy: CastOptions.JoinPolicy) async throws(CastSessionError) -> ApplicationInfo {
+        let started = MonotonicClock.seconds()
+        let attemptGeneration = generation
+        let newConnection: CastConnection
+        do {
+            newConnection = try await CastConnection.connect(host: device.host, port: device.port, options: options.connectionOptions,
+                                                             group: group)
+        } catch {
+            throw .connectFailed(error)
+        }
+        guard attemptGeneration == generation else {
+            await newConnection.close()
+            throw .cancelled
+        }
+        connection = newConnection
+        deviceAuth = newConnection.deviceAuth
+        startReading(newConnection, generation: attemptGeneration)
+        try await sendConnect(to: .receiver0, on: newConnection)
+
+        let status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestId: $0) }
+        var app: ApplicationInfo
+        if let target {
+            guard let running = status.applications.first(where: { $0.sessionId == target.sessionID }) else {
+                throw .sessionGone(appID: target.appID, sessionID: target.sessionID)
+            }
+            app = running
+        } else if policy != .alwaysLaunch, let running = status.application(withID: options.receiverAppID) {
+            log.info("joining running app \(running.appId) session \(running.sessionId)", [
+                "appId": .string(running.appId), "session": .string(running.sessionId),
+            ])
+            app = running
+        } else if policy == .joinOnly {
+            throw .appNotRunning(appID: options.receiverAppID)
+        } else {
+            app = try await launch()
+        }
+        try await sendConnect(to: app.transport, on: newConnection)
+        application = app
+        if app.namespaces.isEmpty || app.supports(.media) {
+            let media = await remoteMediaClient.requestStatus()
+            if case .failure(let error) = await media.result {
+                log.warning("media GET_STATUS failed: \(error); going on", ["session": .string(app.sessionId)])
+            }
+        }
+        log.info("\(target == nil ? "started" : "re-joined") app \(app.appId) session \(app.sessionId) in \(Int((MonotonicClock.seconds() - started) * 1000)) ms", [
+            "appId": .string(app.appId), "session": .string(app.sessionId), "transportId": .string(app.transportId),
+            "durationMs": .int(Int((MonotonicClock.seconds() - started) * 1000)),
+        ])
+        return app
+    }
+
+    /// LAUNCH, then wait until the app shows up in a RECEIVER_STATUS (the reply itself on the
+    /// simulator and most devices; some devices answer before the app is up, so poll GET_STATUS).
+    func launch() async throws(CastSessionError) -> ApplicationInfo {
+        let appID = options.receiverAppID
+        log.info("launching app \(appID)", ["appId": .string(appID)])
+        var status = try await receiverRequest(step: "LAUNCH", type: "LAUNCH") {
+            .launch(LaunchRequest(requestId: $0, appId: appID))
+        }
+        let deadline = MonotonicClock.seconds() + options.requestTimeout
+        while status.application(withID: appID) == nil {
+            guard MonotonicClock.seconds() < deadline else {
+                throw .requestFailed(step: "LAUNCH", .timedOut(after: options.requestTimeout))
+            }
+            try? await Task.sleep(for: .milliseconds(250))
+            status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestId: $0) }
+        }
+        return status.application(withID: appID)!
+    }
+
+    func sendConnect(to endpoint: EndpointID, on connection: CastConnection) async throws(CastSessionError) {
+        let connect = ConnectionMessage.connect(ConnectRequest(
+            connType: .strong, origin: .object(JSONObject()), userAgent: options.userAgent,
+            senderInfo: ["sdkType": 2, "version": "castline", "platform": 4, "connectionType": 1]))
+        do {
+            try await connection.send(CastMessage(source: options.senderID, destination: endpoint.rawValue, namespace: .connection,
+                                                  json: connect.json))
+        } catch {
+            throw .requestFailed(step: "CONNECT", .disconnected("\(error)"))
+        }
+    }
+
+    func receiverRequest(step: String, type: String,
+                                 _ build: @escaping @Sendable (RequestID) -> ReceiverMessage) async throws(CastSessionError) -> ReceiverStatus {
+        let request: CastRequest<ReceiverStatus> = self.request(
+            namespace: .receiver, destination: .receiver0, type: type, timeout: options.requestTimeout,
+            build: { build($0).json },
+            map: { payload in
+                if case .receiver(.receiverStatus(_, let status)) = payload { return .success(status) }
+                return .failure(.deviceError(nil, ErrorReason(rawValue: "unexpected reply \(payload.typeName ?? "?")")))
+            })
+        switch await request.result {
+        case .success(let status): return status
+        case .failure(let error): throw .requestFailed(step: step, error)
+        }
+    }
+
+    func startReading(_ connection: CastConnection, generation: Int) {
+        Task { [weak self] in
+            for await message in connection.messages {
+                guard let self else { return }
+                await self.handle(message, generation: generation)
+            }
+            let reason = await connection.closeReason
+            await self?.connectionEnded(reason, generation: generation)
+        }
+    }
+
+    func closeConnection(stopApp: Bool) async {
+        guard let current = connection else { return }
+        if stopApp, let app = application {
+            let stop: CastRequest<ReceiverStatus> = request(
+                namespace: .receiver, destination: .receiver0, type: "STOP", timeout: min(options.requestTimeout, 5),
+                build: { ReceiverMessage.stop(requestId: $0, sessionId: app.sessionId).json },
+                map: { payload in
+                    if case .receiver(.receiverStatus(_, let status)) = payload { return .success(status) }
+                    return .failure(.deviceError(nil, nil))
+                })
+            if case .failure(let error) = await stop.result {
+                log.warning("STOP of app \(app.appId) failed: \(error)", ["session": .string(app.sessionId)])
+            } else {
+                log.info("stopped app \(app.appId)", ["session": .string(app.sessionId)])
+            }
+        } else if let app = application, current.isActive {
+            let close = ConnectionMessage.close(reasonCode: nil).json
+            try? await current.send(CastMessage(source: options.senderID, destination: app.transportId, namespace: .connection, json: close))
+        }
+        if current.isActive {
+            let close = ConnectionMessage.close(reasonCode: nil).json
+            try? await current.send(CastMessage(source: options.senderID, destination: EndpointID.receiver0.rawValue,
+                                                namespace: .connection, json: close))
+        }
+        bumpGeneration()
+        connection = nil
+        await current.close()
+        failPending("the connection was closed")
+    }
+
+    func connectionEnded(_ reason: CastConnectionCloseReason, generation ended: Int) async {
+        guard ended == generation else { return }
+        connection = nil
+        failPending("\(reason)")
+        switch machine.state {
+        case .connected:
+            await apply(.connectionLost(.connectionLost(reason), jitter: Double.random(in: 0..<1)))
+        default:
+            log.debug("connection ended in state \(machine.state.name): \(reason)", stateFields())
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastTransport
+import NIOCore
+
+/// Messages from the device: replies, CLOSE, RECEIVER_STATUS, MEDIA_STATUS.
+extension CastSession {
+    // MARK: - Inbound
+
+    func handle(_ message: CastMessage, generation current: Int) async {
+        guard current == generation else { return }
+        let namespace = message.namespace
+        if namespace != .connection, namespace != .receiver, namespace != .media {
+            deliverToChannel(message)
+            return
+        }
+        guard let text = message.payload.text else {
+            log.warning("binary payload on \(namespace.rawValue) ignored", ["namespace": .string(namespace.rawValue)])
+            return
+        }
+        let payload: CastPayload
+        do {
+            payload = try CastPayload.decode(namespace: namespace, utf8: text)
+        } catch {
+            log.warning("undecodable payload from \(message.sourceID) ignored: \(error)", [
+                "namespace": .string(namespace.rawValue), "source": .string(message.sourceID),
+            ])
+            return
+        }
+        if let completion = tracker.reply(payload, on: namespace) { finish(completion) }
+        switch payload {
+        case .connection(.close):
+            await handleClose(from: message.sourceID)
+        case .receiver(.receiverStatus(_, let status)):
+            await handleReceiverStatus(status)
+        case .media(.mediaStatus(_, let statuses)):
+            if message.sourceID == application?.transportId || application == nil {
+                remoteMediaClient.apply(statuses)
+            }
+        default:
+            break
+        }
+    }
+
+    func handleClose(from source: String) async {
+        if source == EndpointID.receiver0.rawValue {
+            log.warning("the device closed our platform connection", stateFields())
+            await connection?.close()
+            return
+        }
+        guard let app = application, source == app.transportId, case .connected = machine.state else { return }
+        // Find out why: the RECEIVER_STATUS that follows (or answers GET_STATUS) says whether the
+        // app is gone. Asked from a new task: this one must go on reading messages.
+        log.info("app \(app.appId) closed our connection; checking whether it still runs", stateFields())
+        Task { await self.checkApp(afterCloseOf: app) }
+    }
+
+    func checkApp(afterCloseOf app: ApplicationInfo) async {
+        guard !transferring else { return }
+        let status = try? await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestId: $0) }
+        guard case .connected = machine.state, !transferring, application?.sessionId == app.sessionId else { return }
+        if let status, !status.applications.contains(where: { $0.sessionId == app.sessionId }) {
+            await handleReceiverStatus(status)
+        } else {
+            await apply(.appGone(.appClosedConnection(appID: app.appId)))
+        }
+    }
+
+    func handleReceiverStatus(_ status: ReceiverStatus) async {
+        let deviceStatus = CastDeviceStatus(status)
+        if deviceStatus != self.deviceStatus {
+            self.deviceStatus = deviceStatus
+            let apps = deviceStatus.applications.map(\.appId).joined(separator: ",")
+            log.debug("device status: volume \(deviceStatus.volumeLevel.map { "\($0)" } ?? "?"), muted \(deviceStatus.isMuted.map { "\($0)" } ?? "?"), standby \(deviceStatus.isStandBy.map { "\($0)" } ?? "?"), apps [\(apps)]", stateFields(["apps": .string(apps)]))
+            fanout.emit(.deviceStatus(deviceStatus))
+            for listener in listeners.current { listener.session(self, didReceiveDeviceStatus: deviceStatus) }
+        }
+        guard case .connected = machine.state, !transferring, let app = application else { return }
+        guard !status.applications.contains(where: { $0.sessionId == app.sessionId }) else { return }
+        if let other = status.activeApplication, other.appId != app.appId || other.sessionId != app.sessionId {
+            await apply(.appGone(.appReplaced(appID: app.appId, by: other.appId)))
+        } else if await followTransfer(of: app) {
+            return
+        } else if case .connected = machine.state {
+            await apply(.appGone(.appStopped(appID: app.appId)))
+        }
+    }
+}

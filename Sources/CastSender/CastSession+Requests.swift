@@ -1,0 +1,104 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastTransport
+import NIOCore
+
+/// Requests and their correlation, timeouts and failures.
+extension CastSession {
+    // MARK: - Requests
+
+    /// Sends a request and tracks its reply. Fails at once when there is no connection.
+    func request<Value: Sendable>(namespace: CastNamespace, destination: EndpointID, type: String, timeout: Double?,
+                                  supersedes: Bool = false, build: @Sendable (RequestID) -> JSONValue,
+                                  map: @escaping @Sendable (CastPayload) -> Result<Value, CastRequestError>) -> CastRequest<Value> {
+        guard let connection, connection.isActive else {
+            return .failed(type: type, .disconnected("not connected (session \(machine.state.name))"))
+        }
+        if transferring, !Self.movingRequest {
+            return .failed(type: type, .disconnected("the session is moving to another device"))
+        }
+        let seconds = timeout ?? options.requestTimeout
+        let box = RequestBox<Value>()
+        let (id, superseded) = tracker.begin(namespace: namespace, type: type, timeout: seconds, now: MonotonicClock.seconds(),
+                                              waiter: RequestSink { result in box.complete(result.flatMap(map)) }, supersedes: supersedes)
+        let request = CastRequest<Value>(id: id, type: type, timeout: seconds) { [weak self] id in
+            Task { await self?.forget(id) }
+        }
+        box.request = request
+        for completion in superseded { finish(completion) }
+        let json = build(id)
+        let message = CastMessage(source: options.senderID, destination: destination.rawValue, namespace: namespace, json: json)
+        log.debug("→ \(type) request \(id.rawValue)", ["requestId": .int(id.rawValue), "type": .string(type),
+                                                        "namespace": .string(namespace.rawValue)])
+        // Queued now, in call order (a LOAD then a PLAY reach the device in that order).
+        connection.enqueue(message) { [weak self] error in
+            guard let error, let self else { return }
+            Task { await self.failRequest(id, .disconnected("\(error)")) }
+        }
+        if seconds.isFinite {
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(min(max(seconds, 0), 86_400 * 365)))
+                await self?.expireRequests()
+            }
+        }
+        return request
+    }
+
+    /// Sends a message that expects no reply.
+    func send(namespace: CastNamespace, destination: EndpointID, payload: CastMessage.Payload) async throws(CastRequestError) {
+        guard let connection, connection.isActive else {
+            throw .disconnected("not connected (session \(machine.state.name))")
+        }
+        if transferring { throw .disconnected("the session is moving to another device") }
+        do {
+            try await connection.send(CastMessage(sourceID: options.senderID, destinationID: destination.rawValue,
+                                                  namespace: namespace, payload: payload))
+        } catch {
+            throw .disconnected("\(error)")
+        }
+    }
+
+    func finish(_ completion: RequestTracker<RequestSink>.Completion) {
+        let request = completion.request
+        let latency = Int((MonotonicClock.seconds() - request.sentAt) * 1000)
+        var fields: LogFields = ["requestId": .int(request.id.rawValue), "type": .string(request.type),
+                                 "namespace": .string(request.namespace.rawValue), "latencyMs": .int(latency)]
+        if let app = application { fields["session"] = .string(app.sessionId) }
+        switch completion.result {
+        case .success:
+            log.debug("← \(request.type) request \(request.id.rawValue) answered in \(latency) ms", fields)
+        case .failure(let error):
+            fields["error"] = .string("\(error)")
+            log.warning("\(request.type) request \(request.id.rawValue) failed: \(error)", fields)
+        }
+        completion.request.waiter.complete(completion.result)
+    }
+
+    func failRequest(_ id: RequestID, _ error: CastRequestError) {
+        guard let completion = tracker.fail(id, with: error) else { return }
+        finish(completion)
+    }
+
+    func forget(_ id: RequestID) {
+        _ = tracker.cancel(id)
+    }
+
+    func expireRequests() {
+        for completion in tracker.expire(now: MonotonicClock.seconds()) { finish(completion) }
+    }
+
+    func failPending(_ why: String) {
+        for completion in tracker.disconnect(why) { finish(completion) }
+    }
+}
+
+/// Holds the typed request for the tracker's callback (set right after the id is known).
+final class RequestBox<Value: Sendable>: @unchecked Sendable {
+    // Written once on the session's executor before any reply can be handled there.
+    var request: CastRequest<Value>?
+
+    func complete(_ result: Result<Value, CastRequestError>) {
+        request?.complete(result)
+    }
+}

@@ -1,0 +1,145 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastTransport
+import NIOCore
+
+/// Stream transfer: moving the session to another device on request, and following it when it
+/// was moved elsewhere.
+extension CastSession {
+    /// Moves the session to `target`: reads the media status here, launches the app there, loads
+    /// the same media at the same position (and tracks), then stops the app here. Listeners get
+    /// ``CastSessionEvent/didResume(transferred:)`` with the new ``device``.
+    public func transfer(to target: CastDevice) async throws(CastSessionError) {
+        guard case .connected = machine.state, let app = application else {
+            throw .requestFailed(step: "transfer", .disconnected("the session is \(machine.state.name)"))
+        }
+        let status = try await mediaStatusForTransfer()
+        let moved: Result<Void, CastSessionError> = await Self.$movingRequest.withValue(true) {
+            do throws(CastSessionError) {
+                try await moveSession(to: target, app: app, status: status)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try moved.get()
+    }
+
+    func moveSession(to target: CastDevice, app: ApplicationInfo, status: MediaStatus?) async throws(CastSessionError) {
+        transferring = true
+        defer { transferring = false }
+        log.info("transferring to \(target)", ["target": .string(target.id)])
+        let previous: DeviceSnapshot
+        do {
+            previous = try await switchDevice(to: target, policy: .joinOrLaunch)
+        } catch {
+            log.warning("transfer to \(target) failed: \(error); staying on \(device)", ["target": .string(target.id)])
+            throw error
+        }
+        if let status, let media = status.media {
+            let load = await remoteMediaClient.load(media, options: MediaLoadOptions(
+                autoplay: status.playerState != .paused, startTime: status.currentTime, activeTrackIDs: status.activeTrackIds,
+                playbackRate: status.playbackRate))
+            if case .failure(let error) = await load.result {
+                log.warning("transfer: LOAD on \(target) failed: \(error)", ["target": .string(target.id)])
+            }
+        }
+        // Stop the app on the old device over the old connection, then let it go.
+        if let oldConnection = previous.connection {
+            let stop = ReceiverMessage.stop(requestId: RequestID(1), sessionId: app.sessionId).json
+            try? await oldConnection.send(CastMessage(source: options.senderID, destination: EndpointID.receiver0.rawValue,
+                                                      namespace: .receiver, json: stop))
+            await oldConnection.close()
+        }
+        log.info("transferred from \(previous.device) to \(target)", ["from": .string(previous.device.id), "to": .string(target.id)])
+        await apply(.transferred)
+    }
+
+    /// What ``switchDevice(to:policy:)`` replaced, to put back.
+    struct DeviceSnapshot {
+        let device: CastDevice
+        let connection: CastConnection?
+        let application: ApplicationInfo?
+        let generation: Int
+        let mediaStatus: MediaStatus?
+    }
+
+    /// Connects to `target` and joins (or launches, per `policy`) the app there in place of the
+    /// current device. On failure everything is as before and the error is thrown.
+    func switchDevice(to target: CastDevice, policy: CastOptions.JoinPolicy) async throws(CastSessionError) -> DeviceSnapshot {
+        let previous = DeviceSnapshot(device: device, connection: connection, application: application, generation: generation,
+                                      mediaStatus: remoteMediaClient.mediaStatus)
+        bumpGeneration()
+        device = target
+        log = Self.logger(options: options, device: target, localID: localID)
+        do {
+            application = try await openAndJoin(resume: nil, policy: policy)
+            return previous
+        } catch {
+            await restore(previous)
+            throw error
+        }
+    }
+
+    /// Back to the device, connection and app of `previous` (closing the connection made since).
+    func restore(_ previous: DeviceSnapshot) async {
+        // Switch back first: the attempt's reader must find its generation stale when it ends.
+        let attempt = connection
+        connection = previous.connection
+        application = previous.application
+        device = previous.device
+        generation = previous.generation
+        log = Self.logger(options: options, device: previous.device, localID: localID)
+        remoteMediaClient.apply(previous.mediaStatus.map { [$0] } ?? [])
+        if let attempt, attempt !== previous.connection { await attempt.close() }
+    }
+
+    /// Set for the session's own requests while it moves between devices (``transferring``):
+    /// anything else is refused then, so no command reaches a device the session is only probing.
+    @TaskLocal static var movingRequest = false
+
+    func setTransferCandidates(_ provider: (@Sendable () async -> [CastDevice])?) {
+        transferCandidates = provider
+    }
+
+    /// The app stopped here: if the same app now plays the same media on another known device,
+    /// the session moved there. Joins it and reports ``CastSessionEvent/didResume(transferred:)``.
+    func followTransfer(of app: ApplicationInfo) async -> Bool {
+        guard let provider = transferCandidates, let contentID = remoteMediaClient.mediaStatus?.media?.contentId else { return false }
+        let here = device
+        let candidates = await provider().filter { $0.id != here.id }.prefix(16)
+        guard !candidates.isEmpty else { return false }
+        return await Self.$movingRequest.withValue(true) {
+            await searchCandidates(Array(candidates), app: app, contentID: contentID, from: here)
+        }
+    }
+
+    func searchCandidates(_ candidates: [CastDevice], app: ApplicationInfo, contentID: String, from here: CastDevice) async -> Bool {
+        transferring = true
+        defer { transferring = false }
+        log.info("app \(app.appId) stopped here; looking for it on \(candidates.count) other device(s)", stateFields())
+        for candidate in candidates {
+            guard let previous = try? await switchDevice(to: candidate, policy: .joinOnly) else { continue }
+            if application?.appId == app.appId, remoteMediaClient.mediaStatus?.media?.contentId == contentID {
+                await previous.connection?.close()
+                log.info("session moved from \(here) to \(candidate): app \(app.appId) plays \(contentID) there", [
+                    "from": .string(here.id), "to": .string(candidate.id),
+                ])
+                await apply(.transferred)
+                return true
+            }
+            await restore(previous)
+        }
+        log.info("app \(app.appId) not found on another device", stateFields())
+        return false
+    }
+
+    func mediaStatusForTransfer() async throws(CastSessionError) -> MediaStatus? {
+        let request = await remoteMediaClient.requestStatus()
+        switch await request.result {
+        case .success(let status): return status
+        case .failure(let error): throw .requestFailed(step: "GET_STATUS (transfer)", error)
+        }
+    }
+}
