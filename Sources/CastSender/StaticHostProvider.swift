@@ -12,7 +12,8 @@ import SystemCrypto
 /// certificate's common name when not configured, and GET_APP_AVAILABILITY answers which of the
 /// criteria's apps the device can run. An unreachable host is retried every ``retryInterval``
 /// seconds, reported as a provider problem meanwhile, and listed as soon as it answers; a listed
-/// host that stops answering a probe is removed. Without probing, hosts are listed as configured.
+/// host is re-probed every ``recheckInterval`` seconds and removed when it stops answering.
+/// Without probing, hosts are listed as configured.
 public final class StaticHostProvider: DiscoveryProvider {
     /// One configured host. Value type.
     public struct Host: Sendable, Hashable {
@@ -32,18 +33,22 @@ public final class StaticHostProvider: DiscoveryProvider {
     public let name = "static"
     public let hosts: [Host]
     public let probe: Bool
+    /// Seconds between probes of an unreachable host.
     public let retryInterval: Double
+    /// Seconds between probes of a listed host (to notice it is gone).
+    public let recheckInterval: Double
     private let group: EventLoopGroup
     private let connectTimeout: Double
     private let logSystem: LogSystem
     private let log: Logger
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    public init(hosts: [Host], probe: Bool = true, retryInterval: Double = 10, connectTimeout: Double = 3,
-                group: EventLoopGroup, logSystem: LogSystem = .shared) {
+    public init(hosts: [Host], probe: Bool = true, retryInterval: Double = 10, recheckInterval: Double = 60,
+                connectTimeout: Double = 3, group: EventLoopGroup, logSystem: LogSystem = .shared) {
         self.hosts = hosts
         self.probe = probe
         self.retryInterval = min(max(retryInterval.isNaN ? 10 : retryInterval, 0.1), 3600)
+        self.recheckInterval = min(max(recheckInterval.isNaN ? 60 : recheckInterval, 0.1), 86_400)
         self.connectTimeout = connectTimeout
         self.group = group
         self.logSystem = logSystem
@@ -78,36 +83,66 @@ public final class StaticHostProvider: DiscoveryProvider {
         return CastDevice(id: host.id ?? endpoint, friendlyName: host.name ?? endpoint, host: host.host, port: host.port)
     }
 
-    /// Probes every host, then re-probes the unreachable ones (and checks the others) every
-    /// `retryInterval` until cancelled.
+    /// Probes every host (at most ``maxConcurrentProbes`` at a time), then re-probes each
+    /// unreachable host every ``retryInterval`` and each listed one every ``recheckInterval``
+    /// until cancelled.
     private func run(_ sink: DiscoveryProviderSink) async {
         var listed: [Host: String] = [:]
+        var failures: [Host: String] = [:]
+        var due: [Host: Double] = Dictionary(hosts.map { ($0, 0) }, uniquingKeysWith: { a, _ in a })
         while !Task.isCancelled {
-            let results = await withTaskGroup(of: (Host, Result<CastDevice, ProbeFailure>).self) { group in
-                for host in hosts {
-                    group.addTask { (host, await self.probe(host, appIDs: sink.appIDs)) }
-                }
-                var all: [(Host, Result<CastDevice, ProbeFailure>)] = []
-                for await result in group { all.append(result) }
-                return all
-            }
+            let now = MonotonicClock.seconds()
+            let batch = hosts.filter { (due[$0] ?? 0) <= now }
+            let results = await probeAll(batch, appIDs: sink.appIDs)
             guard !Task.isCancelled else { return }
-            var failures: [String] = []
+            let finished = MonotonicClock.seconds()
             for (host, result) in results {
                 switch result {
                 case .success(let device):
                     if let old = listed[host], old != device.id { sink.lost(deviceID: old) }
                     listed[host] = device.id
+                    failures[host] = nil
+                    due[host] = finished + recheckInterval
                     sink.found(device)
                 case .failure(let failure):
-                    failures.append(failure.reason)
+                    failures[host] = failure.reason
+                    due[host] = finished + retryInterval
                     if let old = listed.removeValue(forKey: host) { sink.lost(deviceID: old) }
                 }
             }
-            sink.problem(failures.isEmpty ? nil : "\(failures.count) of \(hosts.count) host(s) unreachable: " + failures.joined(separator: "; "))
-            try? await Task.sleep(for: .seconds(retryInterval))
+            sink.problem(Self.summary(failures.values.sorted(), of: hosts.count))
+            let next = due.values.min() ?? (finished + retryInterval)
+            try? await Task.sleep(for: .seconds(min(max(next - MonotonicClock.seconds(), 0.05), 3600)))
         }
     }
+
+    /// Probes `batch`, at most ``maxConcurrentProbes`` at a time.
+    private func probeAll(_ batch: [Host], appIDs: Set<String>) async -> [(Host, Result<CastDevice, ProbeFailure>)] {
+        await withTaskGroup(of: (Host, Result<CastDevice, ProbeFailure>).self) { group in
+            var pending = batch[...]
+            var results: [(Host, Result<CastDevice, ProbeFailure>)] = []
+            for _ in 0..<Self.maxConcurrentProbes {
+                guard let host = pending.popFirst() else { break }
+                group.addTask { (host, await self.probe(host, appIDs: appIDs)) }
+            }
+            for await result in group {
+                results.append(result)
+                if let host = pending.popFirst() { group.addTask { (host, await self.probe(host, appIDs: appIDs)) } }
+            }
+            return results
+        }
+    }
+
+    /// One line for the provider problem: how many hosts fail and the first few reasons.
+    static func summary(_ reasons: [String], of total: Int) -> String? {
+        guard !reasons.isEmpty else { return nil }
+        let shown = reasons.prefix(3).joined(separator: "; ")
+        let more = reasons.count > 3 ? "; and \(reasons.count - 3) more" : ""
+        return "\(reasons.count) of \(total) host(s) unreachable: \(shown)\(more)"
+    }
+
+    /// Probes in flight at once.
+    static let maxConcurrentProbes = 64
 
     struct ProbeFailure: Error {
         let reason: String

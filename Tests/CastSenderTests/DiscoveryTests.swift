@@ -1,6 +1,6 @@
 import CastCore
 import CastLogging
-import CastSender
+@testable import CastSender
 import Synchronization
 import Testing
 
@@ -109,6 +109,13 @@ struct DiscoveryManagerTests {
 
 @Suite("StaticHostProvider against the simulator", .timeLimit(.minutes(1)))
 struct StaticHostProviderTests {
+    @Test("the problem line names how many hosts fail and at most three reasons")
+    func summary() {
+        #expect(StaticHostProvider.summary([], of: 4) == nil)
+        #expect(StaticHostProvider.summary(["a", "b"], of: 4) == "2 of 4 host(s) unreachable: a; b")
+        #expect(StaticHostProvider.summary(["a", "b", "c", "d", "e"], of: 9) == "5 of 9 host(s) unreachable: a; b; c; and 2 more")
+    }
+
     @Test("probes: id from the certificate, app support from GET_APP_AVAILABILITY; an unreachable host is a provider problem")
     func probe() async throws {
         let rig = try await SenderRig.start()
@@ -116,7 +123,7 @@ struct StaticHostProviderTests {
         let device = rig.simulator.devices[0].configuration
         let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort, name: "Lobby TV"),
                                                   .init(host: "127.0.0.1", port: 1, name: "Nowhere")],
-                                          retryInterval: 0.2, connectTimeout: 2, group: rig.group, logSystem: rig.logSystem)
+                                          retryInterval: 0.2, recheckInterval: 0.2, connectTimeout: 2, group: rig.group, logSystem: rig.logSystem)
         let manager = DiscoveryManager(criteria: DiscoveryCriteria(appIDs: ["CC1AD845"]), logSystem: rig.logSystem)
         await manager.add(provider)
         await manager.start()
