@@ -25,11 +25,16 @@ extension CastSession {
         }
         bumpGeneration()
         let attemptGeneration = generation
-        do {
+        do throws(CastSessionError) {
             let app = try await openAndJoin(resume: target, policy: options.joinPolicy)
             guard attemptGeneration == generation else {
                 log.debug("connection attempt superseded; closing it")
                 return
+            }
+            // The connection may have dropped during the last step (whose failure is not fatal):
+            // a session must never be `connected` without a live connection.
+            guard connection?.isActive == true else {
+                throw .requestFailed(step: "media GET_STATUS", .disconnected("the connection ended while joining"))
             }
             application = app
             await apply(resume ? .resumed : .started)
@@ -49,7 +54,7 @@ extension CastSession {
     static func isRetryable(_ error: CastSessionError) -> Bool {
         switch error {
         case .connectFailed(.deviceAuthFailed): return false
-        case .connectFailed: return true
+        case .connectFailed: return true   // includes deviceAuthUnanswered: a timeout or EOF, not a bad chain
         case .requestFailed(_, .disconnected), .requestFailed(_, .timedOut): return true
         default: return false
         }

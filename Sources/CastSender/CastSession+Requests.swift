@@ -15,7 +15,7 @@ extension CastSession {
         guard let connection, connection.isActive else {
             return .failed(type: type, .disconnected("not connected (session \(machine.state.name))"))
         }
-        if transferring, !Self.movingRequest {
+        if transferring, !Self.movingRequest, case .connected = machine.state {
             return .failed(type: type, .disconnected("the session is moving to another device"))
         }
         let seconds = timeout ?? options.requestTimeout
@@ -50,7 +50,7 @@ extension CastSession {
         guard let connection, connection.isActive else {
             throw .disconnected("not connected (session \(machine.state.name))")
         }
-        if transferring { throw .disconnected("the session is moving to another device") }
+        if transferring, case .connected = machine.state { throw .disconnected("the session is moving to another device") }
         do {
             try await connection.send(CastMessage(sourceID: options.senderID, destinationID: destination.rawValue,
                                                   namespace: namespace, payload: payload))

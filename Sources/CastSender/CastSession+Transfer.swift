@@ -14,9 +14,13 @@ extension CastSession {
         guard case .connected = machine.state, let app = application else {
             throw .requestFailed(step: "transfer", .disconnected("the session is \(machine.state.name)"))
         }
-        let status = try await mediaStatusForTransfer()
+        guard !transferring else { throw .requestFailed(step: "transfer", .disconnected("a transfer is already under way")) }
+        guard target.id != device.id else { throw .requestFailed(step: "transfer", .invalidRequest(ErrorReason(rawValue: "already on \(target)"))) }
+        transferring = true
+        defer { transferring = false }
         let moved: Result<Void, CastSessionError> = await Self.$movingRequest.withValue(true) {
             do throws(CastSessionError) {
+                let status = try await mediaStatusForTransfer()
                 try await moveSession(to: target, app: app, status: status)
                 return .success(())
             } catch {
@@ -27,8 +31,6 @@ extension CastSession {
     }
 
     func moveSession(to target: CastDevice, app: ApplicationInfo, status: MediaStatus?) async throws(CastSessionError) {
-        transferring = true
-        defer { transferring = false }
         log.info("transferring to \(target)", ["target": .string(target.id)])
         let previous: DeviceSnapshot
         do {
@@ -63,23 +65,31 @@ extension CastSession {
         let application: ApplicationInfo?
         let generation: Int
         let mediaStatus: MediaStatus?
+        let deviceAuth: DeviceAuthResult
+        let deviceStatus: CastDeviceStatus?
     }
 
     /// Connects to `target` and joins (or launches, per `policy`) the app there in place of the
     /// current device. On failure everything is as before and the error is thrown.
     func switchDevice(to target: CastDevice, policy: CastOptions.JoinPolicy) async throws(CastSessionError) -> DeviceSnapshot {
         let previous = DeviceSnapshot(device: device, connection: connection, application: application, generation: generation,
-                                      mediaStatus: remoteMediaClient.mediaStatus)
+                                      mediaStatus: remoteMediaClient.mediaStatus, deviceAuth: deviceAuth, deviceStatus: deviceStatus)
         bumpGeneration()
         device = target
         log = Self.logger(options: options, device: target, localID: localID)
         do {
             application = try await openAndJoin(resume: nil, policy: policy)
-            return previous
         } catch {
             await restore(previous)
             throw error
         }
+        // Ended meanwhile (end() closed whichever connection was current): drop both.
+        guard case .connected = machine.state else {
+            await connection?.close()
+            await previous.connection?.close()
+            throw .cancelled
+        }
+        return previous
     }
 
     /// Back to the device, connection and app of `previous` (closing the connection made since).
@@ -91,8 +101,19 @@ extension CastSession {
         device = previous.device
         generation = previous.generation
         log = Self.logger(options: options, device: previous.device, localID: localID)
+        deviceAuth = previous.deviceAuth
+        deviceStatus = previous.deviceStatus
         remoteMediaClient.apply(previous.mediaStatus.map { [$0] } ?? [])
         if let attempt, attempt !== previous.connection { await attempt.close() }
+        guard case .connected = machine.state else {
+            // Ended meanwhile: nothing to go back to.
+            await previous.connection?.close()
+            return
+        }
+        // The old connection may have ended while we were away (its end was stale then).
+        if let old = previous.connection, !old.isActive {
+            await connectionEnded(await old.closeReason, generation: previous.generation)
+        }
     }
 
     /// Set for the session's own requests while it moves between devices (``transferring``):
@@ -120,6 +141,7 @@ extension CastSession {
         defer { transferring = false }
         log.info("app \(app.appId) stopped here; looking for it on \(candidates.count) other device(s)", stateFields())
         for candidate in candidates {
+            guard case .connected = machine.state else { return false }
             guard let previous = try? await switchDevice(to: candidate, policy: .joinOnly) else { continue }
             if application?.appId == app.appId, remoteMediaClient.mediaStatus?.media?.contentId == contentID {
                 await previous.connection?.close()

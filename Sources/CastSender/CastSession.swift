@@ -86,6 +86,13 @@ public actor CastSession {
         ])
     }
 
+    deinit {
+        // Released without end(): no retries, no socket left open (the reader task holds the
+        // connection, so its own deinit would not run).
+        retryTask?.cancel()
+        connection?.closeSoon()
+    }
+
     /// Where the session is.
     public var state: CastSessionState { machine.state }
 
@@ -111,10 +118,16 @@ public actor CastSession {
     }
 
     /// Ends the session: `stopCasting` stops the app on the device, otherwise it keeps running
-    /// (another sender or a later resume can join it). Returns when the session has ended.
-    /// `keepResumeRecord`: keep the resume record (a daemon shutting down that leaves the app
-    /// running, so the next start resumes it).
+    /// (another sender or a later resume can join it). The app can only be stopped while
+    /// connected: ending a suspended session just stops retrying. Returns when the session has
+    /// ended (a second caller waits for the first end). `keepResumeRecord`: keep the resume
+    /// record (a daemon shutting down that leaves the app running, so the next start resumes it).
     public func end(stopCasting: Bool, keepResumeRecord: Bool = false) async {
+        if machine.state.isFinal { return }
+        if case .ending = machine.state {
+            _ = await waitForState(timeout: 86_400) { $0.isFinal }
+            return
+        }
         self.keepResumeRecord = keepResumeRecord && !stopCasting
         await apply(.end(stopCasting: stopCasting))
     }
@@ -140,6 +153,7 @@ public actor CastSession {
         if before != machine.state {
             log.info("state \(before.name) → \(machine.state)", stateFields(["from": .string(before.name)]))
             stateWaiters.emit(machine.state)
+            if machine.state.isFinal { stateWaiters.finish() }
         }
         for output in outputs {
             switch output {
@@ -180,7 +194,14 @@ public actor CastSession {
             case .didEnd(let error): listener.session(self, didEndWith: error)
             }
         }
-        if case .didEnd = event { remoteMediaClient.sessionEnded() }
+        switch event {
+        case .didEnd, .didFailToStart:
+            // Nothing follows the final event: streams end so `for await` loops finish.
+            remoteMediaClient.sessionEnded()
+            fanout.finish()
+        default:
+            break
+        }
     }
 
     func perform(_ effect: SessionStateMachine.Effect) async {

@@ -131,7 +131,10 @@ public actor DiscoveryManager {
         startConsumer()
         log.info("discovery started with \(providers.count) provider(s)", ["providers": .int(providers.count)])
         emit(.started)
-        for provider in providers { await start(provider) }
+        for provider in providers {
+            guard running else { return }   // stopped while providers were starting
+            await start(provider)
+        }
     }
 
     /// Stops every provider and empties the list.
@@ -189,6 +192,10 @@ public actor DiscoveryManager {
             onProblem: { provider, reason in reports.yield(.problem(provider, reason)) })
         do {
             try await provider.start(sink)
+            guard running else {
+                await provider.stop()   // discovery stopped while this one was starting
+                return
+            }
             log.info("provider \(name) started", ["provider": .string(name)])
         } catch {
             problems[name] = error.reason
@@ -211,7 +218,7 @@ public actor DiscoveryManager {
     }
 
     func lost(_ id: String, from provider: String) {
-        guard reports[id]?[provider] != nil else { return }
+        guard running, reports[id]?[provider] != nil else { return }
         reports[id]?[provider] = nil
         reportOrder[id]?.removeAll { $0 == provider }
         if reports[id]?.isEmpty == true {
@@ -222,6 +229,7 @@ public actor DiscoveryManager {
     }
 
     func problem(_ reason: String?, from provider: String) {
+        guard running else { return }
         if let reason {
             if problems[provider] != reason {
                 log.warning("provider \(provider): \(reason)", ["provider": .string(provider), "reason": .string(reason)])

@@ -7,6 +7,7 @@ final class EventFanout<Event: Sendable>: Sendable {
     private struct Subscribers {
         var nextID = 0
         var streams: [Int: AsyncStream<Event>.Continuation] = [:]
+        var finished = false
     }
 
     private let subscribers = Mutex(Subscribers())
@@ -19,10 +20,15 @@ final class EventFanout<Event: Sendable>: Sendable {
     /// A new stream of events; it ends when the fanout is finished or the consumer stops.
     func stream() -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(bufferLimit))
-        let id = subscribers.withLock { state in
+        let id: Int? = subscribers.withLock { state in
+            guard !state.finished else { return nil }
             state.nextID += 1
             state.streams[state.nextID] = continuation
             return state.nextID
+        }
+        guard let id else {
+            continuation.finish()   // nothing more will come
+            return stream
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.subscribers.withLock { $0.streams.removeValue(forKey: id) }
@@ -35,9 +41,10 @@ final class EventFanout<Event: Sendable>: Sendable {
         for continuation in targets { continuation.yield(event) }
     }
 
-    /// Ends every stream.
+    /// Ends every stream; later ``stream()`` calls return finished streams.
     func finish() {
         let targets = subscribers.withLock { state in
+            state.finished = true
             defer { state.streams.removeAll() }
             return Array(state.streams.values)
         }

@@ -234,9 +234,10 @@ public final class RemoteMediaClient: Sendable {
         for listener in listeners.current { listener.remoteMediaClient(self, didUpdate: status) }
     }
 
-    /// The session ended: no media session any more.
+    /// The session ended: no media session any more, and no more updates.
     func sessionEnded() {
         apply([])
+        fanout.finish()
     }
 }
 

@@ -9,7 +9,10 @@ public actor SessionManager {
     private let group: EventLoopGroup
     private let ownsGroup: Bool
     private let resumeStore: SessionResumeStore?
-    private var sessions: [String: CastSession] = [:]
+    /// Sessions by local id (a session's device changes when it is transferred).
+    private var sessions: [Int: CastSession] = [:]
+    /// Sessions being started, by device id.
+    private var starting: [String: CastSession] = [:]
     private var nextLocalID = 0
     private let listeners = WeakListeners<any CastSessionListener>()
     private let log: Logger
@@ -25,9 +28,13 @@ public actor SessionManager {
         self.log = log
         if let path = options.sessionResumeFile {
             do {
-                resumeStore = try SessionResumeStore(path: path)
+                let (store, repaired) = try SessionResumeStore.openRepairing(path: path)
+                if let repaired {
+                    log.error("session resume file was unusable, starting with an empty one: \(repaired)", ["path": .string(path)])
+                }
+                resumeStore = store
             } catch {
-                log.error("session resume file unusable, starting without it: \(error)", ["path": .string(path)])
+                log.error("session resume file unusable, sessions will not be saved: \(error)", ["path": .string(path)])
                 resumeStore = nil
             }
         } else {
@@ -58,15 +65,26 @@ public actor SessionManager {
     /// The live session on `deviceID`, if any.
     public func session(on deviceID: String) async -> CastSession? { await activeSessions[deviceID] }
 
-    /// Starts a session on `device` (ending nothing: a live session on the device is returned as is).
+    /// Starts a session on `device`. A live session on the device (or one starting there) is
+    /// returned instead of a second one.
     public func startSession(on device: CastDevice) async throws(CastSessionError) -> CastSession {
-        if let existing = await activeSessions[device.id] { return existing }
+        // Claimed before the first await, so two concurrent calls for one device share a session.
+        if let starting = starting[device.id] {
+            let state = await starting.waitForState(timeout: options.connectTimeout * 3 + options.requestTimeout * 3) {
+                $0 != .idle && $0 != .connecting
+            }
+            if case .failed(let error) = state { throw error }
+            return starting
+        }
         let session = makeSession(device: device, resumeTarget: nil)
-        sessions[device.id] = session
+        starting[device.id] = session
+        defer { if starting[device.id] === session { starting[device.id] = nil } }
+        if let existing = await activeSessions[device.id] { return existing }
+        sessions[session.localID] = session
         do {
             try await session.start()
         } catch {
-            if sessions[device.id] === session { sessions[device.id] = nil }
+            sessions[session.localID] = nil
             throw error
         }
         return session
@@ -79,12 +97,13 @@ public actor SessionManager {
     /// resumed or given up (see their state).
     public func resumeSavedSessions() async -> [CastSession] {
         var resumed: [CastSession] = []
-        for record in savedSessions where sessions[record.device.id] == nil {
+        for record in savedSessions {
+            guard await activeSessions[record.device.id] == nil else { continue }
             log.info("resuming saved session \(record.sessionID) on \(record.device)", [
                 "device": .string(record.device.id), "session": .string(record.sessionID),
             ])
             let session = makeSession(device: record.device, resumeTarget: record)
-            sessions[record.device.id] = session
+            sessions[session.localID] = session
             await session.resumeSaved()
             resumed.append(session)
         }
@@ -93,15 +112,18 @@ public actor SessionManager {
 
     /// Ends every session.
     public func endAll(stopCasting: Bool) async {
-        for session in sessions.values { await session.end(stopCasting: stopCasting) }
+        // Taken out first: sessions started while these end are not dropped unended.
+        let ending = Array(sessions.values)
         sessions.removeAll()
+        for session in ending { await session.end(stopCasting: stopCasting) }
     }
 
-    /// Ends every session (leaving the apps running, so they can be resumed) and stops the event
-    /// loops this manager created.
+    /// Ends every session (leaving the apps running and their resume records, so a restart can
+    /// resume them, unless `stopCasting`) and stops the event loops this manager created.
     public func shutdown(stopCasting: Bool = false) async {
-        for session in sessions.values { await session.end(stopCasting: stopCasting, keepResumeRecord: true) }
+        let ending = Array(sessions.values)
         sessions.removeAll()
+        for session in ending { await session.end(stopCasting: stopCasting, keepResumeRecord: true) }
         if ownsGroup { try? await group.shutdownGracefully() }
     }
 

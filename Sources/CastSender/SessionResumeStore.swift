@@ -68,11 +68,25 @@ public final class SessionResumeStore: Sendable {
     /// Records by device id, in the order they were first saved.
     private let records = Mutex<[SessionResumeRecord]>([])
 
-    /// Reads what the file holds (nothing when it does not exist).
+    /// Reads what the file holds (nothing when it does not exist). A file that cannot be parsed
+    /// throws; ``openRepairing(path:)`` moves it aside instead.
     public init(path: String) throws(Error) {
         self.path = path
         let loaded = try Self.read(path)
         records.withLock { $0 = loaded }
+    }
+
+    /// Opens the store; a malformed file is renamed to `PATH.corrupt` (kept for inspection) and
+    /// the store starts empty, so resuming works again from the next save. Returns the store and
+    /// what was wrong, if anything. Other errors (permissions, I/O) still throw.
+    public static func openRepairing(path: String) throws(Error) -> (store: SessionResumeStore, repaired: Error?) {
+        do {
+            return (try SessionResumeStore(path: path), nil)
+        } catch .malformed(let why) {
+            let aside = path + ".corrupt"
+            guard rename(path, aside) == 0 else { throw .io(path: path, errnoText()) }
+            return (try SessionResumeStore(path: path), .malformed(why + " (moved to \(aside))"))
+        }
     }
 
     /// The saved sessions.
@@ -80,22 +94,24 @@ public final class SessionResumeStore: Sendable {
 
     /// Saves or replaces the record of `record.device.id`.
     public func save(_ record: SessionResumeRecord) throws(Error) {
-        let snapshot = records.withLock { list -> [SessionResumeRecord] in
-            if let index = list.firstIndex(where: { $0.device.id == record.device.id }) { list[index] = record } else { list.append(record) }
-            return list
+        // One lock around change, write and rename: concurrent sessions never interleave writes
+        // or rename an older list over a newer one.
+        try records.withLock { list throws(Error) in
+            var next = list
+            if let index = next.firstIndex(where: { $0.device.id == record.device.id }) { next[index] = record } else { next.append(record) }
+            try write(next)
+            list = next
         }
-        try write(snapshot)
     }
 
     /// Removes the record of `deviceID` (the file goes when it was the last).
     public func remove(deviceID: String) throws(Error) {
-        let snapshot = records.withLock { list -> [SessionResumeRecord]? in
-            guard list.contains(where: { $0.device.id == deviceID }) else { return nil }
-            list.removeAll { $0.device.id == deviceID }
-            return list
+        try records.withLock { list throws(Error) in
+            guard list.contains(where: { $0.device.id == deviceID }) else { return }
+            let next = list.filter { $0.device.id != deviceID }
+            try write(next)
+            list = next
         }
-        guard let snapshot else { return }
-        try write(snapshot)
     }
 
     private func write(_ list: [SessionResumeRecord]) throws(Error) {
@@ -108,7 +124,7 @@ public final class SessionResumeStore: Sendable {
     }
 
     private static func atomicWrite(_ text: String, to path: String) throws(Error) {
-        let temporary = path + ".tmp"
+        let temporary = path + ".tmp.\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .io(path: temporary, errnoText()) }
         var ok = true

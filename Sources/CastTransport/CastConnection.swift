@@ -131,9 +131,14 @@ public final class CastConnection: Sendable {
         let bridge = bound
 
         var auth = DeviceAuthResult.notChecked
+        var unanswered = false
         if options.deviceAuth != .off {
-            auth = await authenticate(channel: channel, bridge: bridge, peer: peer, options: options, timeout: timeout)
+            (auth, unanswered) = await authenticate(channel: channel, bridge: bridge, peer: peer, options: options, timeout: timeout)
             switch (auth, options.deviceAuth) {
+            case (.failed(let reason), .require) where unanswered:
+                log.error("device authentication got no answer: \(reason); closing", ["reason": .string(reason)])
+                await closeLocally(channel, bridge)
+                throw .deviceAuthUnanswered(endpoint: endpoint, reason: reason)
             case (.failed(let reason), .require):
                 log.error("device authentication failed: \(reason); closing", ["reason": .string(reason)])
                 await closeLocally(channel, bridge)
@@ -160,9 +165,10 @@ public final class CastConnection: Sendable {
     }
 
     /// Sends a challenge with a fresh nonce and checks the reply against `options.trustAnchors`.
+    /// `unanswered`: no reply in time, or the device closed instead of answering.
     private static func authenticate(channel: Channel, bridge: NIOLoopBound<InboundBridge>, peer: [UInt8],
-                                     options: CastConnectionOptions, timeout: TimeAmount) async -> DeviceAuthResult {
-        guard !options.trustAnchors.isEmpty else { return .failed(reason: "no trust anchors configured") }
+                                     options: CastConnectionOptions, timeout: TimeAmount) async -> (DeviceAuthResult, unanswered: Bool) {
+        guard !options.trustAnchors.isEmpty else { return (.failed(reason: "no trust anchors configured"), false) }
         let nonce = (0..<16).map { _ in UInt8.random(in: 0...255) }
         let loop = channel.eventLoop
         let reply = loop.makePromise(of: [UInt8].self)
@@ -175,18 +181,18 @@ public final class CastConnection: Sendable {
         do { bytes = try await reply.futureResult.get() } catch {
             timer.cancel()
             switch error {
-            case ChannelError.connectTimeout: return .failed(reason: "no reply within \(options.connectTimeout) s")
-            case ChannelError.eof: return .failed(reason: "the device closed the connection instead of answering")
-            default: return .failed(reason: "\(error)")
+            case ChannelError.connectTimeout: return (.failed(reason: "no reply within \(options.connectTimeout) s"), true)
+            case ChannelError.eof: return (.failed(reason: "the device closed the connection instead of answering"), true)
+            default: return (.failed(reason: "\(error)"), false)
             }
         }
         timer.cancel()
         do {
             let verified = try DeviceAuthVerifier(trustAnchors: options.trustAnchors)
                 .verify(reply: bytes, peerCertificateDER: peer, expectedNonce: nonce)
-            return .verified(deviceCommonName: verified.deviceCertificate.commonName, audioOnly: verified.audioOnly)
+            return (.verified(deviceCommonName: verified.deviceCertificate.commonName, audioOnly: verified.audioOnly), false)
         } catch {
-            return .failed(reason: "\(error)")
+            return (.failed(reason: "\(error)"), false)
         }
     }
 
@@ -231,9 +237,15 @@ public final class CastConnection: Sendable {
         try? await channel.close().get()
     }
 
+    /// Starts closing without waiting (for owners that cannot await, e.g. in `deinit`).
+    public func closeSoon() {
+        if channel.isActive { channel.close(promise: nil) }
+    }
+
     deinit {
         // A connection dropped without close() must not keep its socket and heartbeat alive.
-        channel.close(promise: nil)
+        // (Only while open: after the event loops have shut down there is nothing to close.)
+        if channel.isActive { channel.close(promise: nil) }
     }
 
     /// Waits until the connection has ended and says how.

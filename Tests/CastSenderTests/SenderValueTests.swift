@@ -42,6 +42,23 @@ struct SenderValueTests {
         #expect(CastOptions().trustAnchors.isEmpty, "empty options mean the default roots")
     }
 
+    @Test("resume store: concurrent saves from many sessions leave a whole, current file")
+    func resumeStoreConcurrent() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("castline-concurrent-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = try SessionResumeStore(path: path)
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    let device = CastDevice(id: "device-\(index)", friendlyName: "TV \(index)", host: "127.0.0.\(index % 250 + 1)")
+                    try? store.save(SessionResumeRecord(device: device, appID: "CC1AD845", sessionID: "s\(index)", transportID: "t\(index)"))
+                }
+            }
+        }
+        let reread = try SessionResumeStore(path: path)
+        #expect(Set(reread.saved.map(\.sessionID)) == Set((0..<64).map { "s\($0)" }))
+    }
+
     @Test("resume store: records per device survive a new instance, the last removal deletes the file, mode 0600")
     func resumeStore() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("castline-resume-\(UUID().uuidString)")
@@ -84,5 +101,13 @@ struct SenderValueTests {
         }
         try "{not json".write(toFile: path, atomically: true, encoding: .utf8)
         #expect(throws: SessionResumeStore.Error.self) { try SessionResumeStore(path: path) }
+        // Repairing: the bad file is moved aside and the store starts empty and works.
+        defer { try? FileManager.default.removeItem(atPath: path + ".corrupt") }
+        let (store, repaired) = try SessionResumeStore.openRepairing(path: path)
+        #expect(repaired != nil && "\(repaired!)".contains(".corrupt"))
+        #expect(store.saved.isEmpty)
+        #expect(try String(contentsOfFile: path + ".corrupt", encoding: .utf8) == "{not json")
+        try store.save(SessionResumeRecord(device: CastDevice(id: "a", friendlyName: "A", host: "h"), appID: "x", sessionID: "s", transportID: "t"))
+        #expect(try SessionResumeStore(path: path).saved.count == 1)
     }
 }

@@ -56,6 +56,24 @@ struct SessionIntegrationTests {
         #expect(try await rig.state()["app"] == .null)
     }
 
+    @Test("two concurrent starts on one device share one session; its streams end with it")
+    func concurrentStart() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let manager = rig.manager()
+        async let first = manager.startSession(on: rig.device())
+        async let second = manager.startSession(on: rig.device())
+        let (a, b) = try await (first, second)
+        #expect(a === b)
+        #expect(await manager.activeSessions.count == 1)
+        let updates = a.updates()
+        await manager.endAll(stopCasting: true)
+        var names: [String] = []
+        for await update in updates { if case .event(let event, _) = update { names.append(event.name) } }
+        #expect(names == ["willEnd", "didEnd"], "the stream ends after didEnd")
+        #expect(await a.waitForState(timeout: 0.1) { _ in false }.isFinal)
+    }
+
     @Test("joinOnly fails with appNotRunning when the app does not run; a refused connection fails to start")
     func startFailures() async throws {
         let rig = try await SenderRig.start()

@@ -206,6 +206,7 @@ struct RetryableTests {
         #expect(CastSession.isRetryable(.requestFailed(step: "GET_STATUS", .timedOut(after: 10))))
         #expect(CastSession.isRetryable(.requestFailed(step: "GET_STATUS", .disconnected("reset"))))
         #expect(!CastSession.isRetryable(.connectFailed(.deviceAuthFailed(endpoint: "x", reason: "chain"))))
+        #expect(CastSession.isRetryable(.connectFailed(.deviceAuthUnanswered(endpoint: "x", reason: "no reply within 5 s"))))
         #expect(!CastSession.isRetryable(.sessionGone(appID: "CC1AD845", sessionID: "s")))
         #expect(!CastSession.isRetryable(.requestFailed(step: "LAUNCH", .launchError(nil))))
     }
