@@ -88,5 +88,7 @@ public final class CastRequest<Value: Sendable>: Sendable {
 
 /// What the request tracker resumes: the typed request behind a payload-level callback.
 struct RequestSink: Sendable {
+    /// The connection generation the request went out on.
+    let generation: Int
     let complete: @Sendable (Result<CastPayload, CastRequestError>) -> Void
 }

@@ -200,7 +200,10 @@ extension CastSession {
     }
 
     func connectionEnded(_ reason: CastConnectionCloseReason, generation ended: Int) async {
-        guard ended == generation else { return }
+        guard ended == generation else {
+            failPending(onGeneration: ended, "\(reason)")   // an old connection: only its own requests
+            return
+        }
         connection = nil
         failPending("\(reason)")
         switch machine.state {

@@ -21,7 +21,8 @@ extension CastSession {
         let seconds = timeout ?? options.requestTimeout
         let box = RequestBox<Value>()
         let (id, superseded) = tracker.begin(namespace: namespace, type: type, timeout: seconds, now: MonotonicClock.seconds(),
-                                              waiter: RequestSink { result in box.complete(result.flatMap(map)) }, supersedes: supersedes)
+                                              waiter: RequestSink(generation: generation) { result in box.complete(result.flatMap(map)) },
+                                              supersedes: supersedes)
         let request = CastRequest<Value>(id: id, type: type, timeout: seconds) { [weak self] id in
             Task { await self?.forget(id) }
         }
@@ -37,8 +38,16 @@ extension CastSession {
             Task { await self.failRequest(id, .disconnected("\(error)")) }
         }
         if seconds.isFinite {
+            // The deadline is on the monotonic clock the tracker uses; Task.sleep's clock also
+            // counts suspended time, so a wake-up can come early: sleep again for what is left
+            // (a few rounds at most).
+            let deadline = MonotonicClock.seconds() + max(seconds, 0)
             Task { [weak self] in
-                try? await Task.sleep(for: .seconds(min(max(seconds, 0), 86_400 * 365)))
+                for _ in 0..<8 {
+                    let left = deadline - MonotonicClock.seconds()
+                    guard left > 0 else { break }
+                    try? await Task.sleep(for: .seconds(min(left + 0.001, 86_400 * 365)))
+                }
                 await self?.expireRequests()
             }
         }
@@ -90,6 +99,14 @@ extension CastSession {
 
     func failPending(_ why: String) {
         for completion in tracker.disconnect(why) { finish(completion) }
+    }
+
+    /// Fails the requests that went out on connection `generation` (one that is no longer the
+    /// current connection, e.g. the old device's after a transfer).
+    func failPending(onGeneration ended: Int, _ why: String) {
+        for request in tracker.waiting where request.waiter.generation == ended {
+            if let completion = tracker.fail(request.id, with: .disconnected(why)) { finish(completion) }
+        }
     }
 }
 
