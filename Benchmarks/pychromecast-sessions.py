@@ -35,13 +35,26 @@ def main():
     parser.add_argument("--targets", required=True)
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--idle", type=float, default=10)
+    parser.add_argument("--warmup", type=int, default=0, help="1: one cast on the last target first, not measured")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     with open(args.targets) as f:
-        devices = json.load(f)[: args.sessions]
+        listed = json.load(f)
+    devices = listed[: args.sessions]
     if len(devices) < args.sessions:
         sys.exit(f"only {len(devices)} targets for {args.sessions} sessions")
+
+    if args.warmup:
+        # The same warm-up as castline-sender-bench: one cast on the last target, stopped.
+        last = listed[-1]
+        cast = pychromecast.get_chromecast_from_host(
+            (last["address"], last["castPort"], uuid.UUID(last["uuid"]), "Chromecast", "warm-up"), tries=1, retry_wait=1, timeout=30)
+        cast.wait(timeout=60)
+        cast.media_controller.play_media("https://media.example/castline/bench.mp4", "video/mp4", title="warm-up")
+        cast.media_controller.block_until_active(timeout=60)
+        cast.quit_app()
+        cast.disconnect(timeout=5)
 
     baseline = rss_kb()
     casts = [None] * len(devices)

@@ -80,10 +80,11 @@ def main():
 
         print(f"castline, {args.small} sessions:", flush=True)
         pid = conftest.sim_pid(netns)
-        small = run(netns, [bench, "--targets", targets, "--sessions", str(args.small), "--idle", str(args.idle)], 600, pid)
+        small = run(netns, [bench, "--targets", targets, "--sessions", str(args.small), "--idle", str(args.idle),
+                            "--warmup", "1"], 600, pid)
         print(f"pychromecast {conftest_version()}, {args.small} sessions (other devices):", flush=True)
         peer = run(netns, [conftest.PYTHON, os.path.join(REPO, "Benchmarks", "pychromecast-sessions.py"), "--targets", second_half,
-                           "--sessions", str(args.small), "--idle", str(args.idle)], 900, pid)
+                           "--sessions", str(args.small), "--idle", str(args.idle), "--warmup", "1"], 900, pid)
         sim.control({"command": "stop-app", "device": "all"})
         print(f"castline, {args.large} sessions (+ {args.outage} devices unreachable for 2 s):", flush=True)
         large = run(netns, [bench, "--targets", targets, "--sessions", str(args.large), "--idle", str(args.idle),

@@ -5,6 +5,7 @@
 //
 //   castline-sender-bench --targets devices.json --sessions 1000 [--idle 10] [--threads 1]
 //       [--control SOCKET --outage 20 --down-for 2] [--log RULES (default warning, to stderr)]
+//       [--warmup 1 (one session on the last target first, not measured)]
 //
 // devices.json: the `devices` array of `castline sim`'s ready line ({address, castPort, uuid}).
 import CastCore
@@ -25,6 +26,7 @@ struct Arguments {
     var outage = 0
     var downFor = 2.0
     var log = "warning"
+    var warmup = false
 
     init() {
         var it = CommandLine.arguments.dropFirst().makeIterator()
@@ -38,6 +40,7 @@ struct Arguments {
             case "--control": control = value
             case "--outage": outage = Int(value) ?? { fail("bad --outage \(value)") }()
             case "--log": log = value
+            case "--warmup": warmup = value == "1" || value == "true"
             case "--down-for": downFor = Double(value) ?? { fail("bad --down-for \(value)") }()
             default: fail("unknown flag \(flag)")
             }
@@ -156,6 +159,17 @@ let clock = ResumeClock()
 manager.addListener(clock)
 let media = try! MediaInformationBuilder(contentURL: "https://media.example/castline/bench.mp4").contentType("video/mp4")
     .generic(title: "castline bench").build()
+
+// Warm-up (the same for pychromecast-sessions.py): one session on the last target, loaded and
+// stopped, so one-time costs (threads, TLS library, runtime metadata) are not in the figures.
+if arguments.warmup, case .object(let entry)? = listed.last {
+    let device = CastDevice(id: entry["uuid"]?.string ?? "warmup", friendlyName: "warm-up",
+                            host: entry["address"]?.string ?? "127.0.0.1", port: Int(entry["castPort"]?.int ?? 8009))
+    if let session = try? await manager.startSession(on: device) {
+        _ = await session.remoteMediaClient.load(media).result
+        await session.end(stopCasting: true)
+    }
+}
 
 let baseline = rssKB()
 let cpuAtStart = cpuSeconds()
