@@ -99,7 +99,10 @@ public final class StaticHostProvider: DiscoveryProvider {
             for (host, result) in results {
                 switch result {
                 case .success(let device):
-                    if let old = listed[host], old != device.id { sink.lost(deviceID: old) }
+                    if let old = listed[host], old != device.id {
+                        listed[host] = nil
+                        if !listed.values.contains(old) { sink.lost(deviceID: old) }
+                    }
                     listed[host] = device.id
                     failures[host] = nil
                     due[host] = finished + recheckInterval
@@ -107,7 +110,8 @@ public final class StaticHostProvider: DiscoveryProvider {
                 case .failure(let failure):
                     failures[host] = failure.reason
                     due[host] = finished + retryInterval
-                    if let old = listed.removeValue(forKey: host) { sink.lost(deviceID: old) }
+                    // Lost only when no other configured host still reaches the same device.
+                    if let old = listed.removeValue(forKey: host), !listed.values.contains(old) { sink.lost(deviceID: old) }
                 }
             }
             sink.problem(Self.summary(failures.values.sorted(), of: hosts.count))

@@ -150,6 +150,28 @@ struct StaticHostProviderTests {
         await picky.stop()
     }
 
+    @Test("two configured hosts for one device: one of them failing does not remove the device")
+    func sameDeviceTwice() async throws {
+        let rig = try await SenderRig.start(count: 2)
+        defer { Task { await rig.stop() } }
+        let a = rig.simulator.devices[0].configuration, b = rig.simulator.devices[1].configuration
+        // The second entry claims the first device's id (a second address of the same TV).
+        let provider = StaticHostProvider(hosts: [.init(host: a.address, port: a.castPort, name: "TV"),
+                                                  .init(host: b.address, port: b.castPort, name: "TV", id: a.uuid)],
+                                          retryInterval: 0.2, recheckInterval: 0.2, group: rig.group, logSystem: rig.logSystem)
+        let manager = DiscoveryManager(criteria: .any, logSystem: rig.logSystem)
+        await manager.add(provider)
+        await manager.start()
+        #expect(await manager.waitForDevice(timeout: 10) { $0.id == a.uuid } != nil)
+        let events = manager.events()
+        try await rig.control(["command": "outage", "device": 1, "downFor": 1.5])
+        // Long enough for several probes of the down host.
+        let removed = await events.first(within: 1.2) { if case .removed = $0 { return true }; return false }
+        #expect(removed == nil, "the device stayed listed")
+        #expect(await manager.devices.map(\.id) == [a.uuid])
+        await manager.stop()
+    }
+
     @Test("CastContext: static hosts discovered, a session started on the listed device")
     func context() async throws {
         let rig = try await SenderRig.start()
