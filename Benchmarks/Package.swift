@@ -22,6 +22,7 @@ let package = Package(
             name: "castline-sender-bench",
             dependencies: [
                 .product(name: "CastSender", package: "castline"),
+                .product(name: "CastProtocol", package: "castline"),
                 .product(name: "CastCore", package: "castline"),
                 .product(name: "CastLogging", package: "castline"),
             ]

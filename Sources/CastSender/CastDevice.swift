@@ -1,4 +1,5 @@
 import CastCore
+import CastTransport
 
 /// A Cast device as discovery reports it: what to connect to and what to show.
 ///
@@ -35,7 +36,7 @@ public struct CastDevice: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `host:port` (IPv6 in brackets), as in logs.
-    public var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var endpoint: String { CastConnection.endpointName(host: host, port: port) }
 
     public var description: String { "\(friendlyName) (\(id) at \(endpoint))" }
 }

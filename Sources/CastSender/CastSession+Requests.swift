@@ -8,15 +8,26 @@ import NIOCore
 extension CastSession {
     // MARK: - Requests
 
+    /// The connection to send on, or why there is none: not connected, or the session is moving
+    /// to another device and this is not one of its own requests (``movingRequest``).
+    func usableConnection() -> Result<CastConnection, CastRequestError> {
+        guard let connection, connection.isActive else {
+            return .failure(.disconnected("not connected (session \(machine.state.name))"))
+        }
+        if transferring, !Self.movingRequest, case .connected = machine.state {
+            return .failure(.disconnected("the session is moving to another device"))
+        }
+        return .success(connection)
+    }
+
     /// Sends a request and tracks its reply. Fails at once when there is no connection.
     func request<Value: Sendable>(namespace: CastNamespace, destination: EndpointID, type: String, timeout: Double?,
                                   supersedes: Bool = false, build: @Sendable (RequestID) -> JSONValue,
                                   map: @escaping @Sendable (CastPayload) -> Result<Value, CastRequestError>) -> CastRequest<Value> {
-        guard let connection, connection.isActive else {
-            return .failed(type: type, .disconnected("not connected (session \(machine.state.name))"))
-        }
-        if transferring, !Self.movingRequest, case .connected = machine.state {
-            return .failed(type: type, .disconnected("the session is moving to another device"))
+        let connection: CastConnection
+        switch usableConnection() {
+        case .success(let usable): connection = usable
+        case .failure(let error): return .failed(type: type, error)
         }
         let seconds = timeout ?? options.requestTimeout
         let box = RequestBox<Value>()
@@ -56,10 +67,7 @@ extension CastSession {
 
     /// Sends a message that expects no reply.
     func send(namespace: CastNamespace, destination: EndpointID, payload: CastMessage.Payload) async throws(CastRequestError) {
-        guard let connection, connection.isActive else {
-            throw .disconnected("not connected (session \(machine.state.name))")
-        }
-        if transferring, case .connected = machine.state { throw .disconnected("the session is moving to another device") }
+        let connection = try usableConnection().get()
         do {
             try await connection.send(CastMessage(sourceID: options.senderID, destinationID: destination.rawValue,
                                                   namespace: namespace, payload: payload))

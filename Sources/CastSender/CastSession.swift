@@ -134,10 +134,9 @@ public actor CastSession {
 
     /// Waits until `predicate` holds for the state, or `timeout` seconds pass; returns the state.
     public func waitForState(timeout: Double, _ predicate: @escaping @Sendable (CastSessionState) -> Bool) async -> CastSessionState {
-        if predicate(machine.state) { return machine.state }
+        // Subscribed before the check: nothing runs on the actor in between, so no change is missed.
         let stream = stateWaiters.stream()
-        let current = machine.state
-        if predicate(current) { return current }
+        if predicate(machine.state) { return machine.state }
         return await stream.first(within: timeout, where: predicate) ?? machine.state
     }
 

@@ -22,19 +22,18 @@ public struct DiscoveryExplanation: Sendable, Equatable, CustomStringConvertible
     public var notStarted: Bool
     /// No provider is registered.
     public var noProviders: Bool
+    /// A provider that failed, and why.
+    public struct ProviderFailure: Sendable, Equatable {
+        public var name: String
+        public var reason: String
+    }
+
     /// Providers that failed, with why.
-    public var failedProviders: [(name: String, reason: String)]
+    public var failedProviders: [ProviderFailure]
     /// Devices found but filtered out by the criteria.
     public var filteredOut: Int
     /// The app ids the criteria ask for.
     public var criteriaAppIDs: [String]
-
-    public static func == (a: DiscoveryExplanation, b: DiscoveryExplanation) -> Bool {
-        a.notStarted == b.notStarted && a.noProviders == b.noProviders && a.filteredOut == b.filteredOut
-            && a.criteriaAppIDs == b.criteriaAppIDs
-            && a.failedProviders.map(\.name) == b.failedProviders.map(\.name)
-            && a.failedProviders.map(\.reason) == b.failedProviders.map(\.reason)
-    }
 
     /// One line per reason, each with what to do.
     public var lines: [String] {
@@ -156,7 +155,7 @@ public actor DiscoveryManager {
         guard visible.isEmpty else { return nil }
         return DiscoveryExplanation(
             notStarted: !running, noProviders: providers.isEmpty,
-            failedProviders: problems.sorted { $0.key < $1.key }.map { (name: $0.key, reason: $0.value) },
+            failedProviders: problems.sorted { $0.key < $1.key }.map { DiscoveryExplanation.ProviderFailure(name: $0.key, reason: $0.value) },
             filteredOut: filteredOutCount, criteriaAppIDs: criteria.appIDs.sorted())
     }
 
@@ -167,7 +166,7 @@ public actor DiscoveryManager {
 
     /// Waits until a device passing `predicate` is listed, or `timeout` seconds pass.
     public func waitForDevice(timeout: Double, where predicate: @escaping @Sendable (CastDevice) -> Bool) async -> CastDevice? {
-        if let device = visible.first(where: predicate) { return device }
+        // Subscribed before the check: nothing runs on the actor in between, so no change is missed.
         let stream = fanout.stream()
         if let device = visible.first(where: predicate) { return device }
         let event = await stream.first(within: timeout) { event in

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// When to retry after a connection to a device is lost: exponential backoff with jitter.
 ///
 /// The first retry comes after ``initialDelay`` (fast: a dropped TCP connection is often back at
@@ -43,7 +47,8 @@ public struct ReconnectPolicy: Sendable, Equatable {
         let first = Self.clamp(initialDelay, 0, cap)
         let growth = Self.clamp(multiplier, 1, 16)
         let exponent = Double(max(0, min(attempt - 1, 64)))
-        let base = min(cap, first * Self.power(growth, exponent))
+        // growth ≤ 16 and exponent ≤ 64: finite (≤ 1.2e77), so min() caps it.
+        let base = min(cap, first * pow(growth, exponent))
         let spread = Self.clamp(jitter, 0, 1)
         let random = Self.clamp(unit, 0, 1)
         return Self.clamp(base * (1 - spread * random), 0, cap)
@@ -51,15 +56,5 @@ public struct ReconnectPolicy: Sendable, Equatable {
 
     private static func clamp(_ value: Double, _ low: Double, _ high: Double) -> Double {
         value.isNaN ? low : min(max(value, low), high)
-    }
-
-    private static func power(_ base: Double, _ exponent: Double) -> Double {
-        var result = 1.0
-        var remaining = Int(exponent)
-        while remaining > 0, result < 1e12 {
-            result *= base
-            remaining -= 1
-        }
-        return result
     }
 }

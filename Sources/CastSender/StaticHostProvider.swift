@@ -79,7 +79,7 @@ public final class StaticHostProvider: DiscoveryProvider {
     }
 
     static func unprobed(_ host: Host) -> CastDevice {
-        let endpoint = host.host.contains(":") ? "[\(host.host)]:\(host.port)" : "\(host.host):\(host.port)"
+        let endpoint = CastConnection.endpointName(host: host.host, port: host.port)
         return CastDevice(id: host.id ?? endpoint, friendlyName: host.name ?? endpoint, host: host.host, port: host.port)
     }
 

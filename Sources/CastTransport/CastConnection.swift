@@ -48,11 +48,16 @@ public final class CastConnection: Sendable {
         closed.whenSuccess { [weak self] reason in self?.knownCloseReason.withLock { $0 = reason } }
     }
 
+    /// `host:port`, an IPv6 host in brackets: how a device is named in logs and errors.
+    public static func endpointName(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
     /// Connects, completes TLS and, unless ``CastConnectionOptions/deviceAuth`` is `.off`,
     /// authenticates the device. Each step is bounded by ``CastConnectionOptions/connectTimeout``.
     public static func connect(host: String, port: Int, options: CastConnectionOptions = .init(),
                                group: EventLoopGroup) async throws(CastTransportError) -> CastConnection {
-        let endpoint = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let endpoint = endpointName(host: host, port: port)
         let log = Logger(class: "CastConnection", system: options.logSystem).with(["device": .string(endpoint)])
         let tls: NIOSSLContext
         do {
@@ -245,7 +250,7 @@ public final class CastConnection: Sendable {
     deinit {
         // A connection dropped without close() must not keep its socket and heartbeat alive.
         // (Only while open: after the event loops have shut down there is nothing to close.)
-        if channel.isActive { channel.close(promise: nil) }
+        closeSoon()
     }
 
     /// Waits until the connection has ended and says how.

@@ -10,6 +10,7 @@
 // devices.json: the `devices` array of `castline sim`'s ready line ({address, castPort, uuid}).
 import CastCore
 import CastLogging
+import CastProtocol
 import CastSender
 import Synchronization
 
@@ -94,12 +95,6 @@ func cpuSeconds() -> Double {
         + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
 }
 
-func monotonic() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
 /// One command to the simulator's control socket; the reply line.
 func control(_ path: String, _ command: JSONValue) -> JSONValue? {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -129,7 +124,7 @@ func control(_ path: String, _ command: JSONValue) -> JSONValue? {
 final class ResumeClock: CastSessionListener {
     let resumed = Mutex<[Int: Double]>([:])
     func session(_ session: CastSession, didResumeOn device: CastDevice, transferred: Bool) {
-        let now = monotonic()
+        let now = MonotonicClock.seconds()
         resumed.withLock { $0[session.localID] = now }
     }
 }
@@ -173,7 +168,7 @@ if arguments.warmup, case .object(let entry)? = listed.last {
 
 let baseline = rssKB()
 let cpuAtStart = cpuSeconds()
-let started = monotonic()
+let started = MonotonicClock.seconds()
 let failures = Atomic<Int>(0)
 // Sessions in device order (index i is on device i: the outage below relies on it).
 let sessionByDevice: [Int: CastSession] = await withTaskGroup(of: (Int, CastSession?).self) { group in
@@ -200,7 +195,7 @@ let sessionByDevice: [Int: CastSession] = await withTaskGroup(of: (Int, CastSess
     return byIndex
 }
 let sessions = sessionByDevice.sorted { $0.key < $1.key }.map(\.value)
-let allPlaying = monotonic() - started
+let allPlaying = MonotonicClock.seconds() - started
 emit("sender.all_playing", allPlaying, "s", ["sessions": .int(Int64(sessions.count)), "failed": .int(Int64(failures.load(ordering: .relaxed))),
                                               "threads": .int(Int64(arguments.threads)),
                                               "cpu_seconds": .double(((cpuSeconds() - cpuAtStart) * 1000).rounded() / 1000)])
@@ -211,9 +206,9 @@ emit("sender.rss_per_session", Double(after - baseline) / Double(max(1, sessions
      ["rss_total_kb": .int(Int64(after)), "rss_baseline_kb": .int(Int64(baseline))])
 
 let cpuBefore = cpuSeconds()
-let idleStart = monotonic()
+let idleStart = MonotonicClock.seconds()
 try? await Task.sleep(for: .seconds(arguments.idle))
-let idleWall = monotonic() - idleStart
+let idleWall = MonotonicClock.seconds() - idleStart
 let idleCPU = cpuSeconds() - cpuBefore
 emit("sender.idle_cpu", 100 * idleCPU / idleWall, "% of one core", ["seconds": .double(idleWall), "cpu_seconds": .double(idleCPU)])
 
@@ -223,11 +218,11 @@ if let socket = arguments.control, arguments.outage > 0 {
     for index in 0..<count {
         guard let reply = control(socket, ["command": "outage", "device": .int(Int64(index)), "downFor": .double(arguments.downFor)]),
               reply["ok"] == true else { fail("outage of device \(index) failed") }
-        upAt[index] = monotonic() + arguments.downFor
+        upAt[index] = MonotonicClock.seconds() + arguments.downFor
     }
-    let deadline = monotonic() + arguments.downFor + 30
+    let deadline = MonotonicClock.seconds() + arguments.downFor + 30
     var latencies: [Double] = []
-    while monotonic() < deadline {
+    while MonotonicClock.seconds() < deadline {
         let resumed = clock.resumed.withLock { $0 }
         latencies = (0..<count).compactMap { index in
             sessionByDevice[index].flatMap { resumed[$0.localID] }.map { $0 - upAt[index]! }
