@@ -124,7 +124,7 @@ let package = Package(
 
         // MARK: Tests.
         // Test helpers shared by the test targets (in-memory log sink, seeded random numbers).
-        .target(name: "CastTestSupport", dependencies: ["CastLogging"], path: "Sources/CastTestSupport"),
+        .target(name: "CastTestSupport", dependencies: ["CastLogging", "SystemCrypto"], path: "Sources/CastTestSupport"),
         .testTarget(name: "CastLoggingTests", dependencies: [
             "CastLogging", "CastTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
@@ -135,7 +135,7 @@ let package = Package(
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
-        .testTarget(name: "SystemCryptoTests", dependencies: ["SystemCrypto"]),
+        .testTarget(name: "SystemCryptoTests", dependencies: ["SystemCrypto", "CastTestSupport"]),
         .testTarget(name: "CastDeviceAuthTests", dependencies: [
             "CastDeviceAuth", "CastProtocol", "SystemCrypto", "CastTestSupport",
             .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -9,12 +9,8 @@ import Testing
 
 /// One authority and two devices for every test here (RSA-2048 generation is slow).
 private enum Fixture {
-    static let authority: SimulatorAuthority = {
-        do { return try SimulatorAuthority.generate() } catch { fatalError("test authority: \(error)") }
-    }()
-    static let otherAuthority: SimulatorAuthority = {
-        do { return try SimulatorAuthority.generate() } catch { fatalError("test authority: \(error)") }
-    }()
+    static let authority = TestAuthority.main
+    static let otherAuthority = TestAuthority.other
     static let device = issue("3f2504e04f8911d39a0c0305e82c3301", authority)
     static let otherDevice = issue("9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d", authority)
 

@@ -1,3 +1,4 @@
+import CastTestSupport
 import CastCore
 import CastLogging
 import CastReceiverSimServer
@@ -8,10 +9,6 @@ import Testing
 /// A running simulator for socket tests: `count` devices in the ports layout, an event-loop group
 /// for test clients, helpers to connect and to run control commands, and cleanup.
 struct SimulatorRig {
-    /// One CA for the suite's simulators unless a test asks for its own (RSA-2048 generation is slow).
-    static let sharedAuthority: SimulatorAuthority = {
-        do { return try SimulatorAuthority.generate() } catch { fatalError("test authority: \(error)") }
-    }()
 
     let simulator: ReceiverSimulator
     let devices: [SimulatedDeviceConfiguration]
@@ -29,7 +26,7 @@ struct SimulatorRig {
         settings.advertise = false
         settings.threads = 1
         adjust(&settings)
-        if settings.authorityDirectory == nil, settings.authority == nil { settings.authority = sharedAuthority }
+        if settings.authorityDirectory == nil, settings.authority == nil { settings.authority = TestAuthority.main }
         let simulator = try await ReceiverSimulator.startOnFreePorts(count: count, settings: settings, logSystem: LogSystem())
         return (simulator, simulator.devices.map(\.configuration))
     }

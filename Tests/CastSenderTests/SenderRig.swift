@@ -14,10 +14,8 @@ import Testing
 /// and a private log system whose records the tests can read.
 struct SenderRig {
     static let echoAppID = "CA57EC40"
-    /// One CA for every simulator of this suite (RSA key generation is the slow part of a start).
-    static let authority: SimulatorAuthority = {
-        do { return try SimulatorAuthority.generate() } catch { fatalError("test authority: \(error)") }
-    }()
+    /// One CA for every simulator (RSA key generation is the slow part of a start).
+    static let authority = TestAuthority.main
     static let echoNamespace: CastNamespace = "urn:x-cast:com.castline.test.echo"
 
     let simulator: ReceiverSimulator

@@ -364,7 +364,7 @@ struct SessionIntegrationTests {
         guard case .verified = await session.deviceAuth else { Issue.record("not verified: \(await session.deviceAuth)"); return }
         await manager.endAll(stopCasting: true)
 
-        let foreign = try SimulatorAuthority.generate().rootCertificate
+        let foreign = TestAuthority.other.rootCertificate
         let refused = rig.manager { $0.deviceAuth = .require; $0.trustAnchors = [foreign] }
         do {
             _ = try await refused.startSession(on: rig.device())

@@ -1,3 +1,4 @@
+import CastTestSupport
 import CastCore
 import CastLogging
 import CastProtocol
@@ -11,16 +12,12 @@ import Testing
 /// CastConnection against `castline sim`'s devices over real loopback TLS.
 @Suite("CastConnection over loopback TLS", .timeLimit(.minutes(1)))
 struct CastConnectionTests {
-    /// One CA for every simulator here (RSA-2048 generation is slow).
-    static let sharedAuthority: SimulatorAuthority = {
-        do { return try SimulatorAuthority.generate() } catch { fatalError("test authority: \(error)") }
-    }()
 
     static func simulator(_ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> ReceiverSimulator {
         var settings = SimulatorSettings()
         settings.advertise = false
         settings.threads = 1
-        settings.authority = sharedAuthority
+        settings.authority = TestAuthority.main
         adjust(&settings)
         return try await ReceiverSimulator.startOnFreePorts(settings: settings, logSystem: LogSystem())
     }
@@ -74,7 +71,7 @@ struct CastConnectionTests {
         guard case .verified = trusted.deviceAuth else { Issue.record("not verified: \(trusted.deviceAuth)"); return }
         await trusted.close()
 
-        let foreign = try SimulatorAuthority.generate().rootCertificate
+        let foreign = TestAuthority.other.rootCertificate
         do {
             let refused = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options {
                 $0.deviceAuth = .require

@@ -1,4 +1,5 @@
 @testable import SystemCrypto
+import CastTestSupport
 import Testing
 
 @Suite("Signatures and certificate chains")

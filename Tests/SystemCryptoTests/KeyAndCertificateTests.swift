@@ -1,4 +1,5 @@
 @testable import SystemCrypto
+import CastTestSupport
 import Testing
 
 @Suite("Keys and certificates")

@@ -5,15 +5,6 @@ import Darwin
 #endif
 @testable import SystemCrypto
 
-/// Authorities shared by the tests: RSA-2048 generation is too slow to repeat per test.
-enum TestAuthority {
-    static let main: SimulatorAuthority = make()
-    static let other: SimulatorAuthority = make()
-
-    private static func make() -> SimulatorAuthority {
-        do { return try SimulatorAuthority.generate() } catch { fatalError("cannot create a test authority: \(error)") }
-    }
-}
 
 /// A new empty folder under /tmp, removed by ``remove(_:)``.
 enum TemporaryDirectory {
