@@ -172,8 +172,10 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
             guard let entry = OPENSSL_sk_value(stack, index)?.assumingMemoryBound(to: POLICYINFO.self),
                   let oid = entry.pointee.policyid else { continue }
             var buffer = [CChar](repeating: 0, count: 128)
-            let length = OBJ_obj2txt(&buffer, Int32(buffer.count), oid, 1)
-            if length > 0, length < buffer.count { oids.append(String(cString: buffer)) }
+            let length = Int(OBJ_obj2txt(&buffer, Int32(buffer.count), oid, 1))
+            if length > 0, length < buffer.count {
+                oids.append(String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
         }
         return oids
     }
