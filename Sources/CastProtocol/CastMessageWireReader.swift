@@ -3,8 +3,9 @@
 /// Same result as decoding with the generated SwiftProtobuf type (tests and the `frame` fuzz
 /// target compare the two on every input), but strings are checked with the standard library's
 /// fast UTF-8 validation instead of SwiftProtobuf's scalar-by-scalar pass, which dominated the
-/// decode cost. Unknown fields are skipped; a known field with the wrong wire type, a truncated
-/// field, a group or a varint longer than 10 bytes is malformed.
+/// decode cost. Unknown fields are skipped, and so is a known field with an unexpected wire type
+/// (SwiftProtobuf and C++ keep it as an unknown field); a truncated field, a group or a varint
+/// longer than 10 bytes is malformed.
 enum CastMessageWireReader {
     struct Fields {
         /// proto2 closed-enum rule (as SwiftProtobuf and C++ apply it): a value inside the enum
@@ -63,25 +64,27 @@ enum CastMessageWireReader {
             let field = key >> 3
             let wireType = key & 7
             guard field > 0, field <= UInt64(Int32.max) else { throw malformed("invalid field number \(field)") }
-            func expect(_ type: UInt64) throws(CastMessageDecodingError) {
-                guard wireType == type else { throw malformed("field \(field) has wire type \(wireType), expected \(type)") }
-            }
+            // A known field only with its own wire type; otherwise it is read as an unknown field.
+            let known: UInt64
             switch field {
+            case 1, 5, 8, 9: known = wireType == 0 ? field : 0
+            case 2, 3, 4, 6, 7: known = wireType == 2 ? field : 0
+            default: known = 0
+            }
+            switch known {
             case 1:
-                try expect(0)
                 let v = try varint()
                 if (0...3).contains(Int32(truncatingIfNeeded: v)) { fields.protocolVersionKnown = v } else { fields.protocolVersionUnknown = v }
-            case 2: try expect(2); fields.sourceID = try string(2)
-            case 3: try expect(2); fields.destinationID = try string(3)
-            case 4: try expect(2); fields.namespace = try string(4)
+            case 2: fields.sourceID = try string(2)
+            case 3: fields.destinationID = try string(3)
+            case 4: fields.namespace = try string(4)
             case 5:
-                try expect(0)
                 let v = try varint()
                 if (0...1).contains(Int32(truncatingIfNeeded: v)) { fields.payloadTypeKnown = v } else { fields.payloadTypeUnknown = v }
-            case 6: try expect(2); fields.payloadUTF8 = try string(6)
-            case 7: try expect(2); fields.payloadBinary = Array(try lengthDelimited())
-            case 8: try expect(0); fields.continued = try varint() != 0
-            case 9: try expect(0); fields.remainingLength = UInt32(truncatingIfNeeded: try varint())
+            case 6: fields.payloadUTF8 = try string(6)
+            case 7: fields.payloadBinary = Array(try lengthDelimited())
+            case 8: fields.continued = try varint() != 0
+            case 9: fields.remainingLength = UInt32(truncatingIfNeeded: try varint())
             default:
                 switch wireType {
                 case 0: _ = try varint()

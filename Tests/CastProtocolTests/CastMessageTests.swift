@@ -109,6 +109,10 @@ extension CastMessage {
         base + [0x08, 0x80, 0x80, 0x80, 0x80, 0x10],           // protocol_version beyond 32 bits
         base + [0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01],  // -1 as int32
         base + [0x40, 0x01, 0x48, 0x2A],                       // continued, remaining_length
+        base + [0x41, 1, 2, 3, 4, 5, 6, 7, 8],                 // continued (field 8) as fixed64: an unknown field
+        base + [0x10, 0x05],                                   // source_id (field 2) as a varint: an unknown field
+        base + [0x0D, 1, 2, 3, 4],                             // protocol_version (field 1) as fixed32: an unknown field
+        base + [0x32, 0x02, 0x5B, 0x5D] + [0x2A, 0x01, 0x00],  // payload_type (field 5) length-delimited: an unknown field
         Array(base.prefix(13)),                                // no payload_utf8
         Array(base.dropFirst(2)),                              // no protocol_version
         [0x08, 0x00, 0x12, 0x02, 0xC3, 0x28] + Array(base.dropFirst(5)),  // invalid UTF-8 in source_id
