@@ -4,9 +4,14 @@
 /// target compare the two on every input), but strings are checked with the standard library's
 /// fast UTF-8 validation instead of SwiftProtobuf's scalar-by-scalar pass, which dominated the
 /// decode cost. Unknown fields are skipped, and so is a known field with an unexpected wire type
-/// (SwiftProtobuf and C++ keep it as an unknown field); a truncated field, a group or a varint
-/// longer than 10 bytes is malformed.
+/// (SwiftProtobuf and C++ keep it as an unknown field); unknown groups are skipped up to their
+/// end tag, nested at most ``groupDepthLimit`` deep. A truncated field, an unmatched end-group or
+/// a varint longer than 10 bytes is malformed.
 enum CastMessageWireReader {
+    /// How deeply unknown groups may nest: SwiftProtobuf's default message depth limit (100),
+    /// of which the CastMessage itself takes one (the test at 99/100/101 pins this).
+    static let groupDepthLimit = 99
+
     struct Fields {
         /// proto2 closed-enum rule (as SwiftProtobuf and C++ apply it): a value inside the enum
         /// sets the field, one outside goes to unknown fields; the last known value wins, else the
@@ -59,6 +64,37 @@ enum CastMessageWireReader {
             return s
         }
 
+        /// Skips one unknown field; a group through its matching end tag (nested groups too).
+        func skipUnknown(field: UInt64, wireType: UInt64) throws(CastMessageDecodingError) {
+            var open: [UInt64] = []   // field numbers of the groups being skipped
+            var field = field, wireType = wireType
+            while true {
+                switch wireType {
+                case 0: _ = try varint()
+                case 1:
+                    guard n - i >= 8 else { throw malformed("truncated fixed64 field") }
+                    i += 8
+                case 2: _ = try lengthDelimited()
+                case 3:
+                    guard open.count < groupDepthLimit else { throw malformed("groups nested deeper than \(groupDepthLimit)") }
+                    open.append(field)
+                case 4:
+                    guard open.last == field else { throw malformed("end of group \(field) without its start") }
+                    open.removeLast()
+                case 5:
+                    guard n - i >= 4 else { throw malformed("truncated fixed32 field") }
+                    i += 4
+                default: throw malformed("unsupported wire type \(wireType) in field \(field)")
+                }
+                if open.isEmpty { return }
+                guard i < n else { throw malformed("group \(open.last!) is not closed") }
+                let key = try varint()
+                field = key >> 3
+                wireType = key & 7
+                guard field > 0, field <= UInt64(Int32.max) else { throw malformed("invalid field number \(field)") }
+            }
+        }
+
         while i < n {
             let key = try varint()
             let field = key >> 3
@@ -86,17 +122,7 @@ enum CastMessageWireReader {
             case 8: fields.continued = try varint() != 0
             case 9: fields.remainingLength = UInt32(truncatingIfNeeded: try varint())
             default:
-                switch wireType {
-                case 0: _ = try varint()
-                case 1:
-                    guard n - i >= 8 else { throw malformed("truncated fixed64 field") }
-                    i += 8
-                case 2: _ = try lengthDelimited()
-                case 5:
-                    guard n - i >= 4 else { throw malformed("truncated fixed32 field") }
-                    i += 4
-                default: throw malformed("unsupported wire type \(wireType) in field \(field)")
-                }
+                try skipUnknown(field: field, wireType: wireType)
             }
         }
         return fields

@@ -99,6 +99,13 @@ extension CastMessage {
 
     static let base: [UInt8] = [0x08, 0x00, 0x12, 0x01, 0x61, 0x1A, 0x01, 0x62, 0x22, 0x01, 0x6E, 0x28, 0x00, 0x32, 0x02, 0x7B, 0x7D]
 
+    /// Unknown groups nested 99, 100 and 101 deep: the reader's limit is SwiftProtobuf's.
+    @Test(arguments: [99, 100, 101])
+    func agreesOnGroupDepth(depth: Int) {
+        let open = [UInt8](repeating: 0x73, count: depth), close = [UInt8](repeating: 0x74, count: depth)
+        #expect(Self.agree(Self.base + open + close))
+    }
+
     @Test(arguments: [
         base,                                                  // complete
         base + [0x78, 0x05],                                   // unknown varint field 15
@@ -110,6 +117,12 @@ extension CastMessage {
         base + [0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01],  // -1 as int32
         base + [0x40, 0x01, 0x48, 0x2A],                       // continued, remaining_length
         base + [0x41, 1, 2, 3, 4, 5, 6, 7, 8],                 // continued (field 8) as fixed64: an unknown field
+        base + [0x73, 0x78, 0x05, 0x74],                       // unknown group 14 holding a varint
+        base + [0x73, 0x7B, 0x7A, 0x01, 0x00, 0x7C, 0x74],     // nested unknown groups 14 { 15 { … } }
+        base + [0x73, 0x78, 0x05],                             // group never closed
+        base + [0x73, 0x7C],                                   // group 14 closed by end-group 15
+        base + [0x74],                                         // end-group without a start
+        base + [0x13, 0x14],                                   // source_id (field 2) as an empty group
         base + [0x10, 0x05],                                   // source_id (field 2) as a varint: an unknown field
         base + [0x0D, 1, 2, 3, 4],                             // protocol_version (field 1) as fixed32: an unknown field
         base + [0x32, 0x02, 0x5B, 0x5D] + [0x2A, 0x01, 0x00],  // payload_type (field 5) length-delimited: an unknown field
