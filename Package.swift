@@ -18,7 +18,19 @@ let package = Package(
         .library(name: "CastSender", targets: ["CastSender"]),
         .library(name: "CastReceiverSim", targets: ["CastReceiverSim"]),
         .library(name: "CastReceiverSimServer", targets: ["CastReceiverSimServer"]),
+        .library(name: "CastPluginHost", targets: ["CastPluginHost"]),
+        .library(name: "CastPluginKit", targets: ["CastPluginKit"]),
         .executable(name: "castline", targets: ["castline"]),
+        // First-party plugins: one dynamic library each, loaded by the host at run time
+        // (never linked into it). The `libCastlinePlugin` prefix is what the host looks for
+        // next to the binary.
+        .library(name: "CastlinePluginJSONSink", type: .dynamic, targets: ["JSONSink"]),
+        // Plugins the tests load to check every refusal (not shipped; no CastlinePlugin prefix).
+        .library(name: "TestPluginGood", type: .dynamic, targets: ["TestPluginGood"]),
+        .library(name: "TestPluginBadMajor", type: .dynamic, targets: ["TestPluginBadMajor"]),
+        .library(name: "TestPluginNewerMinor", type: .dynamic, targets: ["TestPluginNewerMinor"]),
+        .library(name: "TestPluginNoEntry", type: .dynamic, targets: ["TestPluginNoEntry"]),
+        .library(name: "TestPluginInitFails", type: .dynamic, targets: ["TestPluginInitFails"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -112,6 +124,23 @@ let package = Package(
             ]
         ),
 
+        // MARK: Plugins.
+        // The C ABI shared by host and plugins (header only).
+        .target(name: "CCastPluginABI"),
+        // SDK for Swift plugins: protocols that become the C vtables. Depends on the ABI only.
+        .target(name: "CastPluginKit", dependencies: ["CCastPluginABI"]),
+        // Search path, dlopen, ABI checks, registry, host services, adapters to sinks/providers/channels.
+        .target(
+            name: "CastPluginHost",
+            dependencies: ["CCastPluginABI", "CastCore", "CastLogging", "CastSender"]
+        ),
+        .target(name: "JSONSink", dependencies: ["CastPluginKit"], path: "Plugins/JSONSink", exclude: ["README.md"]),
+        .target(name: "TestPluginGood", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Good", publicHeadersPath: "."),
+        .target(name: "TestPluginBadMajor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/BadMajor", publicHeadersPath: "."),
+        .target(name: "TestPluginNewerMinor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NewerMinor", publicHeadersPath: "."),
+        .target(name: "TestPluginNoEntry", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NoEntry", publicHeadersPath: "."),
+        .target(name: "TestPluginInitFails", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/InitFails", publicHeadersPath: "."),
+
         // MARK: The command-line tool.
         .executableTarget(
             name: "castline",
@@ -163,6 +192,9 @@ let package = Package(
             "SystemCrypto", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
+        .testTarget(name: "CastPluginHostTests", dependencies: [
+            "CastPluginHost", "CastSender", "CastCore", "CastLogging", "CastTestSupport",
         ]),
         .testTarget(name: "SystemLibraryTests", dependencies: [
             "CCastShims", "CAvahi", "CSystemd", "CJansson", "COpenSSL",

@@ -67,6 +67,16 @@ public struct LogRecord: Sendable, Equatable {
         set { fileText = .dynamic(newValue) }
     }
 
+    /// Calls `body` with the file's UTF-8 bytes, without building a `String` for static text.
+    public func withFileUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try fileText.withUTF8(body)
+    }
+
+    /// Calls `body` with the function's UTF-8 bytes, without building a `String` for static text.
+    public func withFunctionUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try functionText.withUTF8(body)
+    }
+
     public static func == (a: LogRecord, b: LogRecord) -> Bool {
         a.timestampNanos == b.timestampNanos && a.level == b.level && a.className == b.className
             && a.function == b.function && a.file == b.file && a.line == b.line && a.message == b.message
@@ -91,6 +101,18 @@ enum CodeText: Sendable {
         switch self {
         case .staticText(let s): return s.description
         case .dynamic(let s): return s
+        }
+    }
+
+    func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        switch self {
+        case .staticText(let s):
+            if s.hasPointerRepresentation { return try body(UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)) }
+            var text = s.description
+            return try text.withUTF8(body)
+        case .dynamic(let s):
+            var text = s
+            return try text.withUTF8(body)
         }
     }
 }

@@ -1,0 +1,1 @@
+/* Header-only target: the ABI lives in include/castline_plugin.h. */

@@ -1,0 +1,267 @@
+/*
+ * castline plugin ABI — the only thing a plugin and the castline host share.
+ *
+ * A plugin is a shared object exporting one symbol, CASTLINE_PLUGIN_ENTRY_SYMBOL
+ * ("castline_plugin_v1_describe"), that returns a static castline_plugin_descriptor.
+ * The host loads it with dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) and never unloads it.
+ *
+ * Compatibility rules (checked by the host before anything else is read):
+ *   - descriptor.abi_major == CASTLINE_PLUGIN_ABI_MAJOR (the major is also in the symbol name);
+ *   - descriptor.abi_minor <= the host's minor;
+ *   - every struct starts with (version or abi fields, struct_size); the host reads at most
+ *     struct_size bytes of a plugin struct and zero-fills the rest, so fields appended in a later
+ *     minor read as NULL/0 from an older plugin. A struct_size smaller than the v1.0 size is refused.
+ *
+ * Only C scalars, NUL-terminated UTF-8 strings and JSON text cross the boundary. Strings handed
+ * to a plugin are valid only during the call; copy what you keep. Strings a plugin hands to the
+ * host are copied by the host before the call returns.
+ *
+ * Threading: every call into one feature instance (open, on_message, command, timer callbacks,
+ * close, stop) is serialized by the host on that instance's own queue; log-sink write/flush run on
+ * the sink's worker thread, one call at a time; media-format probe may run on any thread,
+ * concurrently (keep it pure). Host services may be called from any thread.
+ *
+ * "since" notes give the ABI version a field appeared in. Everything below is ABI 1.0.
+ */
+#ifndef CASTLINE_PLUGIN_H
+#define CASTLINE_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CASTLINE_PLUGIN_ABI_MAJOR 1 /* since 1.0 */
+#define CASTLINE_PLUGIN_ABI_MINOR 0 /* since 1.0 */
+/* The one exported symbol: a castline_plugin_describe_fn. The major is part of the name so a
+ * plugin built for another major is recognised as such instead of misread. (since 1.0) */
+#define CASTLINE_PLUGIN_ENTRY_SYMBOL "castline_plugin_v1_describe"
+
+/* Log levels, numbered like GCKLoggerLevel. (since 1.0) */
+typedef enum castline_level {
+    CASTLINE_LEVEL_NONE = 0,
+    CASTLINE_LEVEL_VERBOSE = 1,
+    CASTLINE_LEVEL_DEBUG = 2,
+    CASTLINE_LEVEL_INFO = 3,
+    CASTLINE_LEVEL_WARNING = 4,
+    CASTLINE_LEVEL_ERROR = 5,
+    CASTLINE_LEVEL_ASSERT = 6
+} castline_level;
+
+/* What a feature provides. (since 1.0) */
+typedef enum castline_feature_kind {
+    CASTLINE_FEATURE_DISCOVERY = 1,    /* vtable: castline_discovery_vtable */
+    CASTLINE_FEATURE_CHANNEL = 2,      /* vtable: castline_channel_vtable */
+    CASTLINE_FEATURE_MEDIA_FORMAT = 3, /* vtable: castline_media_format_vtable */
+    CASTLINE_FEATURE_LOG_SINK = 4      /* vtable: castline_log_sink_vtable */
+} castline_feature_kind;
+
+/* Result codes of host services and plugin calls. 0 is success. (since 1.0) */
+typedef enum castline_status {
+    CASTLINE_OK = 0,
+    CASTLINE_ERR_INVALID_ARGUMENT = 1, /* NULL where a value is needed, bad level, unknown handle */
+    CASTLINE_ERR_INVALID_JSON = 2,     /* text that must be JSON is not (the host logs why) */
+    CASTLINE_ERR_UNDECLARED = 3,       /* namespace or service type the feature did not declare */
+    CASTLINE_ERR_NOT_CONNECTED = 4,    /* the channel's session has no connection now */
+    CASTLINE_ERR_FAILED = 5            /* anything else; the error text says what */
+} castline_status;
+
+/* A structured log field. value_type says how to read value. (since 1.0) */
+typedef enum castline_value_type {
+    CASTLINE_VALUE_STRING = 0, /* string: UTF-8 */
+    CASTLINE_VALUE_INT = 1,    /* int_value */
+    CASTLINE_VALUE_DOUBLE = 2, /* double_value */
+    CASTLINE_VALUE_BOOL = 3    /* int_value 0 or 1 */
+} castline_value_type;
+
+typedef struct castline_field {
+    const char *key;       /* since 1.0: NUL-terminated */
+    size_t key_length;     /* since 1.0: bytes, without the NUL */
+    int32_t value_type;    /* since 1.0: castline_value_type */
+    const char *string;    /* since 1.0: CASTLINE_VALUE_STRING only, NUL-terminated */
+    size_t string_length;  /* since 1.0 */
+    int64_t int_value;     /* since 1.0 */
+    double double_value;   /* since 1.0 */
+} castline_field;
+
+/* One log record as a log sink receives it. All strings NUL-terminated, lengths without the NUL. */
+typedef struct castline_log_record {
+    uint64_t timestamp_ns;        /* since 1.0: wall clock, ns since the Unix epoch */
+    int32_t level;                /* since 1.0: castline_level, never NONE */
+    uint32_t line;                /* since 1.0: 0 when unknown */
+    const char *class_name;       /* since 1.0: emitting type, e.g. "CastSession" */
+    size_t class_name_length;     /* since 1.0 */
+    const char *message;          /* since 1.0 */
+    size_t message_length;        /* since 1.0 */
+    const char *file;             /* since 1.0: "#fileID" form, may be "" */
+    size_t file_length;           /* since 1.0 */
+    const char *function;         /* since 1.0: may be "" */
+    size_t function_length;       /* since 1.0 */
+    const castline_field *fields; /* since 1.0: field_count entries, in order */
+    size_t field_count;           /* since 1.0 */
+} castline_log_record;
+
+/* Opaque handle the host gives to a plugin (init) or to one feature instance (open/start).
+ * Pass it back to host services; it tells the host who is calling. (since 1.0) */
+typedef struct castline_host_ctx castline_host_ctx;
+
+/* Services the host offers. Versioned: check `version`/`struct_size` before using a field
+ * appended after 1.0. Every function may be called from any thread. */
+typedef struct castline_host_services {
+    uint32_t version;     /* since 1.0: host ABI minor (major is CASTLINE_PLUGIN_ABI_MAJOR) */
+    uint32_t struct_size; /* since 1.0: sizeof(castline_host_services) in the host */
+
+    /* since 1.0: emit a record through the host's filter, under class_name (the plugin's own
+     * class, e.g. "AvahiBrowser"). fields may be NULL when field_count is 0. file/function may be NULL. */
+    void (*log)(castline_host_ctx *ctx, int32_t level, const char *class_name, const char *message,
+                const castline_field *fields, size_t field_count, const char *file, uint32_t line,
+                const char *function);
+    /* since 1.0: 1 when a record of this level and class would be emitted, else 0. Cheap. */
+    int32_t (*level_enabled)(castline_host_ctx *ctx, int32_t level, const char *class_name);
+
+    /* since 1.0 (channel instances): send a JSON payload on `namespace_` to destination_id
+     * (NULL: the session's app transport). Refused with CASTLINE_ERR_UNDECLARED when the feature
+     * did not declare the namespace, CASTLINE_ERR_INVALID_JSON when payload is not JSON. */
+    int32_t (*send_message)(castline_host_ctx *ctx, const char *namespace_, const char *destination_id,
+                            const char *payload, size_t payload_length);
+    /* since 1.0 (channel instances): finish the command `command_id` with a JSON result
+     * (status CASTLINE_OK) or an error text (any other status). Exactly once per command. */
+    int32_t (*complete_command)(castline_host_ctx *ctx, uint64_t command_id, int32_t status,
+                                const char *json_or_error, size_t length);
+
+    /* since 1.0: call fire(user) after delay_ms, then every repeat_ms (0: once), on the
+     * caller's feature queue. Returns a timer id > 0, or 0 on failure. */
+    uint64_t (*timer_start)(castline_host_ctx *ctx, uint64_t delay_ms, uint64_t repeat_ms,
+                            void (*fire)(void *user), void *user);
+    /* since 1.0: no further fire after this returns (unless called from inside that fire). */
+    void (*timer_cancel)(castline_host_ctx *ctx, uint64_t timer_id);
+
+    /* since 1.0 (discovery instances): a device appeared or changed. device_json is an object:
+     * {"id","name","host","port", optional "model","addresses":[...],"service_type","capabilities",
+     * "status_text","app_ids":[...],"icon_path","interface"}. */
+    int32_t (*device_found)(castline_host_ctx *ctx, const char *device_json, size_t length);
+    /* since 1.0 (discovery instances): the device with this id is gone. */
+    int32_t (*device_lost)(castline_host_ctx *ctx, const char *device_id);
+    /* since 1.0 (discovery instances): the medium is unusable (NULL when it recovered), e.g.
+     * "avahi-daemon is not running". Shown when the device list is empty. */
+    int32_t (*discovery_problem)(castline_host_ctx *ctx, const char *problem_or_null);
+} castline_host_services;
+
+/* Writes an error text for the host into a caller-provided buffer (may be truncated). */
+typedef struct castline_error_buffer {
+    char *text;      /* since 1.0 */
+    size_t capacity; /* since 1.0: bytes including the NUL */
+} castline_error_buffer;
+
+/* A discovery feature: browses for Cast devices and reports them with device_found/lost. */
+typedef struct castline_discovery_vtable {
+    uint32_t version;     /* since 1.0: ABI minor the vtable was built with */
+    uint32_t struct_size; /* since 1.0 */
+    /* since 1.0: NULL-terminated DNS-SD service types browsed ("_googlecast._tcp"). Required:
+     * the host refuses a discovery feature that declares none or one the config does not allow. */
+    const char *const *service_types;
+    /* since 1.0: start browsing; keep ctx for host calls. config_json is the plugin's config
+     * object ("{}" when none). app_ids_json is an array of receiver app ids to check support for.
+     * Return CASTLINE_OK and set *out_state, or an error status with a text in error. */
+    int32_t (*start)(void *feature_userdata, const castline_host_services *host, castline_host_ctx *ctx, const char *config_json,
+                     const char *app_ids_json, void **out_state, castline_error_buffer error);
+    /* since 1.0: stop browsing and free state. No host call for this instance afterwards. */
+    void (*stop)(void *state);
+} castline_discovery_vtable;
+
+/* A channel feature: one instance per session, owning custom namespaces. */
+typedef struct castline_channel_vtable {
+    uint32_t version;     /* since 1.0 */
+    uint32_t struct_size; /* since 1.0 */
+    /* since 1.0: NULL-terminated namespaces ("urn:x-cast:com.example.echo"). Required. */
+    const char *const *namespaces;
+    /* since 1.0: a session opened; session_json = {"session_id","device_id","transport_id","app_id"}. */
+    int32_t (*open)(void *feature_userdata, const castline_host_services *host, castline_host_ctx *ctx,
+                    const char *config_json, const char *session_json, void **out_state, castline_error_buffer error);
+    /* since 1.0: a message arrived on one of the declared namespaces. */
+    void (*on_message)(void *state, const char *namespace_, const char *source_id, const char *payload,
+                       size_t payload_length);
+    /* since 1.0: the host (CLI, API) asks for something: a JSON object. Answer later, exactly once,
+     * with complete_command(ctx, command_id, ...). */
+    void (*command)(void *state, uint64_t command_id, const char *json, size_t json_length);
+    /* since 1.0: the session ended; free state. Pending commands are failed by the host. */
+    void (*close)(void *state);
+} castline_channel_vtable;
+
+/* Receives the JSON result of a probe. Called at most once per probe, before probe returns. */
+typedef void (*castline_json_emit_fn)(void *emit_ctx, const char *json, size_t length);
+
+/* A media-format feature: derives contentType, streamType and VideoInfo from a URL/file/body. */
+typedef struct castline_media_format_vtable {
+    uint32_t version;     /* since 1.0 */
+    uint32_t struct_size; /* since 1.0 */
+    /* since 1.0: NULL-terminated content types it understands ("application/x-mpegURL"); "*" for any. */
+    const char *const *content_types;
+    /* since 1.0: analyse. url and content_type may be NULL, body may be NULL (body_length 0).
+     * Emits one JSON object: {"content_type","stream_type","width","height","hdr_type",
+     * "hdr_format","video_codecs":[...],"variant_uri","notes":[...]} (absent keys = unknown).
+     * Returns CASTLINE_OK, or an error status with a text in error. Pure: may run concurrently. */
+    int32_t (*probe)(void *feature_userdata, const char *url, const char *content_type, const uint8_t *body,
+                     size_t body_length, castline_json_emit_fn emit, void *emit_ctx, castline_error_buffer error);
+} castline_media_format_vtable;
+
+/* A log-sink feature: receives every record the filter lets through, in batches. */
+typedef struct castline_log_sink_vtable {
+    uint32_t version;     /* since 1.0 */
+    uint32_t struct_size; /* since 1.0 */
+    /* since 1.0: config_json is the sink's options object (e.g. {"path": "...", "max_bytes": 2097152}). */
+    int32_t (*open)(void *feature_userdata, const castline_host_services *host, castline_host_ctx *ctx,
+                    const char *config_json, void **out_state, castline_error_buffer error);
+    /* since 1.0: records, oldest first. Must not call the host's log (the host drops such records). */
+    void (*write)(void *state, const castline_log_record *records, size_t count);
+    /* since 1.0: make everything written durable. */
+    void (*flush)(void *state);
+    /* since 1.0: flush and free state. */
+    void (*close)(void *state);
+    /* since 1.0: records the sink itself lost (e.g. journald refused them); 0 if none. May be NULL. */
+    uint64_t (*dropped)(void *state);
+} castline_log_sink_vtable;
+
+/* One feature of a plugin. (since 1.0) */
+typedef struct castline_feature {
+    uint32_t kind;            /* since 1.0: castline_feature_kind */
+    int32_t rank;             /* since 1.0: higher wins when two features share an id */
+    const char *id;           /* since 1.0: stable id, e.g. "avahi", "journald", "json" */
+    const void *vtable;       /* since 1.0: the vtable of `kind` */
+    void *feature_userdata;   /* since 1.0: passed back to open/start/probe */
+} castline_feature;
+
+/* What the entry symbol returns. Static: the host never frees it. */
+typedef struct castline_plugin_descriptor {
+    uint32_t abi_major;   /* since 1.0: CASTLINE_PLUGIN_ABI_MAJOR */
+    uint32_t abi_minor;   /* since 1.0: CASTLINE_PLUGIN_ABI_MINOR the plugin was built with */
+    uint32_t struct_size; /* since 1.0: sizeof(castline_plugin_descriptor) when built */
+    uint32_t feature_struct_size; /* since 1.0: sizeof(castline_feature) when built (the array stride) */
+    const char *id;          /* since 1.0: unique plugin id, [a-z0-9._-]+ */
+    const char *version;     /* since 1.0: the plugin's own version */
+    const char *description; /* since 1.0 */
+    const char *license;     /* since 1.0: SPDX identifier */
+    /* since 1.0: called once after the checks, before any feature is used. config_json is the
+     * plugin's config object. Non-zero return disables the plugin; the text in error is shown.
+     * May be NULL. ctx stays valid for the process lifetime. */
+    int32_t (*init)(const castline_host_services *host, castline_host_ctx *ctx, const char *config_json,
+                    castline_error_buffer error);
+    /* since 1.0: called once at host shutdown, after every feature instance closed. May be NULL. */
+    void (*deinit)(void);
+    const castline_feature *features; /* since 1.0 */
+    size_t feature_count;             /* since 1.0 */
+} castline_plugin_descriptor;
+
+/* The type of the entry symbol. */
+typedef const castline_plugin_descriptor *(*castline_plugin_describe_fn)(void);
+
+/* The size of the 1.0 structs: the smallest struct_size the host accepts. */
+#define CASTLINE_PLUGIN_DESCRIPTOR_SIZE_1_0 ((uint32_t)sizeof(castline_plugin_descriptor))
+#define CASTLINE_FEATURE_SIZE_1_0 ((uint32_t)sizeof(castline_feature))
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CASTLINE_PLUGIN_H */

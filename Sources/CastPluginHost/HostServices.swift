@@ -1,0 +1,181 @@
+internal import CCastPluginABI
+import CastCore
+import CastLogging
+
+/// The `castline_host_services` table every plugin receives: C functions that find the calling
+/// instance by its handle and act for it. One static table for the process.
+enum HostServices {
+    nonisolated(unsafe) static let table: UnsafeMutablePointer<castline_host_services> = {
+        let t = UnsafeMutablePointer<castline_host_services>.allocate(capacity: 1)
+        t.initialize(to: castline_host_services(
+            version: PluginABI.minor,
+            struct_size: UInt32(MemoryLayout<castline_host_services>.size),
+            log: { ctx, level, className, message, fields, fieldCount, file, line, function in
+                HostServices.log(ctx, level, className, message, fields, fieldCount, file, line, function)
+            },
+            level_enabled: { ctx, level, className in
+                guard let context = PluginHostContext.lookup(ctx), let className,
+                      let level = LogLevel(rawValue: UInt8(clamping: max(level, 0))), level != .none else { return 0 }
+                return context.logger(forClass: String(cString: className)).isEnabled(level) ? 1 : 0
+            },
+            send_message: { ctx, namespace, destination, payload, length in
+                HostServices.send(ctx, namespace, destination, payload, length)
+            },
+            complete_command: { ctx, commandID, status, text, length in
+                HostServices.complete(ctx, commandID, status, text, length)
+            },
+            timer_start: { ctx, delay, repeatMs, fire, user in
+                guard let context = PluginHostContext.lookup(ctx), let fire else { return 0 }
+                let call = CCallback(fire: fire, user: user)
+                return context.startTimer(delayMs: delay, repeatMs: repeatMs) { call.invoke() }
+            },
+            timer_cancel: { ctx, id in
+                PluginHostContext.lookup(ctx)?.cancelTimer(id)
+            },
+            device_found: { ctx, json, length in
+                HostServices.deviceFound(ctx, json, length)
+            },
+            device_lost: { ctx, id in
+                guard let context = PluginHostContext.lookup(ctx), case .discovery(let callbacks) = context.role else {
+                    return Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue)
+                }
+                guard let id else { return Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue) }
+                callbacks.lost(String(cString: id))
+                return Int32(CASTLINE_OK.rawValue)
+            },
+            discovery_problem: { ctx, problem in
+                guard let context = PluginHostContext.lookup(ctx), case .discovery(let callbacks) = context.role else {
+                    return Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue)
+                }
+                callbacks.problem(problem.map { String(cString: $0) })
+                return Int32(CASTLINE_OK.rawValue)
+            }))
+        return t
+    }()
+
+    static let ok = Int32(CASTLINE_OK.rawValue)
+    static let invalidArgument = Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue)
+    static let invalidJSON = Int32(CASTLINE_ERR_INVALID_JSON.rawValue)
+    static let undeclared = Int32(CASTLINE_ERR_UNDECLARED.rawValue)
+    static let failed = Int32(CASTLINE_ERR_FAILED.rawValue)
+
+    private static func log(_ ctx: OpaquePointer?, _ level: Int32, _ className: UnsafePointer<CChar>?,
+                            _ message: UnsafePointer<CChar>?, _ fields: UnsafePointer<castline_field>?, _ fieldCount: Int,
+                            _ file: UnsafePointer<CChar>?, _ line: UInt32, _ function: UnsafePointer<CChar>?) {
+        guard let context = PluginHostContext.lookup(ctx),
+              let level = LogLevel(rawValue: UInt8(clamping: max(level, 0))), level != .none else { return }
+        if case .logSink = context.role {
+            // A sink logging through the host would feed itself; dropped, and said once.
+            if context.noteSinkLogging() {
+                context.hostLog.warning("a log sink called the host's log service; such records are dropped (they would loop back into the sink)",
+                                        ["feature": .string(context.featureID ?? "")])
+            }
+            return
+        }
+        let name = className.map { String(cString: $0) } ?? context.pluginID
+        let logger = context.logger(forClass: name.isEmpty ? context.pluginID : name)
+        guard logger.isEnabled(level) else { return }
+        var recordFields = LogFields()
+        recordFields["plugin"] = .string(context.pluginID)
+        if let fields, fieldCount > 0 {
+            for i in 0..<min(fieldCount, 64) {
+                let f = fields[i]
+                guard let key = f.key else { continue }
+                recordFields[String(cString: key)] = value(of: f)
+            }
+        }
+        context.logSystem.submit(LogRecord(
+            level: level, className: logger.className, function: function.map { String(cString: $0) } ?? "",
+            file: file.map { String(cString: $0) } ?? "", line: UInt(line),
+            message: message.map { String(cString: $0) } ?? "", fields: recordFields))
+    }
+
+    static func value(of f: castline_field) -> LogValue {
+        switch f.value_type {
+        case Int32(CASTLINE_VALUE_INT.rawValue): return .int(f.int_value)
+        case Int32(CASTLINE_VALUE_DOUBLE.rawValue): return .double(f.double_value)
+        case Int32(CASTLINE_VALUE_BOOL.rawValue): return .bool(f.int_value != 0)
+        default: return .string(f.string.map { String(cString: $0) } ?? "")
+        }
+    }
+
+    /// Parses JSON a plugin handed over; logs one error naming the plugin and the offset when it is not JSON.
+    static func parseJSON(_ context: PluginHostContext, _ text: UnsafePointer<CChar>?, _ length: Int, what: String) -> JSONValue? {
+        guard let text else {
+            context.hostLog.error("\(what) from plugin \(context.pluginID) is NULL", ["feature": .string(context.featureID ?? "")])
+            return nil
+        }
+        do {
+            return try JSONValue.parse(bytes: UnsafeRawBufferPointer(start: text, count: length))
+        } catch {
+            let preview = String(decoding: UnsafeRawBufferPointer(start: text, count: min(length, 80)), as: UTF8.self)
+            context.hostLog.error("\(what) from plugin \(context.pluginID) is not valid JSON (\(error)); refused",
+                                  ["feature": .string(context.featureID ?? ""), "preview": .string(preview)])
+            return nil
+        }
+    }
+
+    private static func deviceFound(_ ctx: OpaquePointer?, _ json: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        guard let context = PluginHostContext.lookup(ctx), case .discovery(let callbacks) = context.role else { return invalidArgument }
+        guard let value = parseJSON(context, json, length, what: "device_found JSON") else { return invalidJSON }
+        if let problem = callbacks.found(value) {
+            context.hostLog.error("device_found from plugin \(context.pluginID) refused: \(problem)", ["feature": .string(context.featureID ?? "")])
+            return invalidArgument
+        }
+        return ok
+    }
+
+    private static func send(_ ctx: OpaquePointer?, _ namespace: UnsafePointer<CChar>?, _ destination: UnsafePointer<CChar>?,
+                             _ payload: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        guard let context = PluginHostContext.lookup(ctx), case .channel(let callbacks) = context.role, let namespace else {
+            return invalidArgument
+        }
+        let ns = String(cString: namespace)
+        guard context.declaredNamespaces.contains(ns) else {
+            context.hostLog.error("channel \(context.pluginID)/\(context.featureID ?? "") tried to send on undeclared namespace \(ns); refused (declared: \(context.declaredNamespaces.sorted().joined(separator: ", ")))",
+                                  ["feature": .string(context.featureID ?? ""), "namespace": .string(ns)])
+            return undeclared
+        }
+        guard parseJSON(context, payload, length, what: "message on \(ns)") != nil, let payload else { return invalidJSON }
+        let text = String(decoding: UnsafeRawBufferPointer(start: payload, count: length), as: UTF8.self)
+        callbacks.send(ns, destination.map { String(cString: $0) }, text)
+        return ok
+    }
+
+    private static func complete(_ ctx: OpaquePointer?, _ id: UInt64, _ status: Int32, _ text: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        guard let context = PluginHostContext.lookup(ctx), case .channel(let callbacks) = context.role else { return invalidArgument }
+        let result: Result<JSONValue, PluginCommandError>
+        if status == ok {
+            guard let value = parseJSON(context, text, length, what: "command result") else {
+                _ = callbacks.complete(id, .failure(PluginCommandError("the plugin answered with invalid JSON")))
+                return invalidJSON
+            }
+            result = .success(value)
+        } else {
+            let reason = text.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self) } ?? "failed"
+            result = .failure(PluginCommandError(reason))
+        }
+        return callbacks.complete(id, result) ? ok : invalidArgument
+    }
+}
+
+/// A C callback and its user pointer, carried into a Swift closure.
+struct CCallback: @unchecked Sendable {
+    let fire: @convention(c) (UnsafeMutableRawPointer?) -> Void
+    let user: UnsafeMutableRawPointer?
+    func invoke() { fire(user) }
+}
+
+/// The error buffer the host hands to plugin calls, read back as a String.
+final class PluginErrorText {
+    static let capacity = 512
+    let storage = UnsafeMutablePointer<CChar>.allocate(capacity: PluginErrorText.capacity)
+    init() { storage.initialize(repeating: 0, count: Self.capacity) }
+    deinit { storage.deallocate() }
+    var buffer: castline_error_buffer { castline_error_buffer(text: storage, capacity: Self.capacity) }
+    var text: String? {
+        storage[Self.capacity - 1] = 0
+        let s = String(cString: storage)
+        return s.isEmpty ? nil : s
+    }
+}

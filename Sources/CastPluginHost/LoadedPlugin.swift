@@ -1,0 +1,50 @@
+internal import CCastPluginABI
+
+/// A plugin that passed the loader's checks: its descriptor copied into host-sized structs.
+public struct LoadedPlugin: Sendable {
+    public let path: String
+    public let id: String
+    public let version: String
+    public let summary: String
+    public let license: String
+    public let abiMinor: UInt32
+    public let features: [PluginFeature]
+    /// Features the loader refused (bad vtable, unknown kind…); the plugin's other features still load.
+    public let refusedFeatures: [PluginLoadError]
+    let entry: PluginEntryPoints
+}
+
+/// The plugin-level calls (`init`, `deinit`). Function pointers into a never-unloaded image.
+struct PluginEntryPoints: @unchecked Sendable {
+    let initialize: (@convention(c) (UnsafePointer<castline_host_services>?, OpaquePointer?, UnsafePointer<CChar>?,
+                                     castline_error_buffer) -> Int32)?
+    let deinitialize: (@convention(c) () -> Void)?
+}
+
+/// One feature of a loaded plugin.
+public struct PluginFeature: Sendable {
+    public let pluginID: String
+    public let kind: PluginFeatureKind
+    public let id: String
+    public let rank: Int32
+    /// What it declares: DNS-SD service types (discovery), namespaces (channel), content types (media format).
+    public let declarations: [String]
+    let vtable: PluginVTable
+    let userdata: PluginUserData
+
+    /// `pluginID/featureID`, the name used in logs.
+    public var qualifiedName: String { "\(pluginID)/\(id)" }
+}
+
+/// A vtable copied into the host's struct size (fields the plugin did not have are zero).
+enum PluginVTable: @unchecked Sendable {
+    case discovery(castline_discovery_vtable)
+    case channel(castline_channel_vtable)
+    case mediaFormat(castline_media_format_vtable)
+    case logSink(castline_log_sink_vtable)
+}
+
+/// The opaque `feature_userdata` pointer, handed back to the plugin untouched.
+struct PluginUserData: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer?
+}

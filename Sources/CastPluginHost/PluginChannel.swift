@@ -1,0 +1,189 @@
+internal import CCastPluginABI
+import CastCore
+import CastLogging
+import CastSender
+import Synchronization
+
+/// One instance of a plugin's channel feature on one session: it owns the feature's declared
+/// namespaces there (as ``GenericChannel``s), receives their messages, sends through the host's
+/// checks, and answers ``command(_:timeout:)`` calls from the CLI or the API.
+///
+/// Every call into the plugin runs on the instance's serial queue. Thread-safe.
+public final class PluginChannel: Sendable {
+    public let feature: PluginFeature
+    private let context: PluginHostContext
+    private let instance: InstancePointer
+    private let vtable: PluginVTableBox
+    private let channels: [GenericChannel]
+    private let session: CastSession
+    private let pending = Mutex<(next: UInt64, waiting: [UInt64: CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>], closed: Bool)>((1, [:], false))
+    private let log: Logger
+
+    private init(feature: PluginFeature, context: PluginHostContext, instance: InstancePointer, vtable: PluginVTableBox,
+                 channels: [GenericChannel], session: CastSession, log: Logger) {
+        self.feature = feature
+        self.context = context
+        self.instance = instance
+        self.vtable = vtable
+        self.channels = channels
+        self.session = session
+        self.log = log
+    }
+
+    /// Opens the feature `id` on `session` and attaches its namespaces.
+    public static func open(feature: PluginFeature, on session: CastSession, host: PluginHost) async throws(PluginLoadError) -> PluginChannel {
+        guard case .channel(let v) = feature.vtable else {
+            throw PluginLoadError(.undeclared, path: "", pluginID: feature.pluginID, "feature \(feature.id) is not a channel")
+        }
+        let vtable = PluginVTableBox(channel: v)
+        let log = Logger(class: "PluginChannel", system: host.logSystem).with(["plugin": .string(feature.pluginID), "feature": .string(feature.id)])
+        let namespaces = feature.declarations.compactMap { CastNamespace(rawValue: $0) }
+        let channels = namespaces.map { GenericChannel(namespace: $0) }
+        let holder = ChannelHolder()
+        let callbacks = PluginHostContext.ChannelCallbacks(
+            send: { namespace, _, payload in
+                guard let channel = channels.first(where: { $0.namespace.rawValue == namespace }) else { return }
+                Task {
+                    do {
+                        try await channel.send(text: payload)
+                    } catch {
+                        log.warning("send on \(namespace) failed: \(error)", ["namespace": .string(namespace)])
+                    }
+                }
+            },
+            complete: { id, result in holder.value?.finish(id, result) ?? false })
+        let context = PluginHostContext.register(pluginID: feature.pluginID, featureID: feature.id, role: .channel(callbacks),
+                                                 declaredNamespaces: Set(feature.declarations), logSystem: host.logSystem)
+        let device = await session.device
+        let app = await session.application
+        var info = JSONObject()
+        info.set("device_id", .string(device.id))
+        if let app {
+            info.set("session_id", .string(app.sessionId))
+            info.set("transport_id", .string(app.transportId))
+            info.set("app_id", .string(app.appId))
+        }
+        let sessionJSON = JSONValue.object(info).serialized()
+        let config = host.config(for: feature.pluginID)
+        let errorText = PluginErrorText()
+        let userdata = feature.userdata
+        let (rc, instance) = context.queue.sync { () -> (Int32, InstancePointer) in
+            var instance: UnsafeMutableRawPointer?
+            let rc = config.withCString { c in
+                sessionJSON.withCString { s in vtable.channel.open!(userdata.pointer, HostServices.table, context.pointer, c, s, &instance, errorText.buffer) }
+            }
+            return (rc, InstancePointer(pointer: instance))
+        }
+        guard rc == 0 else {
+            context.unregister()
+            let error = PluginLoadError(.initFailed, path: "", pluginID: feature.pluginID,
+                                        "channel \(feature.id) could not open (status \(rc)): \(errorText.text ?? "no reason given")")
+            log.error(error.description)
+            throw error
+        }
+        let channel = PluginChannel(feature: feature, context: context, instance: instance, vtable: vtable, channels: channels,
+                                    session: session, log: log)
+        holder.value = channel
+        for generic in channels {
+            await session.add(generic)
+            let stream = generic.messages()
+            Task { [weak channel] in
+                for await message in stream {
+                    guard let channel else { return }
+                    channel.deliver(message, namespace: generic.namespace.rawValue)
+                }
+            }
+        }
+        log.info("channel opened", ["namespaces": .string(feature.declarations.joined(separator: ","))])
+        return channel
+    }
+
+    private func deliver(_ message: GenericChannel.Message, namespace: String) {
+        guard case .string(let text) = message.payload else {
+            log.warning("binary message on \(namespace) dropped: plugin channels receive JSON text", ["namespace": .string(namespace)])
+            return
+        }
+        let vtable = vtable, instance = instance
+        context.queue.async {
+            text.withCString { p in
+                namespace.withCString { ns in
+                    message.source.withCString { src in vtable.channel.on_message!(instance.pointer, ns, src, p, text.utf8.count) }
+                }
+            }
+        }
+    }
+
+    /// Sends a command object to the plugin and waits for its answer (at most `timeout`).
+    public func command(_ object: JSONValue, timeout: Duration = .seconds(10)) async -> Result<JSONValue, PluginCommandError> {
+        guard let commandFn = vtable.channel.command else { return .failure(PluginCommandError("channel \(feature.id) takes no commands")) }
+        let text = object.serialized()
+        let id: UInt64? = pending.withLock { p in
+            guard !p.closed else { return nil }
+            defer { p.next += 1 }
+            return p.next
+        }
+        guard let id else { return .failure(PluginCommandError("channel \(feature.id) is closed")) }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled else { return }
+            _ = self?.finish(id, .failure(PluginCommandError("channel \(self?.feature.id ?? "") did not answer within \(timeout)")))
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            pending.withLock { $0.waiting[id] = continuation }
+            let instance = instance
+            context.queue.async {
+                text.withCString { commandFn(instance.pointer, id, $0, text.utf8.count) }
+            }
+        }
+    }
+
+    /// Completes a command; false when it is unknown or already completed (logged).
+    func finish(_ id: UInt64, _ result: Result<JSONValue, PluginCommandError>) -> Bool {
+        guard let continuation = pending.withLock({ $0.waiting.removeValue(forKey: id) }) else {
+            log.warning("completion for unknown or finished command \(id) ignored", ["command": .string(String(id))])
+            return false
+        }
+        continuation.resume(returning: result)
+        return true
+    }
+
+    /// Detaches the namespaces, fails pending commands and closes the plugin instance.
+    public func close() async {
+        let waiting = pending.withLock { p -> [CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>] in
+            p.closed = true
+            defer { p.waiting = [:] }
+            return Array(p.waiting.values)
+        }
+        for c in waiting { c.resume(returning: .failure(PluginCommandError("channel \(feature.id) closed"))) }
+        for generic in channels { await session.remove(generic) }
+        let vtable = vtable, instance = instance
+        context.queue.sync { vtable.channel.close!(instance.pointer) }
+        context.unregister()
+        log.info("channel closed")
+    }
+}
+
+/// The channel vtable carried across threads.
+struct PluginVTableBox: @unchecked Sendable {
+    let channel: castline_channel_vtable
+}
+
+/// Lets the host-services callback reach the channel created after its context.
+final class ChannelHolder: @unchecked Sendable {
+    private let lock = Mutex<PluginChannel?>(nil)
+    var value: PluginChannel? {
+        get { lock.withLock { $0 } }
+        set { lock.withLock { $0 = newValue } }
+    }
+}
+
+extension PluginHost {
+    /// Opens the channel feature `id` on a session.
+    public func openChannel(id: String, on session: CastSession) async throws(PluginLoadError) -> PluginChannel {
+        guard let feature = feature(.channel, id: id) else {
+            throw PluginLoadError(.undeclared, path: "", "no channel \"\(id)\" is loaded (loaded channels: \(features(of: .channel).map(\.id).joined(separator: ", ")))")
+        }
+        return try await PluginChannel.open(feature: feature, on: session, host: self)
+    }
+}

@@ -1,0 +1,104 @@
+internal import CCastPluginABI
+import CastCore
+import CastLogging
+import CastSender
+import Synchronization
+
+/// A plugin's discovery feature as a ``DiscoveryProvider`` for the ``DiscoveryManager``.
+///
+/// The plugin reports devices as JSON through `device_found`; each report is checked (JSON, the
+/// required keys) before it reaches the manager, and a bad one is refused with one error line.
+public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendable {
+    public let name: String
+    public let feature: PluginFeature
+    /// Immutable function pointers into a never-unloaded image.
+    private let vtable: castline_discovery_vtable
+    private let host: PluginHost
+    private let running = Mutex<Running?>(nil)
+
+    private struct Running: @unchecked Sendable {
+        let context: PluginHostContext
+        let instance: UnsafeMutableRawPointer?
+    }
+
+    init(feature: PluginFeature, vtable: castline_discovery_vtable, host: PluginHost) {
+        self.feature = feature
+        self.vtable = vtable
+        self.host = host
+        name = feature.id
+    }
+
+    public func start(_ sink: DiscoveryProviderSink) async throws(DiscoveryProviderError) {
+        let providerName = name
+        let callbacks = PluginHostContext.DiscoveryCallbacks(
+            found: { json in
+                switch PluginDiscoveryProvider.device(from: json, provider: providerName) {
+                case .success(let device):
+                    sink.found(device)
+                    return nil
+                case .failure(let problem):
+                    return problem.text
+                }
+            },
+            lost: { sink.lost(deviceID: $0) },
+            problem: { sink.problem($0) })
+        let context = PluginHostContext.register(pluginID: feature.pluginID, featureID: feature.id, role: .discovery(callbacks),
+                                                 logSystem: host.logSystem)
+        let config = host.config(for: feature.pluginID)
+        let appIDs = JSONValue.array(sink.appIDs.sorted().map { .string($0) }).serialized()
+        let errorText = PluginErrorText()
+        let vtable = vtable, userdata = feature.userdata
+        let (rc, instance) = context.queue.sync { () -> (Int32, InstancePointer) in
+            var instance: UnsafeMutableRawPointer?
+            let rc = config.withCString { c in
+                appIDs.withCString { a in vtable.start!(userdata.pointer, HostServices.table, context.pointer, c, a, &instance, errorText.buffer) }
+            }
+            return (rc, InstancePointer(pointer: instance))
+        }
+        guard rc == 0 else {
+            context.unregister()
+            let reason = "discovery plugin \(feature.qualifiedName) could not start (status \(rc)): \(errorText.text ?? "no reason given")"
+            host.log.error(reason, ["plugin": .string(feature.pluginID), "feature": .string(feature.id)])
+            throw DiscoveryProviderError(reason)
+        }
+        running.withLock { $0 = Running(context: context, instance: instance.pointer) }
+    }
+
+    public func stop() async {
+        guard let r = running.withLock({ s -> Running? in
+            defer { s = nil }
+            return s
+        }) else { return }
+        let vtable = vtable, instance = InstancePointer(pointer: r.instance)
+        r.context.queue.sync { vtable.stop!(instance.pointer) }
+        r.context.unregister()
+    }
+
+    /// A device report → ``CastDevice``. Required: `id`, `name`, `host`; `port` defaults to 8009.
+    static func device(from json: JSONValue, provider: String) -> Result<CastDevice, FeatureProblem> {
+        guard case .object(let o) = json else { return .failure(FeatureProblem("the device report is not a JSON object")) }
+        guard let id = o["id"]?.string, !id.isEmpty else { return .failure(FeatureProblem("the device report has no \"id\" string")) }
+        guard let host = o["host"]?.string, !host.isEmpty else { return .failure(FeatureProblem("device \(id): no \"host\" string")) }
+        let port = o["port"].flatMap { $0.int } ?? 8009
+        guard (1...65535).contains(port) else { return .failure(FeatureProblem("device \(id): port \(port) is out of range")) }
+        var device = CastDevice(id: id, friendlyName: o["name"]?.string ?? id, host: host, port: Int(port),
+                                modelName: o["model"]?.string ?? "", statusText: o["status_text"]?.string, provider: provider)
+        if case .array(let apps)? = o["app_ids"] { device.supportedAppIDs = Set(apps.compactMap(\.string)) }
+        return .success(device)
+    }
+}
+
+/// A plugin's instance pointer carried across a queue hop.
+struct InstancePointer: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer?
+}
+
+extension PluginHost {
+    /// Discovery providers of every loaded discovery feature, for ``DiscoveryManager/add(_:)``.
+    public func discoveryProviders() -> [PluginDiscoveryProvider] {
+        features(of: .discovery).compactMap { f in
+            guard case .discovery(let v) = f.vtable else { return nil }
+            return PluginDiscoveryProvider(feature: f, vtable: v, host: self)
+        }
+    }
+}

@@ -1,0 +1,199 @@
+internal import CCastPluginABI
+import CastCore
+import CastLogging
+import Synchronization
+
+/// Finds, checks, initialises and registers plugins, then hands out their features as discovery
+/// providers, channels, media-format probes and log sinks.
+///
+/// A broken plugin never stops the host: every refusal is one error line (class `PluginHost`,
+/// fields `path`, `plugin`, `problem`) and an entry in ``problems``; the host goes on with the
+/// rest. Thread-safe.
+public final class PluginHost: Sendable {
+    public let configuration: PluginHostConfiguration
+    let logSystem: LogSystem
+    let log: Logger
+    private let state = Mutex(State())
+
+    private struct State {
+        var loaded = false
+        var plugins: [LoadedPlugin] = []
+        var features: [PluginFeature] = []
+        var shadowed: [PluginFeature] = []
+        var problems: [PluginLoadError] = []
+        var contexts: [String: PluginHostContext] = [:]
+    }
+
+    public init(configuration: PluginHostConfiguration, logSystem: LogSystem = .shared) {
+        self.configuration = configuration
+        self.logSystem = logSystem
+        log = Logger(class: "PluginHost", system: logSystem)
+    }
+
+    /// Initialised plugins, in search order.
+    public var plugins: [LoadedPlugin] { state.withLock { $0.plugins } }
+    /// Usable features (duplicates resolved by rank), in search order.
+    public var features: [PluginFeature] { state.withLock { $0.features } }
+    /// Features that lost to another with the same kind and id.
+    public var shadowedFeatures: [PluginFeature] { state.withLock { $0.shadowed } }
+    /// Everything refused, in the order it happened.
+    public var problems: [PluginLoadError] { state.withLock { $0.problems } }
+
+    public func features(of kind: PluginFeatureKind) -> [PluginFeature] { features.filter { $0.kind == kind } }
+
+    public func feature(_ kind: PluginFeatureKind, id: String) -> PluginFeature? {
+        features.first { $0.kind == kind && $0.id == id }
+    }
+
+    /// Loads every plugin on the search path once. Later calls return at once.
+    public func loadAll() {
+        let first = state.withLock { s -> Bool in
+            defer { s.loaded = true }
+            return !s.loaded
+        }
+        guard first else { return }
+        let (files, missing) = configuration.searchPath.candidateFiles()
+        for entry in missing {
+            log.warning("plugin path \(entry.path) (from \(entry.source.rawValue)) does not exist or is not readable",
+                        ["path": .string(entry.path), "source": .string(entry.source.rawValue)])
+        }
+        for (path, entry) in files {
+            load(path, source: entry.source)
+        }
+        resolveDuplicates()
+        let summary = state.withLock { s in (s.plugins.count, s.features.count, s.problems.count) }
+        log.info("plugins loaded", ["plugins": .int(summary.0), "features": .int(summary.1), "refused": .int(summary.2)])
+    }
+
+    /// Loads one file directly (tests, `plugins inspect`). Returns the problem, if any.
+    @discardableResult
+    public func load(_ path: String, source: PluginSearchPath.Source = .commandLine) -> PluginLoadError? {
+        switch PluginLoader.load(path, checkSafety: configuration.checkFileSafety) {
+        case .failure(let error):
+            refuse(error)
+            return error
+        case .success(let plugin):
+            return admit(plugin)
+        }
+    }
+
+    private func admit(_ candidate: LoadedPlugin) -> PluginLoadError? {
+        for problem in candidate.refusedFeatures { refuse(problem) }
+        if let existing = state.withLock({ s in s.plugins.first { $0.id == candidate.id } }) {
+            let error = PluginLoadError(.duplicate, path: candidate.path, pluginID: candidate.id,
+                                        "skipped: a plugin with this id was already loaded from \(existing.path) (earlier in the search path)")
+            log.warning(error.description, ["path": .string(candidate.path), "plugin": .string(candidate.id), "problem": "duplicate"])
+            state.withLock { $0.problems.append(error) }
+            return error
+        }
+        if configuration.disabledPlugins.contains(candidate.id) {
+            let error = PluginLoadError(.disabled, path: candidate.path, pluginID: candidate.id, "disabled by the config")
+            log.info(error.description, ["path": .string(candidate.path), "plugin": .string(candidate.id)])
+            state.withLock { $0.problems.append(error) }
+            return error
+        }
+        var allowed: [PluginFeature] = []
+        for feature in candidate.features {
+            if let error = policyProblem(feature, path: candidate.path) { refuse(error) } else { allowed.append(feature) }
+        }
+        let config = configuration.pluginConfigs[candidate.id] ?? "{}"
+        let context = PluginHostContext.register(pluginID: candidate.id, featureID: nil, role: .plugin, logSystem: logSystem)
+        if let initialize = candidate.entry.initialize {
+            let errorText = PluginErrorText()
+            let rc = config.withCString { initialize(HostServices.table, context.pointer, $0, errorText.buffer) }
+            if rc != 0 {
+                context.unregister()
+                let error = PluginLoadError(.initFailed, path: candidate.path, pluginID: candidate.id,
+                                            "disabled: init failed (status \(rc)): \(errorText.text ?? "no reason given")")
+                refuse(error)
+                return error
+            }
+        }
+        let plugin = LoadedPlugin(path: candidate.path, id: candidate.id, version: candidate.version, summary: candidate.summary,
+                                  license: candidate.license, abiMinor: candidate.abiMinor, features: allowed,
+                                  refusedFeatures: candidate.refusedFeatures, entry: candidate.entry)
+        state.withLock { s in
+            s.plugins.append(plugin)
+            s.features.append(contentsOf: allowed)
+            s.contexts[plugin.id] = context
+        }
+        log.info("plugin \(plugin.id) \(plugin.version) loaded", [
+            "path": .string(plugin.path), "plugin": .string(plugin.id), "abi": .string("\(PluginABI.major).\(plugin.abiMinor)"),
+            "features": .string(allowed.map { "\($0.kind):\($0.id)" }.joined(separator: ",")),
+        ])
+        if state.withLock({ $0.loaded }) { resolveDuplicates() }
+        return nil
+    }
+
+    /// Declarations the config does not allow, as one error naming the key to add.
+    private func policyProblem(_ feature: PluginFeature, path: String) -> PluginLoadError? {
+        switch feature.kind {
+        case .discovery:
+            let refused = feature.declarations.filter {
+                !configuration.allowedServiceTypes.contains(PluginHostConfiguration.baseServiceType($0))
+                    && !configuration.allowedServiceTypes.contains($0)
+            }
+            guard !refused.isEmpty else { return nil }
+            return PluginLoadError(.notAllowed, path: path, pluginID: feature.pluginID,
+                "feature \(feature.id) (discovery) refused: it browses \(refused.joined(separator: ", ")), which the config does not allow; add \(refused.map { "\"\(PluginHostConfiguration.baseServiceType($0))\"" }.joined(separator: ", ")) to \(PluginHostConfiguration.allowedServicesKey)")
+        case .channel:
+            let refused = feature.declarations.filter { !configuration.allowedNamespaces.contains($0) }
+            guard !refused.isEmpty else { return nil }
+            return PluginLoadError(.notAllowed, path: path, pluginID: feature.pluginID,
+                "feature \(feature.id) (channel) refused: it uses \(refused.joined(separator: ", ")), which the config does not allow; add \(refused.map { "\"\($0)\"" }.joined(separator: ", ")) to \(PluginHostConfiguration.allowedNamespacesKey)")
+        case .mediaFormat, .logSink:
+            return nil
+        }
+    }
+
+    /// Same kind and id: the highest rank wins; on a tie the one found first.
+    private func resolveDuplicates() {
+        let lost = state.withLock { s -> [(PluginFeature, PluginFeature)] in
+            var winners: [PluginFeature] = []
+            var lost: [(PluginFeature, PluginFeature)] = []
+            for f in s.features + s.shadowed {
+                if let i = winners.firstIndex(where: { $0.kind == f.kind && $0.id == f.id }) {
+                    if f.rank > winners[i].rank {
+                        lost.append((winners[i], f))
+                        winners[i] = f
+                    } else {
+                        lost.append((f, winners[i]))
+                    }
+                } else {
+                    winners.append(f)
+                }
+            }
+            s.features = winners
+            s.shadowed = lost.map(\.0)
+            return lost
+        }
+        for (loser, winner) in lost {
+            log.info("feature \(loser.kind):\(loser.id) of plugin \(loser.pluginID) (rank \(loser.rank)) is shadowed by plugin \(winner.pluginID) (rank \(winner.rank))",
+                     ["plugin": .string(loser.pluginID), "feature": .string(loser.id)])
+        }
+    }
+
+    private func refuse(_ error: PluginLoadError) {
+        log.error(error.description, [
+            "path": .string(error.path), "plugin": .string(error.pluginID ?? ""), "problem": .string(error.kind.rawValue),
+        ])
+        state.withLock { $0.problems.append(error) }
+    }
+
+    /// The config object of a plugin as JSON text.
+    func config(for pluginID: String) -> String { configuration.pluginConfigs[pluginID] ?? "{}" }
+
+    /// Calls every plugin's `deinit` (after the caller closed the feature instances). Plugins stay mapped.
+    public func shutdown() {
+        let (plugins, contexts) = state.withLock { s -> ([LoadedPlugin], [PluginHostContext]) in
+            defer {
+                s.plugins = []
+                s.features = []
+                s.contexts = [:]
+            }
+            return (s.plugins, Array(s.contexts.values))
+        }
+        for plugin in plugins { plugin.entry.deinitialize?() }
+        for context in contexts { context.unregister() }
+    }
+}

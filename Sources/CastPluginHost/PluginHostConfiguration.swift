@@ -1,0 +1,44 @@
+/// What the host loads and allows: the search path, the declarations the config allows, and each
+/// plugin's own configuration.
+public struct PluginHostConfiguration: Sendable {
+    /// The config key that lists DNS-SD service types discovery plugins may browse.
+    public static let allowedServicesKey = "discovery.allowed_services"
+    /// The config key that lists namespaces channel plugins may use.
+    public static let allowedNamespacesKey = "channels.allowed_namespaces"
+    /// Allowed without configuration: the Cast service every discovery plugin needs.
+    public static let defaultAllowedServices: Set<String> = ["_googlecast._tcp"]
+
+    public var searchPath: PluginSearchPath
+    /// DNS-SD service types (`_googlecast._tcp`); a subtype browse (`_X._sub._googlecast._tcp`)
+    /// counts as its parent type.
+    public var allowedServiceTypes: Set<String>
+    /// Custom namespaces (`urn:x-cast:com.example.echo`).
+    public var allowedNamespaces: Set<String>
+    /// Each plugin's config object as JSON text, by plugin id ("{}" when absent).
+    public var pluginConfigs: [String: String]
+    /// Plugin ids not to initialise (`plugins.<id>.enabled: false`).
+    public var disabledPlugins: Set<String>
+    /// Off only for tests that load from a world-writable scratch folder on purpose.
+    public var checkFileSafety: Bool
+
+    public init(searchPath: PluginSearchPath = PluginSearchPath(),
+                allowedServiceTypes: Set<String> = PluginHostConfiguration.defaultAllowedServices,
+                allowedNamespaces: Set<String> = [], pluginConfigs: [String: String] = [:],
+                disabledPlugins: Set<String> = [], checkFileSafety: Bool = true) {
+        self.searchPath = searchPath
+        self.allowedServiceTypes = allowedServiceTypes
+        self.allowedNamespaces = allowedNamespaces
+        self.pluginConfigs = pluginConfigs
+        self.disabledPlugins = disabledPlugins
+        self.checkFileSafety = checkFileSafety
+    }
+
+    /// The parent service of a subtype browse: `_CC1AD845._sub._googlecast._tcp` → `_googlecast._tcp`.
+    static func baseServiceType(_ type: String) -> String {
+        let parts = type.split(separator: ".", omittingEmptySubsequences: false)
+        if let sub = parts.firstIndex(of: "_sub"), sub > 0, sub + 1 < parts.count {
+            return parts[(sub + 1)...].joined(separator: ".")
+        }
+        return type
+    }
+}

@@ -1,0 +1,36 @@
+/// Why a plugin file was not loaded or a plugin/feature was disabled. Each case renders as one
+/// line that names the file and says what to do.
+public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Equatable {
+        case unsafeFile = "unsafe_file"
+        case openFailed = "open_failed"
+        case missingEntry = "missing_entry"
+        case abiMajor = "abi_major"
+        case abiMinor = "abi_minor"
+        case badDescriptor = "bad_descriptor"
+        case initFailed = "init_failed"
+        case duplicate
+        case undeclared
+        case notAllowed = "not_allowed"
+        case disabled
+    }
+
+    public var kind: Kind
+    /// The plugin file (or folder) concerned.
+    public var path: String
+    /// The plugin id when it is known.
+    public var pluginID: String?
+    public var reason: String
+
+    public init(_ kind: Kind, path: String, pluginID: String? = nil, _ reason: String) {
+        self.kind = kind
+        self.path = path
+        self.pluginID = pluginID
+        self.reason = reason
+    }
+
+    public var description: String {
+        if let pluginID { return "plugin \(pluginID) (\(path)): \(reason)" }
+        return "plugin \(path): \(reason)"
+    }
+}

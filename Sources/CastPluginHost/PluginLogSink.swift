@@ -1,0 +1,156 @@
+internal import CCastPluginABI
+import CastLogging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plugin's log-sink feature as a ``LogSink``: records become `castline_log_record`s whose
+/// strings point into one reused byte arena, so a batch costs a few copies and one C call.
+///
+/// Isolation: ``LogSystem`` calls `write`/`flush` from the sink's worker thread only; `close` after
+/// the pipeline stopped. The plugin never blocks the code that logs.
+public final class PluginLogSink: LogSink, @unchecked Sendable {
+    public let name: String
+    public let feature: PluginFeature
+    private let vtable: castline_log_sink_vtable
+    private let instance: UnsafeMutableRawPointer?
+    private let context: PluginHostContext
+    private var closed = false
+    // Reused across batches (worker thread only).
+    private var arena: [UInt8] = []
+    private var spans: [RecordSpans] = []
+    private var fieldSpans: [FieldSpan] = []
+    private var records: [castline_log_record] = []
+    private var fields: [castline_field] = []
+
+    private struct RecordSpans {
+        var className = 0, classLength = 0, message = 0, messageLength = 0, file = 0, fileLength = 0
+        var function = 0, functionLength = 0, firstField = 0, fieldCount = 0
+    }
+
+    private struct FieldSpan {
+        var key = 0, keyLength = 0, valueType: Int32 = 0, string = 0, stringLength = 0
+        var int: Int64 = 0, double = 0.0
+    }
+
+    init(feature: PluginFeature, vtable: castline_log_sink_vtable, instance: UnsafeMutableRawPointer?, context: PluginHostContext, name: String) {
+        self.feature = feature
+        self.vtable = vtable
+        self.instance = instance
+        self.context = context
+        self.name = name
+    }
+
+    /// Records the plugin itself lost (its `dropped` counter), 0 when it keeps none.
+    public var pluginDropped: UInt64 { vtable.dropped.map { $0(instance) } ?? 0 }
+
+    public func write(_ batch: [LogRecord]) {
+        guard !closed, !batch.isEmpty else { return }
+        arena.removeAll(keepingCapacity: true)
+        spans.removeAll(keepingCapacity: true)
+        fieldSpans.removeAll(keepingCapacity: true)
+        for record in batch {
+            var s = RecordSpans()
+            (s.className, s.classLength) = append(record.className)
+            (s.message, s.messageLength) = append(record.message)
+            (s.file, s.fileLength) = record.withFileUTF8 { appendBytes($0) }
+            (s.function, s.functionLength) = record.withFunctionUTF8 { appendBytes($0) }
+            s.firstField = fieldSpans.count
+            for (key, value) in record.fields {
+                var f = FieldSpan()
+                (f.key, f.keyLength) = append(key)
+                switch value {
+                case .string(let text):
+                    f.valueType = Int32(CASTLINE_VALUE_STRING.rawValue)
+                    (f.string, f.stringLength) = append(text)
+                case .int(let i):
+                    f.valueType = Int32(CASTLINE_VALUE_INT.rawValue)
+                    f.int = i
+                case .double(let d):
+                    f.valueType = Int32(CASTLINE_VALUE_DOUBLE.rawValue)
+                    f.double = d
+                case .bool(let b):
+                    f.valueType = Int32(CASTLINE_VALUE_BOOL.rawValue)
+                    f.int = b ? 1 : 0
+                }
+                fieldSpans.append(f)
+            }
+            s.fieldCount = fieldSpans.count - s.firstField
+            spans.append(s)
+        }
+        arena.withUnsafeBufferPointer { bytes in
+            let base = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
+            fields.removeAll(keepingCapacity: true)
+            for f in fieldSpans {
+                fields.append(castline_field(
+                    key: base + f.key, key_length: f.keyLength, value_type: f.valueType,
+                    string: f.valueType == Int32(CASTLINE_VALUE_STRING.rawValue) ? base + f.string : nil,
+                    string_length: f.stringLength, int_value: f.int, double_value: f.double))
+            }
+            fields.withUnsafeBufferPointer { fieldBuffer in
+                records.removeAll(keepingCapacity: true)
+                for (i, s) in spans.enumerated() {
+                    let record = batch[i]
+                    records.append(castline_log_record(
+                        timestamp_ns: record.timestampNanos, level: Int32(record.level.rawValue), line: UInt32(clamping: record.line),
+                        class_name: base + s.className, class_name_length: s.classLength,
+                        message: base + s.message, message_length: s.messageLength,
+                        file: base + s.file, file_length: s.fileLength,
+                        function: base + s.function, function_length: s.functionLength,
+                        fields: s.fieldCount > 0 ? fieldBuffer.baseAddress! + s.firstField : nil, field_count: s.fieldCount))
+                }
+                records.withUnsafeBufferPointer { vtable.write!(instance, $0.baseAddress, $0.count) }
+            }
+        }
+    }
+
+    public func flush() {
+        guard !closed else { return }
+        vtable.flush?(instance)
+    }
+
+    /// Flushes and closes the plugin instance. Remove the sink from the ``LogSystem`` first.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        vtable.close!(instance)
+        context.unregister()
+    }
+
+    private func append(_ string: String) -> (Int, Int) {
+        var s = string
+        return s.withUTF8 { appendBytes($0) }
+    }
+
+    /// Appends bytes and a NUL; returns (offset, length without the NUL).
+    private func appendBytes(_ bytes: UnsafeBufferPointer<UInt8>) -> (Int, Int) {
+        let offset = arena.count
+        arena.append(contentsOf: bytes)
+        arena.append(0)
+        return (offset, bytes.count)
+    }
+}
+
+extension PluginHost {
+    /// Opens a log sink of the feature `id` (e.g. `json`, `journald`) with its options object.
+    /// Add the result to a ``LogSystem`` with `addSink(_:)`.
+    public func openLogSink(id: String, options: String = "{}", name: String? = nil) throws(PluginLoadError) -> PluginLogSink {
+        guard let feature = feature(.logSink, id: id), case .logSink(let vtable) = feature.vtable else {
+            throw PluginLoadError(.undeclared, path: "", "no log sink \"\(id)\" is loaded (loaded sinks: \(features(of: .logSink).map(\.id).joined(separator: ", ")))")
+        }
+        let context = PluginHostContext.register(pluginID: feature.pluginID, featureID: feature.id, role: .logSink, logSystem: logSystem)
+        let errorText = PluginErrorText()
+        var instance: UnsafeMutableRawPointer?
+        let rc = options.withCString {
+            vtable.open!(feature.userdata.pointer, HostServices.table, context.pointer, $0, &instance, errorText.buffer)
+        }
+        guard rc == 0 else {
+            context.unregister()
+            let error = PluginLoadError(.initFailed, path: plugins.first { $0.id == feature.pluginID }?.path ?? "", pluginID: feature.pluginID,
+                                        "log sink \(id) could not open (status \(rc)): \(errorText.text ?? "no reason given")")
+            log.error(error.description, ["plugin": .string(feature.pluginID), "feature": .string(id), "problem": "open_failed"])
+            throw error
+        }
+        return PluginLogSink(feature: feature, vtable: vtable, instance: instance, context: context, name: name ?? id)
+    }
+}

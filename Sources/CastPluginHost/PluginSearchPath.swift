@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where plugins are looked for, in order: `--plugin-path`, `CASTLINE_PLUGIN_PATH`, the config's
+/// `plugin_paths`, then the default folder next to the binary.
+///
+/// In the explicit folders every `*.so` is a plugin; in the binary's own folder (where SwiftPM
+/// also puts other libraries) only `libCastlinePlugin*.so`, and in `<binary>/../lib/castline/plugins`
+/// every `*.so` again. An entry may also name one `.so` file directly.
+public struct PluginSearchPath: Sendable, Equatable {
+    /// Which setting an entry came from (shown by `plugins list`).
+    public enum Source: String, Sendable {
+        case commandLine = "--plugin-path"
+        case environment = "CASTLINE_PLUGIN_PATH"
+        case config = "plugin_paths"
+        case defaultFolder = "default"
+    }
+
+    public struct Entry: Sendable, Equatable {
+        public var path: String
+        public var source: Source
+        /// Only files whose name starts with this are plugins (nil: every `*.so`).
+        public var namePrefix: String?
+    }
+
+    public static let environmentVariable = "CASTLINE_PLUGIN_PATH"
+    /// The name prefix of first-party plugin products built next to the binary.
+    public static let builtPluginPrefix = "libCastlinePlugin"
+
+    public var entries: [Entry]
+
+    public init(entries: [Entry]) { self.entries = entries }
+
+    /// The search path from every source. Empty path components are skipped.
+    public init(commandLine: [String] = [], environment: [String: String] = [:], config: [String] = [],
+                executableFolder: String? = PluginSearchPath.executableFolder()) {
+        var entries: [Entry] = []
+        for p in commandLine where !p.isEmpty { entries.append(Entry(path: p, source: .commandLine)) }
+        if let env = environment[Self.environmentVariable] {
+            for p in env.split(separator: ":") where !p.isEmpty { entries.append(Entry(path: String(p), source: .environment)) }
+        }
+        for p in config where !p.isEmpty { entries.append(Entry(path: p, source: .config)) }
+        if let folder = executableFolder {
+            entries.append(Entry(path: folder, source: .defaultFolder, namePrefix: Self.builtPluginPrefix))
+            entries.append(Entry(path: folder + "/../lib/castline/plugins", source: .defaultFolder))
+        }
+        self.entries = entries
+    }
+
+    /// The folder of the running executable (`/proc/self/exe`), nil if it cannot be read.
+    public static func executableFolder() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        let path = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return String(path[..<slash])
+    }
+
+    /// Plugin files in search order, each with the entry it came from. Folders that do not exist
+    /// are skipped silently for the default source and reported for the others.
+    public func candidateFiles() -> (files: [(path: String, entry: Entry)], missing: [Entry]) {
+        var files: [(String, Entry)] = []
+        var missing: [Entry] = []
+        for entry in entries {
+            var st = stat()
+            guard stat(entry.path, &st) == 0 else {
+                if entry.source != .defaultFolder { missing.append(entry) }
+                continue
+            }
+            if (st.st_mode & S_IFMT) == S_IFREG {
+                files.append((entry.path, entry))
+                continue
+            }
+            guard let dir = opendir(entry.path) else {
+                missing.append(entry)
+                continue
+            }
+            var names: [String] = []
+            while let item = readdir(dir) {
+                let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                guard name.hasSuffix(".so") else { continue }
+                if let prefix = entry.namePrefix, !name.hasPrefix(prefix) { continue }
+                names.append(name)
+            }
+            closedir(dir)
+            for name in names.sorted() { files.append((entry.path + "/" + name, entry)) }
+        }
+        return (files, missing)
+    }
+}
