@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "TestPluginNewerMinor", type: .dynamic, targets: ["TestPluginNewerMinor"]),
         .library(name: "TestPluginNoEntry", type: .dynamic, targets: ["TestPluginNoEntry"]),
         .library(name: "TestPluginInitFails", type: .dynamic, targets: ["TestPluginInitFails"]),
+        .executable(name: "castline-test-logwriter", targets: ["castline-test-logwriter"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -140,6 +141,9 @@ let package = Package(
         .target(name: "TestPluginNewerMinor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NewerMinor", publicHeadersPath: "."),
         .target(name: "TestPluginNoEntry", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NoEntry", publicHeadersPath: "."),
         .target(name: "TestPluginInitFails", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/InitFails", publicHeadersPath: "."),
+        // Drives a log-sink plugin from its own process (kill -9 and saturation tests).
+        .executableTarget(name: "castline-test-logwriter", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/LogWriter",
+                          linkerSettings: [.linkedLibrary("dl")]),
 
         // MARK: The command-line tool.
         .executableTarget(

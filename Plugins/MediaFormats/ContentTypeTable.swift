@@ -52,8 +52,8 @@ public enum ContentTypeTable {
     }
 
     /// The content type for a URL or file path, from its last path component's extension.
-    /// Smooth Streaming's `…/name.ism/Manifest` form is recognised, and Azure-style
-    /// `Manifest(format=m3u8-…)` / `Manifest(format=mpd-…)` map to HLS / DASH.
+    /// Smooth Streaming's `…/name.ism/Manifest` is recognised (a bare `Manifest` elsewhere is
+    /// not); Azure-style `Manifest(format=m3u8-…)` / `Manifest(format=mpd-…)` map to HLS / DASH.
     public static func contentType(forURL urlOrPath: String) -> String? {
         let components = pathComponents(of: urlOrPath)
         guard let last = components.last?.lowercased(), !last.isEmpty else { return nil }
@@ -61,11 +61,9 @@ public enum ContentTypeTable {
             if last.contains("format=m3u8") { return ManifestKind.hls.contentType }
             if last.contains("format=mpd") { return ManifestKind.dash.contentType }
         }
-        if last == "manifest" || last.hasPrefix("manifest(") {
-            let previous = components.dropLast().last?.lowercased() ?? ""
-            if last == "manifest" || previous.hasSuffix(".ism") || previous.hasSuffix(".isml") {
-                return ManifestKind.smoothStreaming.contentType
-            }
+        let previous = components.dropLast().last?.lowercased() ?? ""
+        if last == "manifest" || last.hasPrefix("manifest("), previous.hasSuffix(".ism") || previous.hasSuffix(".isml") {
+            return ManifestKind.smoothStreaming.contentType
         }
         return pathExtension(of: urlOrPath).flatMap(contentType(forExtension:))
     }

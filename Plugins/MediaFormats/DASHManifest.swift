@@ -171,7 +171,8 @@ public struct DASHManifest: Equatable, Sendable {
             return .unknown
         }
 
-        private static func int(_ s: String?) -> Int? { s.flatMap { Int($0.trimmedWhitespace) } }
+        /// A positive integer attribute, else nil.
+        private static func int(_ s: String?) -> Int? { s.flatMap { Int($0.trimmedWhitespace) }.flatMap { $0 > 0 ? $0 : nil } }
     }
 }
 

@@ -30,8 +30,8 @@ public struct HLSVariant: Equatable, Sendable {
     /// VIDEO-RANGE uppercased (`SDR`, `PQ`, `HLG`), nil when absent.
     public var videoRange: String?
 
-    /// width × height, 0 when RESOLUTION is absent or malformed.
-    public var pixelCount: Int { (width ?? 0) * (height ?? 0) }
+    /// width × height (saturating), 0 when RESOLUTION is absent or malformed.
+    public var pixelCount: Int { MediaFormatAnalyzer.pixels(width, height) }
 }
 
 /// A parsed HLS playlist: either a master playlist (variants) or a media playlist (segments).

@@ -132,7 +132,8 @@ public enum MediaFormatAnalyzer {
                 var width = rep.width
                 var height = rep.height
                 if width == nil || height == nil, let w = set.maxWidth, let h = set.maxHeight { (width, height) = (w, h) }
-                let name = width.map { "\($0)x\(height ?? 0) representation" } ?? "representation \(rep.id ?? "?")"
+                let size = width.flatMap { w in height.map { "\(w)x\($0)" } }
+                let name = size.map { "\($0) representation" } ?? "representation \(rep.id ?? "?")"
                 var c = Candidate(label: name, source: .dash)
                 (c.width, c.height, c.bandwidth) = (width, height, rep.bandwidth)
                 c.codecs = rep.codecs.map(CodecString.init)
@@ -149,7 +150,7 @@ public enum MediaFormatAnalyzer {
         let (best, verdict) = (candidates[index], verdict(for: candidates[index]))
         apply(best, verdict, to: &report, size: true)
         let set = sets[index]
-        if let w = set.maxWidth, let h = set.maxHeight, w * h > best.pixels {
+        if let w = set.maxWidth, let h = set.maxHeight, pixels(w, h) > best.pixels {
             (report.width, report.height) = (w, h)
             report.notes.append("size from AdaptationSet maxWidth/maxHeight \(w)x\(h) (largest Representation: \(best.label))")
         }
@@ -175,7 +176,14 @@ public enum MediaFormatAnalyzer {
 
         init(label: String, source: Source) { (self.label, self.source) = (label, source) }
 
-        var pixels: Int { (width ?? 0) * (height ?? 0) }
+        var pixels: Int { MediaFormatAnalyzer.pixels(width, height) }
+    }
+
+    /// width × height, saturating at Int.max; 0 when either is missing or not positive.
+    static func pixels(_ width: Int?, _ height: Int?) -> Int {
+        guard let w = width, let h = height, w > 0, h > 0 else { return 0 }
+        let (product, overflow) = w.multipliedReportingOverflow(by: h)
+        return overflow ? Int.max : product
     }
 
     struct Verdict {

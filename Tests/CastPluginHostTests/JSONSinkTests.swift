@@ -1,0 +1,182 @@
+import CastCore
+import CastLogging
+import CastPluginHost
+import CastTestSupport
+import Foundation
+import Testing
+
+/// The JSON Lines sink plugin, loaded from its built `.so`: schema, rotation, whole lines after kill -9.
+@Suite struct JSONSinkTests {
+    static let plugin = BuiltProducts.library("CastlinePluginJSONSink")
+
+    func openHost() throws -> PluginHostRig {
+        let rig = try PluginHostRig(paths: [Self.plugin])
+        rig.host.loadAll()
+        #expect(rig.host.plugins.map(\.id) == ["json-sink"])
+        return rig
+    }
+
+    /// Non-blank lines of a file, each parsed (a parse failure fails the test with the line).
+    func lines(_ path: String) throws -> [JSONValue] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.isEmpty || text.hasSuffix("\n"), "\(path) ends inside a line")
+        return try text.split(separator: "\n").filter { !$0.allSatisfy { $0 == " " } }.map { line in
+            do { return try JSONValue.parse(String(line)) } catch {
+                Issue.record("not JSON: \(line.prefix(200))")
+                throw error
+            }
+        }
+    }
+
+    @Test func recordsCarryTheDocumentedSchema() throws {
+        let rig = try openHost()
+        let folder = ScratchFolder("json")
+        defer { folder.remove() }
+        let path = folder.path + "/castline.jsonl"
+        let sink = try rig.host.openLogSink(id: "json", options: #"{"path": "\#(path)"}"#)
+        let system = LogSystem()
+        system.addSink(sink)
+        let log = Logger(class: "CastSession", system: system)
+        let line: UInt = #line + 1
+        log.warning("device \"Lobby\"\tgone\n\\ é€ \u{1}", ["device": "Lobby TV", "requestId": 42, "rate": 1.5, "muted": true])
+        Logger(class: "CastChannel.com.google.cast.media", system: system).error("plain")
+        #expect(system.shutdown())
+        sink.close()
+        let records = try lines(path)
+        #expect(records.count == 2)
+        let r = try #require(records.first)
+        #expect(r["severity_number"] == 13)
+        #expect(r["severity_text"] == "WARN")
+        #expect(r["level"] == "warning")
+        #expect(r["class"] == "CastSession")
+        #expect(r["body"]?.string == "device \"Lobby\"\tgone\n\\ é€ \u{1}")
+        #expect(r["attributes"]?["device"] == "Lobby TV")
+        #expect(r["attributes"]?["requestId"] == 42)
+        #expect(r["attributes"]?["rate"]?.double == 1.5)
+        #expect(r["attributes"]?["muted"] == true)
+        #expect(r["code.filepath"]?.string == "CastPluginHostTests/JSONSinkTests.swift")
+        #expect(r["code.lineno"]?.int == Int64(line))
+        #expect(r["code.function"]?.string == "recordsCarryTheDocumentedSchema()")
+        // time and time_unix_nano are the same instant.
+        let nanos = try #require(r["time_unix_nano"]?.int)
+        let seconds = Date(timeIntervalSince1970: Double(nanos / 1_000_000_000))
+        let formatter = ISO8601DateFormatter()
+        let expected = formatter.string(from: seconds).dropLast() // "…:SSZ" → "…:SS"
+        let time = try #require(r["time"]?.string)
+        #expect(time.hasPrefix(String(expected) + "."), "\(time) vs \(expected)")
+        #expect(time.hasSuffix(String(format: "%09dZ", Int(nanos % 1_000_000_000))))
+        #expect(abs(Double(nanos) / 1e9 - Date().timeIntervalSince1970) < 60)
+        #expect(records[1]["attributes"] == nil)
+        #expect(records[1]["severity_number"] == 17)
+    }
+
+    @Test func unknownOptionIsRefusedWithTheAllowedKeys() throws {
+        let rig = try openHost()
+        #expect {
+            try rig.host.openLogSink(id: "json", options: #"{"pth": "/tmp/x"}"#)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("unknown option \"pth\"") && text.contains("max_bytes") && text.contains("json-sink")
+        }
+        #expect(rig.hostErrors.count == 1)
+    }
+
+    @Test func unwritablePathIsRefused() throws {
+        let rig = try openHost()
+        #expect(throws: PluginLoadError.self) {
+            try rig.host.openLogSink(id: "json", options: #"{"path": "/nonexistent/dir/castline.jsonl"}"#)
+        }
+        #expect(rig.hostErrors.first?.message.contains("/nonexistent/dir/castline.jsonl") == true)
+    }
+
+    @Test func rotationKeepsMaxFilesOfAtMostMaxBytesInOrder() throws {
+        let folder = ScratchFolder("rotate")
+        defer { folder.remove() }
+        let path = folder.path + "/castline.jsonl"
+        let writer = try LogWriterProcess.run(plugin: Self.plugin, options: #"{"path":"\#(path)","max_bytes":16384,"max_files":3}"#,
+                                              seconds: 30, maxRecords: 400)
+        #expect(writer.terminationStatus == 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(names == ["castline.jsonl", "castline.jsonl.1", "castline.jsonl.2"])
+        var sequences: [Int64] = []
+        for name in ["castline.jsonl.2", "castline.jsonl.1", "castline.jsonl"] {
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: folder.path + "/" + name)[.size] as? Int)
+            #expect(size <= 16384, "\(name) has \(size) bytes")
+            sequences += try lines(folder.path + "/" + name).map { $0["attributes"]?["seq"]?.int ?? -1 }
+        }
+        // Contiguous across files, oldest file first, ending with the last record written.
+        #expect(sequences.last == 399)
+        #expect(sequences == Array((sequences.first ?? 0)...399))
+        #expect((sequences.first ?? 0) > 0, "the oldest records were rotated away")
+    }
+
+    @Test func killNineLeavesOnlyWholeLines() async throws {
+        let folder = ScratchFolder("kill")
+        defer { folder.remove() }
+        let path = folder.path + "/castline.jsonl"
+        // Five writers killed at different moments, appending to the same file.
+        for round in 0..<5 {
+            let writer = try LogWriterProcess.start(plugin: Self.plugin, options: #"{"path":"\#(path)","max_bytes":104857600}"#, seconds: 20)
+            try await Task.sleep(for: .milliseconds(40 + 53 * round))
+            kill(writer.processIdentifier, SIGKILL)
+            writer.waitUntilExit()
+            #expect(writer.terminationReason == .uncaughtSignal)
+            let records = try lines(path)
+            #expect(!records.isEmpty)
+            // Each writer's records are in order with no gap.
+            let seqs = records.compactMap { $0["attributes"]?["seq"]?.int }
+            #expect(seqs.count == records.count)
+        }
+        // A reopening sink finds nothing to repair: no JSONSink warning line.
+        let records = try lines(path)
+        #expect(!records.contains { $0["class"] == "JSONSink" })
+    }
+
+    @Test func partialLastLineFromAnEarlierCrashIsCutOnOpenAndReported() throws {
+        let folder = ScratchFolder("repair")
+        defer { folder.remove() }
+        let path = folder.path + "/castline.jsonl"
+        try #"{"body":"complete"}"#.appending("\n").appending(#"{"body":"cut in the mid"#).write(toFile: path, atomically: false, encoding: .utf8)
+        let writer = try LogWriterProcess.run(plugin: Self.plugin, options: #"{"path":"\#(path)"}"#, seconds: 10, maxRecords: 3)
+        #expect(writer.terminationStatus == 0)
+        let records = try lines(path)
+        let first: String? = records.first?["body"]?.string
+        #expect(first == "complete")
+        #expect(records[1]["class"] == "JSONSink")
+        #expect(records[1]["level"] == "warning")
+        #expect(records[1]["body"]?.string?.contains("partial last line (23 bytes)") == true)
+        #expect(records.count == 5)
+    }
+}
+
+/// The `castline-test-logwriter` fixture: a separate process that drives a sink plugin.
+enum LogWriterProcess {
+    static let executable = BuiltProducts.folder + "/castline-test-logwriter"
+
+    /// Starts the writer and returns once it printed "ready" (first batch written), bounded to 10 s.
+    static func start(plugin: String, sink: String = "json", options: String, seconds: Double, maxRecords: Int? = nil) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [plugin, sink, options, String(seconds)] + (maxRecords.map { [String($0)] } ?? [])
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let handle = pipe.fileHandleForReading
+        let deadline = Date().addingTimeInterval(10)
+        var seen = Data()
+        while Date() < deadline, !String(decoding: seen, as: UTF8.self).contains("ready") {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+        }
+        #expect(String(decoding: seen, as: UTF8.self).contains("ready"), "the writer did not start: \(String(decoding: seen, as: UTF8.self))")
+        return process
+    }
+
+    /// Runs the writer to completion (bounded by its own `seconds`).
+    static func run(plugin: String, sink: String = "json", options: String, seconds: Double, maxRecords: Int) throws -> Process {
+        let process = try start(plugin: plugin, sink: sink, options: options, seconds: seconds, maxRecords: maxRecords)
+        process.waitUntilExit()
+        return process
+    }
+}
