@@ -25,6 +25,7 @@ let package = Package(
         // (never linked into it). The `libCastlinePlugin` prefix is what the host looks for
         // next to the binary.
         .library(name: "CastlinePluginJSONSink", type: .dynamic, targets: ["JSONSink"]),
+        .library(name: "CastlinePluginMediaFormats", type: .dynamic, targets: ["MediaFormats"]),
         // Plugins the tests load to check every refusal (not shipped; no CastlinePlugin prefix).
         .library(name: "TestPluginGood", type: .dynamic, targets: ["TestPluginGood"]),
         .library(name: "TestPluginBadMajor", type: .dynamic, targets: ["TestPluginBadMajor"]),
@@ -136,6 +137,7 @@ let package = Package(
             dependencies: ["CCastPluginABI", "CastCore", "CastLogging", "CastSender"]
         ),
         .target(name: "JSONSink", dependencies: ["CastPluginKit"], path: "Plugins/JSONSink", exclude: ["README.md"]),
+        .target(name: "MediaFormats", dependencies: ["CastPluginKit"], path: "Plugins/MediaFormats"),
         .target(name: "TestPluginGood", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Good", publicHeadersPath: "."),
         .target(name: "TestPluginBadMajor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/BadMajor", publicHeadersPath: "."),
         .target(name: "TestPluginNewerMinor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NewerMinor", publicHeadersPath: "."),

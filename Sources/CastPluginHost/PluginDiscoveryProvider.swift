@@ -84,6 +84,8 @@ public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendab
         var device = CastDevice(id: id, friendlyName: o["name"]?.string ?? id, host: host, port: Int(port),
                                 modelName: o["model"]?.string ?? "", statusText: o["status_text"]?.string, provider: provider)
         if case .array(let apps)? = o["app_ids"] { device.supportedAppIDs = Set(apps.compactMap(\.string)) }
+        if case .array(let addresses)? = o["addresses"] { device.addresses = addresses.compactMap(\.string) }
+        if let ca = o["capabilities"]?.int, ca >= 0 { device.capabilities = CastDeviceCapabilities(rawValue: UInt64(ca)) }
         return .success(device)
     }
 }

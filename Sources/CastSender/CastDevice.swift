@@ -21,6 +21,10 @@ public struct CastDevice: Sendable, Hashable, CustomStringConvertible {
     public var statusText: String?
     /// Which provider reported it (`static`, `avahi`, …).
     public var provider: String
+    /// mDNS `ca` bits; nil when the provider does not know them (static hosts).
+    public var capabilities: CastDeviceCapabilities?
+    /// Every address the device was seen at (IPv4 and IPv6), `host` first; empty when only `host` is known.
+    public var addresses: [String] = []
 
     public init(id: String, friendlyName: String, host: String, port: Int = 8009, modelName: String = "",
                 supportedAppIDs: Set<String> = [], unavailableAppIDs: Set<String> = [], statusText: String? = nil, provider: String = "static") {

@@ -25,6 +25,7 @@ public struct MediaInformationBuilder: Sendable {
 
     private var media: MediaInformation
     private var metadata: MediaMetadata?
+    private var streamTypeSet = false
 
     /// `contentID`: a URL or an app-specific id.
     public init(contentID: String) {
@@ -37,7 +38,21 @@ public struct MediaInformationBuilder: Sendable {
     }
 
     public func contentURL(_ url: String) -> Self { copy { $0.media.contentUrl = url } }
-    public func streamType(_ type: StreamType) -> Self { copy { $0.media.streamType = type } }
+    public func streamType(_ type: StreamType) -> Self {
+        copy {
+            $0.media.streamType = type
+            $0.streamTypeSet = true
+        }
+    }
+
+    /// Fills what a media-format probe found and the caller did not set: contentType (when
+    /// empty) and streamType (when not set explicitly). Explicit values always win.
+    public func applying(_ format: MediaFormatInfo) -> Self {
+        copy {
+            if $0.media.contentType.isEmpty, let type = format.contentType { $0.media.contentType = type }
+            if !$0.streamTypeSet, let type = format.streamType { $0.media.streamType = type }
+        }
+    }
     public func contentType(_ type: String) -> Self { copy { $0.media.contentType = type } }
     public func duration(_ seconds: Double) -> Self { copy { $0.media.duration = seconds } }
     public func tracks(_ tracks: [MediaTrack]) -> Self { copy { $0.media.tracks = tracks } }

@@ -111,3 +111,48 @@ struct SenderValueTests {
         #expect(try SessionResumeStore(path: path).saved.count == 1)
     }
 }
+
+@Suite struct DisplaySupportTests {
+    let uhdHDR = MediaFormatInfo(contentType: "application/x-mpegURL", videoInfo: VideoInfo(width: 3840, height: 2160, hdrType: .hdr),
+                                 hdrType: .hdr, hdrFormat: "HDR10", videoCodecs: ["hvc1.2.4.L153.B0"])
+
+    func device(model: String, ca: UInt64? = nil) -> CastDevice {
+        var d = CastDevice(id: "x", friendlyName: "Lobby", host: "127.0.0.1", modelName: model)
+        d.capabilities = ca.map { CastDeviceCapabilities(rawValue: $0) }
+        return d
+    }
+
+    @Test func firstGenerationChromecastWarnsFor4KAndHDR() {
+        let d = device(model: "Chromecast", ca: 4101)
+        let warnings = DisplaySupport.of(d).warnings(for: uhdHDR, device: d)
+        #expect(warnings.count == 2)
+        #expect(warnings[0].contains("cannot show 4K: 3840x2160"))
+        #expect(warnings[1].contains("cannot show HDR: HDR10"))
+    }
+
+    @Test func ultraAndUnknownModelsGiveNoWarning() {
+        for d in [device(model: "Chromecast Ultra"), device(model: "Some TV 2031", ca: 465413)] {
+            #expect(DisplaySupport.of(d).warnings(for: uhdHDR, device: d).isEmpty, "\(d.modelName)")
+        }
+    }
+
+    @Test func audioOnlyBySpeakerBitsOrDeviceAuth() {
+        let speaker = device(model: "Unknown speaker", ca: 198660) // no video-out bit (Home Mini's real value)
+        #expect(DisplaySupport.of(speaker).warnings(for: uhdHDR, device: speaker).first?.contains("no video output") == true)
+        let tv = device(model: "Chromecast Ultra")
+        #expect(DisplaySupport.of(tv, audioOnly: true).video == false)
+        let audio = MediaFormatInfo(contentType: "audio/mpeg")
+        #expect(DisplaySupport.of(speaker).warnings(for: audio, device: speaker).isEmpty)
+    }
+
+    @Test func builderTakesProbedFieldsButExplicitOnesWin() throws {
+        let probed = MediaFormatInfo(contentType: "application/x-mpegURL", streamType: .live)
+        let filled = try MediaInformationBuilder(contentURL: "https://example.com/live.m3u8").applying(probed).build()
+        #expect(filled.contentType == "application/x-mpegURL")
+        #expect(filled.streamType == .live)
+        let explicit = try MediaInformationBuilder(contentURL: "https://example.com/live.m3u8")
+            .contentType("application/vnd.apple.mpegurl").streamType(.buffered).applying(probed).build()
+        #expect(explicit.contentType == "application/vnd.apple.mpegurl")
+        #expect(explicit.streamType == .buffered)
+    }
+}
