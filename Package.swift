@@ -26,6 +26,8 @@ let package = Package(
         // next to the binary.
         .library(name: "CastlinePluginJSONSink", type: .dynamic, targets: ["JSONSink"]),
         .library(name: "CastlinePluginMediaFormats", type: .dynamic, targets: ["MediaFormats"]),
+        .library(name: "CastlinePluginEchoChannelC", type: .dynamic, targets: ["EchoChannelC"]),
+        .library(name: "CastlinePluginPingChannel", type: .dynamic, targets: ["PingChannel"]),
         // Plugins the tests load to check every refusal (not shipped; no CastlinePlugin prefix).
         .library(name: "TestPluginGood", type: .dynamic, targets: ["TestPluginGood"]),
         .library(name: "TestPluginBadMajor", type: .dynamic, targets: ["TestPluginBadMajor"]),
@@ -138,6 +140,10 @@ let package = Package(
         ),
         .target(name: "JSONSink", dependencies: ["CastPluginKit"], path: "Plugins/JSONSink", exclude: ["README.md"]),
         .target(name: "MediaFormats", dependencies: ["CastPluginKit"], path: "Plugins/MediaFormats"),
+        // Example channels: one in plain C with jansson, one in Swift with CastPluginKit.
+        .target(name: "EchoChannelC", dependencies: ["CCastPluginABI"], path: "Plugins/EchoChannelC", publicHeadersPath: ".",
+                linkerSettings: [.linkedLibrary("jansson")]),
+        .target(name: "PingChannel", dependencies: ["CastPluginKit"], path: "Plugins/PingChannel"),
         .target(name: "TestPluginGood", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Good", publicHeadersPath: "."),
         .target(name: "TestPluginBadMajor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/BadMajor", publicHeadersPath: "."),
         .target(name: "TestPluginNewerMinor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NewerMinor", publicHeadersPath: "."),
@@ -194,7 +200,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "CastSenderTests", dependencies: [
-            "CastSender", "CastTransport", "CastReceiverSimServer", "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging",
+            "CastSender", "CastPluginHost", "CastTransport", "CastReceiverSimServer", "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging",
             "SystemCrypto", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

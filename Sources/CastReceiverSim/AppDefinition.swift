@@ -66,6 +66,21 @@ public struct AppDefinition: Sendable, Hashable {
         ]
     )
 
+    /// The plugin examples app (`CA571E00`): declares the namespaces of castline's example channel
+    /// plugins so they can be tried and tested end to end. `…example.echo` echoes (EchoChannelC),
+    /// `…example.ping` answers PING with PONG (PingChannel), `org.castline.test` echoes (test fixtures).
+    public static let pluginExamples = AppDefinition(
+        appId: "CA571E00", displayName: "castline plugin examples",
+        namespaces: ["urn:x-cast:org.castline.example.echo", "urn:x-cast:org.castline.example.ping", "urn:x-cast:org.castline.test"],
+        supportedMediaCommands: [],
+        customNamespaces: [
+            CustomNamespaceBehaviour(namespace: "urn:x-cast:org.castline.example.echo", mode: .echo),
+            CustomNamespaceBehaviour(namespace: "urn:x-cast:org.castline.example.ping",
+                                     mode: .scripted(["PING": ["type": "PONG", "server": "castline-sim"]])),
+            CustomNamespaceBehaviour(namespace: "urn:x-cast:org.castline.test", mode: .echo),
+        ]
+    )
+
     /// Backdrop (`E8C28D3C`), the idle-screen app. Not running unless launched.
     public static let backdrop = AppDefinition(
         appId: "E8C28D3C", displayName: "Backdrop", namespaces: [], supportedMediaCommands: [],

@@ -34,10 +34,10 @@ public struct SimulatorSettings: Sendable {
 
     public init() {}
 
-    /// The app catalogue: the Default Media Receiver plus the configured apps (a configured app
-    /// with the same id replaces the built-in one).
+    /// The app catalogue: the Default Media Receiver and the plugin examples app plus the
+    /// configured apps (a configured app with the same id replaces the built-in one).
     public var catalogue: [AppDefinition] {
-        var apps = [AppDefinition.defaultMediaReceiver]
+        var apps = [AppDefinition.defaultMediaReceiver, AppDefinition.pluginExamples]
         for app in self.apps {
             if let index = apps.firstIndex(where: { $0.appId == app.appId }) { apps[index] = app } else { apps.append(app) }
         }
