@@ -26,6 +26,7 @@ let package = Package(
         // next to the binary.
         .library(name: "CastlinePluginJSONSink", type: .dynamic, targets: ["JSONSink"]),
         .library(name: "CastlinePluginMediaFormats", type: .dynamic, targets: ["MediaFormats"]),
+        .library(name: "CastlinePluginJournaldSink", type: .dynamic, targets: ["JournaldSink"]),
         .library(name: "CastlinePluginEchoChannelC", type: .dynamic, targets: ["EchoChannelC"]),
         .library(name: "CastlinePluginPingChannel", type: .dynamic, targets: ["PingChannel"]),
         // Plugins the tests load to check every refusal (not shipped; no CastlinePlugin prefix).
@@ -130,7 +131,7 @@ let package = Package(
 
         // MARK: Plugins.
         // The C ABI shared by host and plugins (header only).
-        .target(name: "CCastPluginABI"),
+        .target(name: "CCastPluginABI", exclude: ["castline-plugin.pc.in"]),
         // SDK for Swift plugins: protocols that become the C vtables. Depends on the ABI only.
         .target(name: "CastPluginKit", dependencies: ["CCastPluginABI"]),
         // Search path, dlopen, ABI checks, registry, host services, adapters to sinks/providers/channels.
@@ -140,6 +141,7 @@ let package = Package(
         ),
         .target(name: "JSONSink", dependencies: ["CastPluginKit"], path: "Plugins/JSONSink", exclude: ["README.md"]),
         .target(name: "MediaFormats", dependencies: ["CastPluginKit"], path: "Plugins/MediaFormats"),
+        .target(name: "JournaldSink", dependencies: ["CastPluginKit", "CSystemd"], path: "Plugins/JournaldSink"),
         // Example channels: one in plain C with jansson, one in Swift with CastPluginKit.
         .target(name: "EchoChannelC", dependencies: ["CCastPluginABI"], path: "Plugins/EchoChannelC", publicHeadersPath: ".",
                 linkerSettings: [.linkedLibrary("jansson")]),

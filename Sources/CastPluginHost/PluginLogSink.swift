@@ -16,6 +16,7 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
     private let instance: UnsafeMutableRawPointer?
     private let context: PluginHostContext
     private var closed = false
+    private var reportedProblem: String?
     // Reused across batches (worker thread only).
     private var arena: [UInt8] = []
     private var spans: [RecordSpans] = []
@@ -102,6 +103,29 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
                 records.withUnsafeBufferPointer { vtable.write!(instance, $0.baseAddress, $0.count) }
             }
         }
+        checkProblem()
+    }
+
+    /// Why the plugin cannot deliver right now (its `problem` call); nil when it delivers.
+    public var problem: String? {
+        guard let f = vtable.problem else { return nil }
+        let text = PluginErrorText()
+        return f(instance, text.buffer) != 0 ? (text.text ?? "unknown problem") : nil
+    }
+
+    /// Reports each change of the plugin's problem once, as a record (it reaches the other sinks).
+    private func checkProblem() {
+        let now = problem
+        guard now != reportedProblem else { return }
+        let log = Logger(class: "PluginLogSink", system: context.logSystem)
+        let droppedCount: Int64 = Int64(truncatingIfNeeded: pluginDropped)
+        let fields: LogFields = ["sink": .string(name), "plugin": .string(feature.pluginID), "dropped": .int(droppedCount)]
+        if let now {
+            log.warning("log sink \(name) cannot deliver: \(now); records are dropped and counted until it recovers", fields)
+        } else {
+            log.info("log sink \(name) delivers again", fields)
+        }
+        reportedProblem = now
     }
 
     public func flush() {

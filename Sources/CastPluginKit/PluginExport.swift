@@ -74,7 +74,12 @@ public enum PluginExport {
                     box.takeUnretainedValue().sink.close()
                     box.release()
                 },
-                dropped: { state in Unmanaged<SinkBox>.fromOpaque(state!).takeUnretainedValue().sink.dropped }))
+                dropped: { state in Unmanaged<SinkBox>.fromOpaque(state!).takeUnretainedValue().sink.dropped },
+                problem: { state, out in
+                    guard let text = Unmanaged<SinkBox>.fromOpaque(state!).takeUnretainedValue().sink.problem else { return 0 }
+                    write(text, to: out)
+                    return 1
+                }))
         case CASTLINE_FEATURE_MEDIA_FORMAT:
             return allocate(castline_media_format_vtable(
                 version: UInt32(CASTLINE_PLUGIN_ABI_MINOR), struct_size: UInt32(MemoryLayout<castline_media_format_vtable>.size),

@@ -9,11 +9,14 @@ public protocol LogSinkPlugin: AnyObject {
     func close()
     /// Records the sink itself lost.
     var dropped: UInt64 { get }
+    /// Why the sink cannot deliver right now; nil when it delivers.
+    var problem: String? { get }
 }
 
 extension LogSinkPlugin {
     public func flush() {}
     public var dropped: UInt64 { 0 }
+    public var problem: String? { nil }
 }
 
 /// A media-format analyser: pure, may be called concurrently.

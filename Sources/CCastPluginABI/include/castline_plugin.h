@@ -222,6 +222,10 @@ typedef struct castline_log_sink_vtable {
     void (*close)(void *state);
     /* since 1.0: records the sink itself lost (e.g. journald refused them); 0 if none. May be NULL. */
     uint64_t (*dropped)(void *state);
+    /* since 1.0: 1 and a text in `out` while the sink cannot deliver (e.g. "journald socket
+     * /run/systemd/journal/socket not found"), 0 when it delivers. Polled by the host after each
+     * write; the host reports each change once, as a record to the other sinks. May be NULL. */
+    int32_t (*problem)(void *state, castline_error_buffer out);
 } castline_log_sink_vtable;
 
 /* One feature of a plugin. (since 1.0) */

@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
     static const char filler[] = "abcdefghijklmnopqrstuvwxyz0123456789 \"quoted\" \\ tab\t newline\n unicode \xc3\xa9\xe2\x82\xac ";
     static char messages[64][2048];
     castline_log_record records[64];
-    castline_field fields[64][2];
+    castline_field fields[64][8];
     long long seq = 0;
     unsigned rnd = 12345;
     int announced = 0;
@@ -77,20 +77,32 @@ int main(int argc, char **argv) {
             fields[i][0] = (castline_field){.key = "seq", .key_length = 3, .value_type = CASTLINE_VALUE_INT, .int_value = seq};
             fields[i][1] = (castline_field){.key = "device", .key_length = 6, .value_type = CASTLINE_VALUE_STRING,
                                             .string = "Living Room TV", .string_length = 14};
+            /* Keys journald would drop as they are: the journald sink must rename them. */
+            fields[i][2] = (castline_field){.key = "requestId", .key_length = 9, .value_type = CASTLINE_VALUE_INT, .int_value = 1000 + seq};
+            fields[i][3] = (castline_field){.key = "x-weird.key", .key_length = 11, .value_type = CASTLINE_VALUE_STRING,
+                                            .string = "w", .string_length = 1};
+            fields[i][4] = (castline_field){.key = "message", .key_length = 7, .value_type = CASTLINE_VALUE_STRING,
+                                            .string = "shadow", .string_length = 6};
+            fields[i][5] = (castline_field){.key = "9lives", .key_length = 6, .value_type = CASTLINE_VALUE_BOOL, .int_value = 1};
+            fields[i][6] = (castline_field){.key = "_private", .key_length = 8, .value_type = CASTLINE_VALUE_DOUBLE, .double_value = 1.5};
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             records[i] = (castline_log_record){
                 .timestamp_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, .level = CASTLINE_LEVEL_INFO,
                 .line = 42, .class_name = "LogWriter", .class_name_length = 9, .message = message, .message_length = len,
                 .file = "LogWriter/main.c", .file_length = 16, .function = "main", .function_length = 4,
-                .fields = fields[i], .field_count = 2};
+                .fields = fields[i], .field_count = 7};
             seq++;
             if (max_records >= 0 && seq >= max_records) { batch = i + 1; break; }
         }
         sink->write(state, records, batch);
         if (!announced) { printf("ready\n"); fflush(stdout); announced = 1; }
     }
+    unsigned long long dropped = sink->dropped ? (unsigned long long)sink->dropped(state) : 0;
+    char problem[512] = {0};
+    castline_error_buffer pb = {problem, sizeof problem};
+    int has_problem = sink->problem ? sink->problem(state, pb) : 0;
     sink->close(state);
-    printf("done %lld\n", seq);
+    printf("done %lld dropped %llu problem %s\n", seq, dropped, has_problem ? problem : "none");
     return 0;
 }
