@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "CastlinePluginJSONSink", type: .dynamic, targets: ["JSONSink"]),
         .library(name: "CastlinePluginMediaFormats", type: .dynamic, targets: ["MediaFormats"]),
         .library(name: "CastlinePluginJournaldSink", type: .dynamic, targets: ["JournaldSink"]),
+        .library(name: "CastlinePluginAvahiDiscovery", type: .dynamic, targets: ["AvahiDiscovery"]),
         .library(name: "CastlinePluginEchoChannelC", type: .dynamic, targets: ["EchoChannelC"]),
         .library(name: "CastlinePluginPingChannel", type: .dynamic, targets: ["PingChannel"]),
         // Plugins the tests load to check every refusal (not shipped; no CastlinePlugin prefix).
@@ -142,6 +143,7 @@ let package = Package(
         .target(name: "JSONSink", dependencies: ["CastPluginKit"], path: "Plugins/JSONSink", exclude: ["README.md"]),
         .target(name: "MediaFormats", dependencies: ["CastPluginKit"], path: "Plugins/MediaFormats"),
         .target(name: "JournaldSink", dependencies: ["CastPluginKit", "CSystemd"], path: "Plugins/JournaldSink"),
+        .target(name: "AvahiDiscovery", dependencies: ["CastPluginKit", "CAvahi"], path: "Plugins/AvahiDiscovery"),
         // Example channels: one in plain C with jansson, one in Swift with CastPluginKit.
         .target(name: "EchoChannelC", dependencies: ["CCastPluginABI"], path: "Plugins/EchoChannelC", publicHeadersPath: ".",
                 linkerSettings: [.linkedLibrary("jansson")]),
@@ -159,7 +161,7 @@ let package = Package(
         .executableTarget(
             name: "castline",
             dependencies: [
-                "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore",
+                "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

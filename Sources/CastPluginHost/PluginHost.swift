@@ -92,8 +92,13 @@ public final class PluginHost: Sendable {
             state.withLock { $0.problems.append(error) }
             return error
         }
+        let wanted = candidate.features.filter { configuration.featureKinds.contains($0.kind) }
+        guard !wanted.isEmpty else {
+            log.debug("plugin \(candidate.id) skipped: no feature of the kinds this run uses", ["path": .string(candidate.path), "plugin": .string(candidate.id)])
+            return nil
+        }
         var allowed: [PluginFeature] = []
-        for feature in candidate.features {
+        for feature in wanted {
             if let error = policyProblem(feature, path: candidate.path) { refuse(error) } else { allowed.append(feature) }
         }
         let config = configuration.pluginConfigs[candidate.id] ?? "{}"

@@ -20,17 +20,23 @@ public struct PluginHostConfiguration: Sendable {
     public var disabledPlugins: Set<String>
     /// Off only for tests that load from a world-writable scratch folder on purpose.
     public var checkFileSafety: Bool
+    /// The kinds of features this process uses (a `discover` run needs no channels): features of
+    /// other kinds are skipped without a refusal, and a plugin with none of these kinds is not
+    /// initialised.
+    public var featureKinds: Set<PluginFeatureKind>
 
     public init(searchPath: PluginSearchPath = PluginSearchPath(),
                 allowedServiceTypes: Set<String> = PluginHostConfiguration.defaultAllowedServices,
                 allowedNamespaces: Set<String> = [], pluginConfigs: [String: String] = [:],
-                disabledPlugins: Set<String> = [], checkFileSafety: Bool = true) {
+                disabledPlugins: Set<String> = [], checkFileSafety: Bool = true,
+                featureKinds: Set<PluginFeatureKind> = Set(PluginFeatureKind.allCases)) {
         self.searchPath = searchPath
         self.allowedServiceTypes = allowedServiceTypes
         self.allowedNamespaces = allowedNamespaces
         self.pluginConfigs = pluginConfigs
         self.disabledPlugins = disabledPlugins
         self.checkFileSafety = checkFileSafety
+        self.featureKinds = featureKinds
     }
 
     /// The parent service of a subtype browse: `_CC1AD845._sub._googlecast._tcp` → `_googlecast._tcp`.

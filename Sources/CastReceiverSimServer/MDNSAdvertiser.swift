@@ -95,6 +95,13 @@ public final class MDNSAdvertiser: @unchecked Sendable {
         case AVAHI_CLIENT_FAILURE:
             running = false
             dropGroups()
+            if Int(avahi_client_errno(client)) == AVAHI_ERR_DISCONNECTED {
+                // The daemon went away (stopped or restarted): a new client waits for it and re-publishes.
+                setState("waiting for avahi-daemon")
+                log.warning("avahi-daemon went away: devices are not advertised until it is back")
+                reconnect()
+                return
+            }
             let reason = String(cString: avahi_strerror(avahi_client_errno(client)))
             setState("failed: \(reason)")
             log.error("avahi client failed: \(reason); mDNS advertisement stopped")
@@ -104,6 +111,23 @@ public final class MDNSAdvertiser: @unchecked Sendable {
     }
 
     private func setState(_ text: String) { stateLock.withLock { $0 = text } }
+
+    /// Replaces a disconnected client (on the avahi thread, from the old client's callback).
+    private func reconnect() {
+        if let old = client { avahi_client_free(old) }
+        client = nil
+        var error: Int32 = 0
+        let created = avahi_client_new(avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, { client, state, context in
+            guard let context else { return }
+            Unmanaged<MDNSAdvertiser>.fromOpaque(context).takeUnretainedValue().clientChanged(client, state)
+        }, Unmanaged.passUnretained(self).toOpaque(), &error)
+        if created == nil {
+            setState("failed: \(String(cString: avahi_strerror(error)))")
+            log.error("avahi: cannot create a client: \(String(cString: avahi_strerror(error))); mDNS advertisement stopped")
+        } else {
+            client = created
+        }
+    }
 
     private func dropGroups() {
         for uuid in entries.keys {

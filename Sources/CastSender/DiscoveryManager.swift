@@ -8,6 +8,8 @@ public enum DiscoveryEvent: Sendable, Equatable {
     case inserted(CastDevice, index: Int)
     case updated(CastDevice, index: Int)
     case removed(CastDevice)
+    /// A provider cannot discover (`reason`), or recovered (`reason` nil).
+    case problem(provider: String, reason: String?)
     case stopped
 }
 
@@ -199,6 +201,7 @@ public actor DiscoveryManager {
         } catch {
             problems[name] = error.reason
             log.error("provider \(name) cannot start: \(error.reason)", ["provider": .string(name), "reason": .string(error.reason)])
+            emit(.problem(provider: name, reason: error.reason))
         }
     }
 
@@ -232,10 +235,12 @@ public actor DiscoveryManager {
         if let reason {
             if problems[provider] != reason {
                 log.warning("provider \(provider): \(reason)", ["provider": .string(provider), "reason": .string(reason)])
+                problems[provider] = reason
+                emit(.problem(provider: provider, reason: reason))
             }
-            problems[provider] = reason
         } else if problems.removeValue(forKey: provider) != nil {
             log.info("provider \(provider) recovered", ["provider": .string(provider)])
+            emit(.problem(provider: provider, reason: nil))
         }
     }
 

@@ -12,6 +12,6 @@ struct Castline: AsyncParsableCommand {
             missing); 2 usage or configuration error (the message names file:line:column).
             Logging: --log RULES or CASTLINE_LOG, e.g. "*:info,CastChannel.*heartbeat:none,*Session:verbose".
             """,
-        subcommands: [SimCommand.self]
+        subcommands: [SimCommand.self, DiscoverCommand.self]
     )
 }

@@ -72,6 +72,7 @@ struct DiscoveryManagerTests {
             case .inserted(let device, let index): seen.append("insert \(device.id)@\(index)")
             case .updated(let device, let index): seen.append("update \(device.id)@\(index)")
             case .removed(let device): seen.append("remove \(device.id)")
+            case .problem(let provider, let reason): seen.append("problem \(provider): \(reason ?? "recovered")")
             case .stopped: seen.append("stopped")
             }
             if case .stopped = event { break }

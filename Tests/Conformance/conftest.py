@@ -189,6 +189,45 @@ def start_avahi(namespace, workdir):
         raise RuntimeError(f"avahi-daemon did not come up: {log.read()}")
 
 
+def start_dbus(namespace, workdir):
+    """Only the private system D-Bus (for tests that start avahi-daemon later, or restart it).
+    Returns (dbus pid, env for D-Bus clients, run folder). Kill the pid at teardown."""
+    run = os.path.join(workdir, "run")
+    os.makedirs(os.path.join(run, "dbus"), exist_ok=True)
+    os.makedirs(os.path.join(run, "avahi-daemon"), exist_ok=True)
+    out = subprocess.run(namespace.command(
+        "unshare", "-m", "--propagation", "private", "sh", "-c",
+        'mount --bind "$1" /run && exec dbus-daemon --system --fork --print-pid', "sh", run),
+        capture_output=True, text=True, timeout=15, check=True)
+    pid = int(out.stdout.split()[0])
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={run}/dbus/system_bus_socket")
+    return pid, env, run
+
+
+def start_avahi_daemon(namespace, workdir, run, env):
+    """avahi-daemon (on `lo` only) on an already running private D-Bus (start_dbus). Returns the
+    process once avahi answers RUNNING; raises RuntimeError with its log after 15 s."""
+    conf = os.path.join(workdir, "avahi-daemon.conf")
+    with open(conf, "w") as f:
+        f.write(AVAHI_CONF)
+    log_path = os.path.join(workdir, "avahi.log")
+    with open(log_path, "a") as log:
+        process = subprocess.Popen(namespace.command(
+            "unshare", "-m", "--propagation", "private", "sh", "-c",
+            'mount --bind "$1" /run && exec avahi-daemon -f "$2" --no-drop-root --no-chroot --no-rlimits', "sh", run, conf),
+            stdout=log, stderr=log)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        state = subprocess.run(["dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.Avahi", "/",
+                                "org.freedesktop.Avahi.Server.GetState"], env=env, capture_output=True, text=True)
+        if "int32 2" in state.stdout:
+            return process
+        time.sleep(0.1)
+    process.kill()
+    with open(log_path) as log:
+        raise RuntimeError(f"avahi-daemon did not come up: {log.read()}")
+
+
 def stop_avahi(process):
     process.terminate()
     try:

@@ -1,0 +1,148 @@
+"""The AvahiDiscovery plugin (loaded from its .so by `castline discover`) against a real
+avahi-daemon on `lo` inside a private network namespace, publishing the real `castline sim`:
+found, lost when the simulator stops, waiting for an absent daemon, surviving a daemon restart."""
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+
+from conftest import Simulator, castline_binary, start_avahi, start_avahi_daemon, start_dbus, stop_avahi
+
+
+class Discover:
+    """`castline discover --json --follow` in the namespace; its JSON lines are collected by a thread."""
+
+    def __init__(self, netns, env, timeout=120):
+        self.events = queue.Queue()
+        self.seen = []
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(
+            netns.command(castline_binary(), "discover", "--json", "--follow", "--timeout", str(timeout)),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            if line.startswith("{"):
+                self.events.put((time.monotonic(), json.loads(line)))
+
+    def wait_for(self, predicate, timeout):
+        """The first event (after those already consumed) matching predicate, with its time; None after timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                at, event = self.events.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            self.seen.append(event)
+            if predicate(event):
+                return at, event
+        return None
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        return self.process.returncode, self.process.stderr.read()
+
+
+def found(uuid):
+    return lambda e: e.get("event") == "found" and e["device"]["id"] == uuid
+
+
+def lost(uuid):
+    return lambda e: e.get("event") == "lost" and e["device"]["id"] == uuid
+
+
+def test_finds_the_simulator_with_its_txt_fields_and_loses_it_when_it_stops(netns, workdir):
+    avahi, env = start_avahi(netns, workdir)
+    sim = None
+    discover = None
+    try:
+        sim = Simulator(netns, workdir, env=env, frame_log=False, extra=["--name", "Lobby TV", "--model", "Chromecast Ultra"])
+        uuid = sim.device["uuid"]
+        discover = Discover(netns, env)
+        hit = discover.wait_for(found(uuid), 15)
+        assert hit, f"not found; events: {discover.seen}"
+        at, event = hit
+        print(f"found after {at - discover.started:.2f} s")
+        device = event["device"]
+        assert device["name"] == "Lobby TV"
+        assert device["model"] == "Chromecast Ultra"
+        assert device["host"] == "127.0.0.1" and device["port"] == 8009
+        assert device["addresses"] == ["127.0.0.1"]
+        assert device["provider"] == "avahi"
+        assert isinstance(device["capabilities"], int) and device["capabilities"] & 1  # video out
+        assert sim.stop() == 0
+        sim = None
+        assert discover.wait_for(lost(uuid), 15), f"not lost; events: {discover.seen}"
+    finally:
+        if discover:
+            code, err = discover.stop()
+            assert code == 0, err
+        if sim:
+            sim.stop()
+        stop_avahi(avahi)
+
+
+def test_waits_for_an_absent_daemon_and_survives_its_restart(netns, workdir):
+    dbus_pid, env, run = start_dbus(netns, workdir)
+    avahi = None
+    sim = None
+    discover = None
+    try:
+        discover = Discover(netns, env)
+        problem = discover.wait_for(lambda e: e.get("event") == "problem", 10)
+        assert problem, f"no problem reported; events: {discover.seen}"
+        assert "avahi-daemon is not running" in problem[1]["reason"]
+        assert problem[1]["provider"] == "avahi"
+
+        sim = Simulator(netns, workdir, env=env, frame_log=False)
+        uuid = sim.device["uuid"]
+        avahi = start_avahi_daemon(netns, workdir, run, env)
+        assert discover.wait_for(lambda e: e.get("event") == "recovered", 15), f"events: {discover.seen}"
+        assert discover.wait_for(found(uuid), 15), f"not found after the daemon appeared; events: {discover.seen}"
+
+        # Restart: the device is kept while the daemon is away and confirmed when it is back.
+        stop_avahi(avahi)
+        assert discover.wait_for(lambda e: e.get("event") == "problem", 10), f"events: {discover.seen}"
+        avahi = start_avahi_daemon(netns, workdir, run, env)
+        assert discover.wait_for(lambda e: e.get("event") == "recovered", 15), f"events: {discover.seen}"
+        # Past the plugin's 5 s grace: nothing about the device was reported lost.
+        discover.wait_for(lambda e: False, 7)
+        assert not [e for e in discover.seen if e.get("event") == "lost"], f"events: {discover.seen}"
+
+        # And removal still works after the restart.
+        assert sim.stop() == 0
+        sim = None
+        assert discover.wait_for(lost(uuid), 15), f"not lost; events: {discover.seen}"
+    finally:
+        if discover:
+            code, err = discover.stop()
+            assert code == 0, err
+        if sim:
+            sim.stop()
+        if avahi:
+            stop_avahi(avahi)
+        try:
+            os.kill(dbus_pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+def test_discover_explains_an_empty_result(netns, workdir):
+    dbus_pid, env, _ = start_dbus(netns, workdir)
+    try:
+        result = netns.run(castline_binary(), "discover", "--timeout", "1", env=env, timeout=30)
+        assert result.returncode == 1
+        assert "no Cast device found" in result.stderr
+        assert "provider avahi failed: avahi-daemon is not running" in result.stderr, result.stderr
+    finally:
+        os.kill(dbus_pid, signal.SIGTERM)
