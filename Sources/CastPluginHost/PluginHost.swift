@@ -93,7 +93,7 @@ public final class PluginHost: Sendable {
             return error
         }
         let wanted = candidate.features.filter { configuration.featureKinds.contains($0.kind) }
-        guard !wanted.isEmpty else {
+        guard !wanted.isEmpty || candidate.features.isEmpty else {
             log.debug("plugin \(candidate.id) skipped: no feature of the kinds this run uses", ["path": .string(candidate.path), "plugin": .string(candidate.id)])
             return nil
         }
