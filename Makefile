@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-sinks fuzz-smoke demo clean
 
 deps:
 	@scripts/install-deps.sh
@@ -51,6 +51,16 @@ bench-senders: deps
 	$(SWIFT) build -c release --package-path Benchmarks --product castline-sender-bench
 	.venv/bin/python Benchmarks/sender-fleet.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline" \
 		--bench "$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sender-bench"
+
+# Log-sink plugins loaded from their release .so: JSON sink records/s on one core (goal ≥ 1,000,000),
+# journald sink caller cost while a private journald is saturated, and what it drops (needs root).
+bench-sinks: deps
+	$(SWIFT) build -c release --product CastlinePluginJSONSink
+	$(SWIFT) build -c release --product CastlinePluginJournaldSink
+	rm -f Benchmarks/.build/*.yaml Benchmarks/.build/*/*/description.json
+	$(SWIFT) build -c release --package-path Benchmarks --product castline-sink-bench
+	"$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sink-bench" json "$$($(SWIFT) build -c release --show-bin-path)" /tmp
+	Benchmarks/journald-sink.sh "$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sink-bench" "$$($(SWIFT) build -c release --show-bin-path)"
 
 # Each libFuzzer target for FUZZ_SECONDS seconds.
 fuzz-smoke: deps

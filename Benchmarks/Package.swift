@@ -27,6 +27,14 @@ let package = Package(
                 .product(name: "CastLogging", package: "castline"),
             ]
         ),
+        // Log-sink plugins (JSON, journald) loaded from their .so: throughput and caller cost.
+        .executableTarget(
+            name: "castline-sink-bench",
+            dependencies: [
+                .product(name: "CastPluginHost", package: "castline"),
+                .product(name: "CastLogging", package: "castline"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,64 +4,78 @@ import Glibc
 #endif
 
 /// Turns ABI log records into JSON Lines (schema in README.md), one line per record, into a
-/// reusable byte buffer. Hand-rolled: no allocation per record once the buffer has grown.
+/// ``LineBuffer``. Hand-rolled: one capacity check per record, no allocation once the buffer
+/// has grown.
 struct JSONLineEncoder {
     private var cachedSecond: Int64 = -1
-    private var cachedPrefix: [UInt8] = []
+    /// `2026-11-22T10:15:30` for ``cachedSecond``.
+    private var cachedPrefix: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    private var cachedPrefixLength = 0
+    /// The decimal digits of ``cachedSecond`` (`time_unix_nano` without its last 9 digits).
+    private var cachedSecondsDigits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    private var cachedSecondsDigitsLength = 0
 
-    /// OpenTelemetry severity text and number per ABI level (index = level).
-    private static let severityText: [[UInt8]] = ["UNSPECIFIED", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"].map { Array($0.utf8) }
-    private static let severityNumber: [[UInt8]] = ["0", "1", "5", "9", "13", "17", "21"].map { Array($0.utf8) }
-    private static let levelName: [[UInt8]] = ["none", "verbose", "debug", "info", "warning", "error", "assert"].map { Array($0.utf8) }
+    /// OpenTelemetry severity text and number, castline level name, per ABI level (index).
+    private static let severityText: [StaticString] = ["UNSPECIFIED", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
+    private static let severityNumber: [StaticString] = ["0", "1", "5", "9", "13", "17", "21"]
+    private static let levelName: [StaticString] = ["none", "verbose", "debug", "info", "warning", "error", "assert"]
 
     /// Appends one line (with its `\n`) for `r`.
-    mutating func encode(_ r: castline_log_record, into out: inout [UInt8]) {
+    mutating func encode(_ r: castline_log_record, into out: inout LineBuffer) {
+        // Upper bound: every string byte may become a 6-byte escape; numbers ≤ 24 bytes each.
+        var bound = 400 + 6 * (r.class_name_length + r.message_length + r.file_length + r.function_length)
+        if let fields = r.fields {
+            for i in 0..<r.field_count { bound += 40 + 6 * (fields[i].key_length + fields[i].string_length) }
+        }
+        out.reserve(bound)
         let level = Int(min(max(r.level, 0), 6))
-        out.append(contentsOf: #"{"time":""#.utf8)
+        out.put(#"{"time":""#)
         appendTime(r.timestamp_ns, into: &out)
-        out.append(contentsOf: #"","time_unix_nano":"#.utf8)
-        appendInt(Int64(bitPattern: r.timestamp_ns), into: &out)
-        out.append(contentsOf: #","severity_number":"#.utf8)
-        out.append(contentsOf: Self.severityNumber[level])
-        out.append(contentsOf: #","severity_text":""#.utf8)
-        out.append(contentsOf: Self.severityText[level])
-        out.append(contentsOf: #"","level":""#.utf8)
-        out.append(contentsOf: Self.levelName[level])
-        out.append(contentsOf: #"","class":"#.utf8)
+        out.put(#"","time_unix_nano":"#)
+        // The seconds' digits were cached with the time prefix; the nanoseconds are 9 digits.
+        withUnsafeBytes(of: &cachedSecondsDigits) { out.put($0.baseAddress!, cachedSecondsDigitsLength) }
+        appendNineDigits(UInt32(r.timestamp_ns % 1_000_000_000), into: &out)
+        out.put(#","severity_number":"#)
+        out.put(Self.severityNumber[level])
+        out.put(#","severity_text":""#)
+        out.put(Self.severityText[level])
+        out.put(#"","level":""#)
+        out.put(Self.levelName[level])
+        out.put(#"","class":"#)
         appendString(r.class_name, r.class_name_length, into: &out)
-        out.append(contentsOf: #","body":"#.utf8)
+        out.put(#","body":"#)
         appendString(r.message, r.message_length, into: &out)
         if r.field_count > 0, let fields = r.fields {
-            out.append(contentsOf: #","attributes":{"#.utf8)
+            out.put(#","attributes":{"#)
             for i in 0..<r.field_count {
                 let f = fields[i]
-                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if i > 0 { out.put(UInt8(ascii: ",")) }
                 appendString(f.key, f.key_length, into: &out)
-                out.append(UInt8(ascii: ":"))
+                out.put(UInt8(ascii: ":"))
                 switch f.value_type {
-                case Int32(CASTLINE_VALUE_INT.rawValue): appendInt(f.int_value, into: &out)
+                case Int32(CASTLINE_VALUE_INT.rawValue): appendSigned(f.int_value, into: &out)
                 case Int32(CASTLINE_VALUE_DOUBLE.rawValue): appendDouble(f.double_value, into: &out)
-                case Int32(CASTLINE_VALUE_BOOL.rawValue): out.append(contentsOf: (f.int_value != 0 ? "true" : "false").utf8)
+                case Int32(CASTLINE_VALUE_BOOL.rawValue): out.put(f.int_value != 0 ? "true" : "false")
                 default: appendString(f.string, f.string_length, into: &out)
                 }
             }
-            out.append(UInt8(ascii: "}"))
+            out.put(UInt8(ascii: "}"))
         }
         if r.file_length > 0 {
-            out.append(contentsOf: #","code.filepath":"#.utf8)
+            out.put(#","code.filepath":"#)
             appendString(r.file, r.file_length, into: &out)
-            out.append(contentsOf: #","code.lineno":"#.utf8)
-            appendInt(Int64(r.line), into: &out)
+            out.put(#","code.lineno":"#)
+            appendUnsigned(UInt64(r.line), into: &out)
         }
         if r.function_length > 0 {
-            out.append(contentsOf: #","code.function":"#.utf8)
+            out.put(#","code.function":"#)
             appendString(r.function, r.function_length, into: &out)
         }
-        out.append(contentsOf: "}\n".utf8)
+        out.put("}\n")
     }
 
     /// `2026-11-22T10:15:30.123456789Z` (UTC). The part up to the seconds is cached per second.
-    private mutating func appendTime(_ ns: UInt64, into out: inout [UInt8]) {
+    private mutating func appendTime(_ ns: UInt64, into out: inout LineBuffer) {
         let seconds = Int64(ns / 1_000_000_000)
         if seconds != cachedSecond {
             var t = time_t(seconds)
@@ -69,78 +83,127 @@ struct JSONLineEncoder {
             gmtime_r(&t, &tm)
             var prefix: [UInt8] = []
             func two(_ v: Int32) { prefix.append(UInt8(48 + v / 10)); prefix.append(UInt8(48 + v % 10)) }
-            let year = Int(tm.tm_year) + 1900
-            prefix.append(contentsOf: String(year).utf8)
+            prefix.append(contentsOf: String(Int(tm.tm_year) + 1900).utf8)
             prefix.append(UInt8(ascii: "-")); two(tm.tm_mon + 1)
             prefix.append(UInt8(ascii: "-")); two(tm.tm_mday)
             prefix.append(UInt8(ascii: "T")); two(tm.tm_hour)
             prefix.append(UInt8(ascii: ":")); two(tm.tm_min)
             prefix.append(UInt8(ascii: ":")); two(tm.tm_sec)
-            cachedPrefix = prefix
+            cachedPrefixLength = min(prefix.count, 24)
+            withUnsafeMutableBytes(of: &cachedPrefix) { raw in
+                for i in 0..<cachedPrefixLength { raw[i] = prefix[i] }
+            }
+            let digits = Array(String(seconds).utf8)
+            cachedSecondsDigitsLength = min(digits.count, 24)
+            withUnsafeMutableBytes(of: &cachedSecondsDigits) { raw in
+                for i in 0..<cachedSecondsDigitsLength { raw[i] = digits[i] }
+            }
             cachedSecond = seconds
         }
-        out.append(contentsOf: cachedPrefix)
-        out.append(UInt8(ascii: "."))
-        var frac = UInt32(ns % 1_000_000_000)
-        var digits = [UInt8](repeating: 48, count: 9)
-        for i in stride(from: 8, through: 0, by: -1) {
-            digits[i] = UInt8(48 + frac % 10)
-            frac /= 10
-        }
-        out.append(contentsOf: digits)
-        out.append(UInt8(ascii: "Z"))
+        withUnsafeBytes(of: &cachedPrefix) { out.put($0.baseAddress!, cachedPrefixLength) }
+        out.put(UInt8(ascii: "."))
+        appendNineDigits(UInt32(ns % 1_000_000_000), into: &out)
+        out.put(UInt8(ascii: "Z"))
     }
 
-    private func appendInt(_ value: Int64, into out: inout [UInt8]) {
-        if value == 0 { out.append(48); return }
-        var v = value.magnitude
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        var tmp: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                  UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
-        withUnsafeMutableBytes(of: &tmp) { buf in
-            while v > 0 {
-                buf[19 - n] = UInt8(48 + v % 10)
-                v /= 10
-                n += 1
-            }
-            out.append(contentsOf: buf[(20 - n)...])
+    /// Exactly nine digits, zero-padded.
+    @inline(__always)
+    private func appendNineDigits(_ value: UInt32, into out: inout LineBuffer) {
+        var v = value
+        let start = out.count
+        out.count += 9
+        for i in stride(from: start + 8, through: start, by: -1) {
+            out.base[i] = UInt8(48 + v % 10)
+            v /= 10
         }
     }
 
-    private func appendDouble(_ value: Double, into out: inout [UInt8]) {
+    private func appendUnsigned(_ value: UInt64, into out: inout LineBuffer) {
+        if value == 0 {
+            out.put(48)
+            return
+        }
+        var digits = 0
+        var v = value
+        while v > 0 {
+            digits += 1
+            v /= 10
+        }
+        v = value
+        let start = out.count
+        out.count += digits
+        var i = start + digits - 1
+        while v > 0 {
+            out.base[i] = UInt8(48 + v % 10)
+            v /= 10
+            i -= 1
+        }
+    }
+
+    private func appendSigned(_ value: Int64, into out: inout LineBuffer) {
+        if value < 0 { out.put(UInt8(ascii: "-")) }
+        appendUnsigned(value.magnitude, into: &out)
+    }
+
+    private func appendDouble(_ value: Double, into out: inout LineBuffer) {
         // JSON has no NaN or infinity: those become strings.
-        if value.isNaN || value.isInfinite {
-            out.append(contentsOf: "\"\(value)\"".utf8)
-        } else {
-            out.append(contentsOf: "\(value)".utf8)
-        }
+        var text = value.isNaN || value.isInfinite ? "\"\(value)\"" : "\(value)"
+        text.withUTF8 { out.put($0.baseAddress!, min($0.count, 24)) }
     }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    private static let hex: StaticString = "0123456789abcdef"
+
+    /// True when one of the eight bytes is below 0x20, a quote or a backslash (SWAR: "has less
+    /// than" and "has zero" bit tricks; bytes ≥ 0x80 never match).
+    @inline(__always)
+    static func needsEscape(_ x: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let below = (x &- ones &* 0x20) & ~x & highs
+        let q = x ^ (ones &* 0x22), b = x ^ (ones &* 0x5C)
+        let quote = (q &- ones) & ~q & highs
+        let backslash = (b &- ones) & ~b & highs
+        return (below | quote | backslash) != 0
+    }
 
     /// Appends a JSON string literal; bytes that need no escape are copied in runs.
-    private func appendString(_ p: UnsafePointer<CChar>?, _ length: Int, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        guard let p, length > 0 else { out.append(UInt8(ascii: "\"")); return }
+    private func appendString(_ p: UnsafePointer<CChar>?, _ length: Int, into out: inout LineBuffer) {
+        out.put(UInt8(ascii: "\""))
+        guard let p, length > 0 else {
+            out.put(UInt8(ascii: "\""))
+            return
+        }
         let bytes = UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self)
         var runStart = 0
-        for i in 0..<length {
-            let c = bytes[i]
-            guard c < 0x20 || c == 0x22 || c == 0x5C else { continue }
-            if i > runStart { out.append(contentsOf: UnsafeBufferPointer(start: bytes + runStart, count: i - runStart)) }
-            runStart = i + 1
-            switch c {
-            case 0x22: out.append(contentsOf: [0x5C, 0x22])
-            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            default: out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 48, 48, Self.hex[Int(c >> 4)], Self.hex[Int(c & 15)]])
+        var i = 0
+        while i < length {
+            // Eight bytes at a time while none needs an escape (< 0x20, '"', '\\').
+            while i + 8 <= length {
+                let x = UnsafeRawPointer(bytes + i).loadUnaligned(as: UInt64.self)
+                if Self.needsEscape(x) { break }
+                i += 8
             }
+            guard i < length else { break }
+            let c = bytes[i]
+            if c >= 0x20 && c != 0x22 && c != 0x5C {
+                i += 1
+                continue
+            }
+            if i > runStart { out.put(bytes + runStart, i - runStart) }
+            switch c {
+            case 0x22: out.put(#"\""#)
+            case 0x5C: out.put(#"\\"#)
+            case 0x0A: out.put(#"\n"#)
+            case 0x0D: out.put(#"\r"#)
+            case 0x09: out.put(#"\t"#)
+            default:
+                out.put(#"\u00"#)
+                out.put(Self.hex.utf8Start[Int(c >> 4)])
+                out.put(Self.hex.utf8Start[Int(c & 15)])
+            }
+            i += 1
+            runStart = i
         }
-        if length > runStart { out.append(contentsOf: UnsafeBufferPointer(start: bytes + runStart, count: length - runStart)) }
-        out.append(UInt8(ascii: "\""))
+        if length > runStart { out.put(bytes + runStart, length - runStart) }
+        out.put(UInt8(ascii: "\""))
     }
 }

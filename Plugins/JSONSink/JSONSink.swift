@@ -13,7 +13,7 @@ final class JSONSink: LogSinkPlugin {
     static let allowedOptions: Set<String> = ["path", "max_bytes", "max_files", "fsync"]
     private var encoder = JSONLineEncoder()
     private let file: LineFile
-    private var buffer: [UInt8] = []
+    private var buffer = LineBuffer(capacity: 1 << 16)
     private var lineEnds: [Int] = []
 
     init(host: PluginHostServices, options: String) throws(PluginError) {
@@ -30,20 +30,22 @@ final class JSONSink: LogSinkPlugin {
         guard let maxFiles, (1...1000).contains(maxFiles) else { throw PluginError("json sink: max_files must be an integer 1…1000") }
         let fsync = o["fsync"]?.bool ?? false
         file = try LineFile(path: path == "-" ? nil : path, maxBytes: maxBytes, maxFiles: maxFiles, syncOnFlush: fsync)
-        buffer.reserveCapacity(1 << 16)
         if file.repairedBytes > 0 {
             writeOwnRecord(level: .warning, "removed a partial last line (\(file.repairedBytes) bytes) left by an earlier crash")
         }
     }
 
     func write(_ records: UnsafeBufferPointer<castline_log_record>) {
-        buffer.removeAll(keepingCapacity: true)
+        buffer.count = 0
         lineEnds.removeAll(keepingCapacity: true)
+        // A local copy of the encoder (a small struct): no exclusivity checks in the loop.
+        var encoder = self.encoder
         for r in records {
             encoder.encode(r, into: &buffer)
             lineEnds.append(buffer.count)
         }
-        file.append(buffer, lineEnds: lineEnds)
+        self.encoder = encoder
+        file.append(buffer.bytes, lineEnds: lineEnds)
     }
 
     func flush() { file.flush() }

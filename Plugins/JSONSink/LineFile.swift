@@ -5,19 +5,20 @@ import Glibc
 
 /// Appends whole lines to a file (or stdout) so that no crash or `kill -9` leaves half a line.
 ///
-/// Why it is built like this: Linux copies a `write(2)` into a regular file page by page and
-/// stops between pages when a fatal signal is pending, so a multi-page write can be cut after
-/// any page. A write that stays inside one page is never cut. So every write here holds whole
-/// lines and never crosses a page boundary: when the next line does not fit in the rest of the
-/// page, the previous line is padded with spaces before its `\n` (JSON allows trailing
-/// whitespace) so the chunk ends exactly at the page end. Two rare cases remain: a line longer
-/// than a page is written alone (counted in ``longLines``: a kill in the middle of it can cut
-/// it), and a line that does not fit in the rest of a page left by an earlier batch is preceded
-/// by a blank padding line. A partial last line left anyway (an older castline, a full disk) is
-/// cut off when the file is opened again.
+/// Why it is built like this: Linux copies a `write(2)` into a regular file page by page (folio
+/// by folio) and stops between pages when a fatal signal is pending, so a write can be cut at any
+/// page boundary of the file, and only there. So every page boundary is made a line boundary:
+/// when a line would straddle one, the line before it is padded with spaces before its `\n`
+/// (JSON allows trailing whitespace) up to the boundary. Then a whole batch goes out in one
+/// `write(2)`, and wherever a kill cuts it, the file ends with a whole line. Two rare cases
+/// remain: a line longer than a page straddles anyway (counted in ``longLines``: a kill in the
+/// middle of it can cut it), and when a line does not fit in what an earlier batch left of a page,
+/// a blank padding line fills it. A partial last line left anyway (an older castline, a full disk)
+/// is cut off when the file is opened again.
 ///
-/// Rotation: when a write would take the file past `maxBytes`, `path` becomes `path.1`, older
-/// files shift up to `path.<maxFiles-1>`, the oldest is removed. Not thread-safe: one writer.
+/// Rotation: when a line would take the file past `maxBytes`, what is pending is written,
+/// `path` becomes `path.1`, older files shift up to `path.<maxFiles-1>`, the oldest is removed.
+/// Not thread-safe: one writer.
 final class LineFile {
     let path: String?
     let maxBytes: Int
@@ -26,7 +27,7 @@ final class LineFile {
     private(set) var fd: Int32
     private(set) var size: Int = 0
     private let page: Int
-    private var chunk: [UInt8] = []
+    private var out: [UInt8] = []
     /// Lines lost to write errors (full disk…).
     private(set) var droppedLines: UInt64 = 0
     /// Lines longer than a page (written alone).
@@ -43,7 +44,7 @@ final class LineFile {
         self.maxFiles = max(maxFiles, 1)
         self.syncOnFlush = syncOnFlush
         page = max(Int(sysconf(Int32(_SC_PAGESIZE))), 512)
-        chunk.reserveCapacity(page)
+        out.reserveCapacity(1 << 17)
         if let path {
             fd = try LineFile.open(path)
             size = try repairTail()
@@ -92,77 +93,87 @@ final class LineFile {
     }
 
     /// Writes the lines in `bytes`; `lineEnds[i]` is the offset just past line i's `\n`.
-    func append(_ bytes: [UInt8], lineEnds: [Int]) {
-        bytes.withUnsafeBufferPointer { all in
-            var index = 0
+    func append(_ bytes: UnsafeBufferPointer<UInt8>, lineEnds: [Int]) {
+        let isFile = path != nil
+        // A local moved out of the property: no exclusivity checks in the loop.
+        var out = self.out
+        self.out = []
+        out.removeAll(keepingCapacity: true)
+        var size = self.size
+        let page = self.page, maxBytes = self.maxBytes
+        var pendingLines = 0
+        do {
+            let all = bytes
             var lineStart = 0
-            while index < lineEnds.count {
-                let isFile = path != nil
-                let remaining = isFile ? page - size % page : page
-                // Whole lines that fit in the rest of this page.
-                var end = index
-                var chunkEnd = lineStart
-                while end < lineEnds.count, lineEnds[end] - lineStart <= remaining {
-                    chunkEnd = lineEnds[end]
-                    end += 1
+            for end in lineEnds {
+                let length = end - lineStart
+                if isFile, size + out.count + length > maxBytes, size + out.count > 0 {
+                    flushPending(&out, lines: pendingLines)
+                    pendingLines = 0
+                    rotate()
+                    size = self.size
                 }
-                if end == index {
-                    let lineLength = lineEnds[index] - lineStart
-                    if !isFile || remaining == page || lineLength > page {
-                        // Longer than a page (or stdout): alone, unpadded.
-                        if lineLength > page { longLines += 1 }
-                        write(UnsafeBufferPointer(rebasing: all[lineStart..<lineEnds[index]]), lines: 1)
-                        lineStart = lineEnds[index]
-                        index += 1
-                    } else {
-                        // A blank padding line up to the page end, then the line on a fresh page.
-                        chunk.removeAll(keepingCapacity: true)
-                        chunk.append(contentsOf: repeatElement(0x20, count: remaining - 1))
-                        chunk.append(0x0A)
-                        chunk.withUnsafeBufferPointer { write($0, lines: 0) }
+                if isFile {
+                    let offset = size + out.count
+                    let remaining = page - offset % page
+                    if length > remaining {
+                        if length > page {
+                            self.longLines += 1
+                        } else if out.isEmpty {
+                            // The previous line is already in the file: a blank line fills the page.
+                            out.append(contentsOf: repeatElement(0x20, count: remaining - 1))
+                            out.append(0x0A)
+                        } else {
+                            // Pad the previous line up to the boundary: its `\n` moves to the page's last byte.
+                            out[out.count - 1] = 0x20
+                            out.append(contentsOf: repeatElement(0x20, count: remaining - 1))
+                            out.append(0x0A)
+                        }
                     }
-                    continue
                 }
-                let count = chunkEnd - lineStart
-                let more = end < lineEnds.count
-                // Pad when more lines follow (they start on the next page) or when the rest of the page is too small to be useful.
-                let pad = isFile && count < remaining && (more || remaining - count < 512)
-                if pad {
-                    chunk.removeAll(keepingCapacity: true)
-                    chunk.append(contentsOf: UnsafeBufferPointer(rebasing: all[lineStart..<(chunkEnd - 1)]))
-                    chunk.append(contentsOf: repeatElement(0x20, count: remaining - count))
-                    chunk.append(0x0A)
-                    chunk.withUnsafeBufferPointer { write($0, lines: end - index) }
-                } else {
-                    write(UnsafeBufferPointer(rebasing: all[lineStart..<chunkEnd]), lines: end - index)
-                }
-                lineStart = chunkEnd
-                index = end
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: all[lineStart..<end]))
+                pendingLines += 1
+                lineStart = end
             }
         }
+        // Little left of the page: pad the batch's last line to the boundary, so the next batch
+        // starts on a fresh page instead of a blank padding line.
+        if isFile, !out.isEmpty {
+            let remaining = page - (size + out.count) % page
+            if remaining < 512, remaining < page {
+                out[out.count - 1] = 0x20
+                out.append(contentsOf: repeatElement(0x20, count: remaining - 1))
+                out.append(0x0A)
+            }
+        }
+        flushPending(&out, lines: pendingLines)
+        self.out = out
     }
 
-    /// One write(2) of whole lines; rotates first when it would pass `maxBytes`.
-    private func write(_ chunk: UnsafeBufferPointer<UInt8>, lines: Int) {
-        if path != nil, size > 0, size + chunk.count > maxBytes { rotate() }
+    /// One write(2) of everything pending (whole lines, page boundaries on line boundaries).
+    private func flushPending(_ out: inout [UInt8], lines: Int) {
+        guard !out.isEmpty else { return }
+        defer { out.removeAll(keepingCapacity: true) }
         guard fd >= 0 else {
             droppedLines += UInt64(lines)
             return
         }
         let before = size
         var done = 0
-        while done < chunk.count {
-            let n = Glibc.write(fd, chunk.baseAddress! + done, chunk.count - done)
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 {
-                lastError = "write to \(path ?? "stdout") failed: \(String(cString: strerror(errno)))"
-                droppedLines += UInt64(lines)
-                // Never leave part of a line behind.
-                if path != nil, done > 0, ftruncate(fd, off_t(before)) == 0 { size = before }
-                return
+        out.withUnsafeBufferPointer { chunk in
+            while done < chunk.count {
+                let n = Glibc.write(fd, chunk.baseAddress! + done, chunk.count - done)
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 {
+                    lastError = "write to \(path ?? "stdout") failed: \(String(cString: strerror(errno)))"
+                    droppedLines += UInt64(lines)
+                    // Never leave part of a batch behind (it may end inside a line).
+                    if path != nil, done > 0, ftruncate(fd, off_t(before)) == 0 { size = before }
+                    return
+                }
+                done += n
+                size += n
             }
-            done += n
-            size += n
         }
     }
 

@@ -93,4 +93,11 @@ public struct LogFields: Sendable, Hashable, Sequence, ExpressibleByDictionaryLi
     }
 
     public func makeIterator() -> Iterator { Iterator(base: storage.makeIterator()) }
+
+    /// Calls `body` for each field in order, borrowing keys and values (no tuple copies: the
+    /// cheap way for sinks to walk fields).
+    @inlinable
+    public func forEachField(_ body: (String, LogValue) throws -> Void) rethrows {
+        for i in storage.indices { try body(storage[i].key, storage[i].value) }
+    }
 }

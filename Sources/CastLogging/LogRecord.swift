@@ -68,11 +68,13 @@ public struct LogRecord: Sendable, Equatable {
     }
 
     /// Calls `body` with the file's UTF-8 bytes, without building a `String` for static text.
+    @inlinable
     public func withFileUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try fileText.withUTF8(body)
     }
 
     /// Calls `body` with the function's UTF-8 bytes, without building a `String` for static text.
+    @inlinable
     public func withFunctionUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try functionText.withUTF8(body)
     }
@@ -104,6 +106,7 @@ enum CodeText: Sendable {
         }
     }
 
+    @inlinable
     func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         switch self {
         case .staticText(let s):
@@ -111,6 +114,7 @@ enum CodeText: Sendable {
             var text = s.description
             return try text.withUTF8(body)
         case .dynamic(let s):
+            if let result = try s.utf8.withContiguousStorageIfAvailable(body) { return result }
             var text = s
             return try text.withUTF8(body)
         }

@@ -18,7 +18,7 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
     private var closed = false
     private var reportedProblem: String?
     // Reused across batches (worker thread only).
-    private var arena: [UInt8] = []
+    private let arena = ByteArena()
     private var spans: [RecordSpans] = []
     private var fieldSpans: [FieldSpan] = []
     private var records: [castline_log_record] = []
@@ -47,23 +47,30 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
 
     public func write(_ batch: [LogRecord]) {
         guard !closed, !batch.isEmpty else { return }
-        arena.removeAll(keepingCapacity: true)
+        // Locals moved out of the properties: no exclusivity checks in the loops.
+        var spans = self.spans, fieldSpans = self.fieldSpans, records = self.records, fields = self.fields
+        self.spans = []; self.fieldSpans = []; self.records = []; self.fields = []
+        let arena = self.arena
+        arena.count = 0
         spans.removeAll(keepingCapacity: true)
         fieldSpans.removeAll(keepingCapacity: true)
-        for record in batch {
+        // Through a pointer each record is borrowed, not copied (no retain/release per string).
+        batch.withUnsafeBufferPointer { records in
+        let p = records.baseAddress!
+        for index in records.indices {
             var s = RecordSpans()
-            (s.className, s.classLength) = append(record.className)
-            (s.message, s.messageLength) = append(record.message)
-            (s.file, s.fileLength) = record.withFileUTF8 { appendBytes($0) }
-            (s.function, s.functionLength) = record.withFunctionUTF8 { appendBytes($0) }
+            (s.className, s.classLength) = arena.append(p[index].className)
+            (s.message, s.messageLength) = arena.append(p[index].message)
+            (s.file, s.fileLength) = p[index].withFileUTF8 { arena.append($0) }
+            (s.function, s.functionLength) = p[index].withFunctionUTF8 { arena.append($0) }
             s.firstField = fieldSpans.count
-            for (key, value) in record.fields {
+            p[index].fields.forEachField { key, value in
                 var f = FieldSpan()
-                (f.key, f.keyLength) = append(key)
+                (f.key, f.keyLength) = arena.append(key)
                 switch value {
                 case .string(let text):
                     f.valueType = Int32(CASTLINE_VALUE_STRING.rawValue)
-                    (f.string, f.stringLength) = append(text)
+                    (f.string, f.stringLength) = arena.append(text)
                 case .int(let i):
                     f.valueType = Int32(CASTLINE_VALUE_INT.rawValue)
                     f.int = i
@@ -79,30 +86,29 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
             s.fieldCount = fieldSpans.count - s.firstField
             spans.append(s)
         }
-        arena.withUnsafeBufferPointer { bytes in
-            let base = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
-            fields.removeAll(keepingCapacity: true)
-            for f in fieldSpans {
-                fields.append(castline_field(
-                    key: base + f.key, key_length: f.keyLength, value_type: f.valueType,
-                    string: f.valueType == Int32(CASTLINE_VALUE_STRING.rawValue) ? base + f.string : nil,
-                    string_length: f.stringLength, int_value: f.int, double_value: f.double))
-            }
-            fields.withUnsafeBufferPointer { fieldBuffer in
-                records.removeAll(keepingCapacity: true)
-                for (i, s) in spans.enumerated() {
-                    let record = batch[i]
-                    records.append(castline_log_record(
-                        timestamp_ns: record.timestampNanos, level: Int32(record.level.rawValue), line: UInt32(clamping: record.line),
-                        class_name: base + s.className, class_name_length: s.classLength,
-                        message: base + s.message, message_length: s.messageLength,
-                        file: base + s.file, file_length: s.fileLength,
-                        function: base + s.function, function_length: s.functionLength,
-                        fields: s.fieldCount > 0 ? fieldBuffer.baseAddress! + s.firstField : nil, field_count: s.fieldCount))
-                }
-                records.withUnsafeBufferPointer { vtable.write!(instance, $0.baseAddress, $0.count) }
-            }
         }
+        let base = UnsafeRawPointer(arena.base).assumingMemoryBound(to: CChar.self)
+        fields.removeAll(keepingCapacity: true)
+        for f in fieldSpans {
+            fields.append(castline_field(
+                key: base + f.key, key_length: f.keyLength, value_type: f.valueType,
+                string: f.valueType == Int32(CASTLINE_VALUE_STRING.rawValue) ? base + f.string : nil,
+                string_length: f.stringLength, int_value: f.int, double_value: f.double))
+        }
+        fields.withUnsafeBufferPointer { fieldBuffer in
+            records.removeAll(keepingCapacity: true)
+            for (i, s) in spans.enumerated() {
+                records.append(castline_log_record(
+                    timestamp_ns: batch[i].timestampNanos, level: Int32(batch[i].level.rawValue), line: UInt32(clamping: batch[i].line),
+                    class_name: base + s.className, class_name_length: s.classLength,
+                    message: base + s.message, message_length: s.messageLength,
+                    file: base + s.file, file_length: s.fileLength,
+                    function: base + s.function, function_length: s.functionLength,
+                    fields: s.fieldCount > 0 ? fieldBuffer.baseAddress! + s.firstField : nil, field_count: s.fieldCount))
+            }
+            records.withUnsafeBufferPointer { vtable.write!(instance, $0.baseAddress, $0.count) }
+        }
+        self.spans = spans; self.fieldSpans = fieldSpans; self.records = records; self.fields = fields
         checkProblem()
     }
 
@@ -141,18 +147,6 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
         context.unregister()
     }
 
-    private func append(_ string: String) -> (Int, Int) {
-        var s = string
-        return s.withUTF8 { appendBytes($0) }
-    }
-
-    /// Appends bytes and a NUL; returns (offset, length without the NUL).
-    private func appendBytes(_ bytes: UnsafeBufferPointer<UInt8>) -> (Int, Int) {
-        let offset = arena.count
-        arena.append(contentsOf: bytes)
-        arena.append(0)
-        return (offset, bytes.count)
-    }
 }
 
 extension PluginHost {
@@ -176,5 +170,49 @@ extension PluginHost {
             throw error
         }
         return PluginLogSink(feature: feature, vtable: vtable, instance: instance, context: context, name: name ?? id)
+    }
+}
+
+/// The bytes of one batch's strings, each NUL-terminated, behind one stable pointer while the
+/// batch is handed to the plugin. Grows by doubling; reset per batch. Worker thread only.
+final class ByteArena {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    var count = 0
+
+    init(capacity: Int = 1 << 16) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// Appends the bytes and a NUL; returns (offset, length without the NUL).
+    @inline(__always)
+    func append(_ bytes: UnsafeBufferPointer<UInt8>) -> (Int, Int) {
+        let needed = count + bytes.count + 1
+        if needed > capacity { grow(needed) }
+        let offset = count
+        if let source = bytes.baseAddress { (base + offset).update(from: source, count: bytes.count) }
+        base[offset + bytes.count] = 0
+        count = needed
+        return (offset, bytes.count)
+    }
+
+    @inline(__always)
+    func append(_ string: String) -> (Int, Int) {
+        if let result = string.utf8.withContiguousStorageIfAvailable({ append($0) }) { return result }
+        var copy = string
+        return copy.withUTF8 { append($0) }
+    }
+
+    private func grow(_ needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        bigger.update(from: base, count: count)
+        base.deallocate()
+        base = bigger
+        capacity = newCapacity
     }
 }

@@ -70,6 +70,37 @@ import Testing
         #expect(records[1]["severity_number"] == 17)
     }
 
+    /// Escapes at every offset of the 8-byte fast path, next to multi-byte UTF-8, survive the round trip.
+    @Test func escapesAtEveryOffsetRoundTrip() throws {
+        let rig = try openHost()
+        let folder = ScratchFolder("escapes")
+        defer { folder.remove() }
+        let path = folder.path + "/e.jsonl"
+        let sink = try rig.host.openLogSink(id: "json", options: #"{"path": "\#(path)"}"#)
+        let system = LogSystem()
+        system.addSink(sink)
+        let log = Logger(class: "Escapes", system: system)
+        var expected: [String] = []
+        for special in ["\"", "\\", "\n", "\u{0}", "\u{1F}", "\t", "é", "€", "😀", "\u{7F}"] {
+            for before in 0..<17 {
+                for after in [0, 1, 7, 8, 9] {
+                    let text = String(repeating: "a", count: before) + special + String(repeating: "z", count: after)
+                    expected.append(text)
+                    log.info(text, ["k\(special)": .string(text)])
+                }
+            }
+        }
+        #expect(system.shutdown())
+        sink.close()
+        let records = try lines(path)
+        #expect(records.map { $0["body"]?.string ?? "?" } == expected)
+        let attributeValues: [String] = records.map { r in
+            guard let object = r["attributes"]?.object else { return "?" }
+            return object.map { $0.value.string ?? "?" }.first ?? "?"
+        }
+        #expect(attributeValues == expected)
+    }
+
     @Test func unknownOptionIsRefusedWithTheAllowedKeys() throws {
         let rig = try openHost()
         #expect {

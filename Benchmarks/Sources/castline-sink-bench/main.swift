@@ -1,0 +1,168 @@
+// castline-sink-bench: log-sink plugins loaded from their .so, as castline loads them.
+//
+//   castline-sink-bench json PLUGIN_DIR SCRATCH_DIR
+//     JSON sink throughput on one core: the sink's worker-thread work (record → C structs → JSON
+//     line → page-bounded write) timed with the thread's CPU clock, records pre-built; default
+//     rotation (2 MiB × 5) and no rotation. Then end to end through LogSystem (caller + worker).
+//   castline-sink-bench journald PLUGIN_DIR
+//     Run inside a journald's mount namespace (Benchmarks/journald-sink.sh). The caller logs as
+//     fast as it can while journald is saturated: caller-side ns/op (median and p99 of 1,000-record
+//     slices), records delivered and dropped (counted by the sink queue), journald's rate.
+//
+// One JSON object per line: {"name":…, "value":…, "unit":…, …}.
+import CastLogging
+import CastPluginHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func nanos(_ clock: clockid_t) -> UInt64 {
+    var ts = timespec()
+    clock_gettime(clock, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+func emit(_ name: String, _ value: Double, _ unit: String, _ extra: [String: String] = [:]) {
+    var fields = ["\"name\":\"\(name)\"", "\"value\":\((value * 100).rounded() / 100)", "\"unit\":\"\(unit)\""]
+    for (k, v) in extra.sorted(by: { $0.key < $1.key }) { fields.append("\"\(k)\":\(v)") }
+    print("{" + fields.joined(separator: ",") + "}")
+}
+
+/// Realistic records: a traffic record with four fields, ~100-byte message.
+func makeRecords(_ n: Int) -> [LogRecord] {
+    (0..<n).map { i in
+        LogRecord(level: .debug, className: "CastChannel.com.google.cast.media", function: "channelRead(context:data:)",
+                  file: "CastProtocol/TrafficLogHandler.swift", line: 88,
+                  message: "in MEDIA_STATUS from 7f3c1a9e-0b44 playerState=PLAYING currentTime=\(i % 600).5 requestId=\(i)",
+                  fields: ["device": "7f3c1a9e0b444d1e9a3f5b8c2d6e4f10", "session": "b2c4-77", "requestId": .int(i),
+                           "namespace": "urn:x-cast:com.google.cast.media", "bytes": 412])
+    }
+}
+
+func loadHost(_ dir: String) -> PluginHost {
+    let system = LogSystem(filter: LoggerFilter(minimumLevel: .warning))
+    system.addSink(ConsoleLogSink())
+    let host = PluginHost(configuration: PluginHostConfiguration(searchPath: PluginSearchPath(commandLine: [dir], executableFolder: nil),
+                                                                 featureKinds: [.logSink]), logSystem: system)
+    host.loadAll()
+    return host
+}
+
+func jsonBench(pluginDir: String, scratch: String) throws {
+    let host = loadHost(pluginDir)
+    let total = 2_000_000
+    let batchSize = 256
+    let records = makeRecords(4096)
+    let batches = stride(from: 0, to: records.count, by: batchSize).map { Array(records[$0..<$0 + batchSize]) }
+    for (label, options) in [("rotating-2MiBx5", #"{"path":"\#(scratch)/bench.jsonl"}"#),
+                             ("no-rotation", #"{"path":"\#(scratch)/bench-big.jsonl","max_bytes":4294967296}"#),
+                             ("dev-null", #"{"path":"/dev/null","max_bytes":4294967296}"#)] {
+        let sink = try host.openLogSink(id: "json", options: options)
+        var samples: [Double] = []
+        var bytes = 0
+        for run in 0..<4 {
+            unlink("\(scratch)/bench-big.jsonl")
+            let cpu0 = nanos(CLOCK_THREAD_CPUTIME_ID), wall0 = nanos(CLOCK_MONOTONIC)
+            var written = 0
+            var next = 0
+            while written < total {
+                sink.write(batches[next])
+                next = (next + 1) % batches.count
+                written += batchSize
+            }
+            let cpu = Double(nanos(CLOCK_THREAD_CPUTIME_ID) - cpu0) / 1e9
+            let wall = Double(nanos(CLOCK_MONOTONIC) - wall0) / 1e9
+            if run > 0 { samples.append(Double(written) / cpu) } // run 0: warm-up
+            var st = stat()
+            if stat(label == "no-rotation" ? "\(scratch)/bench-big.jsonl" : "\(scratch)/bench.jsonl", &st) == 0 { bytes = Int(st.st_size) }
+            _ = wall
+        }
+        sink.close()
+        let sorted = samples.sorted()
+        emit("json-sink.\(label)", sorted[sorted.count / 2], "records/s per CPU-second",
+             ["min": "\(Int(sorted.first!))", "max": "\(Int(sorted.last!))", "records": "\(total)", "goal": "1000000",
+              "last_file_bytes": "\(bytes)"])
+    }
+    // End to end: Logger calls on this thread, the sink on its worker thread.
+    let system = LogSystem(filter: LoggerFilter(minimumLevel: .debug))
+    let sink = try host.openLogSink(id: "json", options: #"{"path":"\#(scratch)/e2e.jsonl","max_bytes":4294967296}"#)
+    system.addSink(sink, queueCapacity: 65_536)
+    let log = Logger(class: "CastChannel.com.google.cast.media", system: system)
+    let n = 1_000_000
+    let wall0 = nanos(CLOCK_MONOTONIC), cpu0 = nanos(CLOCK_THREAD_CPUTIME_ID)
+    for i in 0..<n {
+        log.debug("in MEDIA_STATUS playerState=PLAYING requestId=\(i)", ["device": "7f3c1a9e0b444d1e9a3f5b8c2d6e4f10", "requestId": .int(i)])
+    }
+    let callerNs = Double(nanos(CLOCK_THREAD_CPUTIME_ID) - cpu0) / Double(n)
+    _ = system.flush(timeout: .seconds(60))
+    let wall = Double(nanos(CLOCK_MONOTONIC) - wall0) / 1e9
+    let stats = system.sinkStatistics.first!
+    emit("json-sink.end-to-end", Double(stats.delivered) / wall, "records/s (wall, caller + worker)",
+         ["caller_cpu_ns_per_op": "\((callerNs * 10).rounded() / 10)", "delivered": "\(stats.delivered)", "dropped": "\(stats.dropped)"])
+    _ = system.shutdown()
+    sink.close()
+    unlink("\(scratch)/e2e.jsonl")
+    unlink("\(scratch)/bench-big.jsonl")
+}
+
+func journaldBench(pluginDir: String) throws {
+    let host = loadHost(pluginDir)
+    // The blocking alternative first: the sink called synchronously on the caller's thread.
+    let direct = try host.openLogSink(id: "journald", options: #"{"identifier":"castline-bench-direct"}"#)
+    let sample = makeRecords(1)
+    let directN = 20_000
+    let d0 = nanos(CLOCK_MONOTONIC)
+    for _ in 0..<directN { direct.write(sample) }
+    let directNs = Double(nanos(CLOCK_MONOTONIC) - d0) / Double(directN)
+    direct.close()
+    emit("journald-sink.synchronous-send", directNs, "ns/op (sd_journal_sendv on the caller's thread, for comparison)",
+         ["records": "\(directN)"])
+
+    let system = LogSystem(filter: LoggerFilter(minimumLevel: .debug))
+    let sink = try host.openLogSink(id: "journald", options: #"{"identifier":"castline-bench"}"#)
+    system.addSink(sink) // default queue: 8,192 records
+    let log = Logger(class: "CastChannel.com.google.cast.media", system: system)
+    let n = 300_000
+    var perCall = [UInt32](repeating: 0, count: n)
+    let wall0 = nanos(CLOCK_MONOTONIC)
+    for i in 0..<n {
+        let t0 = nanos(CLOCK_MONOTONIC)
+        log.debug("in MEDIA_STATUS playerState=PLAYING requestId=\(i)", ["device": "7f3c1a9e0b444d1e9a3f5b8c2d6e4f10", "requestId": .int(i)])
+        perCall[i] = UInt32(min(nanos(CLOCK_MONOTONIC) - t0, UInt64(UInt32.max)))
+    }
+    let callerWall = Double(nanos(CLOCK_MONOTONIC) - wall0) / 1e9
+    let before = system.sinkStatistics.first!
+    let flushStart = nanos(CLOCK_MONOTONIC)
+    _ = system.flush(timeout: .seconds(120))
+    let drainSeconds = Double(nanos(CLOCK_MONOTONIC) - flushStart) / 1e9
+    let stats = system.sinkStatistics.first!
+    perCall.sort()
+    func pct(_ p: Double) -> UInt32 { perCall[min(n - 1, Int(Double(n) * p))] }
+    emit("journald-sink.caller", Double(pct(0.5)), "ns/op (caller while journald is saturated, median of each call)",
+         ["p99_ns": "\(pct(0.99))", "p999_ns": "\(pct(0.999))", "max_ns": "\(perCall[n - 1])", "records": "\(n)",
+          "caller_seconds": "\((callerWall * 1000).rounded() / 1000)"])
+    emit("journald-sink.delivered", Double(stats.delivered), "records",
+         ["dropped_queue_full": "\(stats.dropped)", "dropped_by_sink": "\(sink.pluginDropped)", "queued_at_end_of_logging": "\(before.queued)",
+          "drain_seconds": "\((drainSeconds * 1000).rounded() / 1000)"])
+    emit("journald-sink.rate", Double(stats.delivered) / (callerWall + drainSeconds), "records/s into journald")
+    _ = system.shutdown()
+    sink.close()
+}
+
+let args = CommandLine.arguments
+guard args.count >= 3 else {
+    print("usage: castline-sink-bench json PLUGIN_DIR SCRATCH_DIR | journald PLUGIN_DIR")
+    exit(2)
+}
+do {
+    switch args[1] {
+    case "json": try jsonBench(pluginDir: args[2], scratch: args.count > 3 ? args[3] : "/tmp")
+    case "journald": try journaldBench(pluginDir: args[2])
+    default:
+        print("unknown benchmark \(args[1])")
+        exit(2)
+    }
+} catch {
+    print("error: \(error)")
+    exit(1)
+}
