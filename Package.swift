@@ -36,6 +36,7 @@ let package = Package(
         .library(name: "TestPluginNewerMinor", type: .dynamic, targets: ["TestPluginNewerMinor"]),
         .library(name: "TestPluginNoEntry", type: .dynamic, targets: ["TestPluginNoEntry"]),
         .library(name: "TestPluginInitFails", type: .dynamic, targets: ["TestPluginInitFails"]),
+        .library(name: "TestPluginRanked", type: .dynamic, targets: ["TestPluginRanked"]),
         .executable(name: "castline-test-logwriter", targets: ["castline-test-logwriter"]),
     ],
     dependencies: [
@@ -153,6 +154,7 @@ let package = Package(
         .target(name: "TestPluginNewerMinor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NewerMinor", publicHeadersPath: "."),
         .target(name: "TestPluginNoEntry", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NoEntry", publicHeadersPath: "."),
         .target(name: "TestPluginInitFails", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/InitFails", publicHeadersPath: "."),
+        .target(name: "TestPluginRanked", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Ranked", publicHeadersPath: "."),
         // Drives a log-sink plugin from its own process (kill -9 and saturation tests).
         .executableTarget(name: "castline-test-logwriter", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/LogWriter",
                           linkerSettings: [.linkedLibrary("dl")]),

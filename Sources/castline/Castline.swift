@@ -9,7 +9,8 @@ struct Castline: AsyncParsableCommand {
         abstract: "A headless Google Cast sender for Linux servers.",
         discussion: """
             Exit codes: 0 success; 1 runtime failure (a socket could not be bound, a daemon is
-            missing); 2 usage or configuration error (the message names file:line:column).
+            missing, discover found nothing); 64 usage or configuration error (EX_USAGE; the
+            message says what is wrong, with file:line:column for files).
             Logging: --log RULES or CASTLINE_LOG, e.g. "*:info,CastChannel.*heartbeat:none,*Session:verbose".
             """,
         subcommands: [SimCommand.self, DiscoverCommand.self]

@@ -39,6 +39,9 @@ struct DiscoverCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A folder or .so file to load plugins from (before CASTLINE_PLUGIN_PATH). Repeatable.")
     var pluginPath: [String] = []
 
+    @Option(name: .long, help: "A plugin's config as ID=JSON, e.g. avahi-discovery='{\"interfaces\":[\"eth1\"]}'. Repeatable.")
+    var pluginConfig: [String] = []
+
     @Option(name: .long, help: "Log rules, e.g. \"*:warning,AvahiBrowser:debug\" (overrides CASTLINE_LOG).")
     var log: String?
 
@@ -54,9 +57,22 @@ struct DiscoverCommand: AsyncParsableCommand {
         defer { _ = logSystem.shutdown() }
         if let timeout, !(timeout > 0 && timeout < 86_400 * 365) { throw ValidationError("--timeout must be a positive number of seconds") }
 
+        var configs: [String: String] = [:]
+        for entry in pluginConfig {
+            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
+                throw ValidationError("--plugin-config \(entry): expected ID=JSON")
+            }
+            let id = String(entry[..<equals]), text = String(entry[entry.index(after: equals)...])
+            do {
+                guard case .object = try JSONValue.parse(text) else { throw ValidationError("--plugin-config \(id): the config must be a JSON object") }
+            } catch let error as JSONParseError {
+                throw ValidationError("--plugin-config \(id): invalid JSON: \(error)")
+            }
+            configs[id] = text
+        }
         let plugins = PluginHost(configuration: PluginHostConfiguration(
-            searchPath: PluginSearchPath(commandLine: pluginPath, environment: environment()), featureKinds: [.discovery]),
-            logSystem: logSystem)
+            searchPath: PluginSearchPath(commandLine: pluginPath, environment: environment()), pluginConfigs: configs,
+            featureKinds: [.discovery]), logSystem: logSystem)
         plugins.loadAll()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let manager = DiscoveryManager(criteria: DiscoveryCriteria(appIDs: Set(app)), logSystem: logSystem)

@@ -125,6 +125,31 @@ import Glibc
         #expect(rig.hostErrors.isEmpty)
     }
 
+    @Test func duplicateFeatureIDsAreResolvedByRankInEitherOrder() throws {
+        let ranked = BuiltProducts.library("TestPluginRanked")
+        for order in [[Self.good, ranked], [ranked, Self.good]] {
+            let rig = try PluginHostRig(paths: order, Self.allowAll)
+            rig.host.loadAll()
+            #expect(rig.hostErrors.isEmpty)
+            #expect(rig.host.feature(.discovery, id: "test-discovery")?.pluginID == "test-ranked")
+            #expect(rig.host.shadowedFeatures.map(\.pluginID) == ["test-good"])
+            #expect(rig.host.features(of: .discovery).count == 1)
+            #expect(rig.host.feature(.channel, id: "test-channel")?.pluginID == "test-good")
+            #expect(rig.records(class: "PluginHost").contains { $0.message.contains("is shadowed by plugin test-ranked (rank 10)") })
+        }
+    }
+
+    @Test func equalRanksKeepTheFirstInSearchOrder() throws {
+        let folder = ScratchFolder("equal")
+        defer { folder.remove() }
+        // Same feature ids and ranks under a second plugin id is not possible with one .so, so the
+        // same file under two paths is a duplicate *plugin*: the first path wins.
+        let copy = folder.copy(Self.good, as: "libgood-copy.so")
+        let rig = try PluginHostRig(paths: [copy, Self.good], Self.allowAll)
+        rig.host.loadAll()
+        #expect(rig.host.plugins.map(\.path) == [copy])
+    }
+
     @Test func environmentAndConfigPathsComeInOrder() {
         let path = PluginSearchPath(commandLine: ["/cli"], environment: ["CASTLINE_PLUGIN_PATH": "/env1::/env2"],
                                     config: ["/conf"], executableFolder: "/opt/castline/bin")

@@ -146,3 +146,30 @@ def test_discover_explains_an_empty_result(netns, workdir):
         assert "provider avahi failed: avahi-daemon is not running" in result.stderr, result.stderr
     finally:
         os.kill(dbus_pid, signal.SIGTERM)
+
+
+def test_interface_allow_list_and_bad_plugin_config(netns, workdir):
+    avahi, env = start_avahi(netns, workdir)
+    sim = None
+    try:
+        sim = Simulator(netns, workdir, env=env, frame_log=False)
+        uuid = sim.device["uuid"]
+        on_lo = netns.run(castline_binary(), "discover", "--json", "--timeout", "2",
+                          "--plugin-config", 'avahi-discovery={"interfaces":["lo"]}', env=env, timeout=30)
+        assert on_lo.returncode == 0, on_lo.stderr
+        assert [d["id"] for d in json.loads(on_lo.stdout)] == [uuid]
+        elsewhere = netns.run(castline_binary(), "discover", "--json", "--timeout", "2",
+                              "--plugin-config", 'avahi-discovery={"interfaces":["castline-none0"]}', env=env, timeout=30)
+        assert elsewhere.returncode == 1
+        assert json.loads(elsewhere.stdout) == []
+        typo = netns.run(castline_binary(), "discover", "--timeout", "1",
+                         "--plugin-config", 'avahi-discovery={"interface":["lo"]}', env=env, timeout=30)
+        assert typo.returncode == 1
+        assert 'unknown config key "interface" (allowed: interfaces)' in typo.stderr, typo.stderr
+        garbage = netns.run(castline_binary(), "discover", "--plugin-config", "avahi-discovery={nope", env=env, timeout=30)
+        assert garbage.returncode == 64, garbage.returncode  # EX_USAGE
+        assert "invalid JSON" in garbage.stderr
+    finally:
+        if sim:
+            sim.stop()
+        stop_avahi(avahi)
