@@ -64,7 +64,7 @@ bench-sinks: deps
 
 # Each libFuzzer target for FUZZ_SECONDS seconds.
 fuzz-smoke: deps
-	@for t in frame payload rules glob sim; do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+	@for t in frame payload rules glob sim pluginjson; do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
 
 demo:
 	@echo "make demo: not available yet — the demo (cast to the built-in simulator) arrives with the CLI issue." >&2

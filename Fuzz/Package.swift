@@ -17,6 +17,7 @@ let package = Package(
                 .product(name: "CastReceiverSim", package: "castline"),
                 .product(name: "CastDeviceAuth", package: "castline"),
                 .product(name: "SystemCrypto", package: "castline"),
+                .product(name: "CastPluginKit", package: "castline"),
             ]
         )
     ],

@@ -104,3 +104,15 @@ extension PluginHost {
         }
     }
 }
+
+/// The device-report check, for tests and tools (`plugins inspect`): the problem text or the device.
+public enum PluginDiscoveryProviderProbe {
+    public static func check(_ report: JSONValue) -> String? {
+        if case .failure(let problem) = PluginDiscoveryProvider.device(from: report, provider: "probe") { return problem.text }
+        return nil
+    }
+
+    public static func device(_ report: JSONValue) -> CastDevice? {
+        try? PluginDiscoveryProvider.device(from: report, provider: "probe").get()
+    }
+}

@@ -166,6 +166,7 @@ public enum PluginJSON: Sendable, Equatable {
                 while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
             }
             guard let d = Double(String(decoding: bytes[start..<i], as: UTF8.self)) else { throw fail("bad number") }
+            guard d.isFinite else { throw fail("number out of range") }
             return .number(d)
         }
 

@@ -158,6 +158,10 @@ def test_interface_allow_list_and_bad_plugin_config(netns, workdir):
                           "--plugin-config", 'avahi-discovery={"interfaces":["lo"]}', env=env, timeout=30)
         assert on_lo.returncode == 0, on_lo.stderr
         assert [d["id"] for d in json.loads(on_lo.stdout)] == [uuid]
+        # The app's DNS-SD subtype (_CC1AD845._sub._googlecast._tcp) marks the device as supporting it.
+        by_app = netns.run(castline_binary(), "discover", "--json", "--timeout", "2", "--app", "CC1AD845", env=env, timeout=30)
+        assert by_app.returncode == 0, by_app.stderr
+        assert [d.get("app_ids") for d in json.loads(by_app.stdout)] == [["CC1AD845"]]
         elsewhere = netns.run(castline_binary(), "discover", "--json", "--timeout", "2",
                               "--plugin-config", 'avahi-discovery={"interfaces":["castline-none0"]}', env=env, timeout=30)
         assert elsewhere.returncode == 1

@@ -28,7 +28,15 @@ func emit(_ name: String, _ value: Double, _ unit: String, _ extra: [String: Str
     print("{" + fields.joined(separator: ",") + "}")
 }
 
-/// Realistic records: a traffic record with four fields, ~100-byte message.
+/// Plain records, GCKLogger style: class, message, source location, no fields.
+func makePlainRecords(_ n: Int) -> [LogRecord] {
+    (0..<n).map { i in
+        LogRecord(level: .info, className: "CastSession", function: "didReceive(_:)", file: "CastSender/CastSession.swift", line: 212,
+                  message: "media status: PLAYING at \(i % 600).5 s")
+    }
+}
+
+/// Realistic records: a traffic record with five fields, ~100-byte message.
 func makeRecords(_ n: Int) -> [LogRecord] {
     (0..<n).map { i in
         LogRecord(level: .debug, className: "CastChannel.com.google.cast.media", function: "channelRead(context:data:)",
@@ -52,11 +60,13 @@ func jsonBench(pluginDir: String, scratch: String) throws {
     let host = loadHost(pluginDir)
     let total = 2_000_000
     let batchSize = 256
-    let records = makeRecords(4096)
-    let batches = stride(from: 0, to: records.count, by: batchSize).map { Array(records[$0..<$0 + batchSize]) }
-    for (label, options) in [("rotating-2MiBx5", #"{"path":"\#(scratch)/bench.jsonl"}"#),
-                             ("no-rotation", #"{"path":"\#(scratch)/bench-big.jsonl","max_bytes":4294967296}"#),
-                             ("dev-null", #"{"path":"/dev/null","max_bytes":4294967296}"#)] {
+    let fieldRecords = makeRecords(4096), plainRecords = makePlainRecords(4096)
+    let fieldBatches = stride(from: 0, to: 4096, by: batchSize).map { Array(fieldRecords[$0..<$0 + batchSize]) }
+    let plainBatches = stride(from: 0, to: 4096, by: batchSize).map { Array(plainRecords[$0..<$0 + batchSize]) }
+    for (label, options, batches) in [("rotating-2MiBx5", #"{"path":"\#(scratch)/bench.jsonl"}"#, fieldBatches),
+                                      ("no-rotation", #"{"path":"\#(scratch)/bench-big.jsonl","max_bytes":4294967296}"#, fieldBatches),
+                                      ("dev-null", #"{"path":"/dev/null","max_bytes":4294967296}"#, fieldBatches),
+                                      ("plain.rotating-2MiBx5", #"{"path":"\#(scratch)/bench.jsonl"}"#, plainBatches)] {
         let sink = try host.openLogSink(id: "json", options: options)
         var samples: [Double] = []
         var bytes = 0

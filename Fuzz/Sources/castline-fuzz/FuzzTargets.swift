@@ -1,12 +1,13 @@
 import CastCore
 import CastLogging
+import CastPluginKit
 import CastProtocol
 import NIOCore
 
 /// The fuzz targets. Each must never crash, hang or break an invariant (a broken invariant is
 /// a `precondition` failure, which libFuzzer reports as a crash with the input saved).
 enum FuzzTargets {
-    static let names = ["frame", "payload", "rules", "glob", "sim"]
+    static let names = ["frame", "payload", "rules", "glob", "sim", "pluginjson"]
 
     static func run(_ name: String, _ data: UnsafeRawBufferPointer) {
         switch name {
@@ -15,6 +16,7 @@ enum FuzzTargets {
         case "rules": rules(data)
         case "glob": glob(data)
         case "sim": SimulatorFuzzTarget.run(data)
+        case "pluginjson": pluginJSON(data)
         default: break
         }
     }
@@ -64,6 +66,18 @@ enum FuzzTargets {
                 precondition(reparsed == payload, "payload model did not round-trip in \(ns): \(payload.serialized())")
             }
         }
+    }
+
+    /// Bytes as plugin-side JSON (CastPluginKit's parser, used by every Swift plugin for options
+    /// and messages): parse, serialize, parse again must be equal; whatever it accepts, the host's
+    /// parser accepts too (the host re-checks everything a plugin sends).
+    static func pluginJSON(_ data: UnsafeRawBufferPointer) {
+        guard let text = String(validating: data, as: UTF8.self) else { return }
+        guard let value = try? PluginJSON.parse(text) else { return }
+        let serialized = value.serialized
+        let again = try? PluginJSON.parse(serialized)
+        precondition(again == value, "PluginJSON did not round-trip: \(serialized)")
+        precondition((try? JSONValue.parse(serialized)) != nil, "the host parser rejects PluginJSON output: \(serialized)")
     }
 
     /// Bytes as a rule string: parse, format, parse again must be equal.
