@@ -55,7 +55,18 @@ extension CastSession {
             await oldConnection.close()
         }
         log.info("transferred from \(previous.device) to \(target)", ["from": .string(previous.device.id), "to": .string(target.id)])
+        dropResumeRecord(of: previous.device)
         await apply(.transferred)
+    }
+
+    /// The session left `old` for good: its resume record would send a restarted castline back to
+    /// an app session that no longer runs there. (The new device's record is saved by the
+    /// `transferred` transition.)
+    func dropResumeRecord(of old: CastDevice) {
+        guard let resumeStore, old.id != device.id else { return }
+        do { try resumeStore.remove(deviceID: old.id) } catch {
+            log.warning("cannot delete the resume record of \(old): \(error)", ["path": .string(resumeStore.path)])
+        }
     }
 
     /// What ``switchDevice(to:policy:)`` replaced, to put back.
@@ -148,6 +159,7 @@ extension CastSession {
                 log.info("session moved from \(here) to \(candidate): app \(app.appId) plays \(contentID) there", [
                     "from": .string(here.id), "to": .string(candidate.id),
                 ])
+                dropResumeRecord(of: previous.device)
                 await apply(.transferred)
                 return true
             }

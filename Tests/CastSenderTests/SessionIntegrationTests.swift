@@ -438,6 +438,29 @@ struct SessionResumeTransferTests {
         #expect(try await rig.state(1)["media"]?["playerState"]?.string == "PAUSED")
         await manager.endAll(stopCasting: true)
     }
+
+    @Test("transfer with a resume file: the record follows the session (old device's record removed)")
+    func transferMovesTheResumeRecord() async throws {
+        let rig = try await SenderRig.start(count: 2)
+        defer { Task { await rig.stop() } }
+        let path = "/tmp/castline-resume-\(UInt32.random(in: 0...UInt32.max)).json"
+        defer { unlinkIfPresent(path) }
+        let (manager, session) = try await SessionIntegrationTests.startSession(rig) { $0.sessionResumeFile = path }
+        _ = try await SessionIntegrationTests.load(session)
+        #expect(try SessionResumeStore(path: path).saved.map(\.device.id) == [rig.device(0).id])
+        try await session.transfer(to: rig.device(1))
+        let sessionID = try #require(await session.application?.sessionId)
+        let saved = try SessionResumeStore(path: path).saved
+        #expect(saved.map(\.device.id) == [rig.device(1).id])
+        #expect(saved.map(\.sessionID) == [sessionID])
+        await manager.shutdown()
+        // A restarted process resumes on the device the session moved to, and only there.
+        let second = rig.manager { $0.sessionResumeFile = path }
+        let resumed = await second.resumeSavedSessions()
+        #expect(resumed.count == 1)
+        #expect(await resumed.first?.device.id == rig.device(1).id)
+        await second.endAll(stopCasting: true)
+    }
 }
 
 func unlinkIfPresent(_ path: String) {
