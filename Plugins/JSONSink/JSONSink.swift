@@ -54,6 +54,10 @@ final class JSONSink: LogSinkPlugin {
 
     var dropped: UInt64 { file.droppedLines }
 
+    /// A write or rotation failure (full disk, unwritable folder) until a write goes through again;
+    /// the host reports it once.
+    var problem: String? { file.lastError }
+
     /// A record of the sink itself, written straight to its file (a sink cannot log through the host).
     private func writeOwnRecord(level: PluginLogLevel, _ message: String) {
         var text = message

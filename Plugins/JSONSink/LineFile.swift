@@ -32,9 +32,9 @@ final class LineFile {
     private(set) var droppedLines: UInt64 = 0
     /// Lines longer than a page (written alone).
     private(set) var longLines: UInt64 = 0
-    private(set) var rotations: UInt64 = 0
     /// Bytes of a partial last line removed when the file was opened.
     private(set) var repairedBytes: Int = 0
+    /// The last write or rotation failure; nil again once a write goes through.
     private(set) var lastError: String?
 
     /// Opens (creating with mode 0640) or, for a nil path, uses stdout.
@@ -175,6 +175,7 @@ final class LineFile {
                 size += n
             }
         }
+        if done == out.count { lastError = nil }
     }
 
     private func rotate() {
@@ -190,7 +191,6 @@ final class LineFile {
         } else {
             unlink(path)
         }
-        rotations += 1
         do {
             fd = try LineFile.open(path)
             size = 0

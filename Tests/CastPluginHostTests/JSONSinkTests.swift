@@ -101,6 +101,25 @@ import Testing
         #expect(attributeValues == expected)
     }
 
+    /// /dev/full fails every write with ENOSPC: the lines are counted as dropped and the host
+    /// reports the sink's problem once.
+    @Test func writeFailuresAreCountedAndReportedOnce() throws {
+        let rig = try openHost()
+        let sink = try rig.host.openLogSink(id: "json", options: #"{"path": "/dev/full"}"#)
+        rig.logSystem.addSink(sink)
+        let log = Logger(class: "CastSession", system: rig.logSystem)
+        for batch in 0..<3 {
+            for i in 0..<10 { log.info("record \(batch)-\(i)") }
+            rig.logSystem.flush()
+        }
+        let reports = rig.records(class: "PluginLogSink")
+        #expect(reports.count == 1, "\(reports.map(\.message))")
+        #expect(reports.first?.message.contains("write to /dev/full failed: No space left on device") == true)
+        #expect(sink.pluginDropped >= 30)
+        rig.logSystem.removeSinks(named: "json")
+        sink.close()
+    }
+
     @Test func unknownOptionIsRefusedWithTheAllowedKeys() throws {
         let rig = try openHost()
         #expect {
