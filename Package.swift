@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "CastReceiverSimServer", targets: ["CastReceiverSimServer"]),
         .library(name: "CastPluginHost", targets: ["CastPluginHost"]),
         .library(name: "CastPluginKit", targets: ["CastPluginKit"]),
+        .library(name: "CastlineConfig", targets: ["CastlineConfig"]),
         .executable(name: "castline", targets: ["castline"]),
         // First-party plugins: one dynamic library each, loaded by the host at run time
         // (never linked into it). The `libCastlinePlugin` prefix is what the host looks for
@@ -52,6 +53,7 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(
             name: "CCastShims",
             linkerSettings: [.linkedLibrary("systemd"), .linkedLibrary("jansson")]
@@ -159,11 +161,17 @@ let package = Package(
         .executableTarget(name: "castline-test-logwriter", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/LogWriter",
                           linkerSettings: [.linkedLibrary("dl")]),
 
+        // MARK: Configuration.
+        // The YAML config file (libyaml events → positioned nodes → typed, checked settings with
+        // every error at file:line:column). No sockets, no sender types.
+        .target(name: "CastlineConfig", dependencies: ["CYAML", "CastCore", "CastLogging"]),
+
         // MARK: The command-line tool.
         .executableTarget(
             name: "castline",
             dependencies: [
                 "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
+                "CastlineConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -176,6 +184,7 @@ let package = Package(
             "CastLogging", "CastTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "CastCoreTests", dependencies: ["CastCore", "CastTestSupport"]),
+        .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
         .testTarget(name: "CastProtocolTests", dependencies: [
             "CastProtocol", "CastCore", "CastLogging", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),

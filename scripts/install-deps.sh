@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what castline needs on Debian 12, only what is missing; silent when all is there.
-#   C libraries:   libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev (+ pkg-config)
+#   C libraries:   libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev (+ pkg-config)
 #   code generator: protobuf-compiler
 #   daemons used by integration tests: avahi-daemon dbus systemd (journald) iproute2 (netns)
 #   conformance clients: VLC (vlc-bin + vlc-plugin-base: the Chromecast stream output), Python 3
@@ -11,7 +11,7 @@
 set -euo pipefail
 
 APT_PACKAGES=(
-  pkg-config libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev protobuf-compiler
+  pkg-config libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev protobuf-compiler
   avahi-daemon avahi-utils dbus systemd iproute2
   python3 python3-venv vlc-bin vlc-plugin-base util-linux gcc libc6-dev
 )

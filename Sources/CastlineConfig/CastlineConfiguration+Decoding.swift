@@ -1,0 +1,261 @@
+import CastCore
+import CastLogging
+
+extension CastlineConfiguration {
+    public static let topLevelKeys = [
+        "receiver_app_id", "sender_id", "devices", "discovery", "logging", "plugins", "channels", "session", "daemon", "jobs",
+    ]
+
+    /// Decodes a config file's text. Throws `ConfigErrors` with every error found (each with
+    /// file:line:column); warnings alone do not throw and are returned in `warnings`.
+    public static func parse(_ text: String, file: String) throws(ConfigErrors) -> (CastlineConfiguration, warnings: [ConfigDiagnostic]) {
+        let root: YAMLNode
+        do { root = try YAMLParser.parse(text) } catch {
+            throw ConfigErrors([ConfigDiagnostic(file: file, mark: error.mark, message: "YAML syntax: \(error.message)")])
+        }
+        let reader = ConfigReader(file: file)
+        var config = CastlineConfiguration()
+        config.file = file
+        config.decode(root, reader: reader)
+        if reader.hasErrors { throw ConfigErrors(reader.diagnostics) }
+        return (config, reader.diagnostics)
+    }
+
+    mutating func decode(_ root: YAMLNode, reader: ConfigReader) {
+        guard let top = reader.mapping(root, path: "", allowed: Self.topLevelKeys) else { return }
+        if let app = top.string("receiver_app_id") {
+            if Self.isAppID(app) { receiverAppID = app } else {
+                reader.error(top.value("receiver_app_id")!.mark, "receiver_app_id must be an app id such as CC1AD845 (letters and digits), not \"\(app)\"")
+            }
+        }
+        senderID = top.string("sender_id")
+        if let items = top.list("devices") {
+            devices = items.enumerated().compactMap { Self.device($1, path: "devices[\($0)]", reader: reader) }
+            var seen: [String: SourceMark] = [:]
+            for device in devices {
+                for name in [device.name] + device.aliases {
+                    if let first = seen[name] {
+                        reader.error(device.mark, "device name \"\(name)\" is used twice (first at \(first)): names and aliases must be unique")
+                    }
+                    seen[name] = device.mark
+                }
+            }
+        }
+        if let node = top.value("discovery") { decodeDiscovery(node, reader: reader) }
+        if let node = top.value("logging") { decodeLogging(node, reader: reader) }
+        if let node = top.value("plugins") { decodePlugins(node, reader: reader) }
+        if let node = top.value("channels"), let map = reader.mapping(node, path: "channels", allowed: ["allowed_namespaces"]) {
+            channels.allowedNamespaces = map.strings("allowed_namespaces") ?? []
+            for (index, namespace) in channels.allowedNamespaces.enumerated() where !namespace.hasPrefix("urn:x-cast:") {
+                reader.error(map.value("allowed_namespaces")!.mark,
+                             "channels.allowed_namespaces[\(index)] must start with urn:x-cast: (\"\(namespace)\")")
+            }
+        }
+        if let node = top.value("session") { decodeSession(node, reader: reader) }
+        if let node = top.value("daemon"), let map = reader.mapping(node, path: "daemon", allowed: ["on_stop"]) {
+            if let value = map.choice("on_stop", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onStop = .init(rawValue: value)! }
+        }
+        if let items = top.list("jobs") {
+            jobs = items.enumerated().compactMap { Self.job($1, path: "jobs[\($0)]", reader: reader) }
+            var seen: [String: SourceMark] = [:]
+            for job in jobs {
+                if let first = seen[job.name] { reader.error(job.mark, "job name \"\(job.name)\" is used twice (first at \(first))") }
+                seen[job.name] = job.mark
+            }
+        }
+    }
+
+    static func isAppID(_ text: String) -> Bool {
+        !text.isEmpty && text.count <= 64 && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+    }
+
+    static func device(_ node: YAMLNode, path: String, reader: ConfigReader) -> DeviceEntry? {
+        guard let map = reader.mapping(node, path: path, allowed: ["name", "host", "port", "id", "aliases"]) else { return nil }
+        let name = map.require("name").flatMap { reader.string($0, path: map.child("name")) }
+        let host = map.require("host").flatMap { reader.string($0, path: map.child("host")) }
+        guard let name, let host else { return nil }
+        if name.isEmpty { reader.error(map.value("name")!.mark, "\(path).name must not be empty") }
+        if host.isEmpty || host.contains(where: { $0 == " " || $0 == "/" }) {
+            reader.error(map.value("host")!.mark, "\(path).host must be an address or host name, not \"\(host)\"")
+        }
+        var device = DeviceEntry(name: name, host: host, port: map.int("port", 1...65535) ?? 8009,
+                                 id: map.string("id"), aliases: map.strings("aliases") ?? [])
+        device.mark = node.mark
+        return device
+    }
+
+    mutating func decodeDiscovery(_ node: YAMLNode, reader: ConfigReader) {
+        guard let map = reader.mapping(node, path: "discovery",
+                                       allowed: ["autostart", "providers", "allowed_services", "interfaces", "timeout"]) else { return }
+        if let value = map.bool("autostart") { discovery.autostart = value }
+        discovery.providers = map.strings("providers")
+        if let services = map.strings("allowed_services") {
+            discovery.allowedServices = services
+            for (index, service) in services.enumerated() where !Self.isServiceType(service) {
+                reader.error(map.value("allowed_services")!.mark,
+                             "discovery.allowed_services[\(index)] must be a DNS-SD service type such as _googlecast._tcp, not \"\(service)\"")
+            }
+        }
+        discovery.interfaces = map.strings("interfaces") ?? []
+        if let value = map.double("timeout", 0.1...3600, unit: "seconds") { discovery.timeout = value }
+    }
+
+    /// `_name._tcp` / `_name._udp`, optionally with a `_sub.` subtype in front.
+    static func isServiceType(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts.last == "_tcp" || parts.last == "_udp" else { return false }
+        return parts.dropLast().allSatisfy { $0.count >= 2 && $0.first == "_" }
+    }
+
+    mutating func decodeLogging(_ node: YAMLNode, reader: ConfigReader) {
+        guard let map = reader.mapping(node, path: "logging", allowed: ["rules", "console", "sinks"]) else { return }
+        if let rulesNode = map.value("rules"), let rules = reader.string(rulesNode, path: "logging.rules") {
+            do {
+                _ = try LogRuleParser.parse(rules)
+                logging.rules = rules
+            } catch {
+                reader.error(Self.mark(in: rulesNode, offset: error.offset), "logging.rules: \(error.reason)")
+            }
+        }
+        if let value = map.bool("console") { logging.console = value }
+        if let items = map.list("sinks") {
+            for (index, item) in items.enumerated() {
+                let path = "logging.sinks[\(index)]"
+                guard let sink = reader.mapping(item, path: path, allowed: ["type", "options"]),
+                      let type = sink.require("type").flatMap({ reader.string($0, path: sink.child("type")) }) else { continue }
+                var entry = SinkEntry(type: type)
+                entry.mark = item.mark
+                if let options = sink.value("options") {
+                    guard case .mapping = options.content else {
+                        reader.error(options.mark, "\(path).options must be a mapping, not \(options.kindDescription)")
+                        continue
+                    }
+                    entry.options = options.jsonValue.serialized()
+                }
+                logging.sinks.append(entry)
+            }
+        }
+    }
+
+    /// The position of a character inside a scalar: exact for single-line plain and quoted
+    /// scalars, the scalar's start otherwise.
+    static func mark(in node: YAMLNode, offset: Int) -> SourceMark {
+        guard case .scalar(let text, let plain) = node.content, !text.contains("\n") else { return node.mark }
+        return SourceMark(line: node.mark.line, column: node.mark.column + offset + (plain ? 0 : 1))
+    }
+
+    mutating func decodePlugins(_ node: YAMLNode, reader: ConfigReader) {
+        guard let map = reader.mapping(node, path: "plugins", allowed: ["paths", "disabled", "config"]) else { return }
+        plugins.paths = map.strings("paths") ?? []
+        plugins.disabled = map.strings("disabled") ?? []
+        if let configNode = map.value("config"), let configs = reader.mapping(configNode, path: "plugins.config", allowed: nil) {
+            for entry in configs.entries {
+                guard case .mapping = entry.value.content else {
+                    if !entry.value.isNull {
+                        reader.error(entry.value.mark, "plugins.config.\(entry.key) must be a mapping (the plugin's JSON object), not \(entry.value.kindDescription)")
+                    }
+                    continue
+                }
+                plugins.configs[entry.key] = entry.value.jsonValue.serialized()
+                plugins.marks[entry.key] = entry.mark
+            }
+        }
+    }
+
+    mutating func decodeSession(_ node: YAMLNode, reader: ConfigReader) {
+        guard let map = reader.mapping(node, path: "session", allowed: [
+            "resume_file", "heartbeat_interval", "heartbeat_timeout", "connect_timeout", "request_timeout",
+            "reconnect", "device_auth", "trust_anchors",
+        ]) else { return }
+        session.resumeFile = map.string("resume_file")
+        if let v = map.double("heartbeat_interval", 0.1...300, unit: "seconds") { session.heartbeatInterval = v }
+        if let v = map.double("heartbeat_timeout", 0.2...600, unit: "seconds") { session.heartbeatTimeout = v }
+        if session.heartbeatTimeout <= session.heartbeatInterval, let mark = map.keyMark("heartbeat_timeout") ?? map.keyMark("heartbeat_interval") {
+            reader.error(mark, "session.heartbeat_timeout (\(session.heartbeatTimeout.compact) s) must be longer than session.heartbeat_interval (\(session.heartbeatInterval.compact) s)")
+        }
+        if let v = map.double("connect_timeout", 0.1...300, unit: "seconds") { session.connectTimeout = v }
+        if let v = map.double("request_timeout", 0.1...600, unit: "seconds") { session.requestTimeout = v }
+        if let reconnectNode = map.value("reconnect"),
+           let reconnect = reader.mapping(reconnectNode, path: "session.reconnect", allowed: ["max_attempts", "initial_delay", "max_delay"]) {
+            if let attempts = reconnect.value("max_attempts") {
+                if case .scalar("unlimited", _) = attempts.content {
+                    session.reconnectMaxAttempts = nil
+                } else if let n = reader.int(attempts, path: "session.reconnect.max_attempts", range: 0...1_000_000) {
+                    session.reconnectMaxAttempts = n
+                }
+            }
+            if let v = reconnect.double("initial_delay", 0...600, unit: "seconds") { session.reconnectInitialDelay = v }
+            if let v = reconnect.double("max_delay", 0...3600, unit: "seconds") { session.reconnectMaxDelay = v }
+        }
+        if let v = map.choice("device_auth", SessionSettings.DeviceAuth.allCases.map(\.rawValue)) { session.deviceAuth = .init(rawValue: v)! }
+        session.trustAnchors = map.strings("trust_anchors") ?? []
+    }
+
+    static func job(_ node: YAMLNode, path: String, reader: ConfigReader) -> JobEntry? {
+        guard let map = reader.mapping(node, path: path, allowed: [
+            "name", "devices", "app_id", "media", "recast_on", "takeover", "reclaim_after", "check_interval", "retry_delay",
+        ]) else { return nil }
+        let name = map.require("name").flatMap { reader.string($0, path: map.child("name")) }
+        let devices = map.require("devices").flatMap { reader.strings($0, path: map.child("devices")) }
+        let media = map.require("media").flatMap { Self.media($0, path: map.child("media"), reader: reader) }
+        for (index, pattern) in (devices ?? []).enumerated() {
+            do { _ = try GlobPattern(pattern) } catch {
+                reader.error(map.value("devices")!.mark, "\(path).devices[\(index)] \"\(pattern)\": \(error)")
+            }
+        }
+        if devices?.isEmpty == true { reader.error(map.value("devices")?.mark ?? node.mark, "\(path).devices must name at least one device or glob") }
+        // Every field is checked even when a required one is missing, so all errors show at once.
+        var job = JobEntry(name: name ?? "", devices: devices ?? [], media: media ?? MediaEntry(url: ""))
+        job.mark = node.mark
+        if let app = map.string("app_id") {
+            if isAppID(app) { job.appID = app } else { reader.error(map.value("app_id")!.mark, "\(path).app_id must be an app id such as CC1AD845, not \"\(app)\"") }
+        }
+        if let triggersNode = map.value("recast_on"), let triggers = reader.strings(triggersNode, path: map.child("recast_on")) {
+            var set = Set<JobEntry.Trigger>()
+            for trigger in triggers {
+                if let value = JobEntry.Trigger(rawValue: trigger) { set.insert(value) } else {
+                    reader.error(triggersNode.mark, "\(path).recast_on: \"\(trigger)\" is not one of \(JobEntry.Trigger.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+            }
+            job.recastOn = set
+        }
+        if let v = map.choice("takeover", JobEntry.Takeover.allCases.map(\.rawValue)) { job.takeover = .init(rawValue: v)! }
+        job.reclaimAfter = map.double("reclaim_after", 1...86_400 * 7, unit: "seconds")
+        if job.reclaimAfter != nil, job.takeover == .reclaim, let mark = map.keyMark("reclaim_after") {
+            reader.warning(mark, "\(path).reclaim_after has no effect with takeover: reclaim (the job reclaims at once)")
+        }
+        if let v = map.double("check_interval", 1...86_400, unit: "seconds") { job.checkInterval = v }
+        if let v = map.double("retry_delay", 0.1...3600, unit: "seconds") { job.retryDelay = v }
+        guard name != nil, devices != nil, media != nil else { return nil }
+        return job
+    }
+
+    static func media(_ node: YAMLNode, path: String, reader: ConfigReader) -> MediaEntry? {
+        if case .scalar = node.content, let url = reader.string(node, path: path) {
+            return checkedURL(url, node: node, path: path, reader: reader).map { MediaEntry(url: $0) }
+        }
+        guard let map = reader.mapping(node, path: path, allowed: [
+            "url", "content_type", "stream_type", "title", "subtitle", "studio", "image", "autoplay",
+        ]) else { return nil }
+        guard let urlNode = map.require("url"), let text = reader.string(urlNode, path: map.child("url")),
+              let url = checkedURL(text, node: urlNode, path: map.child("url"), reader: reader) else { return nil }
+        var media = MediaEntry(url: url)
+        media.contentType = map.string("content_type")
+        if let v = map.choice("stream_type", MediaEntry.StreamType.allCases.map(\.rawValue)) { media.streamType = .init(rawValue: v) }
+        media.title = map.string("title")
+        media.subtitle = map.string("subtitle")
+        media.studio = map.string("studio")
+        media.image = map.string("image")
+        if let v = map.bool("autoplay") { media.autoplay = v }
+        return media
+    }
+
+    /// http(s) URLs and absolute file paths (served by castline's HTTP server).
+    static func checkedURL(_ url: String, node: YAMLNode, path: String, reader: ConfigReader) -> String? {
+        let lower = url.lowercased()
+        if (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && url.count > 8 && !url.contains(" ") { return url }
+        if url.hasPrefix("/") { return url }
+        reader.error(node.mark, "\(path) must be an http:// or https:// URL or an absolute file path, not \"\(url)\"")
+        return nil
+    }
+}

@@ -1,0 +1,179 @@
+/// castline's configuration file (YAML), decoded and checked. Every value has a default, so an
+/// empty file is a valid configuration; the schema is documented in `configs/castline.example.yaml`
+/// and README.md. Decoding lives in `CastlineConfiguration+Decoding.swift`.
+public struct CastlineConfiguration: Sendable {
+    /// The file this came from ("<default>" for the built-in default).
+    public var file: String = "<default>"
+    /// The receiver app jobs and `cast` launch or join (Default Media Receiver unless set).
+    public var receiverAppID = "CC1AD845"
+    /// The sender id used in Cast messages (`sender-0` unless set).
+    public var senderID: String?
+    public var devices: [DeviceEntry] = []
+    public var discovery = DiscoverySettings()
+    public var logging = LoggingSettings()
+    public var plugins = PluginSettings()
+    public var channels = ChannelSettings()
+    public var session = SessionSettings()
+    public var daemon = DaemonSettings()
+    public var jobs: [JobEntry] = []
+
+    public init() {}
+}
+
+/// A device reached by address (no mDNS needed), with the names it may be called by.
+public struct DeviceEntry: Sendable, Hashable {
+    public var name: String
+    public var host: String
+    public var port = 8009
+    /// The device's uuid when known (otherwise learnt from the device).
+    public var id: String?
+    /// Other names `--device` and jobs may use for this device.
+    public var aliases: [String] = []
+    public var mark = SourceMark(line: 0, column: 0)
+
+    public init(name: String, host: String, port: Int = 8009, id: String? = nil, aliases: [String] = []) {
+        self.name = name
+        self.host = host
+        self.port = port
+        self.id = id
+        self.aliases = aliases
+    }
+}
+
+public struct DiscoverySettings: Sendable {
+    /// Start discovery when castline starts (`false`: only the static devices are used).
+    public var autostart = true
+    /// Which providers run: `static` (the `devices:` list) and discovery plugin ids
+    /// (`avahi-discovery`). Nil: all of them.
+    public var providers: [String]?
+    /// DNS-SD service types discovery plugins may browse (the declaration check).
+    public var allowedServices: [String] = ["_googlecast._tcp"]
+    /// Network interfaces discovery may use (handed to the Avahi plugin); empty: all.
+    public var interfaces: [String] = []
+    /// How long `cast` and jobs wait for a named device to be discovered, in seconds.
+    public var timeout: Double = 5
+
+    public init() {}
+}
+
+public struct LoggingSettings: Sendable {
+    /// Rules in the `CASTLINE_LOG` grammar (`*:info,CastChannel.*heartbeat:none`).
+    public var rules: String?
+    /// Console (stderr) output on or off.
+    public var console = true
+    public var sinks: [SinkEntry] = []
+
+    public init() {}
+}
+
+/// A log sink provided by a plugin feature (`json`, `journald`), with its options as JSON.
+public struct SinkEntry: Sendable, Hashable {
+    public var type: String
+    /// The options object as JSON text.
+    public var options = "{}"
+    public var mark = SourceMark(line: 0, column: 0)
+
+    public init(type: String, options: String = "{}") {
+        self.type = type
+        self.options = options
+    }
+}
+
+public struct PluginSettings: Sendable {
+    /// Folders or `.so` files searched after `--plugin-path` and `CASTLINE_PLUGIN_PATH`.
+    public var paths: [String] = []
+    /// Plugin ids not to initialise.
+    public var disabled: [String] = []
+    /// Each plugin's config object as JSON text, by plugin id.
+    public var configs: [String: String] = [:]
+    public var marks: [String: SourceMark] = [:]
+
+    public init() {}
+}
+
+public struct ChannelSettings: Sendable {
+    /// Custom namespaces channel plugins may use.
+    public var allowedNamespaces: [String] = []
+
+    public init() {}
+}
+
+public struct SessionSettings: Sendable {
+    public enum DeviceAuth: String, Sendable, CaseIterable { case off, warn, require }
+
+    /// Where sessions are saved so a restarted castline resumes them.
+    public var resumeFile: String?
+    public var heartbeatInterval: Double = 5
+    public var heartbeatTimeout: Double = 10
+    public var connectTimeout: Double = 5
+    public var requestTimeout: Double = 10
+    /// Reconnect attempts after a drop; nil: unlimited.
+    public var reconnectMaxAttempts: Int?
+    public var reconnectInitialDelay: Double = 0.05
+    public var reconnectMaxDelay: Double = 30
+    public var deviceAuth = DeviceAuth.off
+    /// PEM files with extra trust anchors for device authentication.
+    public var trustAnchors: [String] = []
+
+    public init() {}
+}
+
+public struct DaemonSettings: Sendable {
+    public enum OnStop: String, Sendable, CaseIterable { case leave, stop }
+
+    /// On SIGTERM: `leave` the receiver apps running, or `stop` casting.
+    public var onStop = OnStop.leave
+
+    public init() {}
+}
+
+/// Declarative casting: keep `media` playing on every device matching `devices`.
+public struct JobEntry: Sendable, Hashable {
+    public enum Trigger: String, Sendable, CaseIterable { case idle, reboot, found }
+    public enum Takeover: String, Sendable, CaseIterable {
+        /// Leave the device to the other sender; cast again when it goes idle (or after `reclaim_after`).
+        case yield
+        /// Cast again at once.
+        case reclaim
+    }
+
+    public var name: String
+    /// Globs over device names, aliases and ids (`Lobby*`).
+    public var devices: [String]
+    /// The receiver app (default: the top-level `receiver_app_id`).
+    public var appID: String?
+    public var media: MediaEntry
+    /// When to cast again: the player went idle (finished, error, app stopped), the device came
+    /// back after a reboot or drop, the device was lost and found again.
+    public var recastOn: Set<Trigger> = Set(Trigger.allCases)
+    public var takeover = Takeover.yield
+    /// With `takeover: yield`, reclaim the device after this many seconds even if it stays busy.
+    public var reclaimAfter: Double?
+    /// Seconds between checks that the media still plays (a status request).
+    public var checkInterval: Double = 30
+    /// Seconds to wait before casting again after a failure (doubles up to 16×).
+    public var retryDelay: Double = 2
+    public var mark = SourceMark(line: 0, column: 0)
+
+    public init(name: String, devices: [String], media: MediaEntry) {
+        self.name = name
+        self.devices = devices
+        self.media = media
+    }
+}
+
+/// What to cast: a URL with optional metadata (filled from the media-formats plugin when omitted).
+public struct MediaEntry: Sendable, Hashable {
+    public enum StreamType: String, Sendable, CaseIterable { case buffered, live, none }
+
+    public var url: String
+    public var contentType: String?
+    public var streamType: StreamType?
+    public var title: String?
+    public var subtitle: String?
+    public var studio: String?
+    public var image: String?
+    public var autoplay = true
+
+    public init(url: String) { self.url = url }
+}

@@ -1,0 +1,68 @@
+/// A position in a source file: 1-based line and column (columns count characters).
+public struct SourceMark: Sendable, Hashable, CustomStringConvertible {
+    public var line: Int
+    public var column: Int
+
+    public init(line: Int, column: Int) {
+        self.line = line
+        self.column = column
+    }
+
+    public var description: String { "\(line):\(column)" }
+}
+
+/// One node of a parsed YAML document with the place it starts, so every config error can name
+/// file:line:column. Scalars keep their text and whether they were quoted: the schema decides
+/// what a scalar means (a quoted `"8009"` stays a string; `no` in a string field stays `no`).
+public struct YAMLNode: Sendable {
+    public enum Content: Sendable {
+        /// `plain` is false for quoted and block scalars (`"…"`, `'…'`, `|`, `>`).
+        case scalar(String, plain: Bool)
+        case sequence([YAMLNode])
+        case mapping([YAMLPair])
+    }
+
+    public var content: Content
+    public var mark: SourceMark
+    /// An explicit tag (`!!str`), if any.
+    public var tag: String?
+
+    public init(_ content: Content, mark: SourceMark, tag: String? = nil) {
+        self.content = content
+        self.mark = mark
+        self.tag = tag
+    }
+
+    /// A plain `~`, `null`, `Null`, `NULL` or empty scalar (`key:` with nothing after it).
+    public var isNull: Bool {
+        guard case .scalar(let text, true) = content, tag == nil else { return false }
+        return text.isEmpty || text == "~" || text == "null" || text == "Null" || text == "NULL"
+    }
+
+    /// What this node is, for error messages: "a mapping", "a list", "a string", "null".
+    public var kindDescription: String {
+        switch content {
+        case .scalar: return isNull ? "null" : "a scalar (\(scalarPreview))"
+        case .sequence: return "a list"
+        case .mapping: return "a mapping"
+        }
+    }
+
+    /// The scalar's text shortened for messages.
+    var scalarPreview: String {
+        guard case .scalar(let text, let plain) = content else { return "" }
+        let short = text.count > 40 ? String(text.prefix(37)) + "…" : text
+        return plain ? short : "\"\(short)\""
+    }
+}
+
+/// A key and its value in a YAML mapping.
+public struct YAMLPair: Sendable {
+    public var key: YAMLNode
+    public var value: YAMLNode
+
+    public init(key: YAMLNode, value: YAMLNode) {
+        self.key = key
+        self.value = value
+    }
+}

@@ -1,0 +1,126 @@
+import CastCore
+import CastlineConfig
+import Foundation
+import Testing
+
+@Suite struct CastlineConfigurationTests {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    func errors(_ text: String) -> [String] {
+        do {
+            _ = try CastlineConfiguration.parse(text, file: "c.yaml")
+            return []
+        } catch {
+            return error.diagnostics.map(\.description)
+        }
+    }
+
+    @Test func theExampleFileDecodesToWhatItSays() throws {
+        let path = Self.repo.appendingPathComponent("configs/castline.example.yaml").path
+        let (config, warnings) = try CastlineConfiguration.load(path: path)
+        #expect(warnings.isEmpty)
+        #expect(config.receiverAppID == "CC1AD845")
+        #expect(config.devices.map(\.name) == ["Lobby TV", "Lobby Wall"])
+        #expect(config.devices[0].aliases == ["lobby"] && config.devices[1].port == 8009)
+        #expect(config.logging.rules == "info,CastChannel.*heartbeat:none,*Session:debug")
+        #expect(config.logging.sinks.map(\.type) == ["json", "journald"])
+        #expect(config.logging.sinks[0].options == #"{"path":"/var/log/castline/castline.jsonl"}"#)
+        #expect(config.plugins.disabled == ["echo-channel-c"])
+        #expect(config.plugins.configs["avahi-discovery"] == #"{"interfaces":[]}"#)
+        #expect(config.session.deviceAuth == .off && config.session.reconnectMaxAttempts == nil)
+        #expect(config.daemon.onStop == .leave)
+        let job = try #require(config.jobs.first)
+        #expect(job.name == "lobby-dashboard" && job.devices == ["Lobby*"])
+        #expect(job.media.streamType == .live && job.media.contentType == "application/x-mpegURL")
+        #expect(job.recastOn == [.idle, .reboot, .found] && job.takeover == .yield && job.reclaimAfter == 600)
+    }
+
+    @Test func anEmptyFileIsTheDefaultConfiguration() throws {
+        let (config, warnings) = try CastlineConfiguration.parse("", file: "empty.yaml")
+        #expect(warnings.isEmpty && config.jobs.isEmpty && config.devices.isEmpty)
+        #expect(config.session.heartbeatInterval == 5 && config.discovery.allowedServices == ["_googlecast._tcp"])
+    }
+
+    @Test func unknownKeysNameThePlaceTheAllowedKeysAndTheLikelyOne() {
+        #expect(errors("devices:\n  - name: A\n    host: h\n    prot: 8009\n") == [
+            "c.yaml:4:5: error: unknown key \"prot\" in devices[0] (did you mean \"port\"?); allowed: name, host, port, id, aliases",
+        ])
+        #expect(errors("logging: {}\nlogin: {}\n") == [
+            "c.yaml:2:1: error: unknown key \"login\" in the top level (did you mean \"logging\"?); allowed: "
+                + CastlineConfiguration.topLevelKeys.joined(separator: ", "),
+        ])
+    }
+
+    @Test func wrongTypesAreErrorsAtTheValue() {
+        #expect(errors("devices:\n  - {name: A, host: h, port: \"eighty\"}\n") == [
+            "c.yaml:2:30: error: devices[0].port must be a whole number between 1 and 65535, not a scalar (\"eighty\")",
+        ])
+        #expect(errors("discovery:\n  autostart: yes\n") == [
+            "c.yaml:2:14: error: discovery.autostart must be true or false, not a scalar (yes)",
+        ])
+        #expect(errors("jobs: {name: x}\n") == ["c.yaml:1:7: error: jobs must be a list (lines starting with \"- \"), not a mapping"])
+        #expect(errors("session:\n  heartbeat_interval: 0\n") == [
+            "c.yaml:2:23: error: session.heartbeat_interval must be between 0.1 and 300 seconds, not 0",
+        ])
+        #expect(errors("session: {device_auth: maybe}\n") == [
+            "c.yaml:1:24: error: session.device_auth must be one of off, warn, require, not a scalar (maybe)",
+        ])
+    }
+
+    @Test func everyErrorIsReportedNotOnlyTheFirst() {
+        let found = errors("""
+            receiver_app_id: "not an id"
+            devices:
+              - name: A
+            jobs:
+              - name: j
+                devices: ["Lobby[*"]
+                media: ftp://x/y
+                takeover: sometimes
+            """)
+        #expect(found.count == 5, "\(found)")
+        #expect(found.contains { $0.hasPrefix("c.yaml:1:18: error: receiver_app_id") })
+        #expect(found.contains("c.yaml:3:5: error: devices[0] needs \"host\""))
+        #expect(found.contains { $0.hasPrefix("c.yaml:6:14: error: jobs[0].devices[0] \"Lobby[*\"") })
+        #expect(found.contains("c.yaml:7:12: error: jobs[0].media must be an http:// or https:// URL or an absolute file path, not \"ftp://x/y\""))
+        #expect(found.contains { $0.hasPrefix("c.yaml:8:15: error: jobs[0].takeover must be one of yield, reclaim") })
+    }
+
+    @Test func logRuleErrorsPointAtTheCharacterInsideTheValue() {
+        // "*:info,Cast[:debug": the bad glob starts at offset 7; the quoted value at column 10.
+        let found = errors("logging:\n  rules: \"*:info,Cast[:debug\"\n")
+        #expect(found.count == 1)
+        #expect(found.first?.hasPrefix("c.yaml:2:") == true, "\(found)")
+        let plain = errors("logging:\n  rules: info,*Session:loud\n")
+        #expect(plain.count == 1)
+        #expect(plain.first?.hasPrefix("c.yaml:2:24: error: logging.rules: unknown level") == true, "\(plain)")
+    }
+
+    @Test func duplicatesAcrossEntriesAndYAMLSyntaxErrorsAreReported() {
+        #expect(errors("devices:\n  - {name: A, host: h}\n  - {name: B, host: i, aliases: [A]}\n") == [
+            "c.yaml:3:5: error: device name \"A\" is used twice (first at 2:5): names and aliases must be unique",
+        ])
+        let syntax = errors("jobs:\n  - name: x\n   devices: y\n")
+        #expect(syntax.count == 1 && syntax[0].hasPrefix("c.yaml:3:") && syntax[0].contains("YAML syntax"), "\(syntax)")
+    }
+
+    @Test func warningsDoNotFailTheFile() throws {
+        let (config, warnings) = try CastlineConfiguration.parse(
+            "jobs:\n  - {name: j, devices: x, media: \"http://h/a.mp4\", takeover: reclaim, reclaim_after: 5}\n", file: "w.yaml")
+        #expect(config.jobs.count == 1)
+        #expect(warnings.map(\.description) == [
+            "w.yaml:2:71: warning: jobs[0].reclaim_after has no effect with takeover: reclaim (the job reclaims at once)",
+        ])
+    }
+
+    @Test func unreadableFilesAreOneClearDiagnostic() {
+        for (path, message) in [("/nonexistent/c.yaml", "cannot open: No such file or directory"), ("/tmp", "not a regular file")] {
+            do {
+                _ = try CastlineConfiguration.load(path: path)
+                Issue.record("loaded \(path)")
+            } catch {
+                #expect(error.description == "\(path):1:1: error: \(message)")
+            }
+        }
+    }
+}
