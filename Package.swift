@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "CastPluginHost", targets: ["CastPluginHost"]),
         .library(name: "CastPluginKit", targets: ["CastPluginKit"]),
         .library(name: "CastlineConfig", targets: ["CastlineConfig"]),
+        .library(name: "CastMediaServer", targets: ["CastMediaServer"]),
         .executable(name: "castline", targets: ["castline"]),
         // First-party plugins: one dynamic library each, loaded by the host at run time
         // (never linked into it). The `libCastlinePlugin` prefix is what the host looks for
@@ -166,12 +167,21 @@ let package = Package(
         // every error at file:line:column). No sockets, no sender types.
         .target(name: "CastlineConfig", dependencies: ["CYAML", "CastCore", "CastLogging"]),
 
+        // The HTTP server that hands local files to Cast devices (Range requests, an unguessable
+        // URL, CORS) and the address that faces a device.
+        .target(name: "CastMediaServer", dependencies: [
+            "CastLogging",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
+
         // MARK: The command-line tool.
         .executableTarget(
             name: "castline",
             dependencies: [
                 "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
-                "CastlineConfig",
+                "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -185,6 +195,11 @@ let package = Package(
         ]),
         .testTarget(name: "CastCoreTests", dependencies: ["CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
+        .testTarget(name: "CastMediaServerTests", dependencies: [
+            "CastMediaServer", "CastLogging",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         .testTarget(name: "CastProtocolTests", dependencies: [
             "CastProtocol", "CastCore", "CastLogging", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -202,7 +217,7 @@ let package = Package(
         ]),
         .testTarget(name: "CastReceiverSimServerTests", dependencies: [
             "CastReceiverSimServer", "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging",
-            "SystemCrypto", "CastTestSupport", "CastTransport",
+            "SystemCrypto", "CastTestSupport", "CastTransport", "CastMediaServer",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),

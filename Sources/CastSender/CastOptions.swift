@@ -12,6 +12,10 @@ public struct CastOptions: Sendable {
         case alwaysLaunch
         /// Only join; fail with ``CastSessionError/appNotRunning(appID:)`` when it does not run.
         case joinOnly
+        /// Join whatever app runs with the media namespace, whatever its app id (remote-control
+        /// commands: pause what is playing); fail with ``CastSessionError/appNotRunning(appID:)``
+        /// when none does (only the idle screen or nothing runs).
+        case joinAnyMediaApp
     }
 
     /// The receiver app to join or launch (default: the Default Media Receiver).

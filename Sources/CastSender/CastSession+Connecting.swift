@@ -87,6 +87,14 @@ extension CastSession {
                 throw .sessionGone(appID: target.appID, sessionID: target.sessionID)
             }
             app = running
+        } else if policy == .joinAnyMediaApp {
+            guard let running = status.applications.first(where: { $0.isIdleScreen != true && $0.supports(.media) }) else {
+                throw .appNotRunning(appID: "any media app")
+            }
+            log.info("joining running media app \(running.appId) session \(running.sessionId)", [
+                "appId": .string(running.appId), "session": .string(running.sessionId),
+            ])
+            app = running
         } else if policy != .alwaysLaunch, let running = status.application(withID: options.receiverAppID) {
             log.info("joining running app \(running.appId) session \(running.sessionId)", [
                 "appId": .string(running.appId), "session": .string(running.sessionId),

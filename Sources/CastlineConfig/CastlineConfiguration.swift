@@ -110,7 +110,7 @@ public struct SessionSettings: Sendable {
     /// Reconnect attempts after a drop; nil: unlimited.
     public var reconnectMaxAttempts: Int?
     public var reconnectInitialDelay: Double = 0.05
-    public var reconnectMaxDelay: Double = 30
+    public var reconnectMaxDelay: Double = 10
     public var deviceAuth = DeviceAuth.off
     /// PEM files with extra trust anchors for device authentication.
     public var trustAnchors: [String] = []

@@ -7,12 +7,14 @@ struct Castline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "castline",
         abstract: "A headless Google Cast sender for Linux servers.",
-        discussion: """
-            Exit codes: 0 success; 1 runtime failure (a socket could not be bound, a daemon is
-            missing, discover found nothing); 64 usage or configuration error (EX_USAGE; the
-            message says what is wrong, with file:line:column for files).
+        discussion: CastlineExit.summary + """
+
             Logging: --log RULES or CASTLINE_LOG, e.g. "*:info,CastChannel.*heartbeat:none,*Session:verbose".
+            Config: --config FILE, CASTLINE_CONFIG, or ~/.config/castline/castline.yaml (see configs/castline.example.yaml).
             """,
-        subcommands: [SimCommand.self, DiscoverCommand.self]
+        subcommands: [
+            CastCommand.self, StatusCommand.self, PlayCommand.self, PauseCommand.self, StopCommand.self, SeekCommand.self,
+            VolumeCommand.self, MuteCommand.self, QueueCommand.self, DiscoverCommand.self, ConfigCommand.self, SimCommand.self,
+        ]
     )
 }

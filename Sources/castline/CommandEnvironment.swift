@@ -1,0 +1,205 @@
+import ArgumentParser
+import CastCore
+import CastLogging
+import CastPluginHost
+import CastSender
+import CastTransport
+import CastlineConfig
+import Glibc
+import NIOPosix
+
+/// What a device command needs, built from its options and the config file: the log system
+/// (console on stderr, config sinks), the plugin host, device resolution and a session manager.
+/// One per process; `shutdown()` before exit flushes the sinks.
+final class CommandEnvironment: @unchecked Sendable {
+    let config: CastlineConfiguration
+    let logSystem: LogSystem
+    let plugins: PluginHost
+    let group: MultiThreadedEventLoopGroup
+    let log: Logger
+    private let options: DeviceOptions
+
+    /// Loads the config (exit 2 on errors, printed as file:line:column), sets up logging and
+    /// loads the plugins of `featureKinds` (plus log sinks when the config names some, plus
+    /// discovery when `--device` cannot be resolved without it).
+    init(options: DeviceOptions, featureKinds: Set<PluginFeatureKind>, consoleMinimum: LogLevel = .warning) throws {
+        self.options = options
+        let env = environment()
+        config = try Self.loadConfig(explicit: options.config, environment: env)
+        logSystem = LogSystem(filter: LoggerFilter(minimumLevel: consoleMinimum))
+        if config.logging.console { logSystem.addSink(ConsoleLogSink()) }
+        if let rules = config.logging.rules { try? logSystem.applyRules(rules, source: config.file) }
+        if let error = logSystem.applyEnvironment(env) { throw ValidationError("CASTLINE_LOG: \(error)") }
+        if let rules = options.log {
+            do { try logSystem.applyRules(rules, source: "--log") } catch { throw ValidationError("--log: \(error)") }
+        }
+        log = Logger(class: "CommandEnvironment", system: logSystem)
+        var kinds = featureKinds
+        if !config.logging.sinks.isEmpty { kinds.insert(.logSink) }
+        if Self.needsDiscovery(options: options, config: config) { kinds.insert(.discovery) }
+        var pluginConfigs = config.plugins.configs
+        if !config.discovery.interfaces.isEmpty, pluginConfigs["avahi-discovery"] == nil {
+            pluginConfigs["avahi-discovery"] = JSONValue.object(["interfaces": .array(config.discovery.interfaces.map { .string($0) })]).serialized()
+        }
+        plugins = PluginHost(configuration: PluginHostConfiguration(
+            searchPath: PluginSearchPath(commandLine: options.pluginPath, environment: env, config: config.plugins.paths),
+            allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: Set(config.channels.allowedNamespaces),
+            pluginConfigs: pluginConfigs, disabledPlugins: Set(config.plugins.disabled), featureKinds: kinds), logSystem: logSystem)
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        if !kinds.isEmpty { plugins.loadAll() }
+        for sink in config.logging.sinks {
+            do {
+                logSystem.addSink(try plugins.openLogSink(id: sink.type, options: sink.options))
+            } catch {
+                printError("\(config.file):\(sink.mark.line):\(sink.mark.column): error: logging sink \"\(sink.type)\": \(error)")
+                throw CastlineExit.configError
+            }
+        }
+    }
+
+    /// `--config`, `$CASTLINE_CONFIG`, then `~/.config/castline/castline.yaml` when it exists;
+    /// none: the built-in defaults. Errors are printed and end the process with exit code 2.
+    static func loadConfig(explicit: String?, environment env: [String: String]) throws -> CastlineConfiguration {
+        var path = explicit ?? env["CASTLINE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+        if path == nil {
+            let base = env["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? env["HOME"].map { "\($0)/.config" }
+            if let base, access("\(base)/castline/castline.yaml", F_OK) == 0 { path = "\(base)/castline/castline.yaml" }
+        }
+        guard let path else { return CastlineConfiguration() }
+        do {
+            let (config, warnings) = try CastlineConfiguration.load(path: path)
+            for warning in warnings { printError(warning.description) }
+            return config
+        } catch {
+            for diagnostic in error.diagnostics { printError(diagnostic.description) }
+            throw CastlineExit.configError
+        }
+    }
+
+    func shutdown() async {
+        try? await group.shutdownGracefully()
+        _ = logSystem.shutdown()
+        plugins.shutdown()
+    }
+
+    // MARK: Devices.
+
+    /// A device named without discovery: a config device (by name or alias) or an address.
+    static func directDevice(_ text: String, config: CastlineConfiguration) -> CastDevice? {
+        if let entry = config.devices.first(where: { e in ([e.name] + e.aliases).contains { $0.lowercased() == text.lowercased() } }) {
+            return CastDevice(id: entry.id ?? CastConnection.endpointName(host: entry.host, port: entry.port),
+                              friendlyName: entry.name, host: entry.host, port: entry.port, provider: "config")
+        }
+        guard let host = try? DiscoverCommand.parseHost(text), Self.isAddress(host.host) else { return nil }
+        let endpoint = CastConnection.endpointName(host: host.host, port: host.port)
+        return CastDevice(id: endpoint, friendlyName: endpoint, host: host.host, port: host.port, provider: "address")
+    }
+
+    static func isAddress(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1 || host == "localhost"
+    }
+
+    static func needsDiscovery(options: DeviceOptions, config: CastlineConfiguration) -> Bool {
+        guard let device = options.device else { return false }
+        if directDevice(device, config: config) != nil { return false }
+        return config.discovery.autostart
+    }
+
+    /// The devices `--device` names: a config device or address at once; otherwise discovery
+    /// (plugins, config devices and `--host`) until an exact name/id matches, or until the
+    /// timeout for a glob (which may match several). Exit 3 with the reasons when none matches.
+    func resolveDevices() async throws -> [CastDevice] {
+        guard let text = options.device else {
+            printError("castline: --device is required (a name, alias, glob, device id or host[:port]); `castline discover` lists devices")
+            throw CastlineExit.usage
+        }
+        if let device = Self.directDevice(text, config: config) { return [device] }
+        let selector: DeviceSelector
+        do { selector = try DeviceSelector(text) } catch {
+            printError("castline: --device \(text): \(error)")
+            throw CastlineExit.usage
+        }
+        let aliases = Dictionary(config.devices.map { ($0.host + ":\($0.port)", $0.aliases) }, uniquingKeysWith: { a, _ in a })
+        let matches: @Sendable (CastDevice) -> Bool = { device in
+            selector.matches(name: device.friendlyName, id: device.id, aliases: aliases["\(device.host):\(device.port)"] ?? [])
+        }
+        let manager = DiscoveryManager(criteria: DiscoveryCriteria(), logSystem: logSystem)
+        let wanted = Set(config.discovery.providers ?? [])
+        func allowed(_ name: String) -> Bool { wanted.isEmpty || wanted.contains(name) }
+        if config.discovery.autostart {
+            for provider in plugins.discoveryProviders() where allowed(provider.name) || allowed(provider.name.split(separator: "/").first.map(String.init) ?? "") {
+                await manager.add(provider)
+            }
+        }
+        var hosts = try options.host.map { try DiscoverCommand.parseHost($0) }
+        if allowed("static") {
+            hosts += config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
+        }
+        if !hosts.isEmpty { await manager.add(StaticHostProvider(hosts: hosts, group: group, logSystem: logSystem)) }
+        await manager.start()
+        let seconds = options.timeout ?? config.discovery.timeout
+        var found: [CastDevice] = []
+        if selector.isGlob {
+            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            found = await manager.devices.filter(matches)
+        } else if let device = await manager.waitForDevice(timeout: seconds, where: matches) {
+            found = [device]
+        }
+        let explanation = await manager.explanation?.lines ?? []
+        let visible = await manager.devices.map(\.friendlyName)
+        await manager.stop()
+        if found.isEmpty {
+            var text = "castline: no device matches \"\(text)\" after \(seconds.formatted) s"
+            text += visible.isEmpty ? "" : "; found: " + visible.joined(separator: ", ")
+            for line in explanation { text += "\n  - \(line)" }
+            if !config.discovery.autostart { text += "\n  - discovery.autostart is false in \(config.file): only config devices are used" }
+            printError(text)
+            throw CastlineExit.noDevice
+        }
+        return found
+    }
+
+    // MARK: Sessions.
+
+    func castOptions(policy: CastOptions.JoinPolicy, appID: String? = nil) -> CastOptions {
+        var options = CastOptions(receiverAppID: appID ?? config.receiverAppID)
+        options.joinPolicy = policy
+        options.logSystem = logSystem
+        if let sender = config.senderID { options.senderID = sender }
+        options.heartbeatInterval = config.session.heartbeatInterval
+        options.heartbeatTimeout = config.session.heartbeatTimeout
+        options.connectTimeout = config.session.connectTimeout
+        options.requestTimeout = config.session.requestTimeout
+        options.reconnectPolicy = ReconnectPolicy(initialDelay: config.session.reconnectInitialDelay,
+                                                  maxDelay: config.session.reconnectMaxDelay,
+                                                  maxAttempts: config.session.reconnectMaxAttempts)
+        options.sessionResumeFile = config.session.resumeFile
+        switch config.session.deviceAuth {
+        case .off: options.deviceAuth = .off
+        case .warn: options.deviceAuth = .warn
+        case .require: options.deviceAuth = .require
+        }
+        return options
+    }
+
+    /// Starts a session on `device`; failures are printed and end the process (exit 4 when no
+    /// media app runs for a control command, 1 otherwise).
+    func startSession(on device: CastDevice, manager: SessionManager) async throws -> CastSession {
+        do {
+            return try await manager.startSession(on: device)
+        } catch {
+            if case .appNotRunning = error {
+                printError("castline: nothing is casting on \(device.friendlyName) (no media app runs)")
+                throw CastlineExit.refused
+            }
+            printError("castline: \(device.friendlyName) (\(device.endpoint)): \(error)")
+            throw CastlineExit.failure
+        }
+    }
+}
+
+extension Double {
+    /// `5` or `2.5`, for messages.
+    var formatted: String { self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String(self) }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import CastCore
+import CastLogging
+import CastPluginHost
+import CastlineConfig
+
+/// `castline config check FILE…`: validates config files without running them.
+struct ConfigCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config", abstract: "Check configuration files.", subcommands: [ConfigCheckCommand.self])
+}
+
+struct ConfigCheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Check config files: YAML syntax, keys, types, log rules, globs, plugin sinks.",
+        discussion: """
+            Prints every problem as FILE:LINE:COLUMN: error|warning: message (unknown keys list the
+            allowed ones) and exits 2 when a file has an error; prints "FILE: ok (…)" otherwise.
+            Also loads the plugins the file would load (plugins.paths, CASTLINE_PLUGIN_PATH, next to
+            the binary) to check that each logging sink type exists; --no-plugins skips that.
+            """ + "\n" + CastlineExit.summary)
+
+    @Argument(help: "Config files (YAML).")
+    var files: [String]
+    @Flag(name: .long, help: "Do not load plugins (only the file itself is checked).")
+    var noPlugins = false
+    @Option(name: .long, help: "A folder or .so file to load plugins from. Repeatable.")
+    var pluginPath: [String] = []
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("config check needs at least one FILE") }
+    }
+
+    func run() async throws {
+        var failed = false
+        for file in files {
+            let config: CastlineConfiguration
+            var diagnostics: [ConfigDiagnostic]
+            do {
+                (config, diagnostics) = try CastlineConfiguration.load(path: file)
+            } catch {
+                for diagnostic in error.diagnostics { printError(diagnostic.description) }
+                failed = true
+                continue
+            }
+            if !noPlugins { diagnostics += checkPlugins(config) }
+            for diagnostic in diagnostics { printError(diagnostic.description) }
+            if diagnostics.contains(where: { $0.severity == .error }) {
+                failed = true
+                continue
+            }
+            printLine("\(file): ok (\(config.devices.count) device(s), \(config.jobs.count) job(s), \(config.logging.sinks.count) log sink(s))")
+        }
+        if failed { throw CastlineExit.configError }
+    }
+
+    /// Sink types must name a log-sink feature of a loadable plugin; plugin configs should name a plugin.
+    func checkPlugins(_ config: CastlineConfiguration) -> [ConfigDiagnostic] {
+        let logSystem = LogSystem(filter: LoggerFilter(minimumLevel: .none))
+        let host = PluginHost(configuration: PluginHostConfiguration(
+            searchPath: PluginSearchPath(commandLine: pluginPath, environment: environment(), config: config.plugins.paths),
+            allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: Set(config.channels.allowedNamespaces),
+            pluginConfigs: config.plugins.configs, disabledPlugins: Set(config.plugins.disabled)), logSystem: logSystem)
+        host.loadAll()
+        defer { host.shutdown() }
+        var found: [ConfigDiagnostic] = []
+        let sinks = host.features(of: .logSink).map(\.id)
+        for sink in config.logging.sinks where !sinks.contains(sink.type) {
+            found.append(ConfigDiagnostic(file: config.file, mark: sink.mark, message:
+                "logging sink type \"\(sink.type)\" is not provided by any loaded plugin; available: "
+                + (sinks.isEmpty ? "none (no log-sink plugin found)" : sinks.sorted().joined(separator: ", "))))
+        }
+        let ids = Set(host.plugins.map(\.id)).union(config.plugins.disabled)
+        for (id, mark) in config.plugins.marks.sorted(by: { $0.value.line < $1.value.line }) where !ids.contains(id) {
+            found.append(ConfigDiagnostic(file: config.file, mark: mark, severity: .warning, message:
+                "plugins.config.\(id): no loaded plugin has this id; loaded: " + host.plugins.map(\.id).sorted().joined(separator: ", ")))
+        }
+        return found
+    }
+}

@@ -1,0 +1,29 @@
+import Glibc
+
+/// A local file to cast: its absolute path, name and first bytes (for the media-format probe).
+struct LocalMediaFile: Sendable {
+    struct Failure: Error, CustomStringConvertible { var description: String }
+
+    static let headSize = 65_536
+
+    let path: String
+    let name: String
+    let size: Int64
+    let head: [UInt8]
+
+    static func open(_ given: String) throws(Failure) -> LocalMediaFile {
+        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard realpath(given, &resolved) != nil else { throw Failure(description: String(cString: strerror(errno))) }
+        let path = String(cString: resolved)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw Failure(description: "not a regular file") }
+        var head = [UInt8](repeating: 0, count: headSize)
+        let count = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
+        head.removeSubrange(count...)
+        return LocalMediaFile(path: path, name: String(path.split(separator: "/").last ?? "media"), size: Int64(info.st_size), head: head)
+    }
+}

@@ -1,0 +1,105 @@
+import ArgumentParser
+import CastCore
+import CastProtocol
+import CastSender
+import Glibc
+
+/// `castline status [--follow] [--json]`: what plays on the device; with --follow a live view.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show what plays on a device: title, state, progress, volume, 4K/HDR badge.",
+        discussion: """
+            Joins whatever media app runs on the device (it does not launch one) and leaves it running.
+            --follow: a live view redrawn every second and on every change (in a terminal), or one line
+            (one JSON object with --json) per change; ends on SIGINT/SIGTERM, --for, or when the session ends.
+            JSON keys: device, id, endpoint, state, app, appId, sessionId, volume, muted, title, subtitle,
+            contentId, contentType, streamType, duration, currentTime, playbackRate, video, badge,
+            idleReason, mediaSessionId, mediaStatus (the device's MEDIA_STATUS entry as sent).
+            """ + "\n" + CastlineExit.summary)
+
+    @OptionGroup var options: ControlOptions
+    @Flag(name: .long, help: "Keep watching and redraw on every change.")
+    var follow = false
+    @Option(name: .customLong("for"), help: "With --follow: stop after this many seconds.")
+    var duration: Double?
+
+    func validate() throws {
+        if let duration, !(duration > 0 && duration <= 86_400 * 365) { throw ValidationError("--for must be a positive number of seconds") }
+    }
+
+    func run() async throws {
+        let environment = try CommandEnvironment(options: options.device, featureKinds: [])
+        do {
+            if follow { try await runFollow(environment) } else {
+                try await DeviceRunner(environment: environment, json: options.json, policy: .joinAnyMediaApp, fullView: true).run { _ in .success(()) }
+            }
+        } catch {
+            await environment.shutdown()
+            throw error
+        }
+        await environment.shutdown()
+    }
+
+    private func runFollow(_ environment: CommandEnvironment) async throws {
+        SignalWaiter.block([SIGINT, SIGTERM])
+        guard let device = try await environment.resolveDevices().first else { return }
+        let manager = SessionManager(options: environment.castOptions(policy: .joinAnyMediaApp), group: environment.group)
+        let session: CastSession
+        do { session = try await manager.startSession(on: device) } catch {
+            await manager.shutdown()
+            if case .appNotRunning = error {
+                printError("castline: \(device.friendlyName): nothing is casting (no media app runs)")
+                throw CastlineExit.refused
+            }
+            printError("castline: \(device.friendlyName): \(error)")
+            throw CastlineExit.failure
+        }
+        let (ticks, tick) = AsyncStream<Bool>.makeStream()
+        let updates = session.remoteMediaClient.statusUpdates()
+        let forwarding = Task {
+            for await _ in updates { tick.yield(true) }
+        }
+        let timer = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                tick.yield(false)
+            }
+        }
+        let ending = Task {
+            _ = await SignalWaiter.wait([SIGINT, SIGTERM])
+            tick.finish()
+        }
+        let deadline = duration.map { MonotonicClock.seconds() + $0 }
+        let terminal = !options.json && isatty(1) == 1
+        var drawn = 0
+        var receivedAt = MonotonicClock.seconds()
+        var lastLine = ""
+        for await changed in ticks {
+            let now = MonotonicClock.seconds()
+            if changed { receivedAt = now }
+            var snapshot = await DeviceRunner.snapshot(of: session)
+            snapshot.receivedAt = receivedAt
+            if options.json {
+                if changed { printLine(snapshot.json(at: now).serialized()) }
+            } else if terminal {
+                let lines = StatusView.render(snapshot, now: now, width: StatusView.terminalWidth())
+                var text = drawn > 0 ? "\u{1B}[\(drawn)A" : ""
+                for line in lines { text += "\u{1B}[2K" + line + "\n" }
+                if lines.count < drawn { text += "\u{1B}[J" }
+                drawn = lines.count
+                _ = text.withCString { write(1, $0, strlen($0)) }
+            } else {
+                let line = DeviceRunner.oneLine(snapshot)
+                if changed || line != lastLine { printLine(line) }
+                lastLine = line
+            }
+            if let deadline, now >= deadline { break }
+            if await session.state.isFinal { break }
+        }
+        forwarding.cancel()
+        timer.cancel()
+        ending.cancel()
+        await manager.shutdown(stopCasting: false)
+    }
+}
