@@ -176,12 +176,19 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
 
+        // `castline run`: config jobs as pure state machines (JobStateMachine) driven by discovery,
+        // session and media events; systemd notifications through libsystemd.
+        .target(name: "CastlineDaemon", dependencies: [
+            "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CSystemd",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
+
         // MARK: The command-line tool.
         .executableTarget(
             name: "castline",
             dependencies: [
                 "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
-                "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer",
+                "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer", "CastlineDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -195,6 +202,7 @@ let package = Package(
         ]),
         .testTarget(name: "CastCoreTests", dependencies: ["CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
+        .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastTestSupport"]),
         .testTarget(name: "CastMediaServerTests", dependencies: [
             "CastMediaServer", "CastLogging",
             .product(name: "NIOCore", package: "swift-nio"),

@@ -37,6 +37,8 @@ public final class SimulatedDevice: @unchecked Sendable {
     private var scheduledDeadline: Double?
     var faults: DeviceFaults
     private(set) var isDown = false
+    /// Results of fetching LOADed media (newest last, bounded).
+    var mediaFetches: [JSONValue] = []
 
     init(index: Int, configuration: SimulatedDeviceConfiguration, settings: SimulatorSettings, loop: EventLoop,
          identity: DeviceIdentity, frameLog: FrameLog?, advertiser: MDNSAdvertiser?,
@@ -195,6 +197,7 @@ public final class SimulatedDevice: @unchecked Sendable {
     func received(_ message: CastMessage, from id: SenderConnectionID) {
         loop.preconditionInEventLoop()
         perform(state.receive(message, from: id, now: MonotonicClock.seconds()))
+        fetchMediaIfLoad(message)
     }
 
     func connectionClosed(_ id: SenderConnectionID) {

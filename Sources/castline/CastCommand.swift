@@ -60,7 +60,7 @@ struct CastCommand: AsyncParsableCommand {
                 throw CastlineExit.usage
             }
         }
-        let environment = try CommandEnvironment(options: options.device, featureKinds: [.mediaFormat])
+        let environment = try CommandEnvironment(options: options.device.request, featureKinds: [.mediaFormat])
         do {
             try await cast(file: file, environment: environment)
         } catch {
@@ -186,34 +186,11 @@ struct CastCommand: AsyncParsableCommand {
             if case .requestFailed(_, .launchError) = error { return .refused("\(error)") }
             return .failed("\(error)")
         }
-        let client = session.remoteMediaClient
-        let updates = client.statusUpdates()
-        var loadOptions = MediaLoadOptions(autoplay: !noAutoplay, startTime: start)
-        loadOptions.timeout = playTimeout
-        switch await client.load(info, options: loadOptions).result {
-        case .failure(let error):
-            switch error {
-            case .timedOut, .disconnected, .cancelled: return .failed("LOAD: \(error)")
-            default: return .refused("LOAD: \(error)")
-            }
-        case .success: break
-        }
         let wanted: PlayerState = noAutoplay ? .paused : .playing
-        var state = client.mediaStatus?.effectivePlayerState
-        if state != wanted {
-            let deadline = playTimeout
-            let reached = await updates.first(within: deadline) { status in
-                guard let status else { return false }
-                return status.effectivePlayerState == wanted || (status.playerState == .idle && status.idleReason != nil)
-            }
-            state = reached??.effectivePlayerState
-        }
-        guard state == wanted else {
-            let status = client.mediaStatus
-            if status?.playerState == .idle, let reason = status?.idleReason {
-                return .refused("the device stopped the media (\(reason.rawValue))")
-            }
-            return .failed("no \(wanted.rawValue) within \(playTimeout.formatted) s (last state: \(status?.effectivePlayerState.rawValue ?? "none"))")
+        switch await session.remoteMediaClient.loadAndWait(info, options: MediaLoadOptions(autoplay: !noAutoplay, startTime: start),
+                                                           until: wanted, timeout: playTimeout) {
+        case .success: break
+        case .failure(let error): return error.isRefusal ? .refused("\(error)") : .failed("\(error)")
         }
         let milliseconds = Int((MonotonicClock.seconds() - started) * 1000)
         log.info("\(device.friendlyName): \(wanted.rawValue) in \(milliseconds) ms", [

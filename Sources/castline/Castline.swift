@@ -14,7 +14,7 @@ struct Castline: AsyncParsableCommand {
             """,
         subcommands: [
             CastCommand.self, StatusCommand.self, PlayCommand.self, PauseCommand.self, StopCommand.self, SeekCommand.self,
-            VolumeCommand.self, MuteCommand.self, QueueCommand.self, DiscoverCommand.self, ConfigCommand.self, SimCommand.self,
+            VolumeCommand.self, MuteCommand.self, QueueCommand.self, RunCommand.self, DiscoverCommand.self, ConfigCommand.self, SimCommand.self,
         ]
     )
 }

@@ -17,12 +17,12 @@ final class CommandEnvironment: @unchecked Sendable {
     let plugins: PluginHost
     let group: MultiThreadedEventLoopGroup
     let log: Logger
-    private let options: DeviceOptions
+    private let options: DeviceRequest
 
     /// Loads the config (exit 2 on errors, printed as file:line:column), sets up logging and
     /// loads the plugins of `featureKinds` (plus log sinks when the config names some, plus
     /// discovery when `--device` cannot be resolved without it).
-    init(options: DeviceOptions, featureKinds: Set<PluginFeatureKind>, consoleMinimum: LogLevel = .warning) throws {
+    init(options: DeviceRequest, featureKinds: Set<PluginFeatureKind>, consoleMinimum: LogLevel = .warning) throws {
         self.options = options
         let env = environment()
         config = try Self.loadConfig(explicit: options.config, environment: env)
@@ -100,7 +100,7 @@ final class CommandEnvironment: @unchecked Sendable {
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1 || host == "localhost"
     }
 
-    static func needsDiscovery(options: DeviceOptions, config: CastlineConfiguration) -> Bool {
+    static func needsDiscovery(options: DeviceRequest, config: CastlineConfiguration) -> Bool {
         guard let device = options.device else { return false }
         if directDevice(device, config: config) != nil { return false }
         return config.discovery.autostart

@@ -23,7 +23,7 @@ extension ControlCommand {
     var policy: CastOptions.JoinPolicy { .joinAnyMediaApp }
 
     func runControl() async throws {
-        let environment = try CommandEnvironment(options: options.device, featureKinds: [])
+        let environment = try CommandEnvironment(options: options.device.request, featureKinds: [])
         do {
             try await DeviceRunner(environment: environment, json: options.json, policy: policy).run { session in await act(session) }
         } catch {

@@ -20,8 +20,23 @@ struct DeviceOptions: ParsableArguments {
     @Option(name: .long, help: "Log rules, e.g. \"*:info,CastSession:debug\" (overrides the config and CASTLINE_LOG).")
     var log: String?
 
+    /// The values as a plain struct (parsable types cannot be built by hand).
+    var request: DeviceRequest {
+        DeviceRequest(device: device, config: config, host: host, timeout: timeout, pluginPath: pluginPath, log: log)
+    }
+
     func validate() throws {
         if let timeout, !(timeout > 0 && timeout <= 3600) { throw ValidationError("--timeout must be a number of seconds above 0 and at most 3600") }
         if let device, device.isEmpty { throw ValidationError("--device must not be empty") }
     }
+}
+
+/// What a command asks of ``CommandEnvironment``: the `--device`, `--config`, … values.
+struct DeviceRequest: Sendable {
+    var device: String?
+    var config: String?
+    var host: [String] = []
+    var timeout: Double?
+    var pluginPath: [String] = []
+    var log: String?
 }

@@ -12,9 +12,9 @@ struct LocalMediaFile: Sendable {
     let head: [UInt8]
 
     static func open(_ given: String) throws(Failure) -> LocalMediaFile {
-        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard realpath(given, &resolved) != nil else { throw Failure(description: String(cString: strerror(errno))) }
+        guard let resolved = realpath(given, nil) else { throw Failure(description: String(cString: strerror(errno))) }
         let path = String(cString: resolved)
+        free(resolved)
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
         defer { close(fd) }

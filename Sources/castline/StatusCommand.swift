@@ -29,7 +29,7 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let environment = try CommandEnvironment(options: options.device, featureKinds: [])
+        let environment = try CommandEnvironment(options: options.device.request, featureKinds: [])
         do {
             if follow { try await runFollow(environment) } else {
                 try await DeviceRunner(environment: environment, json: options.json, policy: .joinAnyMediaApp, fullView: true).run { _ in .success(()) }

@@ -1,0 +1,61 @@
+import CastCore
+import CastProtocol
+
+/// Why ``RemoteMediaClient/loadAndWait(_:options:until:timeout:)`` did not reach the state.
+public enum LoadWaitError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The LOAD failed (LOAD_FAILED, INVALID_REQUEST, …): the device refused the media.
+    case refused(CastRequestError)
+    /// No answer or the connection went away.
+    case failed(CastRequestError)
+    /// The player went IDLE with this reason (ERROR, …) instead.
+    case wentIdle(IdleReason)
+    /// Neither the state nor IDLE within the timeout.
+    case timedOut(after: Double, lastState: PlayerState?)
+
+    public var description: String {
+        switch self {
+        case .refused(let error): return "LOAD refused: \(error)"
+        case .failed(let error): return "LOAD: \(error)"
+        case .wentIdle(let reason): return "the device stopped the media (\(reason.rawValue))"
+        case .timedOut(let seconds, let last):
+            return "not playing within \(seconds) s (last state: \(last?.rawValue ?? "none"))"
+        }
+    }
+
+    /// True when the device itself said no (as opposed to the network or a timeout).
+    public var isRefusal: Bool {
+        switch self {
+        case .refused, .wentIdle: return true
+        case .failed, .timedOut: return false
+        }
+    }
+}
+
+extension RemoteMediaClient {
+    /// Loads `media` and waits until the player reports `wanted` (PLAYING; PAUSED for a paused
+    /// load), or goes IDLE with a reason, or `timeout` seconds pass. Subscribes before the LOAD,
+    /// so no status is missed.
+    public func loadAndWait(_ media: MediaInformation, options: MediaLoadOptions = MediaLoadOptions(),
+                            until wanted: PlayerState = .playing, timeout: Double = 30) async -> Result<MediaStatus, LoadWaitError> {
+        let updates = statusUpdates()
+        var loadOptions = options
+        if loadOptions.timeout == nil { loadOptions.timeout = timeout }
+        switch await load(media, options: loadOptions).result {
+        case .failure(let error):
+            switch error {
+            case .timedOut, .disconnected, .cancelled: return .failure(.failed(error))
+            default: return .failure(.refused(error))
+            }
+        case .success: break
+        }
+        if let status = mediaStatus, status.effectivePlayerState == wanted { return .success(status) }
+        let reached = await updates.first(within: timeout) { status in
+            guard let status else { return false }
+            return status.effectivePlayerState == wanted || (status.playerState == .idle && status.idleReason != nil)
+        }
+        let status = (reached ?? nil) ?? mediaStatus
+        if let status, status.effectivePlayerState == wanted { return .success(status) }
+        if let status, status.playerState == .idle, let reason = status.idleReason { return .failure(.wentIdle(reason)) }
+        return .failure(.timedOut(after: timeout, lastState: mediaStatus?.effectivePlayerState))
+    }
+}

@@ -1,0 +1,70 @@
+import CastCore
+import CastSender
+import CastlineConfig
+
+/// Conversions between a job's media entry, the sender's types and the machine's inputs. Pure.
+public enum JobMedia {
+    public static func information(_ media: MediaEntry, url: String) -> MediaInformation {
+        var builder = MediaInformationBuilder(contentURL: url)
+            .contentType(media.contentType ?? ContentTypeGuess.forPath(url) ?? "application/octet-stream")
+        switch media.streamType {
+        case .live?: builder = builder.streamType(.live)
+        case MediaEntry.StreamType.none?: builder = builder.streamType(StreamType.none)
+        case .buffered?: builder = builder.streamType(.buffered)
+        case nil: break
+        }
+        let title = media.title ?? fileName(media.url)
+        builder = media.studio != nil
+            ? builder.movie(title: title, subtitle: media.subtitle, studio: media.studio)
+            : builder.generic(title: title, subtitle: media.subtitle)
+        if let image = media.image { builder = builder.image(image) }
+        return (try? builder.build()) ?? MediaInformation(contentId: url, contentUrl: url, contentType: "application/octet-stream")
+    }
+
+    public static func fileName(_ path: String) -> String {
+        String(path.split(separator: "/").last ?? Substring(path))
+    }
+
+    public static func observation(_ status: MediaStatus, urls: [String]) -> JobStateMachine.MediaObservation {
+        let media = status.effectiveMedia
+        let ours = media.map { m in urls.contains(m.contentId) || (m.contentUrl.map { urls.contains($0) } ?? false) } ?? true
+        return JobStateMachine.MediaObservation(playerState: status.playerState.rawValue, idleReason: status.idleReason?.rawValue,
+                                                isOurs: ours)
+    }
+
+    public static func sessionEnd(_ error: CastSessionError?) -> JobStateMachine.SessionEnd {
+        switch error {
+        case nil: return .requested
+        case .appStopped?: return .appStopped
+        case .appReplaced(_, let other)?: return .appReplaced(by: other)
+        case let error?: return .lost(error.name)
+        }
+    }
+}
+
+/// Content types for the common extensions (jobs without `content_type`; `cast` asks the
+/// media-formats plugin instead).
+public enum ContentTypeGuess {
+    public static func forPath(_ path: String) -> String? {
+        let name = path.split(separator: "?").first.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), !name[dot...].contains("/") else { return nil }
+        switch name[name.index(after: dot)...].lowercased() {
+        case "mp4", "m4v": return "video/mp4"
+        case "webm": return "video/webm"
+        case "mkv": return "video/x-matroska"
+        case "m3u8": return "application/x-mpegURL"
+        case "mpd": return "application/dash+xml"
+        case "mp3": return "audio/mpeg"
+        case "m4a", "aac": return "audio/mp4"
+        case "ogg", "oga": return "audio/ogg"
+        case "flac": return "audio/flac"
+        case "wav": return "audio/wav"
+        case "jpg", "jpeg": return "image/jpeg"
+        case "png": return "image/png"
+        case "gif": return "image/gif"
+        case "webp": return "image/webp"
+        case "html", "htm": return "text/html"
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import CastlineConfig
+
+/// What one config job does on one device, as a pure state machine: inputs are discovery,
+/// session and media events plus clock ticks; outputs are actions for ``JobDriver``. No sockets,
+/// no clock of its own (`now` comes with every input), so tests drive it directly.
+public struct JobStateMachine: Sendable {
+    public enum State: Sendable, Equatable, CustomStringConvertible {
+        /// The device is not (or no longer) discovered.
+        case waitingForDevice
+        /// A cast is under way.
+        case casting
+        /// Our media plays (or is paused/buffering) on the device.
+        case playing
+        /// Another sender took the device over; we wait for it to go idle (or `reclaim_after`).
+        case yielding(since: Double)
+        /// A cast failed or the device dropped; the next attempt is at `until`.
+        case backingOff(until: Double)
+        /// The job's triggers say not to cast again (e.g. `recast_on` without `idle`).
+        case stopped(reason: String)
+
+        public var description: String {
+            switch self {
+            case .waitingForDevice: return "waiting-for-device"
+            case .casting: return "casting"
+            case .playing: return "playing"
+            case .yielding: return "yielding"
+            case .backingOff: return "backing-off"
+            case .stopped: return "stopped"
+            }
+        }
+    }
+
+    /// How a session ended, as far as the job cares.
+    public enum SessionEnd: Sendable, Equatable {
+        /// The app was stopped (on the device or by another sender): the device is idle.
+        case appStopped
+        /// Another sender launched another app: a takeover.
+        case appReplaced(by: String)
+        /// The app session is gone after a reconnect (the device rebooted) or reconnecting gave up.
+        case lost(String)
+        /// We ended it.
+        case requested
+    }
+
+    /// A media status, reduced to what the job needs.
+    public struct MediaObservation: Sendable, Equatable {
+        public var playerState: String
+        public var idleReason: String?
+        /// True when the content is the job's (contentId or contentUrl equal to the job's URL).
+        public var isOurs: Bool
+
+        public init(playerState: String, idleReason: String? = nil, isOurs: Bool) {
+            self.playerState = playerState
+            self.idleReason = idleReason
+            self.isOurs = isOurs
+        }
+    }
+
+    public enum Input: Sendable, Equatable {
+        case deviceFound
+        case deviceLost
+        case castSucceeded
+        case castFailed(String)
+        case media(MediaObservation?)
+        case sessionEnded(SessionEnd)
+        /// A probe while yielding: whether another sender's media still plays.
+        case deviceBusy(Bool)
+        case tick
+    }
+
+    public enum Action: Sendable, Equatable {
+        case cast(reason: String)
+        case endSession
+        /// Ask the device for the media status (periodic check while playing).
+        case checkStatus
+        /// While yielding: see whether the device is still busy with another sender.
+        case probeDevice
+    }
+
+    public let job: JobEntry
+    public private(set) var state: State = .waitingForDevice
+    /// Consecutive failed casts (for the backoff); reset when a cast succeeds.
+    public private(set) var failures = 0
+    /// Casts started, for the status line and tests.
+    public private(set) var casts = 0
+    /// Why the last cast was started.
+    public private(set) var lastReason = ""
+    private var seenBefore = false
+    private var lastCheck = 0.0
+
+    public init(job: JobEntry) { self.job = job }
+
+    /// Seconds to wait after `failures` consecutive failures: `retry_delay` doubling up to 16×.
+    public func backoff(after failures: Int) -> Double {
+        job.retryDelay * Double(1 << min(max(failures - 1, 0), 4))
+    }
+
+    public mutating func handle(_ input: Input, now: Double) -> [Action] {
+        switch (input, state) {
+        case (.deviceFound, .waitingForDevice):
+            defer { seenBefore = true }
+            if seenBefore && !job.recastOn.contains(.found) {
+                state = .stopped(reason: "found again, but recast_on has no \"found\"")
+                return []
+            }
+            return startCast(seenBefore ? "device found again" : "device found", now: now)
+        case (.deviceFound, _):
+            return []
+        case (.deviceLost, .waitingForDevice):
+            return []
+        case (.deviceLost, _):
+            state = .waitingForDevice
+            return [.endSession]
+
+        case (.castSucceeded, .casting):
+            failures = 0
+            state = .playing
+            lastCheck = now
+            return []
+        case (.castFailed, .casting):
+            failures += 1
+            state = .backingOff(until: now + backoff(after: failures))
+            return []
+        case (.castSucceeded, _), (.castFailed, _):
+            return []
+
+        case (.media(let observation), .playing):
+            return mediaChanged(observation, now: now)
+        case (.media, _):
+            return []
+
+        case (.sessionEnded(let end), .playing), (.sessionEnded(let end), .casting):
+            switch end {
+            case .requested:
+                return []
+            case .appStopped:
+                return idle("the receiver app was stopped", now: now)
+            case .appReplaced(let other):
+                return takeover("another sender launched app \(other)", now: now)
+            case .lost(let why):
+                guard job.recastOn.contains(.reboot) else {
+                    state = .stopped(reason: "session lost (\(why)), and recast_on has no \"reboot\"")
+                    return []
+                }
+                failures += 1
+                state = .backingOff(until: now + backoff(after: failures))
+                return []
+            }
+        case (.sessionEnded, _):
+            return []
+
+        case (.deviceBusy(let busy), .yielding(let since)):
+            if !busy { return startCast("the other sender's media ended", now: now) }
+            if let after = job.reclaimAfter, now - since >= after { return startCast("reclaimed after \(Int(after)) s", now: now) }
+            return []
+        case (.deviceBusy, _):
+            return []
+
+        case (.tick, .backingOff(let until)):
+            return now >= until ? startCast(failures > 0 ? "retry \(failures)" : "retry", now: now) : []
+        case (.tick, .playing):
+            guard now - lastCheck >= job.checkInterval else { return [] }
+            lastCheck = now
+            return [.checkStatus]
+        case (.tick, .yielding(let since)):
+            if let after = job.reclaimAfter, now - since >= after { return startCast("reclaimed after \(Int(after)) s", now: now) }
+            guard now - lastCheck >= job.checkInterval else { return [] }
+            lastCheck = now
+            return [.probeDevice]
+        case (.tick, _):
+            return []
+        }
+    }
+
+    private mutating func startCast(_ reason: String, now: Double) -> [Action] {
+        state = .casting
+        casts += 1
+        lastReason = reason
+        return [.cast(reason: reason)]
+    }
+
+    private mutating func mediaChanged(_ observation: MediaObservation?, now: Double) -> [Action] {
+        guard let observation else {
+            // No media session at all in our app: it ended without an IDLE status we saw.
+            return idle("no media is loaded", now: now)
+        }
+        if !observation.isOurs {
+            return takeover("another sender loaded other media", now: now)
+        }
+        guard observation.playerState == "IDLE" else { return [] }
+        switch observation.idleReason {
+        case "INTERRUPTED":
+            return takeover("our media was interrupted by another load", now: now)
+        case nil:
+            return []
+        case let reason?:
+            return idle("the media went idle (\(reason))", now: now)
+        }
+    }
+
+    private mutating func idle(_ why: String, now: Double) -> [Action] {
+        guard job.recastOn.contains(.idle) else {
+            state = .stopped(reason: "\(why), and recast_on has no \"idle\"")
+            return []
+        }
+        return startCast(why, now: now)
+    }
+
+    private mutating func takeover(_ why: String, now: Double) -> [Action] {
+        switch job.takeover {
+        case .reclaim:
+            return startCast("\(why); takeover: reclaim", now: now)
+        case .yield:
+            state = .yielding(since: now)
+            lastCheck = now
+            lastReason = why
+            return []
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import CastLogging
+import CastPluginHost
+import CastlineConfig
+import CastlineDaemon
+import Glibc
+
+/// `castline run --config FILE`: the daemon (see configs/castline.service).
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the config's jobs as a daemon (systemd Type=notify).",
+        discussion: """
+            Discovers devices (plugins and the config's devices), keeps each job's media playing on the
+            devices it matches, casting again as the job's recast_on and takeover say. Tells systemd
+            READY=1, a STATUS= line (jobs and device states), WATCHDOG=1 at half WatchdogSec.
+            SIGHUP: re-reads the config: log rules apply at once, changed jobs restart (a config with
+            errors is refused with file:line:column and the previous one keeps running).
+            SIGTERM/SIGINT: ends the sessions as daemon.on_stop says (leave | stop) and flushes the log sinks.
+            """ + "\n" + CastlineExit.summary)
+
+    @Option(name: .long, help: "The config file (YAML).")
+    var config: String
+    @Option(name: .long, help: "A folder or .so file to load plugins from (before the config's paths). Repeatable.")
+    var pluginPath: [String] = []
+    @Option(name: .long, help: "Log rules (override the config's logging.rules until the next SIGHUP).")
+    var log: String?
+
+    func run() async throws {
+        let signals = SignalStream([SIGHUP, SIGTERM, SIGINT])
+        let options = DeviceRequest(config: config, pluginPath: pluginPath, log: log)
+        let environment = try CommandEnvironment(options: options, featureKinds: [.discovery, .mediaFormat], consoleMinimum: .info)
+        let daemon = Daemon(config: environment.config, providers: environment.plugins.discoveryProviders(),
+                            logSystem: environment.logSystem, group: environment.group)
+        let logger = Logger(class: "RunCommand", system: environment.logSystem)
+        let path = config
+        let signalTask = Task {
+            for await number in signals.signals {
+                if number == SIGHUP {
+                    do {
+                        let (next, warnings) = try CastlineConfiguration.load(path: path)
+                        for warning in warnings { logger.warning("\(warning)") }
+                        await daemon.reload(next)
+                    } catch {
+                        logger.error("config reload refused, the previous config keeps running:\n\(error)", ["config": .string(path)])
+                    }
+                } else {
+                    logger.info("signal \(number): stopping")
+                    let stopCasting = await daemon.currentOnStop == .stop
+                    await daemon.stop(stopCasting: stopCasting)
+                    return
+                }
+            }
+        }
+        await daemon.run()
+        signalTask.cancel()
+        await environment.shutdown()
+        _ = signals
+    }
+}

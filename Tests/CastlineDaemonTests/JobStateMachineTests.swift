@@ -1,0 +1,109 @@
+import CastlineConfig
+import CastlineDaemon
+import Testing
+
+@Suite struct JobStateMachineTests {
+    func job(_ configure: (inout JobEntry) -> Void = { _ in }) -> JobEntry {
+        var job = JobEntry(name: "lobby", devices: ["Lobby*"], media: MediaEntry(url: "http://127.0.0.1/d.m3u8"))
+        job.retryDelay = 2
+        job.checkInterval = 30
+        configure(&job)
+        return job
+    }
+
+    func playing(_ job: JobEntry) -> JobStateMachine {
+        var machine = JobStateMachine(job: job)
+        #expect(machine.handle(.deviceFound, now: 0) == [.cast(reason: "device found")])
+        #expect(machine.handle(.castSucceeded, now: 1) == [])
+        #expect(machine.state == .playing)
+        return machine
+    }
+
+    static let ours = JobStateMachine.MediaObservation(playerState: "PLAYING", isOurs: true)
+
+    @Test func castsWhenTheDeviceIsFoundAndChecksWhilePlaying() {
+        var machine = playing(job())
+        #expect(machine.handle(.media(Self.ours), now: 2) == [])
+        #expect(machine.handle(.tick, now: 20) == [])
+        #expect(machine.handle(.tick, now: 31) == [.checkStatus])
+        #expect(machine.handle(.tick, now: 40) == [])
+        #expect(machine.casts == 1)
+    }
+
+    @Test func failedCastsBackOffDoublingUpTo16Times() {
+        var machine = JobStateMachine(job: job())
+        _ = machine.handle(.deviceFound, now: 0)
+        var now = 0.0
+        var waits: [Double] = []
+        for _ in 0..<7 {
+            _ = machine.handle(.castFailed("refused"), now: now)
+            guard case .backingOff(let until) = machine.state else { Issue.record("\(machine.state)"); return }
+            waits.append(until - now)
+            #expect(machine.handle(.tick, now: until - 0.1) == [])
+            now = until
+            #expect(machine.handle(.tick, now: now) == [.cast(reason: "retry \(machine.failures)")])
+        }
+        #expect(waits == [2, 4, 8, 16, 32, 32, 32])
+        _ = machine.handle(.castSucceeded, now: now)
+        #expect(machine.failures == 0)
+    }
+
+    @Test func idleMediaIsCastAgainOnlyWhenRecastOnSaysIdle() {
+        var machine = playing(job())
+        let finished = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "FINISHED", isOurs: true)
+        #expect(machine.handle(.media(finished), now: 5) == [.cast(reason: "the media went idle (FINISHED)")])
+
+        var strict = playing(job { $0.recastOn = [.reboot] })
+        #expect(strict.handle(.media(finished), now: 5) == [])
+        #expect(strict.state == .stopped(reason: "the media went idle (FINISHED), and recast_on has no \"idle\""))
+        #expect(strict.handle(.tick, now: 100) == [])
+    }
+
+    @Test func aRebootedDeviceIsCastAgainAfterTheBackoff() {
+        var machine = playing(job())
+        #expect(machine.handle(.sessionEnded(.lost("session gone")), now: 10) == [])
+        #expect(machine.state == .backingOff(until: 12))
+        #expect(machine.handle(.tick, now: 12) == [.cast(reason: "retry 1")])
+        var noReboot = playing(job { $0.recastOn = [.idle] })
+        _ = noReboot.handle(.sessionEnded(.lost("session gone")), now: 10)
+        #expect(noReboot.state == .stopped(reason: "session lost (session gone), and recast_on has no \"reboot\""))
+    }
+
+    @Test func lostAndFoundDependsOnTheFoundTrigger() {
+        var machine = playing(job())
+        #expect(machine.handle(.deviceLost, now: 5) == [.endSession])
+        #expect(machine.state == .waitingForDevice)
+        #expect(machine.handle(.deviceFound, now: 9) == [.cast(reason: "device found again")])
+        var noFound = playing(job { $0.recastOn = [.idle, .reboot] })
+        _ = noFound.handle(.deviceLost, now: 5)
+        #expect(noFound.handle(.deviceFound, now: 9) == [])
+        #expect(noFound.state == .stopped(reason: "found again, but recast_on has no \"found\""))
+    }
+
+    @Test func takeoverYieldsUntilTheOtherSenderIsDoneOrReclaimAfter() {
+        var machine = playing(job { $0.reclaimAfter = 100 })
+        #expect(machine.handle(.sessionEnded(.appReplaced(by: "YouTube")), now: 10) == [])
+        #expect(machine.state == .yielding(since: 10))
+        #expect(machine.handle(.tick, now: 41) == [.probeDevice])
+        #expect(machine.handle(.deviceBusy(true), now: 41) == [])
+        #expect(machine.handle(.tick, now: 110) == [.cast(reason: "reclaimed after 100 s")])
+
+        var waiting = playing(job())
+        _ = waiting.handle(.media(JobStateMachine.MediaObservation(playerState: "PLAYING", isOurs: false)), now: 10)
+        #expect(waiting.state == .yielding(since: 10))
+        #expect(waiting.handle(.deviceBusy(false), now: 45) == [.cast(reason: "the other sender's media ended")])
+    }
+
+    @Test func takeoverWithReclaimCastsAtOnce() {
+        var machine = playing(job { $0.takeover = .reclaim })
+        let interrupted = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "INTERRUPTED", isOurs: true)
+        #expect(machine.handle(.media(interrupted), now: 3) == [.cast(reason: "our media was interrupted by another load; takeover: reclaim")])
+    }
+
+    @Test func aStoppedAppCountsAsIdle() {
+        var machine = playing(job())
+        #expect(machine.handle(.sessionEnded(.appStopped), now: 3) == [.cast(reason: "the receiver app was stopped")])
+        #expect(machine.handle(.sessionEnded(.requested), now: 4) == [])
+        #expect(machine.state == .casting)
+    }
+}
