@@ -40,17 +40,21 @@ extension RemoteMediaClient {
         let updates = statusUpdates()
         var loadOptions = options
         if loadOptions.timeout == nil { loadOptions.timeout = timeout }
+        let loaded: MediaStatus?
         switch await load(media, options: loadOptions).result {
         case .failure(let error):
             switch error {
             case .timedOut, .disconnected, .cancelled: return .failure(.failed(error))
             default: return .failure(.refused(error))
             }
-        case .success: break
+        case .success(let status): loaded = status
         }
-        if let status = mediaStatus, status.effectivePlayerState == wanted { return .success(status) }
+        // Only statuses of the new media session count: the one it replaced ends IDLE/INTERRUPTED.
+        let sessionID = loaded?.mediaSessionId
+        @Sendable func isOurs(_ status: MediaStatus) -> Bool { sessionID == nil || status.mediaSessionId == sessionID }
+        if let status = mediaStatus, isOurs(status), status.effectivePlayerState == wanted { return .success(status) }
         let reached = await updates.first(within: timeout) { status in
-            guard let status else { return false }
+            guard let status, isOurs(status) else { return false }
             return status.effectivePlayerState == wanted || (status.playerState == .idle && status.idleReason != nil)
         }
         let status = (reached ?? nil) ?? mediaStatus

@@ -17,7 +17,7 @@ extension CastlineConfiguration {
         var config = CastlineConfiguration()
         config.file = file
         config.decode(root, reader: reader)
-        if reader.hasErrors { throw ConfigErrors(reader.diagnostics) }
+        if reader.hasErrors { throw ConfigErrors(reader.diagnostics, partial: config) }
         return (config, reader.diagnostics)
     }
 

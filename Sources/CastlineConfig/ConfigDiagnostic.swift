@@ -21,8 +21,14 @@ public struct ConfigDiagnostic: Error, Sendable, Hashable, CustomStringConvertib
 /// All the problems found in one file; thrown when there is at least one error.
 public struct ConfigErrors: Error, Sendable, CustomStringConvertible {
     public var diagnostics: [ConfigDiagnostic]
+    /// What could be decoded despite the errors (nil when the YAML itself did not parse), so a
+    /// checker can go on and report more (e.g. unknown sink types) in one run.
+    public var partial: CastlineConfiguration?
 
-    public init(_ diagnostics: [ConfigDiagnostic]) { self.diagnostics = diagnostics }
+    public init(_ diagnostics: [ConfigDiagnostic], partial: CastlineConfiguration? = nil) {
+        self.diagnostics = diagnostics
+        self.partial = partial
+    }
 
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
 }

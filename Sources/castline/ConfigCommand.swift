@@ -40,7 +40,11 @@ struct ConfigCheckCommand: AsyncParsableCommand {
             do {
                 (config, diagnostics) = try CastlineConfiguration.load(path: file)
             } catch {
-                for diagnostic in error.diagnostics { printError(diagnostic.description) }
+                var all = error.diagnostics
+                if !noPlugins, let partial = error.partial { all += checkPlugins(partial) }
+                for diagnostic in all.sorted(by: { ($0.mark.line, $0.mark.column) < ($1.mark.line, $1.mark.column) }) {
+                    printError(diagnostic.description)
+                }
                 failed = true
                 continue
             }

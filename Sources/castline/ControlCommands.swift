@@ -69,10 +69,15 @@ struct SeekCommand: ControlCommand {
         commandName: "seek", abstract: "Seek to a position (90, 1:30, 1:02:03) or by an offset (+30, -10).",
         discussion: CastlineExit.summary)
     @OptionGroup var options: ControlOptions
-    @Argument(help: "Seconds or [h:]mm:ss; a leading + or - seeks relative to the current position.")
-    var position: String
+    /// An array only so that `-30` is taken as a value, not an option.
+    @Argument(parsing: .allUnrecognized, help: "Seconds or [h:]mm:ss; a leading + or - seeks relative to the current position.")
+    var positions: [String]
+    var position: String { positions.first ?? "" }
 
-    func validate() throws { _ = try Self.parse(position) }
+    func validate() throws {
+        guard positions.count == 1 else { throw ValidationError("seek takes one position (e.g. 90, 1:30, +30, -10)") }
+        _ = try Self.parse(position)
+    }
 
     static func parse(_ text: String) throws -> (seconds: Double, relative: Bool) {
         var body = Substring(text)
@@ -105,12 +110,17 @@ struct VolumeCommand: ControlCommand {
         commandName: "volume", abstract: "Set the device volume in percent (50) or change it (+10, -10).",
         discussion: "With --stream: the stream volume of the media instead of the device's.\n" + CastlineExit.summary)
     @OptionGroup var options: ControlOptions
-    @Argument(help: "0-100, or +N / -N percent points.")
-    var level: String
+    /// An array only so that `-10` is taken as a value, not an option.
+    @Argument(parsing: .allUnrecognized, help: "0-100, or +N / -N percent points.")
+    var levels: [String]
+    var level: String { levels.first ?? "" }
     @Flag(name: .long, help: "Set the media stream's volume instead of the device's.")
     var stream = false
 
-    func validate() throws { _ = try Self.parse(level) }
+    func validate() throws {
+        guard levels.count == 1 else { throw ValidationError("volume takes one level (e.g. 50, +10, -10)") }
+        _ = try Self.parse(level)
+    }
 
     static func parse(_ text: String) throws -> (percent: Double, relative: Bool) {
         let relative = text.hasPrefix("+") || text.hasPrefix("-")

@@ -1,0 +1,163 @@
+"""End-to-end: the built `castline` binary, run as a user would, against `castline sim` in a
+network namespace (cast a URL and a local file, status in JSON, every control command, errors
+and exit codes, config check)."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import REPO, castline_binary
+
+DEVICE = "127.0.0.1"
+
+
+def castline(netns, *args, timeout=60, env=None):
+    return netns.run(castline_binary(), *args, timeout=timeout, env=env)
+
+
+def json_lines(text):
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def media_state(sim):
+    return sim.control({"command": "list"})["devices"][0]["state"].get("media")
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def test_cast_a_url_then_status_and_every_control_command(netns, sim):
+    cast = castline(netns, "cast", "http://127.0.0.1:9/movie.mp4", "--device", DEVICE, "--title", "Big Buck",
+                    "--subtitle", "A short film", "--json")
+    assert cast.returncode == 0, cast.stderr
+    [started] = json_lines(cast.stdout)
+    assert started["state"] == "PLAYING" and started["title"] == "Big Buck" and started["subtitle"] == "A short film"
+    assert started["contentType"] == "video/mp4", "the media-formats plugin fills the content type"
+    assert started["appId"] == "CC1AD845"
+
+    def run(*args):
+        result = castline(netns, *args, "--device", DEVICE, "--json")
+        assert result.returncode == 0, f"{args}: {result.stderr}"
+        [status] = json_lines(result.stdout)
+        return status
+
+    status = run("status")
+    assert status["state"] == "PLAYING" and status["sessionId"] == started["sessionId"]
+    assert run("pause")["state"] == "PAUSED"
+    assert media_state(sim)["playerState"] == "PAUSED", "the device itself is paused"
+    assert run("seek", "1:30")["currentTime"] == pytest.approx(90, abs=0.5)
+    assert run("seek", "-30")["currentTime"] == pytest.approx(60, abs=0.5)
+    assert run("play")["state"] == "PLAYING"
+    assert run("volume", "40")["volume"] == pytest.approx(0.4)
+    assert run("volume", "+15")["volume"] == pytest.approx(0.55)
+    assert run("mute")["muted"] is True
+    assert run("mute", "--off")["muted"] is False
+    assert run("volume", "25", "--stream")["mediaStatus"]["volume"]["level"] == pytest.approx(0.25)
+    assert run("queue", "repeat", "all")["mediaStatus"]["repeatMode"] == "REPEAT_ALL"
+    assert run("stop")["state"] == "IDLE"
+    assert media_state(sim) is None, "the device ended the media session"
+
+    # Nothing to pause any more: refused (4), with the device's reason.
+    paused = castline(netns, "pause", "--device", DEVICE)
+    assert paused.returncode == 4 and "INVALID_PLAYER_STATE" in paused.stderr, paused.stderr
+    stopped = castline(netns, "stop", "--app", "--device", DEVICE)
+    assert stopped.returncode == 0, stopped.stderr
+    nothing = castline(netns, "status", "--device", DEVICE)
+    assert nothing.returncode == 4 and "nothing is casting" in nothing.stderr, nothing.stderr
+
+
+def test_text_output_is_one_readable_line_per_device(netns, sim):
+    cast = castline(netns, "cast", "http://127.0.0.1:9/show.mp4", "--device", DEVICE, "--title", "Show")
+    assert cast.returncode == 0, cast.stderr
+    assert cast.stdout.startswith(f"{DEVICE}:8009: PLAYING \"Show\""), cast.stdout
+    status = castline(netns, "status", "--device", DEVICE)
+    assert status.returncode == 0 and "Show" in status.stdout and "▶ PLAYING" in status.stdout, status.stdout
+
+
+def test_a_local_file_is_served_with_range_requests_the_device_fetches(netns, sim, workdir):
+    path = os.path.join(workdir, "holiday clip.mp4")
+    with open(path, "wb") as f:
+        f.write(bytes(range(256)) * 1200)  # 307,200 bytes
+    process = subprocess.Popen(netns.command(castline_binary(), "cast", path, "--device", DEVICE, "--json"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline()
+        started = json.loads(line)
+        assert started["state"] == "PLAYING", line
+        served = started["servedURL"]
+        assert served.startswith("http://127.0.0.1:") and served.endswith("/holiday%20clip.mp4"), served
+        fetches = wait_for(lambda: sim.control({"command": "list"})["devices"][0]["mediaFetches"], 10, "the device's fetch")
+        assert fetches[0]["url"] == served
+        assert fetches[0]["status"] == 206 and fetches[0]["contentRange"] == "bytes 0-65535/307200", fetches
+        assert fetches[0]["bytes"] == 65536 and fetches[0]["contentType"] == "video/mp4"
+        assert process.poll() is None, "castline keeps serving while the file plays"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
+    assert media_state(sim) is None, "SIGTERM stops the media: the file is no longer served"
+
+
+def test_failures_have_their_own_exit_codes_and_say_why(netns, sim, workdir):
+    assert sim.control({"command": "fail-next-load", "code": 104})["ok"]
+    refused = castline(netns, "cast", "http://127.0.0.1:9/a.mp4", "--device", DEVICE)
+    assert refused.returncode == 4 and "LOAD" in refused.stderr, refused.stderr
+
+    missing = castline(netns, "cast", "http://127.0.0.1:9/a.mp4", "--device", "Nowhere TV", "--timeout", "1")
+    assert missing.returncode == 3 and 'no device matches "Nowhere TV"' in missing.stderr, missing.stderr
+
+    absent = castline(netns, "cast", os.path.join(workdir, "absent.mp4"), "--device", DEVICE)
+    assert absent.returncode == 64 and "No such file" in absent.stderr, absent.stderr
+
+    closed = castline(netns, "status", "--device", "127.0.0.1:9")
+    assert closed.returncode == 1 and "cannot connect" in closed.stderr, closed.stderr
+
+    usage = castline(netns, "seek", "abc", "--device", DEVICE)
+    assert usage.returncode == 64, usage.stderr
+
+
+def test_devices_are_found_by_config_name_alias_and_glob(netns, sim, workdir):
+    config = os.path.join(workdir, "devices.yaml")
+    with open(config, "w") as f:
+        f.write("devices:\n  - {name: Lobby TV, host: 127.0.0.1, aliases: [lobby]}\n")
+    for selector in ["Lobby TV", "lobby", "Lob*"]:
+        result = castline(netns, "cast", "http://127.0.0.1:9/a.mp4", "--device", selector, "--config", config,
+                          "--timeout", "2", "--json")
+        assert result.returncode == 0, f"{selector}: {result.stderr}"
+        [status] = json_lines(result.stdout)
+        assert status["state"] == "PLAYING"
+
+
+def test_every_shipped_config_passes_config_check(netns):
+    files = sorted(glob.glob(os.path.join(REPO, "configs", "*.yaml")))
+    assert files, "configs/ has YAML files"
+    result = castline(netns, "config", "check", *files)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count(": ok (") == len(files), result.stdout
+
+
+def test_config_errors_point_at_file_line_column_and_exit_2(netns, workdir):
+    config = os.path.join(workdir, "broken.yaml")
+    with open(config, "w") as f:
+        f.write("devices:\n  - name: A\n    host: 10.0.0.1\n    prot: 8009\njobs:\n  - name: j\n    devices: x\n"
+                "    media: {url: ftp://x}\nlogging:\n  sinks:\n    - type: nosuch\n")
+    result = castline(netns, "config", "check", config)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert f'{config}:4:5: error: unknown key "prot" in devices[0] (did you mean "port"?); allowed: name, host, port, id, aliases' in lines
+    assert any(line.startswith(f"{config}:8:18: error: jobs[0].media.url") for line in lines), lines
+    assert any(line.startswith(f'{config}:11:7: error: logging sink type "nosuch"') for line in lines), lines
+    # The same file given to a command that runs it: exit 2, nothing started.
+    run = castline(netns, "status", "--device", DEVICE, "--config", config)
+    assert run.returncode == 2 and f"{config}:4:5:" in run.stderr, run.stderr

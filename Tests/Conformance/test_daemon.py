@@ -1,0 +1,142 @@
+"""End-to-end: `castline run --config` as systemd would run it (a real NOTIFY_SOCKET the test
+listens on), against `castline sim`: a job casts, the device reboots and the job casts again,
+SIGHUP reloads log rules, SIGTERM leaves the cast running and exits 0."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+from conftest import castline_binary
+
+CONFIG = """
+devices:
+  - name: Lobby TV
+    host: 127.0.0.1
+discovery:
+  providers: [static]
+logging:
+  rules: "{rules}"
+session:
+  reconnect: {{initial_delay: 0.1, max_delay: 0.5}}
+daemon:
+  on_stop: leave
+jobs:
+  - name: lobby-dashboard
+    devices: ["Lobby*"]
+    media: {{url: "http://127.0.0.1:9/dashboard.mp4", title: Dashboard}}
+    retry_delay: 0.5
+    check_interval: 2
+"""
+
+
+class NotifyListener:
+    """The service manager's side of sd_notify: a datagram socket that collects the messages."""
+
+    def __init__(self, path):
+        self.path = path
+        self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.socket.bind(path)
+        self.socket.settimeout(0.2)
+        self.messages = []
+
+    def wait_for(self, key, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for message in self.messages:
+                if key in message:
+                    return message
+            try:
+                data = self.socket.recv(4096).decode()
+                self.messages.append(dict(line.split("=", 1) for line in data.splitlines() if "=" in line))
+            except socket.timeout:
+                pass
+        raise AssertionError(f"no {key} from sd_notify within {timeout}s; got {self.messages}")
+
+    def close(self):
+        self.socket.close()
+
+
+def sim_state(sim):
+    return sim.control({"command": "list"})["devices"][0]["state"]
+
+
+def wait_until(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def playing_session(sim):
+    state = sim_state(sim)
+    media = state.get("media") or {}
+    if media.get("playerState") == "PLAYING" and media.get("contentId") == "http://127.0.0.1:9/dashboard.mp4":
+        return state["app"]["sessionId"]
+    return None
+
+
+def test_daemon_job_recasts_after_reboot_reloads_on_sighup_and_leaves_on_sigterm(netns, sim, workdir):
+    config = os.path.join(workdir, "castline.yaml")
+    with open(config, "w") as f:
+        f.write(CONFIG.format(rules="info,CastChannel.*:warning"))
+    notify = NotifyListener(os.path.join(workdir, "notify.sock"))
+    env = dict(os.environ, NOTIFY_SOCKET=notify.path)
+    stderr_path = os.path.join(workdir, "daemon.stderr")
+    stderr = open(stderr_path, "w")
+    daemon = subprocess.Popen(netns.command(castline_binary(), "run", "--config", config), stdout=subprocess.DEVNULL,
+                              stderr=stderr, env=env)
+
+    def log():
+        stderr.flush()
+        with open(stderr_path) as f:
+            return f.read()
+
+    try:
+        ready = notify.wait_for("READY", 15)
+        assert ready["STATUS"].startswith("1 job(s)"), ready
+        assert int(ready["MAINPID"]) > 0
+        first = wait_until(lambda: playing_session(sim), 15, "the job's first cast")
+        status = notify.wait_for("STATUS", 10)
+        assert "job(s)" in status["STATUS"]
+
+        # The device reboots: down 1.5 s, back without the app. The job casts again.
+        assert sim.control({"command": "reboot", "downFor": 1.5})["ok"]
+        second = wait_until(lambda: (lambda s: s if s and s != first else None)(playing_session(sim)), 30,
+                            "the cast after the reboot")
+        assert second != first
+        text = log()
+        assert "playing → backing-off" in text and "casting to Lobby TV: retry" in text, text[-3000:]
+
+        # SIGHUP with new log rules: applied without a restart, systemd told RELOADING then READY.
+        assert " DEBUG " not in log(), "info rules: no debug records yet"
+        with open(config, "w") as f:
+            f.write(CONFIG.format(rules="debug,CastChannel.*:warning"))
+        daemon.send_signal(signal.SIGHUP)
+        notify.wait_for("RELOADING", 10)
+        wait_until(lambda: f"log rules from {config}: debug" in log(), 10, "the new rules in the log")
+        wait_until(lambda: " DEBUG " in log(), 10, "debug records after the reload")
+
+        # A broken config on SIGHUP is refused; the daemon keeps running.
+        with open(config, "w") as f:
+            f.write("jobs: [\n")
+        daemon.send_signal(signal.SIGHUP)
+        wait_until(lambda: "config reload refused" in log(), 10, "the refusal")
+        assert f"{config}:2:1" in log() or f"{config}:1:" in log(), log()[-2000:]
+        assert daemon.poll() is None
+
+        # SIGTERM: on_stop leave → exit 0, STOPPING sent, the app still runs on the device.
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=20) == 0, log()[-3000:]
+        notify.wait_for("STOPPING", 5)
+        assert sim_state(sim)["app"]["sessionId"] == second, "on_stop: leave keeps the cast running"
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(timeout=5)
+        stderr.close()
+        notify.close()

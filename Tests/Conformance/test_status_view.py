@@ -1,0 +1,46 @@
+"""`castline status --follow` in a real terminal (tmux): the live view shows the title, state,
+4K/HDR badge, volume and a progress bar that advances between two captures."""
+import os
+import re
+import subprocess
+import time
+
+from conftest import REPO, Simulator, castline_binary
+
+
+def test_status_follow_redraws_a_live_view_in_a_terminal(netns, workdir):
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--config", os.path.join(REPO, "configs", "sim.json")])
+    server = f"castline-{os.getpid()}"
+    tmux = ["tmux", "-L", server]
+    try:
+        url = "http://127.0.0.1:9/trailer-2160p.mp4"
+        cast = netns.run(castline_binary(), "cast", url, "--device", "127.0.0.1", "--title", "Trailer")
+        assert cast.returncode == 0, cast.stderr
+        command = " ".join(netns.command(castline_binary(), "status", "--follow", "--device", "127.0.0.1"))
+        subprocess.run([*tmux, "new-session", "-d", "-s", "view", "-x", "90", "-y", "12", command], check=True)
+
+        def capture():
+            return subprocess.run([*tmux, "capture-pane", "-p", "-t", "view"], capture_output=True, text=True,
+                                  check=True).stdout
+
+        deadline = time.monotonic() + 15
+        first = ""
+        while time.monotonic() < deadline and "PLAYING" not in first:
+            time.sleep(0.2)
+            first = capture()
+        assert "Trailer" in first and "▶ PLAYING" in first and "[4K HDR]" in first, first
+        assert "volume 100%" in first, first
+        time.sleep(2.5)
+        second = capture()
+
+        def elapsed(screen):
+            match = re.search(r"\] (\d\d):(\d\d) / 02:00", screen)
+            assert match, screen
+            return int(match.group(1)) * 60 + int(match.group(2))
+
+        assert elapsed(second) >= elapsed(first) + 2, (first, second)
+        assert second.count("#") >= first.count("#"), (first, second)
+        assert len([line for line in second.splitlines() if "PLAYING" in line]) == 1, "redrawn in place, not appended"
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)
+        assert sim.stop() == 0
