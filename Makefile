@@ -1,5 +1,5 @@
-# castline — the two commands a new machine needs: `make test` (now) and `make demo` (arrives
-# with the CLI issue). Every target installs what is missing first (scripts/install-deps.sh).
+# castline — the two commands a new machine needs: `make demo` and `make test`. Every target
+# installs what is missing first (scripts/install-deps.sh).
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
@@ -66,9 +66,10 @@ bench-sinks: deps
 fuzz-smoke: deps
 	@for t in frame payload rules glob sim pluginjson; do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
 
-demo:
-	@echo "make demo: not available yet — the demo (cast to the built-in simulator) arrives with the CLI issue." >&2
-	@exit 2
+# Casts a sample to the built-in simulator and shows the live status view (scripts/demo.sh).
+demo: deps
+	$(SWIFT) build
+	@scripts/demo.sh
 
 clean:
 	rm -rf .build .build-fuzz Benchmarks/.build Fuzz/.build

@@ -80,15 +80,18 @@ struct DeviceRunner {
     static func snapshot(of session: CastSession) async -> StatusSnapshot {
         let device = await session.device
         let status = await session.deviceStatus
+        let ended = await session.state.isFinal
         return StatusSnapshot(deviceName: device.friendlyName, deviceID: device.id, endpoint: device.endpoint,
-                              app: await session.application, deviceVolume: status?.volumeLevel, deviceMuted: status?.isMuted,
-                              media: session.remoteMediaClient.mediaStatus, receivedAt: MonotonicClock.seconds())
+                              app: ended ? nil : await session.application, deviceVolume: status?.volumeLevel, deviceMuted: status?.isMuted,
+                              media: ended ? nil : session.remoteMediaClient.mediaStatus, receivedAt: MonotonicClock.seconds())
     }
 
-    static func oneLine(_ s: StatusSnapshot) -> String {
+    /// `Living Room TV: PLAYING "Title" 01:02 / 02:00 volume 40% [4K HDR]`, the position at `now`
+    /// (default: when the status arrived).
+    static func oneLine(_ s: StatusSnapshot, now: Double? = nil) -> String {
         var line = "\(s.deviceName): \(s.state)"
         if let title = s.title { line += " \"\(title)\"" }
-        if let position = s.position(at: s.receivedAt) {
+        if let position = s.position(at: now ?? s.receivedAt) {
             line += " \(StatusView.clock(position))"
             if let duration = s.media?.effectiveMedia?.duration { line += " / \(StatusView.clock(duration))" }
         }

@@ -90,7 +90,7 @@ struct StatusCommand: AsyncParsableCommand {
                 drawn = lines.count
                 _ = text.withCString { write(1, $0, strlen($0)) }
             } else {
-                let line = DeviceRunner.oneLine(snapshot)
+                let line = DeviceRunner.oneLine(snapshot, now: now)
                 if changed || line != lastLine { printLine(line) }
                 lastLine = line
             }

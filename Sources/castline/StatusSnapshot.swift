@@ -27,6 +27,7 @@ struct StatusSnapshot: Sendable {
 
     var state: String {
         guard let media else { return app == nil ? "NO_APP" : "NO_MEDIA" }
+        // (NO_APP: nothing casts, or the app was just stopped.)
         return media.effectivePlayerState.rawValue
     }
 
