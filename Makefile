@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-sinks fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-sinks bench-cast fuzz-smoke demo clean
 
 deps:
 	@scripts/install-deps.sh
@@ -54,6 +54,12 @@ bench-senders: deps
 
 # Log-sink plugins loaded from their release .so: JSON sink records/s on one core (goal ≥ 1,000,000),
 # journald sink caller cost while a private journald is saturated, and what it drops (needs root).
+# castline cast vs catt: process start → PLAYING on the simulator, same URL, same run.
+bench-cast: deps
+	$(SWIFT) build -c release --product castline
+	$(SWIFT) build -c release --product CastlinePluginMediaFormats
+	.venv/bin/python Benchmarks/cast-vs-catt.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
+
 bench-sinks: deps
 	$(SWIFT) build -c release --product CastlinePluginJSONSink
 	$(SWIFT) build -c release --product CastlinePluginJournaldSink
