@@ -140,3 +140,17 @@ def test_daemon_job_recasts_after_reboot_reloads_on_sighup_and_leaves_on_sigterm
             daemon.wait(timeout=5)
         stderr.close()
         notify.close()
+
+
+def test_the_systemd_unit_verifies_and_asks_for_notify_and_a_watchdog(workdir):
+    from conftest import REPO
+    with open(os.path.join(REPO, "configs", "castline.service")) as f:
+        unit = f.read()
+    for line in ["Type=notify", "WatchdogSec=30", "ExecReload=/bin/kill -HUP $MAINPID", "NoNewPrivileges=yes",
+                 "ProtectSystem=strict", "DynamicUser=yes"]:
+        assert line in unit.splitlines(), line
+    path = os.path.join(workdir, "castline.service")
+    with open(path, "w") as f:
+        f.write(unit.replace("/usr/local/bin/castline", castline_binary()))
+    result = subprocess.run(["systemd-analyze", "verify", path], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and not result.stderr.strip(), result.stderr
