@@ -5,6 +5,7 @@ import CastPluginHost
 import CastSender
 import CastTransport
 import CastlineConfig
+import CastlineDaemon
 import Glibc
 import NIOPosix
 
@@ -162,24 +163,11 @@ final class CommandEnvironment: @unchecked Sendable {
 
     // MARK: Sessions.
 
+    /// Session options from the config (the daemon's mapping) with this command's join policy.
     func castOptions(policy: CastOptions.JoinPolicy, appID: String? = nil) -> CastOptions {
-        var options = CastOptions(receiverAppID: appID ?? config.receiverAppID)
+        var options = Daemon.castOptions(config, logSystem: logSystem)
+        if let appID { options.receiverAppID = appID }
         options.joinPolicy = policy
-        options.logSystem = logSystem
-        if let sender = config.senderID { options.senderID = sender }
-        options.heartbeatInterval = config.session.heartbeatInterval
-        options.heartbeatTimeout = config.session.heartbeatTimeout
-        options.connectTimeout = config.session.connectTimeout
-        options.requestTimeout = config.session.requestTimeout
-        options.reconnectPolicy = ReconnectPolicy(initialDelay: config.session.reconnectInitialDelay,
-                                                  maxDelay: config.session.reconnectMaxDelay,
-                                                  maxAttempts: config.session.reconnectMaxAttempts)
-        options.sessionResumeFile = config.session.resumeFile
-        switch config.session.deviceAuth {
-        case .off: options.deviceAuth = .off
-        case .warn: options.deviceAuth = .warn
-        case .require: options.deviceAuth = .require
-        }
         return options
     }
 

@@ -46,14 +46,9 @@ struct StatusCommand: AsyncParsableCommand {
         guard let device = try await environment.resolveDevices().first else { return }
         let manager = SessionManager(options: environment.castOptions(policy: .joinAnyMediaApp), group: environment.group)
         let session: CastSession
-        do { session = try await manager.startSession(on: device) } catch {
+        do { session = try await environment.startSession(on: device, manager: manager) } catch {
             await manager.shutdown()
-            if case .appNotRunning = error {
-                printError("castline: \(device.friendlyName): nothing is casting (no media app runs)")
-                throw CastlineExit.refused
-            }
-            printError("castline: \(device.friendlyName): \(error)")
-            throw CastlineExit.failure
+            throw error
         }
         let (ticks, tick) = AsyncStream<Bool>.makeStream()
         let updates = session.remoteMediaClient.statusUpdates()
