@@ -287,3 +287,14 @@ def sim_pid(netns):
         except FileNotFoundError:
             continue
     raise RuntimeError("castline process not found in the namespace")
+
+
+def wait_until(predicate, timeout, what):
+    """Polls `predicate` every 0.1 s; returns its first truthy value, fails after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import REPO, castline_binary
+from conftest import REPO, castline_binary, wait_until
 
 DEVICE = "127.0.0.1"
 
@@ -25,16 +25,6 @@ def json_lines(text):
 
 def media_state(sim):
     return sim.control({"command": "list"})["devices"][0]["state"].get("media")
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def test_cast_a_url_then_status_and_every_control_command(netns, sim):
@@ -97,7 +87,7 @@ def test_a_local_file_is_served_with_range_requests_the_device_fetches(netns, si
         assert started["state"] == "PLAYING", line
         served = started["servedURL"]
         assert served.startswith("http://127.0.0.1:") and served.endswith("/holiday%20clip.mp4"), served
-        fetches = wait_for(lambda: sim.control({"command": "list"})["devices"][0]["mediaFetches"], 10, "the device's fetch")
+        fetches = wait_until(lambda: sim.control({"command": "list"})["devices"][0]["mediaFetches"], 10, "the device's fetch")
         assert fetches[0]["url"] == served
         assert fetches[0]["status"] == 206 and fetches[0]["contentRange"] == "bytes 0-65535/307200", fetches
         assert fetches[0]["bytes"] == 65536 and fetches[0]["contentType"] == "video/mp4"

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import time
 
-from conftest import castline_binary
+from conftest import castline_binary, wait_until
 
 CONFIG = """
 devices:
@@ -60,16 +60,6 @@ class NotifyListener:
 
 def sim_state(sim):
     return sim.control({"command": "list"})["devices"][0]["state"]
-
-
-def wait_until(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def playing_session(sim):
@@ -154,3 +144,40 @@ def test_the_systemd_unit_verifies_and_asks_for_notify_and_a_watchdog(workdir):
         f.write(unit.replace("/usr/local/bin/castline", castline_binary()))
     result = subprocess.run(["systemd-analyze", "verify", path], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and not result.stderr.strip(), result.stderr
+
+
+def test_daemon_yields_to_another_sender_and_casts_again_when_it_is_done(netns, sim, workdir):
+    config = os.path.join(workdir, "castline.yaml")
+    with open(config, "w") as f:
+        f.write(CONFIG.format(rules="info,CastChannel.*:warning").replace("check_interval: 2", "check_interval: 1\n    takeover: yield"))
+    stderr_path = os.path.join(workdir, "daemon.stderr")
+    stderr = open(stderr_path, "w")
+    daemon = subprocess.Popen(netns.command(castline_binary(), "run", "--config", config), stdout=subprocess.DEVNULL,
+                              stderr=stderr)
+
+    def log():
+        stderr.flush()
+        with open(stderr_path) as f:
+            return f.read()
+
+    try:
+        wait_until(lambda: playing_session(sim), 15, "the job's first cast")
+        # Another sender (a person with `castline cast`) loads other media into the running app.
+        other = netns.run(castline_binary(), "cast", "http://127.0.0.1:9/visitor.mp4", "--device", "127.0.0.1")
+        assert other.returncode == 0, other.stderr
+        wait_until(lambda: "playing → yielding" in log(), 10, "the job to yield")
+        time.sleep(2.5)
+        media = sim_state(sim)["media"]
+        assert media["contentId"] == "http://127.0.0.1:9/visitor.mp4", "the job leaves the other sender's media alone"
+        # The other sender stops: the device is idle, the job casts its media again.
+        stop = netns.run(castline_binary(), "stop", "--app", "--device", "127.0.0.1")
+        assert stop.returncode == 0, stop.stderr
+        wait_until(lambda: playing_session(sim), 15, "the job's cast after the other sender stopped")
+        assert "yielding → casting" in log(), log()[-3000:]
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=20) == 0, log()[-3000:]
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(timeout=5)
+        stderr.close()
