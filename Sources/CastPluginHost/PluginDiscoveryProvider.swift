@@ -2,7 +2,14 @@ internal import CCastPluginABI
 import CastCore
 import CastLogging
 import CastSender
+import Dispatch
 import Synchronization
+
+/// Lets exactly one of two racing callbacks resume a continuation.
+final class ResumeGate: Sendable {
+    private let claimed = Mutex(false)
+    func claim() -> Bool { claimed.withLock { was in defer { was = true }; return !was } }
+}
 
 /// A plugin's discovery feature as a ``DiscoveryProvider`` for the ``DiscoveryManager``.
 ///
@@ -11,6 +18,8 @@ import Synchronization
 public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendable {
     public let name: String
     public let feature: PluginFeature
+    /// Seconds the plugin's start may take before it counts as failed.
+    public var startTimeout: Double = 5
     /// Immutable function pointers into a never-unloaded image.
     private let vtable: castline_discovery_vtable
     private let host: PluginHost
@@ -48,12 +57,37 @@ public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendab
         let appIDs = JSONValue.array(sink.appIDs.sorted().map { .string($0) }).serialized()
         let errorText = PluginErrorText()
         let vtable = vtable, userdata = feature.userdata
-        let (rc, instance) = context.queue.sync { () -> (Int32, InstancePointer) in
-            var instance: UnsafeMutableRawPointer?
-            let rc = config.withCString { c in
-                appIDs.withCString { a in vtable.start!(userdata.pointer, HostServices.table, context.pointer, c, a, &instance, errorText.buffer) }
+        // The plugin's start may block (avahi-client waits on a D-Bus system bus that accepts but
+        // never answers): bounded by `startTimeout`; a start that finishes later is undone.
+        let gate = ResumeGate()
+        let timeout = startTimeout
+        // Function pointers into a never-unloaded image and a buffer only this start writes.
+        struct StartCall: @unchecked Sendable { let vtable: castline_discovery_vtable; let errorText: PluginErrorText }
+        let call = StartCall(vtable: vtable, errorText: errorText)
+        let started: (Int32, InstancePointer)? = await withCheckedContinuation { continuation in
+            context.queue.async {
+                var instance: UnsafeMutableRawPointer?
+                let rc = config.withCString { c in
+                    appIDs.withCString { a in
+                        call.vtable.start!(userdata.pointer, HostServices.table, context.pointer, c, a, &instance, call.errorText.buffer)
+                    }
+                }
+                let result = (rc, InstancePointer(pointer: instance))
+                if !gate.claim() {
+                    if rc == 0 { call.vtable.stop!(result.1.pointer) }
+                    return
+                }
+                continuation.resume(returning: result)
             }
-            return (rc, InstancePointer(pointer: instance))
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+                if gate.claim() { continuation.resume(returning: nil) }
+            }
+        }
+        guard let (rc, instance) = started else {
+            context.unregister()
+            let reason = "discovery plugin \(feature.qualifiedName) did not start within \(Int(timeout)) s (avahi: is the D-Bus system bus answering? `castline doctor` checks it)"
+            host.log.error(reason, ["plugin": .string(feature.pluginID), "feature": .string(feature.id)])
+            throw DiscoveryProviderError(reason)
         }
         guard rc == 0 else {
             context.unregister()

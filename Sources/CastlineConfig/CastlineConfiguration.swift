@@ -54,6 +54,14 @@ public struct DiscoverySettings: Sendable {
     public var timeout: Double = 5
 
     public init() {}
+
+    /// Whether `providers` lets a provider known by any of `names` run (a plugin provider is
+    /// known by its feature id, its plugin id and `plugin/feature`; the devices list by `static`).
+    /// No list: every provider runs.
+    public func allows(_ names: [String]) -> Bool {
+        guard let providers, !providers.isEmpty else { return true }
+        return names.contains { providers.contains($0) }
+    }
 }
 
 public struct LoggingSettings: Sendable {

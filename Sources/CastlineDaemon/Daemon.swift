@@ -22,7 +22,8 @@ public actor Daemon {
     var running = false
     var finished: AsyncStream<Void>.Continuation?
 
-    /// `providers`: discovery plugin providers; the config's static devices are added here.
+    /// `providers`: the discovery plugin providers the config lets run (filtered by the caller,
+    /// which knows their plugin ids); the config's static devices are added here.
     public init(config: CastlineConfiguration, providers: [any DiscoveryProvider], logSystem: LogSystem, group: EventLoopGroup,
                 notifier: SystemdNotifier = SystemdNotifier()) {
         self.config = config
@@ -61,15 +62,9 @@ public actor Daemon {
         running = true
         let manager = DiscoveryManager(criteria: DiscoveryCriteria(), logSystem: logSystem)
         self.manager = manager
-        let wanted = Set(config.discovery.providers ?? [])
-        func allowed(_ name: String) -> Bool {
-            wanted.isEmpty || wanted.contains(name) || wanted.contains(String(name.split(separator: "/").first ?? ""))
-        }
-        if config.discovery.autostart {
-            for provider in providers where allowed(provider.name) { await manager.add(provider) }
-        }
+        for provider in providers { await manager.add(provider) }
         let hosts = config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
-        if !hosts.isEmpty, allowed("static") {
+        if !hosts.isEmpty, config.discovery.allows(["static"]) {
             await manager.add(StaticHostProvider(hosts: hosts, retryInterval: 2, recheckInterval: 15, group: group, logSystem: logSystem))
         }
         startDrivers()

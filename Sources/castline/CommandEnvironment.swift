@@ -126,15 +126,9 @@ final class CommandEnvironment: @unchecked Sendable {
             selector.matches(name: device.friendlyName, id: device.id, aliases: aliases["\(device.host):\(device.port)"] ?? [])
         }
         let manager = DiscoveryManager(criteria: DiscoveryCriteria(), logSystem: logSystem)
-        let wanted = Set(config.discovery.providers ?? [])
-        func allowed(_ name: String) -> Bool { wanted.isEmpty || wanted.contains(name) }
-        if config.discovery.autostart {
-            for provider in plugins.discoveryProviders() where allowed(provider.name) || allowed(provider.name.split(separator: "/").first.map(String.init) ?? "") {
-                await manager.add(provider)
-            }
-        }
+        for provider in discoveryProviders() { await manager.add(provider) }
         var hosts = try options.host.map { try DiscoverCommand.parseHost($0) }
-        if allowed("static") {
+        if config.discovery.allows(["static"]) {
             hosts += config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
         }
         if !hosts.isEmpty { await manager.add(StaticHostProvider(hosts: hosts, group: group, logSystem: logSystem)) }
@@ -159,6 +153,14 @@ final class CommandEnvironment: @unchecked Sendable {
             throw CastlineExit.noDevice
         }
         return found
+    }
+
+    /// The plugin discovery providers the config lets run (none when discovery.autostart is false).
+    func discoveryProviders() -> [PluginDiscoveryProvider] {
+        guard config.discovery.autostart else { return [] }
+        return plugins.discoveryProviders().filter {
+            config.discovery.allows([$0.name, $0.feature.pluginID, $0.feature.qualifiedName])
+        }
     }
 
     // MARK: Sessions.

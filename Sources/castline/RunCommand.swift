@@ -30,7 +30,7 @@ struct RunCommand: AsyncParsableCommand {
         let signals = SignalStream([SIGHUP, SIGTERM, SIGINT])
         let options = DeviceRequest(config: config, pluginPath: pluginPath, log: log)
         let environment = try CommandEnvironment(options: options, featureKinds: [.discovery, .mediaFormat], consoleMinimum: .info)
-        let daemon = Daemon(config: environment.config, providers: environment.plugins.discoveryProviders(),
+        let daemon = Daemon(config: environment.config, providers: environment.discoveryProviders(),
                             logSystem: environment.logSystem, group: environment.group)
         let logger = Logger(class: "RunCommand", system: environment.logSystem)
         let path = config

@@ -26,7 +26,7 @@ import Testing
         #expect(config.logging.sinks.map(\.type) == ["json", "journald"])
         #expect(config.logging.sinks[0].options == #"{"path":"/var/log/castline/castline.jsonl"}"#)
         #expect(config.plugins.disabled == ["echo-channel-c"])
-        #expect(config.plugins.configs["avahi-discovery"] == #"{"interfaces":[]}"#)
+        #expect(config.plugins.configs["avahi-discovery"] == "{}")
         #expect(config.session.deviceAuth == .off && config.session.reconnectMaxAttempts == nil)
         #expect(config.daemon.onStop == .leave)
         let job = try #require(config.jobs.first)

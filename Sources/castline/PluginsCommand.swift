@@ -1,0 +1,204 @@
+import ArgumentParser
+import CastCore
+import CastLogging
+import CastPluginHost
+import CastlineConfig
+
+/// `castline plugins list|inspect`: what the plugin host finds, loads, refuses and shadows.
+struct PluginsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plugins", abstract: "List and inspect plugins: features, declarations, refusals.",
+        subcommands: [PluginsListCommand.self, PluginsInspectCommand.self])
+}
+
+/// Where plugins come from: the config (plugins.paths, disabled, config, allow lists) and --plugin-path.
+struct PluginSourceOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Config file (YAML). Default: $CASTLINE_CONFIG, then ~/.config/castline/castline.yaml if present.", valueName: "file"))
+    var config: String?
+
+    @Option(name: .long, help: "A folder or .so file to load plugins from (before CASTLINE_PLUGIN_PATH). Repeatable.")
+    var pluginPath: [String] = []
+
+    @Flag(name: .long, help: "JSON output.")
+    var json = false
+
+    /// The config (exit 2 on errors, as every command) and the inventory of plugins it implies. Quiet: the
+    /// host's own log lines are not printed (the command prints every problem itself).
+    func inventory() throws -> PluginInventory {
+        let env = environment()
+        let config = try CommandEnvironment.loadConfig(explicit: self.config, environment: env)
+        return PluginInventory(config: config, pluginPath: pluginPath, environment: env,
+                               logSystem: LogSystem(filter: LoggerFilter(minimumLevel: .none)))
+    }
+}
+
+struct PluginsListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "Load every plugin on the search path and list them, the refused ones and shadowed features.",
+        discussion: """
+            Search order: --plugin-path, CASTLINE_PLUGIN_PATH, the config's plugins.paths, then next to the \
+            binary. A feature's status: active, shadowed (another plugin's feature with the same id has a \
+            higher rank), not allowed (its declarations are not in discovery.allowed_services or \
+            channels.allowed_namespaces). --json: {"plugins":[…],"problems":[…],"shadowed":[…],"searchPath":[…]}.
+            Exits 0 (problems are listed, not fatal); 2 when the config file has errors.
+            """)
+
+    @OptionGroup var options: PluginSourceOptions
+
+    func run() async throws {
+        let inventory = try options.inventory()
+        let host = inventory.host
+        host.loadAll()
+        defer { host.shutdown() }
+        if options.json {
+            let object: JSONValue = [
+                "plugins": .array(host.plugins.map { .object(inventory.json($0)) }),
+                "problems": .array(host.problems.map(PluginInventory.json)),
+                "shadowed": .array(inventory.shadowedJSON()),
+                "searchPath": .array(inventory.searchPathJSON()),
+            ]
+            printLine(object.serialized())
+            return
+        }
+        for line in Self.text(inventory) { printLine(line) }
+    }
+
+    static func text(_ inventory: PluginInventory) -> [String] {
+        let host = inventory.host
+        var lines: [String] = []
+        if host.plugins.isEmpty {
+            lines.append("no plugin loaded")
+        } else {
+            var rows = [["ID", "VERSION", "FEATURES", "PATH", "SOURCE"]]
+            for plugin in host.plugins {
+                let declared = PluginInventory.declaredFeatures(path: plugin.path)
+                let features = (declared.isEmpty ? plugin.features : declared).map(inventory.featureText)
+                rows.append([plugin.id, plugin.version, features.isEmpty ? "-" : features.joined(separator: ", "),
+                             plugin.path, inventory.sourceText(of: plugin.path)])
+            }
+            lines += formatTable(rows)
+        }
+        let problems = host.problems
+        if !problems.isEmpty {
+            lines.append("")
+            lines.append("refused (\(problems.count)):")
+            for p in problems { lines.append("  \(p.kind.rawValue): \(p.description)") }
+        }
+        let shadowed = host.shadowedFeatures
+        if !shadowed.isEmpty {
+            lines.append("")
+            lines.append("shadowed (\(shadowed.count)):")
+            for f in shadowed {
+                let winner = host.feature(f.kind, id: f.id)
+                lines.append("  \(f.kind):\(f.id) of \(f.pluginID) (rank \(f.rank)) loses to "
+                             + (winner.map { "\($0.pluginID) (rank \($0.rank))" } ?? "another plugin"))
+            }
+        }
+        lines.append("")
+        lines.append("search path:")
+        for case .object(let e) in inventory.searchPathJSON() {
+            let exists = e["exists"]?.bool ?? false
+            lines.append("  \(e["path"]?.string ?? "") (\(e["source"]?.string ?? ""))" + (exists ? "" : ": not found"))
+        }
+        return lines
+    }
+}
+
+struct PluginsInspectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Show one plugin (by id, or a .so path) with every field, its declarations and whether the config allows them.",
+        discussion: """
+            By id: the plugin is looked for on the search path (as `plugins list`). By path (contains a "/" or \
+            ends in .so): that file alone is loaded. Exits 1 when no plugin has the id or the plugin failed to \
+            load (not a plugin, ABI mismatch, init failed); 0 otherwise (a disabled plugin is shown).
+            """ + "\n" + CastlineExit.summary)
+
+    @Argument(help: ArgumentHelp("A plugin id (json-sink) or the path of a plugin file.", valueName: "id-or-path"))
+    var plugin: String
+
+    @OptionGroup var options: PluginSourceOptions
+
+    func run() async throws {
+        let inventory = try options.inventory()
+        let host = inventory.host
+        defer { host.shutdown() }
+        let byPath = plugin.contains("/") || plugin.hasSuffix(".so")
+        var problems: [PluginLoadError]
+        if byPath {
+            host.load(plugin)
+            problems = host.problems
+        } else {
+            host.loadAll()
+            problems = host.problems.filter { $0.pluginID == plugin }
+        }
+        let loaded = host.plugins.first { byPath ? $0.path == plugin : $0.id == plugin }
+        // A plugin whose init failed or that is disabled was opened: its descriptor can be read again.
+        let opened = problems.first { [.initFailed, .disabled, .duplicate].contains($0.kind) }
+        let path = loaded?.path ?? opened?.path ?? (byPath ? plugin : nil)
+        let declared = loaded != nil || opened != nil ? path.map(PluginInventory.declaredFeatures) ?? [] : []
+        var description: LoadedPlugin?
+        if loaded == nil, let opened { description = try? PluginLoader.load(opened.path, checkSafety: false).get() }
+        let info = loaded ?? description
+        let failed = loaded == nil && !(opened?.kind == .disabled)
+
+        guard info != nil || !problems.isEmpty else {
+            let ids = host.plugins.map(\.id).sorted()
+            printError("castline: no plugin \"\(plugin)\" on the search path; loaded: " + (ids.isEmpty ? "none" : ids.joined(separator: ", ")))
+            throw CastlineExit.failure
+        }
+        let status = loaded != nil ? "loaded" : opened?.kind == .disabled ? "disabled" : "failed"
+        let pluginConfig = info.map { PluginInventory.pluginConfigs(inventory.config)[$0.id] ?? "{}" }
+        if options.json {
+            var o = info.map { inventory.json($0) } ?? ["path": .string(path ?? plugin)]
+            o.set("status", .string(status))
+            if let pluginConfig { o.set("config", (try? JSONValue.parse(pluginConfig)) ?? .string(pluginConfig)) }
+            o.set("problems", .array(problems.map(PluginInventory.json)))
+            printLine(JSONValue.object(o).serialized())
+        } else {
+            for line in text(info, declared: declared, status: status, config: pluginConfig, problems: problems, inventory: inventory) {
+                printLine(line)
+            }
+        }
+        if failed { throw CastlineExit.failure }
+    }
+
+    func text(_ info: LoadedPlugin?, declared: [PluginFeature], status: String, config: String?, problems: [PluginLoadError],
+              inventory: PluginInventory) -> [String] {
+        var rows: [[String]] = []
+        if let info {
+            rows += [["id:", info.id], ["version:", info.version], ["description:", info.summary], ["license:", info.license],
+                     ["abi:", "\(PluginABI.major).\(info.abiMinor) (castline speaks \(PluginABI.major).\(PluginABI.minor))"],
+                     ["path:", info.path], ["source:", inventory.sourceText(of: info.path)]]
+        } else {
+            rows.append(["path:", plugin])
+        }
+        rows.append(["status:", status])
+        if let config { rows.append(["config:", config + (info.map { " (plugins.config.\($0.id))" } ?? "")]) }
+        var lines = formatTable(rows)
+        let features = declared.isEmpty ? info?.features ?? [] : declared
+        if !features.isEmpty {
+            lines.append("features:")
+            for f in features {
+                lines.append("  \(inventory.featureText(f))")
+                let verdicts = DoctorChecks.declarationVerdicts(
+                    kind: f.kind, declarations: f.declarations, allowedServices: Set(inventory.config.discovery.allowedServices),
+                    allowedNamespaces: Set(inventory.config.channels.allowedNamespaces))
+                let label = f.kind == .discovery ? "DNS-SD type" : f.kind == .channel ? "namespace" : "content type"
+                for v in verdicts {
+                    let key = f.kind == .discovery ? PluginHostConfiguration.allowedServicesKey : PluginHostConfiguration.allowedNamespacesKey
+                    let verdict = f.kind == .mediaFormat ? "" : v.allowed ? "  ✔ allowed by \(key)"
+                        : "  ✘ not allowed: add \"\(v.allowedForm)\" to \(key) in \(inventory.config.file == "<default>" ? "the config" : inventory.config.file)"
+                    lines.append("    \(label) \(v.declaration)\(verdict)")
+                }
+                if f.declarations.isEmpty { lines.append("    declarations: none") }
+            }
+        }
+        if !problems.isEmpty {
+            lines.append("problems:")
+            for p in problems { lines.append("  \(p.kind.rawValue): \(p.description)") }
+        }
+        return lines
+    }
+}
