@@ -23,6 +23,8 @@ struct ConfigCheckCommand: AsyncParsableCommand {
 
     @Argument(help: "Config files (YAML).")
     var files: [String]
+    @Flag(name: .long, help: "One JSON object per file: {file, ok, diagnostics:[{file, line, column, severity, message}]}.")
+    var json = false
     @Flag(name: .long, help: "Do not load plugins (only the file itself is checked).")
     var noPlugins = false
     @Option(name: .long, help: "A folder or .so file to load plugins from. Repeatable.")
@@ -35,26 +37,32 @@ struct ConfigCheckCommand: AsyncParsableCommand {
     func run() async throws {
         var failed = false
         for file in files {
-            let config: CastlineConfiguration
+            var config: CastlineConfiguration?
             var diagnostics: [ConfigDiagnostic]
             do {
-                (config, diagnostics) = try CastlineConfiguration.load(path: file)
+                let loaded = try CastlineConfiguration.load(path: file)
+                config = loaded.0
+                diagnostics = loaded.warnings
+                if !noPlugins { diagnostics += checkPlugins(loaded.0) }
             } catch {
-                var all = error.diagnostics
-                if !noPlugins, let partial = error.partial { all += checkPlugins(partial) }
-                for diagnostic in all.sorted(by: { ($0.mark.line, $0.mark.column) < ($1.mark.line, $1.mark.column) }) {
-                    printError(diagnostic.description)
+                diagnostics = error.diagnostics
+                if !noPlugins, let partial = error.partial { diagnostics += checkPlugins(partial) }
+            }
+            diagnostics.sort { ($0.mark.line, $0.mark.column) < ($1.mark.line, $1.mark.column) }
+            let ok = config != nil && !diagnostics.contains { $0.severity == .error }
+            if !ok { failed = true }
+            if json {
+                let entries: [JSONValue] = diagnostics.map {
+                    ["file": .string($0.file), "line": .int(Int64($0.mark.line)), "column": .int(Int64($0.mark.column)),
+                     "severity": .string($0.severity.rawValue), "message": .string($0.message)]
                 }
-                failed = true
+                printLine(JSONValue.object(["file": .string(file), "ok": .bool(ok), "diagnostics": .array(entries)]).serialized())
                 continue
             }
-            if !noPlugins { diagnostics += checkPlugins(config) }
             for diagnostic in diagnostics { printError(diagnostic.description) }
-            if diagnostics.contains(where: { $0.severity == .error }) {
-                failed = true
-                continue
+            if ok, let config {
+                printLine("\(file): ok (\(config.devices.count) device(s), \(config.jobs.count) job(s), \(config.logging.sinks.count) log sink(s))")
             }
-            printLine("\(file): ok (\(config.devices.count) device(s), \(config.jobs.count) job(s), \(config.logging.sinks.count) log sink(s))")
         }
         if failed { throw CastlineExit.configError }
     }

@@ -151,3 +151,16 @@ def test_config_errors_point_at_file_line_column_and_exit_2(netns, workdir):
     # The same file given to a command that runs it: exit 2, nothing started.
     run = castline(netns, "status", "--device", DEVICE, "--config", config)
     assert run.returncode == 2 and f"{config}:4:5:" in run.stderr, run.stderr
+
+
+def test_config_check_json_lists_every_diagnostic(netns, workdir):
+    config = os.path.join(workdir, "typo.yaml")
+    with open(config, "w") as f:
+        f.write("sesion:\n  heartbeat_interval: 5\n")
+    result = castline(netns, "config", "check", "--json", config)
+    assert result.returncode == 2
+    [report] = json_lines(result.stdout)
+    assert report["file"] == config and report["ok"] is False
+    [diagnostic] = report["diagnostics"]
+    assert (diagnostic["line"], diagnostic["column"], diagnostic["severity"]) == (1, 1, "error")
+    assert 'unknown key "sesion"' in diagnostic["message"] and '"session"' in diagnostic["message"]
