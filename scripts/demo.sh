@@ -44,7 +44,8 @@ echo "== castline status --follow --device demo (for ${SECONDS_SHOWN} s)"
 
 echo "== castline stop --app --device demo"
 "$BIN" stop --app --device demo --config configs/demo.yaml
-kill -TERM "$cast_pid"; wait "$cast_pid" || true; cast_pid=""
+kill -TERM "$cast_pid" 2>/dev/null || true  # it may have ended already: the app stopped
+wait "$cast_pid" || true; cast_pid=""
 
 LOG="$DEMO/logs/castline.jsonl"
 echo "== JSON logs: $LOG ($(wc -l <"$LOG") records; schema: Plugins/JSONSink/README.md). The last one:"

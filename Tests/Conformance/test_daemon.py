@@ -181,3 +181,22 @@ def test_daemon_yields_to_another_sender_and_casts_again_when_it_is_done(netns, 
             daemon.kill()
             daemon.wait(timeout=5)
         stderr.close()
+
+
+def test_daemon_on_stop_stop_ends_the_cast_on_sigterm(netns, sim, workdir):
+    config = os.path.join(workdir, "castline.yaml")
+    with open(config, "w") as f:
+        f.write(CONFIG.format(rules="info,CastChannel.*:warning").replace("on_stop: leave", "on_stop: stop"))
+    daemon = subprocess.Popen(netns.command(castline_binary(), "run", "--config", config), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: playing_session(sim), 15, "the job's first cast")
+        daemon.send_signal(signal.SIGTERM)
+        _, err = daemon.communicate(timeout=20)
+        assert daemon.returncode == 0, err[-3000:]
+        assert "stopping (stop casting)" in err
+        assert sim_state(sim).get("app") is None, "on_stop: stop ends the receiver app"
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(timeout=5)
