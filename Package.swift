@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "CastPluginKit", targets: ["CastPluginKit"]),
         .library(name: "CastlineConfig", targets: ["CastlineConfig"]),
         .library(name: "CastMediaServer", targets: ["CastMediaServer"]),
+        .library(name: "CastlineLogs", targets: ["CastlineLogs"]),
         .executable(name: "castline", targets: ["castline"]),
         // First-party plugins: one dynamic library each, loaded by the host at run time
         // (never linked into it). The `libCastlinePlugin` prefix is what the host looks for
@@ -183,12 +184,16 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
 
+        // `castline logs`: read castline's JSON Lines and journal entries back, filter, summarise,
+        // draw a timeline. No sockets.
+        .target(name: "CastlineLogs", dependencies: ["CastCore", "CastLogging", "CSystemd"]),
+
         // MARK: The command-line tool.
         .executableTarget(
             name: "castline",
             dependencies: [
                 "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
-                "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer", "CastlineDaemon",
+                "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer", "CastlineDaemon", "CastlineLogs",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -203,6 +208,7 @@ let package = Package(
         .testTarget(name: "CastCoreTests", dependencies: ["CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore"]),
+        .testTarget(name: "CastlineLogsTests", dependencies: ["CastlineLogs", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastTestSupport"]),
         .testTarget(name: "CastMediaServerTests", dependencies: [
             "CastMediaServer", "CastLogging",

@@ -6,7 +6,7 @@ import Glibc
 
 /// The `journald` log sink: one journal entry per record through `sd_journal_sendv`, with
 /// MESSAGE, PRIORITY, SYSLOG_IDENTIFIER, CODE_FILE/CODE_LINE/CODE_FUNC, CASTLINE_CLASS,
-/// CASTLINE_TIME_NS and every structured field under a valid journald name (``JournalFieldName``).
+/// CASTLINE_LEVEL, CASTLINE_TIME_NS and every structured field under a valid journald name (``JournalFieldName``).
 ///
 /// Runs on the host's worker thread for this sink, never on the caller's. libsystemd returns 0
 /// when the journal socket does not exist (the entry is silently lost), so the sink checks the
@@ -75,6 +75,7 @@ final class JournaldSink: LogSinkPlugin {
         appendRaw(Self.priority[Int(min(max(r.level, 0), 6))])
         appendRaw(identifier)
         append("CASTLINE_CLASS=", r.class_name, r.class_name_length)
+        appendRaw(Self.levelField[Int(min(max(r.level, 0), 6))])
         appendRaw(Array("CASTLINE_TIME_NS=\(r.timestamp_ns)".utf8))
         if r.file_length > 0 {
             append("CODE_FILE=", r.file, r.file_length)
@@ -147,6 +148,10 @@ final class JournaldSink: LogSinkPlugin {
 enum JournaldSinkPlugin: CastlinePlugin {
     static let id = "journald-sink"
     static let version = "1.0.0"
+    /// `CASTLINE_LEVEL=<name>`: PRIORITY alone cannot tell verbose from debug (both 7), and
+    /// `castline logs` reads levels back.
+    static let levelField: [[UInt8]] = ["none", "verbose", "debug", "info", "warning", "error", "assert"].map { Array("CASTLINE_LEVEL=\($0)".utf8) }
+
     static let summary = "systemd journal log sink (sd_journal_sendv) with sanitised field names"
     static let license = "Apache-2.0"
     static let features: [PluginFeatureDefinition] = [.logSink(JournaldSink.self, id: "journald")]

@@ -48,6 +48,7 @@ public final class CastTrafficLogHandler: ChannelDuplexHandler, RemovableChannel
         let summary = CastTrafficLogHandler.summary(of: message)
         var fields: LogFields = [
             "direction": .string(direction), "peer": .string(SocketAddress.logDescription(context.channel.remoteAddress)),
+            "local": .string(SocketAddress.logDescription(context.channel.localAddress)),
             "source": .string(message.sourceID), "destination": .string(message.destinationID),
             "namespace": .string(message.namespace.rawValue), "bytes": .int(message.payload.byteCount),
         ]

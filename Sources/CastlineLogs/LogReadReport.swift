@@ -1,0 +1,53 @@
+/// What reading the inputs met: counts of records and of every kind of line that was not one.
+/// Reported by every `castline logs` command (stderr, or a `read` object in JSON); never fatal.
+public struct LogReadReport: Sendable, Equatable {
+    public var inputs: [String] = []
+    /// Inputs named but not found (a rotated file may have been removed meanwhile).
+    public var missing: [String] = []
+    public var lines = 0
+    public var records = 0
+    public var blank = 0
+    public var notJSON = 0
+    public var unknownSchema = 0
+    /// A last line without its newline (cut by a crash or still being written).
+    public var unterminatedLastLines = 0
+    /// Lines longer than the reader's limit, skipped.
+    public var tooLong = 0
+    /// A record more than a second older than the one before it in the same input.
+    public var clockJumpsBack = 0
+    /// The largest such step back, in nanoseconds.
+    public var largestJumpBack: Int64 = 0
+
+    public init() {}
+
+    /// Adds what the records of one input showed (the reader counts lines itself).
+    mutating func addContent(_ other: LogReadReport) {
+        records += other.records
+        blank += other.blank
+        notJSON += other.notJSON
+        unknownSchema += other.unknownSchema
+        clockJumpsBack += other.clockJumpsBack
+        largestJumpBack = max(largestJumpBack, other.largestJumpBack)
+    }
+
+    mutating func count(_ problem: LogLineProblem) {
+        switch problem {
+        case .blank: blank += 1
+        case .notJSON: notJSON += 1
+        case .unknownSchema: unknownSchema += 1
+        }
+    }
+
+    /// One line for humans: `read 3 file(s): 10234 records; skipped 2 non-JSON lines, …`.
+    public var summary: String {
+        var parts: [String] = []
+        if notJSON > 0 { parts.append("\(notJSON) non-JSON line(s)") }
+        if unknownSchema > 0 { parts.append("\(unknownSchema) JSON line(s) of another schema") }
+        if unterminatedLastLines > 0 { parts.append("\(unterminatedLastLines) unterminated last line(s)") }
+        if tooLong > 0 { parts.append("\(tooLong) line(s) over the length limit") }
+        if clockJumpsBack > 0 { parts.append("\(clockJumpsBack) clock jump(s) back (largest \(Double(largestJumpBack) / 1e9) s)") }
+        if !missing.isEmpty { parts.append("missing: \(missing.joined(separator: ", "))") }
+        let head = "read \(inputs.count) input(s), \(lines) line(s): \(records) record(s)"
+        return parts.isEmpty ? head : head + "; " + parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,148 @@
+import CastCore
+import CastLogging
+
+/// `castline logs stats`: what the records say about traffic, latency, errors, suspends and
+/// sessions. Feed records in log order with ``add(_:)``; read ``report``. Pure.
+public struct LogStatistics: Sendable {
+    public struct MessageKey: Hashable, Sendable, Comparable {
+        public var namespace: String
+        public var type: String
+        public var direction: String
+        public static func < (a: Self, b: Self) -> Bool { (a.namespace, a.type, a.direction) < (b.namespace, b.type, b.direction) }
+    }
+
+    public struct SessionRecord: Sendable, Equatable {
+        public var device: String
+        public var deviceName: String
+        public var localSession: String
+        public var appSession: String?
+        public var start: Int64
+        public var end: Int64?
+        /// `requested` when ended on request; the CastSessionError name otherwise; nil while open.
+        public var endReason: String?
+        public var suspends = 0
+    }
+
+    public struct Suspension: Sendable, Equatable {
+        public var device: String
+        public var start: Int64
+        public var end: Int64?
+        public var reason: String
+    }
+
+    public private(set) var messages: [MessageKey: Int] = [:]
+    /// Request type → latencies in milliseconds.
+    public private(set) var latencies: [String: [Double]] = [:]
+    public private(set) var unanswered: [String: Int] = [:]
+    /// Error kind → count: failed responses (`LOAD_FAILED`), session end reasons, error records by class.
+    public private(set) var errors: [String: Int] = [:]
+    public private(set) var sessions: [SessionRecord] = []
+    public private(set) var suspensions: [Suspension] = []
+    public private(set) var reconnectAttempts = 0
+    /// Sink name → records it dropped (LogSystem overflow reports, plugin sink problems).
+    public private(set) var droppedBySink: [String: Int64] = [:]
+    public private(set) var records = 0
+    public private(set) var first: Int64?
+    public private(set) var last: Int64?
+    /// Replies whose request was before them by a negative time (clock jumps), ignored.
+    public private(set) var negativeLatencies = 0
+
+    private var pending: [String: (type: String, time: Int64)] = [:]
+    private var openSessions: [String: Int] = [:]
+    private var openSuspensions: [String: Int] = [:]
+
+    public init() {}
+
+    static let failureTypes: Set<String> = ["LOAD_FAILED", "LOAD_CANCELLED", "INVALID_REQUEST", "INVALID_PLAYER_STATE", "LAUNCH_ERROR"]
+
+    public mutating func add(_ e: LogEntry) {
+        records += 1
+        first = min(first ?? e.time, e.time)
+        last = max(last ?? e.time, e.time)
+        if e.className.hasPrefix("CastChannel.") { traffic(e) }
+        if e.className == "CastSession" { session(e) }
+        if e.className == "LogSystem", let sink = e.text("sink"), let dropped = e.integer("dropped") {
+            droppedBySink[sink, default: 0] += dropped
+        }
+        if e.level >= .error, e.level != .none { errors["error record: \(e.className)", default: 0] += 1 }
+    }
+
+    private mutating func traffic(_ e: LogEntry) {
+        guard let direction = e.text("direction") else { return }
+        let namespace = e.text("namespace") ?? String(e.className.dropFirst("CastChannel.".count))
+        let type = e.text("type") ?? "-"
+        messages[MessageKey(namespace: namespace, type: type, direction: direction), default: 0] += 1
+        guard let id = e.integer("requestId"), id != 0 else { return }
+        let connection = "\(e.text("local") ?? "")|\(e.text("peer") ?? "")|\(id)"
+        if direction == "out" {
+            if let stale = pending[connection] { unanswered[stale.type, default: 0] += 1 }
+            pending[connection] = (type, e.time)
+        } else if direction == "in", let request = pending.removeValue(forKey: connection) {
+            let ms = Double(e.time - request.time) / 1e6
+            if ms < 0 { negativeLatencies += 1 } else { latencies[request.type, default: []].append(ms) }
+            if Self.failureTypes.contains(type) { errors["\(request.type) → \(type)", default: 0] += 1 }
+        }
+    }
+
+    private mutating func session(_ e: LogEntry) {
+        guard let event = e.text("event") else {
+            if e.body.hasPrefix("reconnect attempt") { reconnectAttempts += 1 }
+            return
+        }
+        let device = e.text("device") ?? "?"
+        let key = "\(device)|\(e.text("localSession") ?? "?")"
+        switch event {
+        case "willStart":
+            if let open = openSessions[key], sessions[open].end == nil {
+                sessions[open].endReason = "unknown (a new session began: the process restarted?)"
+            }
+            openSessions[key] = sessions.count
+            sessions.append(SessionRecord(device: device, deviceName: e.text("deviceName") ?? device,
+                                          localSession: e.text("localSession") ?? "?", start: e.time))
+        case "didStart", "didResume":
+            if let index = openSessions[key], let app = e.text("session") { sessions[index].appSession = app }
+            if event == "didResume", let s = openSuspensions.removeValue(forKey: key) { suspensions[s].end = e.time }
+        case "didSuspend":
+            if let index = openSessions[key] { sessions[index].suspends += 1 }
+            openSuspensions[key] = suspensions.count
+            suspensions.append(Suspension(device: device, start: e.time, reason: String(e.body.dropFirst("didSuspend(".count).dropLast())))
+        case "didFailToStart", "didEnd":
+            let reason = e.text("endReason") ?? "requested"
+            if let index = openSessions.removeValue(forKey: key) {
+                sessions[index].end = e.time
+                sessions[index].endReason = event == "didFailToStart" ? "failedToStart: \(reason)" : reason
+            }
+            if let s = openSuspensions.removeValue(forKey: key) { suspensions[s].end = e.time }
+            if reason != "requested" { errors["session \(event == "didFailToStart" ? "failed to start" : "ended"): \(reason)", default: 0] += 1 }
+        default:
+            break
+        }
+    }
+
+    /// Requests still waiting at the end, by type (with the ones a newer request replaced).
+    public var unansweredByType: [String: Int] {
+        var result = unanswered
+        for request in pending.values { result[request.type, default: 0] += 1 }
+        return result
+    }
+}
+
+/// p50/p95/p99/max of a sample (nearest rank).
+public struct Percentiles: Sendable, Equatable {
+    public var count: Int
+    public var p50: Double
+    public var p95: Double
+    public var p99: Double
+    public var max: Double
+
+    public init?(_ values: [Double]) {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        func rank(_ p: Double) -> Double { sorted[Swift.min(sorted.count - 1, Swift.max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))] }
+        count = sorted.count
+        p50 = rank(0.50)
+        p95 = rank(0.95)
+        p99 = rank(0.99)
+        max = sorted[sorted.count - 1]
+    }
+}
