@@ -21,6 +21,10 @@ final class JournaldSink: LogSinkPlugin {
     /// PRIORITY per castline level (index): verbose/debug 7, info 6, warning 4, error 3, assert 2.
     static let priority: [[UInt8]] = ["PRIORITY=7", "PRIORITY=7", "PRIORITY=7", "PRIORITY=6", "PRIORITY=4", "PRIORITY=3", "PRIORITY=2"].map { Array($0.utf8) }
 
+    /// `CASTLINE_LEVEL=<name>`: PRIORITY alone cannot tell verbose from debug (both 7), and
+    /// `castline logs` reads levels back.
+    static let levelField: [[UInt8]] = ["none", "verbose", "debug", "info", "warning", "error", "assert"].map { Array("CASTLINE_LEVEL=\($0)".utf8) }
+
     private let identifier: [UInt8]
     private let socketPath: String
     private var names: [String: [UInt8]] = [:]
@@ -148,10 +152,6 @@ final class JournaldSink: LogSinkPlugin {
 enum JournaldSinkPlugin: CastlinePlugin {
     static let id = "journald-sink"
     static let version = "1.0.0"
-    /// `CASTLINE_LEVEL=<name>`: PRIORITY alone cannot tell verbose from debug (both 7), and
-    /// `castline logs` reads levels back.
-    static let levelField: [[UInt8]] = ["none", "verbose", "debug", "info", "warning", "error", "assert"].map { Array("CASTLINE_LEVEL=\($0)".utf8) }
-
     static let summary = "systemd journal log sink (sd_journal_sendv) with sanitised field names"
     static let license = "Apache-2.0"
     static let features: [PluginFeatureDefinition] = [.logSink(JournaldSink.self, id: "journald")]

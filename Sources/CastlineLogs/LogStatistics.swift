@@ -8,6 +8,11 @@ public struct LogStatistics: Sendable {
         public var namespace: String
         public var type: String
         public var direction: String
+        public init(namespace: String, type: String, direction: String) {
+            self.namespace = namespace
+            self.type = type
+            self.direction = direction
+        }
         public static func < (a: Self, b: Self) -> Bool { (a.namespace, a.type, a.direction) < (b.namespace, b.type, b.direction) }
     }
 

@@ -1,16 +1,43 @@
 import ArgumentParser
 import CastlineLogs
+import Glibc
 
+/// `castline logs timeline --html FILE`: one self-contained page, no network.
 struct LogsTimelineCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "timeline", abstract: "Write one self-contained HTML page: sessions per device on a time axis.")
+        commandName: "timeline",
+        abstract: "Write one self-contained HTML page (no network): sessions per device on a time axis, state changes, requests and failures.",
+        discussion: "Traffic records (CastChannel.* at debug) give the request marks; without them the page shows sessions and failures.")
     @OptionGroup var input: LogInputOptions
     @OptionGroup var filters: LogFilterOptions
-    @Option(name: .long, help: "The HTML file to write.")
+    @Option(name: .long, help: "The HTML file to write (- for standard output).")
     var html: String
+    @Option(name: .long, help: "The page title.")
+    var title = "castline timeline"
 
     func run() async throws {
-        printError("castline logs timeline: not built yet")
-        throw CastlineExit.failure
+        let filter = try filters.filter()
+        var report = LogReadReport()
+        var builder = TimelineBuilder()
+        try input.read(filter: filter, report: &report) { entry in
+            builder.add(entry)
+            return true
+        }
+        var notes = [report.summary]
+        if report.records == 0 { notes.append("no records matched") }
+        let page = TimelineHTML.render(builder.model(title: title, notes: notes))
+        if html == "-" {
+            printLine(page)
+            return
+        }
+        do { try writeFile(html + ".tmp", page) } catch {
+            printError("castline logs timeline: cannot write \(html): \(error)")
+            throw CastlineExit.failure
+        }
+        guard rename(html + ".tmp", html) == 0 else {
+            printError("castline logs timeline: cannot write \(html): \(String(cString: strerror(errno)))")
+            throw CastlineExit.failure
+        }
+        printError("castline logs timeline: wrote \(html) (\(page.utf8.count) bytes); \(report.summary)")
     }
 }

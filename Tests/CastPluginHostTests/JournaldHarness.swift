@@ -1,3 +1,4 @@
+import CastTestSupport
 import Foundation
 import Testing
 

@@ -1,0 +1,115 @@
+import CastCore
+import CastLogging
+
+/// Builds the ``TimelineModel`` for `castline logs timeline` from records in log order: one lane
+/// per device (CastSession records carry the device id and endpoint; traffic records the peer
+/// address, mapped to the device by that endpoint), sessions from the session events, state
+/// changes from the `state A → B` records, requests paired with their replies, and failures
+/// (failed replies, failed starts, error ends, suspends, error records). Pure.
+public struct TimelineBuilder: Sendable {
+    private var lanes: [String: TimelineLane] = [:]
+    private var order: [String] = []
+    private var endpointToDevice: [String: String] = [:]
+    private var openSessions: [String: Int] = [:]
+    private var pending: [String: (lane: String, index: Int, time: Int64)] = [:]
+    private var first: Int64?
+    private var last: Int64?
+
+    public init() {}
+
+    public mutating func add(_ e: LogEntry) {
+        first = min(first ?? e.time, e.time)
+        last = max(last ?? e.time, e.time)
+        if e.className == "CastSession" {
+            session(e)
+        } else if e.className.hasPrefix("CastChannel.") {
+            traffic(e)
+        } else if e.level >= .error, e.level != .none, let device = e.text("device") {
+            self[lane: device, name: e.text("deviceName")].failures.append(TimelineFailure(time: e.time, kind: e.className, message: e.body))
+        }
+    }
+
+    private subscript(lane id: String, name name: String?) -> TimelineLane {
+        get {
+            lanes[id] ?? TimelineLane(deviceID: id, deviceName: name ?? id)
+        }
+        set {
+            if lanes[id] == nil { order.append(id) }
+            lanes[id] = newValue
+        }
+    }
+
+    private mutating func session(_ e: LogEntry) {
+        guard let device = e.text("device") else { return }
+        if let endpoint = e.text("endpoint") { endpointToDevice[endpoint] = device }
+        let key = "\(device)|\(e.text("localSession") ?? "?")"
+        var l = self[lane: device, name: e.text("deviceName")]
+        if let name = e.text("deviceName") { l.deviceName = name }
+        defer { lanes[device] = l; if !order.contains(device) { order.append(device) } }
+        if let to = e.text("state"), let from = e.text("from"), let index = openSessions[key] {
+            l.sessions[index].states.append(TimelineStateChange(time: e.time, from: from, to: to, reason: Self.reason(in: e.body)))
+            return
+        }
+        guard let event = e.text("event") else { return }
+        switch event {
+        case "willStart":
+            if let index = openSessions[key], l.sessions[index].end == nil {
+                l.sessions[index].end = e.time
+                l.sessions[index].endReason = "unknown"
+            }
+            openSessions[key] = l.sessions.count
+            l.sessions.append(TimelineSession(id: e.text("localSession").map { "#\($0)" } ?? "?", start: e.time,
+                                              states: [TimelineStateChange(time: e.time, from: "idle", to: "connecting")]))
+        case "didStart", "didResume":
+            if let index = openSessions[key], let app = e.text("session") {
+                l.sessions[index].id = app
+                l.sessions[index].appID = e.text("appId") ?? l.sessions[index].appID
+            }
+        case "didSuspend":
+            l.failures.append(TimelineFailure(time: e.time, kind: "suspended", message: e.body))
+        case "didFailToStart", "didEnd":
+            let reason = e.text("endReason")
+            if let index = openSessions.removeValue(forKey: key) {
+                l.sessions[index].end = e.time
+                l.sessions[index].endReason = reason
+            }
+            if let reason {
+                l.failures.append(TimelineFailure(time: e.time, kind: event == "didEnd" ? "ended: \(reason)" : "failed to start: \(reason)", message: e.body))
+            }
+        default:
+            break
+        }
+    }
+
+    /// `state connected → suspended (connection lost: closed by the device)` → the parenthesis.
+    static func reason(in body: String) -> String? {
+        guard let open = body.firstIndex(of: "("), body.hasSuffix(")") else { return nil }
+        return String(body[body.index(after: open)..<body.index(before: body.endIndex)])
+    }
+
+    private mutating func traffic(_ e: LogEntry) {
+        guard let direction = e.text("direction"), let peer = e.text("peer") else { return }
+        let device = endpointToDevice[peer] ?? peer
+        guard let id = e.integer("requestId"), id != 0 else { return }
+        let connection = "\(e.text("local") ?? "")|\(peer)|\(id)"
+        let type = e.text("type") ?? "?"
+        if direction == "out" {
+            var l = self[lane: device, name: nil]
+            pending[connection] = (device, l.requests.count, e.time)
+            l.requests.append(TimelineRequest(time: e.time, type: type))
+            self[lane: device, name: nil] = l
+        } else if let request = pending.removeValue(forKey: connection), var l = lanes[request.lane] {
+            l.requests[request.index].latencyMs = Double(e.time - request.time) / 1e6
+            if LogStatistics.failureTypes.contains(type) {
+                l.requests[request.index].failed = true
+                l.requests[request.index].error = type
+                l.failures.append(TimelineFailure(time: e.time, kind: "\(l.requests[request.index].type) → \(type)", message: e.body))
+            }
+            lanes[request.lane] = l
+        }
+    }
+
+    public func model(title: String, notes: [String] = []) -> TimelineModel {
+        TimelineModel(title: title, start: first ?? 0, end: last ?? 0, lanes: order.compactMap { lanes[$0] }, notes: notes)
+    }
+}

@@ -1,0 +1,107 @@
+/// What `castline logs timeline` draws: per device ("lane"), the sessions with their state changes,
+/// the requests sent and the failures seen, on one time axis. Times are Unix nanoseconds (UTC).
+/// Plain values with no behaviour: the log reader builds one, `TimelineHTML.render` draws it.
+public struct TimelineModel: Sendable, Equatable {
+    public var title: String
+    /// First and last instant covered by the logs (Unix ns). `end < start` is treated like `end == start`.
+    public var start: Int64
+    public var end: Int64
+    public var lanes: [TimelineLane]
+    /// Remarks about the input shown in the page header, e.g. "3 non-JSON lines skipped".
+    public var notes: [String]
+
+    public init(title: String, start: Int64, end: Int64, lanes: [TimelineLane] = [], notes: [String] = []) {
+        self.title = title
+        self.start = start
+        self.end = end
+        self.lanes = lanes
+        self.notes = notes
+    }
+}
+
+/// One device: its sessions, the requests sent to it and the failures seen talking to it.
+public struct TimelineLane: Sendable, Equatable {
+    public var deviceID: String
+    public var deviceName: String
+    public var sessions: [TimelineSession]
+    public var requests: [TimelineRequest]
+    public var failures: [TimelineFailure]
+
+    public init(deviceID: String, deviceName: String, sessions: [TimelineSession] = [],
+                requests: [TimelineRequest] = [], failures: [TimelineFailure] = []) {
+        self.deviceID = deviceID
+        self.deviceName = deviceName
+        self.sessions = sessions
+        self.requests = requests
+        self.failures = failures
+    }
+}
+
+/// One session (app session id, or a local id when the app never reported one).
+public struct TimelineSession: Sendable, Equatable {
+    public var id: String
+    public var appID: String?
+    public var start: Int64
+    /// nil: still open at the end of the log.
+    public var end: Int64?
+    /// Why it ended: "appStopped", "sessionGone", …; nil with an `end`: ended on request.
+    public var endReason: String?
+    /// In time order. The state before the first change is that change's `from`.
+    public var states: [TimelineStateChange]
+
+    public init(id: String, appID: String? = nil, start: Int64, end: Int64? = nil, endReason: String? = nil,
+                states: [TimelineStateChange] = []) {
+        self.id = id
+        self.appID = appID
+        self.start = start
+        self.end = end
+        self.endReason = endReason
+        self.states = states
+    }
+}
+
+/// A session state change: connecting, connected, suspended, resuming, ending, ended, failed.
+public struct TimelineStateChange: Sendable, Equatable {
+    public var time: Int64
+    public var from: String
+    public var to: String
+    public var reason: String?
+
+    public init(time: Int64, from: String, to: String, reason: String? = nil) {
+        self.time = time
+        self.from = from
+        self.to = to
+        self.reason = reason
+    }
+}
+
+/// One request sent to the device (LOAD, PLAY, GET_STATUS, …), stamped when it was sent.
+public struct TimelineRequest: Sendable, Equatable {
+    public var time: Int64
+    public var type: String
+    /// nil: no answer recorded.
+    public var latencyMs: Double?
+    public var failed: Bool
+    public var error: String?
+
+    public init(time: Int64, type: String, latencyMs: Double? = nil, failed: Bool = false, error: String? = nil) {
+        self.time = time
+        self.type = type
+        self.latencyMs = latencyMs
+        self.failed = failed
+        self.error = error
+    }
+}
+
+/// A failure logged for the device (connection lost, load failed, TLS error, …).
+public struct TimelineFailure: Sendable, Equatable {
+    public var time: Int64
+    public var kind: String
+    public var message: String
+
+    public init(time: Int64, kind: String, message: String) {
+        self.time = time
+        self.kind = kind
+        self.message = message
+    }
+}

@@ -1,0 +1,94 @@
+import CastCore
+import CastLogging
+import CastlineLogs
+import Testing
+
+@Suite struct LogStatisticsTests {
+    var t: Int64 = 1_795_000_000_000_000_000
+
+    mutating func at(_ ms: Int64) -> Int64 { t + ms * 1_000_000 }
+
+    func traffic(_ time: Int64, _ direction: String, _ type: String, id: Int64?, local: String = "127.0.0.1:50000") -> LogEntry {
+        var a: JSONObject = ["direction": .string(direction), "peer": "127.0.0.1:8009", "local": .string(local),
+                             "namespace": "urn:x-cast:com.google.cast.media", "type": .string(type)]
+        if let id { a.set("requestId", .int(id)) }
+        return LogEntry(time: time, level: .debug, className: "CastChannel.com.google.cast.media", body: type, attributes: a)
+    }
+
+    func session(_ time: Int64, _ event: String, local: Int = 1, reason: String? = nil, level: LogLevel = .info) -> LogEntry {
+        var a: JSONObject = ["device": "d1", "deviceName": "Lobby TV", "localSession": .int(Int64(local)), "event": .string(event)]
+        if let reason { a.set("endReason", .string(reason)) }
+        let body = event == "didSuspend" ? "didSuspend(heartbeat timeout after 10.0 s)" : event
+        return LogEntry(time: time, level: level, className: "CastSession", body: body, attributes: a)
+    }
+
+    @Test mutating func pairsRequestsPerConnectionAndComputesPercentiles() {
+        var stats = LogStatistics()
+        // Two connections reuse request id 1; each reply pairs with its own request.
+        stats.add(traffic(at(0), "out", "LOAD", id: 1))
+        stats.add(traffic(at(1), "out", "GET_STATUS", id: 1, local: "127.0.0.1:50001"))
+        stats.add(traffic(at(3), "in", "MEDIA_STATUS", id: 1, local: "127.0.0.1:50001"))
+        stats.add(traffic(at(10), "in", "MEDIA_STATUS", id: 1))
+        stats.add(traffic(at(11), "in", "MEDIA_STATUS", id: 0))          // unsolicited
+        stats.add(traffic(at(20), "out", "LOAD", id: 2))
+        stats.add(traffic(at(50), "in", "LOAD_FAILED", id: 2))
+        stats.add(traffic(at(60), "out", "PAUSE", id: 3))                // never answered
+        #expect(stats.latencies["LOAD"] == [10, 30])
+        #expect(stats.latencies["GET_STATUS"] == [2])
+        #expect(stats.unansweredByType == ["PAUSE": 1])
+        #expect(stats.errors == ["LOAD → LOAD_FAILED": 1])
+        let key = LogStatistics.MessageKey(namespace: "urn:x-cast:com.google.cast.media", type: "MEDIA_STATUS", direction: "in")
+        #expect(stats.messages[key] == 3)
+        let p = Percentiles([1, 2, 3, 4, 100])
+        #expect(p?.count == 5 && p?.p50 == 3 && p?.p95 == 100 && p?.p99 == 100 && p?.max == 100)
+    }
+
+    @Test mutating func sessionsSuspendsAndEndReasons() {
+        var stats = LogStatistics()
+        stats.add(session(at(0), "willStart"))
+        stats.add(session(at(5), "didStart"))
+        stats.add(session(at(100), "didSuspend", level: .warning))
+        stats.add(LogEntry(time: at(101), level: .info, className: "CastSession", body: "reconnect attempt 1 in 50 ms", attributes: ["device": "d1", "localSession": 1]))
+        stats.add(session(at(400), "didResume"))
+        stats.add(session(at(500), "didSuspend", level: .warning))
+        stats.add(session(at(900), "didEnd", reason: "sessionGone", level: .warning))
+        stats.add(session(at(1000), "willStart", local: 2))
+        stats.add(session(at(1010), "didFailToStart", local: 2, reason: "connectFailed", level: .warning))
+        stats.add(session(at(2000), "willStart", local: 3))
+        #expect(stats.sessions.count == 3)
+        #expect(stats.sessions[0].endReason == "sessionGone" && stats.sessions[0].suspends == 2 && stats.sessions[0].end == at(900))
+        #expect(stats.sessions[1].endReason == "failedToStart: connectFailed")
+        #expect(stats.sessions[2].end == nil && stats.sessions[2].endReason == nil)
+        #expect(stats.suspensions[0].end == at(400) && stats.suspensions[0].reason == "heartbeat timeout after 10.0 s")
+        #expect(stats.suspensions[1].end == at(900), "an end closes an open suspension")
+        #expect(stats.reconnectAttempts == 1)
+        #expect(stats.errors == ["session ended: sessionGone": 1, "session failed to start: connectFailed": 1])
+        let json = stats.json(read: LogReadReport())
+        #expect(json["suspends"]?["count"] == .int(2) && json["suspends"]?["resumed"] == .int(2))
+    }
+
+    @Test func sinkDropsAreSummed() {
+        var stats = LogStatistics()
+        for dropped in [10, 5] as [Int64] {
+            stats.add(LogEntry(time: 1, level: .warning, className: "LogSystem", body: "log sink 'json' dropped",
+                               attributes: ["sink": "json", "dropped": .int(dropped)]))
+        }
+        #expect(stats.droppedBySink == ["json": 15])
+    }
+
+    @Test func explainNamesTheDecidingRuleAndItsLayer() throws {
+        let e = try LevelExplanation.explain(className: "CastChannel.com.google.cast.tp.heartbeat",
+                                             layers: [("castline.yaml (logging.rules)", "debug"), ("--log", "info,CastChannel.*:debug,*heartbeat:none")],
+                                             defaultMinimum: .warning)
+        #expect(e.decision.level == .none && e.decision.ruleIndex == 1)
+        #expect(e.overridden.map(\.index) == [0])
+        #expect(e.text.contains("decided by rule #2 '*heartbeat:none' from --log"))
+        #expect(e.text.contains("layer 1: castline.yaml (logging.rules) \"debug\" (replaced by --log)"))
+        let none = try LevelExplanation.explain(className: "JobDriver", layers: [("CASTLINE_LOG", "error,Cast*:debug")], defaultMinimum: .warning)
+        #expect(none.decision.level == .error && none.minimumSource == "CASTLINE_LOG")
+        #expect(none.text.contains("the minimum level error applies (set by CASTLINE_LOG)"))
+        #expect(throws: LevelExplanation.LayerError.self) {
+            try LevelExplanation.explain(className: "A", layers: [("--log", "Cast[:debug")], defaultMinimum: .info)
+        }
+    }
+}
