@@ -251,7 +251,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "CastPluginHostTests", dependencies: [
-            "CastPluginHost", "CastSender", "CastCore", "CastLogging", "CastTestSupport",
+            "CastPluginHost", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
         ]),
         .testTarget(name: "SystemLibraryTests", dependencies: [
             "CCastShims", "CAvahi", "CSystemd", "CJansson", "COpenSSL",

@@ -73,14 +73,22 @@ final class JournaldHarness {
         return try Self.capture(p, timeout: timeout)
     }
 
-    /// Entries with this SYSLOG_IDENTIFIER, as `journalctl -o json` prints them (one object each).
-    func entries(identifier: String) throws -> [[String: Any]] {
+    /// The journal files' folder (`journalctl -D`, `sd_journal_open_directory`).
+    var journalDirectory: String { runDirectory + "/log/journal" }
+
+    /// `journalctl -o json` output for this SYSLOG_IDENTIFIER, one line per entry.
+    func journalLines(identifier: String) throws -> [String] {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/journalctl")
-        p.arguments = ["-D", runDirectory + "/log/journal", "--no-pager", "-o", "json", "SYSLOG_IDENTIFIER=\(identifier)"]
+        p.arguments = ["-D", journalDirectory, "--no-pager", "-o", "json", "SYSLOG_IDENTIFIER=\(identifier)"]
         let (status, output) = try Self.capture(p, timeout: 30)
         guard status == 0 else { throw HarnessError("journalctl failed (\(status)): \(output)") }
-        return output.split(separator: "\n").compactMap {
+        return output.split(separator: "\n").map(String.init)
+    }
+
+    /// Entries with this SYSLOG_IDENTIFIER, as `journalctl -o json` prints them (one object each).
+    func entries(identifier: String) throws -> [[String: Any]] {
+        try journalLines(identifier: identifier).compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
     }

@@ -1,5 +1,6 @@
 import CastLogging
 import CastPluginHost
+import CastlineLogs
 import CastTestSupport
 import Foundation
 import Testing
@@ -41,6 +42,58 @@ import Testing
         #expect((e["CASTLINE_TIME_NS"] as? String).flatMap(UInt64.init) != nil)
         // Multi-line messages arrive whole (libsystemd's binary field form).
         #expect(entries.contains { ($0["MESSAGE"] as? String)?.contains("newline\n unicode é€") == true })
+    }
+
+    /// `castline logs` reads the same entries back: through sd_journal (with a field match) and
+    /// from `journalctl -o json` lines, with castline's names and levels.
+    @Test func castlineLogsReadsTheEntriesBackFromTheJournal() throws {
+        let journald = try JournaldHarness()
+        defer { journald.stop() }
+        let (status, output) = try journald.run([Self.writer, Self.plugin, "journald", #"{"identifier":"castline-logs"}"#, "20", "30"])
+        #expect(status == 0, "\(output)")
+        var lines: [String] = []
+        for _ in 0..<100 where lines.count < 30 {
+            lines = try journald.journalLines(identifier: "castline-logs")
+            if lines.count < 30 { usleep(50_000) }
+        }
+        #expect(lines.count == 30)
+        let decoded = lines.compactMap { try? LogLineDecoder.decode($0).get() }
+        #expect(decoded.count == 30)
+        let first = try #require(decoded.first)
+        #expect(first.className == "LogWriter" && first.level == .info && first.text("device") == "Living Room TV")
+        #expect(first.integer("requestId") == 1000 && first.file == "LogWriter/main.c" && first.line == 42)
+
+        var report = LogReadReport()
+        var read: [LogEntry] = []
+        try JournalReader(directory: journald.journalDirectory, identifier: "castline-logs").run(filter: LogFilter(), report: &report) {
+            read.append($0)
+            return true
+        }
+        #expect(read.count == 30 && report.records == 30)
+        #expect(read.map { $0.text("seq") } == decoded.map { $0.text("seq") })
+        #expect(read.map(\.time) == read.map(\.time).sorted())
+        var filter = LogFilter()
+        filter.requestID = 1000
+        filter.device = "Living Room TV"
+        var matched = 0
+        var filtered = LogReadReport()
+        try JournalReader(directory: journald.journalDirectory, identifier: "castline-logs").run(filter: filter, report: &filtered) { _ in
+            matched += 1
+            return true
+        }
+        let expected = decoded.filter { filter.matches($0) }.count
+        #expect(expected >= 1 && expected < 30, "the match selects some entries, not all")
+        #expect(matched == expected)
+        filter.requestID = 999
+        matched = 0
+        try JournalReader(directory: journald.journalDirectory, identifier: "castline-logs").run(filter: filter, report: &filtered) { _ in
+            matched += 1
+            return true
+        }
+        #expect(matched == 0)
+        #expect(throws: JournalReader.Failure.self) {
+            try JournalReader(directory: "/nonexistent/journal").run(filter: LogFilter(), report: &filtered) { _ in true }
+        }
     }
 
     @Test func staleSocketIsDetectedAndEveryRecordCounted() throws {
