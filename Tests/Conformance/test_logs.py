@@ -1,0 +1,152 @@
+"""`castline logs` over logs written by a real `castline run` against `castline sim` with injected
+faults: a dropped connection, a stalled heartbeat (the device ignores PINGs) and a LOAD failure.
+stats must report the right counts, latencies and end reasons; query must find the records;
+explain must name the deciding rule; the timeline page is rendered by headless Chromium."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from conftest import castline_binary, wait_until
+from test_timeline_render import render_and_check
+
+CONFIG = """
+devices:
+  - name: Lobby TV
+    host: 127.0.0.1
+discovery:
+  providers: [static]
+logging:
+  rules: "debug,CastChannel.*heartbeat:info"
+  console: false
+  sinks:
+    - type: json
+      options: {{path: {log}}}
+session:
+  heartbeat_interval: 0.3
+  heartbeat_timeout: 1.2
+  reconnect: {{initial_delay: 0.1, max_delay: 0.3}}
+jobs:
+  - name: lobby
+    devices: ["Lobby*"]
+    media: {{url: "http://127.0.0.1:9/lobby.mp4", title: Lobby}}
+    retry_delay: 0.3
+"""
+
+
+def sim_state(sim):
+    return sim.control({"command": "list"})["devices"][0]["state"]
+
+
+def playing(sim):
+    media = sim_state(sim).get("media") or {}
+    return media.get("playerState") == "PLAYING" and media.get("contentId") == "http://127.0.0.1:9/lobby.mp4"
+
+
+def castline(netns, *args, timeout=60):
+    return netns.run(castline_binary(), *args, timeout=timeout)
+
+
+def test_logs_of_a_faulty_run_give_the_right_statistics_query_explain_and_timeline(netns, sim, workdir):
+    log = os.path.join(workdir, "logs", "castline.jsonl")
+    os.makedirs(os.path.dirname(log))
+    config = os.path.join(workdir, "castline.yaml")
+    with open(config, "w") as f:
+        f.write(CONFIG.format(log=log))
+    daemon = subprocess.Popen(netns.command(castline_binary(), "run", "--config", config), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: playing(sim), 15, "the first cast")
+        # Fault 1: the device drops the connection; the session suspends and resumes.
+        assert sim.control({"command": "drop"})["ok"]
+        time.sleep(1.5)
+        wait_until(lambda: playing(sim), 10, "playing after the drop")
+        # Fault 2: the device stops answering PINGs: a heartbeat timeout (1.2 s), then it answers again.
+        assert sim.control({"command": "ignore-pings", "enabled": True})["ok"]
+        time.sleep(2.5)
+        assert sim.control({"command": "ignore-pings", "enabled": False})["ok"]
+        time.sleep(2.0)
+        wait_until(lambda: playing(sim), 10, "playing after the stalled heartbeat")
+        # Fault 3: the next LOAD fails; stopping the app makes the job cast again: LOAD_FAILED, retry, PLAYING.
+        assert sim.control({"command": "fail-next-load", "code": 104})["ok"]
+        assert sim.control({"command": "stop-app"})["ok"]
+        time.sleep(1.0)
+        wait_until(lambda: playing(sim), 15, "playing after the failed LOAD and the retry")
+        daemon.send_signal(signal.SIGTERM)
+        _, err = daemon.communicate(timeout=30)
+        assert daemon.returncode == 0, err[-3000:]
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(timeout=5)
+
+    stats_run = castline(netns, "logs", "stats", "--json", log)
+    assert stats_run.returncode == 0, stats_run.stderr
+    stats = json.loads(stats_run.stdout)
+    # Counts: three LOADs went out (first cast, the failed one, the retry); each one answered.
+    loads_out = sum(m["count"] for m in stats["messages"] if m["type"] == "LOAD" and m["direction"] == "out")
+    assert loads_out == 3, stats["messages"]
+    assert stats["latency"]["LOAD"]["count"] == 3 and stats["latency"]["LOAD"]["max_ms"] > 0
+    assert 0 < stats["latency"]["LOAD"]["p50_ms"] <= stats["latency"]["LOAD"]["p95_ms"] <= stats["latency"]["LOAD"]["max_ms"]
+    assert stats["latency"]["GET_STATUS"]["count"] >= 3
+    assert stats["errors"].get("LOAD → LOAD_FAILED") == 1, stats["errors"]
+    # Suspends: the drop once; the stalled heartbeat once per timeout while the PINGs were ignored
+    # (2.5 s at a 1.2 s timeout: a reconnect succeeds, then times out again); every one resumed.
+    reasons = [s["reason"] for s in stats["suspends"]["list"]]
+    assert sum("closed by the device" in r for r in reasons) == 1, reasons
+    heartbeat = sum("heartbeat timeout" in r for r in reasons)
+    assert 1 <= heartbeat <= 3 and len(reasons) == 1 + heartbeat, reasons
+    assert stats["suspends"]["count"] == len(reasons) and stats["suspends"]["resumed"] == len(reasons)
+    assert stats["suspends"]["reconnectAttempts"] >= len(reasons)
+    assert all(s["duration_ms"] > 0 for s in stats["suspends"]["list"])
+    # Sessions: the first ended when the app was stopped; the job's next one ended at SIGTERM (leave).
+    ends = [s["endReason"] for s in stats["sessions"]]
+    assert ends[0] == "appStopped" and ends[-1] == "requested", ends
+    assert stats["sessions"][0]["suspends"] == len(reasons)
+    assert stats["errors"].get("session ended: appStopped") == 1
+    assert stats["read"]["notJSON"] == 0 and stats["read"]["records"] > 100
+
+    text = castline(netns, "logs", "stats", log)
+    assert "LOAD: 3" in text.stdout and f"suspends: {len(reasons)}, resumed {len(reasons)}" in text.stdout, text.stdout
+
+    # query: the failed reply, by type and by class glob, as JSON Lines.
+    failed = castline(netns, "logs", "query", log, "--type", "LOAD_FAILED", "--json")
+    assert failed.returncode == 0, failed.stderr
+    records = [json.loads(line) for line in failed.stdout.splitlines()]
+    assert len(records) == 1 and records[0]["class"] == "CastChannel.com.google.cast.media"
+    assert records[0]["attributes"]["direction"] == "in"
+    warnings = castline(netns, "logs", "query", log, "--class", "CastSession", "--level", "warning", "--count")
+    assert int(warnings.stdout.strip()) >= len(reasons) + 1, warnings.stdout  # the didSuspends, the appStopped didEnd
+    none = castline(netns, "logs", "query", log, "--type", "NO_SUCH_TYPE")
+    assert none.returncode == 1 and none.stdout == ""
+
+    # explain: the config's rule decides the heartbeat channel's level; --log replaces it.
+    explained = castline(netns, "logs", "explain", "CastChannel.com.google.cast.tp.heartbeat", "--config", config, "--json")
+    decision = json.loads(explained.stdout)
+    assert decision["level"] == "info" and decision["rule"]["text"] == "CastChannel.*heartbeat:info"
+    assert decision["rule"]["source"] == f"{config} (logging.rules)"
+    overridden = castline(netns, "logs", "explain", "CastSession", "--config", config, "--log", "warning,*Session:verbose")
+    assert "decided by rule #1 '*Session:verbose' from --log" in overridden.stdout, overridden.stdout
+
+    # Robust to what real logs contain: garbage, a padding line, a cut last line.
+    damaged = os.path.join(workdir, "damaged.jsonl")
+    with open(log) as src, open(damaged, "w") as out:
+        content = src.read()
+        out.write("a stray text line\n" + content + "          \n" + content.splitlines()[-1][:40])
+    robust = castline(netns, "logs", "stats", "--json", "--no-rotated", damaged)
+    assert robust.returncode == 0, robust.stderr
+    read = json.loads(robust.stdout)["read"]
+    assert read["notJSON"] == 2 and read["blank"] >= 1 and read["unterminatedLastLines"] == 1, read
+
+    # timeline: one page, rendered by headless Chromium.
+    page = os.path.join(workdir, "timeline.html")
+    drawn = castline(netns, "logs", "timeline", log, "--html", page)
+    assert drawn.returncode == 0, drawn.stderr
+    with open(page) as f:
+        html = f.read()
+    assert "http://" not in html.replace("http://127.0.0.1:9/lobby.mp4", "").replace("http://www.w3.org/2000/svg", ""), \
+        "self-contained: nothing loaded from elsewhere"
+    dom = render_and_check(page, os.path.join(workdir, "timeline.png"), expect_requests=True,
+                           expect_failed_requests=True, expect_failures=True)
+    assert dom is not None
