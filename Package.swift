@@ -186,7 +186,7 @@ let package = Package(
 
         // `castline logs`: read castline's JSON Lines and journal entries back, filter, summarise,
         // draw a timeline. No sockets.
-        .target(name: "CastlineLogs", dependencies: ["CastCore", "CastLogging", "CSystemd"]),
+        .target(name: "CastlineLogs", dependencies: ["CastCore", "CastLogging", "CSystemd", "CCastShims"]),
 
         // MARK: The command-line tool.
         .executableTarget(

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "castline_shims.h"
 
 #include <jansson.h>
@@ -45,3 +46,7 @@ int castline_json_unpack_class_line(const char *json_text, char **class_out, int
 }
 
 void castline_free(void *pointer) { free(pointer); }
+
+const void *castline_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
+    return memmem(haystack, haystack_length, needle, needle_length);
+}

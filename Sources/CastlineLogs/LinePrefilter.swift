@@ -1,3 +1,4 @@
+internal import CCastShims
 import CastCore
 import CastLogging
 import Glibc
@@ -65,18 +66,11 @@ public struct LinePrefilter: Sendable {
         return true
     }
 
-    /// The offset of `needle` in `line` at or after `from`.
+    /// The offset of `needle` in `line` at or after `from` (glibc's two-way `memmem`).
     static func find(_ needle: [UInt8], in line: UnsafeRawBufferPointer, from: Int) -> Int? {
-        guard let base = line.baseAddress, let first = needle.first, needle.count <= line.count - from else { return nil }
-        var i = from
-        let last = line.count - needle.count
-        while i <= last {
-            guard let hit = memchr(base + i, Int32(first), last - i + 1) else { return nil }
-            let at = base.distance(to: UnsafeRawPointer(hit))
-            if needle.withUnsafeBytes({ memcmp(base + at, $0.baseAddress!, needle.count) }) == 0 { return at }
-            i = at + 1
-        }
-        return nil
+        guard let base = line.baseAddress, !needle.isEmpty, needle.count <= line.count - from else { return nil }
+        let hit = needle.withUnsafeBytes { castline_memmem(base + from, line.count - from, $0.baseAddress, needle.count) }
+        return hit.map { base.distance(to: $0) }
     }
 
     /// The integer right after `key` (`"time_unix_nano":1795…`), or nil.

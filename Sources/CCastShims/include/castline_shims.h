@@ -28,6 +28,10 @@ int castline_json_unpack_class_line(const char *json_text, char **class_out, int
 /// free() for strings returned by the shims.
 void castline_free(void *pointer);
 
+/// glibc's memmem (a GNU extension Swift's Glibc module does not export): the first occurrence
+/// of `needle` in `haystack`, or NULL.
+const void *castline_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
+
 #ifdef __cplusplus
 }
 #endif
