@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-sinks bench-cast fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-sinks bench-cast bench-logs fuzz-smoke demo clean
 
 deps:
 	@scripts/install-deps.sh
@@ -60,6 +60,12 @@ bench-cast: deps
 	$(SWIFT) build -c release --product CastlinePluginMediaFormats
 	.venv/bin/python Benchmarks/cast-vs-catt.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
+# castline logs query vs jq over 1 GB of JSON Lines built from a real run (root: netns).
+bench-logs: deps
+	$(SWIFT) build -c release --product castline
+	$(SWIFT) build -c release --product CastlinePluginJSONSink
+	.venv/bin/python Benchmarks/logs-query.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
+
 bench-sinks: deps
 	$(SWIFT) build -c release --product CastlinePluginJSONSink
 	$(SWIFT) build -c release --product CastlinePluginJournaldSink
@@ -70,7 +76,7 @@ bench-sinks: deps
 
 # Each libFuzzer target for FUZZ_SECONDS seconds.
 fuzz-smoke: deps
-	@for t in frame payload rules glob sim pluginjson; do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+	@for t in frame payload rules glob sim pluginjson config logline; do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
 
 # Casts a sample to the built-in simulator and shows the live status view (scripts/demo.sh).
 demo: deps

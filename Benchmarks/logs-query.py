@@ -5,9 +5,13 @@ filter, in the same run.
 The file is made from records a real castline run wrote (a cast, controls and a stop against
 `castline sim` in a network namespace, logging at verbose so traffic records carry payloads),
 repeated with rising timestamps, device ids and session numbers until it reaches the size.
-Two queries, each printing the matching records as JSON Lines to /dev/null:
+Three queries, each printing the matching records as JSON Lines to /dev/null:
   A: warnings and worse from CastSession            (--class CastSession --level warning)
   B: LOAD requests to one device                    (--type LOAD --device dev-0042)
+  C: a device glob (--device 'dev-004*'): the glob's literal run narrows the lines to parse
+  D: a local session number (--session 1): more than half of all records match
+  E: a message substring found on nearly every line (--grep e): the prefilter cannot narrow it,
+     every line is parsed and most are printed: the floor
 Each tool runs on a warm page cache; wall time, CPU time (user+sys: one core) and MB/s are
 printed, castline's as the median of 3 runs, jq's once (it is slow). Needs root (ip netns), the
 conformance venv and a release build of castline.
@@ -131,6 +135,12 @@ def main():
              'select(.class == "CastSession" and .severity_number >= 13)'),
             ("B LOAD requests to one device", ["--type", "LOAD", "--device", "dev-0042"],
              'select(.attributes.type == "LOAD" and (.attributes.device == "dev-0042" or .attributes.peer == "dev-0042" or .attributes.endpoint == "dev-0042" or .attributes.deviceName == "dev-0042"))'),
+            ("C a device glob", ["--device", "dev-004*"],
+             'select([.attributes.device, .attributes.deviceName, .attributes.endpoint, .attributes.peer] | map(select(. != null and startswith("dev-004"))) | length > 0)'),
+            ("D local session 1 (most records match: every line parsed, most printed)", ["--session", "1"],
+             'select(.attributes.session == "1" or .attributes.sessionId == "1" or ((.attributes.localSession // "") | tostring) == "1")'),
+            ("E parse-bound: message text \"e\" (on nearly every line: every line parsed and most printed)", ["--grep", "e"],
+             'select(.body | contains("e"))'),
         ]
         for name, castline_args, jq_filter in queries:
             argv = [binary, "logs", "query", "--no-rotated", "--json", path, *castline_args]

@@ -18,6 +18,8 @@ let package = Package(
                 .product(name: "CastDeviceAuth", package: "castline"),
                 .product(name: "SystemCrypto", package: "castline"),
                 .product(name: "CastPluginKit", package: "castline"),
+                .product(name: "CastlineConfig", package: "castline"),
+                .product(name: "CastlineLogs", package: "castline"),
             ]
         )
     ],

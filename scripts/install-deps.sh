@@ -3,6 +3,8 @@
 #   C libraries:   libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev (+ pkg-config)
 #   code generator: protobuf-compiler
 #   daemons used by integration tests: avahi-daemon dbus systemd (journald) iproute2 (netns)
+#   end-to-end tools: tmux (live status view), jq (log-query benchmark peer), chromium + fonts-dejavu-core
+#   (renders the logs timeline page)
 #   conformance clients: VLC (vlc-bin + vlc-plugin-base: the Chromecast stream output), Python 3
 #   with venv; pychromecast, catt and pytest from PyPI into .venv (Tests/Conformance/requirements.txt)
 # Daemons are installed but never started by the package scripts: a temporary policy-rc.d

@@ -14,6 +14,8 @@ public struct LinePrefilter: Sendable {
     let until: Int64?
     /// Byte strings that must appear somewhere in the line.
     let needles: [[UInt8]]
+    /// Groups of byte strings of which at least one must appear (a value under any of its keys).
+    let anyOf: [[[UInt8]]]
 
     public init(_ filter: LogFilter) {
         if let level = filter.minimumLevel, level != .none {
@@ -31,12 +33,40 @@ public struct LinePrefilter: Sendable {
         if let type = filter.messageType, plain(type) { needles.append(Array("\"type\":\"\(type)\"".utf8)) }
         if let id = filter.requestID { needles.append(Array("\"requestId\":\(id)".utf8)) }
         if let ns = filter.namespace, plain(ns) { needles.append(Array(ns.utf8)) }
-        if let session = filter.session, plain(session) { needles.append(Array(session.utf8)) }
-        if let device = filter.device, plain(device), !device.contains(where: { $0 == "*" || $0 == "?" || $0 == "[" }) {
-            needles.append(Array(device.utf8))
+        var anyOf: [[[UInt8]]] = []
+        if let session = filter.session, plain(session) {
+            // LogFilter.matches: the value under session, sessionId or localSession (a number here).
+            var group = [Array("\"session\":\"\(session)\"".utf8), Array("\"sessionId\":\"\(session)\"".utf8),
+                         Array("\"localSession\":\"\(session)\"".utf8)]
+            if Int64(session) != nil { group.append(Array("\"localSession\":\(session)".utf8)) }
+            anyOf.append(group)
+        }
+        if let device = filter.device, plain(device) {
+            // A glob's longest literal run must appear in the value (`dev-004*` → `dev-004`).
+            let literal = Self.longestLiteral(inGlob: device)
+            if literal.count >= 2 { needles.append(Array(literal.utf8)) }
         }
         if let text = filter.text, plain(text) { needles.append(Array(text.utf8)) }
         self.needles = needles
+        self.anyOf = anyOf
+    }
+
+    /// The longest run of plain characters in a glob (`*`, `?` and `[...]` split runs; a
+    /// backslash escapes the next character); the whole text when it has no glob syntax.
+    public static func longestLiteral(inGlob glob: String) -> String {
+        var best = "", current = ""
+        var inClass = false, escaped = false
+        for c in glob {
+            if escaped { current.append(c); escaped = false; continue }
+            if inClass { if c == "]" { inClass = false }; continue }
+            switch c {
+            case "\\": escaped = true
+            case "*", "?": if current.count > best.count { best = current }; current = ""
+            case "[": if current.count > best.count { best = current }; current = ""; inClass = true
+            default: current.append(c)
+            }
+        }
+        return current.count > best.count ? current : best
     }
 
     static let head = Array("{\"time\":\"".utf8)
@@ -63,6 +93,7 @@ public struct LinePrefilter: Sendable {
             }
         }
         for needle in needles where Self.find(needle, in: line, from: 0) == nil { return false }
+        for group in anyOf where !group.contains(where: { Self.find($0, in: line, from: 0) != nil }) { return false }
         return true
     }
 

@@ -65,3 +65,14 @@ import Testing
         #expect(journal.withUnsafeMutableBytes { LinePrefilter(filter).mayMatch(UnsafeRawBufferPointer($0)) })
     }
 }
+
+@Suite struct GlobLiteralTests {
+    @Test func theLongestLiteralRunOfAGlob() {
+        #expect(LinePrefilter.longestLiteral(inGlob: "dev-004*") == "dev-004")
+        #expect(LinePrefilter.longestLiteral(inGlob: "*Lobby*TV?") == "Lobby")
+        #expect(LinePrefilter.longestLiteral(inGlob: "Kitchen [0-9] speaker") == "Kitchen ", "ties: the first run")
+        #expect(LinePrefilter.longestLiteral(inGlob: "a\\*bcd*") == "a*bcd")
+        #expect(LinePrefilter.longestLiteral(inGlob: "*") == "")
+        #expect(LinePrefilter.longestLiteral(inGlob: "plain") == "plain")
+    }
+}

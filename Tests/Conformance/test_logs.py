@@ -150,3 +150,43 @@ def test_logs_of_a_faulty_run_give_the_right_statistics_query_explain_and_timeli
     dom = render_and_check(page, os.path.join(workdir, "timeline.png"), expect_requests=True,
                            expect_failed_requests=True, expect_failures=True)
     assert dom is not None
+
+
+def record(t, body, cls="CastSession", level="info", severity=9):
+    return json.dumps({"time": "2026-11-22T10:00:00Z", "time_unix_nano": t, "severity_number": severity,
+                       "severity_text": "INFO", "level": level, "class": cls, "body": body}, separators=(",", ":"))
+
+
+def readline_within(process, seconds):
+    """The next stdout line, or an assertion after `seconds` (never a hang)."""
+    import selectors
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    assert selector.select(timeout=seconds), f"no output within {seconds} s"
+    return process.stdout.readline()
+
+
+def test_query_follow_prints_new_records_across_rotation(workdir):
+    log = os.path.join(workdir, "follow.jsonl")
+    with open(log, "w") as f:
+        f.write(record(1, "before") + "\n")
+    process = subprocess.Popen([castline_binary(), "logs", "query", "--follow", "--class", "CastSession", log],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "before" in readline_within(process, 10)
+        with open(log, "a") as f:
+            f.write(record(2, "appended") + "\n" + record(3, "other class", cls="JobDriver") + "\n")
+        assert "appended" in readline_within(process, 10)
+        # Rotation as the JSON sink does it: rename to .1, then a new file.
+        os.rename(log, log + ".1")
+        with open(log, "w") as f:
+            f.write(record(4, "after rotation") + "\n")
+        assert "after rotation" in readline_within(process, 10)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=10)
+        assert process.returncode == 0, err
+        assert "other class" not in out
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=5)

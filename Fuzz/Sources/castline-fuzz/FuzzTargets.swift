@@ -2,12 +2,14 @@ import CastCore
 import CastLogging
 import CastPluginKit
 import CastProtocol
+import CastlineConfig
+import CastlineLogs
 import NIOCore
 
 /// The fuzz targets. Each must never crash, hang or break an invariant (a broken invariant is
 /// a `precondition` failure, which libFuzzer reports as a crash with the input saved).
 enum FuzzTargets {
-    static let names = ["frame", "payload", "rules", "glob", "sim", "pluginjson"]
+    static let names = ["frame", "payload", "rules", "glob", "sim", "pluginjson", "config", "logline"]
 
     static func run(_ name: String, _ data: UnsafeRawBufferPointer) {
         switch name {
@@ -17,6 +19,8 @@ enum FuzzTargets {
         case "glob": glob(data)
         case "sim": SimulatorFuzzTarget.run(data)
         case "pluginjson": pluginJSON(data)
+        case "config": config(data)
+        case "logline": logLine(data)
         default: break
         }
     }
@@ -117,6 +121,39 @@ extension JSONValue {
         case .array(let a): return a.contains { $0.containsNaN }
         case .object(let o): return o.contains { $0.value.containsNaN }
         default: return false
+        }
+    }
+
+    /// Bytes as a YAML config file: decoding ends with a configuration or with diagnostics, each
+    /// at a real position (line and column ≥ 1), never a crash or a hang.
+    static func config(_ data: UnsafeRawBufferPointer) {
+        let text = String(decoding: data, as: UTF8.self)
+        do {
+            _ = try CastlineConfiguration.parse(text, file: "fuzz.yaml")
+        } catch {
+            precondition(!error.diagnostics.isEmpty, "a failed config must say why")
+            for d in error.diagnostics {
+                precondition(d.mark.line >= 1 && d.mark.column >= 1, "diagnostic without a position: \(d)")
+            }
+        }
+    }
+
+    /// Bytes as a log line, with a filter made from the first byte: the decoder never crashes,
+    /// and the prefilter never rejects a line the full filter keeps.
+    static func logLine(_ data: UnsafeRawBufferPointer) {
+        guard let first = data.first else { return }
+        let line = UnsafeRawBufferPointer(rebasing: data[1...])
+        var filter = LogFilter()
+        if first & 1 != 0 { filter.minimumLevel = .warning }
+        if first & 2 != 0 { filter.classPatterns = [try! GlobPattern("Cast*")] }
+        if first & 4 != 0 { filter.messageType = "LOAD" }
+        if first & 8 != 0 { filter.requestID = 7 }
+        if first & 16 != 0 { filter.device = "dev-1" }
+        if first & 32 != 0 { filter.since = 1_000 }
+        if first & 64 != 0 { filter.namespace = "media" }
+        let decoded = LogLineDecoder.decode(line, origin: LogOrigin(input: "fuzz", line: 1))
+        if case .success(let entry) = decoded, filter.matches(entry) {
+            precondition(LinePrefilter(filter).mayMatch(line), "the prefilter rejected a matching line")
         }
     }
 }
