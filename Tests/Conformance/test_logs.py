@@ -190,3 +190,20 @@ def test_query_follow_prints_new_records_across_rotation(workdir):
         if process.poll() is None:
             process.kill()
             process.wait(timeout=5)
+
+
+def test_standard_input_takes_json_lines_and_journal_export(workdir):
+    lines = [record(1_000_000_000 + i, f"r{i}") for i in range(5)]
+    journal = json.dumps({"__REALTIME_TIMESTAMP": "1795342530123456", "PRIORITY": "4", "SYSLOG_IDENTIFIER": "castline",
+                          "MESSAGE": "from the journal", "CASTLINE_CLASS": "CastSession", "CASTLINE_LEVEL": "warning",
+                          "CASTLINE_TIME_NS": "1795342530123456789", "DEVICE": "d1"})
+    text = "\n".join(lines + [journal, "garbage"]) + "\n"
+    result = subprocess.run([castline_binary(), "logs", "query", "-", "--json"], input=text, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [o["body"] for o in out] == [f"r{i}" for i in range(5)] + ["from the journal"]
+    assert out[-1]["level"] == "warning" and out[-1]["attributes"] == {"device": "d1"}
+    assert "1 non-JSON line(s)" in result.stderr
+    warnings = subprocess.run([castline_binary(), "logs", "query", "-", "--level", "warning", "--count"], input=text,
+                              capture_output=True, text=True, timeout=30)
+    assert warnings.stdout.strip() == "1"
