@@ -111,18 +111,6 @@ enum FuzzTargets {
             precondition(matched == pattern.utf8.elementsEqual(name.utf8), "literal mismatch")
         }
     }
-}
-
-extension JSONValue {
-    /// NaN never equals itself; such values are exempt from the equality invariant.
-    var containsNaN: Bool {
-        switch self {
-        case .double(let d): return d.isNaN
-        case .array(let a): return a.contains { $0.containsNaN }
-        case .object(let o): return o.contains { $0.value.containsNaN }
-        default: return false
-        }
-    }
 
     /// Bytes as a YAML config file: decoding ends with a configuration or with diagnostics, each
     /// at a real position (line and column ≥ 1), never a crash or a hang.
@@ -156,4 +144,17 @@ extension JSONValue {
             precondition(LinePrefilter(filter).mayMatch(line), "the prefilter rejected a matching line")
         }
     }
+}
+
+extension JSONValue {
+    /// NaN never equals itself; such values are exempt from the equality invariant.
+    var containsNaN: Bool {
+        switch self {
+        case .double(let d): return d.isNaN
+        case .array(let a): return a.contains { $0.containsNaN }
+        case .object(let o): return o.contains { $0.value.containsNaN }
+        default: return false
+        }
+    }
+
 }
