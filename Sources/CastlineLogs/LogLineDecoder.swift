@@ -78,7 +78,11 @@ public enum LogLineDecoder {
     static func journal(_ o: JSONObject, origin: LogOrigin) -> LogEntry? {
         guard let className = o["CASTLINE_CLASS"]?.string else { return nil }
         let time = o["CASTLINE_TIME_NS"]?.string.flatMap { Int64($0) }
-            ?? o["__REALTIME_TIMESTAMP"]?.string.flatMap { Int64($0) }.map { $0 * 1000 }
+            ?? o["__REALTIME_TIMESTAMP"]?.string.flatMap { Int64($0) }.flatMap { micro in
+                // µs → ns; a value that overflows is not a time (the fuzzer found one).
+                let (ns, overflow) = micro.multipliedReportingOverflow(by: 1000)
+                return overflow ? nil : ns
+            }
         var level = o["CASTLINE_LEVEL"]?.string.flatMap { LogLevel(parsing: $0) }
         if level == nil, let priority = o["PRIORITY"]?.string.flatMap({ Int($0) }) {
             level = LogLevelMapping.table.last(where: { $0.journaldPriority == priority })?.level ?? .debug

@@ -2,7 +2,9 @@
 public enum LogTime {
     /// `2026-11-22T10:15:30.123456789Z`.
     public static func rfc3339(_ nanos: Int64, fractionDigits: Int = 9) -> String {
-        let seconds = nanos >= 0 ? nanos / 1_000_000_000 : (nanos - 999_999_999) / 1_000_000_000
+        // Floor division without overflow (Int64.min included).
+        var seconds = nanos / 1_000_000_000
+        if nanos % 1_000_000_000 < 0 { seconds -= 1 }
         let fraction = nanos - seconds * 1_000_000_000
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
@@ -37,7 +39,10 @@ public enum LogTime {
         guard let y = number(0, 4), b.count >= 10, b[4] == 45, let mo = number(5, 2), b[7] == 45, let d = number(8, 2),
               (1...12).contains(mo), (1...31).contains(d) else { return nil }
         var seconds = days(fromCivil: y, mo, d) * 86_400
-        if b.count == 10 { return seconds * 1_000_000_000 }
+        if b.count == 10 {
+            let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+            return overflow ? nil : scaled
+        }
         guard b.count >= 19, b[10] == 84 || b[10] == 116 || b[10] == 32, let h = number(11, 2), b[13] == 58, let mi = number(14, 2),
               b[16] == 58, let s = number(17, 2), h < 24, mi < 60, s < 61 else { return nil }
         seconds += h * 3600 + mi * 60 + s
@@ -62,7 +67,11 @@ public enum LogTime {
         } else {
             return nil
         }
-        return seconds * 1_000_000_000 + fraction
+        // Years past 2262 do not fit Unix nanoseconds in Int64: not a time here.
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return nil }
+        let (total, overflow2) = scaled.addingReportingOverflow(fraction)
+        return overflow2 ? nil : total
     }
 
     /// Howard Hinnant's days-from-civil.

@@ -42,6 +42,8 @@ import Testing
         #expect(LogLineDecoder.decode(#"{"time":"2026-11-22T10:15:30Z","class":"A","bo"#) == .failure(.notJSON))
         #expect(LogLineDecoder.decode(#"{"hello":"world"}"#) == .failure(.unknownSchema))
         #expect(LogLineDecoder.decode("[1,2]") == .failure(.notJSON))
+        // A realtime stamp whose nanoseconds overflow Int64 is no time (found by the logline fuzzer).
+        #expect(LogLineDecoder.decode(#"{"__REALTIME_TIMESTAMP":"9223372036854775807","PRIORITY":"4","MESSAGE":"x","CASTLINE_CLASS":"A"}"#) == .failure(.unknownSchema))
     }
 
     @Test func rfc3339RoundTripsAndAcceptsOffsets() {
@@ -52,6 +54,8 @@ import Testing
         #expect(LogTime.parse("2026-11-22") == 1_795_305_600_000_000_000)
         #expect(LogTime.rfc3339(0, fractionDigits: 3) == "1970-01-01T00:00:00.000Z")
         #expect(LogTime.rfc3339(-1_000_000_000, fractionDigits: 0) == "1969-12-31T23:59:59Z")
+        #expect(LogTime.parse("3026-11-22T04:16:17Z") == nil, "past 2262: does not fit Int64 nanoseconds (found by the fuzzer)")
+        #expect(LogTime.rfc3339(Int64.min, fractionDigits: 0).hasSuffix("Z"))
         for bad in ["2026-13-01", "2026-11-22T25:00:00Z", "2026-11-22T10:15:30", "yesterday", "2026-11-22T10:15:30.Z"] {
             #expect(LogTime.parse(bad) == nil, "\(bad)")
         }
