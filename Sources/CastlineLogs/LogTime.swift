@@ -4,8 +4,11 @@ public enum LogTime {
     public static func rfc3339(_ nanos: Int64, fractionDigits: Int = 9) -> String {
         // Floor division without overflow (Int64.min included).
         var seconds = nanos / 1_000_000_000
-        if nanos % 1_000_000_000 < 0 { seconds -= 1 }
-        let fraction = nanos - seconds * 1_000_000_000
+        var fraction = nanos % 1_000_000_000
+        if fraction < 0 {
+            seconds -= 1
+            fraction += 1_000_000_000
+        }
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let (y, m, d) = civil(fromDays: days)
