@@ -70,10 +70,7 @@ public struct JournalReader: Sendable {
                 continue
             }
             report.records += 1
-            if let previous, entry.time < previous - 1_000_000_000 {
-                report.clockJumpsBack += 1
-                report.largestJumpBack = max(report.largestJumpBack, previous - entry.time)
-            }
+            report.noteTime(entry.time, after: previous)
             previous = entry.time
             if let until = filter.until, entry.time >= until { break }
             guard filter.matches(entry) else { continue }

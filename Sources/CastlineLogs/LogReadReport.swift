@@ -30,6 +30,13 @@ public struct LogReadReport: Sendable, Equatable {
         largestJumpBack = max(largestJumpBack, other.largestJumpBack)
     }
 
+    /// Counts a step back of more than a second from the previous record of the same input.
+    mutating func noteTime(_ time: Int64, after previous: Int64?) {
+        guard let previous, time < previous - 1_000_000_000 else { return }
+        clockJumpsBack += 1
+        largestJumpBack = max(largestJumpBack, previous - time)
+    }
+
     mutating func count(_ problem: LogLineProblem) {
         switch problem {
         case .blank: blank += 1

@@ -37,10 +37,7 @@ public struct LogScan: Sendable {
                     return true
                 case .success(let entry):
                     content.records += 1
-                    if let previous, entry.time < previous - 1_000_000_000 {
-                        content.clockJumpsBack += 1
-                        content.largestJumpBack = max(content.largestJumpBack, previous - entry.time)
-                    }
+                    content.noteTime(entry.time, after: previous)
                     previous = entry.time
                     guard filter.matches(entry) else { return true }
                     going = body(entry)

@@ -712,19 +712,6 @@ extension TimelinePage {
         return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
     }
 
-    /// (year, month, day) of a day count since 1970-01-01 (proleptic Gregorian).
-    func civil(_ days: Int64) -> (y: Int64, m: Int64, d: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
-    }
-
     func clockParts(_ ns: Int64) -> (day: Int64, h: Int64, m: Int64, s: Int64, ns: Int64) {
         let dayNs: Int64 = 86_400_000_000_000
         let day = floorDiv(ns, dayNs)
@@ -734,15 +721,12 @@ extension TimelinePage {
     }
 
     func isoDate(_ ns: Int64) -> String {
-        let c = civil(clockParts(ns).day)
-        return "\(pad(c.y, 4))-\(pad(c.m, 2))-\(pad(c.d, 2))"
+        let c = LogTime.civil(fromDays: clockParts(ns).day)
+        return "\(pad(c.0, 4))-\(pad(c.1, 2))-\(pad(c.2, 2))"
     }
 
     /// 2024-05-14T18:30:00.123Z
-    func iso(_ ns: Int64) -> String {
-        let p = clockParts(ns)
-        return "\(isoDate(ns))T\(pad(p.h, 2)):\(pad(p.m, 2)):\(pad(p.s, 2)).\(pad(p.ns / 1_000_000, 3))Z"
-    }
+    func iso(_ ns: Int64) -> String { LogTime.rfc3339(ns, fractionDigits: 3) }
 
     /// 18:30:00.123 (tooltips; the date is on the axis).
     func clock(_ ns: Int64) -> String {

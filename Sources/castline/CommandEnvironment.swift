@@ -61,12 +61,9 @@ final class CommandEnvironment: @unchecked Sendable {
     /// `--config`, `$CASTLINE_CONFIG`, then `~/.config/castline/castline.yaml` when it exists;
     /// none: the built-in defaults. Errors are printed and end the process with exit code 2.
     static func loadConfig(explicit: String?, environment env: [String: String]) throws -> CastlineConfiguration {
-        var path = explicit ?? env["CASTLINE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
-        if path == nil {
-            let base = env["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? env["HOME"].map { "\($0)/.config" }
-            if let base, access("\(base)/castline/castline.yaml", F_OK) == 0 { path = "\(base)/castline/castline.yaml" }
+        guard let path = DoctorChecks.configPath(explicit: explicit, environment: env, exists: { access($0, F_OK) == 0 }).path else {
+            return CastlineConfiguration()
         }
-        guard let path else { return CastlineConfiguration() }
         do {
             let (config, warnings) = try CastlineConfiguration.load(path: path)
             for warning in warnings { printError(warning.description) }

@@ -78,6 +78,8 @@ enum DoctorChecks {
 
     /// The config file every command reads: `--config`, `$CASTLINE_CONFIG`, then
     /// `$XDG_CONFIG_HOME` (or `~/.config`)`/castline/castline.yaml` when it exists.
+    /// The config file every command reads: `--config`, `$CASTLINE_CONFIG`, then
+    /// `$XDG_CONFIG_HOME` or `~/.config` `/castline/castline.yaml` when it exists.
     static func configPath(explicit: String?, environment env: [String: String],
                            exists: (String) -> Bool) -> (path: String?, source: String) {
         if let explicit { return (explicit, "--config") }
