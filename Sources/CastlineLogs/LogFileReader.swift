@@ -40,6 +40,7 @@ public struct LogFileReader: Sendable {
         defer { buffer.deallocate() }
         var filled = 0
         var lineNumber = 0
+        var consumed = 0   // bytes up to the last newline handed over
         var skipping = false
         while true {
             if filled == capacity {
@@ -79,10 +80,12 @@ public struct LogFileReader: Sendable {
                 cursor = lineStart
             }
             if lineStart > 0 {
+                consumed += lineStart
                 filled -= lineStart
                 if filled > 0 { memmove(buffer, buffer + lineStart, filled) }
             }
         }
+        report.completeBytes = consumed
         if filled > 0 && !skipping {
             lineNumber += 1
             report.lines += 1

@@ -4,7 +4,9 @@ import Glibc
 /// renamed to `.1` and a new one created: the old one is read to its end first) and truncation.
 /// Polls every 200 ms until the task is cancelled.
 public enum LogFollower {
-    public static func follow(path: String, filter: LogFilter, _ body: (LogEntry) -> Void) async {
+    /// Goes on from byte `offset` (where the first read of the file stopped: nothing written
+    /// in between is missed); nil: from the current end.
+    public static func follow(path: String, from start: Int? = nil, filter: LogFilter, _ body: (LogEntry) -> Void) async {
         var fd: Int32 = -1
         var inode: ino_t = 0
         var offset: off_t = 0
@@ -15,7 +17,7 @@ public enum LogFollower {
         if stat(path, &st) == 0 {
             fd = open(path, O_RDONLY | O_CLOEXEC)
             inode = st.st_ino
-            offset = st.st_size
+            offset = start.map { off_t(min($0, Int(st.st_size))) } ?? st.st_size
         }
         defer { if fd >= 0 { close(fd) } }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)

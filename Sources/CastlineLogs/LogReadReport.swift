@@ -17,6 +17,8 @@ public struct LogReadReport: Sendable, Equatable {
     public var clockJumpsBack = 0
     /// The largest such step back, in nanoseconds.
     public var largestJumpBack: Int64 = 0
+    /// Bytes of whole lines read from the last input (where `--follow` goes on from).
+    public var completeBytes = 0
 
     public init() {}
 

@@ -138,8 +138,9 @@ struct LogsQueryCommand: AsyncParsableCommand {
             SignalWaiter.block([SIGINT, SIGTERM])
             output.flush()
             let counter = FollowCounter()
+            let start = report.completeBytes
             let following = Task {
-                await LogFollower.follow(path: last, filter: filter) { entry in
+                await LogFollower.follow(path: last, from: start, filter: filter) { entry in
                     counter.add()
                     output.print(entry)
                     output.flush()
