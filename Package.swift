@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "CastlineConfig", targets: ["CastlineConfig"]),
         .library(name: "CastMediaServer", targets: ["CastMediaServer"]),
         .library(name: "CastlineLogs", targets: ["CastlineLogs"]),
+        .library(name: "CastNearby", targets: ["CastNearby"]),
         .executable(name: "castline", targets: ["castline"]),
         // First-party plugins: one dynamic library each, loaded by the host at run time
         // (never linked into it). The `libCastlinePlugin` prefix is what the host looks for
@@ -188,12 +189,17 @@ let package = Package(
         // draw a timeline. No sockets.
         .target(name: "CastlineLogs", dependencies: ["CastCore", "CastLogging", "CSystemd", "CCastShims"]),
 
+        // Nearby messages: consent-gated publish/subscribe of small payloads over DNS-SD (avahi) or
+        // in-process; the found/lost bookkeeping is a pure set, the media are the only I/O.
+        .target(name: "CastNearby", dependencies: ["CAvahi", "CastCore", "CastLogging"]),
+
         // MARK: The command-line tool.
         .executableTarget(
             name: "castline",
             dependencies: [
                 "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
                 "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer", "CastlineDaemon", "CastlineLogs",
+                "CastNearby",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -209,6 +215,7 @@ let package = Package(
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore"]),
         .testTarget(name: "CastlineLogsTests", dependencies: ["CastlineLogs", "CastCore", "CastLogging", "CastTestSupport"]),
+        .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastTestSupport"]),
         .testTarget(name: "CastMediaServerTests", dependencies: [
             "CastMediaServer", "CastLogging",

@@ -9,3 +9,4 @@
 #include <avahi-common/strlst.h>
 #include <avahi-common/alternative.h>
 #include <avahi-common/address.h>
+#include <avahi-common/domain.h>

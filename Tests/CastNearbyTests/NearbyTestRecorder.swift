@@ -1,0 +1,33 @@
+import CastNearby
+import Glibc
+import Synchronization
+
+/// Collects what a manager's handlers deliver; `wait` polls (every 10 ms, at most `seconds`).
+final class NearbyTestRecorder: Sendable {
+    enum Event: Equatable, Sendable {
+        case found(String)
+        case lost(String)
+        case expired
+        case status(NearbyStatusChange)
+    }
+
+    private let events = Mutex<[Event]>([])
+
+    var all: [Event] { events.withLock { $0 } }
+
+    func add(_ event: Event) { events.withLock { $0.append(event) } }
+
+    var found: @Sendable (NearbySighting) -> Void { { [self] in add(.found($0.message.text ?? "?")) } }
+    var lost: @Sendable (NearbySighting) -> Void { { [self] in add(.lost($0.message.text ?? "?")) } }
+
+    /// True once `predicate` holds for the events so far.
+    func wait(seconds: Double = 5, until predicate: ([Event]) -> Bool) -> Bool {
+        for _ in 0..<Int(seconds * 100) {
+            if predicate(all) { return true }
+            usleep(10_000)
+        }
+        return predicate(all)
+    }
+
+    func count(_ event: Event) -> Int { all.filter { $0 == event }.count }
+}
