@@ -3,7 +3,7 @@
 #   C libraries:   libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev (+ pkg-config)
 #   code generator: protobuf-compiler
 #   daemons used by integration tests: avahi-daemon dbus systemd (journald) iproute2 (netns)
-#   end-to-end tools: tmux (live status view), jq (log-query benchmark peer), chromium + fonts-dejavu-core
+#   end-to-end tools: tmux (live status view), jq (log-query benchmark peer), tcpdump (nearby capture test), chromium + fonts-dejavu-core
 #   (renders the logs timeline page)
 #   conformance clients: VLC (vlc-bin + vlc-plugin-base: the Chromecast stream output), Python 3
 #   with venv; pychromecast, catt and pytest from PyPI into .venv (Tests/Conformance/requirements.txt)
@@ -15,7 +15,7 @@ set -euo pipefail
 APT_PACKAGES=(
   pkg-config libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev protobuf-compiler
   avahi-daemon avahi-utils dbus systemd iproute2
-  python3 python3-venv vlc-bin vlc-plugin-base util-linux gcc libc6-dev tmux jq chromium fonts-dejavu-core
+  python3 python3-venv vlc-bin vlc-plugin-base util-linux gcc libc6-dev tmux jq chromium fonts-dejavu-core tcpdump
 )
 
 missing=()

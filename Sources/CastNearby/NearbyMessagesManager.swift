@@ -49,14 +49,17 @@ public final class NearbyMessagesManager: @unchecked Sendable {
     private let idBase: UInt64
     private var permissionToken: Int?
 
-    /// Starts `media` and follows the permission in `permissions`.
-    public init(media: [any NearbyMedium], permissions: NearbyPermissionStore, logSystem: LogSystem) {
+    /// Starts `media` and follows the permission in `permissions`. `statusHandler` (if any) is in
+    /// place before the media start, so it hears their first change (e.g. avahi-daemon connected).
+    public init(media: [any NearbyMedium], permissions: NearbyPermissionStore, logSystem: LogSystem,
+                statusHandler: (@Sendable (NearbyStatusChange) -> Void)? = nil) {
         self.media = Dictionary(media.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
         self.permissions = permissions
         log = Logger(class: "NearbyMessagesManager", system: logSystem)
         idBase = UInt64.random(in: 1...(UInt64.max >> 16)) << 16
         var initial = State(permission: permissions.permission)
         for medium in media { initial.mediumStates[medium.kind] = medium.state }
+        if let statusHandler { initial.statusHandlers.append(statusHandler) }
         state = Mutex(initial)
         for medium in media {
             let kind = medium.kind

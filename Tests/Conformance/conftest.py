@@ -204,12 +204,13 @@ def start_dbus(namespace, workdir):
     return pid, env, run
 
 
-def start_avahi_daemon(namespace, workdir, run, env):
-    """avahi-daemon (on `lo` only) on an already running private D-Bus (start_dbus). Returns the
-    process once avahi answers RUNNING; raises RuntimeError with its log after 15 s."""
+def start_avahi_daemon(namespace, workdir, run, env, conf_text=AVAHI_CONF):
+    """avahi-daemon (on `lo` only, unless `conf_text` says otherwise) on an already running private
+    D-Bus (start_dbus). Returns the process once avahi answers RUNNING; raises RuntimeError with its
+    log after 15 s."""
     conf = os.path.join(workdir, "avahi-daemon.conf")
     with open(conf, "w") as f:
-        f.write(AVAHI_CONF)
+        f.write(conf_text)
     log_path = os.path.join(workdir, "avahi.log")
     with open(log_path, "a") as log:
         process = subprocess.Popen(namespace.command(

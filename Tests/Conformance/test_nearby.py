@@ -1,0 +1,385 @@
+"""`castline nearby` between two hosts: two network namespaces joined by a veth link, each with its
+own D-Bus and avahi-daemon (allow-interfaces = its veth end only, IPv4 and IPv6). Messages published
+on host A are found on host B; lost after unpublish, kill -9 and power loss within their bounds; type
+filters; the size limit; consent proven with a tcpdump capture of what leaves A; avahi-daemon
+stopped and started again. Nothing leaves the two namespaces; everything started is stopped by PID."""
+import base64
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import Namespace, castline_binary, start_avahi_daemon, start_dbus, wait_until
+
+RECORD_TTL = 10        # NearbyDNSRecords.recordTTL
+LOSS_SLACK = 3         # NearbyDNSRecords.lossSlackSeconds
+SERVICE_TYPE = b"_castline-nearby"
+
+
+def avahi_conf(host_name, interface):
+    return f"""[server]
+host-name={host_name}
+allow-interfaces={interface}
+use-ipv4=yes
+use-ipv6=yes
+enable-dbus=yes
+ratelimit-interval-usec=1000000
+ratelimit-burst=1000
+[wide-area]
+enable-wide-area=no
+[publish]
+publish-hinfo=no
+publish-workstation=no
+publish-addresses=yes
+[reflector]
+enable-reflector=no
+"""
+
+
+class LanHost:
+    """One end of the link: a namespace with its veth end, a private D-Bus, avahi-daemon and a state folder."""
+
+    def __init__(self, name, namespace, interface, address, workdir):
+        self.name = name
+        self.namespace = namespace
+        self.interface = interface
+        self.address = address
+        self.workdir = os.path.join(workdir, name)
+        self.state_dir = os.path.join(self.workdir, "state")
+        os.makedirs(self.state_dir)
+        self.dbus_pid, self.env, self.run = start_dbus(namespace, self.workdir)
+        self.avahi = None
+        self.start_avahi()
+
+    def start_avahi(self):
+        self.avahi = start_avahi_daemon(self.namespace, self.workdir, self.run, self.env,
+                                        conf_text=avahi_conf(self.name, self.interface))
+
+    def stop_avahi(self, sig=signal.SIGTERM):
+        self.avahi.send_signal(sig)
+        self.avahi.wait(timeout=10)
+
+    def castline(self, *args, **kwargs):
+        return subprocess.run(self.namespace.command(castline_binary(), "nearby", *args, "--state-dir", self.state_dir),
+                              capture_output=True, text=True, env=self.env, timeout=60, **kwargs)
+
+    def start(self, *args):
+        return Lines(self.namespace.command(castline_binary(), "nearby", *args, "--state-dir", self.state_dir, "--json"), self.env)
+
+    def grant(self):
+        result = self.castline("permission", "grant")
+        assert result.returncode == 0, result.stderr
+
+    def close(self):
+        if self.avahi and self.avahi.poll() is None:
+            self.stop_avahi()
+        try:
+            os.kill(self.dbus_pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+class Lines:
+    """A running `castline nearby …` whose JSON lines are collected, with their arrival time, by a thread."""
+
+    def __init__(self, argv, env):
+        self.events = queue.Queue()
+        self.seen = []
+        self.stderr_lines = []
+        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            if line.startswith("{"):
+                self.events.put((time.monotonic(), json.loads(line)))
+
+    def _read_stderr(self):
+        for line in self.process.stderr:
+            self.stderr_lines.append(line)
+
+    def wait_for(self, predicate, timeout):
+        """(time, event) of the first event not yet consumed that matches; None after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                at, event = self.events.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            self.seen.append(event)
+            if predicate(event):
+                return at, event
+        return None
+
+    def drain(self, seconds):
+        """Every event arriving within `seconds`."""
+        self.wait_for(lambda e: False, seconds)
+        return self.seen
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        return self.process.returncode
+
+    def log(self):
+        return "".join(self.stderr_lines)[-4000:]
+
+
+def event(kind, content=None, type=None):
+    def match(e):
+        return (e.get("event") == kind and (content is None or e.get("content") == content)
+                and (type is None or e.get("type") == type))
+    return match
+
+
+@pytest.fixture
+def lan(workdir):
+    """Host A (10.79.0.1, nearby0) and host B (10.79.0.2, nearby0) on one veth link."""
+    a_ns, b_ns = Namespace(), Namespace()
+    hosts = []
+    try:
+        subprocess.run(["ip", "link", "add", "nearby0", "netns", a_ns.name, "type", "veth", "peer", "name", "nearby0",
+                        "netns", b_ns.name], check=True)
+        for ns, address in ((a_ns, "10.79.0.1"), (b_ns, "10.79.0.2")):
+            subprocess.run(ns.command("sysctl", "-qw", "net.ipv6.conf.nearby0.accept_dad=0"), check=True)
+            subprocess.run(["ip", "-n", ns.name, "addr", "add", f"{address}/24", "dev", "nearby0"], check=True)
+            subprocess.run(["ip", "-n", ns.name, "link", "set", "nearby0", "multicast", "on", "up"], check=True)
+        hosts.append(LanHost("nearby-a", a_ns, "nearby0", "10.79.0.1", workdir))
+        hosts.append(LanHost("nearby-b", b_ns, "nearby0", "10.79.0.2", workdir))
+        yield hosts[0], hosts[1]
+    finally:
+        for host in hosts:
+            host.close()
+        a_ns.close()
+        b_ns.close()
+
+
+def test_found_within_2s_lost_after_unpublish_within_2s_with_type_filters_and_the_size_limit(lan, workdir):
+    a, b = lan
+    a.grant()
+    b.grant()
+    everything = b.start("subscribe")
+    screens = b.start("subscribe", "--type", "screen")
+    publishers = []
+    try:
+        for sub in (everything, screens):
+            assert sub.wait_for(event("medium"), 10), f"subscriber never reached avahi: {sub.seen} {sub.log()}"
+        screen = a.start("publish", "--type", "screen", "lobby: dashboard A")
+        publishers.append(screen)
+        published = screen.wait_for(event("published"), 10)
+        assert published, f"publisher: {screen.seen} {screen.log()}"
+        hit = screens.wait_for(event("found", "lobby: dashboard A"), 5)
+        assert hit, f"not found on B: {screens.seen} {screens.log()}"
+        latency = hit[0] - published[0]
+        print(f"found on the other host {latency:.2f} s after publishing")
+        assert latency <= 2.0
+        assert hit[1]["publisher"] == "nearby-a.local" and hit[1]["type"] == "screen" and hit[1]["namespace"] == "castline"
+
+        weather = a.start("publish", "--type", "weather", "rain at 15:00")
+        publishers.append(weather)
+        blob_path = os.path.join(workdir, "blob.bin")
+        blob = bytes((i * 37 + 11) % 256 for i in range(1024))
+        with open(blob_path, "wb") as f:
+            f.write(blob)
+        largest = a.start("publish", "--type", "blob", "--content-file", blob_path)
+        publishers.append(largest)
+        assert everything.wait_for(event("found", "rain at 15:00"), 5), f"{everything.seen} {everything.log()}"
+        hit = everything.wait_for(event("found", type="blob"), 5)
+        assert hit, f"the 1,024-byte message did not arrive: {everything.seen}"
+        assert hit[1]["bytes"] == 1024 and base64.b64decode(hit[1]["content_base64"]) == blob and hit[1]["content"] is None
+
+        too_big = os.path.join(workdir, "too-big.bin")
+        with open(too_big, "wb") as f:
+            f.write(b"x" * 1025)
+        refused = a.castline("publish", "--content-file", too_big)
+        assert refused.returncode == 64, refused
+        assert "1025 bytes; the limit is 1024 bytes (one mDNS packet); nothing was published" in refused.stderr
+
+        screen.stop()
+        stopped = time.monotonic()
+        gone = screens.wait_for(event("lost", "lobby: dashboard A"), 5)
+        assert gone, f"not lost on B: {screens.seen}"
+        print(f"lost on the other host {gone[0] - stopped:.2f} s after unpublishing")
+        assert gone[0] - stopped <= 2.0
+        # The type filter: the screen subscriber saw only screen messages.
+        screens.drain(1)
+        assert {e.get("type") for e in screens.seen if e["event"] in ("found", "lost")} == {"screen"}, screens.seen
+        assert everything.wait_for(event("lost", "lobby: dashboard A"), 5)
+        assert not any(e.get("bytes", 0) > 1024 for e in everything.seen)
+    finally:
+        for p in publishers:
+            p.stop()
+        everything.stop()
+        screens.stop()
+
+
+def test_lost_after_kill_9_of_the_publisher_and_after_its_host_vanishes(lan):
+    a, b = lan
+    a.grant()
+    b.grant()
+    sub = b.start("subscribe")
+    publishers = []
+    try:
+        assert sub.wait_for(event("medium"), 10)
+        killed = a.start("publish", "process killed")
+        publishers.append(killed)
+        assert sub.wait_for(event("found", "process killed"), 5), f"{sub.seen} {killed.log()}"
+        killed.stop(signal.SIGKILL)
+        at = time.monotonic()
+        gone = sub.wait_for(event("lost", "process killed"), 5)
+        assert gone, f"not lost after kill -9: {sub.seen}"
+        print(f"lost {gone[0] - at:.2f} s after kill -9 of the publisher (its avahi-daemon sends the goodbye)")
+        assert gone[0] - at <= 2.0
+
+        # Power loss: the publisher and its avahi-daemon die at once; no goodbye leaves the host.
+        vanished = a.start("publish", "host vanished")
+        publishers.append(vanished)
+        assert sub.wait_for(event("found", "host vanished"), 5)
+        a.stop_avahi(signal.SIGKILL)
+        vanished.stop(signal.SIGKILL)
+        at = time.monotonic()
+        bound = RECORD_TTL + LOSS_SLACK
+        gone = sub.wait_for(event("lost", "host vanished"), bound + 5)
+        assert gone, f"not lost within {bound + 5} s after the host vanished: {sub.seen}"
+        print(f"lost {gone[0] - at:.2f} s after the publishing host vanished (documented bound {bound} s)")
+        assert gone[0] - at <= bound
+    finally:
+        for p in publishers:
+            p.stop()
+        sub.stop()
+
+
+class Capture:
+    """tcpdump of the mDNS packets leaving a host through its veth end (-Q out), to a pcap file."""
+
+    def __init__(self, host, path):
+        self.path = path
+        self.process = subprocess.Popen(host.namespace.command("tcpdump", "-i", host.interface, "-Q", "out", "-U", "-n", "-w", path,
+                                                               "udp", "port", "5353"),
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.stderr = []
+        ready = threading.Event()
+
+        def read():
+            for line in self.process.stderr:
+                self.stderr.append(line)
+                if "listening on" in line:
+                    ready.set()
+        threading.Thread(target=read, daemon=True).start()
+        assert ready.wait(10), f"tcpdump did not start: {self.stderr}"
+
+    def stop(self):
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(timeout=10)
+        decoded = subprocess.run(["tcpdump", "-r", self.path, "-n", "-vv"], capture_output=True, text=True, timeout=30)
+        with open(self.path, "rb") as f:
+            raw = f.read()
+        return decoded.stdout, raw
+
+
+def test_without_consent_no_record_of_the_service_type_leaves_the_host_and_after_grant_it_does(lan, workdir):
+    a, b = lan
+    b.grant()
+    watcher = b.start("subscribe")   # B asks for the type all along: A must not answer without consent
+    waiting = []
+    try:
+        assert watcher.wait_for(event("medium"), 10)
+        refused = a.castline("publish", "no consent yet")
+        assert refused.returncode == 4, refused
+        assert "nearby permission is not determined" in refused.stderr and "castline nearby permission grant" in refused.stderr
+        refused = a.castline("subscribe", "--timeout", "1")
+        assert refused.returncode == 4, refused
+
+        capture = Capture(a, os.path.join(workdir, "before-grant.pcap"))
+        publisher = a.start("publish", "--wait-for-permission", "consented message")
+        subscriber = a.start("subscribe", "--wait-for-permission")
+        waiting += [publisher, subscriber]
+        assert publisher.wait_for(event("waiting"), 10) and subscriber.wait_for(event("waiting"), 10)
+        # A control that the capture sees A's mDNS traffic: a browse of another type from A.
+        probe = subprocess.run(a.namespace.command("avahi-browse", "-pt", "_http._tcp"), env=a.env, capture_output=True, timeout=15)
+        assert probe.returncode == 0, probe
+        time.sleep(3)
+        decoded, raw = capture.stop()
+        assert "_http._tcp.local" in decoded, f"the capture saw none of A's mDNS traffic:\n{decoded}"
+        assert SERVICE_TYPE not in raw and "_castline-nearby" not in decoded, f"the nearby type left the host without consent:\n{decoded}"
+        watcher.drain(0.5)
+        assert not any(e["event"] == "found" for e in watcher.seen), watcher.seen
+
+        capture = Capture(a, os.path.join(workdir, "after-grant.pcap"))
+        a.grant()
+        assert publisher.wait_for(event("published"), 5), f"{publisher.seen} {publisher.log()}"
+        assert subscriber.wait_for(event("subscribed"), 5)
+        assert watcher.wait_for(event("found", "consented message"), 5), f"{watcher.seen}"
+        assert subscriber.wait_for(event("found", "consented message"), 5), "A's own subscriber (same host) finds it too"
+        blob_path = os.path.join(workdir, "largest.bin")
+        with open(blob_path, "wb") as f:
+            f.write(bytes(range(256)) * 4)
+        largest = a.start("publish", "--type", "blob", "--content-file", blob_path)
+        waiting.append(largest)
+        assert watcher.wait_for(event("found", type="blob"), 5), f"{watcher.seen} {largest.log()}"
+        decoded, raw = capture.stop()
+        assert "_castline-nearby._udp.local" in decoded and SERVICE_TYPE in raw, decoded
+        # One packet carries each message, the largest (1,024 bytes) too: no IP fragment left the host.
+        fragments = subprocess.run(["tcpdump", "-r", capture.path, "-n", "ip[6:2] & 0x3fff != 0"], capture_output=True, text=True)
+        assert fragments.stdout.strip() == "", fragments.stdout
+
+        # Revoked from another process: A withdraws at once; B loses the message.
+        result = a.castline("permission", "revoke")
+        assert result.returncode == 0
+        assert publisher.wait_for(event("permission"), 5)
+        assert watcher.wait_for(event("lost", "consented message"), 5), f"{watcher.seen}"
+    finally:
+        for p in waiting:
+            p.stop()
+        watcher.stop()
+
+
+def test_avahi_daemon_stopped_fires_the_error_handler_and_publications_come_back(lan):
+    a, b = lan
+    a.grant()
+    b.grant()
+    sub = b.start("subscribe")
+    publisher = a.start("publish", "survives avahi restarts")
+    try:
+        assert sub.wait_for(event("medium"), 10)
+        assert sub.wait_for(event("found", "survives avahi restarts"), 5), f"{sub.seen} {publisher.log()}"
+        assert publisher.wait_for(lambda e: e.get("event") == "medium" and e["available"], 10)
+        a.stop_avahi()
+        down = publisher.wait_for(lambda e: e.get("event") == "medium" and not e["available"], 5)
+        assert down, f"no error event on the publisher: {publisher.seen} {publisher.log()}"
+        assert "avahi-daemon" in down[1]["reason"]
+        assert sub.wait_for(event("lost", "survives avahi restarts"), 5), "the stopping daemon's goodbye reaches B"
+        a.start_avahi()
+        assert publisher.wait_for(lambda e: e.get("event") == "medium" and e["available"], 10), publisher.seen
+        back = sub.wait_for(event("found", "survives avahi restarts"), 5)
+        assert back, f"the publication did not come back: {sub.seen} {publisher.log()}"
+        assert publisher.process.poll() is None
+    finally:
+        publisher.stop()
+        sub.stop()
+
+
+def test_no_multicast_interface_is_reported_and_recovers(lan):
+    a, _ = lan
+    a.grant()
+    publisher = a.start("publish", "link test")
+    try:
+        assert publisher.wait_for(lambda e: e.get("event") == "medium" and e["available"], 10), publisher.seen
+        subprocess.run(["ip", "-n", a.namespace.name, "link", "set", "nearby0", "down"], check=True)
+        down = publisher.wait_for(lambda e: e.get("event") == "medium" and not e["available"], 6)
+        assert down and "no multicast network interface is up" in down[1]["reason"], publisher.seen
+        subprocess.run(["ip", "-n", a.namespace.name, "link", "set", "nearby0", "up"], check=True)
+        assert publisher.wait_for(lambda e: e.get("event") == "medium" and e["available"], 6), publisher.seen
+    finally:
+        publisher.stop()
