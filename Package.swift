@@ -181,7 +181,7 @@ let package = Package(
         // `castline run`: config jobs as pure state machines (JobStateMachine) driven by discovery,
         // session and media events; systemd notifications through libsystemd.
         .target(name: "CastlineDaemon", dependencies: [
-            "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CSystemd",
+            "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CSystemd",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
 
@@ -216,7 +216,7 @@ let package = Package(
         .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore"]),
         .testTarget(name: "CastlineLogsTests", dependencies: ["CastlineLogs", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
-        .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastTestSupport"]),
+        .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport"]),
         .testTarget(name: "CastMediaServerTests", dependencies: [
             "CastMediaServer", "CastLogging",
             .product(name: "NIOCore", package: "swift-nio"),

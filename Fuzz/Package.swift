@@ -20,6 +20,7 @@ let package = Package(
                 .product(name: "CastPluginKit", package: "castline"),
                 .product(name: "CastlineConfig", package: "castline"),
                 .product(name: "CastlineLogs", package: "castline"),
+                .product(name: "CastNearby", package: "castline"),
             ]
         )
     ],

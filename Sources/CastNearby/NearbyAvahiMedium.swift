@@ -48,7 +48,11 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
     private var browsingWanted = false
     private var browser: OpaquePointer?
     private var resolvers: [InstanceKey: OpaquePointer] = [:]
-    private var reported: Set<String> = []
+    /// Instances reported as appeared, with the id they were reported under (the interface name
+    /// is resolved once: after an interface is deleted, its index no longer has a name).
+    private var reported: [InstanceKey: String] = [:]
+    /// Bumped whenever browsing stops: events of an earlier browse still queued are dropped.
+    private let browseGeneration = Mutex<UInt64>(0)
     private var handler: (@Sendable (NearbyMediumEvent) -> Void)?
     private var checkTimeout: OpaquePointer?
     private var stopped = false
@@ -96,8 +100,7 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
     public func setBrowsing(_ on: Bool) {
         locked {
             browsingWanted = on
-            if on, running, browser == nil { startBrowsing() }
-            if !on { stopBrowsing() }
+            syncBrowsing()
         }
     }
 
@@ -151,7 +154,7 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
             let host = avahi_client_get_host_name_fqdn(client).map { String(cString: $0) } ?? "?"
             log.info("avahi-daemon connected: publishing \(entries.count) message(s)", ["host": .string(host)])
             for id in entries.keys { register(id) }
-            if browsingWanted, browser == nil { startBrowsing() }
+            syncBrowsing()
             publishState()
         case AVAHI_CLIENT_S_COLLISION, AVAHI_CLIENT_S_REGISTERING:
             // The host name is being (re)registered: the SRV target changes; re-register when running.
@@ -211,7 +214,12 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
 
     private func emit(_ event: NearbyMediumEvent) {
         guard let handler else { return }
-        queue.async { handler(event) }
+        if case .state = event {
+            queue.async { handler(event) }
+            return
+        }
+        let generation = browseGeneration.withLock { $0 }
+        queue.async { [weak self] in if self?.browseGeneration.withLock({ $0 }) == generation { handler(event) } }
     }
 
     // MARK: Interfaces
@@ -229,6 +237,7 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
             guard let context else { return }
             let medium = Unmanaged<NearbyAvahiMedium>.fromOpaque(context).takeUnretainedValue()
             medium.interfaceProblem = medium.checkInterfaces()
+            medium.syncBrowsing()
             medium.publishState()
             medium.scheduleInterfaceCheck()
         }, Unmanaged.passUnretained(self).toOpaque())
@@ -334,6 +343,15 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
 
     // MARK: Browsing (avahi thread, or under its lock)
 
+    /// Browses while a subscriber wants it and the medium is usable. Stopping while an interface
+    /// is down and starting again when it is back makes the new browser replay avahi's cache, so
+    /// messages reported lost during the outage are found again.
+    private func syncBrowsing() {
+        let wanted = browsingWanted && running && interfaceProblem == nil && !stopped
+        if wanted, browser == nil { startBrowsing() }
+        if !wanted, browser != nil || !resolvers.isEmpty || !reported.isEmpty { stopBrowsing() }
+    }
+
     private func startBrowsing() {
         guard let client else { return }
         browser = avahi_service_browser_new(client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC),
@@ -354,7 +372,8 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
         resolvers = [:]
         if let browser { avahi_service_browser_free(browser) }
         browser = nil
-        reported = []
+        reported = [:]
+        browseGeneration.withLock { $0 &+= 1 }
     }
 
     private func interfaceName(_ index: AvahiIfIndex) -> String {
@@ -387,8 +406,7 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
             guard let name else { return }
             let key = InstanceKey(interface: interface, proto: proto, name: String(cString: name))
             if let resolver = resolvers.removeValue(forKey: key) { avahi_service_resolver_free(resolver) }
-            let id = instanceID(key)
-            if reported.remove(id) != nil {
+            if let id = reported.removeValue(forKey: key) {
                 log.debug("instance gone", ["instance": .string(id)])
                 emit(.disappeared(instance: id))
             }
@@ -403,7 +421,7 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
                           host: UnsafePointer<CChar>?, txt: UnsafeMutablePointer<AvahiStringList>?) {
         guard let name else { return }
         let key = InstanceKey(interface: interface, proto: proto, name: String(cString: name))
-        let id = instanceID(key)
+        let id = reported[key] ?? instanceID(key)
         guard event == AVAHI_RESOLVER_FOUND else {
             log.warning("cannot resolve \(key.name) on \(interfaceName(interface)): \(String(cString: avahi_strerror(avahi_client_errno(client))))")
             return
@@ -418,11 +436,13 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
         do {
             let message = try NearbyTXTRecord.decode(strings)
             let publisher = host.map { String(cString: $0) } ?? "?"
-            if reported.insert(id).inserted { log.debug("instance resolved", ["instance": .string(id), "publisher": .string(publisher)]) }
+            if reported.updateValue(id, forKey: key) == nil {
+                log.debug("instance resolved", ["instance": .string(id), "publisher": .string(publisher)])
+            }
             emit(.appeared(instance: id, message: message, publisher: publisher))
         } catch {
             log.warning("ignoring \(key.name) on \(interfaceName(interface)): not a nearby message this castline reads: \(error)")
-            if reported.remove(id) != nil { emit(.disappeared(instance: id)) }
+            if reported.removeValue(forKey: key) != nil { emit(.disappeared(instance: id)) }
         }
     }
 }

@@ -91,6 +91,8 @@ public final class NearbyLoopbackMedium: NearbyMedium, @unchecked Sendable {
     private let queue = DispatchQueue(label: "castline.nearby.loopback")
     private let log: Logger
     private let browsing = Mutex(false)
+    /// Bumped when browsing stops: events of an earlier browse still queued are dropped.
+    private let generation = Mutex<UInt64>(0)
     private let handler = Mutex<(@Sendable (NearbyMediumEvent) -> Void)?>(nil)
     private let token = Mutex<Int?>(nil)
 
@@ -120,7 +122,10 @@ public final class NearbyLoopbackMedium: NearbyMedium, @unchecked Sendable {
 
     public func setBrowsing(_ on: Bool) {
         browsing.withLock { $0 = on }
-        guard on else { return }
+        guard on else {
+            generation.withLock { $0 &+= 1 }
+            return
+        }
         for (instance, message, publisher) in network.visible() {
             emit(.appeared(instance: instance, message: message, publisher: publisher))
         }
@@ -138,7 +143,12 @@ public final class NearbyLoopbackMedium: NearbyMedium, @unchecked Sendable {
 
     func emit(_ event: NearbyMediumEvent) {
         guard let handler = handler.withLock({ $0 }) else { return }
-        queue.async { handler(event) }
+        if case .state = event {
+            queue.async { handler(event) }
+            return
+        }
+        let at = generation.withLock { $0 }
+        queue.async { [weak self] in if self?.generation.withLock({ $0 }) == at { handler(event) } }
     }
 
     private func instance(_ id: UInt64) -> String { "\(name)/\(String(id, radix: 16))" }

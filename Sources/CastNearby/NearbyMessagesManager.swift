@@ -94,7 +94,7 @@ public final class NearbyMessagesManager: @unchecked Sendable {
             guard !s.closed else { throw .closed }
             guard s.permission.isGranted else { throw .permissionRequired(s.permission) }
             s.nextID += 1
-            let id = idBase | s.nextID
+            let id = idBase &+ s.nextID
             s.publications[id] = Publication(message: message, strategy: strategy, expired: expired)
             medium.publish(id: id, message: message)
             if !(s.mediumStates[strategy.medium]?.isAvailable ?? false) {
@@ -122,12 +122,12 @@ public final class NearbyMessagesManager: @unchecked Sendable {
             guard !s.closed else { throw .closed }
             guard s.permission.isGranted else { throw .permissionRequired(s.permission) }
             s.nextID += 1
-            let id = idBase | s.nextID
+            let id = idBase &+ s.nextID
             let subscription = Subscription(filter: filter, strategy: strategy, found: found, lost: lost, expired: expired)
             s.subscriptions[id] = subscription
             for (message, publisher) in s.found[strategy.medium]?.messages ?? [] where filter.matches(message) {
                 let sighting = NearbySighting(message: message, medium: strategy.medium, publisher: publisher)
-                delivery.async { found(sighting) }
+                delivery.async { [weak self] in if self?.isActive(id) == true { found(sighting) } }
             }
             updateBrowsing(&s)
             return id
@@ -139,15 +139,15 @@ public final class NearbyMessagesManager: @unchecked Sendable {
 
     /// Cancels everything and stops the media. Idempotent.
     public func close() {
-        let wasOpen = state.withLock { s -> Bool in
-            guard !s.closed else { return false }
+        // The removed entries (and the closures they hold) are released after the lock: a closure
+        // may own the last reference to a handle, whose deinit takes the lock again.
+        let removed = state.withLock { s -> (Bool, [UInt64: Publication], [UInt64: Subscription], [@Sendable (NearbyStatusChange) -> Void]) in
+            guard !s.closed else { return (false, [:], [:], []) }
             s.closed = true
-            s.publications = [:]
-            s.subscriptions = [:]
-            s.statusHandlers = []
-            return true
+            defer { s.publications = [:]; s.subscriptions = [:]; s.statusHandlers = [] }
+            return (true, s.publications, s.subscriptions, s.statusHandlers)
         }
-        guard wasOpen else { return }
+        guard removed.0 else { return }
         if let token = permissionToken { permissions.removeHandler(token) }
         for medium in media.values { medium.stop() }
         log.info("nearby messages manager closed")
@@ -165,38 +165,44 @@ public final class NearbyMessagesManager: @unchecked Sendable {
     }
 
     func cancelSubscription(_ id: UInt64) {
-        let removed = state.withLock { s -> Bool in
-            guard s.subscriptions.removeValue(forKey: id) != nil else { return false }
+        let removed = state.withLock { s -> Subscription? in
+            guard let subscription = s.subscriptions.removeValue(forKey: id) else { return nil }
             updateBrowsing(&s)
-            return true
+            return subscription
         }
-        if removed { log.info("unsubscribed", ["subscription": .string(String(id, radix: 16))]) }
+        if removed != nil { log.info("unsubscribed", ["subscription": .string(String(id, radix: 16))]) }
+    }
+
+    /// Whether subscription or publication `id` is still active (deliveries queued before a cancel are dropped).
+    private func isActive(_ id: UInt64) -> Bool {
+        state.withLock { !$0.closed && ($0.subscriptions[id] != nil || $0.publications[id] != nil) }
     }
 
     private func scheduleExpiry(_ id: UInt64, after lifetime: Duration?) {
         guard let lifetime else { return }
         let (seconds, attoseconds) = lifetime.components
-        let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
+        // At most ten years (a longer lifetime is as good as none, and the arithmetic stays in range).
+        let nanoseconds = min(max(0, seconds), 315_360_000) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
         delivery.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int.max))))) { [weak self] in
             self?.expire(id)
         }
     }
 
     private func expire(_ id: UInt64) {
-        let handler = state.withLock { s -> (@Sendable () -> Void)?? in
+        let removed = state.withLock { s -> (Publication?, Subscription?) in
             if let publication = s.publications.removeValue(forKey: id) {
                 media[publication.strategy.medium]?.withdraw(id: id)
-                return .some(publication.expired)
+                return (publication, nil)
             }
             if let subscription = s.subscriptions.removeValue(forKey: id) {
                 updateBrowsing(&s)
-                return .some(subscription.expired)
+                return (nil, subscription)
             }
-            return nil
+            return (nil, nil)
         }
-        guard let handler else { return }
+        guard removed.0 != nil || removed.1 != nil else { return }
         log.info("expired (strategy lifetime)", ["id": .string(String(id, radix: 16))])
-        handler?()   // already on the delivery queue
+        (removed.0?.expired ?? removed.1?.expired)?()   // already on the delivery queue
     }
 
     // MARK: Events
@@ -273,9 +279,9 @@ public final class NearbyMessagesManager: @unchecked Sendable {
             }
             log.info(isFound ? "found \(sighting.message)" : "lost \(sighting.message)",
                      ["medium": .string(medium.rawValue), "publisher": .string(sighting.publisher)])
-            for subscription in s.subscriptions.values where subscription.strategy.medium == medium && subscription.filter.matches(sighting.message) {
+            for (id, subscription) in s.subscriptions where subscription.strategy.medium == medium && subscription.filter.matches(sighting.message) {
                 let handler = isFound ? subscription.found : subscription.lost
-                delivery.async { handler(sighting) }
+                delivery.async { [weak self] in if self?.isActive(id) == true { handler(sighting) } }
             }
         }
     }

@@ -22,7 +22,8 @@ public final class NearbyPermissionStore: @unchecked Sendable {
     private let log: Logger
     private let state: Mutex<(permission: NearbyPermission, problem: String?, handlers: [Int: @Sendable (NearbyPermission) -> Void], next: Int)>
     private let queue = DispatchQueue(label: "castline.nearby.permission")
-    private var timer: DispatchSourceTimer?
+    private let onQueue = DispatchSpecificKey<Bool>()
+    private let timer = Mutex<DispatchSourceTimer?>(nil)
 
     /// The state folder: `$CASTLINE_STATE_DIR`, systemd's `$STATE_DIRECTORY` (first entry),
     /// `$XDG_STATE_HOME/castline`, `$HOME/.local/state/castline`, else `/var/lib/castline`.
@@ -38,12 +39,13 @@ public final class NearbyPermissionStore: @unchecked Sendable {
         self.directory = directory
         log = Logger(class: "NearbyPermissionStore", system: logSystem)
         state = Mutex((.notDetermined, nil, [:], 0))
+        queue.setSpecific(key: onQueue, value: true)
         let (permission, problem) = read()
         state.withLock { $0.permission = permission; $0.problem = problem }
         if let problem { log.error(problem, ["path": .string(path)]) }
     }
 
-    deinit { timer?.cancel() }
+    deinit { timer.withLock { $0?.cancel() } }
 
     /// The permission as last read.
     public var permission: NearbyPermission { state.withLock { $0.permission } }
@@ -54,9 +56,9 @@ public final class NearbyPermissionStore: @unchecked Sendable {
     public func grant() throws(NearbyStoreError) { try set(.granted) }
     public func revoke() throws(NearbyStoreError) { try set(.revoked) }
 
-    /// Calls `handler` (on the store's queue) whenever the permission changes, whoever changed
-    /// it: this process or another one (polled every ``pollInterval``). Returns a token for
-    /// ``removeHandler(_:)``.
+    /// Calls `handler` (on the store's queue, in order) whenever the permission changes, whoever
+    /// changed it: this process or another one (polled every ``pollInterval``). Returns a token
+    /// for ``removeHandler(_:)``. May be called from a handler.
     @discardableResult
     public func onChange(_ handler: @escaping @Sendable (NearbyPermission) -> Void) -> Int {
         let token = state.withLock { s -> Int in
@@ -64,11 +66,11 @@ public final class NearbyPermissionStore: @unchecked Sendable {
             s.handlers[s.next] = handler
             return s.next
         }
-        queue.sync {
+        timer.withLock { timer in
             guard timer == nil else { return }
             let source = DispatchSource.makeTimerSource(queue: queue)
             source.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1))
-            source.setEventHandler { [weak self] in self?.refresh() }
+            source.setEventHandler { [weak self] in self?.refreshOnQueue() }
             source.resume()
             timer = source
         }
@@ -79,8 +81,13 @@ public final class NearbyPermissionStore: @unchecked Sendable {
         _ = state.withLock { $0.handlers.removeValue(forKey: token) }
     }
 
-    /// Re-reads the file now and notifies the handlers when the permission changed.
+    /// Re-reads the file now and notifies the handlers when the permission changed. Every read
+    /// runs on the store's queue, so handlers see the changes in the order of the reads.
     public func refresh() {
+        if DispatchQueue.getSpecific(key: onQueue) == true { refreshOnQueue() } else { queue.sync { refreshOnQueue() } }
+    }
+
+    private func refreshOnQueue() {
         let (permission, problem) = read()
         let (changed, handlers, newProblem) = state.withLock { s -> (Bool, [@Sendable (NearbyPermission) -> Void], Bool) in
             let changed = s.permission != permission
@@ -92,7 +99,7 @@ public final class NearbyPermissionStore: @unchecked Sendable {
         if newProblem, let problem { log.error(problem, ["path": .string(path)]) }
         guard changed else { return }
         log.info("nearby permission is now \(permission.word)", ["path": .string(path)])
-        queue.async { for handler in handlers { handler(permission) } }
+        for handler in handlers { handler(permission) }
     }
 
     private func set(_ permission: NearbyPermission) throws(NearbyStoreError) {

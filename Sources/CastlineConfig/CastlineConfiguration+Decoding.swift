@@ -3,7 +3,7 @@ import CastLogging
 
 extension CastlineConfiguration {
     public static let topLevelKeys = [
-        "receiver_app_id", "sender_id", "devices", "discovery", "logging", "plugins", "channels", "session", "daemon", "jobs",
+        "receiver_app_id", "sender_id", "devices", "discovery", "logging", "plugins", "channels", "session", "daemon", "nearby", "jobs",
     ]
 
     /// Decodes a config file's text. Throws `ConfigErrors` with every error found (each with
@@ -55,12 +55,35 @@ extension CastlineConfiguration {
         if let node = top.value("daemon"), let map = reader.mapping(node, path: "daemon", allowed: ["on_stop"]) {
             if let value = map.choice("on_stop", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onStop = .init(rawValue: value)! }
         }
+        if let node = top.value("nearby") { decodeNearby(node, reader: reader) }
         if let items = top.list("jobs") {
             jobs = items.enumerated().compactMap { Self.job($1, path: "jobs[\($0)]", reader: reader) }
             var seen: [String: SourceMark] = [:]
             for job in jobs {
                 if let first = seen[job.name] { reader.error(job.mark, "job name \"\(job.name)\" is used twice (first at \(first))") }
                 seen[job.name] = job.mark
+            }
+        }
+    }
+
+    mutating func decodeNearby(_ node: YAMLNode, reader: ConfigReader) {
+        guard let map = reader.mapping(node, path: "nearby", allowed: ["state_dir", "interfaces", "announce_jobs", "namespace"]) else { return }
+        nearby.mark = node.mark
+        if let dir = map.string("state_dir") {
+            if dir.hasPrefix("/") { nearby.stateDir = dir } else {
+                reader.error(map.value("state_dir")!.mark, "nearby.state_dir must be an absolute path, not \"\(dir)\"")
+            }
+        }
+        nearby.interfaces = map.strings("interfaces") ?? []
+        if let value = map.bool("announce_jobs") { nearby.announceJobs = value }
+        if let namespace = map.string("namespace") {
+            // The rule of NearbyMessage.validate(namespace:) (CastNearby), which this module does not import.
+            let allowed = namespace.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E || b == 0x5F || b == 0x2D
+            }
+            if allowed, (1...32).contains(namespace.utf8.count) { nearby.namespace = namespace } else {
+                reader.error(map.value("namespace")!.mark,
+                             "nearby.namespace must be 1-32 letters, digits, '.', '_' or '-', not \"\(namespace)\"")
             }
         }
     }

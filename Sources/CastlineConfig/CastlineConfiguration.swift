@@ -15,6 +15,7 @@ public struct CastlineConfiguration: Sendable {
     public var channels = ChannelSettings()
     public var session = SessionSettings()
     public var daemon = DaemonSettings()
+    public var nearby = NearbySettings()
     public var jobs: [JobEntry] = []
 
     public init() {}
@@ -131,6 +132,22 @@ public struct DaemonSettings: Sendable {
 
     /// On SIGTERM: `leave` the receiver apps running, or `stop` casting.
     public var onStop = OnStop.leave
+
+    public init() {}
+}
+
+/// Nearby messages (`castline nearby`, and job announcements by `castline run`).
+public struct NearbySettings: Sendable {
+    /// The folder holding the nearby permission (nil: $CASTLINE_STATE_DIR, $STATE_DIRECTORY,
+    /// $XDG_STATE_HOME/castline, ~/.local/state/castline).
+    public var stateDir: String?
+    /// Only these interfaces count (availability, results); empty: every multicast interface.
+    public var interfaces: [String] = []
+    /// `castline run` publishes each job's state per device (type `castline.job`).
+    public var announceJobs = false
+    /// The namespace of the job announcements.
+    public var namespace = "castline"
+    public var mark = SourceMark(line: 0, column: 0)
 
     public init() {}
 }

@@ -4,6 +4,9 @@ import CastLogging
 import CastSender
 import CastlineConfig
 import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `castline run`: discovery feeding one ``JobDriver`` per config job, a 1 s tick, systemd
 /// notifications (READY, STATUS, WATCHDOG, RELOADING, STOPPING) and config reloads.
@@ -21,12 +24,19 @@ public actor Daemon {
     var lastWatchdog = 0.0
     var running = false
     var finished: AsyncStream<Void>.Continuation?
+    let announcer: JobAnnouncer?
+    let hostName: String
 
     /// `providers`: the discovery plugin providers the config lets run (filtered by the caller,
     /// which knows their plugin ids); the config's static devices are added here.
+    /// `announcer`: publishes the job states as nearby messages (config `nearby.announce_jobs`).
     public init(config: CastlineConfiguration, providers: [any DiscoveryProvider], logSystem: LogSystem, group: EventLoopGroup,
-                notifier: SystemdNotifier = SystemdNotifier()) {
+                notifier: SystemdNotifier = SystemdNotifier(), announcer: JobAnnouncer? = nil) {
         self.config = config
+        self.announcer = announcer
+        var buffer = [CChar](repeating: 0, count: 256)
+        hostName = gethostname(&buffer, buffer.count - 1) == 0
+            ? String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
         self.providers = providers
         self.logSystem = logSystem
         self.group = group
@@ -112,6 +122,7 @@ public actor Daemon {
 
     func tick() async {
         for driver in drivers { await driver.tick() }
+        if let announcer { announcer.update(await announcements()) }
         let status = await statusLine()
         if status != lastStatus {
             lastStatus = status
@@ -134,6 +145,18 @@ public actor Daemon {
         }
         let states = counts.keys.sorted().map { "\(counts[$0]!) \($0)" }
         return "\(drivers.count) job(s)" + (states.isEmpty ? ", no device yet" : ": " + states.joined(separator: ", "))
+    }
+
+    /// Each job's state on each of its devices, as nearby announcements.
+    public func announcements() async -> [JobAnnouncement] {
+        var result: [JobAnnouncement] = []
+        for driver in drivers {
+            for entry in await driver.summary {
+                result.append(JobAnnouncement(host: hostName, job: driver.job.name, device: entry.device, state: entry.state.description,
+                                              title: driver.job.media.title, url: driver.job.media.url))
+            }
+        }
+        return result
     }
 
     /// What SIGTERM does, from the current config.
@@ -197,6 +220,7 @@ public actor Daemon {
         notifier.stopping(stopCasting ? "stopping: ending casts" : "stopping: leaving casts running")
         log.info("stopping (\(stopCasting ? "stop casting" : "leave casts running"))", ["stopCasting": .bool(stopCasting)])
         for driver in drivers { await driver.stop(stopCasting: stopCasting) }
+        announcer?.stop()
         await manager?.stop()
         finished?.yield()
         finished?.finish()

@@ -2,6 +2,7 @@ import ArgumentParser
 import CastCore
 import CastLogging
 import CastNearby
+import CastlineConfig
 import Glibc
 
 /// `castline nearby publish|subscribe|permission`: nearby messages between hosts on the LAN.
@@ -24,7 +25,10 @@ struct NearbyCommand: AsyncParsableCommand {
 
 /// Options every nearby command shares.
 struct NearbyOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The folder holding the nearby permission.", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("Config file (YAML): its nearby and logging sections. Default: $CASTLINE_CONFIG, then ~/.config/castline/castline.yaml if present.", valueName: "file"))
+    var config: String?
+
+    @Option(name: .long, help: ArgumentHelp("The folder holding the nearby permission (default: the config's nearby.state_dir, $CASTLINE_STATE_DIR, $STATE_DIRECTORY, $XDG_STATE_HOME/castline, ~/.local/state/castline).", valueName: "dir"))
     var stateDir: String?
 
     @Flag(name: .long, help: "JSON lines on stdout.")
@@ -33,12 +37,21 @@ struct NearbyOptions: ParsableArguments {
     @Option(name: .long, help: "Log rules, e.g. \"Nearby*:debug\" (overrides CASTLINE_LOG).")
     var log: String?
 
-    var stateDirectory: String { stateDir ?? NearbyPermissionStore.defaultDirectory(environment: environment()) }
+    /// The config file (exit 2 on errors, printed as file:line:column), or the defaults.
+    func loadConfig() throws -> CastlineConfiguration {
+        try CommandEnvironment.loadConfig(explicit: config, environment: environment())
+    }
 
-    /// Console logging at warning unless the rules say otherwise.
-    func makeLogSystem() throws -> LogSystem {
+    /// --state-dir, the config's nearby.state_dir, then the environment's state folder.
+    func stateDirectory(_ config: CastlineConfiguration) -> String {
+        stateDir ?? config.nearby.stateDir ?? NearbyPermissionStore.defaultDirectory(environment: environment())
+    }
+
+    /// Console logging at warning unless the rules (config, CASTLINE_LOG, --log) say otherwise.
+    func makeLogSystem(_ config: CastlineConfiguration) throws -> LogSystem {
         let logSystem = LogSystem(filter: LoggerFilter(minimumLevel: .warning))
         logSystem.addSink(ConsoleLogSink())
+        if let rules = config.logging.rules { try? logSystem.applyRules(rules, source: config.file) }
         if let error = logSystem.applyEnvironment(environment()) { throw ValidationError("CASTLINE_LOG: \(error)") }
         if let log {
             do { try logSystem.applyRules(log, source: "--log") } catch { throw ValidationError("--log: \(error)") }
@@ -49,7 +62,7 @@ struct NearbyOptions: ParsableArguments {
 
 /// Options of the commands that use the medium.
 struct NearbyMediumOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Only this network interface counts (availability, results). Repeatable.", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("Only this network interface counts (availability, results). Repeatable. Default: the config's nearby.interfaces, else every multicast interface.", valueName: "name"))
     var interface: [String] = []
 
     @Flag(name: .long, help: "Without permission: wait until it is granted instead of exiting with code 4.")
@@ -70,15 +83,18 @@ final class NearbyRuntime: @unchecked Sendable {
     let printer: NearbyPrinter
     let events: AsyncStream<Event>
     let continuation: AsyncStream<Event>.Continuation
-    private let mediumOptions: NearbyMediumOptions
+    private let interfaces: [String]
+    private let waitForPermission: Bool
     private var started: NearbyMessagesManager?
 
-    /// Logging, the permission store and the signal watch; the medium starts in ``start()``.
+    /// The config, logging, the permission store and the signal watch; the medium starts in ``start(_:)``.
     init(options: NearbyOptions, medium: NearbyMediumOptions) throws {
-        logSystem = try options.makeLogSystem()
-        permissions = NearbyPermissionStore(directory: options.stateDirectory, logSystem: logSystem)
+        let config = try options.loadConfig()
+        logSystem = try options.makeLogSystem(config)
+        permissions = NearbyPermissionStore(directory: options.stateDirectory(config), logSystem: logSystem)
+        interfaces = medium.interface.isEmpty ? config.nearby.interfaces : medium.interface
+        waitForPermission = medium.waitForPermission
         printer = NearbyPrinter(json: options.json)
-        mediumOptions = medium
         (events, continuation) = AsyncStream<Event>.makeStream()
         Task { [continuation] in
             _ = await SignalWaiter.wait([SIGINT, SIGTERM])
@@ -89,13 +105,20 @@ final class NearbyRuntime: @unchecked Sendable {
     /// The manager (after ``start()``).
     var manager: NearbyMessagesManager { started! }
 
+    /// How ``start(_:)`` ended.
+    enum Start {
+        case started
+        /// A signal, or the command's own timeout (`.expired`), came while waiting for the permission.
+        case interrupted(Event)
+    }
+
     /// Waits for the permission when asked to (without it: exit 4 with the reason), then connects
-    /// the medium and starts the manager. False when a signal arrived while waiting. `events` is
-    /// the command's one iterator over ``events`` (a second iterator would find the stream ended).
-    func start(_ events: inout AsyncStream<Event>.Iterator) async throws -> Bool {
+    /// the medium and starts the manager. `events` is the command's one iterator over ``events``
+    /// (a second iterator would find the stream ended).
+    func start(_ events: inout AsyncStream<Event>.Iterator) async throws -> Start {
         if !permissions.permission.isGranted {
             let reason = NearbyError.permissionRequired(permissions.permission).description
-            guard mediumOptions.waitForPermission else {
+            guard waitForPermission else {
                 printError("castline: nearby: \(reason)")
                 throw CastlineExit.refused
             }
@@ -105,7 +128,7 @@ final class NearbyRuntime: @unchecked Sendable {
             defer { permissions.removeHandler(token) }
             waiting: while let event = await events.next() {
                 switch event {
-                case .signal: return false
+                case .signal, .expired: return .interrupted(event)
                 case .permission(let p) where p.isGranted: break waiting
                 default: continue
                 }
@@ -114,7 +137,7 @@ final class NearbyRuntime: @unchecked Sendable {
         }
         let avahi: NearbyAvahiMedium
         do {
-            avahi = try NearbyAvahiMedium(interfaces: mediumOptions.interface.isEmpty ? nil : Set(mediumOptions.interface), logSystem: logSystem)
+            avahi = try NearbyAvahiMedium(interfaces: interfaces.isEmpty ? nil : Set(interfaces), logSystem: logSystem)
         } catch {
             printError("castline: nearby: \(error)")
             throw CastlineExit.failure
@@ -124,7 +147,7 @@ final class NearbyRuntime: @unchecked Sendable {
             printer.status(change)
             if case .permission(let permission) = change { continuation.yield(.permission(permission)) }
         }
-        return true
+        return .started
     }
 
     /// Prints a refused operation and ends with its exit code.

@@ -19,9 +19,10 @@ struct NearbyPermissionCommand: AsyncParsableCommand {
     var action: Action
 
     func run() async throws {
-        let logSystem = try options.makeLogSystem()
+        let config = try options.loadConfig()
+        let logSystem = try options.makeLogSystem(config)
         defer { _ = logSystem.shutdown() }
-        let store = NearbyPermissionStore(directory: options.stateDirectory, logSystem: logSystem)
+        let store = NearbyPermissionStore(directory: options.stateDirectory(config), logSystem: logSystem)
         do {
             switch action {
             case .grant: try store.grant()

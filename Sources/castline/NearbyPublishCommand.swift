@@ -39,8 +39,8 @@ struct NearbyPublishCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let content = try text.map { Array($0.utf8) } ?? Self.read(contentFile ?? "-")   // Ctrl-C still ends a read of stdin
         SignalWaiter.block([SIGINT, SIGTERM])
-        let content = try text.map { Array($0.utf8) } ?? Self.read(contentFile ?? "-")
         let message = NearbyMessage(namespace: namespace, type: type, content: content)
         do { try message.validate() } catch {
             printError("castline: nearby publish: \(error)")
@@ -49,7 +49,7 @@ struct NearbyPublishCommand: AsyncParsableCommand {
         let runtime = try NearbyRuntime(options: options, medium: medium)
         defer { runtime.close() }
         var events = runtime.events.makeAsyncIterator()
-        guard try await runtime.start(&events) else { return }
+        guard case .started = try await runtime.start(&events) else { return }
         let strategy = NearbyStrategy(discoveryMode: .publish, medium: .mdns, lifetime: lifetime.map { .milliseconds(Int($0 * 1000)) })
         let continuation = runtime.continuation
         let publication: NearbyPublication

@@ -52,7 +52,13 @@ struct NearbySubscribeCommand: AsyncParsableCommand {
             }
         }
         var events = runtime.events.makeAsyncIterator()
-        guard try await runtime.start(&events) else { return }
+        if case .interrupted(let event) = try await runtime.start(&events) {
+            if case .expired = event, let count {
+                printError("castline: nearby subscribe: 0 of \(count) message(s) found within \(timeout?.formatted ?? "?") s (waited for the permission)")
+                throw CastlineExit.failure
+            }
+            return
+        }
         let printer = runtime.printer
         let subscription: NearbySubscription
         do {

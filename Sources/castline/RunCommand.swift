@@ -3,6 +3,7 @@ import CastLogging
 import CastPluginHost
 import CastlineConfig
 import CastlineDaemon
+import CastNearby
 import Glibc
 
 /// `castline run --config FILE`: the daemon (see configs/castline.service).
@@ -30,8 +31,10 @@ struct RunCommand: AsyncParsableCommand {
         let signals = SignalStream([SIGHUP, SIGTERM, SIGINT])
         let options = DeviceRequest(config: config, pluginPath: pluginPath, log: log)
         let environment = try CommandEnvironment(options: options, featureKinds: [.discovery, .mediaFormat], consoleMinimum: .info)
+        let nearby = try Self.nearbyManager(environment)
+        let announcer = nearby.map { JobAnnouncer(manager: $0, namespace: environment.config.nearby.namespace, logSystem: environment.logSystem) }
         let daemon = Daemon(config: environment.config, providers: environment.discoveryProviders(),
-                            logSystem: environment.logSystem, group: environment.group)
+                            logSystem: environment.logSystem, group: environment.group, announcer: announcer)
         let logger = Logger(class: "RunCommand", system: environment.logSystem)
         let path = config
         let signalTask = Task {
@@ -54,7 +57,29 @@ struct RunCommand: AsyncParsableCommand {
         }
         await daemon.run()
         signalTask.cancel()
+        nearby?.close()
         await environment.shutdown()
         _ = signals
+    }
+
+    /// With `nearby.announce_jobs`: a nearby manager over avahi for the job announcements (they
+    /// wait for the nearby permission; the daemon runs either way).
+    static func nearbyManager(_ command: CommandEnvironment) throws -> NearbyMessagesManager? {
+        let settings = command.config.nearby
+        guard settings.announceJobs else { return nil }
+        let directory = settings.stateDir ?? NearbyPermissionStore.defaultDirectory(environment: environment())
+        let store = NearbyPermissionStore(directory: directory, logSystem: command.logSystem)
+        do {
+            let medium = try NearbyAvahiMedium(interfaces: settings.interfaces.isEmpty ? nil : Set(settings.interfaces),
+                                               logSystem: command.logSystem)
+            if !store.permission.isGranted {
+                command.log.warning("nearby.announce_jobs is on but the nearby permission is \(store.permission.word) in \(directory):"
+                                        + " nothing is announced until `castline nearby permission grant --state-dir \(directory)`")
+            }
+            return NearbyMessagesManager(media: [medium], permissions: store, logSystem: command.logSystem)
+        } catch {
+            command.log.error("nearby job announcements are off: \(error)")
+            return nil
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import CastLogging
 import CastNearby
 import CastTestSupport
@@ -167,5 +168,29 @@ import Testing
         #expect(classes.contains("NearbyMessagesManager"))
         #expect(classes.contains("NearbyLoopbackMedium"))
         #expect(classes.allSatisfy { $0.hasPrefix("Nearby") })
+    }
+}
+
+@Suite struct NearbyMessagesManagerLifetimeTests {
+    final class Box: @unchecked Sendable { var subscription: NearbySubscription? }
+
+    /// A handler that owns the last reference to a handle of the same manager: closing the manager
+    /// releases it, and its deinit cancels through the manager again (the lock is not held then).
+    @Test func closingAManagerWhoseHandlerOwnsAHandleDoesNotDeadlock() throws {
+        let folder = ScratchFolder("nearby-manager-close")
+        defer { folder.remove() }
+        let (logs, _) = try MemoryLogSink.makeSystem()
+        let permissions = NearbyPermissionStore(directory: folder.path, logSystem: logs)
+        try permissions.grant()
+        let manager = NearbyMessagesManager(media: [NearbyLoopbackMedium(network: NearbyLoopbackNetwork(), name: "h", logSystem: logs)],
+                                            permissions: permissions, logSystem: logs)
+        do {
+            let box = Box()   // the handle lives only in the box, the box only in the handlers
+            box.subscription = try manager.subscribe(strategy: NearbyStrategy(medium: .loopback),
+                                                     found: { _ in _ = box }, lost: { _ in _ = box })
+        }
+        let done = NearbyTestRecorder()
+        DispatchQueue.global().async { manager.close(); done.add(.expired) }
+        #expect(done.wait(seconds: 5) { $0 == [.expired] }, "close() did not return within 5 s")
     }
 }

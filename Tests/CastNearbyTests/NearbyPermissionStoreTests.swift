@@ -46,6 +46,7 @@ import Testing
             #expect(store.permission == .notDetermined, "\(text)")
             #expect(store.problem?.contains("counts as not granted") == true)
         }
+        #expect(logs.flush())
         #expect(sink.records.contains { $0.className == "NearbyPermissionStore" && $0.level == .error })
         // Granting rewrites the bad file.
         let store = NearbyPermissionStore(directory: folder.path, logSystem: logs)

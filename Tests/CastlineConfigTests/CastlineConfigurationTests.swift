@@ -29,10 +29,24 @@ import Testing
         #expect(config.plugins.configs["avahi-discovery"] == "{}")
         #expect(config.session.deviceAuth == .off && config.session.reconnectMaxAttempts == nil)
         #expect(config.daemon.onStop == .leave)
+        #expect(config.nearby.stateDir == nil && config.nearby.interfaces.isEmpty && !config.nearby.announceJobs)
+        #expect(config.nearby.namespace == "castline")
         let job = try #require(config.jobs.first)
         #expect(job.name == "lobby-dashboard" && job.devices == ["Lobby*"])
         #expect(job.media.streamType == .live && job.media.contentType == "application/x-mpegURL")
         #expect(job.recastOn == [.idle, .reboot, .found] && job.takeover == .yield && job.reclaimAfter == 600)
+    }
+
+    @Test func theNearbySectionIsCheckedAtEachValue() throws {
+        let (config, _) = try CastlineConfiguration.parse(
+            "nearby:\n  state_dir: /var/lib/castline\n  interfaces: [eth1]\n  announce_jobs: true\n  namespace: lobby.kiosks\n", file: "c.yaml")
+        #expect(config.nearby.stateDir == "/var/lib/castline" && config.nearby.interfaces == ["eth1"])
+        #expect(config.nearby.announceJobs && config.nearby.namespace == "lobby.kiosks")
+        #expect(errors("nearby:\n  state_dir: relative/dir\n  namespace: \"a b\"\n  announce_job: true\n") == [
+            "c.yaml:4:3: error: unknown key \"announce_job\" in nearby (did you mean \"announce_jobs\"?); allowed: state_dir, interfaces, announce_jobs, namespace",
+            "c.yaml:2:14: error: nearby.state_dir must be an absolute path, not \"relative/dir\"",
+            "c.yaml:3:14: error: nearby.namespace must be 1-32 letters, digits, '.', '_' or '-', not \"a b\"",
+        ])
     }
 
     @Test func anEmptyFileIsTheDefaultConfiguration() throws {

@@ -4,12 +4,13 @@ import CastPluginKit
 import CastProtocol
 import CastlineConfig
 import CastlineLogs
+import CastNearby
 import NIOCore
 
 /// The fuzz targets. Each must never crash, hang or break an invariant (a broken invariant is
 /// a `precondition` failure, which libFuzzer reports as a crash with the input saved).
 enum FuzzTargets {
-    static let names = ["frame", "payload", "rules", "glob", "sim", "pluginjson", "config", "logline"]
+    static let names = ["frame", "payload", "rules", "glob", "sim", "pluginjson", "config", "logline", "nearbytxt"]
 
     static func run(_ name: String, _ data: UnsafeRawBufferPointer) {
         switch name {
@@ -21,6 +22,7 @@ enum FuzzTargets {
         case "pluginjson": pluginJSON(data)
         case "config": config(data)
         case "logline": logLine(data)
+        case "nearbytxt": nearbyTXT(data)
         default: break
         }
     }
@@ -124,6 +126,24 @@ enum FuzzTargets {
                 precondition(d.mark.line >= 1 && d.mark.column >= 1, "diagnostic without a position: \(d)")
             }
         }
+    }
+
+    /// Bytes as the data of a DNS TXT record from the network (length-prefixed strings) through the
+    /// nearby decoder: never a crash; a decoded message is valid and survives encode → decode.
+    static func nearbyTXT(_ data: UnsafeRawBufferPointer) {
+        var strings: [[UInt8]] = []
+        var offset = 0
+        while offset < data.count {
+            let length = Int(data[offset])
+            let end = min(offset + 1 + length, data.count)
+            strings.append(Array(data[(offset + 1)..<end]))
+            offset = end
+        }
+        guard let message = try? NearbyTXTRecord.decode(strings) else { return }
+        do { try message.validate() } catch { preconditionFailure("decoded an invalid message: \(error)") }
+        let again = NearbyTXTRecord.encode(message)
+        precondition(again.allSatisfy { $0.count <= 255 }, "a TXT string over 255 bytes")
+        precondition((try? NearbyTXTRecord.decode(again)) == message, "encode → decode changed the message")
     }
 
     /// Bytes as a log line, with a filter made from the first byte: the decoder never crashes,
