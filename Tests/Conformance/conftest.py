@@ -4,11 +4,13 @@ namespace. Nothing here sends traffic outside that namespace; everything started
 """
 import json
 import os
+import queue
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid as uuidlib
 
@@ -299,3 +301,64 @@ def wait_until(predicate, timeout, what):
             return value
         time.sleep(0.1)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class JSONLines:
+    """A running command whose JSON lines are collected, with their arrival time, by a thread."""
+
+    def __init__(self, argv, env):
+        self.events = queue.Queue()
+        self.seen = []
+        self.stderr_lines = []
+        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            if line.startswith("{"):
+                self.events.put((time.monotonic(), json.loads(line)))
+
+    def _read_stderr(self):
+        for line in self.process.stderr:
+            self.stderr_lines.append(line)
+
+    def wait_for(self, predicate, timeout):
+        """(time, event) of the first event not yet consumed that matches; None after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                at, event = self.events.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            self.seen.append(event)
+            if predicate(event):
+                return at, event
+        return None
+
+    def wait_all(self, predicates, timeout):
+        """The events (seen before or arriving within `timeout` s) matching each predicate; None for those that never came."""
+        deadline = time.monotonic() + timeout
+        def matched():
+            return [next((e for e in self.seen if p(e)), None) for p in predicates]
+        while None in matched() and time.monotonic() < deadline:
+            self.wait_for(lambda e: False, min(0.1, max(0.01, deadline - time.monotonic())))
+        return matched()
+
+    def drain(self, seconds):
+        """Every event arriving within `seconds`."""
+        self.wait_for(lambda e: False, seconds)
+        return self.seen
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        return self.process.returncode
+
+    def log(self):
+        return "".join(self.stderr_lines)[-4000:]

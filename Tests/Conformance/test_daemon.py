@@ -8,7 +8,7 @@ import socket
 import subprocess
 import time
 
-from conftest import castline_binary, wait_until
+from conftest import JSONLines, castline_binary, wait_until
 
 CONFIG = """
 devices:
@@ -200,3 +200,71 @@ def test_daemon_on_stop_stop_ends_the_cast_on_sigterm(netns, sim, workdir):
         if daemon.poll() is None:
             daemon.kill()
             daemon.wait(timeout=5)
+
+
+NEARBY_CONFIG = CONFIG.replace("jobs:", """nearby:
+  state_dir: {state}
+  interfaces: [lo]
+  announce_jobs: true
+  namespace: lobby.kiosks
+jobs:""")
+
+
+def test_daemon_announces_job_states_as_nearby_messages_once_permitted(netns, sim, workdir):
+    """`nearby.announce_jobs`: the daemon publishes each job's state per device through a real
+    avahi-daemon (on lo); `castline nearby subscribe` sees it move to playing, and lose it when the
+    daemon stops. Without the permission nothing is announced and the log says how to grant it."""
+    from conftest import start_avahi, stop_avahi
+    avahi, env = start_avahi(netns, workdir)
+    state = os.path.join(workdir, "state")
+    config = os.path.join(workdir, "castline.yaml")
+    with open(config, "w") as f:
+        f.write(NEARBY_CONFIG.format(rules="info,CastChannel.*:warning", state=state))
+    stderr_path = os.path.join(workdir, "daemon.stderr")
+    stderr = open(stderr_path, "w")
+    daemon = subprocess.Popen(netns.command(castline_binary(), "run", "--config", config), stdout=subprocess.DEVNULL,
+                              stderr=stderr, env=env)
+    subscriber = None
+
+    def log():
+        stderr.flush()
+        with open(stderr_path) as f:
+            return f.read()
+
+    def subscribe(*extra):
+        return subprocess.run(netns.command(castline_binary(), "nearby", "subscribe", "--json", "--config", config,
+                                            "--namespace", "lobby.kiosks", "--type", "castline.job", *extra),
+                              capture_output=True, text=True, env=env, timeout=30)
+
+    try:
+        wait_until(lambda: playing_session(sim), 15, "the job's cast")
+        wait_until(lambda: "nearby.announce_jobs is on but the nearby permission is not determined" in log(), 10,
+                   "the warning about the missing permission")
+        assert f"castline nearby permission grant --state-dir {state}" in log()
+        granted = subprocess.run(netns.command(castline_binary(), "nearby", "permission", "grant", "--config", config),
+                                 capture_output=True, text=True, env=env, timeout=30)
+        assert granted.returncode == 0 and state in granted.stdout, granted
+        result = subscribe("--count", "1", "--timeout", "10")
+        assert result.returncode == 0, (result, log()[-3000:])
+        found = [json.loads(line) for line in result.stdout.splitlines() if '"found"' in line]
+        announcement = json.loads(found[0]["content"])
+        assert announcement["job"] == "lobby-dashboard" and announcement["device"] == "Lobby TV"
+        assert announcement["state"] == "playing" and announcement["title"] == "Dashboard"
+        assert announcement["url"] == "http://127.0.0.1:9/dashboard.mp4"
+        assert found[0]["namespace"] == "lobby.kiosks" and found[0]["type"] == "castline.job"
+
+        subscriber = JSONLines(netns.command(castline_binary(), "nearby", "subscribe", "--json", "--config", config,
+                                            "--namespace", "lobby.kiosks"), env)
+        assert subscriber.wait_for(lambda e: e["event"] == "found", 10), f"the running subscriber: {subscriber.seen} {subscriber.log()}"
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=20) == 0, log()[-3000:]
+        lost = subscriber.wait_for(lambda e: e["event"] == "lost", 10)
+        assert lost and json.loads(lost[1]["content"])["job"] == "lobby-dashboard", subscriber.seen
+    finally:
+        if subscriber:
+            subscriber.stop()
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(timeout=5)
+        stderr.close()
+        stop_avahi(avahi)

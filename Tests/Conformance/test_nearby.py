@@ -6,7 +6,6 @@ stopped and started again. Nothing leaves the two namespaces; everything started
 import base64
 import json
 import os
-import queue
 import signal
 import subprocess
 import threading
@@ -14,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import Namespace, castline_binary, start_avahi_daemon, start_dbus, wait_until
+from conftest import JSONLines as Lines, Namespace, castline_binary, start_avahi_daemon, start_dbus
 
 RECORD_TTL = 10        # NearbyDNSRecords.recordTTL
 LOSS_SLACK = 3         # NearbyDNSRecords.lossSlackSeconds
@@ -82,67 +81,6 @@ class LanHost:
             os.kill(self.dbus_pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-
-
-class Lines:
-    """A running `castline nearby …` whose JSON lines are collected, with their arrival time, by a thread."""
-
-    def __init__(self, argv, env):
-        self.events = queue.Queue()
-        self.seen = []
-        self.stderr_lines = []
-        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def _read(self):
-        for line in self.process.stdout:
-            if line.startswith("{"):
-                self.events.put((time.monotonic(), json.loads(line)))
-
-    def _read_stderr(self):
-        for line in self.process.stderr:
-            self.stderr_lines.append(line)
-
-    def wait_for(self, predicate, timeout):
-        """(time, event) of the first event not yet consumed that matches; None after `timeout` s."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                at, event = self.events.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            self.seen.append(event)
-            if predicate(event):
-                return at, event
-        return None
-
-    def wait_all(self, predicates, timeout):
-        """The events (seen before or arriving within `timeout` s) matching each predicate; None for those that never came."""
-        deadline = time.monotonic() + timeout
-        def matched():
-            return [next((e for e in self.seen if p(e)), None) for p in predicates]
-        while None in matched() and time.monotonic() < deadline:
-            self.wait_for(lambda e: False, min(0.1, max(0.01, deadline - time.monotonic())))
-        return matched()
-
-    def drain(self, seconds):
-        """Every event arriving within `seconds`."""
-        self.wait_for(lambda e: False, seconds)
-        return self.seen
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-        return self.process.returncode
-
-    def log(self):
-        return "".join(self.stderr_lines)[-4000:]
 
 
 def event(kind, content=None, type=None):
