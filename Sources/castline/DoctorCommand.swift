@@ -2,6 +2,7 @@ import ArgumentParser
 import CastCore
 import CastLogging
 import CastPluginHost
+import CastNearby
 import CastlineConfig
 import Glibc
 
@@ -101,6 +102,12 @@ struct DoctorCommand: AsyncParsableCommand {
         let journaldSink = settings.logging.sinks.first { $0.type == "journald" }
         let journalPath = journaldSink.flatMap { (try? JSONValue.parse($0.options))?["socket"]?.string } ?? "/run/systemd/journal/socket"
         add([DoctorChecks.journaldCheck(DoctorChecks.socketFacts(journalPath, type: Int32(SOCK_DGRAM.rawValue)), sinkConfigured: journaldSink != nil)])
+
+        // Nearby messages: the permission (the medium is avahi-daemon, checked above).
+        let nearbyStore = NearbyPermissionStore(directory: settings.nearby.stateDir ?? NearbyPermissionStore.defaultDirectory(environment: env),
+                                                logSystem: logSystem)
+        add([DoctorChecks.nearbyCheck(permission: nearbyStore.permission, problem: nearbyStore.problem, directory: nearbyStore.directory, path: nearbyStore.path,
+                                      settings: settings.nearby, configFile: settings.file)])
 
         // Discovery dry run.
         if !json { printLine("… discovering for \(timeout.formatted) s") }

@@ -8,7 +8,8 @@ enum CastlineExit {
     static let configError = ExitCode(2)
     /// 3: no device matched `--device` within the discovery timeout.
     static let noDevice = ExitCode(3)
-    /// 4: the device refused: LOAD failed, no media app runs, the command is not supported.
+    /// 4: the device refused: LOAD failed, no media app runs, the command is not supported; or
+    /// the nearby permission is not granted.
     static let refused = ExitCode(4)
     /// 64: a usage error (EX_USAGE): a wrong option or argument.
     static let usage = ExitCode(64)
@@ -16,6 +17,6 @@ enum CastlineExit {
     static let summary = """
         Exit codes: 0 success; 1 runtime failure (connection, daemon, socket); 2 configuration \
         file error (file:line:column); 3 no device matched --device; 4 the device refused (LOAD \
-        failed, no media app running); 64 usage error.
+        failed, no media app running) or the nearby permission is not granted; 64 usage error.
         """
 }

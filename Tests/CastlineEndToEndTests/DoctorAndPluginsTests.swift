@@ -186,3 +186,45 @@ import Testing
         #expect(list.stderr.contains(config + ":"))
     }
 }
+
+/// `castline nearby permission` and the doctor's nearby check, run as the built binary.
+@Suite struct NearbyPermissionCommandTests {
+    @Test func grantRevokeStatusPersistAndTheDoctorSaysWhatAnnounceJobsNeeds() throws {
+        let home = DoctorAndPluginsTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let state = home + "/state"
+        let status = try DoctorAndPluginsTests.run(["nearby", "permission", "status", "--json", "--state-dir", state], home: home)
+        #expect(status.status == 0 && status.json?["permission"]?.string == "not determined", "\(status.stdout)\(status.stderr)")
+
+        let config = home + "/castline.yaml"
+        try DoctorAndPluginsTests.write("discovery:\n  autostart: false\nnearby:\n  state_dir: \(state)\n  announce_jobs: true\n", to: config)
+        var doctor = try DoctorAndPluginsTests.run(["doctor", "--json", "--config", config, "--timeout", "0.2"], home: home)
+        var check = try #require(DoctorAndPluginsTests.checks(doctor).first { $0["name"]?.string == "nearby" }, "\(doctor.stdout)")
+        #expect(check["status"]?.string == "error")
+        #expect(check["fix"]?.string?.contains("castline nearby permission grant --state-dir \(state)") == true)
+
+        let grant = try DoctorAndPluginsTests.run(["nearby", "permission", "grant", "--config", config], home: home)
+        #expect(grant.status == 0 && grant.stdout.contains("granted") && grant.stdout.contains(state), "\(grant.stdout)\(grant.stderr)")
+        doctor = try DoctorAndPluginsTests.run(["doctor", "--json", "--config", config, "--timeout", "0.2"], home: home)
+        check = try #require(DoctorAndPluginsTests.checks(doctor).first { $0["name"]?.string == "nearby" })
+        #expect(check["status"]?.string == "ok" && check["detail"]?.string?.contains("granted") == true)
+
+        let revoke = try DoctorAndPluginsTests.run(["nearby", "permission", "revoke", "--state-dir", state, "--json"], home: home)
+        #expect(revoke.json?["permission"]?.string == "revoked")
+
+        // Publishing without permission: exit 4 and the command to run; oversize content: exit 64, before anything else.
+        let refused = try DoctorAndPluginsTests.run(["nearby", "publish", "--state-dir", state, "hello"], home: home)
+        #expect(refused.status == 4 && refused.stderr.contains("castline nearby permission grant"), "\(refused.stderr)")
+        let big = String(repeating: "x", count: 1025)
+        let oversize = try DoctorAndPluginsTests.run(["nearby", "publish", "--state-dir", state, big], home: home)
+        #expect(oversize.status == 64 && oversize.stderr.contains("1025 bytes; the limit is 1024 bytes"), "\(oversize.stderr)")
+    }
+
+    @Test func aStateFolderThatCannotBeWrittenIsExit1WithTheReason() throws {
+        let home = DoctorAndPluginsTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        try DoctorAndPluginsTests.write("not a folder", to: home + "/file")
+        let run = try DoctorAndPluginsTests.run(["nearby", "permission", "grant", "--state-dir", home + "/file/state"], home: home)
+        #expect(run.status == 1 && run.stderr.contains("cannot create the folder"), "\(run.stderr)")
+    }
+}
