@@ -142,11 +142,16 @@ class Simulator:
         return self.process.returncode
 
 
-AVAHI_CONF = """[server]
-host-name=castline-conformance
-allow-interfaces=lo
+def avahi_conf(host_name="castline-conformance", interface="lo", ipv6=False):
+    """An avahi-daemon.conf confined to `interface` (never eth0), without wide-area DNS or a reflector."""
+    return AVAHI_CONF_TEMPLATE.format(host_name=host_name, interface=interface, ipv6="yes" if ipv6 else "no")
+
+
+AVAHI_CONF_TEMPLATE = """[server]
+host-name={host_name}
+allow-interfaces={interface}
 use-ipv4=yes
-use-ipv6=no
+use-ipv6={ipv6}
 enable-dbus=yes
 ratelimit-interval-usec=1000000
 ratelimit-burst=1000
@@ -158,6 +163,7 @@ publish-workstation=no
 [reflector]
 enable-reflector=no
 """
+AVAHI_CONF = avahi_conf()
 
 
 def start_avahi(namespace, workdir):
@@ -311,8 +317,9 @@ class JSONLines:
         self.seen = []
         self.stderr_lines = []
         self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self.readers = [threading.Thread(target=self._read, daemon=True), threading.Thread(target=self._read_stderr, daemon=True)]
+        for reader in self.readers:
+            reader.start()
 
     def _read(self):
         for line in self.process.stdout:
@@ -358,6 +365,8 @@ class JSONLines:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=5)
+        for reader in self.readers:
+            reader.join(timeout=5)
         return self.process.returncode
 
     def log(self):

@@ -3,54 +3,22 @@ avahi-daemon on `lo` inside a private network namespace, publishing the real `ca
 found, lost when the simulator stops, waiting for an absent daemon, surviving a daemon restart."""
 import json
 import os
-import queue
 import signal
-import subprocess
-import threading
 import time
 
-from conftest import Simulator, castline_binary, start_avahi, start_avahi_daemon, start_dbus, stop_avahi
+from conftest import JSONLines, Simulator, castline_binary, start_avahi, start_avahi_daemon, start_dbus, stop_avahi
 
 
-class Discover:
+class Discover(JSONLines):
     """`castline discover --json --follow` in the namespace; its JSON lines are collected by a thread."""
 
     def __init__(self, netns, env, timeout=120):
-        self.events = queue.Queue()
-        self.seen = []
         self.started = time.monotonic()
-        self.process = subprocess.Popen(
-            netns.command(castline_binary(), "discover", "--json", "--follow", "--timeout", str(timeout)),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.process.stdout:
-            if line.startswith("{"):
-                self.events.put((time.monotonic(), json.loads(line)))
-
-    def wait_for(self, predicate, timeout):
-        """The first event (after those already consumed) matching predicate, with its time; None after timeout."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                at, event = self.events.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            self.seen.append(event)
-            if predicate(event):
-                return at, event
-        return None
+        super().__init__(netns.command(castline_binary(), "discover", "--json", "--follow", "--timeout", str(timeout)), env)
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-        return self.process.returncode, self.process.stderr.read()
+        """(exit code, everything it wrote on stderr)."""
+        return super().stop(), "".join(self.stderr_lines)
 
 
 def found(uuid):

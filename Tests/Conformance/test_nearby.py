@@ -4,7 +4,6 @@ on host A are found on host B; lost after unpublish, kill -9 and power loss with
 filters; the size limit; consent proven with a tcpdump capture of what leaves A; avahi-daemon
 stopped and started again. Nothing leaves the two namespaces; everything started is stopped by PID."""
 import base64
-import json
 import os
 import signal
 import subprocess
@@ -13,31 +12,11 @@ import time
 
 import pytest
 
-from conftest import JSONLines as Lines, Namespace, castline_binary, start_avahi_daemon, start_dbus
+from conftest import JSONLines as Lines, Namespace, avahi_conf, castline_binary, start_avahi_daemon, start_dbus
 
 RECORD_TTL = 10        # NearbyDNSRecords.recordTTL
 LOSS_SLACK = 3         # NearbyDNSRecords.lossSlackSeconds
 SERVICE_TYPE = b"_castline-nearby"
-
-
-def avahi_conf(host_name, interface):
-    return f"""[server]
-host-name={host_name}
-allow-interfaces={interface}
-use-ipv4=yes
-use-ipv6=yes
-enable-dbus=yes
-ratelimit-interval-usec=1000000
-ratelimit-burst=1000
-[wide-area]
-enable-wide-area=no
-[publish]
-publish-hinfo=no
-publish-workstation=no
-publish-addresses=yes
-[reflector]
-enable-reflector=no
-"""
 
 
 class LanHost:
@@ -57,7 +36,7 @@ class LanHost:
 
     def start_avahi(self):
         self.avahi = start_avahi_daemon(self.namespace, self.workdir, self.run, self.env,
-                                        conf_text=avahi_conf(self.name, self.interface))
+                                        conf_text=avahi_conf(self.name, self.interface, ipv6=True))
 
     def stop_avahi(self, sig=signal.SIGTERM):
         self.avahi.send_signal(sig)
