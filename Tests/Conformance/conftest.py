@@ -142,15 +142,16 @@ class Simulator:
         return self.process.returncode
 
 
-def avahi_conf(host_name="castline-conformance", interface="lo", ipv6=False):
+def avahi_conf(host_name="castline-conformance", interface="lo", ipv6=False, ipv4=True):
     """An avahi-daemon.conf confined to `interface` (never eth0), without wide-area DNS or a reflector."""
-    return AVAHI_CONF_TEMPLATE.format(host_name=host_name, interface=interface, ipv6="yes" if ipv6 else "no")
+    return AVAHI_CONF_TEMPLATE.format(host_name=host_name, interface=interface, ipv6="yes" if ipv6 else "no",
+                                      ipv4="yes" if ipv4 else "no")
 
 
 AVAHI_CONF_TEMPLATE = """[server]
 host-name={host_name}
 allow-interfaces={interface}
-use-ipv4=yes
+use-ipv4={ipv4}
 use-ipv6={ipv6}
 enable-dbus=yes
 ratelimit-interval-usec=1000000
@@ -371,3 +372,76 @@ class JSONLines:
 
     def log(self):
         return "".join(self.stderr_lines)[-4000:]
+
+
+class LanHost:
+    """One end of the link: a namespace with its veth end, a private D-Bus, avahi-daemon and a state folder."""
+
+    def __init__(self, name, namespace, interface, address, workdir, ipv4=True):
+        self.name = name
+        self.namespace = namespace
+        self.interface = interface
+        self.address = address
+        self.workdir = os.path.join(workdir, name)
+        self.state_dir = os.path.join(self.workdir, "state")
+        os.makedirs(self.state_dir)
+        self.ipv4 = ipv4
+        self.dbus_pid, self.env, self.run = start_dbus(namespace, self.workdir)
+        self.avahi = None
+        self.start_avahi()
+
+    def start_avahi(self):
+        self.avahi = start_avahi_daemon(self.namespace, self.workdir, self.run, self.env,
+                                        conf_text=avahi_conf(self.name, self.interface, ipv6=True, ipv4=self.ipv4))
+
+    def stop_avahi(self, sig=signal.SIGTERM):
+        self.avahi.send_signal(sig)
+        self.avahi.wait(timeout=10)
+
+    def castline(self, *args, **kwargs):
+        return subprocess.run(self.namespace.command(castline_binary(), "nearby", *args, "--state-dir", self.state_dir),
+                              capture_output=True, text=True, env=self.env, timeout=60, **kwargs)
+
+    def start(self, *args):
+        return JSONLines(self.namespace.command(castline_binary(), "nearby", *args, "--state-dir", self.state_dir, "--json"), self.env)
+
+    def grant(self):
+        result = self.castline("permission", "grant")
+        assert result.returncode == 0, result.stderr
+
+    def close(self):
+        if self.avahi and self.avahi.poll() is None:
+            self.stop_avahi()
+        try:
+            os.kill(self.dbus_pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+def make_lan(workdir, ipv4=True):
+    """Host A (10.79.0.1, nearby0) and host B (10.79.0.2, nearby0) on one veth link, each with its own D-Bus
+    and avahi-daemon (IPv6 always; IPv4 unless `ipv4` is False). A generator: yields (a, b), then tears down."""
+    a_ns, b_ns = Namespace(), Namespace()
+    hosts = []
+    try:
+        subprocess.run(["ip", "link", "add", "nearby0", "netns", a_ns.name, "type", "veth", "peer", "name", "nearby0",
+                        "netns", b_ns.name], check=True)
+        for ns, address in ((a_ns, "10.79.0.1"), (b_ns, "10.79.0.2")):
+            subprocess.run(ns.command("sysctl", "-qw", "net.ipv6.conf.nearby0.accept_dad=0"), check=True)
+            subprocess.run(["ip", "-n", ns.name, "addr", "add", f"{address}/24", "dev", "nearby0"], check=True)
+            subprocess.run(["ip", "-n", ns.name, "link", "set", "nearby0", "multicast", "on", "up"], check=True)
+        hosts.append(LanHost("nearby-a", a_ns, "nearby0", "10.79.0.1", workdir, ipv4=ipv4))
+        hosts.append(LanHost("nearby-b", b_ns, "nearby0", "10.79.0.2", workdir, ipv4=ipv4))
+        yield hosts[0], hosts[1]
+    finally:
+        for host in hosts:
+            host.close()
+        a_ns.close()
+        b_ns.close()
+
+
+
+@pytest.fixture
+def lan(workdir):
+    """Two hosts on a veth link (see make_lan)."""
+    yield from make_lan(workdir)

@@ -4,6 +4,7 @@ found, lost when the simulator stops, waiting for an absent daemon, surviving a 
 import json
 import os
 import signal
+import subprocess
 import time
 
 from conftest import JSONLines, Simulator, castline_binary, start_avahi, start_avahi_daemon, start_dbus, stop_avahi
@@ -145,3 +146,48 @@ def test_interface_allow_list_and_bad_plugin_config(netns, workdir):
         if sim:
             sim.stop()
         stop_avahi(avahi)
+
+
+def test_finds_a_device_over_ipv6_only_with_a_scoped_address_that_connects(workdir):
+    """Two hosts on a veth link whose avahi-daemons speak IPv6 only: a device published on A
+    (avahi-publish, with a TCP listener on [::]:8009) is found by `castline discover` on B with a
+    link-local address scoped to B's interface, and that address connects."""
+    from conftest import make_lan
+    lan = make_lan(workdir, ipv4=False)
+    a, b = next(lan)
+    publisher = listener = None
+    try:
+        device_id = "6f0c1e2d3b4a59687766554433221100"
+        publisher = subprocess.Popen(a.namespace.command(
+            "avahi-publish", "-s", f"Chromecast-{device_id}", "_googlecast._tcp", "8009", f"id={device_id}", "fn=IPv6 TV",
+            "md=Chromecast", "ca=4101", "st=0", "rs=", "ve=05"), env=a.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        listener = subprocess.Popen(a.namespace.command(
+            "python3", "-c", "import socket\n"
+            "s = socket.socket(socket.AF_INET6)\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+            "s.bind(('::', 8009))\ns.listen(1)\nprint('listening', flush=True)\ns.settimeout(30)\n"
+            "c, _ = s.accept()\nc.sendall(b'castline-ipv6-ok')\nc.close()\n"), stdout=subprocess.PIPE, text=True)
+        assert listener.stdout.readline().strip() == "listening"
+        discover = Discover(b.namespace, b.env)
+        try:
+            hit = discover.wait_for(found(device_id), 15)
+            assert hit, f"not found over IPv6: {discover.seen} {discover.log()}"
+        finally:
+            discover.stop()
+        device = hit[1]["device"]
+        print(f"found over IPv6 after {hit[0] - discover.started:.2f} s: {device['host']}")
+        assert device["name"] == "IPv6 TV" and device["port"] == 8009
+        assert device["host"].startswith("fe80:") and device["host"].endswith("%nearby0"), device
+        assert all(":" in address for address in device["addresses"]), "IPv6 only: no IPv4 address"
+        probe = subprocess.run(b.namespace.command(
+            "python3", "-c", "import socket, sys\n"
+            "host, port = sys.argv[1], int(sys.argv[2])\n"
+            "info = socket.getaddrinfo(host, port, socket.AF_INET6, socket.SOCK_STREAM)[0]\n"
+            "s = socket.socket(socket.AF_INET6)\ns.settimeout(10)\ns.connect(info[4])\nprint(s.recv(100).decode())\n",
+            device["host"], str(device["port"])), capture_output=True, text=True, timeout=30)
+        assert probe.stdout.strip() == "castline-ipv6-ok", probe
+    finally:
+        for process in (publisher, listener):
+            if process and process.poll() is None:
+                process.kill()
+                process.wait(timeout=5)
+        next(lan, None)

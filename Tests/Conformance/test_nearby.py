@@ -10,56 +10,10 @@ import subprocess
 import threading
 import time
 
-import pytest
-
-from conftest import JSONLines as Lines, Namespace, avahi_conf, castline_binary, start_avahi_daemon, start_dbus
 
 RECORD_TTL = 10        # NearbyDNSRecords.recordTTL
 LOSS_SLACK = 3         # NearbyDNSRecords.lossSlackSeconds
 SERVICE_TYPE = b"_castline-nearby"
-
-
-class LanHost:
-    """One end of the link: a namespace with its veth end, a private D-Bus, avahi-daemon and a state folder."""
-
-    def __init__(self, name, namespace, interface, address, workdir):
-        self.name = name
-        self.namespace = namespace
-        self.interface = interface
-        self.address = address
-        self.workdir = os.path.join(workdir, name)
-        self.state_dir = os.path.join(self.workdir, "state")
-        os.makedirs(self.state_dir)
-        self.dbus_pid, self.env, self.run = start_dbus(namespace, self.workdir)
-        self.avahi = None
-        self.start_avahi()
-
-    def start_avahi(self):
-        self.avahi = start_avahi_daemon(self.namespace, self.workdir, self.run, self.env,
-                                        conf_text=avahi_conf(self.name, self.interface, ipv6=True))
-
-    def stop_avahi(self, sig=signal.SIGTERM):
-        self.avahi.send_signal(sig)
-        self.avahi.wait(timeout=10)
-
-    def castline(self, *args, **kwargs):
-        return subprocess.run(self.namespace.command(castline_binary(), "nearby", *args, "--state-dir", self.state_dir),
-                              capture_output=True, text=True, env=self.env, timeout=60, **kwargs)
-
-    def start(self, *args):
-        return Lines(self.namespace.command(castline_binary(), "nearby", *args, "--state-dir", self.state_dir, "--json"), self.env)
-
-    def grant(self):
-        result = self.castline("permission", "grant")
-        assert result.returncode == 0, result.stderr
-
-    def close(self):
-        if self.avahi and self.avahi.poll() is None:
-            self.stop_avahi()
-        try:
-            os.kill(self.dbus_pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
 
 
 def event(kind, content=None, type=None):
@@ -67,28 +21,6 @@ def event(kind, content=None, type=None):
         return (e.get("event") == kind and (content is None or e.get("content") == content)
                 and (type is None or e.get("type") == type))
     return match
-
-
-@pytest.fixture
-def lan(workdir):
-    """Host A (10.79.0.1, nearby0) and host B (10.79.0.2, nearby0) on one veth link."""
-    a_ns, b_ns = Namespace(), Namespace()
-    hosts = []
-    try:
-        subprocess.run(["ip", "link", "add", "nearby0", "netns", a_ns.name, "type", "veth", "peer", "name", "nearby0",
-                        "netns", b_ns.name], check=True)
-        for ns, address in ((a_ns, "10.79.0.1"), (b_ns, "10.79.0.2")):
-            subprocess.run(ns.command("sysctl", "-qw", "net.ipv6.conf.nearby0.accept_dad=0"), check=True)
-            subprocess.run(["ip", "-n", ns.name, "addr", "add", f"{address}/24", "dev", "nearby0"], check=True)
-            subprocess.run(["ip", "-n", ns.name, "link", "set", "nearby0", "multicast", "on", "up"], check=True)
-        hosts.append(LanHost("nearby-a", a_ns, "nearby0", "10.79.0.1", workdir))
-        hosts.append(LanHost("nearby-b", b_ns, "nearby0", "10.79.0.2", workdir))
-        yield hosts[0], hosts[1]
-    finally:
-        for host in hosts:
-            host.close()
-        a_ns.close()
-        b_ns.close()
 
 
 def test_found_within_2s_lost_after_unpublish_within_2s_with_type_filters_and_the_size_limit(lan, workdir):
