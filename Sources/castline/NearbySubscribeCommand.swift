@@ -2,6 +2,7 @@ import ArgumentParser
 import CastCore
 import CastNearby
 import Glibc
+import Synchronization
 
 /// `castline nearby subscribe`: prints messages as they are found and lost.
 struct NearbySubscribeCommand: AsyncParsableCommand {
@@ -59,20 +60,30 @@ struct NearbySubscribeCommand: AsyncParsableCommand {
             }
             return
         }
+        // Found/lost lines wait until the "subscribed" line is out (a message already in avahi's
+        // cache can be found before subscribe() returns).
         let printer = runtime.printer
+        let gate = Mutex<(open: Bool, pending: [@Sendable () -> Void])>((false, []))
+        let emit: @Sendable (@escaping @Sendable () -> Void) -> Void = { line in
+            gate.withLock { g in if g.open { line() } else { g.pending.append(line) } }
+        }
         let subscription: NearbySubscription
         do {
             subscription = try runtime.manager.subscribe(
                 filter: filter, strategy: NearbyStrategy(discoveryMode: .scan, medium: .mdns),
                 found: { sighting in
-                    printer.sighting(sighting, found: true)
+                    emit { printer.sighting(sighting, found: true) }
                     continuation.yield(.found)
                 },
-                lost: { printer.sighting($0, found: false) })
+                lost: { sighting in emit { printer.sighting(sighting, found: false) } })
         } catch {
             throw runtime.fail(error)
         }
-        printer.line("subscribed", ["filter": .string(filter.description)], text: "subscribed to \(filter)")
+        gate.withLock { g in
+            printer.line("subscribed", ["filter": .string(filter.description)], text: "subscribed to \(filter)")
+            for line in g.pending { line() }
+            g = (true, [])
+        }
         var found = 0
         loop: while let event = await events.next() {
             switch event {
