@@ -246,3 +246,22 @@ def test_no_multicast_interface_is_reported_and_messages_are_found_again_when_it
     finally:
         publisher.stop()
         sub.stop()
+
+
+def test_a_publisher_started_without_avahi_daemon_waits_and_publishes_when_it_appears(lan):
+    a, b = lan
+    a.grant()
+    b.grant()
+    a.stop_avahi()
+    sub = b.start("subscribe")
+    publisher = a.start("publish", "late daemon")
+    try:
+        down = publisher.wait_for(lambda e: e.get("event") == "medium" and not e["available"], 10)
+        assert down and "avahi-daemon is not running" in down[1]["reason"], f"{publisher.seen} {publisher.log()}"
+        assert publisher.wait_for(event("published"), 5), "the publication is accepted and kept while the daemon is absent"
+        a.start_avahi()
+        assert publisher.wait_for(lambda e: e.get("event") == "medium" and e["available"], 10), publisher.seen
+        assert sub.wait_for(event("found", "late daemon"), 5), f"{sub.seen} {publisher.log()}"
+    finally:
+        publisher.stop()
+        sub.stop()
