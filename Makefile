@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-sinks bench-cast bench-logs fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-sinks bench-cast bench-logs bench-nearby fuzz-smoke demo clean
 
 deps:
 	@scripts/install-deps.sh
@@ -65,6 +65,11 @@ bench-logs: deps
 	$(SWIFT) build -c release --product castline
 	$(SWIFT) build -c release --product CastlinePluginJSONSink
 	.venv/bin/python Benchmarks/logs-query.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
+
+# Nearby messages between two hosts (netns + veth + avahi each): found / lost latencies (root).
+bench-nearby: deps
+	$(SWIFT) build -c release --product castline
+	.venv/bin/python Benchmarks/nearby-latency.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 bench-sinks: deps
 	$(SWIFT) build -c release --product CastlinePluginJSONSink
