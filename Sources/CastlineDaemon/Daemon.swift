@@ -24,14 +24,14 @@ public actor Daemon {
     var lastWatchdog = 0.0
     var running = false
     var finished: AsyncStream<Void>.Continuation?
-    let announcer: JobAnnouncer?
+    let announcer: NearbyJobAnnouncer?
     let hostName: String
 
     /// `providers`: the discovery plugin providers the config lets run (filtered by the caller,
     /// which knows their plugin ids); the config's static devices are added here.
     /// `announcer`: publishes the job states as nearby messages (config `nearby.announce_jobs`).
     public init(config: CastlineConfiguration, providers: [any DiscoveryProvider], logSystem: LogSystem, group: EventLoopGroup,
-                notifier: SystemdNotifier = SystemdNotifier(), announcer: JobAnnouncer? = nil) {
+                notifier: SystemdNotifier = SystemdNotifier(), announcer: NearbyJobAnnouncer? = nil) {
         self.config = config
         self.announcer = announcer
         var buffer = [CChar](repeating: 0, count: 256)

@@ -32,7 +32,7 @@ struct RunCommand: AsyncParsableCommand {
         let options = DeviceRequest(config: config, pluginPath: pluginPath, log: log)
         let environment = try CommandEnvironment(options: options, featureKinds: [.discovery, .mediaFormat], consoleMinimum: .info)
         let nearby = try Self.nearbyManager(environment)
-        let announcer = nearby.map { JobAnnouncer(manager: $0, namespace: environment.config.nearby.namespace, logSystem: environment.logSystem) }
+        let announcer = nearby.map { NearbyJobAnnouncer(manager: $0, namespace: environment.config.nearby.namespace, logSystem: environment.logSystem) }
         let daemon = Daemon(config: environment.config, providers: environment.discoveryProviders(),
                             logSystem: environment.logSystem, group: environment.group, announcer: announcer)
         let logger = Logger(class: "RunCommand", system: environment.logSystem)

@@ -41,7 +41,7 @@ public struct JobAnnouncement: Hashable, Sendable {
 /// publishes new ones, replaces those whose state changed (subscribers see the old one lost and
 /// the new one found), withdraws the rest. Without the nearby permission it publishes nothing and
 /// says so once; it catches up on the first update after the permission is granted.
-public final class JobAnnouncer: @unchecked Sendable {
+public final class NearbyJobAnnouncer: @unchecked Sendable {
     private let manager: NearbyMessagesManager
     private let namespace: String
     private let strategy: NearbyStrategy
@@ -54,7 +54,7 @@ public final class JobAnnouncer: @unchecked Sendable {
         self.manager = manager
         self.namespace = namespace
         strategy = NearbyStrategy(discoveryMode: .publish, medium: medium)
-        log = Logger(class: "JobAnnouncer", system: logSystem)
+        log = Logger(class: "NearbyJobAnnouncer", system: logSystem)
     }
 
     /// The publications now (job/device → message), for tests and logs.

@@ -7,9 +7,9 @@ import Glibc
 import Synchronization
 import Testing
 
-/// JobAnnouncer over the loopback medium: a second manager on the same loopback network sees
+/// NearbyJobAnnouncer over the loopback medium: a second manager on the same loopback network sees
 /// what a daemon would announce.
-@Suite struct JobAnnouncerTests {
+@Suite struct NearbyJobAnnouncerTests {
     final class Seen: Sendable {
         let events = Mutex<[String]>([])
         func add(_ s: String) { events.withLock { $0.append(s) } }
@@ -39,14 +39,14 @@ import Testing
                                             permissions: permissions, logSystem: logs)
         defer { daemonSide.close(); watcher.close() }
         // The daemon announces over mdns; this test's managers only have the loopback medium.
-        let loopbackAnnouncer = JobAnnouncer(manager: daemonSide, namespace: "castline", logSystem: logs, medium: .loopback)
+        let loopbackAnnouncer = NearbyJobAnnouncer(manager: daemonSide, namespace: "castline", logSystem: logs, medium: .loopback)
 
         // No permission: nothing is published, and the log says why (once).
         loopbackAnnouncer.update([announcement("casting")])
         loopbackAnnouncer.update([announcement("casting")])
         #expect(loopbackAnnouncer.published.isEmpty)
         #expect(logs.flush())
-        let warnings = sink.records.filter { $0.className == "JobAnnouncer" && $0.level == .warning }
+        let warnings = sink.records.filter { $0.className == "NearbyJobAnnouncer" && $0.level == .warning }
         #expect(warnings.count == 1 && warnings[0].message.contains("permission"))
 
         try permissions.grant()
