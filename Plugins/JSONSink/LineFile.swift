@@ -18,6 +18,9 @@ import Glibc
 ///
 /// Rotation: when a line would take the file past `maxBytes`, what is pending is written,
 /// `path` becomes `path.1`, older files shift up to `path.<maxFiles-1>`, the oldest is removed.
+/// Only a regular file is rotated, padded or repaired: a path that names a device, a FIFO or a
+/// socket (`/dev/null`, `/dev/stderr`, a pipe to a collector) is written like stdout. (Rotating
+/// `/dev/null` once renamed the device away and left a regular file in its place.)
 /// Not thread-safe: one writer.
 final class LineFile {
     let path: String?
@@ -26,6 +29,8 @@ final class LineFile {
     let syncOnFlush: Bool
     private(set) var fd: Int32
     private(set) var size: Int = 0
+    /// Whether `fd` is a regular file (only those are padded, rotated and repaired).
+    private(set) var isRegularFile = false
     private let page: Int
     private var out: [UInt8] = []
     /// Lines lost to write errors (full disk…).
@@ -47,7 +52,8 @@ final class LineFile {
         out.reserveCapacity(1 << 17)
         if let path {
             fd = try LineFile.open(path)
-            size = try repairTail()
+            isRegularFile = LineFile.isRegular(fd)
+            size = isRegularFile ? try repairTail() : 0
         } else {
             fd = STDOUT_FILENO
         }
@@ -57,10 +63,22 @@ final class LineFile {
         if path != nil, fd >= 0 { Glibc.close(fd) }
     }
 
+    /// Non-blocking open (a FIFO without a reader is refused with ENXIO instead of blocking
+    /// forever), then blocking writes.
     private static func open(_ path: String) throws(PluginError) -> Int32 {
-        let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw PluginError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o640)
+        guard fd >= 0 else {
+            let hint = errno == ENXIO ? " (a FIFO with no reader: start the reader first)" : ""
+            throw PluginError("cannot open \(path): \(String(cString: strerror(errno)))\(hint)")
+        }
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
         return fd
+    }
+
+    private static func isRegular(_ fd: Int32) -> Bool {
+        var st = stat()
+        return fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
     }
 
     /// Cuts a partial last line (no trailing `\n`); returns the resulting size.
@@ -94,7 +112,7 @@ final class LineFile {
 
     /// Writes the lines in `bytes`; `lineEnds[i]` is the offset just past line i's `\n`.
     func append(_ bytes: UnsafeBufferPointer<UInt8>, lineEnds: [Int]) {
-        let isFile = path != nil
+        let isFile = path != nil && isRegularFile
         // A local moved out of the property: no exclusivity checks in the loop.
         var out = self.out
         self.out = []
@@ -160,6 +178,25 @@ final class LineFile {
         }
         let before = size
         var done = 0
+        // A pipe (stdout or a FIFO) whose reader went away raises SIGPIPE, whose default action
+        // ends the whole process: blocked on this thread while writing, the write fails with
+        // EPIPE instead (counted and reported), and the pending signal is consumed.
+        var pipeSignal = sigset_t(), previousMask = sigset_t()
+        if !isRegularFile {
+            sigemptyset(&pipeSignal)
+            sigaddset(&pipeSignal, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &pipeSignal, &previousMask)
+        }
+        defer {
+            if !isRegularFile {
+                var pending = sigset_t()
+                if sigpending(&pending) == 0, sigismember(&pending, SIGPIPE) == 1, sigismember(&previousMask, SIGPIPE) == 0 {
+                    var now = timespec()
+                    _ = sigtimedwait(&pipeSignal, nil, &now)
+                }
+                pthread_sigmask(SIG_SETMASK, &previousMask, nil)
+            }
+        }
         out.withUnsafeBufferPointer { chunk in
             while done < chunk.count {
                 let n = Glibc.write(fd, chunk.baseAddress! + done, chunk.count - done)
@@ -168,7 +205,7 @@ final class LineFile {
                     lastError = "write to \(path ?? "stdout") failed: \(String(cString: strerror(errno)))"
                     droppedLines += UInt64(lines)
                     // Never leave part of a batch behind (it may end inside a line).
-                    if path != nil, done > 0, ftruncate(fd, off_t(before)) == 0 { size = before }
+                    if isRegularFile, done > 0, ftruncate(fd, off_t(before)) == 0 { size = before }
                     return
                 }
                 done += n
@@ -179,7 +216,7 @@ final class LineFile {
     }
 
     private func rotate() {
-        guard let path else { return }
+        guard let path, isRegularFile else { return }
         Glibc.close(fd)
         fd = -1
         if maxFiles > 1 {
@@ -193,6 +230,7 @@ final class LineFile {
         }
         do {
             fd = try LineFile.open(path)
+            isRegularFile = LineFile.isRegular(fd)
             size = 0
         } catch {
             lastError = error.reason

@@ -139,6 +139,70 @@ import Testing
         #expect(rig.hostErrors.first?.message.contains("/nonexistent/dir/castline.jsonl") == true)
     }
 
+    /// A path that is not a regular file (here a FIFO; in the field `/dev/null`) is written like
+    /// stdout: never rotated (rotating /dev/null once renamed the device away), never padded.
+    @Test func aFIFOPathIsWrittenButNeverRotatedAndAFIFOWithoutReaderIsRefused() throws {
+        let rig = try openHost()
+        let folder = ScratchFolder("json-fifo")
+        defer { folder.remove() }
+        let path = folder.path + "/collector.fifo"
+        #expect(mkfifo(path, 0o600) == 0)
+        // No reader: refused at once with the reason (not a hang).
+        #expect(throws: PluginLoadError.self) { _ = try rig.host.openLogSink(id: "json", options: #"{"path": "\#(path)"}"#) }
+        let reader = open(path, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        nonisolated(unsafe) var received = [UInt8]()
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            // Until 300 lines arrived or 10 s passed (EOF before the writer opens is not the end).
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let deadline = Date().addingTimeInterval(10)
+            while received.count(where: { $0 == 0x0A }) < 300, Date() < deadline {
+                var p = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+                _ = poll(&p, 1, 100)
+                let n = read(reader, &buffer, buffer.count)
+                if n > 0 { received += buffer[0..<n] } else { usleep(10_000) }
+            }
+            done.signal()
+        }
+        let sink = try rig.host.openLogSink(id: "json", options: #"{"path": "\#(path)", "max_bytes": 4096, "max_files": 2}"#)
+        let system = LogSystem()
+        system.addSink(sink)
+        let log = Logger(class: "CastSession", system: system)
+        for i in 0..<300 { log.info("record \(i) with some text to pass max_bytes several times", ["device": "Lobby TV", "i": .int(i)]) }
+        #expect(system.shutdown())
+        sink.close()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        close(reader)
+        var st = stat()
+        #expect(stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFIFO, "the FIFO is still a FIFO")
+        #expect(access(path + ".1", F_OK) != 0, "nothing was rotated")
+        let lines = String(decoding: received, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 300, "one line per record, no padding lines")
+        #expect(lines.allSatisfy { (try? JSONValue.parse(String($0))) != nil })
+    }
+
+    /// The reader of a FIFO goes away: the sink's writes fail with EPIPE (reported, counted)
+    /// instead of SIGPIPE ending the process.
+    @Test func aFIFOWhoseReaderWentAwayIsAReportedProblemNotSIGPIPE() throws {
+        let rig = try openHost()
+        let folder = ScratchFolder("json-fifo-epipe")
+        defer { folder.remove() }
+        let path = folder.path + "/collector.fifo"
+        #expect(mkfifo(path, 0o600) == 0)
+        let reader = open(path, O_RDONLY | O_NONBLOCK)
+        let sink = try rig.host.openLogSink(id: "json", options: #"{"path": "\#(path)"}"#)
+        close(reader)
+        let system = LogSystem()
+        system.addSink(sink)
+        let log = Logger(class: "CastSession", system: system)
+        for i in 0..<10 { log.info("record \(i)") }
+        #expect(system.flush())
+        #expect(sink.problem?.contains("Broken pipe") == true, "\(sink.problem ?? "no problem reported")")
+        #expect(system.shutdown())
+        sink.close()
+    }
+
     @Test func rotationKeepsMaxFilesOfAtMostMaxBytesInOrder() throws {
         let folder = ScratchFolder("rotate")
         defer { folder.remove() }
