@@ -78,32 +78,25 @@ def main():
         sub = b.start("subscribe")
         if not sub.wait_for(lambda e: e.get("event") == "medium", 15):
             raise RuntimeError(f"subscriber: {sub.log()}")
-        for i in range(args.rounds):
-            content = f"unpublish round {i}"
-            publisher, latency = publish_and_find(a, sub, content)
-            results["found"].append(latency)
-            publisher.stop()
-            at = time.monotonic()
-            gone = sub.wait_for(lost(content), 15)
-            results["lost.unpublish"].append(gone[0] - at if gone else float("inf"))
-        for i in range(args.kill_rounds):
-            content = f"kill round {i}"
-            publisher, latency = publish_and_find(a, sub, content)
-            results["found"].append(latency)
-            publisher.stop(signal.SIGKILL)
-            at = time.monotonic()
-            gone = sub.wait_for(lost(content), 15)
-            results["lost.kill9"].append(gone[0] - at if gone else float("inf"))
-        for i in range(args.power_loss_rounds):
-            content = f"power loss round {i}"
-            publisher, latency = publish_and_find(a, sub, content)
-            results["found"].append(latency)
+        def power_loss(publisher):
             a.stop_avahi(signal.SIGKILL)
             publisher.stop(signal.SIGKILL)
-            at = time.monotonic()
-            gone = sub.wait_for(lost(content), 30)
-            results["lost.power_loss"].append(gone[0] - at if gone else float("inf"))
-            a.start_avahi()
+
+        # (measure, rounds, how the publisher goes, how long to wait for "lost", what to do after)
+        kinds = [("lost.unpublish", args.rounds, lambda p: p.stop(), 15, None),
+                 ("lost.kill9", args.kill_rounds, lambda p: p.stop(signal.SIGKILL), 15, None),
+                 ("lost.power_loss", args.power_loss_rounds, power_loss, 30, a.start_avahi)]
+        for name, rounds, end, wait, after in kinds:
+            for i in range(rounds):
+                content = f"{name} round {i}"
+                publisher, latency = publish_and_find(a, sub, content)
+                results["found"].append(latency)
+                end(publisher)
+                at = time.monotonic()
+                gone = sub.wait_for(lost(content), wait)
+                results[name].append(gone[0] - at if gone else float("inf"))
+                if after:
+                    after()
         within = all(summary(name, values)["max"] <= BOUNDS[name] for name, values in results.items() if values)
         print(json.dumps({"name": "nearby.within_bounds", "value": within}), flush=True)
     finally:
