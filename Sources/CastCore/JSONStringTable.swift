@@ -111,6 +111,15 @@ struct JSONStringTable: @unchecked Sendable {
     }
 }
 
+extension String {
+    /// The interned copy of a string Cast messages repeat (namespaces, `receiver-0`, `*`, the
+    /// message types…) when `bytes` are one: no validation, no allocation. Nil otherwise.
+    package static func castInterned(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard let base = bytes.baseAddress else { return nil }
+        return JSONStringTable.shared.lookup(base.assumingMemoryBound(to: UInt8.self), bytes.count)
+    }
+}
+
 @inline(__always)
 func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ length: Int) -> Bool {
     var offset = 0

@@ -1,3 +1,8 @@
+import CastCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Reads a serialized `CastMessage` straight from bytes: the hot decode path.
 ///
 /// Same result as decoding with the generated SwiftProtobuf type (tests and the `frame` fuzz
@@ -128,48 +133,17 @@ enum CastMessageWireReader {
         return fields
     }
 
-    /// A String from UTF-8 bytes, nil if they are not valid UTF-8. Validation is done here (ASCII
-    /// eight bytes at a time, then an exact UTF-8 check) because the standard library's
-    /// `String(validating:)` runs unspecialized, with runtime generic lookups, on this path.
+    /// A String from UTF-8 bytes, nil if they are not valid UTF-8. Strings Cast repeats in every
+    /// message (namespaces, `receiver-0`, `*`) come interned, without allocating. Otherwise
+    /// `String(decoding:)` validates once and replaces invalid sequences with U+FFFD; its result is
+    /// always valid UTF-8, so it holds exactly the input's bytes only when the input was valid: one
+    /// `memcmp` instead of a second validation pass.
     static func utf8String(_ raw: UnsafeRawBufferPointer) -> String? {
-        guard isValidUTF8(raw) else { return nil }
-        return String(decoding: raw.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
-    }
-
-    /// RFC 3629 UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
-    static func isValidUTF8(_ raw: UnsafeRawBufferPointer) -> Bool {
-        let count = raw.count
-        var i = 0
-        while i < count {
-            while i + 8 <= count, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 { i += 8 }
-            guard i < count else { return true }
-            let b0 = raw[i]
-            if b0 < 0x80 {
-                i += 1
-                continue
-            }
-            func continuation(_ k: Int) -> Bool { i + k < count && raw[i + k] & 0xC0 == 0x80 }
-            switch b0 {
-            case 0xC2...0xDF:
-                guard continuation(1) else { return false }
-                i += 2
-            case 0xE0...0xEF:
-                guard continuation(1), continuation(2) else { return false }
-                let b1 = raw[i + 1]
-                if b0 == 0xE0, b1 < 0xA0 { return false }  // overlong
-                if b0 == 0xED, b1 > 0x9F { return false }  // surrogates
-                i += 3
-            case 0xF0...0xF4:
-                guard continuation(1), continuation(2), continuation(3) else { return false }
-                let b1 = raw[i + 1]
-                if b0 == 0xF0, b1 < 0x90 { return false }  // overlong
-                if b0 == 0xF4, b1 > 0x8F { return false }  // above U+10FFFF
-                i += 4
-            default:
-                return false
-            }
+        if let interned = String.castInterned(raw) { return interned }
+        var string = String(decoding: raw.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+        let exact = string.withUTF8 { decoded in
+            decoded.count == raw.count && (raw.isEmpty || memcmp(decoded.baseAddress!, raw.baseAddress!, raw.count) == 0)
         }
-        return true
+        return exact ? string : nil
     }
 }
-

@@ -141,11 +141,16 @@ extension CastMessage {
     }
 }
 
-/// The wire reader's UTF-8 check against the standard library's, on every 1–3 byte sequence and
-/// on 4-byte boundaries.
+/// The wire reader's strings against the standard library's UTF-8 validation, on every 1–3 byte
+/// sequence and on 4-byte boundaries: nil exactly when the bytes are not valid UTF-8, else the
+/// same bytes (interned strings included).
 @Suite struct WireReaderUTF8Tests {
     func stdlib(_ bytes: [UInt8]) -> Bool { String(validating: bytes, as: UTF8.self) != nil }
-    func ours(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { CastMessageWireReader.isValidUTF8($0) } }
+    func ours(_ bytes: [UInt8]) -> Bool {
+        guard let string = bytes.withUnsafeBytes({ CastMessageWireReader.utf8String($0) }) else { return false }
+        #expect(Array(string.utf8) == bytes)
+        return true
+    }
 
     @Test func agreesWithTheStandardLibrary() {
         var checked = 0
@@ -172,5 +177,8 @@ extension CastMessage {
         #expect(ours(long))
         #expect(!ours(long + [0xFF]))
         #expect(!ours(Array(long.prefix(20)) + [0xED, 0xA0, 0x80] + long))
+        // A truncated 4-byte sequence becomes one U+FFFD (3 bytes): same length, other bytes.
+        #expect(!ours(Array("abc".utf8) + [0xF0, 0x9F, 0x98]))
+        #expect(ours(Array("urn:x-cast:com.google.cast.media".utf8)) && ours([]) && ours(Array("*".utf8)))
     }
 }
