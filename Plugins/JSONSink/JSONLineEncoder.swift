@@ -15,10 +15,21 @@ struct JSONLineEncoder {
     private var cachedSecondsDigits: (UInt64, UInt64, UInt64) = (0, 0, 0)
     private var cachedSecondsDigitsLength = 0
 
-    /// OpenTelemetry severity text and number, castline level name, per ABI level (index).
-    private static let severityText: [StaticString] = ["UNSPECIFIED", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
-    private static let severityNumber: [StaticString] = ["0", "1", "5", "9", "13", "17", "21"]
-    private static let levelName: [StaticString] = ["none", "verbose", "debug", "info", "warning", "error", "assert"]
+    /// `"severity_number":N,"severity_text":"T","level":"L"` (OpenTelemetry severity number and
+    /// text, castline level name) per ABI level 0…6: a switch over literals, not static arrays
+    /// (each access to a global array costs an initialization check and a retain/release pair).
+    @inline(__always)
+    private static func severity(_ level: Int) -> StaticString {
+        switch level {
+        case 1: return #""severity_number":1,"severity_text":"TRACE","level":"verbose""#
+        case 2: return #""severity_number":5,"severity_text":"DEBUG","level":"debug""#
+        case 3: return #""severity_number":9,"severity_text":"INFO","level":"info""#
+        case 4: return #""severity_number":13,"severity_text":"WARN","level":"warning""#
+        case 5: return #""severity_number":17,"severity_text":"ERROR","level":"error""#
+        case 6: return #""severity_number":21,"severity_text":"FATAL","level":"assert""#
+        default: return #""severity_number":0,"severity_text":"UNSPECIFIED","level":"none""#
+        }
+    }
 
     /// Appends one line (with its `\n`) for `r`.
     mutating func encode(_ r: castline_log_record, into out: inout LineBuffer) {
@@ -35,13 +46,9 @@ struct JSONLineEncoder {
         // The seconds' digits were cached with the time prefix; the nanoseconds are 9 digits.
         withUnsafeBytes(of: &cachedSecondsDigits) { out.put($0.baseAddress!, cachedSecondsDigitsLength) }
         appendNineDigits(UInt32(r.timestamp_ns % 1_000_000_000), into: &out)
-        out.put(#","severity_number":"#)
-        out.put(Self.severityNumber[level])
-        out.put(#","severity_text":""#)
-        out.put(Self.severityText[level])
-        out.put(#"","level":""#)
-        out.put(Self.levelName[level])
-        out.put(#"","class":"#)
+        out.put(UInt8(ascii: ","))
+        out.put(Self.severity(level))
+        out.put(#","class":"#)
         appendString(r.class_name, r.class_name_length, into: &out)
         out.put(#","body":"#)
         appendString(r.message, r.message_length, into: &out)
@@ -165,16 +172,63 @@ struct JSONLineEncoder {
         return (below | quote | backslash) != 0
     }
 
-    /// Appends a JSON string literal; bytes that need no escape are copied in runs.
+    /// Appends a JSON string literal. Eight bytes at a time are checked and stored as one word
+    /// while none needs an escape (no `memcpy` call per string); a string of 8 bytes or more
+    /// ends with one overlapping word. From the first byte that needs an escape on, bytes are
+    /// copied in runs between escapes.
     private func appendString(_ p: UnsafePointer<CChar>?, _ length: Int, into out: inout LineBuffer) {
         out.put(UInt8(ascii: "\""))
         guard let p, length > 0 else {
             out.put(UInt8(ascii: "\""))
             return
         }
-        let bytes = UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self)
-        var runStart = 0
+        let raw = UnsafeRawPointer(p)
+        let outStart = out.count
         var i = 0
+        if length < 8 {
+            // Short (keys mostly): each byte stored as it is checked.
+            let bytes = raw.assumingMemoryBound(to: UInt8.self)
+            while i < length {
+                let c = bytes[i]
+                if c < 0x20 || c == 0x22 || c == 0x5C { break }
+                out.base[outStart &+ i] = c
+                i &+= 1
+            }
+            out.count = outStart &+ i
+            if i < length { appendEscaping(bytes, from: i, length, into: &out) }
+            out.put(UInt8(ascii: "\""))
+            return
+        }
+        // Destination and index in locals: the loop keeps them in registers.
+        let destination = UnsafeMutableRawPointer(out.base + outStart)
+        while i &+ 8 <= length {
+            let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            if Self.needsEscape(x) { break }
+            destination.storeBytes(of: x, toByteOffset: i, as: UInt64.self)
+            i &+= 8
+        }
+        if i < length {
+            // Fewer than 8 bytes left and none escaped so far: check and store the last 8 bytes
+            // (overlapping what is already stored, which they equal).
+            let x = raw.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)
+            if i &+ 8 > length, !Self.needsEscape(x) {
+                destination.storeBytes(of: x, toByteOffset: length &- 8, as: UInt64.self)
+                i = length
+            }
+        }
+        out.count = outStart &+ i
+        if i == length {
+            out.put(UInt8(ascii: "\""))
+            return
+        }
+        appendEscaping(raw.assumingMemoryBound(to: UInt8.self), from: i, length, into: &out)
+        out.put(UInt8(ascii: "\""))
+    }
+
+    /// The rest of a string from `start` (everything before it is stored): runs between escapes.
+    private func appendEscaping(_ bytes: UnsafePointer<UInt8>, from start: Int, _ length: Int, into out: inout LineBuffer) {
+        var runStart = start
+        var i = start
         while i < length {
             // Eight bytes at a time while none needs an escape (< 0x20, '"', '\\').
             while i + 8 <= length {
@@ -204,6 +258,5 @@ struct JSONLineEncoder {
             runStart = i
         }
         if length > runStart { out.put(bytes + runStart, length - runStart) }
-        out.put(UInt8(ascii: "\""))
     }
 }

@@ -123,36 +123,47 @@ final class LineFile {
         do {
             let all = bytes
             var lineStart = 0
+            // Lines are copied into `out` in runs: only a padding or a rotation cuts a run.
+            var runStart = 0
+            func takeRun() {
+                if lineStart > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: all[runStart..<lineStart])) }
+                runStart = lineStart
+            }
             for end in lineEnds {
                 let length = end - lineStart
-                if isFile, size + out.count + length > maxBytes, size + out.count > 0 {
-                    flushPending(&out, lines: pendingLines)
-                    pendingLines = 0
-                    rotate()
-                    size = self.size
-                }
                 if isFile {
-                    let offset = size + out.count
+                    let pending = out.count + (lineStart - runStart)
+                    if size + pending + length > maxBytes, size + pending > 0 {
+                        takeRun()
+                        flushPending(&out, lines: pendingLines)
+                        pendingLines = 0
+                        rotate()
+                        size = self.size
+                    }
+                    let offset = size + out.count + (lineStart - runStart)
                     let remaining = page - offset % page
                     if length > remaining {
                         if length > page {
                             self.longLines += 1
-                        } else if out.isEmpty {
-                            // The previous line is already in the file: a blank line fills the page.
-                            out.append(contentsOf: repeatElement(0x20, count: remaining - 1))
-                            out.append(0x0A)
                         } else {
-                            // Pad the previous line up to the boundary: its `\n` moves to the page's last byte.
-                            out[out.count - 1] = 0x20
-                            out.append(contentsOf: repeatElement(0x20, count: remaining - 1))
-                            out.append(0x0A)
+                            takeRun()
+                            if out.isEmpty {
+                                // The previous line is already in the file: a blank line fills the page.
+                                out.append(contentsOf: repeatElement(0x20, count: remaining - 1))
+                                out.append(0x0A)
+                            } else {
+                                // Pad the previous line up to the boundary: its `\n` moves to the page's last byte.
+                                out[out.count - 1] = 0x20
+                                out.append(contentsOf: repeatElement(0x20, count: remaining - 1))
+                                out.append(0x0A)
+                            }
                         }
                     }
                 }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: all[lineStart..<end]))
                 pendingLines += 1
                 lineStart = end
             }
+            takeRun()
         }
         // Little left of the page: pad the batch's last line to the boundary, so the next batch
         // starts on a fresh page instead of a blank padding line.

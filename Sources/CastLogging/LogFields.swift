@@ -98,6 +98,10 @@ public struct LogFields: Sendable, Hashable, Sequence, ExpressibleByDictionaryLi
     /// cheap way for sinks to walk fields).
     @inlinable
     public func forEachField(_ body: (String, LogValue) throws -> Void) rethrows {
-        for i in storage.indices { try body(storage[i].key, storage[i].value) }
+        // Through the buffer pointer each field is borrowed: no retain and release of its
+        // strings per visit.
+        try storage.withUnsafeBufferPointer { fields in
+            for i in fields.indices { try body(fields[i].key, fields[i].value) }
+        }
     }
 }

@@ -175,10 +175,12 @@ extension PluginHost {
 
 /// The bytes of one batch's strings, each NUL-terminated, behind one stable pointer while the
 /// batch is handed to the plugin. Grows by doubling; reset per batch. Worker thread only.
+/// Its properties skip Swift's dynamic exclusivity checks (one thread uses it, and no access
+/// overlaps another): they cost more than the copies on the per-field path.
 final class ByteArena {
-    private(set) var base: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
-    var count = 0
+    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) var count = 0
 
     init(capacity: Int = 1 << 16) {
         self.capacity = capacity

@@ -81,6 +81,13 @@ import Testing
         system.addSink(sink)
         let log = Logger(class: "Escapes", system: system)
         var expected: [String] = []
+        // Plain strings of every length around the 8-byte words (short path, whole words, the
+        // overlapping last word).
+        for length in 0...25 {
+            let text = String((0..<length).map { Character(Unicode.Scalar(UInt8(0x41 + $0 % 26))) })
+            expected.append(text)
+            log.info(text, ["plain": .string(text)])
+        }
         for special in ["\"", "\\", "\n", "\u{0}", "\u{1F}", "\t", "é", "€", "😀", "\u{7F}"] {
             for before in 0..<17 {
                 for after in [0, 1, 7, 8, 9] {

@@ -58,7 +58,11 @@ func loadHost(_ dir: String) -> PluginHost {
 
 func jsonBench(pluginDir: String, scratch: String) throws {
     let host = loadHost(pluginDir)
-    let total = 2_000_000
+    // `CASTLINE_BENCH_SCALE` (e.g. 0.01) shrinks the run and `CASTLINE_BENCH_ONLY` picks the
+    // configurations whose label starts with it: for profiling and instruction counts.
+    let scale = getenv("CASTLINE_BENCH_SCALE").flatMap { Double(String(cString: $0)) } ?? 1
+    let only = getenv("CASTLINE_BENCH_ONLY").map { String(cString: $0) }
+    let total = max(4096, Int(2_000_000 * scale))
     let batchSize = 256
     let fieldRecords = makeRecords(4096), plainRecords = makePlainRecords(4096)
     let fieldBatches = stride(from: 0, to: 4096, by: batchSize).map { Array(fieldRecords[$0..<$0 + batchSize]) }
@@ -66,7 +70,8 @@ func jsonBench(pluginDir: String, scratch: String) throws {
     for (label, options, batches) in [("rotating-2MiBx5", #"{"path":"\#(scratch)/bench.jsonl"}"#, fieldBatches),
                                       ("no-rotation", #"{"path":"\#(scratch)/bench-big.jsonl","max_bytes":4294967296}"#, fieldBatches),
                                       ("dev-null", #"{"path":"/dev/null","max_bytes":4294967296}"#, fieldBatches),
-                                      ("plain.rotating-2MiBx5", #"{"path":"\#(scratch)/bench.jsonl"}"#, plainBatches)] {
+                                      ("plain.rotating-2MiBx5", #"{"path":"\#(scratch)/bench.jsonl"}"#, plainBatches)]
+    where only.map(label.hasPrefix) ?? true {
         let sink = try host.openLogSink(id: "json", options: options)
         var samples: [Double] = []
         var bytes = 0
@@ -94,11 +99,12 @@ func jsonBench(pluginDir: String, scratch: String) throws {
               "last_file_bytes": "\(bytes)"])
     }
     // End to end: Logger calls on this thread, the sink on its worker thread.
+    guard only.map("end-to-end".hasPrefix) ?? true else { return }
     let system = LogSystem(filter: LoggerFilter(minimumLevel: .debug))
     let sink = try host.openLogSink(id: "json", options: #"{"path":"\#(scratch)/e2e.jsonl","max_bytes":4294967296}"#)
     system.addSink(sink, queueCapacity: 65_536)
     let log = Logger(class: "CastChannel.com.google.cast.media", system: system)
-    let n = 1_000_000
+    let n = max(10_000, Int(1_000_000 * scale))
     let wall0 = nanos(CLOCK_MONOTONIC), cpu0 = nanos(CLOCK_THREAD_CPUTIME_ID)
     for i in 0..<n {
         log.debug("in MEDIA_STATUS playerState=PLAYING requestId=\(i)", ["device": "7f3c1a9e0b444d1e9a3f5b8c2d6e4f10", "requestId": .int(i)])
