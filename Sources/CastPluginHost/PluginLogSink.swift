@@ -17,22 +17,11 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
     private let context: PluginHostContext
     private var closed = false
     private var reportedProblem: String?
-    // Reused across batches (worker thread only).
+    // Reused across batches (worker thread only): strings, then the C fields and records, each
+    // written in place by index (no array appends, no uniqueness checks).
     private let arena = ByteArena()
-    private var spans: [RecordSpans] = []
-    private var fieldSpans: [FieldSpan] = []
-    private var records: [castline_log_record] = []
-    private var fields: [castline_field] = []
-
-    private struct RecordSpans {
-        var className = 0, classLength = 0, message = 0, messageLength = 0, file = 0, fileLength = 0
-        var function = 0, functionLength = 0, firstField = 0, fieldCount = 0
-    }
-
-    private struct FieldSpan {
-        var key = 0, keyLength = 0, valueType: Int32 = 0, string = 0, stringLength = 0
-        var int: Int64 = 0, double = 0.0
-    }
+    private let fieldStore = ReusableBuffer<castline_field>()
+    private let recordStore = ReusableBuffer<castline_log_record>()
 
     init(feature: PluginFeature, vtable: castline_log_sink_vtable, instance: UnsafeMutableRawPointer?, context: PluginHostContext, name: String) {
         self.feature = feature
@@ -47,68 +36,74 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
 
     public func write(_ batch: [LogRecord]) {
         guard !closed, !batch.isEmpty else { return }
-        // Locals moved out of the properties: no exclusivity checks in the loops.
-        var spans = self.spans, fieldSpans = self.fieldSpans, records = self.records, fields = self.fields
-        self.spans = []; self.fieldSpans = []; self.records = []; self.fields = []
-        let arena = self.arena
+        let arena = self.arena, fieldStore = self.fieldStore, recordStore = self.recordStore
         arena.count = 0
-        spans.removeAll(keepingCapacity: true)
-        fieldSpans.removeAll(keepingCapacity: true)
-        // Through a pointer each record is borrowed, not copied (no retain/release per string).
+        let recordCount = batch.count
+        var fieldCount = 0
+        // Strings go into the arena, which may move while it grows: the C records hold offsets
+        // (as pointers from 0) until the batch is in, then one pass rebases them on the arena.
+        func offset(_ span: (Int, Int)) -> (UnsafePointer<CChar>?, Int) {
+            (UnsafePointer(bitPattern: span.0 &+ 1), span.1)
+        }
         batch.withUnsafeBufferPointer { records in
-        let p = records.baseAddress!
-        for index in records.indices {
-            var s = RecordSpans()
-            (s.className, s.classLength) = arena.append(p[index].className)
-            (s.message, s.messageLength) = arena.append(p[index].message)
-            (s.file, s.fileLength) = p[index].withFileUTF8 { arena.append($0) }
-            (s.function, s.functionLength) = p[index].withFunctionUTF8 { arena.append($0) }
-            s.firstField = fieldSpans.count
-            p[index].fields.forEachField { key, value in
-                var f = FieldSpan()
-                (f.key, f.keyLength) = arena.append(key)
-                switch value {
-                case .string(let text):
-                    f.valueType = Int32(CASTLINE_VALUE_STRING.rawValue)
-                    (f.string, f.stringLength) = arena.append(text)
-                case .int(let i):
-                    f.valueType = Int32(CASTLINE_VALUE_INT.rawValue)
-                    f.int = i
-                case .double(let d):
-                    f.valueType = Int32(CASTLINE_VALUE_DOUBLE.rawValue)
-                    f.double = d
-                case .bool(let b):
-                    f.valueType = Int32(CASTLINE_VALUE_BOOL.rawValue)
-                    f.int = b ? 1 : 0
+            let p = records.baseAddress!
+            let out = recordStore.reserve(recordCount)
+            for index in 0..<recordCount {
+                let firstField = fieldCount
+                p[index].fields.forEachField { key, value in
+                    let fields = fieldStore.reserve(fieldCount &+ 1, keeping: fieldCount)
+                    var f = castline_field()
+                    (f.key, f.key_length) = offset(arena.append(key))
+                    switch value {
+                    case .string(let text):
+                        f.value_type = Int32(CASTLINE_VALUE_STRING.rawValue)
+                        (f.string, f.string_length) = offset(arena.append(text))
+                    case .int(let i):
+                        f.value_type = Int32(CASTLINE_VALUE_INT.rawValue)
+                        f.int_value = i
+                    case .double(let d):
+                        f.value_type = Int32(CASTLINE_VALUE_DOUBLE.rawValue)
+                        f.double_value = d
+                    case .bool(let b):
+                        f.value_type = Int32(CASTLINE_VALUE_BOOL.rawValue)
+                        f.int_value = b ? 1 : 0
+                    }
+                    fields[fieldCount] = f
+                    fieldCount &+= 1
                 }
-                fieldSpans.append(f)
+                var r = castline_log_record()
+                r.timestamp_ns = p[index].timestampNanos
+                r.level = Int32(p[index].level.rawValue)
+                r.line = UInt32(clamping: p[index].line)
+                (r.class_name, r.class_name_length) = offset(arena.append(p[index].className))
+                (r.message, r.message_length) = offset(arena.append(p[index].message))
+                (r.file, r.file_length) = offset(p[index].withFileUTF8 { arena.append($0) })
+                (r.function, r.function_length) = offset(p[index].withFunctionUTF8 { arena.append($0) })
+                // The first field's index, until the rebase.
+                r.fields = UnsafePointer(bitPattern: firstField &+ 1)
+                r.field_count = fieldCount &- firstField
+                out[index] = r
             }
-            s.fieldCount = fieldSpans.count - s.firstField
-            spans.append(s)
         }
+        // Rebase: offsets become pointers into the arena and the field store, which no longer move.
+        let base = UnsafeRawPointer(arena.base).assumingMemoryBound(to: CChar.self) - 1
+        @inline(__always) func rebase(_ pointer: UnsafePointer<CChar>?) -> UnsafePointer<CChar>? {
+            pointer.map { base + Int(bitPattern: $0) }
         }
-        let base = UnsafeRawPointer(arena.base).assumingMemoryBound(to: CChar.self)
-        fields.removeAll(keepingCapacity: true)
-        for f in fieldSpans {
-            fields.append(castline_field(
-                key: base + f.key, key_length: f.keyLength, value_type: f.valueType,
-                string: f.valueType == Int32(CASTLINE_VALUE_STRING.rawValue) ? base + f.string : nil,
-                string_length: f.stringLength, int_value: f.int, double_value: f.double))
+        let fields = fieldStore.base, records = recordStore.base
+        for i in 0..<fieldCount {
+            fields[i].key = rebase(fields[i].key)
+            if fields[i].value_type == Int32(CASTLINE_VALUE_STRING.rawValue) { fields[i].string = rebase(fields[i].string) }
         }
-        fields.withUnsafeBufferPointer { fieldBuffer in
-            records.removeAll(keepingCapacity: true)
-            for (i, s) in spans.enumerated() {
-                records.append(castline_log_record(
-                    timestamp_ns: batch[i].timestampNanos, level: Int32(batch[i].level.rawValue), line: UInt32(clamping: batch[i].line),
-                    class_name: base + s.className, class_name_length: s.classLength,
-                    message: base + s.message, message_length: s.messageLength,
-                    file: base + s.file, file_length: s.fileLength,
-                    function: base + s.function, function_length: s.functionLength,
-                    fields: s.fieldCount > 0 ? fieldBuffer.baseAddress! + s.firstField : nil, field_count: s.fieldCount))
-            }
-            records.withUnsafeBufferPointer { vtable.write!(instance, $0.baseAddress, $0.count) }
+        let firstFieldBase = UnsafePointer(fields) - 1
+        for i in 0..<recordCount {
+            records[i].class_name = rebase(records[i].class_name)
+            records[i].message = rebase(records[i].message)
+            records[i].file = rebase(records[i].file)
+            records[i].function = rebase(records[i].function)
+            records[i].fields = records[i].field_count > 0 ? firstFieldBase + Int(bitPattern: records[i].fields) : nil
         }
-        self.spans = spans; self.fieldSpans = fieldSpans; self.records = records; self.fields = fields
+        vtable.write!(instance, records, recordCount)
         checkProblem()
     }
 
@@ -170,6 +165,37 @@ extension PluginHost {
             throw error
         }
         return PluginLogSink(feature: feature, vtable: vtable, instance: instance, context: context, name: name ?? id)
+    }
+}
+
+/// Storage for C values of one batch, written by index; grows by doubling, never shrinks.
+/// Worker thread only, no overlapping accesses: no exclusivity checks.
+final class ReusableBuffer<Element> {
+    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<Element>
+    @exclusivity(unchecked) private var capacity: Int
+
+    init(capacity: Int = 256) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// Room for `count` elements; the first `keeping` are kept when it grows.
+    @inline(__always)
+    func reserve(_ count: Int, keeping: Int = 0) -> UnsafeMutablePointer<Element> {
+        if count > capacity { grow(count, keeping: keeping) }
+        return base
+    }
+
+    private func grow(_ needed: Int, keeping: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let bigger = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        bigger.moveInitialize(from: base, count: keeping)
+        base.deallocate()
+        base = bigger
+        capacity = newCapacity
     }
 }
 
