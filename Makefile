@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-sinks bench-cast bench-logs bench-nearby fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby fuzz-smoke demo clean
 
 deps:
 	@scripts/install-deps.sh
@@ -70,6 +70,16 @@ bench-logs: deps
 bench-nearby: deps
 	$(SWIFT) build -c release --product castline
 	.venv/bin/python Benchmarks/nearby-latency.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
+
+# User-space instructions per decoded message and per JSON-sink record (valgrind): the figures
+# that do not move with the VM's speed.
+bench-instructions: deps
+	rm -f Benchmarks/.build/*.yaml Benchmarks/.build/*/*/description.json
+	$(SWIFT) build -c release --package-path Benchmarks --product castline-bench
+	$(SWIFT) build -c release --package-path Benchmarks --product castline-sink-bench
+	$(SWIFT) build -c release --product CastlinePluginJSONSink
+	SWIFT=$(SWIFT) scripts/count-instructions.sh decode
+	SWIFT=$(SWIFT) scripts/count-instructions.sh json-sink
 
 bench-sinks: deps
 	$(SWIFT) build -c release --product CastlinePluginJSONSink

@@ -4,7 +4,7 @@
 #   code generator: protobuf-compiler
 #   daemons used by integration tests: avahi-daemon dbus systemd (journald) iproute2 (netns)
 #   end-to-end tools: tmux (live status view), jq (log-query benchmark peer), tcpdump (nearby capture test), chromium + fonts-dejavu-core
-#   (renders the logs timeline page)
+#   (renders the logs timeline page), valgrind (scripts/count-instructions.sh: instruction counts of the benchmarks)
 #   conformance clients: VLC (vlc-bin + vlc-plugin-base: the Chromecast stream output), Python 3
 #   with venv; pychromecast, catt and pytest from PyPI into .venv (Tests/Conformance/requirements.txt)
 # Daemons are installed but never started by the package scripts: a temporary policy-rc.d
@@ -15,7 +15,7 @@ set -euo pipefail
 APT_PACKAGES=(
   pkg-config libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev protobuf-compiler
   avahi-daemon avahi-utils dbus systemd iproute2
-  python3 python3-venv vlc-bin vlc-plugin-base util-linux gcc libc6-dev tmux jq chromium fonts-dejavu-core tcpdump
+  python3 python3-venv vlc-bin vlc-plugin-base util-linux gcc libc6-dev tmux jq chromium fonts-dejavu-core tcpdump valgrind
 )
 
 missing=()
