@@ -120,14 +120,26 @@ extension String {
     }
 }
 
+/// Whether `length` bytes at `lhs` and `rhs` are equal: words, the last one overlapping, so a
+/// key of up to 16 bytes takes two compares and no byte loop. Reads only inside both ranges.
 @inline(__always)
 func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ length: Int) -> Bool {
-    var offset = 0
-    while offset &+ 8 <= length {
-        if UnsafeRawPointer(lhs + offset).loadUnaligned(as: UInt64.self)
-            != UnsafeRawPointer(rhs + offset).loadUnaligned(as: UInt64.self) { return false }
-        offset &+= 8
+    let l = UnsafeRawPointer(lhs), r = UnsafeRawPointer(rhs)
+    if length >= 8 {
+        var offset = 0
+        while offset &+ 8 < length {
+            if l.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != r.loadUnaligned(fromByteOffset: offset, as: UInt64.self) {
+                return false
+            }
+            offset &+= 8
+        }
+        return l.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self) == r.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)
     }
+    if length >= 4 {
+        return l.loadUnaligned(as: UInt32.self) == r.loadUnaligned(as: UInt32.self)
+            && l.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self) == r.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self)
+    }
+    var offset = 0
     while offset < length {
         if lhs[offset] != rhs[offset] { return false }
         offset &+= 1
