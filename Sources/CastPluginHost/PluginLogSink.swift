@@ -204,22 +204,16 @@ final class ReusableBuffer<Element> {
 /// Its properties skip Swift's dynamic exclusivity checks (one thread uses it, and no access
 /// overlaps another): they cost more than the copies on the per-field path.
 final class ByteArena {
-    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<UInt8>
-    @exclusivity(unchecked) private var capacity: Int
+    private let storage = ReusableBuffer<UInt8>(capacity: 1 << 16)
     @exclusivity(unchecked) var count = 0
 
-    init(capacity: Int = 1 << 16) {
-        self.capacity = capacity
-        base = .allocate(capacity: capacity)
-    }
-
-    deinit { base.deallocate() }
+    var base: UnsafeMutablePointer<UInt8> { storage.base }
 
     /// Appends the bytes and a NUL; returns (offset, length without the NUL).
     @inline(__always)
     func append(_ bytes: UnsafeBufferPointer<UInt8>) -> (Int, Int) {
         let needed = count + bytes.count + 1
-        if needed > capacity { grow(needed) }
+        let base = storage.reserve(needed, keeping: count)
         let offset = count
         if let source = bytes.baseAddress { (base + offset).update(from: source, count: bytes.count) }
         base[offset + bytes.count] = 0
@@ -232,15 +226,5 @@ final class ByteArena {
         if let result = string.utf8.withContiguousStorageIfAvailable({ append($0) }) { return result }
         var copy = string
         return copy.withUTF8 { append($0) }
-    }
-
-    private func grow(_ needed: Int) {
-        var newCapacity = capacity * 2
-        while newCapacity < needed { newCapacity *= 2 }
-        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        bigger.update(from: base, count: count)
-        base.deallocate()
-        base = bigger
-        capacity = newCapacity
     }
 }
