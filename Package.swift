@@ -80,7 +80,9 @@ let package = Package(
 
         // System OpenSSL behind a Swift-only surface (keys, X.509, signatures). Never imported
         // together with BoringSSL (NIOSSL) in one module: see ARCHITECTURE.md.
-        .target(name: "SystemCrypto", dependencies: ["COpenSSL"]),
+        // Small state files: capped whole-file reads, atomic replacement. Plain POSIX.
+        .target(name: "CastFiles"),
+        .target(name: "SystemCrypto", dependencies: ["COpenSSL", "CastFiles"]),
         // Cast device authentication (deviceauth namespace): the device's answer to a challenge
         // and the sender's check of that answer. No sockets.
         .target(
@@ -109,7 +111,7 @@ let package = Package(
         .target(
             name: "CastSender",
             dependencies: [
-                "CastTransport", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
+                "CastTransport", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto", "CastFiles",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -167,7 +169,7 @@ let package = Package(
         // MARK: Configuration.
         // The YAML config file (libyaml events → positioned nodes → typed, checked settings with
         // every error at file:line:column). No sockets, no sender types.
-        .target(name: "CastlineConfig", dependencies: ["CYAML", "CastCore", "CastLogging"]),
+        .target(name: "CastlineConfig", dependencies: ["CYAML", "CastCore", "CastLogging", "CastFiles"]),
 
         // The HTTP server that hands local files to Cast devices (Range requests, an unguessable
         // URL, CORS) and the address that faces a device.
@@ -191,7 +193,7 @@ let package = Package(
 
         // Nearby messages: consent-gated publish/subscribe of small payloads over DNS-SD (avahi) or
         // in-process; the found/lost bookkeeping is a pure set, the media are the only I/O.
-        .target(name: "CastNearby", dependencies: ["CAvahi", "CastCore", "CastLogging"]),
+        .target(name: "CastNearby", dependencies: ["CAvahi", "CastCore", "CastLogging", "CastFiles"]),
 
         // MARK: The command-line tool.
         .executableTarget(
@@ -215,6 +217,7 @@ let package = Package(
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore"]),
         .testTarget(name: "CastlineLogsTests", dependencies: ["CastlineLogs", "CastCore", "CastLogging", "CastTestSupport"]),
+        .testTarget(name: "CastFilesTests", dependencies: ["CastFiles", "CastTestSupport"]),
         .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport"]),
         .testTarget(name: "CastMediaServerTests", dependencies: [

@@ -1,4 +1,5 @@
 import CastCore
+import CastFiles
 import CastLogging
 import Dispatch
 import Glibc
@@ -107,21 +108,14 @@ public final class NearbyPermissionStore: @unchecked Sendable {
         var seconds = timespec()
         clock_gettime(CLOCK_REALTIME, &seconds)
         let text = JSONValue.object(["permission": .string(permission.stored), "changed_unix": .int(Int64(seconds.tv_sec))]).serialized() + "\n"
-        let temporary = path + ".tmp.\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw NearbyStoreError(path: temporary, operation: "create", code: errno) }
-        let written = text.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
-        let writeError = errno
-        let synced = fsync(fd)
-        close(fd)
-        guard written == text.utf8.count, synced == 0 else {
-            unlink(temporary)
-            throw NearbyStoreError(path: temporary, operation: "write", code: writeError)
-        }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw NearbyStoreError(path: path, operation: "rename onto", code: code)
+        do { try SmallFile.replace(path: path, contents: Array(text.utf8), mode: 0o644) } catch {
+            let operation: String
+            switch error.step {
+            case .create: operation = "create"
+            case .rename: operation = "rename onto"
+            default: operation = "write"
+            }
+            throw NearbyStoreError(path: error.path, operation: operation, code: error.code)
         }
         log.info("nearby permission \(permission.word) by uid \(getuid())", ["path": .string(path)])
         refresh()
@@ -139,22 +133,17 @@ public final class NearbyPermissionStore: @unchecked Sendable {
 
     /// The permission in the file and, when the file is unusable, why.
     private func read() -> (NearbyPermission, String?) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT { return (.notDetermined, nil) }
-            return (.notDetermined, "cannot read \(path): \(String(cString: strerror(errno))); nearby permission counts as not granted")
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while bytes.count <= 65_536 {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
         let bad = "\(path) is not a castline nearby permission file; nearby permission counts as not granted"
             + " (run `castline nearby permission grant` or `revoke` to rewrite it)"
-        guard bytes.count <= 65_536, let value = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)),
+        let bytes: [UInt8]
+        do {
+            guard let contents = try SmallFile.read(path: path, limit: 65_536) else { return (.notDetermined, nil) }
+            bytes = contents
+        } catch {
+            if error.step == .tooLarge { return (.notDetermined, bad) }
+            return (.notDetermined, "cannot read \(path): \(error.reason); nearby permission counts as not granted")
+        }
+        guard let value = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)),
               let word = value["permission"]?.string else { return (.notDetermined, bad) }
         guard let permission = NearbyPermission(stored: word) else { return (.notDetermined, bad) }
         return (permission, nil)

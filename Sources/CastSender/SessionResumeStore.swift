@@ -1,4 +1,5 @@
 import CastCore
+import CastFiles
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -124,49 +125,20 @@ public final class SessionResumeStore: Sendable {
     }
 
     private static func atomicWrite(_ text: String, to path: String) throws(Error) {
-        let temporary = path + ".tmp.\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .io(path: temporary, errnoText()) }
-        var ok = true
-        text.utf8CString.withUnsafeBufferPointer { buffer in
-            let count = buffer.count - 1
-            var written = 0
-            while written < count {
-                let n = Glibc.write(fd, buffer.baseAddress! + written, count - written)
-                if n < 0 { if errno == EINTR { continue }; ok = false; return }
-                written += n
-            }
-        }
-        if ok, fsync(fd) != 0 { ok = false }
-        let failure = ok ? nil : errnoText()
-        close(fd)
-        if let failure {
-            unlink(temporary)
-            throw .io(path: temporary, failure)
-        }
-        guard rename(temporary, path) == 0 else {
-            let why = errnoText()
-            unlink(temporary)
-            throw .io(path: path, why)
+        do { try SmallFile.replace(path: path, contents: Array(text.utf8), mode: 0o600) } catch {
+            throw .io(path: error.path, error.reason)
         }
     }
 
     private static func read(_ path: String) throws(Error) -> [SessionResumeRecord] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return [] }
-            throw .io(path: path, errnoText())
+        let bytes: [UInt8]
+        do {
+            guard let contents = try SmallFile.read(path: path, limit: 1 << 20) else { return [] }
+            bytes = contents
+        } catch {
+            if error.step == .tooLarge { throw .malformed("\(path) is larger than 1 MiB") }
+            throw .io(path: path, error.reason)
         }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count <= 1 << 20 {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 4096) }
-            if n < 0 { if errno == EINTR { continue }; throw .io(path: path, errnoText()) }
-            if n == 0 { break }
-            bytes += chunk[0..<n]
-        }
-        guard bytes.count <= 1 << 20 else { throw .malformed("\(path) is larger than 1 MiB") }
         let json: JSONValue
         do { json = try JSONValue.parse(String(decoding: bytes, as: UTF8.self)) } catch {
             throw .malformed("\(path): \(error)")

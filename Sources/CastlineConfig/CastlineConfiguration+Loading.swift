@@ -1,3 +1,4 @@
+import CastFiles
 import Glibc
 
 extension CastlineConfiguration {
@@ -23,19 +24,10 @@ extension CastlineConfiguration {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw ReadError(message: "cannot stat: \(String(cString: strerror(errno)))") }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw ReadError(message: "not a regular file") }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw ReadError(message: "cannot read: \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-            guard bytes.count <= maximumFileSize else {
-                throw ReadError(message: "larger than \(maximumFileSize >> 20) MiB: not a castline config")
-            }
+        let bytes: [UInt8]
+        do { bytes = try SmallFile.read(fd: fd, path: path, limit: maximumFileSize) } catch {
+            if error.step == .tooLarge { throw ReadError(message: "larger than \(maximumFileSize >> 20) MiB: not a castline config") }
+            throw ReadError(message: "cannot read: \(error.reason)")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ReadError(message: "not UTF-8 text")

@@ -1,3 +1,4 @@
+import CastFiles
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -29,49 +30,31 @@ enum AuthorityFiles {
 
     /// Reads a whole (small) text file.
     static func readText(_ path: String) throws(CryptoError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .file(path: path, reason: "cannot open: \(reason())") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .file(path: path, reason: "cannot read: \(reason())")
+        let bytes: [UInt8]?
+        do { bytes = try SmallFile.read(path: path, limit: 1 << 20) } catch {
+            switch error.step {
+            case .tooLarge: throw .file(path: path, reason: "larger than 1 MiB, not a PEM file")
+            case .open: throw .file(path: path, reason: "cannot open: \(error.reason)")
+            default: throw .file(path: path, reason: "cannot read: \(error.reason)")
             }
-            if count == 0 { break }
-            bytes += chunk[0..<count]
-            if bytes.count > 1 << 20 { throw .file(path: path, reason: "larger than 1 MiB, not a PEM file") }
         }
+        guard let bytes else { throw .file(path: path, reason: "cannot open: \(String(cString: strerror(ENOENT)))") }
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Writes `text` to a temporary file with `mode`, then renames it over `path`, so readers
     /// never see a partial file and a key is never readable by others, even briefly.
     static func writeText(_ path: String, _ text: String, mode: mode_t) throws(CryptoError) {
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
-        guard fd >= 0 else { throw .file(path: temporary, reason: "cannot create: \(reason())") }
-        var failure: String?
-        if fchmod(fd, mode) != 0 { failure = "cannot set mode: \(reason())" }
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while failure == nil, offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                failure = "cannot write: \(reason())"
-            } else {
-                offset += written
+        do {
+            try SmallFile.replace(path: path, contents: Array(text.utf8), mode: mode)
+        } catch {
+            switch error.step {
+            case .create: throw .file(path: error.path, reason: "cannot create: \(error.reason)")
+            case .setMode: throw .file(path: path, reason: "cannot set mode: \(error.reason)")
+            case .sync: throw .file(path: path, reason: "cannot sync: \(error.reason)")
+            case .rename: throw .file(path: path, reason: "cannot rename to \(path): \(error.reason)")
+            default: throw .file(path: path, reason: "cannot write: \(error.reason)")
             }
-        }
-        if failure == nil, fsync(fd) != 0 { failure = "cannot sync: \(reason())" }
-        close(fd)
-        if failure == nil, rename(temporary, path) != 0 { failure = "cannot rename to \(path): \(reason())" }
-        if let failure {
-            unlink(temporary)
-            throw .file(path: path, reason: failure)
         }
     }
 }
