@@ -160,6 +160,10 @@ struct JSONLineEncoder {
 
     private static let hex: StaticString = "0123456789abcdef"
 
+    /// True when the byte must be escaped in a JSON string: below 0x20, a quote or a backslash.
+    @inline(__always)
+    static func needsEscape(byte c: UInt8) -> Bool { c < 0x20 || c == 0x22 || c == 0x5C }
+
     /// True when one of the eight bytes is below 0x20, a quote or a backslash (SWAR: "has less
     /// than" and "has zero" bit tricks; bytes ≥ 0x80 never match).
     @inline(__always)
@@ -188,40 +192,31 @@ struct JSONLineEncoder {
         if length < 8 {
             // Short (keys mostly): each byte stored as it is checked.
             let bytes = raw.assumingMemoryBound(to: UInt8.self)
-            while i < length {
-                let c = bytes[i]
-                if c < 0x20 || c == 0x22 || c == 0x5C { break }
-                out.base[outStart &+ i] = c
+            while i < length, !Self.needsEscape(byte: bytes[i]) {
+                out.base[outStart &+ i] = bytes[i]
                 i &+= 1
             }
-            out.count = outStart &+ i
-            if i < length { appendEscaping(bytes, from: i, length, into: &out) }
-            out.put(UInt8(ascii: "\""))
-            return
-        }
-        // Destination and index in locals: the loop keeps them in registers.
-        let destination = UnsafeMutableRawPointer(out.base + outStart)
-        while i &+ 8 <= length {
-            let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            if Self.needsEscape(x) { break }
-            destination.storeBytes(of: x, toByteOffset: i, as: UInt64.self)
-            i &+= 8
-        }
-        if i < length {
-            // Fewer than 8 bytes left and none escaped so far: check and store the last 8 bytes
-            // (overlapping what is already stored, which they equal).
-            let x = raw.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)
-            if i &+ 8 > length, !Self.needsEscape(x) {
-                destination.storeBytes(of: x, toByteOffset: length &- 8, as: UInt64.self)
-                i = length
+        } else {
+            // Destination and index in locals: the loop keeps them in registers.
+            let destination = UnsafeMutableRawPointer(out.base + outStart)
+            while i &+ 8 <= length {
+                let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                if Self.needsEscape(x) { break }
+                destination.storeBytes(of: x, toByteOffset: i, as: UInt64.self)
+                i &+= 8
+            }
+            if i < length, i &+ 8 > length {
+                // Fewer than 8 bytes left and none escaped so far: check and store the last 8
+                // bytes (overlapping what is already stored, which they equal).
+                let x = raw.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)
+                if !Self.needsEscape(x) {
+                    destination.storeBytes(of: x, toByteOffset: length &- 8, as: UInt64.self)
+                    i = length
+                }
             }
         }
         out.count = outStart &+ i
-        if i == length {
-            out.put(UInt8(ascii: "\""))
-            return
-        }
-        appendEscaping(raw.assumingMemoryBound(to: UInt8.self), from: i, length, into: &out)
+        if i < length { appendEscaping(raw.assumingMemoryBound(to: UInt8.self), from: i, length, into: &out) }
         out.put(UInt8(ascii: "\""))
     }
 
@@ -238,7 +233,7 @@ struct JSONLineEncoder {
             }
             guard i < length else { break }
             let c = bytes[i]
-            if c >= 0x20 && c != 0x22 && c != 0x5C {
+            if !Self.needsEscape(byte: c) {
                 i += 1
                 continue
             }

@@ -112,7 +112,7 @@ final class LineFile {
 
     /// Writes the lines in `bytes`; `lineEnds[i]` is the offset just past line i's `\n`.
     func append(_ bytes: UnsafeBufferPointer<UInt8>, lineEnds: [Int]) {
-        let isFile = path != nil && isRegularFile
+        let isFile = isRegularFile  // never true for stdout
         // A local moved out of the property: no exclusivity checks in the loop.
         var out = self.out
         self.out = []
