@@ -1,4 +1,5 @@
 import CastPluginKit
+import CJSONScan
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,18 +35,19 @@ struct JSONLineEncoder {
     /// Appends one line (with its `\n`) for `r`.
     mutating func encode(_ r: castline_log_record, into out: inout LineBuffer) {
         // Upper bound: every string byte may become a 6-byte escape; numbers ≤ 24 bytes each.
-        var bound = 400 + 6 * (r.class_name_length + r.message_length + r.file_length + r.function_length)
+        var bound = 416 + 6 * (r.class_name_length + r.message_length + r.file_length + r.function_length)
         if let fields = r.fields {
             for i in 0..<r.field_count { bound += 40 + 6 * (fields[i].key_length + fields[i].string_length) }
         }
         out.reserve(bound)
         let level = Int(min(max(r.level, 0), 6))
         out.put(#"{"time":""#)
-        appendTime(r.timestamp_ns, into: &out)
+        let nanosecondDigits = appendTime(r.timestamp_ns, into: &out)
         out.put(#"","time_unix_nano":"#)
-        // The seconds' digits were cached with the time prefix; the nanoseconds are 9 digits.
+        // The seconds' digits were cached with the time prefix; the nanoseconds' nine digits are
+        // the ones just written into the time.
         withUnsafeBytes(of: &cachedSecondsDigits) { out.put($0.baseAddress!, cachedSecondsDigitsLength) }
-        appendNineDigits(UInt32(r.timestamp_ns % 1_000_000_000), into: &out)
+        out.put(out.base + nanosecondDigits, 9)
         out.put(UInt8(ascii: ","))
         out.put(Self.severity(level))
         out.put(#","class":"#)
@@ -82,7 +84,8 @@ struct JSONLineEncoder {
     }
 
     /// `2026-11-22T10:15:30.123456789Z` (UTC). The part up to the seconds is cached per second.
-    private mutating func appendTime(_ ns: UInt64, into out: inout LineBuffer) {
+    /// Returns where the nine digits of the nanoseconds start in `out`.
+    private mutating func appendTime(_ ns: UInt64, into out: inout LineBuffer) -> Int {
         let seconds = Int64(ns / 1_000_000_000)
         if seconds != cachedSecond {
             var t = time_t(seconds)
@@ -109,42 +112,57 @@ struct JSONLineEncoder {
         }
         withUnsafeBytes(of: &cachedPrefix) { out.put($0.baseAddress!, cachedPrefixLength) }
         out.put(UInt8(ascii: "."))
+        let digits = out.count
         appendNineDigits(UInt32(ns % 1_000_000_000), into: &out)
         out.put(UInt8(ascii: "Z"))
+        return digits
+    }
+
+    /// "00" to "99": numbers are written two digits per division.
+    private static var digitPairs: StaticString {
+        """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
+    }
+
+    /// Stores the two digits of `pair` (0…99) at `p`.
+    @inline(__always)
+    private static func putPair(_ pair: Int, at p: UnsafeMutablePointer<UInt8>) {
+        UnsafeMutableRawPointer(p).copyMemory(from: digitPairs.utf8Start + 2 &* pair, byteCount: 2)
     }
 
     /// Exactly nine digits, zero-padded.
     @inline(__always)
     private func appendNineDigits(_ value: UInt32, into out: inout LineBuffer) {
-        var v = value
-        let start = out.count
-        out.count += 9
-        for i in stride(from: start + 8, through: start, by: -1) {
-            out.base[i] = UInt8(48 + v % 10)
-            v /= 10
+        var v = Int(value)
+        let p = out.base + out.count
+        out.count &+= 9
+        for i in stride(from: 7, through: 1, by: -2) {
+            Self.putPair(v % 100, at: p + i)
+            v /= 100
         }
+        p[0] = UInt8(truncatingIfNeeded: 48 &+ v)
     }
 
     private func appendUnsigned(_ value: UInt64, into out: inout LineBuffer) {
-        if value == 0 {
-            out.put(48)
-            return
+        var digits = 1
+        var bound: UInt64 = 10
+        while digits < 20, value >= bound {
+            digits &+= 1
+            bound = bound &* 10
         }
-        var digits = 0
+        let p = out.base + out.count
+        out.count &+= digits
         var v = value
-        while v > 0 {
-            digits += 1
-            v /= 10
+        var i = digits
+        while i >= 2 {
+            Self.putPair(Int(v % 100), at: p + i - 2)
+            v /= 100
+            i &-= 2
         }
-        v = value
-        let start = out.count
-        out.count += digits
-        var i = start + digits - 1
-        while v > 0 {
-            out.base[i] = UInt8(48 + v % 10)
-            v /= 10
-            i -= 1
-        }
+        if i == 1 { p[0] = UInt8(truncatingIfNeeded: 48 &+ v) }
     }
 
     private func appendSigned(_ value: Int64, into out: inout LineBuffer) {
@@ -164,80 +182,28 @@ struct JSONLineEncoder {
     @inline(__always)
     static func needsEscape(byte c: UInt8) -> Bool { c < 0x20 || c == 0x22 || c == 0x5C }
 
-    /// True when one of the eight bytes is below 0x20, a quote or a backslash (SWAR: "has less
-    /// than" and "has zero" bit tricks; bytes ≥ 0x80 never match).
-    @inline(__always)
-    static func needsEscape(_ x: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        let below = (x &- ones &* 0x20) & ~x & highs
-        let q = x ^ (ones &* 0x22), b = x ^ (ones &* 0x5C)
-        let quote = (q &- ones) & ~q & highs
-        let backslash = (b &- ones) & ~b & highs
-        return (below | quote | backslash) != 0
-    }
-
-    /// Appends a JSON string literal. Eight bytes at a time are checked and stored as one word
-    /// while none needs an escape (no `memcpy` call per string); a string of 8 bytes or more
-    /// ends with one overlapping word. From the first byte that needs an escape on, bytes are
-    /// copied in runs between escapes.
+    /// Appends a JSON string literal. The bytes that need no escape are found and copied 16 at a
+    /// time by `castline_json_copy_plain` (SSE2/NEON, in C); from the first byte that needs an
+    /// escape on, runs between escapes.
     private func appendString(_ p: UnsafePointer<CChar>?, _ length: Int, into out: inout LineBuffer) {
         out.put(UInt8(ascii: "\""))
         guard let p, length > 0 else {
             out.put(UInt8(ascii: "\""))
             return
         }
-        let raw = UnsafeRawPointer(p)
-        let outStart = out.count
-        var i = 0
-        if length < 8 {
-            // Short (keys mostly): each byte stored as it is checked.
-            let bytes = raw.assumingMemoryBound(to: UInt8.self)
-            while i < length, !Self.needsEscape(byte: bytes[i]) {
-                out.base[outStart &+ i] = bytes[i]
-                i &+= 1
-            }
-        } else {
-            // Destination and index in locals: the loop keeps them in registers.
-            let destination = UnsafeMutableRawPointer(out.base + outStart)
-            while i &+ 8 <= length {
-                let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                if Self.needsEscape(x) { break }
-                destination.storeBytes(of: x, toByteOffset: i, as: UInt64.self)
-                i &+= 8
-            }
-            if i < length, i &+ 8 > length {
-                // Fewer than 8 bytes left and none escaped so far: check and store the last 8
-                // bytes (overlapping what is already stored, which they equal).
-                let x = raw.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)
-                if !Self.needsEscape(x) {
-                    destination.storeBytes(of: x, toByteOffset: length &- 8, as: UInt64.self)
-                    i = length
-                }
-            }
-        }
-        out.count = outStart &+ i
-        if i < length { appendEscaping(raw.assumingMemoryBound(to: UInt8.self), from: i, length, into: &out) }
+        let bytes = UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self)
+        let plain = castline_json_copy_plain(out.base + out.count, bytes, length)
+        out.count &+= plain
+        if plain < length { appendEscaping(bytes, from: plain, length, into: &out) }
         out.put(UInt8(ascii: "\""))
     }
 
-    /// The rest of a string from `start` (everything before it is stored): runs between escapes.
+    /// The rest of a string from `start`, whose byte needs an escape: each escape, then the
+    /// plain run after it through the scanner.
     private func appendEscaping(_ bytes: UnsafePointer<UInt8>, from start: Int, _ length: Int, into out: inout LineBuffer) {
-        var runStart = start
         var i = start
         while i < length {
-            // Eight bytes at a time while none needs an escape (< 0x20, '"', '\\').
-            while i + 8 <= length {
-                let x = UnsafeRawPointer(bytes + i).loadUnaligned(as: UInt64.self)
-                if Self.needsEscape(x) { break }
-                i += 8
-            }
-            guard i < length else { break }
             let c = bytes[i]
-            if !Self.needsEscape(byte: c) {
-                i += 1
-                continue
-            }
-            if i > runStart { out.put(bytes + runStart, i - runStart) }
             switch c {
             case 0x22: out.put(#"\""#)
             case 0x5C: out.put(#"\\"#)
@@ -250,8 +216,9 @@ struct JSONLineEncoder {
                 out.put(Self.hex.utf8Start[Int(c & 15)])
             }
             i += 1
-            runStart = i
+            let plain = castline_json_copy_plain(out.base + out.count, bytes + i, length - i)
+            out.count += plain
+            i += plain
         }
-        if length > runStart { out.put(bytes + runStart, length - runStart) }
     }
 }

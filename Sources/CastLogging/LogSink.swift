@@ -9,11 +9,17 @@ public protocol LogSink: AnyObject, Sendable {
     var name: String { get }
     /// Writes records, oldest first.
     func write(_ records: [LogRecord])
+    /// Writes records, oldest first, and may move them out of `records` (the pipeline's batch,
+    /// which it empties afterwards either way, keeping its capacity). A sink that copies the
+    /// records' text elsewhere implements this to read each string without a retain and release
+    /// (records moved out are its own). Default: ``write(_:)``.
+    func take(_ records: inout [LogRecord])
     /// Makes written records durable (fsync, fflush…). Called on flush and shutdown.
     func flush()
 }
 
 extension LogSink {
+    public func take(_ records: inout [LogRecord]) { write(records) }
     public func flush() {}
 }
 

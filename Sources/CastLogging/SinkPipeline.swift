@@ -129,8 +129,8 @@ final class SinkPipeline: @unchecked Sendable {
             if !state.pointee.queue.isEmpty {
                 state.pointee.queue.drain(into: &batch)
                 lock.unlock()
-                sink.write(batch)
                 let written = UInt64(batch.count)
+                sink.take(&batch)
                 batch.removeAll(keepingCapacity: true)
                 lock.lock()
                 state.pointee.delivered += written

@@ -35,6 +35,14 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
     public var pluginDropped: UInt64 { vtable.dropped.map { $0(instance) } ?? 0 }
 
     public func write(_ batch: [LogRecord]) {
+        var records = batch
+        take(&records)
+    }
+
+    /// Moves the records out of the batch, last first (each then its own: its strings are read
+    /// without a retain and release), copying their text into the arena and writing the C
+    /// records in place by index.
+    public func take(_ batch: inout [LogRecord]) {
         guard !closed, !batch.isEmpty else { return }
         let arena = self.arena, fieldStore = self.fieldStore, recordStore = self.recordStore
         arena.count = 0
@@ -45,45 +53,44 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
         func offset(_ span: (Int, Int)) -> (UnsafePointer<CChar>?, Int) {
             (UnsafePointer(bitPattern: span.0 &+ 1), span.1)
         }
-        batch.withUnsafeBufferPointer { records in
-            let p = records.baseAddress!
-            let out = recordStore.reserve(recordCount)
-            for index in 0..<recordCount {
-                let firstField = fieldCount
-                p[index].fields.forEachField { key, value in
-                    let fields = fieldStore.reserve(fieldCount &+ 1, keeping: fieldCount)
-                    var f = castline_field()
-                    (f.key, f.key_length) = offset(arena.append(key))
-                    switch value {
-                    case .string(let text):
-                        f.value_type = Int32(CASTLINE_VALUE_STRING.rawValue)
-                        (f.string, f.string_length) = offset(arena.append(text))
-                    case .int(let i):
-                        f.value_type = Int32(CASTLINE_VALUE_INT.rawValue)
-                        f.int_value = i
-                    case .double(let d):
-                        f.value_type = Int32(CASTLINE_VALUE_DOUBLE.rawValue)
-                        f.double_value = d
-                    case .bool(let b):
-                        f.value_type = Int32(CASTLINE_VALUE_BOOL.rawValue)
-                        f.int_value = b ? 1 : 0
-                    }
-                    fields[fieldCount] = f
-                    fieldCount &+= 1
+        let out = recordStore.reserve(recordCount)
+        var index = recordCount
+        while let record = batch.popLast() {
+            index &-= 1
+            let firstField = fieldCount
+            record.fields.forEachField { key, value in
+                let fields = fieldStore.reserve(fieldCount &+ 1, keeping: fieldCount)
+                var f = castline_field()
+                (f.key, f.key_length) = offset(arena.append(key))
+                switch value {
+                case .string(let text):
+                    f.value_type = Int32(CASTLINE_VALUE_STRING.rawValue)
+                    (f.string, f.string_length) = offset(arena.append(text))
+                case .int(let i):
+                    f.value_type = Int32(CASTLINE_VALUE_INT.rawValue)
+                    f.int_value = i
+                case .double(let d):
+                    f.value_type = Int32(CASTLINE_VALUE_DOUBLE.rawValue)
+                    f.double_value = d
+                case .bool(let b):
+                    f.value_type = Int32(CASTLINE_VALUE_BOOL.rawValue)
+                    f.int_value = b ? 1 : 0
                 }
-                var r = castline_log_record()
-                r.timestamp_ns = p[index].timestampNanos
-                r.level = Int32(p[index].level.rawValue)
-                r.line = UInt32(clamping: p[index].line)
-                (r.class_name, r.class_name_length) = offset(arena.append(p[index].className))
-                (r.message, r.message_length) = offset(arena.append(p[index].message))
-                (r.file, r.file_length) = offset(p[index].withFileUTF8 { arena.append($0) })
-                (r.function, r.function_length) = offset(p[index].withFunctionUTF8 { arena.append($0) })
-                // The first field's index, until the rebase.
-                r.fields = UnsafePointer(bitPattern: firstField &+ 1)
-                r.field_count = fieldCount &- firstField
-                out[index] = r
+                fields[fieldCount] = f
+                fieldCount &+= 1
             }
+            var r = castline_log_record()
+            r.timestamp_ns = record.timestampNanos
+            r.level = Int32(record.level.rawValue)
+            r.line = UInt32(clamping: record.line)
+            (r.class_name, r.class_name_length) = offset(arena.append(record.className))
+            (r.message, r.message_length) = offset(arena.append(record.message))
+            (r.file, r.file_length) = offset(record.withFileUTF8 { arena.append($0) })
+            (r.function, r.function_length) = offset(record.withFunctionUTF8 { arena.append($0) })
+            // The first field's index, until the rebase.
+            r.fields = UnsafePointer(bitPattern: firstField &+ 1)
+            r.field_count = fieldCount &- firstField
+            out[index] = r
         }
         // Rebase: offsets become pointers into the arena and the field store, which no longer move.
         let base = UnsafeRawPointer(arena.base).assumingMemoryBound(to: CChar.self) - 1

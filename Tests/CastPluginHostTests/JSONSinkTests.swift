@@ -70,7 +70,42 @@ import Testing
         #expect(records[1]["severity_number"] == 17)
     }
 
-    /// Escapes at every offset of the 8-byte fast path, next to multi-byte UTF-8, survive the round trip.
+    /// Numbers are written two digits at a time: every digit count, both signs, the extremes;
+    /// nanoseconds with leading zeros; line numbers of every width.
+    @Test func integersTimesAndLinesOfEveryWidthAreExact() throws {
+        let rig = try openHost()
+        let folder = ScratchFolder("numbers")
+        defer { folder.remove() }
+        let path = folder.path + "/n.jsonl"
+        let sink = try rig.host.openLogSink(id: "json", options: #"{"path": "\#(path)"}"#)
+        var values: [Int64] = [0, Int64.max, Int64.min, Int64.min + 1]
+        var power: Int64 = 1
+        for _ in 0..<19 {
+            values += [power - 1, power, power + 1, -power, -(power - 1)]
+            if power <= Int64.max / 10 { power *= 10 }
+        }
+        let times: [UInt64] = [1_795_000_000_000_000_000, 1_795_000_000_000_000_007, 1_795_000_000_090_000_000,
+                               1_795_000_000_999_999_999, 1_795_000_001_100_000_000]
+        var batch: [LogRecord] = []
+        for (index, value) in values.enumerated() {
+            let time = times[index % times.count]
+            let line = UInt([0, 7, 42, 100, 9_999, 123_456][index % 6])
+            batch.append(LogRecord(timestampNanos: time, level: .info, className: "Numbers", file: "F.swift", line: line,
+                                   message: "n", fields: ["value": .int(value)]))
+        }
+        sink.write(batch)
+        sink.close()
+        let records = try lines(path)
+        #expect(records.map { $0["attributes"]?["value"]?.int } == values.map { Optional($0) })
+        for (index, record) in records.enumerated() {
+            let time = times[index % times.count]
+            #expect(record["time_unix_nano"]?.int == Int64(time))
+            #expect(record["time"]?.string?.hasSuffix(String(format: ".%09dZ", Int(time % 1_000_000_000))) == true)
+            #expect(record["code.lineno"]?.int == Int64([0, 7, 42, 100, 9_999, 123_456][index % 6]))
+        }
+    }
+
+    /// Escapes at every offset of the scanner's blocks, next to multi-byte UTF-8, survive the round trip.
     @Test func escapesAtEveryOffsetRoundTrip() throws {
         let rig = try openHost()
         let folder = ScratchFolder("escapes")
@@ -81,16 +116,16 @@ import Testing
         system.addSink(sink)
         let log = Logger(class: "Escapes", system: system)
         var expected: [String] = []
-        // Plain strings of every length around the 8-byte words (short path, whole words, the
-        // overlapping last word).
-        for length in 0...25 {
+        // Plain strings of every length around the scanner's 4-, 8- and 16-byte loads (short
+        // path, whole blocks, the overlapping last block).
+        for length in 0...40 {
             let text = String((0..<length).map { Character(Unicode.Scalar(UInt8(0x41 + $0 % 26))) })
             expected.append(text)
             log.info(text, ["plain": .string(text)])
         }
         for special in ["\"", "\\", "\n", "\u{0}", "\u{1F}", "\t", "é", "€", "😀", "\u{7F}"] {
-            for before in 0..<17 {
-                for after in [0, 1, 7, 8, 9] {
+            for before in 0..<34 {
+                for after in [0, 1, 3, 7, 8, 9, 15, 16, 17] {
                     let text = String(repeating: "a", count: before) + special + String(repeating: "z", count: after)
                     expected.append(text)
                     log.info(text, ["k\(special)": .string(text)])
