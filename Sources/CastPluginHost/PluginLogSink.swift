@@ -216,16 +216,32 @@ final class ByteArena {
 
     var base: UnsafeMutablePointer<UInt8> { storage.base }
 
-    /// Appends the bytes and a NUL; returns (offset, length without the NUL).
+    /// Appends the bytes and a NUL; returns (offset, length without the NUL). Up to 16 bytes
+    /// (most keys, values and names) are copied as two overlapping words, not by a `memcpy`
+    /// call; the arena keeps 16 bytes of slack for them.
     @inline(__always)
     func append(_ bytes: UnsafeBufferPointer<UInt8>) -> (Int, Int) {
-        let needed = count + bytes.count + 1
-        let base = storage.reserve(needed, keeping: count)
+        let length = bytes.count
+        let needed = count &+ length &+ 1
+        let base = storage.reserve(needed &+ 16, keeping: count)
         let offset = count
-        if let source = bytes.baseAddress { (base + offset).update(from: source, count: bytes.count) }
-        base[offset + bytes.count] = 0
+        if let source = bytes.baseAddress {
+            let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(base + offset)
+            if length >= 8, length <= 16 {
+                to.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
+                to.storeBytes(of: from.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self), toByteOffset: length &- 8, as: UInt64.self)
+            } else if length >= 4, length < 8 {
+                to.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
+                to.storeBytes(of: from.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self), toByteOffset: length &- 4, as: UInt32.self)
+            } else if length < 4 {
+                for i in 0..<length { base[offset &+ i] = source[i] }
+            } else {
+                to.copyMemory(from: from, byteCount: length)
+            }
+        }
+        base[offset &+ length] = 0
         count = needed
-        return (offset, bytes.count)
+        return (offset, length)
     }
 
     @inline(__always)

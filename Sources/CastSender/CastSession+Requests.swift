@@ -48,21 +48,38 @@ extension CastSession {
             guard let error, let self else { return }
             Task { await self.failRequest(id, .disconnected("\(error)")) }
         }
-        if seconds.isFinite {
+        if seconds.isFinite { armExpiry(at: MonotonicClock.seconds() + max(seconds, 0)) }
+        return request
+    }
+
+    /// One timer per session for every request's timeout: armed for the earliest deadline
+    /// (a request with a shorter timeout than those pending re-arms it sooner); when it fires,
+    /// what is due fails with `timedOut` and it is armed again for the next pending deadline.
+    func armExpiry(at deadline: Double) {
+        guard deadline < expiryDeadline else { return }
+        expiryTimer?.cancel()
+        expiryDeadline = deadline
+        expiryTimer = Task { [weak self] in
             // The deadline is on the monotonic clock the tracker uses; Task.sleep's clock also
             // counts suspended time, so a wake-up can come early: sleep again for what is left
             // (a few rounds at most).
-            let deadline = MonotonicClock.seconds() + max(seconds, 0)
-            Task { [weak self] in
-                for _ in 0..<8 {
-                    let left = deadline - MonotonicClock.seconds()
-                    guard left > 0 else { break }
-                    try? await Task.sleep(for: .seconds(min(left + 0.001, 86_400 * 365)))
-                }
-                await self?.expireRequests()
+            for _ in 0..<8 {
+                let left = deadline - MonotonicClock.seconds()
+                guard left > 0 else { break }
+                try? await Task.sleep(for: .seconds(min(left + 0.001, 86_400 * 365)))
+                if Task.isCancelled { return }
             }
+            await self?.expiryFired(deadline)
         }
-        return request
+    }
+
+    func expiryFired(_ deadline: Double) {
+        // A timer re-armed sooner in the meantime owns the schedule now.
+        guard deadline == expiryDeadline else { return }
+        expiryTimer = nil
+        expiryDeadline = .infinity
+        expireRequests()
+        if let next = tracker.nextDeadline { armExpiry(at: next) }
     }
 
     /// Sends a message that expects no reply.

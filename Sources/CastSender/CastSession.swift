@@ -49,6 +49,9 @@ public actor CastSession {
     var tracker = RequestTracker<RequestSink>()
     var channels: [CastNamespace: GenericChannel] = [:]
     var retryTask: Task<Void, Never>?
+    /// The request-timeout timer (``armExpiry(at:)``) and the deadline it is armed for.
+    var expiryTimer: Task<Void, Never>?
+    var expiryDeadline = Double.infinity
     /// The app session to re-join on resume.
     var resumeTarget: SessionResumeRecord?
     let resumeStore: SessionResumeStore?
@@ -90,6 +93,7 @@ public actor CastSession {
         // Released without end(): no retries, no socket left open (the reader task holds the
         // connection, so its own deinit would not run).
         retryTask?.cancel()
+        expiryTimer?.cancel()
         connection?.closeSoon()
     }
 

@@ -178,6 +178,37 @@ struct SessionIntegrationTests {
         await manager.endAll(stopCasting: true)
     }
 
+    @Test("request timeouts share one timer per session: after it fires for the first request, later ones still time out")
+    func requestTimeoutsShareOneTimer() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let (manager, session) = try await Self.startSession(rig) { $0.requestTimeout = 0.6 }
+        let client = session.remoteMediaClient
+        // The start's requests armed the timer for 0.6 s after them: let it fire (nothing pending
+        // afterwards, so nothing is armed).
+        try await Task.sleep(for: .milliseconds(800))
+        try await rig.control(["command": "delay", "device": 0, "seconds": 2.5])
+        let started = MonotonicClock.seconds()
+        let first = await client.requestStatus()
+        try await Task.sleep(for: .milliseconds(300))
+        let second = await client.requestStatus()
+        // A shorter timeout than the one pending arms the timer sooner.
+        let media = MediaInformation(contentId: Self.movie, contentType: "video/mp4")
+        let shortest = await client.load(media, options: MediaLoadOptions(timeout: 0.1))
+        guard case .failure(.timedOut) = await shortest.result else { Issue.record("LOAD: \(await shortest.result)"); return }
+        // Its deadline (0.4 s) is before the first request's (0.6 s): the first is still waiting
+        // (with one timer left armed for 0.6 s, the LOAD would have ended with it).
+        #expect(first.completedResult == nil, "the 0.1 s LOAD waited for the 0.6 s timer")
+        // Polled, bounded: a timer that is not re-armed would leave the second waiting forever.
+        for _ in 0..<100 where second.completedResult == nil { try await Task.sleep(for: .milliseconds(50)) }
+        guard case .failure(.timedOut)? = first.completedResult else { Issue.record("first: \(String(describing: first.completedResult))"); return }
+        guard case .failure(.timedOut)? = second.completedResult else { Issue.record("second: \(String(describing: second.completedResult))"); return }
+        let elapsed = MonotonicClock.seconds() - started
+        #expect(elapsed >= 0.9, "the second request timed out before its own deadline (\(elapsed) s)")
+        try await rig.control(["command": "delay", "device": 0, "seconds": 0])
+        await manager.endAll(stopCasting: true)
+    }
+
     @Test("queue: load, next, previous, insert, remove, reorder, repeat mode; tracks: active track ids")
     func queueAndTracks() async throws {
         let rig = try await SenderRig.start()
