@@ -92,8 +92,14 @@ def main():
 
         ours, theirs = small["sender.all_playing"]["value"], peer["pychromecast.all_playing"]["value"]
         print("\nsummary", flush=True)
+        failed = {"castline": small["sender.all_playing"].get("failed", 0), "pychromecast": peer["pychromecast.all_playing"].get("failed", 0)}
         print(f"  time to all-PLAYING, {args.small}:  castline {ours:.2f} s, pychromecast {theirs:.2f} s "
               f"({theirs / max(ours, 1e-6):.1f}x)")
+        for sender, count in failed.items():
+            if count:
+                # A failed session's time is its timeouts: the ratio of this run means nothing.
+                print(f"  NOTE: {count} {sender} session(s) failed in this run (see its stderr above); its time "
+                      f"includes their timeouts, so the ratio of this run is not a speed figure")
         print(f"  sender CPU until all PLAYING, {args.small}: castline {small['sender.all_playing']['cpu_seconds']:.2f} s, "
               f"pychromecast {peer['pychromecast.all_playing']['cpu_seconds']:.2f} s")
         print(f"  RSS per session, {args.small}:      castline {small['sender.rss_per_session']['value']:.0f} KB, "

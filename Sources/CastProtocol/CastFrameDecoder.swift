@@ -41,7 +41,12 @@ public final class CastFrameDecoder: ChannelInboundHandler, RemovableChannelHand
             return
         }
         do {
-            try machine.finish()
+            let unread = try machine.finish()
+            if unread > 0 {
+                log.debug("connection closed with \(unread) whole frame(s) not read (it closed while an earlier frame was handled)", [
+                    "peer": .string(CastFrameDecoder.peer(context)), "frames": .int(unread), "buffered": .int(machine.bufferedBytes),
+                ])
+            }
         } catch {
             log.warning("connection closed inside a frame: \(error)", [
                 "peer": .string(CastFrameDecoder.peer(context)), "size": .int(error.announcedSize),

@@ -48,12 +48,24 @@ public struct FrameDecodingStateMachine: Sendable {
         return body
     }
 
-    /// Called at end of stream: an error if a partial frame is left.
-    public func finish() throws(CastFrameError) {
+    /// Called at end of stream: an error if a partial frame is left. Whole frames still buffered
+    /// (the stream ended while an earlier frame was being handled, e.g. a handler closed the
+    /// connection) are not a truncation: their number is returned.
+    @discardableResult
+    public func finish() throws(CastFrameError) -> Int {
         if let failure { throw failure }
-        guard let buf = buffer, buf.readableBytes > 0 else { return }
-        let expected = buf.getInteger(at: buf.readerIndex, endianness: .big, as: UInt32.self).map { Int($0) + CastFrameLimits.headerSize }
-        throw .truncated(expected: expected ?? CastFrameLimits.headerSize, received: buf.readableBytes)
+        guard let buf = buffer, buf.readableBytes > 0 else { return 0 }
+        var offset = buf.readerIndex
+        var wholeFrames = 0
+        while let length = buf.getInteger(at: offset, endianness: .big, as: UInt32.self), length > 0, length <= UInt32(maxBodySize),
+              buf.writerIndex - offset >= CastFrameLimits.headerSize + Int(length) {
+            offset += CastFrameLimits.headerSize + Int(length)
+            wholeFrames += 1
+        }
+        let left = buf.writerIndex - offset
+        guard left > 0 else { return wholeFrames }
+        let expected = buf.getInteger(at: offset, endianness: .big, as: UInt32.self).map { Int($0) + CastFrameLimits.headerSize }
+        throw .truncated(expected: expected ?? CastFrameLimits.headerSize, received: left)
     }
 
     private mutating func fail(_ error: CastFrameError) throws(CastFrameError) -> ByteBuffer? {

@@ -69,4 +69,19 @@ import Testing
         #expect(try! machine.nextFrame() == nil)
         #expect(throws: CastFrameError.truncated(expected: 14, received: 6)) { try machine.finish() }
     }
+
+    /// The stream ends while whole frames wait (a handler closed the connection while an earlier
+    /// frame of the same read was handled): not a truncation; a partial frame after them is,
+    /// with the partial frame's own sizes.
+    @Test func wholeFramesLeftAtEndOfStreamAreCountedNotReportedAsTruncated() throws {
+        var machine = FrameDecodingStateMachine()
+        machine.feed(ByteBuffer(bytes: Self.frame([1]) + Self.frame([2, 3]) + Self.frame(Array(repeating: 7, count: 101))))
+        #expect(try machine.nextFrame().map { Array($0.readableBytesView) } == [1])
+        #expect(try machine.finish() == 2)
+
+        var partial = FrameDecodingStateMachine()
+        partial.feed(ByteBuffer(bytes: Self.frame([1]) + Self.frame([2, 3]) + [0, 0, 0, 10, 1, 2]))
+        #expect(throws: CastFrameError.truncated(expected: 14, received: 6)) { try partial.finish() }
+        #expect(try FrameDecodingStateMachine().finish() == 0)
+    }
 }
