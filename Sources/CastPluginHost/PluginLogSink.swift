@@ -217,13 +217,13 @@ final class ByteArena {
     var base: UnsafeMutablePointer<UInt8> { storage.base }
 
     /// Appends the bytes and a NUL; returns (offset, length without the NUL). Up to 16 bytes
-    /// (most keys, values and names) are copied as two overlapping words, not by a `memcpy`
-    /// call; the arena keeps 16 bytes of slack for them.
+    /// (most keys, values and names) are copied as two overlapping words inside the string's own
+    /// range, not by a `memcpy` call.
     @inline(__always)
     func append(_ bytes: UnsafeBufferPointer<UInt8>) -> (Int, Int) {
         let length = bytes.count
         let needed = count &+ length &+ 1
-        let base = storage.reserve(needed &+ 16, keeping: count)
+        let base = storage.reserve(needed, keeping: count)
         let offset = count
         if let source = bytes.baseAddress {
             let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(base + offset)
