@@ -140,6 +140,13 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
             log.info("TLS failure from \(peer): \(error); closing", ["peer": .string(peer)])
             device.recordFrameError("TLS: \(error)", connection: self)
             context.close(promise: nil)
+        case let error as BoringSSLError:
+            // A record that does not decrypt or authenticate (BAD_DECRYPT, BAD_RECORD_MAC):
+            // corrupted on the way, or written by two threads of the sender at once (seen with
+            // pychromecast under load). TLS allows nothing but closing; it is the sender's bad input.
+            log.info("TLS failure from \(peer): \(error); closing", ["peer": .string(peer)])
+            device.recordFrameError("TLS: \(error)", connection: self)
+            context.close(promise: nil)
         default:
             log.info("connection error from \(peer): \(error); closing", ["peer": .string(peer)])
             context.close(promise: nil)

@@ -110,6 +110,21 @@ def test_well_behaved_sender_leaves_no_frame_error(shared_sim, scenario):
     assert is_closed(entries) and frame_errors(entries) == [], entries
 
 
+def test_a_tls_record_that_does_not_decrypt_is_bad_input_and_closes(shared_sim):
+    """Random ciphertext in an application-data record: BoringSSL refuses it, the device records
+    a TLS frame error naming the reason and closes; the simulator goes on serving."""
+    seen = raw(shared_sim, "tls-bad-record")
+    assert seen["before"] == "RECEIVER_STATUS", seen
+    # Closed: plainly, or after a TLS alert naming the bad record.
+    assert (seen["closed"] in ("eof", "reset") or seen["closed"].startswith("tls-error:")) and seen["seconds"] < 5, seen
+    entries = connection_events(shared_sim, seen["localPort"], is_closed)
+    errors = frame_errors(entries)
+    assert len(errors) == 1 and errors[0].startswith("TLS: "), entries
+    assert "BAD_DECRYPT" in errors[0] or "BAD_RECORD_MAC" in errors[0], errors
+    assert is_closed(entries), entries
+    assert_still_serving(shared_sim)
+
+
 # 2. Length prefix above CastFrameLimits.maxBodySize (65,536).
 
 @pytest.mark.parametrize("scenario,size", [("oversized", 65537), ("oversized-huge", 0xFFFFFFFF)])

@@ -9,6 +9,7 @@ timeout and every loop is bounded in time, so a device that never answers makes 
 report `"timeout"`, never hang. Scenarios are listed in SCENARIOS at the bottom.
 """
 import json
+import os
 import random
 import socket
 import ssl
@@ -310,6 +311,19 @@ def status_abrupt_close(host, port):
     return result
 
 
+def tls_bad_record(host, port):
+    """After a good exchange, a TLS application-data record whose ciphertext is random bytes,
+    written past the TLS layer straight to the socket: it cannot decrypt (what a sender that
+    writes one TLS connection from two threads at once produces)."""
+    channel = Channel(host, port)
+    channel.connect()
+    result = {"localPort": channel.local_port, "before": channel.receiver_status()}
+    os.write(channel.sock.fileno(), b"\x17\x03\x03\x00\x30" + os.urandom(48))
+    result["closed"], result["seconds"] = channel.wait_closed(5.0)
+    channel.sock.close()
+    return result
+
+
 def oversized(host, port, length):
     channel = Channel(host, port)
     channel.connect()
@@ -506,6 +520,7 @@ SCENARIOS = {
     "http-get": http_get,
     "status": status,
     "status-abrupt-close": status_abrupt_close,
+    "tls-bad-record": tls_bad_record,
     "oversized": lambda host, port: oversized(host, port, MAX_BODY + 1),
     "oversized-huge": lambda host, port: oversized(host, port, 0xFFFFFFFF),
     "max-size": max_size,
