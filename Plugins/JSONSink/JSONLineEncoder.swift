@@ -178,10 +178,6 @@ struct JSONLineEncoder {
 
     private static let hex: StaticString = "0123456789abcdef"
 
-    /// True when the byte must be escaped in a JSON string: below 0x20, a quote or a backslash.
-    @inline(__always)
-    static func needsEscape(byte c: UInt8) -> Bool { c < 0x20 || c == 0x22 || c == 0x5C }
-
     /// Appends a JSON string literal. The bytes that need no escape are found and copied 16 at a
     /// time by `castline_json_copy_plain` (SSE2/NEON, in C); from the first byte that needs an
     /// escape on, runs between escapes.

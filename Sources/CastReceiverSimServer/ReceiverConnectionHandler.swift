@@ -136,14 +136,10 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
             // senders) and harmless once the frames are complete; not bad input.
             log.debug("sender \(peer) closed without TLS close_notify", ["peer": .string(peer)])
             context.close(promise: nil)
-        case let error as NIOSSLError:
-            log.info("TLS failure from \(peer): \(error); closing", ["peer": .string(peer)])
-            device.recordFrameError("TLS: \(error)", connection: self)
-            context.close(promise: nil)
-        case let error as BoringSSLError:
-            // A record that does not decrypt or authenticate (BAD_DECRYPT, BAD_RECORD_MAC):
-            // corrupted on the way, or written by two threads of the sender at once (seen with
-            // pychromecast under load). TLS allows nothing but closing; it is the sender's bad input.
+        case is NIOSSLError, is BoringSSLError:
+            // BoringSSLError: a record that does not decrypt or authenticate (BAD_DECRYPT,
+            // BAD_RECORD_MAC), corrupted on the way or written by two threads of the sender at
+            // once (seen with pychromecast under load). TLS allows nothing but closing.
             log.info("TLS failure from \(peer): \(error); closing", ["peer": .string(peer)])
             device.recordFrameError("TLS: \(error)", connection: self)
             context.close(promise: nil)
