@@ -152,10 +152,20 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
     // MARK: Writing (on the loop)
 
     func send(_ message: CastMessage) {
+        write(message)
+        flush()
+    }
+
+    /// Queues a message until the next ``flush()``.
+    func write(_ message: CastMessage) {
         guard let context, context.channel.isActive else { return }
-        context.writeAndFlush(wrapOutboundOut(message)).whenFailure { [log] error in
+        context.write(wrapOutboundOut(message)).whenFailure { [log] error in
             log.warning("write failed: \(error)", ["namespace": .string(message.namespace.rawValue)])
         }
+    }
+
+    func flush() {
+        context?.flush()
     }
 
     /// Writes raw bytes below the frame encoder (fault injection: malformed or oversized frames).

@@ -213,7 +213,13 @@ public final class SimulatedDevice: @unchecked Sendable {
 
     // MARK: Outputs
 
+    /// Carries out what the state machine decided. The messages for one connection go out with
+    /// one flush after the last of them (one TLS write and one syscall for, say, the two
+    /// MEDIA_STATUS a LOAD answers with), in order.
     func perform(_ outputs: [DeviceOutput]) {
+        // Connections written to without a flush yet, in first-write order (usually one).
+        var unflushed: [ReceiverConnectionHandler] = []
+        defer { for connection in unflushed { connection.flush() } }
         for output in outputs {
             switch output {
             case .send(let message, let id):
@@ -225,9 +231,13 @@ public final class SimulatedDevice: @unchecked Sendable {
                     let delay = TimeAmount.seconds(clamping: faults.replyDelay)
                     loop.scheduleTask(in: delay) { connection.send(message) }
                 } else {
-                    connection.send(message)
+                    connection.write(message)
+                    if !unflushed.contains(where: { $0 === connection }) { unflushed.append(connection) }
                 }
             case .closeConnection(let id, let reason):
+                // What was written for it goes out first: a close drops unflushed writes.
+                for connection in unflushed { connection.flush() }
+                unflushed.removeAll()
                 connections[id]?.close(reason: reason).whenComplete { _ in }
             case .advertisementChanged(let state):
                 advertiser?.publish(advertisement(state))

@@ -16,7 +16,7 @@ public final class CastContext: Sendable {
 
     /// Creates the managers; discovery starts unless ``CastOptions/disableDiscoveryAutostart``
     /// (call ``start()`` once providers are added, or let autostart do it when they are given here).
-    public init(options: CastOptions, providers: [any DiscoveryProvider] = [], threads: Int = 1) async {
+    public init(options: CastOptions, providers: [any DiscoveryProvider] = [], threads: Int = SessionManager.defaultThreads) async {
         self.options = options
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, min(threads, 64)))
         self.group = group

@@ -78,7 +78,7 @@ extension CastSession {
         connection = newConnection
         deviceAuth = newConnection.deviceAuth
         startReading(newConnection, generation: attemptGeneration)
-        try await sendConnect(to: .receiver0, on: newConnection)
+        try await sendConnect(to: .receiver0, on: newConnection, requestFollows: true)
 
         let status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestId: $0) }
         var app: ApplicationInfo
@@ -105,9 +105,10 @@ extension CastSession {
         } else {
             app = try await launch()
         }
-        try await sendConnect(to: app.transport, on: newConnection)
+        let mediaStatusFollows = app.namespaces.isEmpty || app.supports(.media)
+        try await sendConnect(to: app.transport, on: newConnection, requestFollows: mediaStatusFollows)
         application = app
-        if app.namespaces.isEmpty || app.supports(.media) {
+        if mediaStatusFollows {
             let media = await remoteMediaClient.requestStatus()
             if case .failure(let error) = await media.result {
                 log.warning("media GET_STATUS failed: \(error); going on", ["session": .string(app.sessionId)])
@@ -139,13 +140,20 @@ extension CastSession {
         return status.application(withID: appID)!
     }
 
-    func sendConnect(to endpoint: EndpointID, on connection: CastConnection) async throws(CastSessionError) {
+    /// CONNECT to `endpoint`. `requestFollows`: a request goes out right after it, so the CONNECT
+    /// waits for that request's flush (one TLS write for both; a write failure then fails that
+    /// request as `disconnected`); otherwise it is sent and awaited on its own.
+    func sendConnect(to endpoint: EndpointID, on connection: CastConnection, requestFollows: Bool) async throws(CastSessionError) {
         let connect = ConnectionMessage.connect(ConnectRequest(
             connType: .strong, origin: .object(JSONObject()), userAgent: options.userAgent,
             senderInfo: ["sdkType": 2, "version": "castline", "platform": 4, "connectionType": 1]))
+        let message = CastMessage(source: options.senderID, destination: endpoint.rawValue, namespace: .connection, json: connect.json)
+        if requestFollows {
+            connection.enqueue(message, flush: false)
+            return
+        }
         do {
-            try await connection.send(CastMessage(source: options.senderID, destination: endpoint.rawValue, namespace: .connection,
-                                                  json: connect.json))
+            try await connection.send(message)
         } catch {
             throw .requestFailed(step: "CONNECT", .disconnected("\(error)"))
         }

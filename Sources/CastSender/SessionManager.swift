@@ -18,9 +18,13 @@ public actor SessionManager {
     private let log: Logger
     private var transferCandidates: (@Sendable () async -> [CastDevice])?
 
+    /// Event-loop threads when none are given: one per core, at most 4. TLS handshakes are most
+    /// of a session's start-up CPU, and with one loop a fleet's handshakes queue on one core.
+    public static var defaultThreads: Int { min(4, max(1, System.coreCount)) }
+
     /// `group`: the event loops to use (default: a new group of `threads` threads, shut down by
     /// ``shutdown()``). A resume file that cannot be read is logged and ignored (nothing to resume).
-    public init(options: CastOptions, group: EventLoopGroup? = nil, threads: Int = 1) {
+    public init(options: CastOptions, group: EventLoopGroup? = nil, threads: Int = SessionManager.defaultThreads) {
         self.options = options
         self.group = group ?? MultiThreadedEventLoopGroup(numberOfThreads: max(1, min(threads, 64)))
         self.ownsGroup = group == nil

@@ -60,15 +60,9 @@ public final class CastConnection: Sendable {
         let endpoint = endpointName(host: host, port: port)
         let log = Logger(class: "CastConnection", system: options.logSystem).with(["device": .string(endpoint)])
         let tls: NIOSSLContext
-        do {
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            configuration.certificateVerification = .none
-            // Classic ECDHE only: Cast devices do not negotiate post-quantum hybrids, and
-            // BoringSSL's default X25519MLKEM768 key share was most of a handshake's CPU.
-            configuration.curves = [.x25519, .secp256r1, .secp384r1]
-            tls = try NIOSSLContext(configuration: configuration)
-        } catch {
-            throw .tlsFailed(endpoint: endpoint, reason: "cannot create a TLS context: \(error)")
+        switch sharedTLSContext {
+        case .success(let context): tls = context
+        case .failure(let error): throw .tlsFailed(endpoint: endpoint, reason: "cannot create a TLS context: \(error)")
         }
         let loop = group.next()
         let handshake = loop.makePromise(of: Void.self)
@@ -82,10 +76,16 @@ public final class CastConnection: Sendable {
         // arrives before our ClientHello, so nothing is missed.
         let channel: Channel
         do {
-            channel = try await ClientBootstrap(group: loop)
+            let bootstrap = ClientBootstrap(group: loop)
                 .connectTimeout(timeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .connect(host: host, port: port).get()
+            if let address = ipLiteralAddress(host: host, port: port) {
+                // An address needs no resolver: `connect(host:)` would still hand it to
+                // getaddrinfo on a Dispatch thread and run Happy Eyeballs' timers around it.
+                channel = try await bootstrap.connect(to: address).get()
+            } else {
+                channel = try await bootstrap.connect(host: host, port: port).get()
+            }
         } catch {
             handshake.fail(error)
             closedPromise.succeed(.error("\(error)"))
@@ -169,6 +169,27 @@ public final class CastConnection: Sendable {
                               channel: channel, bridge: bridge, closed: closedPromise.futureResult, log: log)
     }
 
+    /// The client TLS context every connection shares: the configuration never varies, and
+    /// building a context (BoringSSL SSL_CTX, trust settings) for each connection cost more than
+    /// the connection's own SSL object. Created on first use; a failure is kept and reported to
+    /// every connect.
+    private static let sharedTLSContext: Result<NIOSSLContext, Error> = Result {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateVerification = .none
+        // Classic ECDHE only: Cast devices do not negotiate post-quantum hybrids, and
+        // BoringSSL's default X25519MLKEM768 key share was most of a handshake's CPU.
+        configuration.curves = [.x25519, .secp256r1, .secp384r1]
+        return try NIOSSLContext(configuration: configuration)
+    }
+
+    /// `host` as a socket address when it is an IPv4 or IPv6 literal (brackets allowed), else nil.
+    static func ipLiteralAddress(host: String, port: Int) -> SocketAddress? {
+        var literal = Substring(host)
+        if literal.hasPrefix("["), literal.hasSuffix("]") { literal = literal.dropFirst().dropLast() }
+        guard !literal.isEmpty, literal.allSatisfy({ $0.isHexDigit || $0 == "." || $0 == ":" }) else { return nil }
+        return try? SocketAddress(ipAddress: String(literal), port: port)
+    }
+
     /// Sends a challenge with a fresh nonce and checks the reply against `options.trustAnchors`.
     /// `unanswered`: no reply in time, or the device closed instead of answering.
     private static func authenticate(channel: Channel, bridge: NIOLoopBound<InboundBridge>, peer: [UInt8],
@@ -216,11 +237,18 @@ public final class CastConnection: Sendable {
     /// thread or actor go out in that order. `completion` (optional) gets nil once written, or
     /// the error (``CastTransportError/closed(endpoint:reason:)`` with `.error` when the
     /// connection had ended, ``CastTransportError/sendFailed(endpoint:reason:)`` otherwise).
-    public func enqueue(_ message: CastMessage, completion: (@Sendable (CastTransportError?) -> Void)? = nil) {
-        let endpoint = self.endpoint
+    ///
+    /// `flush: false` leaves the message for the next flushed one (``send(_:)`` or `enqueue`),
+    /// so both leave in one TLS write and one syscall. Only for a message that is always
+    /// followed by another, such as a CONNECT before the first request on it.
+    public func enqueue(_ message: CastMessage, flush: Bool = true, completion: (@Sendable (CastTransportError?) -> Void)? = nil) {
         let channel = self.channel
-        channel.writeAndFlush(message).whenComplete { result in
-            guard let completion else { return }
+        guard let completion else {
+            if flush { channel.writeAndFlush(message, promise: nil) } else { channel.write(message, promise: nil) }
+            return
+        }
+        let endpoint = self.endpoint
+        (flush ? channel.writeAndFlush(message) : channel.write(message)).whenComplete { result in
             switch result {
             case .success: completion(nil)
             case .failure(let error):

@@ -3,7 +3,7 @@ import CastCore
 import CastLogging
 import CastProtocol
 import CastReceiverSimServer
-import CastTransport
+@testable import CastTransport
 import NIOCore
 import NIOPosix
 import SystemCrypto
@@ -157,5 +157,72 @@ struct CastConnectionTests {
             #expect(endpoint == "\(device.address):\(device.castPort)")
         }
         try await group.shutdownGracefully()
+    }
+
+    @Test("enqueue(flush: false) waits for the next flushed message; then both leave, in order")
+    func unflushedWaitsForTheNextFlush() async throws {
+        actor Flag {
+            var isSet = false
+            func set() { isSet = true }
+        }
+        let simulator = try await Self.simulator()
+        let device = simulator.devices[0].configuration
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let connection = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options(), group: group)
+        let flushed = Flag()
+        // Each RECEIVER_STATUS's requestId, and whether the flushing send had started when it came.
+        let reader = Task { () -> [(id: Int64?, afterFlush: Bool)] in
+            var seen: [(id: Int64?, afterFlush: Bool)] = []
+            for await message in connection.messages where message.namespace == .receiver {
+                let json = message.payload.text.flatMap { try? JSONValue.parse($0) }
+                seen.append((json?["requestId"]?.int, await flushed.isSet))
+                if seen.count == 2 { break }
+            }
+            return seen
+        }
+        connection.enqueue(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .connection, json: ["type": "CONNECT"]),
+                           flush: false)
+        connection.enqueue(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .receiver,
+                                       json: ["type": "GET_STATUS", "requestId": 1]), flush: false)
+        // Were they sent at once, the answer would come well within this pause (loopback).
+        try await Task.sleep(for: .milliseconds(500))
+        await flushed.set()
+        connection.enqueue(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .receiver,
+                                       json: ["type": "GET_STATUS", "requestId": 2]))
+        let seen = await reader.value
+        let ids = seen.map { $0.id }
+        let allAfterFlush = seen.allSatisfy { $0.afterFlush }
+        #expect(ids == [1, 2], "both requests answered, in order")
+        #expect(allAfterFlush, "a request went out before the flush: \(seen)")
+        await connection.close()
+        await simulator.stop()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("a host name still goes through the resolver: localhost connects")
+    func hostNameConnects() async throws {
+        let simulator = try await Self.simulator()
+        let device = simulator.devices[0].configuration
+        try #require(device.address == "127.0.0.1", "the first simulated device is expected on 127.0.0.1, the address localhost names")
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let connection = try await CastConnection.connect(host: "localhost", port: device.castPort, options: Self.options(), group: group)
+        #expect(connection.endpoint == "localhost:\(device.castPort)")
+        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .connection, json: ["type": "CONNECT"]))
+        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .receiver,
+                                              json: ["type": "GET_STATUS", "requestId": 7]))
+        #expect(await Self.next(connection, type: "RECEIVER_STATUS", on: .receiver)?["requestId"]?.int == 7)
+        await connection.close()
+        await simulator.stop()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("IP literals connect without a resolver; names and non-addresses go to it",
+          arguments: [("127.0.0.1", "127.0.0.1"), ("10.1.2.3", "10.1.2.3"), ("::1", "::1"), ("[::1]", "::1"),
+                      ("fe80::1", "fe80::1"), ("localhost", nil), ("cafe", nil), ("deadbeef", nil), ("", nil), ("1234", nil),
+                      ("256.1.1.1", nil), ("cast-tv.local", nil), ("[::1", nil)] as [(String, String?)])
+    func ipLiterals(host: String, expected: String?) {
+        let address = CastConnection.ipLiteralAddress(host: host, port: 8009)
+        #expect(address?.ipAddress == expected)
+        if address != nil { #expect(address?.port == 8009) }
     }
 }

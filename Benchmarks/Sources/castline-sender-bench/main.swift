@@ -3,7 +3,7 @@
 // --control, how long after a device that was unreachable (a network outage of --down-for
 // seconds, app kept) is reachable again its session has resumed.
 //
-//   castline-sender-bench --targets devices.json --sessions 1000 [--idle 10] [--threads 1]
+//   castline-sender-bench --targets devices.json --sessions 1000 [--idle 10] [--threads N (default: one per core, at most 4)]
 //       [--control SOCKET --outage 20 --down-for 2] [--log RULES (default warning, to stderr)]
 //       [--warmup 1 (one session on the last target first, not measured)]
 //
@@ -22,7 +22,7 @@ struct Arguments {
     var targets = ""
     var sessions = 100
     var idle = 10.0
-    var threads = 1
+    var threads = SessionManager.defaultThreads
     var control: String?
     var outage = 0
     var downFor = 2.0
