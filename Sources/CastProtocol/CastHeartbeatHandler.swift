@@ -65,13 +65,28 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
         schedule(context)
     }
 
+    /// Wake-ups fall on this grid (nanoseconds of the loop's monotonic clock), so the heartbeats
+    /// of a loop's connections that are due within one step run in one wake-up of the loop.
+    static let wakeUpGrid: UInt64 = 100_000_000
+
+    /// The deadline `delay` seconds from `now`, rounded up to the next ``wakeUpGrid`` step: at
+    /// most 100 ms late, which a 5 s interval and a 10 s timeout do not notice.
+    static func gridDeadline(now: NIODeadline, delay: Double) -> NIODeadline {
+        let due = now + .seconds(clamping: delay)
+        let nanos = due.uptimeNanoseconds
+        let (steps, remainder) = nanos.quotientAndRemainder(dividingBy: wakeUpGrid)
+        return remainder == 0 ? due : .uptimeNanoseconds((steps + 1) * wakeUpGrid)
+    }
+
     /// One wake-up at the machine's next deadline (not a periodic tick: with many connections a
-    /// timer per connection per second dominates idle CPU).
+    /// timer per connection per second dominates idle CPU), on the shared grid: a fleet's
+    /// connections, started together, come due together, and each loop then wakes once per
+    /// grid step for all of them instead of once per connection.
     private func schedule(_ context: ChannelHandlerContext) {
         let delay = max(0.001, min(machine.nextTick - clock(), 3600))
         // Handler and context are only touched on the channel's loop, where the task runs.
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-        task = context.eventLoop.scheduleTask(in: .seconds(clamping: delay)) {
+        task = context.eventLoop.scheduleTask(deadline: Self.gridDeadline(now: context.eventLoop.now, delay: delay)) {
             let (handler, context) = bound.value
             handler.task = nil
             handler.tick(context)
@@ -91,8 +106,8 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
             schedule(context)
         case .sendPing:
             log.verbose("PING (peer silent for \(machine.pingInterval) s)", ["peer": .string(Self.peer(context))])
-            let ping = CastMessage(source: senderID, destination: EndpointID.receiver0.rawValue, namespace: .heartbeat,
-                                   json: ["type": "PING"])
+            let ping = CastMessage(sourceID: senderID, destinationID: EndpointID.receiver0.rawValue, namespace: .heartbeat,
+                                   payload: Self.pingPayload)
             context.writeAndFlush(wrapOutboundOut(ping), promise: nil)
             schedule(context)
         case .timedOut(let silent):
@@ -115,8 +130,8 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
         }
         switch message.payload.text.flatMap({ try? JSONValue.parse($0) })?["type"]?.string {
         case "PING":
-            let pong = CastMessage(source: senderID, destination: message.sourceID, namespace: .heartbeat,
-                                   json: ["type": "PONG"])
+            let pong = CastMessage(sourceID: senderID, destinationID: message.sourceID, namespace: .heartbeat,
+                                   payload: Self.pongPayload)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
         case "PONG":
             break
@@ -136,6 +151,10 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
         if mode == .all { stop() }
         context.close(mode: mode, promise: promise)
     }
+
+    /// `{"type":"PING"}` and `{"type":"PONG"}`, serialized once.
+    static let pingPayload = CastMessage.Payload.string(JSONValue.object(["type": "PING"]).serialized())
+    static let pongPayload = CastMessage.Payload.string(JSONValue.object(["type": "PONG"]).serialized())
 
     static func peer(_ context: ChannelHandlerContext) -> String {
         SocketAddress.logDescription(context.channel.remoteAddress)

@@ -35,10 +35,21 @@ public final class CastTrafficLogHandler: ChannelDuplexHandler, RemovableChannel
         context.write(data, promise: promise)
     }
 
+    /// The logger of the previous message's namespace: most messages of a connection are on the
+    /// namespace of the one before (heartbeats, a media session's statuses), and comparing two
+    /// namespaces that share their storage costs less than hashing one.
+    private var recent: (namespace: CastNamespace, logger: Logger)?
+
     private func logger(for namespace: CastNamespace) -> Logger {
-        if let l = loggers[namespace] { return l }
-        let l = Logger(class: CastTrafficLogHandler.className(for: namespace), system: logSystem)
-        loggers[namespace] = l
+        if let recent, recent.namespace == namespace { return recent.logger }
+        let l: Logger
+        if let known = loggers[namespace] {
+            l = known
+        } else {
+            l = Logger(class: CastTrafficLogHandler.className(for: namespace), system: logSystem)
+            loggers[namespace] = l
+        }
+        recent = (namespace, l)
         return l
     }
 

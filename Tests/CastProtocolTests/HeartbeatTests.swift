@@ -1,6 +1,6 @@
 import CastCore
 import CastLogging
-import CastProtocol
+@testable import CastProtocol
 import CastTestSupport
 import NIOCore
 import NIOEmbedded
@@ -134,5 +134,23 @@ struct CastHeartbeatHandlerTests {
         #expect(channel.isActive)
         _ = try channel.finish()
         system.shutdown()
+    }
+
+    @Test("wake-ups fall on the 100 ms grid: never early, at most one step late, on the grid when already on it",
+          arguments: [(0, 0.0), (1, 0.0), (1_234_567_890, 5.0), (99_999_999, 0.000_000_001), (5_000_000_000, 0.25), (7, 3600.0)] as [(UInt64, Double)])
+    func gridDeadline(now: UInt64, delay: Double) {
+        let start = NIODeadline.uptimeNanoseconds(now)
+        let exact = (start + .seconds(clamping: delay)).uptimeNanoseconds
+        let deadline = CastHeartbeatHandler.gridDeadline(now: start, delay: delay).uptimeNanoseconds
+        #expect(deadline % CastHeartbeatHandler.wakeUpGrid == 0)
+        #expect(deadline >= exact)
+        #expect(deadline - exact < CastHeartbeatHandler.wakeUpGrid)
+    }
+
+    @Test("connections whose heartbeats fall due within one grid step wake up together")
+    func sameStepSameWakeUp() {
+        let a = CastHeartbeatHandler.gridDeadline(now: .uptimeNanoseconds(10_000_000_000), delay: 5.003)
+        let b = CastHeartbeatHandler.gridDeadline(now: .uptimeNanoseconds(10_040_000_000), delay: 5.0)
+        #expect(a == b)
     }
 }
