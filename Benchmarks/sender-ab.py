@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""A/B of two castline builds on the sender benchmark: rounds alternate the builds (each with its
+own simulator, since the simulator is castline too), so the VM's drifting speed hits both alike.
+Each variant is a directory holding `castline` and `castline-sender-bench`, optionally followed by
+`:` and extra arguments for the benchmark (e.g. `build-a:--threads 1`). Runs in a network
+namespace it creates (only `lo`, no mDNS); needs root and the conformance venv.
+
+    sudo .venv/bin/python Benchmarks/sender-ab.py /tmp/before /tmp/after [--rounds 3] [--runs 3] \\
+         [--sessions 100] [--figure all_playing|idle_cpu] [--idle 10]
+
+Prints every run and, per variant, the medians: wall time to all-PLAYING, the sender's CPU
+seconds until then and the simulator's CPU seconds during the run (or the idle CPU figure).
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "Tests", "Conformance"))
+
+import conftest  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("variants", nargs="+", help="DIR[:extra benchmark arguments]")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="benchmark runs per variant and round (one simulator)")
+    parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--figure", choices=["all_playing", "idle_cpu"], default="all_playing")
+    parser.add_argument("--idle", type=float, default=10, help="seconds of idle measurement (--figure idle_cpu)")
+    args = parser.parse_args()
+    variants = []
+    for spec in args.variants:
+        directory, _, extra = spec.partition(":")
+        directory = os.path.abspath(directory)
+        for name in ("castline", "castline-sender-bench"):
+            if not os.access(os.path.join(directory, name), os.X_OK):
+                sys.exit(f"sender-ab: {directory} has no executable {name}")
+        variants.append((spec, directory, extra.split()))
+    results = {spec: [] for spec, _, _ in variants}
+    idle = args.idle if args.figure == "idle_cpu" else 0.1
+    for round_index in range(args.rounds):
+        for spec, directory, extra in variants:
+            os.environ["CASTLINE_BIN"] = os.path.join(directory, "castline")
+            netns = conftest.Namespace()
+            workdir = tempfile.mkdtemp(prefix="castline-ab-")
+            os.chmod(workdir, 0o755)
+            sim = None
+            try:
+                sim = conftest.Simulator(netns, workdir, frame_log=False,
+                                         extra=["--devices", str(args.sessions + 1), "--no-mdns", "--buffering-delay", "0"])
+                targets = os.path.join(workdir, "devices.json")
+                with open(targets, "w") as f:
+                    json.dump(sim.ready["devices"], f)
+                pid = conftest.sim_pid(netns)
+                for _ in range(args.runs):
+                    sim.control({"command": "stop-app", "device": "all"})
+                    ticks = conftest.cpu_ticks(pid)
+                    argv = [os.path.join(directory, "castline-sender-bench"), "--targets", targets,
+                            "--sessions", str(args.sessions), "--idle", str(idle), "--warmup", "1", *extra]
+                    out = subprocess.run(netns.command(*argv), capture_output=True, text=True, timeout=600)
+                    sim_cpu = (conftest.cpu_ticks(pid) - ticks) / conftest.CLOCK_TICKS
+                    figures = {json.loads(line)["name"]: json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")}
+                    if out.returncode != 0 or "sender.all_playing" not in figures:
+                        print(f"round {round_index + 1} {spec}: benchmark failed (rc {out.returncode}): {out.stderr[-800:]}", flush=True)
+                        continue
+                    playing = figures["sender.all_playing"]
+                    row = {"wall": playing["value"], "sender_cpu": playing["cpu_seconds"], "sim_cpu": sim_cpu,
+                           "failed": playing.get("failed", 0)}
+                    if args.figure == "idle_cpu":
+                        row["idle_cpu"] = figures["sender.idle_cpu"]["value"]
+                    results[spec].append(row)
+                    print(f"round {round_index + 1} {spec}: " + json.dumps(row), flush=True)
+            finally:
+                if sim:
+                    sim.stop()
+                netns.close()
+                shutil.rmtree(workdir, ignore_errors=True)
+    print("medians")
+    for spec, rows in results.items():
+        if not rows:
+            print(f"  {spec}: no valid run")
+            continue
+        keys = ["idle_cpu"] if args.figure == "idle_cpu" else ["wall", "sender_cpu", "sim_cpu"]
+        summary = ", ".join(f"{key} {statistics.median(row[key] for row in rows):.3f} (min {min(row[key] for row in rows):.3f})" for key in keys)
+        failed = sum(row["failed"] for row in rows)
+        print(f"  {spec}: {summary} over {len(rows)} runs" + (f"; {failed} failed session(s)" if failed else ""))
+
+
+if __name__ == "__main__":
+    main()
