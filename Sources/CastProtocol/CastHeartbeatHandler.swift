@@ -67,11 +67,11 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
 
     /// Wake-ups fall on this grid (nanoseconds of the loop's monotonic clock), so the heartbeats
     /// of a loop's connections that are due within one step run in one wake-up of the loop.
-    static let wakeUpGrid: UInt64 = 100_000_000
+    public static let wakeUpGrid: UInt64 = 100_000_000
 
     /// The deadline `delay` seconds from `now`, rounded up to the next ``wakeUpGrid`` step: at
     /// most 100 ms late, which a 5 s interval and a 10 s timeout do not notice.
-    static func gridDeadline(now: NIODeadline, delay: Double) -> NIODeadline {
+    public static func gridDeadline(now: NIODeadline, delay: Double) -> NIODeadline {
         let due = now + .seconds(clamping: delay)
         let nanos = due.uptimeNanoseconds
         let (steps, remainder) = nanos.quotientAndRemainder(dividingBy: wakeUpGrid)

@@ -22,7 +22,7 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
     private let authResponder: DeviceAuthResponder
     private var liveness: HeartbeatStateMachine
     private var context: ChannelHandlerContext?
-    private var tick: RepeatedTask?
+    private var tick: Scheduled<Void>?
     private var peer = "?"
 
     init(id: SenderConnectionID, device: SimulatedDevice, settings: SimulatorSettings, authResponder: DeviceAuthResponder) {
@@ -54,8 +54,15 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
         guard tick == nil else { return }
         log.info("sender connected from \(peer)", ["peer": .string(peer)])
         device.connectionOpened(self)
-        let step = TimeAmount.seconds(clamping: liveness.tickInterval)
-        tick = context.eventLoop.scheduleRepeatedTask(initialDelay: step, delay: step) { [weak self] _ in
+        scheduleHeartbeat(on: context.eventLoop)
+    }
+
+    /// One wake-up at the liveness machine's next deadline, on the heartbeat grid shared with the
+    /// sender side (``CastHeartbeatHandler/gridDeadline(now:delay:)``): a device with many
+    /// connections wakes once per grid step for all that are due, not once per connection.
+    private func scheduleHeartbeat(on loop: EventLoop) {
+        let delay = max(0.001, min(liveness.nextTick - MonotonicClock.seconds(), 3600))
+        tick = loop.scheduleTask(deadline: CastHeartbeatHandler.gridDeadline(now: loop.now, delay: delay)) { [weak self] in
             self?.heartbeatTick()
         }
     }
@@ -113,9 +120,11 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
     private func heartbeatTick() {
         guard let context else { return }
         switch liveness.tick(now: MonotonicClock.seconds()) {
-        case .none: break
+        case .none:
+            scheduleHeartbeat(on: context.eventLoop)
         case .sendPing:
             send(CastMessage(source: "receiver-0", destination: "sender-0", namespace: .heartbeat, json: ["type": "PING"]))
+            scheduleHeartbeat(on: context.eventLoop)
         case .timedOut(let silent):
             log.warning("sender silent for \(Int(silent)) s: closing the connection", [
                 "peer": .string(peer), "silentSeconds": .double(silent),
