@@ -78,15 +78,19 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
         return remainder == 0 ? due : .uptimeNanoseconds((steps + 1) * wakeUpGrid)
     }
 
-    /// One wake-up at the machine's next deadline (not a periodic tick: with many connections a
-    /// timer per connection per second dominates idle CPU), on the shared grid: a fleet's
-    /// connections, started together, come due together, and each loop then wakes once per
-    /// grid step for all of them instead of once per connection.
+    /// When a loop should next wake for `machine` (not a periodic tick: with many connections a
+    /// timer per connection per second dominates idle CPU): its next deadline, `now` being the
+    /// machine's clock, on the shared grid of the loop's clock `loopNow`. A fleet's connections,
+    /// started together, come due together, and each loop then wakes once per grid step for all
+    /// of them instead of once per connection. Both ends of a connection schedule with this.
+    public static func nextWakeUp(for machine: HeartbeatStateMachine, now: Double, loopNow: NIODeadline) -> NIODeadline {
+        gridDeadline(now: loopNow, delay: max(0.001, min(machine.nextTick - now, 3600)))
+    }
+
     private func schedule(_ context: ChannelHandlerContext) {
-        let delay = max(0.001, min(machine.nextTick - clock(), 3600))
         // Handler and context are only touched on the channel's loop, where the task runs.
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-        task = context.eventLoop.scheduleTask(deadline: Self.gridDeadline(now: context.eventLoop.now, delay: delay)) {
+        task = context.eventLoop.scheduleTask(deadline: Self.nextWakeUp(for: machine, now: clock(), loopNow: context.eventLoop.now)) {
             let (handler, context) = bound.value
             handler.task = nil
             handler.tick(context)
@@ -152,9 +156,10 @@ public final class CastHeartbeatHandler: ChannelDuplexHandler, RemovableChannelH
         context.close(mode: mode, promise: promise)
     }
 
-    /// `{"type":"PING"}` and `{"type":"PONG"}`, serialized once.
-    static let pingPayload = CastMessage.Payload.string(JSONValue.object(["type": "PING"]).serialized())
-    static let pongPayload = CastMessage.Payload.string(JSONValue.object(["type": "PONG"]).serialized())
+    /// `{"type":"PING"}` and `{"type":"PONG"}`, serialized once (the simulator's device side
+    /// sends the same).
+    public static let pingPayload = CastMessage.Payload.string(JSONValue.object(["type": "PING"]).serialized())
+    public static let pongPayload = CastMessage.Payload.string(JSONValue.object(["type": "PONG"]).serialized())
 
     static func peer(_ context: ChannelHandlerContext) -> String {
         SocketAddress.logDescription(context.channel.remoteAddress)

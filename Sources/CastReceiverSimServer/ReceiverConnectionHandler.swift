@@ -58,11 +58,11 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
     }
 
     /// One wake-up at the liveness machine's next deadline, on the heartbeat grid shared with the
-    /// sender side (``CastHeartbeatHandler/gridDeadline(now:delay:)``): a device with many
+    /// sender side (``CastHeartbeatHandler/nextWakeUp(for:now:loopNow:)``): a device with many
     /// connections wakes once per grid step for all that are due, not once per connection.
     private func scheduleHeartbeat(on loop: EventLoop) {
-        let delay = max(0.001, min(liveness.nextTick - MonotonicClock.seconds(), 3600))
-        tick = loop.scheduleTask(deadline: CastHeartbeatHandler.gridDeadline(now: loop.now, delay: delay)) { [weak self] in
+        let deadline = CastHeartbeatHandler.nextWakeUp(for: liveness, now: MonotonicClock.seconds(), loopNow: loop.now)
+        tick = loop.scheduleTask(deadline: deadline) { [weak self] in
             self?.heartbeatTick()
         }
     }
@@ -97,8 +97,8 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
                 log.debug("PING ignored (fault: ignore-pings)", ["source": .string(message.sourceID)])
                 return
             }
-            send(CastMessage(source: message.destinationID, destination: message.sourceID, namespace: .heartbeat,
-                             json: ["type": "PONG"]))
+            send(CastMessage(sourceID: message.destinationID, destinationID: message.sourceID, namespace: .heartbeat,
+                             payload: CastHeartbeatHandler.pongPayload))
         case "PONG":
             break
         default:
@@ -123,7 +123,8 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
         case .none:
             scheduleHeartbeat(on: context.eventLoop)
         case .sendPing:
-            send(CastMessage(source: "receiver-0", destination: "sender-0", namespace: .heartbeat, json: ["type": "PING"]))
+            send(CastMessage(sourceID: "receiver-0", destinationID: "sender-0", namespace: .heartbeat,
+                             payload: CastHeartbeatHandler.pingPayload))
             scheduleHeartbeat(on: context.eventLoop)
         case .timedOut(let silent):
             log.warning("sender silent for \(Int(silent)) s: closing the connection", [

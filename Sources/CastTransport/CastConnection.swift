@@ -182,11 +182,11 @@ public final class CastConnection: Sendable {
         return try NIOSSLContext(configuration: configuration)
     }
 
-    /// `host` as a socket address when it is an IPv4 or IPv6 literal (brackets allowed), else nil.
+    /// `host` as a socket address when it is an IPv4 or IPv6 literal (brackets allowed), else nil
+    /// (`SocketAddress(ipAddress:)` parses with inet_pton and never resolves a name).
     static func ipLiteralAddress(host: String, port: Int) -> SocketAddress? {
         var literal = Substring(host)
         if literal.hasPrefix("["), literal.hasSuffix("]") { literal = literal.dropFirst().dropLast() }
-        guard !literal.isEmpty, literal.allSatisfy({ $0.isHexDigit || $0 == "." || $0 == ":" }) else { return nil }
         return try? SocketAddress(ipAddress: String(literal), port: port)
     }
 
