@@ -70,7 +70,7 @@ struct ReceiverSimulatorTests {
             settings.heartbeatTimeout = 0.6
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let client = try await TestCastClient.connect(host: device.address, port: device.castPort, group: group)
+        let client = try await TestCastClient.connect(host: device.address, port: device.castPort, group: group, answersPings: false)
         #expect(await client.next(type: "PING", namespace: .heartbeat, timeout: 5) != nil)
         #expect(await client.waitClosed(timeout: 10))
         await simulator.stop()

@@ -8,7 +8,10 @@ import NIOSSL
 import Synchronization
 
 /// A minimal Cast sender for tests: TLS without certificate checks (as every real sender),
-/// the production frame codec, and a queue of received messages with timeouts.
+/// the production frame codec, and a queue of received messages with timeouts. Like every real
+/// sender it answers the device's PINGs (they are still queued), unless `answersPings` is false:
+/// otherwise a test that runs longer than the device's heartbeat timeout (a loaded machine, the
+/// whole suite in parallel) would lose its connection to the device's liveness check.
 final class TestCastClient: @unchecked Sendable {
     let channel: Channel
     private let inbox: Inbox
@@ -18,7 +21,7 @@ final class TestCastClient: @unchecked Sendable {
         self.inbox = inbox
     }
 
-    static func connect(host: String, port: Int, group: EventLoopGroup) async throws -> TestCastClient {
+    static func connect(host: String, port: Int, group: EventLoopGroup, answersPings: Bool = true) async throws -> TestCastClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .none
         let context = try NIOSSLContext(configuration: tls)
@@ -32,7 +35,7 @@ final class TestCastClient: @unchecked Sendable {
                     try sync.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil))
                     try sync.addHandler(TLSHandshakeWaiter(promise: handshake))
                     try sync.addCastMessageCodec(logSystem: LogSystem(), trafficLog: false)
-                    try sync.addHandler(InboxHandler(inbox: inbox))
+                    try sync.addHandler(InboxHandler(inbox: inbox, answersPings: answersPings))
                 }
             }
             .connect(host: host, port: port)
@@ -138,9 +141,23 @@ final class TestCastClient: @unchecked Sendable {
 
     private final class InboxHandler: ChannelInboundHandler {
         typealias InboundIn = CastMessage
+        typealias OutboundOut = CastMessage
         let inbox: Inbox
-        init(inbox: Inbox) { self.inbox = inbox }
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) { inbox.append(unwrapInboundIn(data)) }
+        let answersPings: Bool
+        init(inbox: Inbox, answersPings: Bool) {
+            self.inbox = inbox
+            self.answersPings = answersPings
+        }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let message = unwrapInboundIn(data)
+            inbox.append(message)
+            if answersPings, message.namespace == .heartbeat,
+               message.payload.text.flatMap({ try? JSONValue.parse($0) })?["type"]?.string == "PING" {
+                context.writeAndFlush(wrapOutboundOut(CastMessage(sourceID: message.destinationID, destinationID: message.sourceID,
+                                                                  namespace: .heartbeat, payload: CastHeartbeatHandler.pongPayload)),
+                                      promise: nil)
+            }
+        }
         func errorCaught(context: ChannelHandlerContext, error: Error) { inbox.errors.withLock { $0.append(error) } }
     }
 }
