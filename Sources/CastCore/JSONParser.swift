@@ -19,14 +19,25 @@ struct JSONParser: ~Copyable {
     var depth = 0
     /// Decoded bytes of the strings that have escapes (all of them, back to back).
     var scratch: [UInt8] = []
-    /// Output. Every entry starts at a distinct input byte, so `count` entries always suffice.
-    let tape: UnsafeMutablePointer<JSONTapeEntry>
+    /// Output: at first the caller's buffer (on its stack), moved to the heap by ``growTape()``
+    /// when a document needs more entries. Every entry starts at a distinct input byte, so
+    /// `count` entries always suffice.
+    var tape: UnsafeMutablePointer<JSONTapeEntry>
     var tapeCount = 0
+    var tapeCapacity: Int
+    /// The heap tape once the caller's buffer was too small; the caller frees it.
+    var heapTape: UnsafeMutablePointer<JSONTapeEntry>?
 
-    init(base: UnsafePointer<UInt8>, count: Int, tape: UnsafeMutablePointer<JSONTapeEntry>) {
+    /// Entries of the tape that ``withDocument(_:_:)`` keeps on the stack: 1 KiB, what
+    /// `withUnsafeTemporaryAllocation` puts on the stack without asking. A MEDIA_STATUS without
+    /// metadata needs about 40; larger documents move to the heap once.
+    static let stackTapeCapacity = 64
+
+    init(base: UnsafePointer<UInt8>, count: Int, tape: UnsafeMutablePointer<JSONTapeEntry>, capacity: Int) {
         self.base = base
         self.count = count
         self.tape = tape
+        self.tapeCapacity = capacity
     }
 
     /// Parses one complete JSON text and runs `body` on its root while the tape is alive.
@@ -37,14 +48,16 @@ struct JSONParser: ~Copyable {
         guard let base = buffer.baseAddress, !buffer.isEmpty else {
             return .failure(JSONParseError(offset: 0, reason: "unexpected end of input"))
         }
-        return withUnsafeTemporaryAllocation(of: JSONTapeEntry.self, capacity: buffer.count) { tapeBuffer in
-            let tape = tapeBuffer.baseAddress.unsafelyUnwrapped
-            var parser = JSONParser(base: base, count: buffer.count, tape: tape)
+        let capacity = Swift.min(buffer.count, stackTapeCapacity)
+        return withUnsafeTemporaryAllocation(of: JSONTapeEntry.self, capacity: capacity) { tapeBuffer in
+            var parser = JSONParser(base: base, count: buffer.count, tape: tapeBuffer.baseAddress.unsafelyUnwrapped, capacity: capacity)
+            defer { parser.heapTape?.deallocate() }
             do throws(JSONParseError) {
                 try parser.parseDocument()
             } catch {
                 return .failure(error)
             }
+            let tape = parser.tape
             return parser.scratch.withUnsafeBufferPointer { scratch in
                 let document = JSONTapeDocument(
                     tape: UnsafePointer(tape), input: base, scratch: scratch.baseAddress, table: JSONStringTable.shared)
@@ -81,8 +94,29 @@ struct JSONParser: ~Copyable {
 
     @inline(__always)
     mutating func emit(_ header: UInt64, _ payload: UInt64) {
+        if tapeCount == tapeCapacity { growTape() }
         tape[tapeCount] = JSONTapeEntry(header: header, payload: payload)
         tapeCount &+= 1
+    }
+
+    /// Reserves the entry of a container (filled by ``close(_:tag:children:)``); returns its index.
+    @inline(__always)
+    mutating func reserveEntry() -> Int {
+        if tapeCount == tapeCapacity { growTape() }
+        let slot = tapeCount
+        tapeCount &+= 1
+        return slot
+    }
+
+    /// Moves the tape to the heap with room for the worst case (one entry per input byte).
+    @inline(never)
+    mutating func growTape() {
+        precondition(heapTape == nil && tapeCapacity < count, "JSON tape outgrew its worst case")
+        let grown = UnsafeMutablePointer<JSONTapeEntry>.allocate(capacity: count)
+        grown.moveInitialize(from: tape, count: tapeCount)
+        tape = grown
+        heapTape = grown
+        tapeCapacity = count
     }
 
     func endOfInput() -> JSONParseError {
@@ -161,8 +195,7 @@ struct JSONParser: ~Copyable {
 
     mutating func parseArray() throws(JSONParseError) {
         try enterContainer()
-        let slot = tapeCount
-        tapeCount &+= 1
+        let slot = reserveEntry()
         index &+= 1  // '['
         skipWhitespace()
         guard index < count else { throw endOfInput() }
@@ -193,8 +226,7 @@ struct JSONParser: ~Copyable {
 
     mutating func parseObject() throws(JSONParseError) {
         try enterContainer()
-        let slot = tapeCount
-        tapeCount &+= 1
+        let slot = reserveEntry()
         index &+= 1  // '{'
         skipWhitespace()
         guard index < count else { throw endOfInput() }

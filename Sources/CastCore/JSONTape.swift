@@ -191,8 +191,38 @@ extension JSONTapeValue: JSONDecodingSource {
     }
 }
 
-/// The members of an object on the tape, in order; keys become `String`s as they are visited.
+/// A key on the tape: its bytes (in the input, or decoded in scratch when it had escapes),
+/// compared without building a `String`.
+struct JSONTapeKey: JSONMemberKey {
+    let document: UnsafePointer<JSONTapeDocument>
+    let position: Int
+    let bytes: UnsafePointer<UInt8>
+    let count: Int
+
+    @inline(__always)
+    init(document: UnsafePointer<JSONTapeDocument>, position: Int) {
+        self.document = document
+        self.position = position
+        let entry = document.pointee.tape[position]
+        bytes = document.pointee.stringBytes(entry)
+        count = entry.length
+    }
+
+    @inline(__always)
+    func equals(_ name: StaticString) -> Bool {
+        name.withUTF8Buffer { nameBytes in
+            count == nameBytes.count && memcmpBytes(bytes, nameBytes.baseAddress.unsafelyUnwrapped, count)
+        }
+    }
+
+    var string: String { document.pointee.string(at: position) }
+}
+
+/// The members of an object on the tape, in order; keys are ``JSONTapeKey``s.
 struct JSONTapeObject: JSONDecodingObject {
+    typealias MemberKey = JSONTapeKey
+    typealias MemberValue = JSONTapeValue
+
     let document: UnsafePointer<JSONTapeDocument>
     let position: Int
     let count: Int
@@ -203,12 +233,12 @@ struct JSONTapeObject: JSONDecodingObject {
         var remaining: Int
 
         @inline(__always)
-        mutating func next() -> (key: String, value: JSONTapeValue)? {
+        mutating func next() -> (key: JSONTapeKey, value: JSONTapeValue)? {
             guard remaining > 0 else { return nil }
             remaining &-= 1
             let keyPosition = position
             position = document.pointee.skip(keyPosition &+ 1)
-            return (key: document.pointee.string(at: keyPosition), value: JSONTapeValue(document: document, position: keyPosition &+ 1))
+            return (key: JSONTapeKey(document: document, position: keyPosition), value: JSONTapeValue(document: document, position: keyPosition &+ 1))
         }
     }
 

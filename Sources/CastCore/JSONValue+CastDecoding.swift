@@ -31,9 +31,45 @@ protocol JSONDecodingSource {
 }
 
 /// The members of an object, in wire order, and lookup of the first member with a key.
-protocol JSONDecodingObject: Sequence where Element == (key: String, value: MemberValue) {
+protocol JSONDecodingObject: Sequence where Element == (key: MemberKey, value: MemberValue) {
+    associatedtype MemberKey: JSONMemberKey
     associatedtype MemberValue
     subscript(key: String) -> MemberValue? { get }
+}
+
+/// An object member's key as a model's decoder sees it: matched against the names the model
+/// knows (`switch key { case "playerState": … }`) byte for byte, without building a `String`
+/// (JSON compares keys by their code points, not by Unicode canonical equivalence).
+protocol JSONMemberKey {
+    /// Whether the key's UTF-8 bytes are exactly `name`'s.
+    func equals(_ name: StaticString) -> Bool
+    /// The key as a `String` (for members a model keeps as they came, and for errors).
+    var string: String { get }
+}
+
+/// Lets a `switch` over a member key use string-literal patterns.
+@inline(__always)
+func ~= <Key: JSONMemberKey>(name: StaticString, key: Key) -> Bool {
+    key.equals(name)
+}
+
+extension String: JSONMemberKey {
+    @inline(__always)
+    func equals(_ name: StaticString) -> Bool {
+        name.withUTF8Buffer { nameBytes in utf8.count == nameBytes.count && utf8.elementsEqual(nameBytes) }
+    }
+
+    @inline(__always)
+    var string: String { self }
+}
+
+extension JSONDecodingObject {
+    /// The value of the first member named `name` (compared byte for byte).
+    @inline(__always)
+    func member(_ name: StaticString) -> MemberValue? {
+        for (key, value) in self where key.equals(name) { return value }
+        return nil
+    }
 }
 
 /// A model whose decoder is written once over any ``JSONDecodingSource``.
@@ -42,6 +78,7 @@ protocol JSONSourceDecodable: CastPayloadModel {
 }
 
 extension JSONObject: JSONDecodingObject {
+    typealias MemberKey = String
     typealias MemberValue = JSONValue
 }
 

@@ -67,19 +67,19 @@ public struct MediaInformation: CastPayloadModel, JSONSourceDecodable, Hashable 
         var entity: String?
         var extra = JSONObject()
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (9, "contentId"): contentId = try value.decodeString(key)
-            case (10, "contentUrl"): contentUrl = try value.decodeString(key)
-            case (10, "streamType"): streamType = try value.decodeEnum(key)
-            case (11, "contentType"): contentType = try value.decodeString(key)
-            case (8, "metadata"): metadata = try value.decodeModel(key, as: MediaMetadata.self).map(IndirectBox.init)
-            case (8, "duration"): duration = try value.decodeDouble(key)
-            case (6, "tracks"): tracks = try value.decodeModels(key)
-            case (14, "textTrackStyle"): textTrackStyle = value.decodeAny()
-            case (10, "customData"): customData = value.decodeAny()
-            case (13, "mediaCategory"): mediaCategory = try value.decodeEnum(key)
-            case (6, "entity"): entity = try value.decodeString(key)
-            default: extra.append(key: key, value: value.jsonValue)
+            switch key {
+            case "contentId": contentId = try value.decodeString("contentId")
+            case "contentUrl": contentUrl = try value.decodeString("contentUrl")
+            case "streamType": streamType = try value.decodeEnum("streamType")
+            case "contentType": contentType = try value.decodeString("contentType")
+            case "metadata": metadata = try value.decodeModel("metadata", as: MediaMetadata.self).map(IndirectBox.init)
+            case "duration": duration = try value.decodeDouble("duration")
+            case "tracks": tracks = try value.decodeModels("tracks")
+            case "textTrackStyle": textTrackStyle = value.decodeAny()
+            case "customData": customData = value.decodeAny()
+            case "mediaCategory": mediaCategory = try value.decodeEnum("mediaCategory")
+            case "entity": entity = try value.decodeString("entity")
+            default: extra.append(key: key.string, value: value.jsonValue)
             }
         }
         self.contentId = try requireKey(contentId, "contentId")

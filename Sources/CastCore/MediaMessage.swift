@@ -36,7 +36,7 @@ public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
 
     init<Source: JSONDecodingSource>(source: Source) throws(CastPayloadError) {
         let object = try source.modelObject()
-        let type = try object["type"]?.decodeString("type") ?? ""
+        let type = try object.member("type")?.decodeString("type") ?? ""
         switch (type.utf8.count, type) {
         case (4, "LOAD"): self = .load(try LoadRequest(json: source.jsonValue))
         case (4, "SEEK"): self = .seek(try SeekRequest(json: source.jsonValue))
@@ -46,12 +46,12 @@ public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
         case (12, "QUEUE_REMOVE"): self = .queueRemove(try QueueRemoveRequest(json: source.jsonValue))
         case (13, "QUEUE_REORDER"): self = .queueReorder(try QueueReorderRequest(json: source.jsonValue))
         case (12, "MEDIA_STATUS"):
-            let requestID = try object["requestId"]?.decodeRequestID()
-            let status: [MediaStatus]? = try object["status"]?.decodeModels("status")
+            let requestID = try object.member("requestId")?.decodeRequestID()
+            let status: [MediaStatus]? = try object.member("status")?.decodeModels("status")
             self = .mediaStatus(requestId: requestID, status: status ?? [])
         case (4, "PLAY"), (5, "PAUSE"), (4, "STOP"), (10, "GET_STATUS"):
             let requestID = try Self.requiredRequestID(object)
-            let mediaSessionId = try object["mediaSessionId"]?.decodeInt("mediaSessionId")
+            let mediaSessionId = try object.member("mediaSessionId")?.decodeInt("mediaSessionId")
             switch type {
             case "PLAY": self = .play(requestId: requestID, mediaSessionId: mediaSessionId)
             case "PAUSE": self = .pause(requestId: requestID, mediaSessionId: mediaSessionId)
@@ -59,31 +59,31 @@ public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
             default: self = .getStatus(requestId: requestID, mediaSessionId: mediaSessionId)
             }
         case (10, "SET_VOLUME"):
-            let volume: Volume? = try object["volume"]?.decodeModel("volume")
+            let volume: Volume? = try object.member("volume")?.decodeModel("volume")
             self = .setVolume(requestId: try Self.requiredRequestID(object),
                               mediaSessionId: try Self.requiredSessionID(object),
                               volume: try requireKey(volume, "volume"))
         case (17, "SET_PLAYBACK_RATE"):
-            let rate = try object["playbackRate"]?.decodeDouble("playbackRate")
+            let rate = try object.member("playbackRate")?.decodeDouble("playbackRate")
             self = .setPlaybackRate(requestId: try Self.requiredRequestID(object),
                                     mediaSessionId: try Self.requiredSessionID(object),
                                     playbackRate: try requireKey(rate, "playbackRate"))
         case (16, "EDIT_TRACKS_INFO"):
             self = .editTracksInfo(requestId: try Self.requiredRequestID(object),
                                    mediaSessionId: try Self.requiredSessionID(object),
-                                   activeTrackIds: try object["activeTrackIds"]?.decodeInts("activeTrackIds"))
+                                   activeTrackIds: try object.member("activeTrackIds")?.decodeInts("activeTrackIds"))
         case (11, "LOAD_FAILED"):
-            self = .loadFailed(requestId: try object["requestId"]?.decodeRequestID(),
-                               itemId: try object["itemId"]?.decodeInt("itemId"),
-                               detailedErrorCode: try object["detailedErrorCode"]?.decodeIntEnum("detailedErrorCode"))
+            self = .loadFailed(requestId: try object.member("requestId")?.decodeRequestID(),
+                               itemId: try object.member("itemId")?.decodeInt("itemId"),
+                               detailedErrorCode: try object.member("detailedErrorCode")?.decodeIntEnum("detailedErrorCode"))
         case (14, "LOAD_CANCELLED"):
-            self = .loadCancelled(requestId: try object["requestId"]?.decodeRequestID(),
-                                  itemId: try object["itemId"]?.decodeInt("itemId"))
+            self = .loadCancelled(requestId: try object.member("requestId")?.decodeRequestID(),
+                                  itemId: try object.member("itemId")?.decodeInt("itemId"))
         case (20, "INVALID_PLAYER_STATE"):
-            self = .invalidPlayerState(requestId: try object["requestId"]?.decodeRequestID())
+            self = .invalidPlayerState(requestId: try object.member("requestId")?.decodeRequestID())
         case (15, "INVALID_REQUEST"):
-            self = .invalidRequest(requestId: try object["requestId"]?.decodeRequestID(),
-                                   reason: try object["reason"]?.decodeEnum("reason"))
+            self = .invalidRequest(requestId: try object.member("requestId")?.decodeRequestID(),
+                                   reason: try object.member("reason")?.decodeEnum("reason"))
         case (5, "ERROR"):
             self = .error(try source.jsonValue.modelObject().removingType())
         default:
@@ -93,11 +93,11 @@ public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
 
     static func requiredRequestID<Object: JSONDecodingObject>(_ object: Object) throws(CastPayloadError) -> RequestID
     where Object.MemberValue: JSONDecodingSource {
-        try requireKey(try object["requestId"]?.decodeRequestID(), "requestId")
+        try requireKey(try object.member("requestId")?.decodeRequestID(), "requestId")
     }
 
     static func requiredSessionID<Object: JSONDecodingObject>(_ object: Object) throws(CastPayloadError) -> Int
     where Object.MemberValue: JSONDecodingSource {
-        try requireKey(try object["mediaSessionId"]?.decodeInt("mediaSessionId"), "mediaSessionId")
+        try requireKey(try object.member("mediaSessionId")?.decodeInt("mediaSessionId"), "mediaSessionId")
     }
 }

@@ -89,29 +89,29 @@ public struct MediaStatus: CastPayloadModel, JSONSourceDecodable, Hashable {
         var breakStatus: JSONValue?
         var liveSeekableRange: JSONValue?
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (14, "mediaSessionId"): mediaSessionId = try value.decodeInt(key)
-            case (11, "playerState"): playerState = try value.decodeEnum(key)
-            case (10, "idleReason"): idleReason = try value.decodeEnum(key)
-            case (11, "currentTime"): currentTime = try value.decodeDouble(key) ?? 0
-            case (12, "playbackRate"): playbackRate = try value.decodeDouble(key) ?? 1
-            case (22, "supportedMediaCommands"):
-                let bits = try value.decodeInt(key) ?? 0
+            switch key {
+            case "mediaSessionId": mediaSessionId = try value.decodeInt("mediaSessionId")
+            case "playerState": playerState = try value.decodeEnum("playerState")
+            case "idleReason": idleReason = try value.decodeEnum("idleReason")
+            case "currentTime": currentTime = try value.decodeDouble("currentTime") ?? 0
+            case "playbackRate": playbackRate = try value.decodeDouble("playbackRate") ?? 1
+            case "supportedMediaCommands":
+                let bits = try value.decodeInt("supportedMediaCommands") ?? 0
                 supportedMediaCommands = SupportedMediaCommands(rawValue: UInt64(bitPattern: Int64(bits)))
-            case (6, "volume"): volume = try value.decodeModel(key)
-            case (5, "media"): media = try value.decodeModel(key, as: MediaInformation.self).map(IndirectBox.init)
-            case (14, "extendedStatus"): extendedStatus = try value.decodeModel(key, as: ExtendedMediaStatus.self).map(IndirectBox.init)
-            case (13, "currentItemId"): currentItemId = try value.decodeInt(key)
-            case (13, "loadingItemId"): loadingItemId = try value.decodeInt(key)
-            case (15, "preloadedItemId"): preloadedItemId = try value.decodeInt(key)
-            case (10, "repeatMode"): repeatMode = try value.decodeEnum(key)
-            case (5, "items"): items = try value.decodeModels(key)
-            case (9, "queueData"): queueData = value.decodeAny()
-            case (14, "activeTrackIds"): activeTrackIds = try value.decodeInts(key)
-            case (9, "videoInfo"): videoInfo = try value.decodeModel(key, as: VideoInfo.self).map(IndirectBox.init)
-            case (10, "customData"): customData = value.decodeAny()
-            case (11, "breakStatus"): breakStatus = value.decodeAny()
-            case (17, "liveSeekableRange"): liveSeekableRange = value.decodeAny()
+            case "volume": volume = try value.decodeModel("volume")
+            case "media": media = try value.decodeModel("media", as: MediaInformation.self).map(IndirectBox.init)
+            case "extendedStatus": extendedStatus = try value.decodeModel("extendedStatus", as: ExtendedMediaStatus.self).map(IndirectBox.init)
+            case "currentItemId": currentItemId = try value.decodeInt("currentItemId")
+            case "loadingItemId": loadingItemId = try value.decodeInt("loadingItemId")
+            case "preloadedItemId": preloadedItemId = try value.decodeInt("preloadedItemId")
+            case "repeatMode": repeatMode = try value.decodeEnum("repeatMode")
+            case "items": items = try value.decodeModels("items")
+            case "queueData": queueData = value.decodeAny()
+            case "activeTrackIds": activeTrackIds = try value.decodeInts("activeTrackIds")
+            case "videoInfo": videoInfo = try value.decodeModel("videoInfo", as: VideoInfo.self).map(IndirectBox.init)
+            case "customData": customData = value.decodeAny()
+            case "breakStatus": breakStatus = value.decodeAny()
+            case "liveSeekableRange": liveSeekableRange = value.decodeAny()
             default: break
             }
         }

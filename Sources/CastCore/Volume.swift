@@ -25,11 +25,11 @@ public struct Volume: CastPayloadModel, JSONSourceDecodable, Hashable {
     init<Source: JSONDecodingSource>(source json: Source) throws(CastPayloadError) {
         self.init()
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (5, "level"): level = try value.decodeDouble(key)
-            case (5, "muted"): muted = try value.decodeBool(key)
-            case (11, "controlType"): controlType = try value.decodeEnum(key)
-            case (12, "stepInterval"): stepInterval = try value.decodeDouble(key)
+            switch key {
+            case "level": level = try value.decodeDouble("level")
+            case "muted": muted = try value.decodeBool("muted")
+            case "controlType": controlType = try value.decodeEnum("controlType")
+            case "stepInterval": stepInterval = try value.decodeDouble("stepInterval")
             default: break
             }
         }

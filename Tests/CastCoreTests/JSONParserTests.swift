@@ -186,4 +186,20 @@ struct JSONParserTests {
         let value = try JSONValue.parse(#"["mediaSessionId","mediaSessionIdX","urn:x-cast:com.google.cast.media","type"]"#)
         #expect(value == ["mediaSessionId", "mediaSessionIdX", "urn:x-cast:com.google.cast.media", "type"])
     }
+
+    /// The tape starts on the stack (``JSONParser/stackTapeCapacity`` entries) and moves to the
+    /// heap when a document needs more: documents on both sides of the boundary, with the move
+    /// happening inside an array, inside objects whose entries were reserved before it, and for
+    /// the densest tape a document can need (`[1,1,…]`: an entry per two input bytes).
+    @Test("documents across the stack tape's size", arguments: [1, 30, 61, 62, 63, 64, 65, 66, 200, 5000])
+    func tapeGrowth(_ n: Int) throws {
+        let numbers = (0..<n).map { JSONValue.int(Int64($0)) }
+        let array = "[" + (0..<n).map(String.init).joined(separator: ",") + "]"
+        #expect(try JSONValue.parse(array) == .array(numbers))
+        let nested = #"{"head":{"a":"#+array+#"},"tail":[true,{"k":"v"}],"last":"\u00e9"}"#
+        let expected: JSONValue = ["head": ["a": .array(numbers)], "tail": [true, ["k": "v"]], "last": "\u{e9}"]
+        #expect(try JSONValue.parse(nested) == expected)
+        let ones = "[" + Array(repeating: "1", count: n).joined(separator: ",") + "]"
+        #expect(try JSONValue.parse(ones) == .array(Array(repeating: .int(1), count: n)))
+    }
 }

@@ -23,6 +23,13 @@ struct TapeDecodingTests {
         #"{"type":"MEDIA_STATUS","status":[{"mediaSessionId":1,"playerState":"PLAYING","media":{"streamType":"LIVE"}}]}"#,
         #"{"type":"MEDIA_STATUS","status":[{"mediaSessionId":1,"playerState":"PLAYING","activeTrackIds":[1,2,"3"]}]}"#,
         #"{"type":"MEDIA_STATUS","status":[{"mediaSessionId":1,"playerState":"PLAYING","volume":{"muted":"true"},"items":[{"itemId":1,"media":{"contentId":"a"}}],"extendedStatus":{"playerState":"LOADING"},"videoInfo":{"width":1,"height":2}}]}"#,
+        // A key one byte off a known one (same length) is an unknown key: "mediaSessionId" is missing.
+        #"{"type":"MEDIA_STATUS","status":[{"mediaSessionID":1,"playerState":"PLAYING"}]}"#,
+        #"{"type":"MEDIA_STATUS","status":[{"mediaSessionId":1,"playerState":"PLAYING","volume":{"levell":0.5,"mute":true}}]}"#,
+        // More tape entries than the parser keeps on the stack (the tape moves to the heap mid-document).
+        #"{"type":"MEDIA_STATUS","requestId":3,"status":[{"mediaSessionId":1,"playerState":"PLAYING","activeTrackIds":["#
+            + (1...90).map(String.init).joined(separator: ",")
+            + #"],"media":{"contentId":"a","tracks":[{"trackId":1,"type":"TEXT"}],"extra":[{"a":1},{"b":[2,3]}]}}]}"#,
         #"{"type":"PLAY","requestId":4,"mediaSessionId":1}"#,
         #"{"type":"PLAY","mediaSessionId":1}"#,
         #"{"type":"ERROR","requestId":5,"reason":"INVALID_REQUEST"}"#,
