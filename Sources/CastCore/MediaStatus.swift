@@ -115,8 +115,10 @@ public struct MediaStatus: CastPayloadModel, JSONSourceDecodable, Hashable {
             default: break
             }
         }
-        self.mediaSessionId = try requireKey(mediaSessionId, "mediaSessionId")
-        self.playerState = try requireKey(playerState, "playerState")
+        guard let mediaSessionId else { throw .missingKey("mediaSessionId") }
+        guard let playerState else { throw .missingKey("playerState") }
+        self.mediaSessionId = mediaSessionId
+        self.playerState = playerState
         self.idleReason = idleReason
         self.currentTime = currentTime
         self.playbackRate = playbackRate
