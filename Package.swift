@@ -67,7 +67,17 @@ let package = Package(
             name: "CastLogging",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "CastCore"),
+        .target(
+            name: "CastCore",
+            dependencies: ["CJSONTape"],
+            swiftSettings: [
+                // The models' initializers build 150-300-byte structs; IRGen's large-loadable-types
+                // reg2mem pass builds each twice and copies one into the result (a retain per
+                // reference, then a release per reference of the other): ~700 instructions of a
+                // decoded MEDIA_STATUS. `scripts/count-instructions.sh decode` shows the difference.
+                .unsafeFlags(["-Xfrontend", "-disable-large-loadable-types-reg2mem"]),
+            ]
+        ),
         .target(
             name: "CastProtocol",
             dependencies: [
@@ -151,6 +161,8 @@ let package = Package(
         .target(name: "JSONSink", dependencies: ["CastPluginKit", "CJSONScan"], path: "Plugins/JSONSink", exclude: ["README.md"]),
         // The JSON sink's string scan (SSE2/NEON): Swift's SIMD types do not vectorise it.
         .target(name: "CJSONScan"),
+        // The JSON parser's fast path (CastCore's tape, for documents without escapes).
+        .target(name: "CJSONTape"),
         .target(name: "MediaFormats", dependencies: ["CastPluginKit"], path: "Plugins/MediaFormats"),
         .target(name: "JournaldSink", dependencies: ["CastPluginKit", "CSystemd"], path: "Plugins/JournaldSink"),
         .target(name: "AvahiDiscovery", dependencies: ["CastPluginKit", "CAvahi"], path: "Plugins/AvahiDiscovery"),

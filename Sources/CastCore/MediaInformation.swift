@@ -82,7 +82,8 @@ public struct MediaInformation: CastPayloadModel, JSONSourceDecodable, Hashable 
             default: extra.append(key: key.string, value: value.jsonValue)
             }
         }
-        self.contentId = try requireKey(contentId, "contentId")
+        guard let contentId else { throw .missingKey("contentId") }
+        self.contentId = contentId
         self.contentUrl = contentUrl
         self.streamType = streamType ?? .buffered
         self.contentType = contentType ?? ""

@@ -10,22 +10,32 @@ extension CastMessage {
     /// checked with the field's name in the error; a `protocol_version` outside the enum is kept.
     public init(decoding body: ByteBuffer) throws(CastMessageDecodingError) {
         let size = body.readableBytes
-        let result: Result<CastMessageWireReader.Fields, CastMessageDecodingError> = body.withUnsafeReadableBytes { raw in
-            do throws(CastMessageDecodingError) { return .success(try CastMessageWireReader.read(raw)) } catch { return .failure(error) }
+        // Built inside the closure, moving each field out of the reader's result: no copies
+        // (retain + release) of the strings on the way.
+        let result: Result<CastMessage, CastMessageDecodingError> = body.withUnsafeReadableBytes { raw in
+            do throws(CastMessageDecodingError) {
+                return .success(try CastMessage(fields: CastMessageWireReader.read(raw), byteCount: size))
+            } catch {
+                return .failure(error)
+            }
         }
-        let f = try result.get()
+        self = try result.get()
+    }
+
+    /// The message from the wire reader's fields, checking proto2's required fields.
+    private init(fields f: consuming CastMessageWireReader.Fields, byteCount size: Int) throws(CastMessageDecodingError) {
         guard let version = f.protocolVersion else { throw .missingRequiredField("protocol_version", byteCount: size) }
-        guard let source = f.sourceID else { throw .missingRequiredField("source_id", byteCount: size) }
-        guard let destination = f.destinationID else { throw .missingRequiredField("destination_id", byteCount: size) }
-        guard let namespace = f.namespace else { throw .missingRequiredField("namespace", byteCount: size) }
+        guard let source = f.sourceID.take() else { throw .missingRequiredField("source_id", byteCount: size) }
+        guard let destination = f.destinationID.take() else { throw .missingRequiredField("destination_id", byteCount: size) }
+        guard let namespace = f.namespace.take() else { throw .missingRequiredField("namespace", byteCount: size) }
         guard let payloadType = f.payloadType else { throw .missingRequiredField("payload_type", byteCount: size) }
         let payload: Payload
         switch UInt32(truncatingIfNeeded: payloadType) {
         case 0:
-            guard let text = f.payloadUTF8 else { throw .missingRequiredField("payload_utf8", byteCount: size) }
+            guard let text = f.payloadUTF8.take() else { throw .missingRequiredField("payload_utf8", byteCount: size) }
             payload = .string(text)
         case 1:
-            guard let bytes = f.payloadBinary else { throw .missingRequiredField("payload_binary", byteCount: size) }
+            guard let bytes = f.payloadBinary.take() else { throw .missingRequiredField("payload_binary", byteCount: size) }
             payload = .binary(bytes)
         default:
             throw .unsupportedPayloadType(UInt64(UInt32(truncatingIfNeeded: payloadType)), byteCount: size)
