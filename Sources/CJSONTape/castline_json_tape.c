@@ -258,7 +258,9 @@ static size_t parse_container(parser *p, size_t pos, int is_object) {
                 if (pos >= length || in[pos] != ':') return DECLINED;
                 pos = skip_whitespace(p, pos + 1);
             }
-            pos = parse_value(p, pos);
+            // Strings inline (most values are), containers by recursion, the rest by call.
+            if (pos < length && in[pos] == '"') pos = parse_string(p, pos + 1);
+            else pos = parse_value(p, pos);
             if (FAILED(pos)) return pos;
             children++;
             pos = skip_whitespace(p, pos);

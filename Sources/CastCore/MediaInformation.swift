@@ -82,19 +82,19 @@ public struct MediaInformation: CastPayloadModel, JSONSourceDecodable, Hashable 
             default: extra.append(key: key.string, value: value.jsonValue)
             }
         }
-        guard let contentId else { throw .missingKey("contentId") }
+        guard let contentId = consume contentId else { throw .missingKey("contentId") }
         self.contentId = contentId
-        self.contentUrl = contentUrl
-        self.streamType = streamType ?? .buffered
-        self.contentType = contentType ?? ""
-        self._metadata = metadata
-        self.duration = duration
-        self.tracks = tracks ?? []
-        self.textTrackStyle = textTrackStyle
-        self.customData = customData
-        self.mediaCategory = mediaCategory
-        self.entity = entity
-        self.extra = extra
+        self.contentUrl = consume contentUrl
+        self.streamType = (consume streamType) ?? .buffered
+        self.contentType = (consume contentType) ?? ""
+        self._metadata = consume metadata
+        self.duration = consume duration
+        self.tracks = (consume tracks) ?? []
+        self.textTrackStyle = consume textTrackStyle
+        self.customData = consume customData
+        self.mediaCategory = consume mediaCategory
+        self.entity = consume entity
+        self.extra = consume extra
     }
 
     public var json: JSONValue {

@@ -116,27 +116,27 @@ public struct MediaStatus: CastPayloadModel, JSONSourceDecodable, Hashable {
             }
         }
         guard let mediaSessionId else { throw .missingKey("mediaSessionId") }
-        guard let playerState else { throw .missingKey("playerState") }
+        guard let playerState = consume playerState else { throw .missingKey("playerState") }
         self.mediaSessionId = mediaSessionId
         self.playerState = playerState
-        self.idleReason = idleReason
-        self.currentTime = currentTime
-        self.playbackRate = playbackRate
-        self.supportedMediaCommands = supportedMediaCommands
-        self.volume = volume
-        self._media = media
-        self._extendedStatus = extendedStatus
-        self.currentItemId = currentItemId
-        self.loadingItemId = loadingItemId
-        self.preloadedItemId = preloadedItemId
-        self.repeatMode = repeatMode
-        self.items = items
-        self.queueData = queueData
-        self.activeTrackIds = activeTrackIds
-        self._videoInfo = videoInfo
-        self.customData = customData
-        self.breakStatus = breakStatus
-        self.liveSeekableRange = liveSeekableRange
+        self.idleReason = consume idleReason
+        self.currentTime = consume currentTime
+        self.playbackRate = consume playbackRate
+        self.supportedMediaCommands = consume supportedMediaCommands
+        self.volume = consume volume
+        self._media = consume media
+        self._extendedStatus = consume extendedStatus
+        self.currentItemId = consume currentItemId
+        self.loadingItemId = consume loadingItemId
+        self.preloadedItemId = consume preloadedItemId
+        self.repeatMode = consume repeatMode
+        self.items = consume items
+        self.queueData = consume queueData
+        self.activeTrackIds = consume activeTrackIds
+        self._videoInfo = consume videoInfo
+        self.customData = consume customData
+        self.breakStatus = consume breakStatus
+        self.liveSeekableRange = consume liveSeekableRange
     }
 
     public var json: JSONValue {

@@ -9,12 +9,19 @@ extension CastMessage {
     /// Decodes a frame body (the hot path, see ``CastMessageWireReader``). Required fields are
     /// checked with the field's name in the error; a `protocol_version` outside the enum is kept.
     public init(decoding body: ByteBuffer) throws(CastMessageDecodingError) {
+        try self.init(decoding: body, reusableSource: nil, reusableDestination: nil)
+    }
+
+    /// Decodes a frame body; a `source_id` / `destination_id` with the bytes of
+    /// `reusableSource` / `reusableDestination` becomes that string (see ``CastMessageDecoder``).
+    init(decoding body: ByteBuffer, reusableSource: String?, reusableDestination: String?) throws(CastMessageDecodingError) {
         let size = body.readableBytes
         // Built inside the closure, moving each field out of the reader's result: no copies
         // (retain + release) of the strings on the way.
         let result: Result<CastMessage, CastMessageDecodingError> = body.withUnsafeReadableBytes { raw in
             do throws(CastMessageDecodingError) {
-                return .success(try CastMessage(fields: CastMessageWireReader.read(raw), byteCount: size))
+                let fields = try CastMessageWireReader.read(raw, reusableSource: reusableSource, reusableDestination: reusableDestination)
+                return .success(try CastMessage(fields: fields, byteCount: size))
             } catch {
                 return .failure(error)
             }

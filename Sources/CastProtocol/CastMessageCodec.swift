@@ -14,6 +14,7 @@ public final class CastMessageCodec: ChannelDuplexHandler, RemovableChannelHandl
     public typealias OutboundOut = ByteBuffer
 
     private let log: Logger
+    private var decoder = CastMessageDecoder()
 
     public init(logSystem: LogSystem = .shared) {
         log = Logger(class: "CastMessageCodec", system: logSystem)
@@ -22,7 +23,7 @@ public final class CastMessageCodec: ChannelDuplexHandler, RemovableChannelHandl
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let body = unwrapInboundIn(data)
         do {
-            let message = try CastMessage(decoding: body)
+            let message = try decoder.decode(body)
             context.fireChannelRead(wrapInboundOut(message))
         } catch {
             log.warning("dropped an undecodable message from \(CastFrameDecoder.peer(context)): \(error)", [

@@ -36,7 +36,11 @@ enum CastMessageWireReader {
         var remainingLength: UInt32?
     }
 
-    static func read(_ bytes: UnsafeRawBufferPointer) throws(CastMessageDecodingError) -> Fields {
+    /// Reads one message. `sourceID` / `destinationID` strings equal to `reusableSource` /
+    /// `reusableDestination` are those strings (no validation, allocation or copy).
+    static func read(
+        _ bytes: UnsafeRawBufferPointer, reusableSource: String? = nil, reusableDestination: String? = nil
+    ) throws(CastMessageDecodingError) -> Fields {
         var fields = Fields()
         var i = 0
         let n = bytes.count
@@ -63,8 +67,12 @@ enum CastMessageWireReader {
             i += Int(length)
             return slice
         }
-        func string(_ field: Int) throws(CastMessageDecodingError) -> String {
+        func string(_ field: Int, reusing reusable: String? = nil) throws(CastMessageDecodingError) -> String {
             let raw = try lengthDelimited()
+            if let reusable, reusable.utf8.count == raw.count,
+               reusable.utf8.withContiguousStorageIfAvailable({ $0.count == 0 || memcmp($0.baseAddress!, raw.baseAddress!, raw.count) == 0 }) == true {
+                return reusable
+            }
             guard let s = utf8String(raw) else { throw malformed("field \(field) is not valid UTF-8") }
             return s
         }
@@ -116,8 +124,8 @@ enum CastMessageWireReader {
             case 1:
                 let v = try varint()
                 if (0...3).contains(Int32(truncatingIfNeeded: v)) { fields.protocolVersionKnown = v } else { fields.protocolVersionUnknown = v }
-            case 2: fields.sourceID = try string(2)
-            case 3: fields.destinationID = try string(3)
+            case 2: fields.sourceID = try string(2, reusing: reusableSource)
+            case 3: fields.destinationID = try string(3, reusing: reusableDestination)
             case 4: fields.namespace = try string(4)
             case 5:
                 let v = try varint()
