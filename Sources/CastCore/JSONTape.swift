@@ -127,9 +127,9 @@ extension JSONTapeValue: JSONDecodingSource {
     var jsonValue: JSONValue { document.pointee.materialize(position) }
 
     @inline(__always)
-    func modelObject() throws(CastPayloadError) -> JSONTapeObject {
+    var objectMembers: JSONTapeObject? {
         let entry = entry
-        guard entry.tag == JSONTapeEntry.objectTag else { throw .typeMismatch(expected: "an object", found: jsonValue) }
+        guard entry.tag == JSONTapeEntry.objectTag else { return nil }
         return JSONTapeObject(document: document, position: position, count: entry.length)
     }
 
@@ -141,53 +141,25 @@ extension JSONTapeValue: JSONDecodingSource {
     }
 
     @inline(__always)
-    func decodeString(_ key: String?) throws(CastPayloadError) -> String? {
+    var scalar: JSONScalar {
+        let entry = entry
+        switch entry.tag {
+        case JSONTapeEntry.nullTag: return .null
+        case JSONTapeEntry.falseTag: return .bool(false)
+        case JSONTapeEntry.trueTag: return .bool(true)
+        case JSONTapeEntry.intTag: return .int(Int64(bitPattern: entry.payload))
+        case JSONTapeEntry.doubleTag: return .double(Double(bitPattern: entry.payload))
+        case JSONTapeEntry.stringTag, JSONTapeEntry.escapedStringTag: return .string
+        default: return .container
+        }
+    }
+
+    @inline(__always)
+    var stringValue: String? {
         switch entry.tag {
         case JSONTapeEntry.stringTag, JSONTapeEntry.escapedStringTag: return document.pointee.string(at: position)
-        case JSONTapeEntry.nullTag: return nil
-        default: throw .typeMismatch(expected: "a string", found: jsonValue, key: key)
+        default: return nil
         }
-    }
-
-    @inline(__always)
-    func decodeInt(_ key: String?) throws(CastPayloadError) -> Int? {
-        let entry = entry
-        switch entry.tag {
-        case JSONTapeEntry.intTag: return Int(truncatingIfNeeded: Int64(bitPattern: entry.payload))
-        case JSONTapeEntry.doubleTag:
-            if let integer = Int(exactly: Double(bitPattern: entry.payload)) { return integer }
-            throw .typeMismatch(expected: "an integer", found: jsonValue, key: key)
-        case JSONTapeEntry.nullTag: return nil
-        default: throw .typeMismatch(expected: "an integer", found: jsonValue, key: key)
-        }
-    }
-
-    @inline(__always)
-    func decodeDouble(_ key: String?) throws(CastPayloadError) -> Double? {
-        let entry = entry
-        switch entry.tag {
-        case JSONTapeEntry.doubleTag: return Double(bitPattern: entry.payload)
-        case JSONTapeEntry.intTag: return Double(Int64(bitPattern: entry.payload))
-        case JSONTapeEntry.nullTag: return nil
-        default: throw .typeMismatch(expected: "a number", found: jsonValue, key: key)
-        }
-    }
-
-    @inline(__always)
-    func decodeBool(_ key: String?) throws(CastPayloadError) -> Bool? {
-        switch entry.tag {
-        case JSONTapeEntry.trueTag: return true
-        case JSONTapeEntry.falseTag: return false
-        case JSONTapeEntry.nullTag: return nil
-        case JSONTapeEntry.stringTag, JSONTapeEntry.escapedStringTag:
-            switch document.pointee.string(at: position) {
-            case "true": return true
-            case "false": return false
-            default: break
-            }
-        default: break
-        }
-        throw .typeMismatch(expected: "a boolean", found: jsonValue, key: key)
     }
 }
 

@@ -8,6 +8,11 @@
 // `JSONSourceDecodable` are written once, generically, and specialized for both.
 
 /// Read access to parsed JSON, as the payload models need it.
+///
+/// The requirements do not throw: the throwing helpers (``decodeInt(_:)``, ``modelObject()``, …)
+/// are extension methods over them. A requirement with typed throws is called through the
+/// witness table even in a decoder specialized for a concrete source (the optimizer does not
+/// devirtualize it), which cost a call per member.
 protocol JSONDecodingSource {
     associatedtype Object: JSONDecodingObject where Object.MemberValue == Self
     associatedtype Elements: Sequence where Elements.Element == Self
@@ -17,17 +22,25 @@ protocol JSONDecodingSource {
     /// The value as a `JSONValue` (free-form members, error messages, models without a
     /// generic decoder).
     var jsonValue: JSONValue { get }
-    /// The object of a model; throws "expected an object" otherwise.
-    func modelObject() throws(CastPayloadError) -> Object
+    /// The members, or nil when this is not an object.
+    var objectMembers: Object? { get }
     /// The elements, or nil when this is not an array.
     func arrayElements() -> Elements?
-    func decodeString(_ key: String?) throws(CastPayloadError) -> String?
-    /// Integers; doubles with an integral value are accepted.
-    func decodeInt(_ key: String?) throws(CastPayloadError) -> Int?
-    /// Numbers; integers are accepted ("currentTime": 0).
-    func decodeDouble(_ key: String?) throws(CastPayloadError) -> Double?
-    /// Booleans; the strings "true" / "false" are accepted (VLC sends `"autoplay":"false"`).
-    func decodeBool(_ key: String?) throws(CastPayloadError) -> Bool?
+    /// The value's kind and, unless it is a string or a container, the value.
+    var scalar: JSONScalar { get }
+    /// The string, or nil when the value is not a string.
+    var stringValue: String? { get }
+}
+
+/// A JSON value's kind, with the value for literals and numbers (trivial: no reference counting
+/// on the way; strings come from ``JSONDecodingSource/stringValue``).
+enum JSONScalar {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string
+    case container
 }
 
 /// The members of an object, in wire order, and lookup of the first member with a key.
@@ -92,51 +105,83 @@ extension JSONValue: JSONDecodingSource {
         return nil
     }
 
-    /// The object of a model; throws "expected an object" otherwise.
     @inline(__always)
-    func modelObject() throws(CastPayloadError) -> JSONObject {
+    var objectMembers: JSONObject? {
         if case .object(let object) = self { return object }
-        throw .typeMismatch(expected: "an object", found: self)
+        return nil
     }
 
-    func decodeString(_ key: String?) throws(CastPayloadError) -> String? {
+    @inline(__always)
+    var scalar: JSONScalar {
         switch self {
-        case .string(let value): return value
-        case .null: return nil
-        default: throw .typeMismatch(expected: "a string", found: self, key: key)
+        case .null: return .null
+        case .bool(let value): return .bool(value)
+        case .int(let value): return .int(value)
+        case .double(let value): return .double(value)
+        case .string: return .string
+        case .array, .object: return .container
         }
     }
 
+    @inline(__always)
+    var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+}
+
+extension JSONDecodingSource {
+    /// The object of a model; throws "expected an object" otherwise.
+    @inline(__always)
+    func modelObject() throws(CastPayloadError) -> Object {
+        guard let object = objectMembers else { throw .typeMismatch(expected: "an object", found: jsonValue) }
+        return object
+    }
+
+    @inline(__always)
+    func decodeString(_ key: String?) throws(CastPayloadError) -> String? {
+        if let value = stringValue { return value }
+        if isNull { return nil }
+        throw .typeMismatch(expected: "a string", found: jsonValue, key: key)
+    }
+
     /// Integers; doubles with an integral value are accepted.
+    @inline(__always)
     func decodeInt(_ key: String?) throws(CastPayloadError) -> Int? {
-        switch self {
+        switch scalar {
         case .int(let value): return Int(truncatingIfNeeded: value)  // Int is 64-bit on every supported platform
         case .double(let value):
             if let integer = Int(exactly: value) { return integer }
-            throw .typeMismatch(expected: "an integer", found: self, key: key)
+            throw .typeMismatch(expected: "an integer", found: jsonValue, key: key)
         case .null: return nil
-        default: throw .typeMismatch(expected: "an integer", found: self, key: key)
+        default: throw .typeMismatch(expected: "an integer", found: jsonValue, key: key)
         }
     }
 
     /// Numbers; integers are accepted ("currentTime": 0).
+    @inline(__always)
     func decodeDouble(_ key: String?) throws(CastPayloadError) -> Double? {
-        switch self {
+        switch scalar {
         case .double(let value): return value
         case .int(let value): return Double(value)
         case .null: return nil
-        default: throw .typeMismatch(expected: "a number", found: self, key: key)
+        default: throw .typeMismatch(expected: "a number", found: jsonValue, key: key)
         }
     }
 
     /// Booleans; the strings "true" / "false" are accepted (VLC sends `"autoplay":"false"`).
+    @inline(__always)
     func decodeBool(_ key: String?) throws(CastPayloadError) -> Bool? {
-        switch self {
+        switch scalar {
         case .bool(let value): return value
-        case .string("true"): return true
-        case .string("false"): return false
         case .null: return nil
-        default: throw .typeMismatch(expected: "a boolean", found: self, key: key)
+        case .string:
+            switch stringValue {
+            case "true": return true
+            case "false": return false
+            default: throw .typeMismatch(expected: "a boolean", found: jsonValue, key: key)
+            }
+        default: throw .typeMismatch(expected: "a boolean", found: jsonValue, key: key)
         }
     }
 }
