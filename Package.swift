@@ -5,6 +5,12 @@
 
 import PackageDescription
 
+/// The decode path's modules (payload models, wire reader) build 150-300-byte structs. IRGen's
+/// large-loadable-types reg2mem pass builds such a value twice and copies one into the result (a
+/// retain per reference, then a release per reference of the other); without it a decoded
+/// MEDIA_STATUS takes ~400 fewer instructions (`scripts/count-instructions.sh decode`).
+let decodePathSettings: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-large-loadable-types-reg2mem"])]
+
 let package = Package(
     name: "castline",
     platforms: [.macOS(.v15)],
@@ -67,17 +73,7 @@ let package = Package(
             name: "CastLogging",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
-        .target(
-            name: "CastCore",
-            dependencies: ["CJSONTape"],
-            swiftSettings: [
-                // The models' initializers build 150-300-byte structs; IRGen's large-loadable-types
-                // reg2mem pass builds each twice and copies one into the result (a retain per
-                // reference, then a release per reference of the other): ~700 instructions of a
-                // decoded MEDIA_STATUS. `scripts/count-instructions.sh decode` shows the difference.
-                .unsafeFlags(["-Xfrontend", "-disable-large-loadable-types-reg2mem"]),
-            ]
-        ),
+        .target(name: "CastCore", dependencies: ["CJSONTape"], swiftSettings: decodePathSettings),
         .target(
             name: "CastProtocol",
             dependencies: [
@@ -85,7 +81,8 @@ let package = Package(
                 "CastLogging",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            ]
+            ],
+            swiftSettings: decodePathSettings
         ),
 
         // System OpenSSL behind a Swift-only surface (keys, X.509, signatures). Never imported
