@@ -159,7 +159,7 @@ static inline size_t emit_double(parser *p, size_t pos, double value) {
 /// numbers with at most 19 significant digits, a mantissa up to 2^53 and a decimal exponent
 /// within ±22 are one exact multiplication or division (Clinger's fast path). The rest, and
 /// every malformed number, is declined.
-static size_t parse_number(parser *p, size_t pos) {
+static inline __attribute__((always_inline)) size_t parse_number(parser *p, size_t pos) {
     const uint8_t *s = p->in;
     size_t length = p->length;
     int negative = 0;
@@ -223,7 +223,7 @@ static size_t parse_number(parser *p, size_t pos) {
     return DECLINED;
 }
 
-static size_t parse_value(parser *p, size_t pos);
+static size_t parse_container(parser *p, size_t pos, int is_object);
 
 static inline size_t literal(parser *p, size_t pos, const char *text, size_t n, uint64_t tag) {
     if (p->length - pos < n || memcmp(p->in + pos, text, n) != 0) return DECLINED;
@@ -258,9 +258,17 @@ static size_t parse_container(parser *p, size_t pos, int is_object) {
                 if (pos >= length || in[pos] != ':') return DECLINED;
                 pos = skip_whitespace(p, pos + 1);
             }
-            // Strings inline (most values are), containers by recursion, the rest by call.
-            if (pos < length && in[pos] == '"') pos = parse_string(p, pos + 1);
-            else pos = parse_value(p, pos);
+            // Scalars inline (most values are), containers by recursion.
+            if (pos >= length) return DECLINED;
+            switch (in[pos]) {
+            case '"': pos = parse_string(p, pos + 1); break;
+            case '{': pos = parse_container(p, pos, 1); break;
+            case '[': pos = parse_container(p, pos, 0); break;
+            case 't': pos = literal(p, pos, "true", 4, TAG_TRUE); break;
+            case 'f': pos = literal(p, pos, "false", 5, TAG_FALSE); break;
+            case 'n': pos = literal(p, pos, "null", 4, TAG_NULL); break;
+            default: pos = parse_number(p, pos); break;
+            }
             if (FAILED(pos)) return pos;
             children++;
             pos = skip_whitespace(p, pos);

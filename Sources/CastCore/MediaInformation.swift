@@ -88,7 +88,7 @@ public struct MediaInformation: CastPayloadModel, JSONSourceDecodable, Hashable 
         self.streamType = (consume streamType) ?? .buffered
         self.contentType = (consume contentType) ?? ""
         self._metadata = consume metadata
-        self.duration = consume duration
+        self.duration = duration
         self.tracks = (consume tracks) ?? []
         self.textTrackStyle = consume textTrackStyle
         self.customData = consume customData
