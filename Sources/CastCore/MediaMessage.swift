@@ -38,6 +38,10 @@ public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
         let object = try source.modelObject()
         let type = try object.member("type")?.decodeString("type") ?? ""
         switch (type.utf8.count, type) {
+        case (12, "MEDIA_STATUS"):  // first: most messages a sender reads are this one
+            let requestID = try object.member("requestId")?.decodeRequestID()
+            let status: [MediaStatus]? = try object.member("status")?.decodeModels("status")
+            self = .mediaStatus(requestId: requestID, status: status ?? [])
         case (4, "LOAD"): self = .load(try LoadRequest(json: source.jsonValue))
         case (4, "SEEK"): self = .seek(try SeekRequest(json: source.jsonValue))
         case (10, "QUEUE_LOAD"): self = .queueLoad(try QueueLoadRequest(json: source.jsonValue))
@@ -45,10 +49,6 @@ public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
         case (12, "QUEUE_UPDATE"): self = .queueUpdate(try QueueUpdateRequest(json: source.jsonValue))
         case (12, "QUEUE_REMOVE"): self = .queueRemove(try QueueRemoveRequest(json: source.jsonValue))
         case (13, "QUEUE_REORDER"): self = .queueReorder(try QueueReorderRequest(json: source.jsonValue))
-        case (12, "MEDIA_STATUS"):
-            let requestID = try object.member("requestId")?.decodeRequestID()
-            let status: [MediaStatus]? = try object.member("status")?.decodeModels("status")
-            self = .mediaStatus(requestId: requestID, status: status ?? [])
         case (4, "PLAY"), (5, "PAUSE"), (4, "STOP"), (10, "GET_STATUS"):
             let requestID = try Self.requiredRequestID(object)
             let mediaSessionId = try object.member("mediaSessionId")?.decodeInt("mediaSessionId")
