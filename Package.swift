@@ -5,12 +5,6 @@
 
 import PackageDescription
 
-/// The decode path's modules (payload models, wire reader) build 150-300-byte structs. IRGen's
-/// large-loadable-types reg2mem pass builds such a value twice and copies one into the result (a
-/// retain per reference, then a release per reference of the other); without it a decoded
-/// MEDIA_STATUS takes ~400 fewer instructions (`scripts/count-instructions.sh decode`).
-let decodePathSettings: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-large-loadable-types-reg2mem"])]
-
 let package = Package(
     name: "castline",
     platforms: [.macOS(.v15)],
@@ -73,7 +67,7 @@ let package = Package(
             name: "CastLogging",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "CastCore", dependencies: ["CJSONTape"], swiftSettings: decodePathSettings),
+        .target(name: "CastCore", dependencies: ["CJSONTape"]),
         .target(
             name: "CastProtocol",
             dependencies: [
@@ -81,8 +75,7 @@ let package = Package(
                 "CastLogging",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            ],
-            swiftSettings: decodePathSettings
+            ]
         ),
 
         // System OpenSSL behind a Swift-only surface (keys, X.509, signatures). Never imported

@@ -26,7 +26,13 @@ public struct MediaInformation: CastPayloadModel, JSONSourceDecodable, Hashable 
     public var entity: String?
     /// Members with keys not listed above, in wire order.
     public var extra: JSONObject
+}
 
+// The initializers live in an extension so the struct keeps its synthesized memberwise
+// initializer: decoding ends in one call to it, which the optimizer builds in place. Assigning the
+// stored properties one by one in an initializer made it copy the finished value on return (a
+// retain and a release per reference).
+extension MediaInformation {
     public init(
         contentId: String, contentUrl: String? = nil, streamType: StreamType = .buffered, contentType: String,
         metadata: MediaMetadata? = nil, duration: Double? = nil, tracks: [MediaTrack] = [],
@@ -51,8 +57,8 @@ public struct MediaInformation: CastPayloadModel, JSONSourceDecodable, Hashable 
         try self.init(source: json)
     }
 
-    /// Decodes into locals and initializes every stored property once at the end (no whole-struct
-    /// copies, see `MediaStatus.init(source:)`).
+    /// Decodes into locals, then one call to the memberwise initializer (no whole-struct copies,
+    /// see `MediaStatus.init(source:)`).
     init<Source: JSONDecodingSource>(source json: Source) throws(CastPayloadError) {
         var contentId: String?
         var contentUrl: String?
@@ -83,18 +89,11 @@ public struct MediaInformation: CastPayloadModel, JSONSourceDecodable, Hashable 
             }
         }
         guard let contentId = consume contentId else { throw .missingKey("contentId") }
-        self.contentId = contentId
-        self.contentUrl = consume contentUrl
-        self.streamType = (consume streamType) ?? .buffered
-        self.contentType = (consume contentType) ?? ""
-        self._metadata = consume metadata
-        self.duration = duration
-        self.tracks = (consume tracks) ?? []
-        self.textTrackStyle = consume textTrackStyle
-        self.customData = consume customData
-        self.mediaCategory = consume mediaCategory
-        self.entity = consume entity
-        self.extra = consume extra
+        self.init(
+            contentId: contentId, contentUrl: consume contentUrl, streamType: (consume streamType) ?? .buffered,
+            contentType: (consume contentType) ?? "", _metadata: consume metadata, duration: duration,
+            tracks: (consume tracks) ?? [], textTrackStyle: consume textTrackStyle, customData: consume customData,
+            mediaCategory: consume mediaCategory, entity: consume entity, extra: consume extra)
     }
 
     public var json: JSONValue {

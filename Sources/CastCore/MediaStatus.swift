@@ -42,7 +42,13 @@ public struct MediaStatus: CastPayloadModel, JSONSourceDecodable, Hashable {
     public var customData: JSONValue?
     public var breakStatus: JSONValue?
     public var liveSeekableRange: JSONValue?
+}
 
+// The initializers live in an extension so the struct keeps its synthesized memberwise
+// initializer: decoding ends in one call to it, which the optimizer builds in place. Assigning the
+// stored properties one by one in an initializer made it copy the finished value on return (a
+// retain and a release per reference).
+extension MediaStatus {
     public init(
         mediaSessionId: Int, playerState: PlayerState, idleReason: IdleReason? = nil, currentTime: Double = 0,
         playbackRate: Double = 1, supportedMediaCommands: SupportedMediaCommands = [], volume: Volume? = nil,
@@ -63,8 +69,9 @@ public struct MediaStatus: CastPayloadModel, JSONSourceDecodable, Hashable {
         try self.init(source: json)
     }
 
-    /// Decodes into locals and initializes every stored property once at the end: a delegating
-    /// `self.init(…)` followed by mutations makes the optimizer copy the whole struct.
+    /// Decodes into locals, then makes the value with one call to the memberwise initializer (see
+    /// the note on this extension): a delegating `self.init(…)` followed by mutations, or stored
+    /// properties assigned one by one, make the optimizer copy the whole struct.
     init<Source: JSONDecodingSource>(source json: Source) throws(CastPayloadError) {
         var mediaSessionId: Int?
         var playerState: PlayerState?
@@ -117,26 +124,14 @@ public struct MediaStatus: CastPayloadModel, JSONSourceDecodable, Hashable {
         }
         guard let mediaSessionId else { throw .missingKey("mediaSessionId") }
         guard let playerState = consume playerState else { throw .missingKey("playerState") }
-        self.mediaSessionId = mediaSessionId
-        self.playerState = playerState
-        self.idleReason = consume idleReason
-        self.currentTime = currentTime
-        self.playbackRate = playbackRate
-        self.supportedMediaCommands = supportedMediaCommands
-        self.volume = consume volume
-        self._media = consume media
-        self._extendedStatus = consume extendedStatus
-        self.currentItemId = currentItemId
-        self.loadingItemId = loadingItemId
-        self.preloadedItemId = preloadedItemId
-        self.repeatMode = consume repeatMode
-        self.items = consume items
-        self.queueData = consume queueData
-        self.activeTrackIds = consume activeTrackIds
-        self._videoInfo = consume videoInfo
-        self.customData = consume customData
-        self.breakStatus = consume breakStatus
-        self.liveSeekableRange = consume liveSeekableRange
+        self.init(
+            mediaSessionId: mediaSessionId, playerState: playerState, idleReason: consume idleReason,
+            currentTime: currentTime, playbackRate: playbackRate, supportedMediaCommands: supportedMediaCommands,
+            volume: consume volume, _media: consume media, _extendedStatus: consume extendedStatus,
+            currentItemId: currentItemId, loadingItemId: loadingItemId, preloadedItemId: preloadedItemId,
+            repeatMode: consume repeatMode, items: consume items, queueData: consume queueData,
+            activeTrackIds: consume activeTrackIds, _videoInfo: consume videoInfo, customData: consume customData,
+            breakStatus: consume breakStatus, liveSeekableRange: consume liveSeekableRange)
     }
 
     public var json: JSONValue {

@@ -41,7 +41,19 @@ enum CastMessageWireReader {
     static func read(
         _ bytes: UnsafeRawBufferPointer, reusableSource: String? = nil, reusableDestination: String? = nil
     ) throws(CastMessageDecodingError) -> Fields {
-        var fields = Fields()
+        // Locals, then one memberwise `Fields(…)` at the end: mutating a `Fields` value and returning
+        // it made the optimizer build it twice and copy one (a retain and a release per string).
+        var protocolVersionKnown: UInt64?
+        var protocolVersionUnknown: UInt64?
+        var sourceID: String?
+        var destinationID: String?
+        var namespace: String?
+        var payloadTypeKnown: UInt64?
+        var payloadTypeUnknown: UInt64?
+        var payloadUTF8: String?
+        var payloadBinary: [UInt8]?
+        var continued: Bool?
+        var remainingLength: UInt32?
         var i = 0
         let n = bytes.count
         func malformed(_ reason: String) -> CastMessageDecodingError { .malformedProtobuf(byteCount: n, reason: reason) }
@@ -123,22 +135,27 @@ enum CastMessageWireReader {
             switch known {
             case 1:
                 let v = try varint()
-                if (0...3).contains(Int32(truncatingIfNeeded: v)) { fields.protocolVersionKnown = v } else { fields.protocolVersionUnknown = v }
-            case 2: fields.sourceID = try string(2, reusing: reusableSource)
-            case 3: fields.destinationID = try string(3, reusing: reusableDestination)
-            case 4: fields.namespace = try string(4)
+                if (0...3).contains(Int32(truncatingIfNeeded: v)) { protocolVersionKnown = v } else { protocolVersionUnknown = v }
+            case 2: sourceID = try string(2, reusing: reusableSource)
+            case 3: destinationID = try string(3, reusing: reusableDestination)
+            case 4: namespace = try string(4)
             case 5:
                 let v = try varint()
-                if (0...1).contains(Int32(truncatingIfNeeded: v)) { fields.payloadTypeKnown = v } else { fields.payloadTypeUnknown = v }
-            case 6: fields.payloadUTF8 = try string(6)
-            case 7: fields.payloadBinary = Array(try lengthDelimited())
-            case 8: fields.continued = try varint() != 0
-            case 9: fields.remainingLength = UInt32(truncatingIfNeeded: try varint())
+                if (0...1).contains(Int32(truncatingIfNeeded: v)) { payloadTypeKnown = v } else { payloadTypeUnknown = v }
+            case 6: payloadUTF8 = try string(6)
+            case 7: payloadBinary = Array(try lengthDelimited())
+            case 8: continued = try varint() != 0
+            case 9: remainingLength = UInt32(truncatingIfNeeded: try varint())
             default:
                 try skipUnknown(field: field, wireType: wireType)
             }
         }
-        return fields
+        return Fields(
+            protocolVersionKnown: protocolVersionKnown, protocolVersionUnknown: protocolVersionUnknown,
+            sourceID: consume sourceID, destinationID: consume destinationID, namespace: consume namespace,
+            payloadTypeKnown: payloadTypeKnown, payloadTypeUnknown: payloadTypeUnknown,
+            payloadUTF8: consume payloadUTF8, payloadBinary: consume payloadBinary,
+            continued: continued, remainingLength: remainingLength)
     }
 
     /// A String from UTF-8 bytes, nil if they are not valid UTF-8. Strings Cast repeats in every
