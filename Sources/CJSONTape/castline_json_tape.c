@@ -224,6 +224,7 @@ static inline __attribute__((always_inline)) size_t parse_number(parser *p, size
 }
 
 static size_t parse_container(parser *p, size_t pos, int is_object);
+static inline __attribute__((always_inline)) size_t parse_value(parser *p, size_t pos);
 
 static inline size_t literal(parser *p, size_t pos, const char *text, size_t n, uint64_t tag) {
     if (p->length - pos < n || memcmp(p->in + pos, text, n) != 0) return DECLINED;
@@ -258,17 +259,7 @@ static size_t parse_container(parser *p, size_t pos, int is_object) {
                 if (pos >= length || in[pos] != ':') return DECLINED;
                 pos = skip_whitespace(p, pos + 1);
             }
-            // Scalars inline (most values are), containers by recursion.
-            if (pos >= length) return DECLINED;
-            switch (in[pos]) {
-            case '"': pos = parse_string(p, pos + 1); break;
-            case '{': pos = parse_container(p, pos, 1); break;
-            case '[': pos = parse_container(p, pos, 0); break;
-            case 't': pos = literal(p, pos, "true", 4, TAG_TRUE); break;
-            case 'f': pos = literal(p, pos, "false", 5, TAG_FALSE); break;
-            case 'n': pos = literal(p, pos, "null", 4, TAG_NULL); break;
-            default: pos = parse_number(p, pos); break;
-            }
+            pos = parse_value(p, pos);  // inlined: scalars here, containers by recursion
             if (FAILED(pos)) return pos;
             children++;
             pos = skip_whitespace(p, pos);
@@ -286,7 +277,8 @@ static size_t parse_container(parser *p, size_t pos, int is_object) {
     return pos + 1;
 }
 
-static size_t parse_value(parser *p, size_t pos) {
+/// One value from `pos`: scalars in place, containers by `parse_container`.
+static inline __attribute__((always_inline)) size_t parse_value(parser *p, size_t pos) {
     if (pos >= p->length) return DECLINED;
     switch (p->in[pos]) {
     case '{': return parse_container(p, pos, 1);

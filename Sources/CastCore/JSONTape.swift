@@ -62,17 +62,6 @@ struct JSONTapeDocument {
         return entry.tag >= JSONTapeEntry.arrayTag ? Int(truncatingIfNeeded: entry.payload) : position &+ 1
     }
 
-    /// Whether the key entry at `position` equals `key` (`String` equality).
-    @inline(__always)
-    func key(at position: Int, equals key: UnsafeBufferPointer<UInt8>, keyIsASCII: Bool, _ keyString: String) -> Bool {
-        let entry = tape[position]
-        if entry.isASCII && keyIsASCII {
-            // Two ASCII strings are equal exactly when their bytes are.
-            return entry.length == key.count && memcmpBytes(stringBytes(entry), key.baseAddress.unsafelyUnwrapped, key.count)
-        }
-        return string(at: position) == keyString
-    }
-
     /// Builds the `JSONValue` tree of the value at `position`.
     func materialize(_ position: Int) -> JSONValue {
         let entry = tape[position]
@@ -219,36 +208,6 @@ struct JSONTapeObject: JSONDecodingObject {
 
     @inline(__always)
     var underestimatedCount: Int { count }
-
-    /// The value of the first member named `key`.
-    subscript(key: String) -> JSONTapeValue? {
-        let found = key.utf8.withContiguousStorageIfAvailable { keyBytes -> JSONTapeValue? in
-            var keyIsASCII = true
-            for byte in keyBytes where byte >= 0x80 { keyIsASCII = false }
-            return find(key, keyBytes, keyIsASCII: keyIsASCII)
-        }
-        if let found { return found }
-        // Not contiguous (bridged strings): compare as `String`s.
-        var child = position &+ 1
-        for _ in 0..<count {
-            if document.pointee.string(at: child) == key { return JSONTapeValue(document: document, position: child &+ 1) }
-            child = document.pointee.skip(child &+ 1)
-        }
-        return nil
-    }
-
-    @inline(__always)
-    private func find(_ key: String, _ keyBytes: UnsafeBufferPointer<UInt8>, keyIsASCII: Bool) -> JSONTapeValue? {
-        let document = document
-        var child = position &+ 1
-        for _ in 0..<count {
-            if document.pointee.key(at: child, equals: keyBytes, keyIsASCII: keyIsASCII, key) {
-                return JSONTapeValue(document: document, position: child &+ 1)
-            }
-            child = document.pointee.skip(child &+ 1)
-        }
-        return nil
-    }
 }
 
 /// The elements of an array on the tape, in order.

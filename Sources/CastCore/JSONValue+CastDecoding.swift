@@ -43,11 +43,10 @@ enum JSONScalar {
     case container
 }
 
-/// The members of an object, in wire order, and lookup of the first member with a key.
+/// The members of an object, in wire order (``member(_:)`` finds the first with a key).
 protocol JSONDecodingObject: Sequence where Element == (key: MemberKey, value: MemberValue) {
     associatedtype MemberKey: JSONMemberKey
     associatedtype MemberValue
-    subscript(key: String) -> MemberValue? { get }
 }
 
 /// An object member's key as a model's decoder sees it: matched against the names the model
