@@ -3,6 +3,7 @@ import CastLogging
 import CastProtocol
 import CastTransport
 import NIOCore
+import Synchronization
 
 /// A session with a receiver app on one device: the connection, the join-or-launch sequence,
 /// heartbeat liveness, reconnects with backoff, requests, the media client and custom channels.
@@ -15,7 +16,13 @@ public actor CastSession {
     /// Local id for logs (`session` field is the app's sessionId once known).
     public nonisolated let localID: Int
     /// The device the session runs on (changes on transfer).
-    public internal(set) var device: CastDevice
+    public internal(set) var device: CastDevice {
+        didSet { presence.withLock { $0.deviceID = device.id } }
+    }
+    /// Which device the session is on and whether it has ended, readable without a hop onto
+    /// the actor: the session manager looks a device's session up among all of them, and an
+    /// await per session made each start O(sessions).
+    let presence: Mutex<SessionPresence>
     /// The joined or launched app; nil before start and after the app is gone.
     public internal(set) var application: ApplicationInfo?
     /// The last RECEIVER_STATUS, as device status.
@@ -72,6 +79,7 @@ public actor CastSession {
         self.transferCandidates = transferCandidates
         self.localID = localID
         self.device = device
+        self.presence = Mutex(SessionPresence(deviceID: device.id, hasEnded: false))
         self.options = options
         self.group = group
         self.machine = SessionStateMachine(policy: options.reconnectPolicy)
@@ -99,6 +107,12 @@ public actor CastSession {
 
     /// Where the session is.
     public var state: CastSessionState { machine.state }
+
+    /// The id of the device the session is on now, read without awaiting the actor.
+    public nonisolated var currentDeviceID: String { presence.withLock { $0.deviceID } }
+
+    /// Whether the session has ended or failed (its state is final), read without awaiting the actor.
+    public nonisolated var hasEnded: Bool { presence.withLock { $0.hasEnded } }
 
     /// Adds a listener (held weakly).
     public nonisolated func addListener(_ listener: any CastSessionListener) { listeners.add(listener) }
@@ -154,6 +168,7 @@ public actor CastSession {
             return
         }
         if before != machine.state {
+            if machine.state.isFinal { presence.withLock { $0.hasEnded = true } }
             log.info("state \(before.name) → \(machine.state)", stateFields(["from": .string(before.name)]))
             stateWaiters.emit(machine.state)
             if machine.state.isFinal { stateWaiters.finish() }
@@ -244,4 +259,10 @@ public actor CastSession {
         }
     }
 
+}
+
+/// What ``CastSession/presence`` holds.
+struct SessionPresence: Sendable {
+    var deviceID: String
+    var hasEnded: Bool
 }

@@ -59,15 +59,15 @@ public actor SessionManager {
 
     /// The live sessions by the id of the device each runs on now (a transferred session moves).
     public var activeSessions: [String: CastSession] {
-        get async {
-            var byDevice: [String: CastSession] = [:]
-            for session in sessions.values where !(await session.state.isFinal) { byDevice[await session.device.id] = session }
-            return byDevice
-        }
+        var byDevice: [String: CastSession] = [:]
+        for session in sessions.values where !session.hasEnded { byDevice[session.currentDeviceID] = session }
+        return byDevice
     }
 
     /// The live session on `deviceID`, if any.
-    public func session(on deviceID: String) async -> CastSession? { await activeSessions[deviceID] }
+    public func session(on deviceID: String) -> CastSession? {
+        sessions.values.first { !$0.hasEnded && $0.currentDeviceID == deviceID }
+    }
 
     /// Starts a session on `device`. A live session on the device (or one starting there) is
     /// returned instead of a second one.
@@ -83,7 +83,7 @@ public actor SessionManager {
         let session = makeSession(device: device, resumeTarget: nil)
         starting[device.id] = session
         defer { if starting[device.id] === session { starting[device.id] = nil } }
-        if let existing = await activeSessions[device.id] { return existing }
+        if let existing = self.session(on: device.id) { return existing }
         sessions[session.localID] = session
         do {
             try await session.start()
@@ -102,7 +102,7 @@ public actor SessionManager {
     public func resumeSavedSessions() async -> [CastSession] {
         var resumed: [CastSession] = []
         for record in savedSessions {
-            guard await activeSessions[record.device.id] == nil else { continue }
+            guard self.session(on: record.device.id) == nil else { continue }
             log.info("resuming saved session \(record.sessionID) on \(record.device)", [
                 "device": .string(record.device.id), "session": .string(record.sessionID),
             ])
