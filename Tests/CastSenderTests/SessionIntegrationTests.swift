@@ -583,6 +583,8 @@ struct ExternalTransferTests {
         #expect(await session.state == .connected)
         #expect(session.remoteMediaClient.mediaStatus?.media?.contentId == SessionIntegrationTests.movie)
         #expect(await manager.session(on: rig.device(2).id) === session)
+        #expect(session.currentDeviceID == rig.device(2).id)
+        #expect(await manager.session(on: rig.device(0).id) == nil, "the session left device 0")
         let paused = try await session.remoteMediaClient.pause().value()
         #expect(paused?.playerState == .paused || paused?.playerState == .buffering)
         #expect(try await rig.state(2)["media"]?["contentId"]?.string == SessionIntegrationTests.movie)
@@ -591,6 +593,10 @@ struct ExternalTransferTests {
         try await rig.control(["command": "stop-app", "device": 2])
         #expect(await recorder.wait { $0.map(\.name).contains("didEnd") })
         #expect(recorder.events.last == .didEnd(.appStopped(appID: "CC1AD845")))
+        // An ended session is not the device's session any more: a new start makes a new one.
+        #expect(session.hasEnded)
+        #expect(await manager.activeSessions.isEmpty)
+        #expect(await manager.session(on: rig.device(2).id) == nil)
         await bystander.end(stopCasting: true)
     }
 }
