@@ -4,18 +4,23 @@ and pychromecast on the same simulator in the same run, inside a network namespa
 creates (only `lo`: no traffic leaves it; no mDNS).
 
 For N = 100 castline and pychromecast each connect, launch and load on N devices until every
-one is PLAYING; then castline does the same on 1,000 devices and cuts 20 of them off for 2 s
+one is PLAYING, in --rounds alternating rounds (default 5; each round on devices nobody used yet,
+castline first in even rounds, pychromecast first in odd ones): one run of either is 50–700 ms
+and moves by a third between runs on this VM, so the comparison is the median of each side's
+rounds, with every round's figures printed. RSS per session and idle CPU come from the first
+round (the later ones idle 0.1 s). Then castline does the same on 1,000 devices and cuts 20 of them off for 2 s
 (the simulator's `outage`: unreachable, app kept) to measure how soon after a device is
 reachable again its session has resumed. Prints every figure as a
 JSON line and a summary. Needs root (ip netns), the conformance venv and release builds.
 
     sudo .venv/bin/python Benchmarks/sender-fleet.py --bin .build/release/castline \\
-         --bench Benchmarks/.build/release/castline-sender-bench [--large 1000] [--small 100] [--idle 10]
+         --bench Benchmarks/.build/release/castline-sender-bench [--large 1000] [--small 100] [--idle 10] [--rounds 5]
 """
 import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,6 +61,7 @@ def main():
     parser.add_argument("--large", type=int, default=1000)
     parser.add_argument("--idle", type=float, default=10)
     parser.add_argument("--outage", type=int, default=20, help="devices made unreachable for 2 s")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of the N = --small comparison")
     args = parser.parse_args()
     if args.bin:
         os.environ["CASTLINE_BIN"] = os.path.abspath(args.bin)
@@ -65,46 +71,77 @@ def main():
     os.chmod(workdir, 0o755)
     sim = None
     try:
-        devices = max(args.large, 2 * args.small)
+        rounds = max(1, args.rounds)
+        devices = max(args.large, 2 * args.small * rounds + 1)
         # The device side as cheap as it can be (no frame log, warnings only, no buffering delay):
         # the figures are about the senders.
         sim = conftest.Simulator(netns, workdir, extra=["--devices", str(devices), "--no-mdns", "--buffering-delay", "0"],
                                  frame_log=False)
+        listed = sim.ready["devices"]
         targets = os.path.join(workdir, "devices.json")
         with open(targets, "w") as f:
-            json.dump(sim.ready["devices"], f)
-        second_half = os.path.join(workdir, "devices-b.json")
-        with open(second_half, "w") as f:
-            json.dump(sim.ready["devices"][args.small:], f)
-        print(f"sender-fleet: simulator with {devices} devices; castline {bench}", flush=True)
+            json.dump(listed, f)
 
-        print(f"castline, {args.small} sessions:", flush=True)
+        def chunk(index):
+            """The `index`-th block of --small devices, then the last device (both senders warm up
+            on the last target of their list, outside the figures)."""
+            path = os.path.join(workdir, f"devices-{index}.json")
+            with open(path, "w") as f:
+                json.dump(listed[index * args.small:(index + 1) * args.small] + [listed[-1]], f)
+            return path
+
+        print(f"sender-fleet: simulator with {devices} devices; castline {bench}; {rounds} rounds of {args.small}", flush=True)
         pid = conftest.sim_pid(netns)
-        small = run(netns, [bench, "--targets", targets, "--sessions", str(args.small), "--idle", str(args.idle),
-                            "--warmup", "1"], 600, pid)
-        print(f"pychromecast {conftest_version()}, {args.small} sessions (other devices):", flush=True)
-        peer = run(netns, [conftest.PYTHON, os.path.join(REPO, "Benchmarks", "pychromecast-sessions.py"), "--targets", second_half,
-                           "--sessions", str(args.small), "--idle", str(args.idle), "--warmup", "1"], 900, pid)
+        python = os.path.join(REPO, "Benchmarks", "pychromecast-sessions.py")
+        results = []   # per round: (castline figures, pychromecast figures)
+        for index in range(rounds):
+            idle = str(args.idle if index == 0 else 0.1)
+            ours_targets, theirs_targets = chunk(2 * index), chunk(2 * index + 1)
+            figures = {}
+            order = ["castline", "pychromecast"] if index % 2 == 0 else ["pychromecast", "castline"]
+            for sender in order:
+                print(f"round {index + 1}/{rounds}: {sender}, {args.small} sessions:", flush=True)
+                if sender == "castline":
+                    figures[sender] = run(netns, [bench, "--targets", ours_targets, "--sessions", str(args.small), "--idle", idle,
+                                                  "--warmup", "1"], 600, pid)
+                else:
+                    figures[sender] = run(netns, [conftest.PYTHON, python, "--targets", theirs_targets,
+                                                  "--sessions", str(args.small), "--idle", idle, "--warmup", "1"], 900, pid)
+            results.append((figures["castline"], figures["pychromecast"]))
         sim.control({"command": "stop-app", "device": "all"})
         print(f"castline, {args.large} sessions (+ {args.outage} devices unreachable for 2 s):", flush=True)
         large = run(netns, [bench, "--targets", targets, "--sessions", str(args.large), "--idle", str(args.idle),
                             "--control", sim.control_socket, "--outage", str(args.outage), "--down-for", "2"], 900, pid)
 
-        ours, theirs = small["sender.all_playing"]["value"], peer["pychromecast.all_playing"]["value"]
+        small, peer = results[0]
         print("\nsummary", flush=True)
-        failed = {"castline": small["sender.all_playing"].get("failed", 0), "pychromecast": peer["pychromecast.all_playing"].get("failed", 0)}
-        print(f"  time to all-PLAYING, {args.small}:  castline {ours:.2f} s, pychromecast {theirs:.2f} s "
-              f"({theirs / max(ours, 1e-6):.1f}x)")
-        for sender, count in failed.items():
-            if count:
-                # A failed session's time is its timeouts: the ratio of this run means nothing.
-                print(f"  NOTE: {count} {sender} session(s) failed in this run (see its stderr above); its time "
-                      f"includes their timeouts, so the ratio of this run is not a speed figure")
-        print(f"  sender CPU until all PLAYING, {args.small}: castline {small['sender.all_playing']['cpu_seconds']:.2f} s, "
-              f"pychromecast {peer['pychromecast.all_playing']['cpu_seconds']:.2f} s")
-        print(f"  RSS per session, {args.small}:      castline {small['sender.rss_per_session']['value']:.0f} KB, "
+        valid = []
+        for index, (ours_figures, theirs_figures) in enumerate(results):
+            ours_run, theirs_run = ours_figures["sender.all_playing"], theirs_figures["pychromecast.all_playing"]
+            failed = {"castline": ours_run.get("failed", 0), "pychromecast": theirs_run.get("failed", 0)}
+            note = ""
+            if any(failed.values()):
+                # A failed session's time is its timeouts: such a round is not a speed figure.
+                note = "  (left out: " + ", ".join(f"{count} {sender} session(s) failed" for sender, count in failed.items() if count) + ")"
+            else:
+                valid.append((ours_run["value"], theirs_run["value"]))
+            print(f"  round {index + 1}: time to all-PLAYING, {args.small}: castline {ours_run['value']:.3f} s "
+                  f"(CPU {ours_run['cpu_seconds']:.3f} s), pychromecast {theirs_run['value']:.3f} s "
+                  f"(CPU {theirs_run['cpu_seconds']:.3f} s): {theirs_run['value'] / max(ours_run['value'], 1e-6):.1f}x{note}")
+        if valid:
+            ours = statistics.median(v[0] for v in valid)
+            theirs = statistics.median(v[1] for v in valid)
+            ratios = sorted(t / max(o, 1e-6) for o, t in valid)
+            print(f"  time to all-PLAYING, {args.small}, median of {len(valid)} rounds: castline {ours:.3f} s, "
+                  f"pychromecast {theirs:.3f} s ({theirs / max(ours, 1e-6):.1f}x; rounds {ratios[0]:.1f}x to {ratios[-1]:.1f}x)")
+            print("  " + json.dumps({"name": "fleet.all_playing_ratio", "value": round(theirs / max(ours, 1e-6), 2),
+                                        "castline_median_s": ours, "pychromecast_median_s": theirs, "rounds": len(valid),
+                                        "round_ratios": [round(r, 2) for r in ratios]}), flush=True)
+        else:
+            print("  NOTE: every round had failed sessions: no speed figure")
+        print(f"  RSS per session, {args.small} (round 1): castline {small['sender.rss_per_session']['value']:.0f} KB, "
               f"pychromecast {peer['pychromecast.rss_per_session']['value']:.0f} KB")
-        print(f"  idle CPU, {args.small}:             castline {small['sender.idle_cpu']['value']:.2f} %, "
+        print(f"  idle CPU, {args.small} (round 1):        castline {small['sender.idle_cpu']['value']:.2f} %, "
               f"pychromecast {peer['pychromecast.idle_cpu']['value']:.2f} %")
         print(f"  {args.large} sessions: all PLAYING in {large['sender.all_playing']['value']:.2f} s, "
               f"{large['sender.rss_per_session']['value']:.0f} KB RSS each, idle CPU {large['sender.idle_cpu']['value']:.2f} %")
