@@ -28,7 +28,9 @@ extension CastSession {
             ])
             return
         }
-        if let completion = tracker.reply(payload, on: namespace) { finish(completion) }
+        // The reply's request completes after the status it carries is applied: whoever awaited
+        // it then sees the new device status, media status and listener calls.
+        let completion = tracker.reply(payload, on: namespace)
         switch payload {
         case .connection(.close):
             await handleClose(from: message.sourceID)
@@ -41,6 +43,7 @@ extension CastSession {
         default:
             break
         }
+        if let completion { finish(completion) }
     }
 
     func handleClose(from source: String) async {

@@ -6,6 +6,7 @@ import CastReceiverSimServer
 import CastTestSupport
 import CastSender
 import CastTransport
+import Synchronization
 import SystemCrypto
 import Testing
 
@@ -54,6 +55,39 @@ struct SessionIntegrationTests {
         await manager.endAll(stopCasting: true)
         #expect(recorder.names.suffix(2) == ["willEnd", "didEnd"])
         #expect(try await rig.state()["app"] == .null)
+    }
+
+    /// Takes its time over every status, then notes it: if a request completed before its
+    /// reply's status reached the listeners, the caller would look before the note is there.
+    final class SlowListener: CastSessionListener, RemoteMediaClientListener {
+        let mutedSeen = Mutex(false)
+        let volumeSeen = Mutex<Double?>(nil)
+        func session(_ session: CastSession, didReceiveDeviceStatus status: CastDeviceStatus) {
+            usleep(100_000)
+            if status.isMuted == true { mutedSeen.withLock { $0 = true } }
+        }
+        func remoteMediaClient(_ client: RemoteMediaClient, didUpdate status: MediaStatus?) {
+            usleep(100_000)
+            volumeSeen.withLock { $0 = status?.volume?.level }
+        }
+    }
+
+    @Test("a reply's status reaches the listeners and the media client before its request completes")
+    func statusBeforeCompletion() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let (manager, session) = try await Self.startSession(rig)
+        let slow = SlowListener()
+        session.addListener(slow)
+        session.remoteMediaClient.addListener(slow)
+        _ = try await Self.load(session)
+        _ = try await session.setDeviceMuted(true).value()
+        #expect(slow.mutedSeen.withLock { $0 }, "didReceiveDeviceStatus ran before setDeviceMuted completed")
+        #expect(await session.deviceStatus?.isMuted == true)
+        _ = try await session.remoteMediaClient.setStreamVolume(0.3).value()
+        #expect(abs((slow.volumeSeen.withLock { $0 } ?? 0) - 0.3) < 0.001, "didUpdate ran before setStreamVolume completed")
+        #expect(abs((session.remoteMediaClient.mediaStatus?.volume?.level ?? 0) - 0.3) < 0.001)
+        await manager.endAll(stopCasting: true)
     }
 
     @Test("two concurrent starts on one device share one session; its streams end with it")
@@ -121,6 +155,8 @@ struct SessionIntegrationTests {
         #expect(faster?.playbackRate == 1.5)
         let quieter = try await client.setStreamVolume(0.25).value()
         #expect(abs((quieter?.volume?.level ?? 0) - 0.25) < 0.001)
+        // A reply's status is applied before its request completes.
+        #expect(abs((client.mediaStatus?.volume?.level ?? 0) - 0.25) < 0.001)
         let muted = try await client.setStreamMuted(true).value()
         #expect(muted?.volume?.muted == true)
 

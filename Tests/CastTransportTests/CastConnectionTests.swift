@@ -137,8 +137,15 @@ struct CastConnectionTests {
         let device = simulator.devices[0].configuration
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let connection = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options(), group: group)
+        // A reply first: the device's side of the handshake is done too (connect returns once
+        // *our* side is; a drop before the device's is a TLS error, not a remote close).
+        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .connection, json: ["type": "CONNECT"]))
+        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .receiver,
+                                              json: ["type": "GET_STATUS", "requestId": 3]))
+        #expect(await Self.next(connection, type: "RECEIVER_STATUS", on: .receiver)?["requestId"]?.int == 3)
         _ = try await simulator.control.execute(["command": "drop"]).get()
-        #expect(await connection.closeReason == .remoteClosed)
+        let reason = await connection.closeReason
+        #expect(reason == .remoteClosed, "closed: \(reason)")
         await simulator.stop()
         try await group.shutdownGracefully()
     }
@@ -224,5 +231,56 @@ struct CastConnectionTests {
         let address = CastConnection.ipLiteralAddress(host: host, port: 8009)
         #expect(address?.ipAddress == expected)
         if address != nil { #expect(address?.port == 8009) }
+    }
+
+    /// A plain TCP listener on 127.0.0.1 that never speaks TLS: it says nothing, or closes each
+    /// connection as it comes in.
+    static func silentListener(group: EventLoopGroup, closeAtOnce: Bool) async throws -> Channel {
+        try await ServerBootstrap(group: group)
+            .childChannelInitializer { channel in
+                if closeAtOnce { return channel.close() }
+                return channel.eventLoop.makeSucceededVoidFuture()
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+    }
+
+    @Test("a peer that never answers the ClientHello is a tlsFailed error after the connect timeout, not a hang",
+          arguments: ["127.0.0.1", "localhost"])
+    func handshakeTimeout(host: String) async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let listener = try await Self.silentListener(group: group, closeAtOnce: false)
+        let port = try #require(listener.localAddress?.port)
+        let started = MonotonicClock.seconds()
+        do {
+            _ = try await CastConnection.connect(host: host, port: port, options: Self.options { $0.connectTimeout = 0.3 }, group: group)
+            Issue.record("connected to a peer without TLS")
+        } catch {
+            guard case .tlsFailed(let endpoint, let reason) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(endpoint == "\(host):\(port)")
+            #expect(reason.contains("no handshake within 0.3 s"))
+        }
+        #expect(MonotonicClock.seconds() - started >= 0.3)
+        try await listener.close()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("a peer that closes at once is a connectFailed or tlsFailed error naming the endpoint, not a hang", arguments: ["127.0.0.1", "localhost"])
+    func handshakeClosed(host: String) async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let listener = try await Self.silentListener(group: group, closeAtOnce: true)
+        let port = try #require(listener.localAddress?.port)
+        do {
+            _ = try await CastConnection.connect(host: host, port: port, options: Self.options { $0.connectTimeout = 30 }, group: group)
+            Issue.record("connected to a peer that closed")
+        } catch {
+            // The handlers go in after TCP is up, so the close can come before them ("closed while
+            // it was being set up") or during the handshake.
+            switch error {
+            case .tlsFailed(let endpoint, _), .connectFailed(let endpoint, _): #expect(endpoint == "\(host):\(port)")
+            default: Issue.record("wrong error \(error)")
+            }
+        }
+        try await listener.close()
+        try await group.shutdownGracefully()
     }
 }
