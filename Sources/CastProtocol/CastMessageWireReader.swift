@@ -10,8 +10,9 @@ import Glibc
 /// fast UTF-8 validation instead of SwiftProtobuf's scalar-by-scalar pass, which dominated the
 /// decode cost. Unknown fields are skipped, and so is a known field with an unexpected wire type
 /// (SwiftProtobuf and C++ keep it as an unknown field); unknown groups are skipped up to their
-/// end tag, nested at most ``groupDepthLimit`` deep. A truncated field, an unmatched end-group or
-/// a varint longer than 10 bytes is malformed.
+/// end tag, nested at most ``groupDepthLimit`` deep. A truncated field, an unmatched end-group, a
+/// varint longer than 10 bytes, or a tag of 32 bits or more (as SwiftProtobuf: `UInt32.max` and
+/// above) or with field number 0 is malformed.
 enum CastMessageWireReader {
     /// How deeply unknown groups may nest: SwiftProtobuf's default message depth limit (100),
     /// of which the CastMessage itself takes one (the test at 99/100/101 pins this).
@@ -113,18 +114,24 @@ enum CastMessageWireReader {
                 }
                 if open.isEmpty { return }
                 guard i < n else { throw malformed("group \(open.last!) is not closed") }
-                let key = try varint()
+                let key = try tag()
                 field = key >> 3
                 wireType = key & 7
-                guard field > 0, field <= UInt64(Int32.max) else { throw malformed("invalid field number \(field)") }
             }
+        }
+        /// A field's tag. SwiftProtobuf's rule: below `UInt32.max` (so field numbers up to
+        /// 2^29 - 1), field number not 0.
+        func tag() throws(CastMessageDecodingError) -> UInt64 {
+            let key = try varint()
+            guard key < UInt64(UInt32.max) else { throw malformed("tag \(key) does not fit 32 bits") }
+            guard key >> 3 > 0 else { throw malformed("invalid field number 0") }
+            return key
         }
 
         while i < n {
-            let key = try varint()
+            let key = try tag()
             let field = key >> 3
             let wireType = key & 7
-            guard field > 0, field <= UInt64(Int32.max) else { throw malformed("invalid field number \(field)") }
             // A known field only with its own wire type; otherwise it is read as an unknown field.
             let known: UInt64
             switch field {
