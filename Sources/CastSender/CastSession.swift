@@ -168,10 +168,12 @@ public actor CastSession {
             return
         }
         if before != machine.state {
-            if machine.state.isFinal { presence.withLock { $0.hasEnded = true } }
             log.info("state \(before.name) → \(machine.state)", stateFields(["from": .string(before.name)]))
             stateWaiters.emit(machine.state)
-            if machine.state.isFinal { stateWaiters.finish() }
+            if machine.state.isFinal {
+                presence.withLock { $0.hasEnded = true }
+                stateWaiters.finish()
+            }
         }
         for output in outputs {
             switch output {

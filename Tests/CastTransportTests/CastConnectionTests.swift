@@ -29,6 +29,14 @@ struct CastConnectionTests {
         return options
     }
 
+    /// CONNECT to receiver-0 and GET_STATUS with `requestId`; the RECEIVER_STATUS that answers it.
+    static func receiverStatus(_ connection: CastConnection, requestId: Int64) async throws -> JSONValue? {
+        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .connection, json: ["type": "CONNECT"]))
+        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .receiver,
+                                              json: ["type": "GET_STATUS", "requestId": .int(requestId)]))
+        return await next(connection, type: "RECEIVER_STATUS", on: .receiver)
+    }
+
     /// The next message on `namespace` whose JSON `type` is `type`, within `timeout` seconds.
     static func next(_ connection: CastConnection, type: String, on namespace: CastNamespace, timeout: Double = 5) async -> JSONValue? {
         let json: @Sendable (CastMessage) -> JSONValue? = { $0.payload.text.flatMap { try? JSONValue.parse($0) } }
@@ -45,10 +53,7 @@ struct CastConnectionTests {
         #expect(connection.deviceAuth == .notChecked)
         let certificate = try Certificate(derBytes: connection.peerCertificateDER)
         #expect(certificate.commonName == device.uuid)
-        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .connection, json: ["type": "CONNECT"]))
-        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .receiver,
-                                              json: ["type": "GET_STATUS", "requestId": 1]))
-        let status = await Self.next(connection, type: "RECEIVER_STATUS", on: .receiver)
+        let status = try await Self.receiverStatus(connection, requestId: 1)
         #expect(status?["requestId"]?.int == 1)
         await connection.close()
         #expect(await connection.closeReason == .local)
@@ -139,10 +144,7 @@ struct CastConnectionTests {
         let connection = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options(), group: group)
         // A reply first: the device's side of the handshake is done too (connect returns once
         // *our* side is; a drop before the device's is a TLS error, not a remote close).
-        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .connection, json: ["type": "CONNECT"]))
-        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .receiver,
-                                              json: ["type": "GET_STATUS", "requestId": 3]))
-        #expect(await Self.next(connection, type: "RECEIVER_STATUS", on: .receiver)?["requestId"]?.int == 3)
+        #expect(try await Self.receiverStatus(connection, requestId: 3)?["requestId"]?.int == 3)
         _ = try await simulator.control.execute(["command": "drop"]).get()
         let reason = await connection.closeReason
         #expect(reason == .remoteClosed, "closed: \(reason)")
@@ -214,10 +216,7 @@ struct CastConnectionTests {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let connection = try await CastConnection.connect(host: "localhost", port: device.castPort, options: Self.options(), group: group)
         #expect(connection.endpoint == "localhost:\(device.castPort)")
-        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .connection, json: ["type": "CONNECT"]))
-        try await connection.send(CastMessage(source: "sender-0", destination: "receiver-0", namespace: .receiver,
-                                              json: ["type": "GET_STATUS", "requestId": 7]))
-        #expect(await Self.next(connection, type: "RECEIVER_STATUS", on: .receiver)?["requestId"]?.int == 7)
+        #expect(try await Self.receiverStatus(connection, requestId: 7)?["requestId"]?.int == 7)
         await connection.close()
         await simulator.stop()
         try await group.shutdownGracefully()
