@@ -55,21 +55,20 @@ extension CastSession {
     /// One timer per session for every request's timeout: armed for the earliest deadline
     /// (a request with a shorter timeout than those pending re-arms it sooner); when it fires,
     /// what is due fails with `timedOut` and it is armed again for the next pending deadline.
+    ///
+    /// The timer is an event-loop task, not a sleeping `Task`: arming one costs a heap insert on
+    /// a loop, where a `Task` with `Task.sleep` cost a task, a pool thread woken to run it and
+    /// dispatch's timer thread woken to schedule it — per session, in every start.
     func armExpiry(at deadline: Double) {
         guard deadline < expiryDeadline else { return }
         expiryTimer?.cancel()
         expiryDeadline = deadline
-        expiryTimer = Task { [weak self] in
-            // The deadline is on the monotonic clock the tracker uses; Task.sleep's clock also
-            // counts suspended time, so a wake-up can come early: sleep again for what is left
-            // (a few rounds at most).
-            for _ in 0..<8 {
-                let left = deadline - MonotonicClock.seconds()
-                guard left > 0 else { break }
-                try? await Task.sleep(for: .seconds(min(left + 0.001, 86_400 * 365)))
-                if Task.isCancelled { return }
-            }
-            await self?.expiryFired(deadline)
+        let left = max(0, deadline - MonotonicClock.seconds())
+        // The loop's clock and MonotonicClock both leave out suspended time; a fire that is early
+        // anyway finds nothing due and re-arms for what is left (``expiryFired(_:)``).
+        expiryTimer = timerLoop.scheduleTask(in: .nanoseconds(Int64(min(left, 86_400 * 365) * 1e9) + 1_000_000)) { [weak self] in
+            guard let self else { return }
+            Task { await self.expiryFired(deadline) }
         }
     }
 

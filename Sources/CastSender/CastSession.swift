@@ -40,6 +40,8 @@ public actor CastSession {
 
     let options: CastOptions
     let group: EventLoopGroup
+    /// Where the request-timeout timer runs (one loop of ``group`` for the session's life).
+    let timerLoop: EventLoop
     var machine: SessionStateMachine
     var connection: CastConnection?
     /// Bumped for every connection attempt; results and messages of older ones are ignored.
@@ -57,7 +59,7 @@ public actor CastSession {
     var channels: [CastNamespace: GenericChannel] = [:]
     var retryTask: Task<Void, Never>?
     /// The request-timeout timer (``armExpiry(at:)``) and the deadline it is armed for.
-    var expiryTimer: Task<Void, Never>?
+    var expiryTimer: Scheduled<Void>?
     var expiryDeadline = Double.infinity
     /// The app session to re-join on resume.
     var resumeTarget: SessionResumeRecord?
@@ -82,6 +84,7 @@ public actor CastSession {
         self.presence = Mutex(SessionPresence(deviceID: device.id, hasEnded: false))
         self.options = options
         self.group = group
+        self.timerLoop = group.next()
         self.machine = SessionStateMachine(policy: options.reconnectPolicy)
         self.resumeStore = resumeStore
         self.resumeTarget = resumeTarget
