@@ -67,7 +67,7 @@ extension CastSession {
         let newConnection: CastConnection
         do {
             newConnection = try await CastConnection.connect(host: device.host, port: device.port, options: options.connectionOptions,
-                                                             group: group)
+                                                             group: loop)
         } catch {
             throw .connectFailed(error)
         }
@@ -174,14 +174,22 @@ extension CastSession {
         }
     }
 
+    /// Reads the connection's messages until it ends. The task prefers the session's loop, the
+    /// one the connection delivers on: a message is handled on the thread that read it, and a
+    /// request of the session's own (the start's steps) resumes there too. It ends on that loop
+    /// once the connection has ended; what follows the end runs in a task on the global executor,
+    /// since the loop may be shutting down by then (a job handed to a loop that has shut down is
+    /// dropped, never run).
     func startReading(_ connection: CastConnection, generation: Int) {
-        Task { [weak self] in
+        Task(executorPreference: loopExecutor) { [weak self] in
             for await message in connection.messages {
                 guard let self else { return }
                 await self.handle(message, generation: generation)
             }
-            let reason = await connection.closeReason
-            await self?.connectionEnded(reason, generation: generation)
+            Task(executorPreference: globalConcurrentExecutor) { [weak self] in
+                let reason = await connection.closeReason
+                await self?.connectionEnded(reason, generation: generation)
+            }
         }
     }
 

@@ -66,7 +66,7 @@ extension CastSession {
         let left = max(0, deadline - MonotonicClock.seconds())
         // The loop's clock and MonotonicClock both leave out suspended time; a fire that is early
         // anyway finds nothing due and re-arms for what is left (``expiryFired(_:)``).
-        expiryTimer = timerLoop.scheduleTask(in: .nanoseconds(Int64(min(left, 86_400 * 365) * 1e9) + 1_000_000)) { [weak self] in
+        expiryTimer = loop.scheduleTask(in: .nanoseconds(Int64(min(left, 86_400 * 365) * 1e9) + 1_000_000)) { [weak self] in
             guard let self else { return }
             Task { await self.expiryFired(deadline) }
         }

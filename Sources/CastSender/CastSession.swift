@@ -40,8 +40,10 @@ public actor CastSession {
 
     let options: CastOptions
     let group: EventLoopGroup
-    /// Where the request-timeout timer runs (one loop of ``group`` for the session's life).
-    let timerLoop: EventLoop
+    /// The session's event loop (one of ``group``, for the session's life): its connections and
+    /// its request-timeout timer run there, and so do its own tasks (``loopExecutor``).
+    let loop: EventLoop
+    let loopExecutor: EventLoopTaskExecutor
     var machine: SessionStateMachine
     var connection: CastConnection?
     /// Bumped for every connection attempt; results and messages of older ones are ignored.
@@ -84,7 +86,9 @@ public actor CastSession {
         self.presence = Mutex(SessionPresence(deviceID: device.id, hasEnded: false))
         self.options = options
         self.group = group
-        self.timerLoop = group.next()
+        let loop = group.next()
+        self.loop = loop
+        self.loopExecutor = EventLoopTaskExecutor(loop)
         self.machine = SessionStateMachine(policy: options.reconnectPolicy)
         self.resumeStore = resumeStore
         self.resumeTarget = resumeTarget
@@ -103,8 +107,11 @@ public actor CastSession {
     deinit {
         // Released without end(): no retries, no socket left open (the reader task holds the
         // connection, so its own deinit would not run).
+        // The request-timeout timer is left to fire into the void (it holds the session weakly):
+        // cancelling it hands its promise to its loop, and the last reference often goes after
+        // the loops have shut down (`SessionManager.shutdown()`), where NIO drops the job or,
+        // in strict mode, crashes.
         retryTask?.cancel()
-        expiryTimer?.cancel()
         connection?.closeSoon()
     }
 
@@ -128,7 +135,9 @@ public actor CastSession {
 
     /// Connects and joins or launches the app; returns once the session has started or failed.
     public func start() async throws(CastSessionError) {
-        await apply(.start)
+        // On the session's loop, where its connection will be: each step's reply resumes the
+        // start on the thread that read it (no hop to the global pool and back per step).
+        await withTaskExecutorPreference(loopExecutor) { await apply(.start) }
         if case .failed(let error) = machine.state { throw error }
     }
 
@@ -253,13 +262,19 @@ public actor CastSession {
         case .saveResumeRecord:
             guard let resumeStore, let app = application else { return }
             let record = SessionResumeRecord(device: device, appID: app.appId, sessionID: app.sessionId, transportID: app.transportId)
-            do { try resumeStore.save(record) } catch {
-                log.warning("cannot save the resume record: \(error)", ["path": .string(resumeStore.path)])
+            // Off the event loop: the store writes and fsyncs, and a loop must not wait on a disk.
+            await withTaskExecutorPreference(globalConcurrentExecutor) {
+                do { try resumeStore.save(record) } catch {
+                    log.warning("cannot save the resume record: \(error)", ["path": .string(resumeStore.path)])
+                }
             }
         case .deleteResumeRecord:
             guard let resumeStore, !keepResumeRecord else { return }
-            do { try resumeStore.remove(deviceID: device.id) } catch {
-                log.warning("cannot delete the resume record: \(error)", ["path": .string(resumeStore.path)])
+            let deviceID = device.id
+            await withTaskExecutorPreference(globalConcurrentExecutor) {
+                do { try resumeStore.remove(deviceID: deviceID) } catch {
+                    log.warning("cannot delete the resume record: \(error)", ["path": .string(resumeStore.path)])
+                }
             }
         }
     }

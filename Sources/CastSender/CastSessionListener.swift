@@ -1,7 +1,9 @@
 import CastCore
 
 /// Hears a session's life cycle and device status (all methods optional). Held weakly; called
-/// on the session's executor, so keep the work short or hand it off.
+/// on the session's executor, which is often its event loop's thread (during a start, and for
+/// whatever a device message causes): keep the work short and never block, or hand it off —
+/// while a listener runs, that loop's connections wait.
 public protocol CastSessionListener: AnyObject, Sendable {
     func sessionWillStart(_ session: CastSession)
     func sessionDidStart(_ session: CastSession)

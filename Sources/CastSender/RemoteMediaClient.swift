@@ -25,7 +25,8 @@ public struct MediaLoadOptions: Sendable, Equatable {
     }
 }
 
-/// Hears media status changes (held weakly).
+/// Hears media status changes (held weakly). Called on the session's executor, usually its
+/// event loop's thread: keep the work short and never block (see ``CastSessionListener``).
 public protocol RemoteMediaClientListener: AnyObject, Sendable {
     /// `status` nil: no media session (nothing loaded, or the app went away).
     func remoteMediaClient(_ client: RemoteMediaClient, didUpdate status: MediaStatus?)
