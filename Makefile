@@ -11,12 +11,14 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# Builds and runs every test; Swift Testing's closing line carries the test count. Then the
-# conformance suite: unmodified pychromecast, catt and VLC against the built `castline sim`
-# (pytest; needs root for network namespaces).
+# Builds and runs every test; Swift Testing's closing line carries the test count. SwiftNIO's
+# strict mode turns work handed to an event loop that has shut down (dropped with a printed
+# error otherwise) into a crash, so such a bug fails the run. Then the conformance suite:
+# unmodified pychromecast, catt and VLC against the built `castline sim` (pytest; needs root
+# for network namespaces).
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	SWIFTNIO_STRICT=1 $(SWIFT) test --skip-build
 	CASTLINE_BIN="$$($(SWIFT) build --show-bin-path)/castline" .venv/bin/python -m pytest -q -p no:cacheprovider Tests/Conformance
 
 # Only the conformance suite (after a build).

@@ -10,6 +10,12 @@ namespace it creates (only `lo`, no mDNS); needs root and the conformance venv.
 
 Prints every run and, per variant, the medians: wall time to all-PLAYING, the sender's CPU
 seconds until then and the simulator's CPU seconds during the run (or the idle CPU figure).
+
+With --shared-simulator DIR, one simulator (DIR's `castline`) serves every run, each run on
+devices nobody used yet, the variants' order swapped every round; for two variants it also prints
+the paired figures: the median over rounds of B/A for wall time and sender CPU, and in how many
+rounds B was faster (a change of a few per cent only shows this way on this VM, whose speed moves
+by a third between runs).
 """
 import argparse
 import json
@@ -34,6 +40,7 @@ def main():
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--figure", choices=["all_playing", "idle_cpu"], default="all_playing")
     parser.add_argument("--idle", type=float, default=10, help="seconds of idle measurement (--figure idle_cpu)")
+    parser.add_argument("--shared-simulator", metavar="DIR", help="one simulator (DIR/castline) for every run, fresh devices per run")
     args = parser.parse_args()
     variants = []
     for spec in args.variants:
@@ -45,6 +52,9 @@ def main():
         variants.append((spec, directory, extra.split()))
     results = {spec: [] for spec, _, _ in variants}
     idle = args.idle if args.figure == "idle_cpu" else 0.1
+    if args.shared_simulator:
+        shared(args, variants, results, idle)
+        return
     for round_index in range(args.rounds):
         for spec, directory, extra in variants:
             os.environ["CASTLINE_BIN"] = os.path.join(directory, "castline")
@@ -61,20 +71,9 @@ def main():
                 pid = conftest.sim_pid(netns)
                 for _ in range(args.runs):
                     sim.control({"command": "stop-app", "device": "all"})
-                    ticks = conftest.cpu_ticks(pid)
-                    argv = [os.path.join(directory, "castline-sender-bench"), "--targets", targets,
-                            "--sessions", str(args.sessions), "--idle", str(idle), "--warmup", "1", *extra]
-                    out = subprocess.run(netns.command(*argv), capture_output=True, text=True, timeout=600)
-                    sim_cpu = (conftest.cpu_ticks(pid) - ticks) / conftest.CLOCK_TICKS
-                    figures = {json.loads(line)["name"]: json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")}
-                    if out.returncode != 0 or "sender.all_playing" not in figures:
-                        print(f"round {round_index + 1} {spec}: benchmark failed (rc {out.returncode}): {out.stderr[-800:]}", flush=True)
+                    row = run_once(netns, pid, os.path.join(directory, "castline-sender-bench"), targets, args, idle, extra)
+                    if row is None:
                         continue
-                    playing = figures["sender.all_playing"]
-                    row = {"wall": playing["value"], "sender_cpu": playing["cpu_seconds"], "sim_cpu": sim_cpu,
-                           "failed": playing.get("failed", 0)}
-                    if args.figure == "idle_cpu":
-                        row["idle_cpu"] = figures["sender.idle_cpu"]["value"]
                     results[spec].append(row)
                     print(f"round {round_index + 1} {spec}: " + json.dumps(row), flush=True)
             finally:
@@ -82,6 +81,73 @@ def main():
                     sim.stop()
                 netns.close()
                 shutil.rmtree(workdir, ignore_errors=True)
+    print_medians(args, results)
+
+
+def run_once(netns, pid, bench, targets, args, idle, extra):
+    """One benchmark run; its row, or None when it failed (printed)."""
+    ticks = conftest.cpu_ticks(pid)
+    argv = [bench, "--targets", targets, "--sessions", str(args.sessions), "--idle", str(idle), "--warmup", "1", *extra]
+    out = subprocess.run(netns.command(*argv), capture_output=True, text=True, timeout=600)
+    sim_cpu = (conftest.cpu_ticks(pid) - ticks) / conftest.CLOCK_TICKS
+    figures = {json.loads(line)["name"]: json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")}
+    if out.returncode != 0 or "sender.all_playing" not in figures:
+        print(f"  benchmark failed (rc {out.returncode}): {out.stderr[-800:]}", flush=True)
+        return None
+    playing = figures["sender.all_playing"]
+    row = {"wall": playing["value"], "sender_cpu": playing["cpu_seconds"], "sim_cpu": sim_cpu, "failed": playing.get("failed", 0)}
+    if args.figure == "idle_cpu":
+        row["idle_cpu"] = figures["sender.idle_cpu"]["value"]
+    return row
+
+
+def shared(args, variants, results, idle):
+    """Every run against one simulator, on fresh devices; rounds swap the variants' order."""
+    os.environ["CASTLINE_BIN"] = os.path.join(os.path.abspath(args.shared_simulator), "castline")
+    netns = conftest.Namespace()
+    workdir = tempfile.mkdtemp(prefix="castline-ab-")
+    os.chmod(workdir, 0o755)
+    sim = None
+    paired = []   # per round: {spec: row}
+    try:
+        runs = args.rounds * len(variants)
+        sim = conftest.Simulator(netns, workdir, frame_log=False,
+                                 extra=["--devices", str(args.sessions * runs + 1), "--no-mdns", "--buffering-delay", "0"])
+        listed = sim.ready["devices"]
+        pid = conftest.sim_pid(netns)
+        used = 0
+        for round_index in range(args.rounds):
+            order = variants if round_index % 2 == 0 else list(reversed(variants))
+            rows = {}
+            for spec, directory, extra in order:
+                targets = os.path.join(workdir, f"devices-{used}.json")
+                with open(targets, "w") as f:   # fresh devices, then the last one for the warm-up
+                    json.dump(listed[used * args.sessions:(used + 1) * args.sessions] + [listed[-1]], f)
+                used += 1
+                row = run_once(netns, pid, os.path.join(directory, "castline-sender-bench"), targets, args, idle, extra)
+                if row:
+                    rows[spec] = row
+                    results[spec].append(row)
+                    print(f"round {round_index + 1} {spec}: " + json.dumps(row), flush=True)
+            paired.append(rows)
+    finally:
+        if sim:
+            sim.stop()
+        netns.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    print_medians(args, results)
+    if len(variants) == 2 and args.figure == "all_playing":
+        a, b = variants[0][0], variants[1][0]
+        both = [rows for rows in paired if a in rows and b in rows]
+        if both:
+            wall = statistics.median(rows[b]["wall"] / max(rows[a]["wall"], 1e-6) for rows in both)
+            cpu = statistics.median(rows[b]["sender_cpu"] / max(rows[a]["sender_cpu"], 1e-6) for rows in both)
+            faster = sum(1 for rows in both if rows[b]["wall"] < rows[a]["wall"])
+            print(f"paired over {len(both)} rounds, {b} / {a}: wall {wall:.3f}, sender CPU {cpu:.3f}; "
+                  f"{b} faster in {faster} of {len(both)} rounds")
+
+
+def print_medians(args, results):
     print("medians")
     for spec, rows in results.items():
         if not rows:
