@@ -19,7 +19,9 @@ public final class GenericChannel: Sendable {
     private let fanout = EventFanout<Message>()
     private let handler: (@Sendable (Message) -> Void)?
 
-    /// `handler` is called for every message on the namespace (besides ``messages()``).
+    /// `handler` is called for every message on the namespace (besides ``messages()``), on the
+    /// session's event loop thread: keep it short and never block (the loop's connections wait),
+    /// or consume ``messages()`` from a task of your own.
     public init(namespace: CastNamespace, handler: (@Sendable (Message) -> Void)? = nil) {
         self.namespace = namespace
         self.handler = handler
