@@ -39,11 +39,10 @@ public actor CastSession {
     public nonisolated let remoteMediaClient: RemoteMediaClient
 
     let options: CastOptions
-    let group: EventLoopGroup
-    /// The session's event loop (one of ``group``, for the session's life): its connections and
-    /// its request-timeout timer run there, and so do its own tasks (``loopExecutor``).
-    let loop: EventLoop
+    /// Runs the session's own tasks on its event loop (one loop of the manager's group, for the
+    /// session's life), where its connections and its request-timeout timer also run.
     let loopExecutor: EventLoopTaskExecutor
+    var loop: EventLoop { loopExecutor.loop }
     var machine: SessionStateMachine
     var connection: CastConnection?
     /// Bumped for every connection attempt; results and messages of older ones are ignored.
@@ -85,10 +84,7 @@ public actor CastSession {
         self.device = device
         self.presence = Mutex(SessionPresence(deviceID: device.id, hasEnded: false))
         self.options = options
-        self.group = group
-        let loop = group.next()
-        self.loop = loop
-        self.loopExecutor = EventLoopTaskExecutor(loop)
+        self.loopExecutor = EventLoopTaskExecutor(group.next())
         self.machine = SessionStateMachine(policy: options.reconnectPolicy)
         self.resumeStore = resumeStore
         self.resumeTarget = resumeTarget
@@ -262,19 +258,21 @@ public actor CastSession {
         case .saveResumeRecord:
             guard let resumeStore, let app = application else { return }
             let record = SessionResumeRecord(device: device, appID: app.appId, sessionID: app.sessionId, transportID: app.transportId)
-            // Off the event loop: the store writes and fsyncs, and a loop must not wait on a disk.
-            await withTaskExecutorPreference(globalConcurrentExecutor) {
-                do { try resumeStore.save(record) } catch {
-                    log.warning("cannot save the resume record: \(error)", ["path": .string(resumeStore.path)])
-                }
-            }
+            await changeResumeFile(resumeStore, "save") { try $0.save(record) }
         case .deleteResumeRecord:
             guard let resumeStore, !keepResumeRecord else { return }
             let deviceID = device.id
-            await withTaskExecutorPreference(globalConcurrentExecutor) {
-                do { try resumeStore.remove(deviceID: deviceID) } catch {
-                    log.warning("cannot delete the resume record: \(error)", ["path": .string(resumeStore.path)])
-                }
+            await changeResumeFile(resumeStore, "delete") { try $0.remove(deviceID: deviceID) }
+        }
+    }
+
+    /// One change to the resume file, off the event loop (the store writes and fsyncs, and a
+    /// loop must not wait on a disk); a failure is logged.
+    private func changeResumeFile(_ store: SessionResumeStore, _ verb: String,
+                                  _ body: (SessionResumeStore) throws -> Void) async {
+        await withTaskExecutorPreference(globalConcurrentExecutor) {
+            do { try body(store) } catch {
+                log.warning("cannot \(verb) the resume record: \(error)", ["path": .string(store.path)])
             }
         }
     }
