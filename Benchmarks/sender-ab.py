@@ -12,12 +12,14 @@ Prints every run and, per variant, the medians: wall time to all-PLAYING, the se
 seconds until then and the simulator's CPU seconds during the run (or the idle CPU figure).
 
 With --shared-simulator DIR, one simulator (DIR's `castline`) serves every run, each run on
-devices nobody used yet, the variants' order swapped every round; for two variants it also prints
-the paired figures: the median over rounds of B/A for wall time and sender CPU, and in how many
-rounds B was faster (a change of a few per cent only shows this way on this VM, whose speed moves
+devices nobody used yet: --rounds × --runs pairs of runs, the variants' order swapped every pair
+(the README's figures: `--rounds 20 --runs 1`); for two variants it also prints the paired
+figures: the median over pairs of B/A for wall time and sender CPU, and in how many pairs B was
+faster (a change of a few per cent only shows this way on this VM, whose speed moves
 by a third between runs).
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -57,18 +59,10 @@ def main():
         return
     for round_index in range(args.rounds):
         for spec, directory, extra in variants:
-            os.environ["CASTLINE_BIN"] = os.path.join(directory, "castline")
-            netns = conftest.Namespace()
-            workdir = tempfile.mkdtemp(prefix="castline-ab-")
-            os.chmod(workdir, 0o755)
-            sim = None
-            try:
-                sim = conftest.Simulator(netns, workdir, frame_log=False,
-                                         extra=["--devices", str(args.sessions + 1), "--no-mdns", "--buffering-delay", "0"])
+            with simulator(directory, args.sessions + 1) as (netns, sim, pid, workdir):
                 targets = os.path.join(workdir, "devices.json")
                 with open(targets, "w") as f:
                     json.dump(sim.ready["devices"], f)
-                pid = conftest.sim_pid(netns)
                 for _ in range(args.runs):
                     sim.control({"command": "stop-app", "device": "all"})
                     row = run_once(netns, pid, os.path.join(directory, "castline-sender-bench"), targets, args, idle, extra)
@@ -76,12 +70,28 @@ def main():
                         continue
                     results[spec].append(row)
                     print(f"round {round_index + 1} {spec}: " + json.dumps(row), flush=True)
-            finally:
-                if sim:
-                    sim.stop()
-                netns.close()
-                shutil.rmtree(workdir, ignore_errors=True)
     print_medians(args, results)
+
+
+@contextlib.contextmanager
+def simulator(directory, devices):
+    """DIR's `castline sim` with `devices` devices in a namespace of its own (no mDNS, no frame
+    log, warnings only, no buffering delay): (namespace, simulator, its pid, a work directory);
+    all of it stopped and removed afterwards."""
+    os.environ["CASTLINE_BIN"] = os.path.join(directory, "castline")
+    netns = conftest.Namespace()
+    workdir = tempfile.mkdtemp(prefix="castline-ab-")
+    os.chmod(workdir, 0o755)
+    sim = None
+    try:
+        sim = conftest.Simulator(netns, workdir, frame_log=False,
+                                 extra=["--devices", str(devices), "--no-mdns", "--buffering-delay", "0"])
+        yield netns, sim, conftest.sim_pid(netns), workdir
+    finally:
+        if sim:
+            sim.stop()
+        netns.close()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def run_once(netns, pid, bench, targets, args, idle, extra):
@@ -102,24 +112,16 @@ def run_once(netns, pid, bench, targets, args, idle, extra):
 
 
 def shared(args, variants, results, idle):
-    """Every run against one simulator, on fresh devices; rounds swap the variants' order."""
-    os.environ["CASTLINE_BIN"] = os.path.join(os.path.abspath(args.shared_simulator), "castline")
-    netns = conftest.Namespace()
-    workdir = tempfile.mkdtemp(prefix="castline-ab-")
-    os.chmod(workdir, 0o755)
-    sim = None
-    paired = []   # per round: {spec: row}
-    try:
-        runs = args.rounds * len(variants)
-        sim = conftest.Simulator(netns, workdir, frame_log=False,
-                                 extra=["--devices", str(args.sessions * runs + 1), "--no-mdns", "--buffering-delay", "0"])
+    """Every run against one simulator, on fresh devices: --rounds × --runs pairs of runs, one run
+    of each variant per pair, the order swapped every pair."""
+    paired = []   # per pair: {spec: row}
+    pairs = args.rounds * args.runs
+    with simulator(os.path.abspath(args.shared_simulator), args.sessions * pairs * len(variants) + 1) as (netns, sim, pid, workdir):
         listed = sim.ready["devices"]
-        pid = conftest.sim_pid(netns)
         used = 0
-        for round_index in range(args.rounds):
-            order = variants if round_index % 2 == 0 else list(reversed(variants))
+        for pair in range(pairs):
             rows = {}
-            for spec, directory, extra in order:
+            for spec, directory, extra in (variants if pair % 2 == 0 else list(reversed(variants))):
                 targets = os.path.join(workdir, f"devices-{used}.json")
                 with open(targets, "w") as f:   # fresh devices, then the last one for the warm-up
                     json.dump(listed[used * args.sessions:(used + 1) * args.sessions] + [listed[-1]], f)
@@ -128,13 +130,8 @@ def shared(args, variants, results, idle):
                 if row:
                     rows[spec] = row
                     results[spec].append(row)
-                    print(f"round {round_index + 1} {spec}: " + json.dumps(row), flush=True)
+                    print(f"pair {pair + 1} {spec}: " + json.dumps(row), flush=True)
             paired.append(rows)
-    finally:
-        if sim:
-            sim.stop()
-        netns.close()
-        shutil.rmtree(workdir, ignore_errors=True)
     print_medians(args, results)
     if len(variants) == 2 and args.figure == "all_playing":
         a, b = variants[0][0], variants[1][0]
@@ -143,8 +140,8 @@ def shared(args, variants, results, idle):
             wall = statistics.median(rows[b]["wall"] / max(rows[a]["wall"], 1e-6) for rows in both)
             cpu = statistics.median(rows[b]["sender_cpu"] / max(rows[a]["sender_cpu"], 1e-6) for rows in both)
             faster = sum(1 for rows in both if rows[b]["wall"] < rows[a]["wall"])
-            print(f"paired over {len(both)} rounds, {b} / {a}: wall {wall:.3f}, sender CPU {cpu:.3f}; "
-                  f"{b} faster in {faster} of {len(both)} rounds")
+            print(f"paired over {len(both)} pairs of runs, {b} / {a}: wall {wall:.3f}, sender CPU {cpu:.3f}; "
+                  f"{b} faster in {faster} of {len(both)}")
 
 
 def print_medians(args, results):
