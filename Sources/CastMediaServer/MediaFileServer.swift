@@ -65,7 +65,7 @@ public final class MediaFileServer: Sendable {
         let listener = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 shared.register(channel)
                 return channel.eventLoop.makeCompletedFuture {

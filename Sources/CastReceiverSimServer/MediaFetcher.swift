@@ -38,7 +38,7 @@ public enum MediaFetcher {
             let request = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.path, headers: headers)
             ClientBootstrap(group: loop)
                 .connectTimeout(deadline)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let sync = channel.pipeline.syncOperations

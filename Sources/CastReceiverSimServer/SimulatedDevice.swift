@@ -124,7 +124,7 @@ public final class SimulatedDevice: @unchecked Sendable {
         return ServerBootstrap(group: loop, childGroup: loop)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer(initializer)
             .bind(host: address, port: port)
             .flatMapErrorThrowing { error in

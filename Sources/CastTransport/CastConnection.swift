@@ -78,7 +78,7 @@ public final class CastConnection: Sendable {
         do {
             let bootstrap = ClientBootstrap(group: loop)
                 .connectTimeout(timeout)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             if let address = ipLiteralAddress(host: host, port: port) {
                 // An address needs no resolver: `connect(host:)` would still hand it to
                 // getaddrinfo on a Dispatch thread and run Happy Eyeballs' timers around it.

@@ -29,6 +29,13 @@ def castline_binary():
     return os.path.join(out.stdout.strip(), "castline")
 
 
+def as_user(user, group="nogroup"):
+    """A command prefix that runs the rest as `user` and `group`, no supplementary groups. setpriv
+    execs in place, so the PID is castline's and a signal reaches it (runuser forks and answers
+    SIGTERM itself)."""
+    return ["setpriv", f"--reuid={user}", f"--regid={group}", "--clear-groups", "--"]
+
+
 class Namespace:
     """`ip netns` with only a loopback interface (ports 8008/8009/8443 never clash with the host)."""
 
@@ -70,9 +77,10 @@ class Namespace:
 class Simulator:
     """A running `castline sim` inside a namespace; stopped with SIGTERM (by PID) at teardown."""
 
-    def __init__(self, namespace, workdir, extra=(), env=None, frame_log=True):
+    def __init__(self, namespace, workdir, extra=(), env=None, frame_log=True, user=None):
         """`frame_log=False`: no frame log and warnings only (benchmarks: the device side as cheap
-        as it can be, for every sender measured)."""
+        as it can be, for every sender measured). `user`: run as that user (runuser; `workdir`
+        must be writable by it; signals reach castline itself)."""
         self.workdir = workdir
         self.frame_log = os.path.join(workdir, "frames.jsonl")
         self.control_socket = os.path.join(workdir, "control.sock")
@@ -81,6 +89,8 @@ class Simulator:
         logging = ["--frame-log", self.frame_log, "--log", "*:info,CastChannel.*:debug"] if frame_log else ["--log", "*:warning"]
         argv = [castline_binary(), "sim", "--control-socket", self.control_socket, "--export-root-ca", self.root_ca,
                 *logging, *extra]
+        if user:
+            argv = [*as_user(user), *argv]
         self.stderr = open(self.stderr_path, "w")
         self.process = subprocess.Popen(namespace.command(*argv), stdout=subprocess.PIPE, stderr=self.stderr,
                                         text=True, env=env)

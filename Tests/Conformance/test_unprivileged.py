@@ -1,0 +1,81 @@
+"""castline as an unprivileged user, the way the shipped systemd unit runs it (DynamicUser=yes):
+the simulator accepts senders, `castline cast` connects, serves a local file the device fetches,
+and `status` and `stop` reach the device. Everything else in this suite runs as root, which hides
+any socket option or path only root may use."""
+import json
+import os
+import signal
+import subprocess
+
+from conftest import Simulator, as_user, castline_binary, wait_until
+
+USER, UID = "nobody", 65534    # and group nogroup (65534)
+
+
+def test_sim_cast_status_and_stop_work_without_root(netns, workdir):
+    os.chown(workdir, UID, UID)
+    sim = Simulator(netns, workdir, extra=["--no-mdns"], user=USER)
+    cast = None
+    try:
+        path = os.path.join(workdir, "clip.mp4")
+        with open(path, "wb") as f:
+            f.write(bytes(range(256)) * 1200)  # 307,200 bytes
+        os.chmod(path, 0o644)
+
+        def castline(*args, timeout=60):
+            return netns.run(castline_binary(), *args, timeout=timeout, user=USER)
+
+        cast = subprocess.Popen(netns.command(*as_user(USER), castline_binary(), "cast", path,
+                                              "--device", "127.0.0.1", "--json", "--timeout", "10"),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = cast.stdout.readline()
+        assert line.startswith("{"), (line, cast.stderr.read() if cast.poll() is not None else "")
+        started = json.loads(line)
+        assert started["state"] == "PLAYING", line
+        fetches = wait_until(lambda: sim.control({"command": "list"})["devices"][0]["mediaFetches"], 10,
+                             "the device's fetch of the served file")
+        assert fetches[0]["status"] == 206 and fetches[0]["bytes"] == 65536, fetches
+
+        status = castline("status", "--device", "127.0.0.1", "--json")
+        assert status.returncode == 0, status.stderr[-3000:]
+        assert any(item.get("state") == "PLAYING" for item in map(json.loads, status.stdout.splitlines())
+                   if isinstance(item, dict)), status.stdout
+
+        stop = castline("stop", "--app", "--device", "127.0.0.1")
+        assert stop.returncode == 0, stop.stderr[-3000:]
+        wait_until(lambda: sim.control({"command": "list"})["devices"][0]["state"].get("media") is None, 10,
+                   "the stop to end the media")
+        _, err = cast.communicate(timeout=20)
+        assert cast.returncode == 0, err[-3000:]
+        assert "Permission denied" not in err, err[-3000:]
+    finally:
+        if cast and cast.poll() is None:
+            cast.send_signal(signal.SIGTERM)
+            cast.communicate(timeout=20)
+        log = sim.log_text()
+        code = sim.stop()
+    assert code == 0, f"castline sim exited with {code} on SIGTERM: {log}"
+    assert "Permission denied" not in log and "could not be accepted" not in log, log
+
+
+def test_the_daemon_casts_without_root(netns, sim, workdir):
+    from test_daemon import CONFIG, playing_session
+    os.chown(workdir, UID, UID)
+    config = os.path.join(workdir, "castline.yaml")
+    with open(config, "w") as f:
+        f.write(CONFIG.format(rules="info,CastChannel.*:warning"))
+    os.chmod(config, 0o644)
+    env = dict(os.environ, HOME=workdir, STATE_DIRECTORY=workdir)
+    daemon = subprocess.Popen(netns.command(*as_user(USER), castline_binary(), "run", "--config", config),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_until(lambda: playing_session(sim) or daemon.poll() is not None, 15, "the job's cast")
+        assert daemon.poll() is None, daemon.stderr.read()[-3000:]
+        daemon.send_signal(signal.SIGTERM)
+        _, err = daemon.communicate(timeout=20)
+        assert daemon.returncode == 0, err[-3000:]
+        assert "Permission denied" not in err, err[-3000:]
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(timeout=5)
