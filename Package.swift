@@ -128,7 +128,7 @@ let package = Package(
         .target(
             name: "CastReceiverSimServer",
             dependencies: [
-                "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
+                "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging", "CastListening", "SystemCrypto",
                 "CAvahi",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -175,10 +175,16 @@ let package = Package(
         // every error at file:line:column). No sockets, no sender types.
         .target(name: "CastlineConfig", dependencies: ["CYAML", "CastCore", "CastLogging", "CastFiles"]),
 
+        // What every castline listening socket needs: failed accepts and connections that could
+        // not be set up are logged, and accepting pauses when the process is out of descriptors.
+        .target(name: "CastListening", dependencies: [
+            "CastLogging",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         // The HTTP server that hands local files to Cast devices (Range requests, an unguessable
         // URL, CORS) and the address that faces a device.
         .target(name: "CastMediaServer", dependencies: [
-            "CastLogging",
+            "CastLogging", "CastListening",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import CastListening
 import CastLogging
 import NIOCore
 import NIOHTTP1
@@ -75,6 +76,7 @@ public final class MediaFileServer: Sendable {
                 }
             }
             .bind(host: host, port: port)
+            .flatMap { $0.addListenerErrorHandler(log: log) }
             .get()
         let server = MediaFileServer(host: host, port: listener.localAddress?.port ?? port, token: token, files: files,
                                      listener: listener, shared: shared, log: log)

@@ -1,5 +1,6 @@
 import Glibc
 import CastCore
+import CastListening
 import CastLogging
 import NIOCore
 import NIOPosix
@@ -27,6 +28,7 @@ final class ControlSocketServer: Sendable {
                 }
             }
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
+            .flatMap { $0.addListenerErrorHandler(log: log) }
         umask(previous)
         return bound.map { channel in
             log.info("control socket listening at \(path)", ["path": .string(path)])

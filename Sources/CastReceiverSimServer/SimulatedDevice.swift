@@ -1,5 +1,6 @@
 import CastCore
 import CastDeviceAuth
+import CastListening
 import CastLogging
 import CastProtocol
 import CastReceiverSim
@@ -127,6 +128,7 @@ public final class SimulatedDevice: @unchecked Sendable {
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer(initializer)
             .bind(host: address, port: port)
+            .flatMap { $0.addListenerErrorHandler(log: self.log) }
             .flatMapErrorThrowing { error in
                 throw SimulatorError.bind(address: address, port: port, reason: "\(error)")
             }
