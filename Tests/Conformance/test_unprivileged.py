@@ -79,3 +79,42 @@ def test_the_daemon_casts_without_root(netns, sim, workdir):
         if daemon.poll() is None:
             daemon.kill()
             daemon.wait(timeout=5)
+
+
+def test_the_daemon_casts_inside_the_shipped_units_sandbox(netns, sim, workdir):
+    """configs/castline.service's sandbox, emulated (unit_sandbox.py): its user, syscall filter,
+    MemoryDenyWriteExecute= and LimitNOFILE=. A syscall the filter denies kills the process unless
+    the unit sets SystemCallErrorNumber=: libdispatch's setpriority (in @resources) did."""
+    from test_daemon import CONFIG, playing_session
+    import unit_sandbox
+    from conftest import REPO
+    unit = unit_sandbox.read_unit(REPO)
+    policy = unit_sandbox.unit_policy(unit)
+    assert policy["allowed"], "the unit has a syscall allow list"
+    user = unit_sandbox.exec_start_user(unit)
+    os.chown(workdir, UID, UID)
+    policy_path = os.path.join(workdir, "policy.json")
+    unit_sandbox.write_policy(policy, policy_path)
+    config = os.path.join(workdir, "castline.yaml")
+    journal = os.path.join(workdir, "castline.jsonl")
+    with open(config, "w") as f:
+        f.write(CONFIG.format(rules="info,CastChannel.*:warning").replace(
+            "logging:\n", f"logging:\n  sinks:\n    - type: json\n      options: {{path: {journal}}}\n"))
+    os.chmod(config, 0o644)
+    env = dict(os.environ, HOME=workdir, STATE_DIRECTORY=workdir)
+    launcher = ["/usr/bin/python3", unit_sandbox.__file__, policy_path, "--"]
+    daemon = subprocess.Popen(netns.command(*unit_sandbox.limits_prefix(policy), *as_user(user), *launcher, castline_binary(), "run", "--config", config),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_until(lambda: playing_session(sim) or daemon.poll() is not None, 20, "the job's cast")
+        assert daemon.poll() is None, f"rc {daemon.returncode} (-31: SIGSYS, a denied syscall): {daemon.stderr.read()[-3000:]}"
+        daemon.send_signal(signal.SIGTERM)
+        _, err = daemon.communicate(timeout=20)
+        assert daemon.returncode == 0, err[-3000:]
+        with open(journal) as f:
+            records = [json.loads(line) for line in f if line.strip()]
+        assert any("→ playing" in r.get("body", "") for r in records), ([r.get("body") for r in records], err[-2000:])
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(timeout=5)
