@@ -83,7 +83,7 @@ def test_the_daemon_casts_without_root(netns, sim, workdir):
 
 def test_the_daemon_casts_inside_the_shipped_units_sandbox(netns, sim, workdir):
     """configs/castline.service's sandbox, emulated (unit_sandbox.py): its user, syscall filter,
-    MemoryDenyWriteExecute= and LimitNOFILE=. A syscall the filter denies kills the process unless
+    MemoryDenyWriteExecute=, RestrictAddressFamilies= and LimitNOFILE=. A syscall the filter denies kills the process unless
     the unit sets SystemCallErrorNumber=: libdispatch's setpriority (in @resources) did."""
     from test_daemon import CONFIG, playing_session
     import unit_sandbox

@@ -9,13 +9,15 @@ which need syscalls the filter denies):
 POLICY.json is `unit_policy(...)` with the allowed set as a list (`write_policy`).
 
 Group contents come from this machine's `systemd-analyze syscall-filter`, so the filter is the
-one this systemd would install. What is not emulated: the mount namespace (ProtectSystem=,
-PrivateTmp=...), capabilities (castline runs unprivileged anyway), RestrictAddressFamilies=.
+one this systemd would install. `RestrictAddressFamilies=` is emulated too (socket() of
+another family fails). What is not: the mount namespace (ProtectSystem=, PrivateTmp=...) and
+capabilities (castline runs unprivileged anyway).
 """
 import ctypes
 import errno as errnolib
 import os
 import re
+import socket
 import subprocess
 
 SCMP_ACT_KILL_PROCESS = 0x80000000
@@ -62,7 +64,7 @@ def unit_policy(unit_text):
     """The unit's sandbox as a dict: allowed syscalls (None: no filter), the errno for the others
     (None: the process is killed, systemd's default), memory_deny_write_execute, nofile."""
     groups = syscall_groups()
-    allowed, errno_name, mdwe, nofile = None, None, False, None
+    allowed, errno_name, mdwe, nofile, families = None, None, False, None, None
     for raw in unit_text.splitlines():
         line = raw.strip()
         if line.startswith("SystemCallFilter="):
@@ -83,7 +85,13 @@ def unit_policy(unit_text):
             mdwe = line.split("=", 1)[1].strip() in ("yes", "true", "1")
         elif line.startswith("LimitNOFILE="):
             nofile = line.split("=", 1)[1].strip()
-    return {"allowed": allowed, "errno": errno_name, "memory_deny_write_execute": mdwe, "nofile": nofile}
+        elif line.startswith("RestrictAddressFamilies="):
+            value = line.split("=", 1)[1].strip()
+            if value.startswith("~"):
+                raise NotImplementedError("a deny-list RestrictAddressFamilies= is not emulated")
+            families = sorted(getattr(socket, name) for name in value.split())
+    return {"allowed": allowed, "errno": errno_name, "memory_deny_write_execute": mdwe, "nofile": nofile,
+            "families": families}
 
 
 def write_policy(policy, path):
@@ -119,14 +127,14 @@ def apply(policy):
     denied = SCMP_ACT_ERRNO(code) if code is not None else SCMP_ACT_KILL_PROCESS
     default = denied if policy["allowed"] is not None else SCMP_ACT_ALLOW
     ctx = lib.seccomp_init(default)
-    def add(action, name, mask=None, value=None):
+    def add(action, name, mask=None, value=None, arg=2):
         number = lib.seccomp_syscall_resolve_name(name.encode())
         if number < 0:
             return  # not a syscall on this architecture
         if mask is None:
             result = lib.seccomp_rule_add_array(ctx, action, number, 0, None)
         else:
-            result = lib.seccomp_rule_add_array(ctx, action, number, 1, (ArgCmp * 1)(ArgCmp(2, SCMP_CMP_MASKED_EQ, mask, value)))
+            result = lib.seccomp_rule_add_array(ctx, action, number, 1, (ArgCmp * 1)(ArgCmp(arg, SCMP_CMP_MASKED_EQ, mask, value)))
         if result != 0 and not (result == -errnolib.EACCES and action == default):  # the default already does it
             raise OSError(-result, f"seccomp_rule_add {name}")
 
@@ -135,9 +143,15 @@ def apply(policy):
     # conditional rules in libseccomp, so these calls get one rule per value of the masked bits.
     guarded = {"mmap": PROT_WRITE | PROT_EXEC, "mprotect": PROT_EXEC, "pkey_mprotect": PROT_EXEC} \
         if policy["memory_deny_write_execute"] else {}
+    families = policy.get("families")
     for name in sorted(policy["allowed"] or ()):
-        if name not in guarded:
+        if name not in guarded and not (name == "socket" and families is not None):
             add(SCMP_ACT_ALLOW, name)
+    if families is not None and (policy["allowed"] is None or "socket" in policy["allowed"]):
+        # RestrictAddressFamilies=: socket() only for the listed families (systemd: EAFNOSUPPORT;
+        # here the other families get the filter's default action).
+        for family in families:
+            add(SCMP_ACT_ALLOW, "socket", 0xFFFFFFFF, family, arg=0)
     for name, mask in guarded.items():
         if policy["allowed"] is not None and name not in policy["allowed"]:
             continue
