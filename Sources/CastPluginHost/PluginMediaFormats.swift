@@ -18,7 +18,10 @@ extension PluginHost {
             .filter { f in f.declarations.contains("*") || contentType.map { ct in f.declarations.contains { $0.lowercased() == ct.lowercased() } } ?? false }
             .sorted { $0.rank > $1.rank }
         guard !candidates.isEmpty else {
-            return .failure(MediaFormatProbeError("no media-format plugin is loaded (loaded plugins: \(plugins.map(\.id).joined(separator: ", ")))"))
+            let loaded = plugins.isEmpty
+                ? "no plugin at all; searched \(configuration.searchPath.entries.map(\.path).joined(separator: ", "))"
+                : "loaded plugins: \(plugins.map(\.id).joined(separator: ", "))"
+            return .failure(MediaFormatProbeError("no media-format plugin is loaded (\(loaded))"))
         }
         var reasons: [String] = []
         for feature in candidates {

@@ -73,9 +73,13 @@ struct CastCommand: AsyncParsableCommand {
     private func cast(file: LocalMediaFile?, environment: CommandEnvironment) async throws {
         let log = Logger(class: "CastCommand", system: environment.logSystem)
         let devices = try await environment.resolveDevices()
-        let format = probe(file: file, environment: environment)
+        let probed = probe(file: file, environment: environment)
+        let format = try? probed.get()
         guard let type = contentType ?? format?.contentType else {
-            printError("castline cast: cannot tell the content type of \(media); give --content-type (e.g. video/mp4)")
+            // Why matters: a missing plugin (a binary copied without its plugins) reads like a
+            // bad file name otherwise.
+            let reason = if case .failure(let error) = probed { ": \(error). `castline plugins` lists what is loaded" } else { "" }
+            printError("castline cast: cannot tell the content type of \(media)\(reason). Give --content-type (e.g. video/mp4)")
             throw CastlineExit.usage
         }
         // Local files: one server per local address that faces a device.
@@ -169,14 +173,14 @@ struct CastCommand: AsyncParsableCommand {
         return (try? builder.build()) ?? MediaInformation(contentId: url, contentUrl: url, contentType: contentType)
     }
 
-    func probe(file: LocalMediaFile?, environment: CommandEnvironment) -> MediaFormatInfo? {
-        guard contentType == nil || streamType == nil || true else { return nil }
-        switch environment.plugins.probeMediaFormat(url: file?.path ?? media, contentType: contentType, body: file?.head) {
-        case .success(let info): return info
-        case .failure(let error):
+    /// What the media-format plugins say of the media (content type, stream type, 4K/HDR), or
+    /// why they could not say (logged at debug).
+    func probe(file: LocalMediaFile?, environment: CommandEnvironment) -> Result<MediaFormatInfo, MediaFormatProbeError> {
+        let result = environment.plugins.probeMediaFormat(url: file?.path ?? media, contentType: contentType, body: file?.head)
+        if case .failure(let error) = result {
             Logger(class: "CastCommand", system: environment.logSystem).debug("no media format: \(error)")
-            return nil
         }
+        return result
     }
 
     func castOne(device: CastDevice, media info: MediaInformation, manager: SessionManager, log: Logger) async -> CastOutcome {

@@ -4,6 +4,7 @@ and exit codes, config check)."""
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -115,6 +116,18 @@ def test_failures_have_their_own_exit_codes_and_say_why(netns, sim, workdir):
 
     usage = castline(netns, "seek", "abc", "--device", DEVICE)
     assert usage.returncode == 64, usage.stderr
+
+
+def test_a_binary_without_its_plugins_says_so_when_it_cannot_tell_the_content_type(netns, sim, workdir):
+    # Copied alone (the plugins are searched next to the binary): no media-formats plugin.
+    alone = os.path.join(workdir, "castline")
+    shutil.copy(castline_binary(), alone)
+    result = netns.run(alone, "cast", "http://127.0.0.1:9/a.mp4", "--device", DEVICE)
+    assert result.returncode == 64, result.stderr
+    assert "no media-format plugin is loaded (no plugin at all; searched " + workdir in result.stderr, result.stderr
+    assert "Give --content-type" in result.stderr, result.stderr
+    typed = netns.run(alone, "cast", "http://127.0.0.1:9/a.mp4", "--device", DEVICE, "--content-type", "video/mp4")
+    assert typed.returncode == 0, typed.stderr
 
 
 def test_devices_are_found_by_config_name_alias_and_glob(netns, sim, workdir):

@@ -198,7 +198,9 @@ let sessions = sessionByDevice.sorted { $0.key < $1.key }.map(\.value)
 let allPlaying = MonotonicClock.seconds() - started
 emit("sender.all_playing", allPlaying, "s", ["sessions": .int(Int64(sessions.count)), "failed": .int(Int64(failures.load(ordering: .relaxed))),
                                               "threads": .int(Int64(arguments.threads)),
-                                              "cpu_seconds": .double(((cpuSeconds() - cpuAtStart) * 1000).rounded() / 1000)])
+                                              "cpu_seconds": .double(((cpuSeconds() - cpuAtStart) * 1000).rounded() / 1000),
+                                              // CLOCK_MONOTONIC: `perf record -k CLOCK_MONOTONIC` then `perf report --time START,END`.
+                                              "window_monotonic": .array([.double(started), .double(started + allPlaying)])])
 
 try? await Task.sleep(for: .seconds(2))
 let after = rssKB()
