@@ -230,6 +230,11 @@ let package = Package(
         .testTarget(name: "CastFilesTests", dependencies: ["CastFiles", "CastTestSupport"]),
         .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport"]),
+        .testTarget(name: "CastListeningTests", dependencies: [
+            "CastListening", "CastLogging", "CastTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         .testTarget(name: "CastMediaServerTests", dependencies: [
             "CastMediaServer", "CastLogging",
             .product(name: "NIOCore", package: "swift-nio"),

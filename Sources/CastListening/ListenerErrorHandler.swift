@@ -53,12 +53,12 @@ extension Channel {
     /// Adds a ``ListenerErrorHandler`` at the end of this listening channel's pipeline (after
     /// NIO's accept handler, so it also sees connections that could not be set up). Call it on
     /// the channel `bind` returned.
-    public func addListenerErrorHandler(log: Logger) -> EventLoopFuture<Channel> {
+    public func addListenerErrorHandler(log: Logger, pause: TimeAmount = .seconds(1)) -> EventLoopFuture<Channel> {
         eventLoop.makeCompletedFuture {
             let name = localAddress.map { address in
                 address.port.map { "\(address.ipAddress ?? "?"):\($0)" } ?? address.pathname ?? "\(address)"
             } ?? "?"
-            try pipeline.syncOperations.addHandler(ListenerErrorHandler(log: log, listener: name))
+            try pipeline.syncOperations.addHandler(ListenerErrorHandler(log: log, listener: name, pause: pause))
             return self
         }
     }
