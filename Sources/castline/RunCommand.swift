@@ -36,6 +36,7 @@ struct RunCommand: AsyncParsableCommand {
         let daemon = Daemon(config: environment.config, providers: environment.discoveryProviders(),
                             logSystem: environment.logSystem, group: environment.group, announcer: announcer)
         let logger = Logger(class: "RunCommand", system: environment.logSystem)
+        DescriptorLimit.raise(log: logger)
         let path = config
         let signalTask = Task {
             for await number in signals.signals {

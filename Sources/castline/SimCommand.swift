@@ -115,6 +115,7 @@ struct SimCommand: AsyncParsableCommand {
             do { try logSystem.applyRules(log, source: "--log") } catch { throw ValidationError("--log: \(error)") }
         }
         defer { _ = logSystem.shutdown() }
+        DescriptorLimit.raise(log: Logger(class: "SimCommand", system: logSystem))
 
         var settings = SimulatorSettings()
         var fleet: [SimulatedDeviceConfiguration]

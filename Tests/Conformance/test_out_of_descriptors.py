@@ -1,7 +1,11 @@
 """`castline sim` out of file descriptors: a failed accept is logged (with what to do about it),
 accepting pauses instead of retrying at full speed, and once descriptors are free again the
-senders are served."""
+senders are served. And the long-running commands raise their soft open-file limit to the hard
+one, so a fleet does not start at 1024."""
+import json
 import os
+import selectors
+import signal
 import subprocess
 import textwrap
 import time
@@ -47,3 +51,26 @@ def test_a_simulator_out_of_descriptors_says_so_pauses_and_recovers(netns, sim):
 
     cast = netns.run(castline_binary(), "cast", "http://127.0.0.1:9/after.mp4", "--device", "127.0.0.1", "--json")
     assert cast.returncode == 0 and '"PLAYING"' in cast.stdout, cast.stderr[-3000:]
+
+
+def test_the_simulator_raises_its_open_file_limit_to_the_hard_one(netns, workdir):
+    argv = netns.command("prlimit", "--nofile=256:4096", "--", castline_binary(), "sim", "--no-mdns", "--log", "*:info")
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        selector = selectors.DefaultSelector()
+        selector.register(process.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + 30
+        ready = False
+        while time.monotonic() < deadline and not ready and process.poll() is None:
+            if selector.select(timeout=0.5):
+                line = process.stdout.readline()
+                ready = line.startswith("{") and json.loads(line).get("event") == "ready"
+        assert ready, "castline sim did not get ready"
+        with open(f"/proc/{process.pid}/limits") as f:  # prlimit and ip netns exec exec it
+            limits = [line for line in f if line.startswith("Max open files")][0].split()
+        assert limits[3:5] == ["4096", "4096"], limits
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err[-3000:]
+    assert "open-file limit raised from 256 to 4096" in err, err[-3000:]
