@@ -1,47 +1,63 @@
 import Dispatch
 import Glibc
+import Synchronization
 
 /// Waits for termination signals: the default action is replaced by `SIG_IGN` (so the signal
 /// can never kill the process from any thread) and a Dispatch signal source reports it.
+///
+/// The sources are installed by ``block(_:)``, and a signal that arrives before ``wait(_:)`` is
+/// kept for it: a supervisor's SIGTERM sent right after `castline sim` printed its ready line
+/// (or a Ctrl-C while `castline cast` connects) used to land between the two, where the signal
+/// was ignored and lost, and the process never stopped.
 enum SignalWaiter {
-    /// Ignores `signals` so they are only seen through ``wait(_:)``. Call before starting work.
+    private struct State: ~Copyable {
+        var watched: [Int32: DispatchSourceSignal] = [:]
+        var arrived: [Int32] = []
+        var waiter: (signals: [Int32], continuation: CheckedContinuation<Int32, Never>)?
+    }
+
+    private static let state = Mutex(State())
+    private static let queue = DispatchQueue(label: "castline.signals")
+
+    /// Ignores `signals` so they are only seen through ``wait(_:)``, and starts listening for
+    /// them. Call before starting work.
     static func block(_ signals: [Int32]) {
-        for number in signals { signal(number, SIG_IGN) }
-    }
-
-    /// Suspends until one of `signals` arrives; returns its number.
-    static func wait(_ signals: [Int32]) async -> Int32 {
-        let queue = DispatchQueue(label: "castline.signals")
-        let gate = Gate()
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            var sources: [DispatchSourceSignal] = []
-            for number in signals {
+        state.withLock { state in
+            for number in signals where state.watched[number] == nil {
+                signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler {
-                    guard gate.open() else { return }
-                    continuation.resume(returning: number)
-                }
+                source.setEventHandler { arrive(number) }
                 source.resume()
-                sources.append(source)
+                state.watched[number] = source
             }
-            gate.keep(sources)
         }
     }
 
-    /// Resumes the continuation once; keeps the sources alive.
-    private final class Gate: @unchecked Sendable {
-        private var opened = false
-        private var sources: [DispatchSourceSignal] = []
-        private var lock = pthread_mutex_t()
-        init() { pthread_mutex_init(&lock, nil) }
-        func keep(_ sources: [DispatchSourceSignal]) {
-            pthread_mutex_lock(&lock); self.sources = sources; pthread_mutex_unlock(&lock)
+    /// Suspends until one of `signals` arrives, or returns at once if one arrived since
+    /// ``block(_:)``; its number. One waiter at a time.
+    static func wait(_ signals: [Int32]) async -> Int32 {
+        block(signals)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            let early: Int32? = state.withLock { state in
+                if let index = state.arrived.firstIndex(where: signals.contains) {
+                    return state.arrived.remove(at: index)
+                }
+                state.waiter = (signals, continuation)
+                return nil
+            }
+            if let early { continuation.resume(returning: early) }
         }
-        func open() -> Bool {
-            pthread_mutex_lock(&lock); defer { pthread_mutex_unlock(&lock) }
-            if opened { return false }
-            opened = true
-            return true
+    }
+
+    private static func arrive(_ number: Int32) {
+        let waiting: CheckedContinuation<Int32, Never>? = state.withLock { state in
+            if let waiter = state.waiter, waiter.signals.contains(number) {
+                state.waiter = nil
+                return waiter.continuation
+            }
+            state.arrived.append(number)
+            return nil
         }
+        waiting?.resume(returning: number)
     }
 }
