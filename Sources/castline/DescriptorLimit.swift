@@ -9,13 +9,11 @@ import Glibc
 /// default (1024) ends a fleet long before the hard limit would. The shipped systemd unit sets
 /// both limits with `LimitNOFILE=`, so there this changes nothing.
 enum DescriptorLimit {
-    /// Raises the soft limit to the hard one; the limit now in force. Logs the change at info and
-    /// a failure at debug (the soft limit then stays).
-    @discardableResult
-    static func raise(log: Logger) -> rlim_t {
+    /// Raises the soft limit to the hard one. Logs the change at info and a failure at debug (the
+    /// soft limit then stays).
+    static func raise(log: Logger) {
         var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        guard limit.rlim_cur < limit.rlim_max else { return limit.rlim_cur }
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
         let before = limit.rlim_cur
         limit.rlim_cur = limit.rlim_max
         guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else {
@@ -23,9 +21,8 @@ enum DescriptorLimit {
             log.debug("open-file limit stays at \(before) (raising it to \(limit.rlim_max): \(reason))", [
                 "soft": .int(before), "hard": .int(limit.rlim_max), "reason": .string(reason),
             ])
-            return before
+            return
         }
         log.info("open-file limit raised from \(before) to \(limit.rlim_max)", ["from": .int(before), "to": .int(limit.rlim_max)])
-        return limit.rlim_max
     }
 }

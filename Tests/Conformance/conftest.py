@@ -48,9 +48,7 @@ class Namespace:
         return ["ip", "netns", "exec", self.name, *argv]
 
     def run(self, *argv, timeout=60, env=None, user=None):
-        cmd = list(argv)
-        if user:
-            cmd = ["runuser", "-u", user, "--", *cmd]
+        cmd = [*as_user(user), *argv] if user else list(argv)
         return subprocess.run(self.command(*cmd), capture_output=True, text=True, timeout=timeout, env=env)
 
     def close(self):
@@ -77,10 +75,11 @@ class Namespace:
 class Simulator:
     """A running `castline sim` inside a namespace; stopped with SIGTERM (by PID) at teardown."""
 
-    def __init__(self, namespace, workdir, extra=(), env=None, frame_log=True, user=None):
+    def __init__(self, namespace, workdir, extra=(), env=None, frame_log=True, prefix=()):
         """`frame_log=False`: no frame log and warnings only (benchmarks: the device side as cheap
-        as it can be, for every sender measured). `user`: run as that user (runuser; `workdir`
-        must be writable by it; signals reach castline itself)."""
+        as it can be, for every sender measured). `prefix`: a command that execs castline in place
+        (`as_user(...)`, `prlimit ... --`), so the PID and the signals stay castline's; with a
+        user, `workdir` must be writable by it."""
         self.workdir = workdir
         self.frame_log = os.path.join(workdir, "frames.jsonl")
         self.control_socket = os.path.join(workdir, "control.sock")
@@ -89,8 +88,7 @@ class Simulator:
         logging = ["--frame-log", self.frame_log, "--log", "*:info,CastChannel.*:debug"] if frame_log else ["--log", "*:warning"]
         argv = [castline_binary(), "sim", "--control-socket", self.control_socket, "--export-root-ca", self.root_ca,
                 *logging, *extra]
-        if user:
-            argv = [*as_user(user), *argv]
+        argv = [*prefix, *argv]
         self.stderr = open(self.stderr_path, "w")
         self.process = subprocess.Popen(namespace.command(*argv), stdout=subprocess.PIPE, stderr=self.stderr,
                                         text=True, env=env)

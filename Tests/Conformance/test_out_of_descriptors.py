@@ -2,15 +2,12 @@
 accepting pauses instead of retrying at full speed, and once descriptors are free again the
 senders are served. And the long-running commands raise their soft open-file limit to the hard
 one, so a fleet does not start at 1024."""
-import json
 import os
-import selectors
-import signal
 import subprocess
 import textwrap
 import time
 
-from conftest import castline_binary
+from conftest import Simulator, castline_binary
 
 HOLD_SECONDS = 2.5
 # Opens plain TCP connections to the device until well past the limit, holds them, closes them,
@@ -54,23 +51,14 @@ def test_a_simulator_out_of_descriptors_says_so_pauses_and_recovers(netns, sim):
 
 
 def test_the_simulator_raises_its_open_file_limit_to_the_hard_one(netns, workdir):
-    argv = netns.command("prlimit", "--nofile=256:4096", "--", castline_binary(), "sim", "--no-mdns", "--log", "*:info")
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sim = Simulator(netns, workdir, extra=["--no-mdns"], prefix=["prlimit", "--nofile=256:4096", "--"])
     try:
-        selector = selectors.DefaultSelector()
-        selector.register(process.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + 30
-        ready = False
-        while time.monotonic() < deadline and not ready and process.poll() is None:
-            if selector.select(timeout=0.5):
-                line = process.stdout.readline()
-                ready = line.startswith("{") and json.loads(line).get("event") == "ready"
-        assert ready, "castline sim did not get ready"
-        with open(f"/proc/{process.pid}/limits") as f:  # prlimit and ip netns exec exec it
+        with open(f"/proc/{sim.process.pid}/limits") as f:  # prlimit and ip netns exec exec castline
             limits = [line for line in f if line.startswith("Max open files")][0].split()
         assert limits[3:5] == ["4096", "4096"], limits
     finally:
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=20)
-    assert process.returncode == 0, err[-3000:]
-    assert "open-file limit raised from 256 to 4096" in err, err[-3000:]
+        code = sim.stop()
+    with open(sim.stderr_path) as f:
+        log = f.read()
+    assert code == 0, log[-3000:]
+    assert "open-file limit raised from 256 to 4096" in log, log[-3000:]

@@ -14,7 +14,7 @@ USER, UID = "nobody", 65534    # and group nogroup (65534)
 
 def test_sim_cast_status_and_stop_work_without_root(netns, workdir):
     os.chown(workdir, UID, UID)
-    sim = Simulator(netns, workdir, extra=["--no-mdns"], user=USER)
+    sim = Simulator(netns, workdir, extra=["--no-mdns"], prefix=as_user(USER))
     cast = None
     try:
         path = os.path.join(workdir, "clip.mp4")
@@ -58,63 +58,57 @@ def test_sim_cast_status_and_stop_work_without_root(netns, workdir):
     assert "Permission denied" not in log and "could not be set up" not in log and "cannot accept" not in log, log
 
 
-def test_the_daemon_casts_without_root(netns, sim, workdir):
-    from test_daemon import CONFIG, playing_session
+def run_daemon_until_playing(netns, sim, workdir, prefix, config_text, wait=15):
+    """`castline run` with `config_text`, started behind `prefix` (which execs castline as the
+    unprivileged user), until the job's cast plays, then SIGTERM; its stderr. The work folder
+    becomes the user's (config, state)."""
+    from test_daemon import playing_session
     os.chown(workdir, UID, UID)
     config = os.path.join(workdir, "castline.yaml")
     with open(config, "w") as f:
-        f.write(CONFIG.format(rules="info,CastChannel.*:warning"))
+        f.write(config_text)
     os.chmod(config, 0o644)
     env = dict(os.environ, HOME=workdir, STATE_DIRECTORY=workdir)
-    daemon = subprocess.Popen(netns.command(*as_user(USER), castline_binary(), "run", "--config", config),
+    daemon = subprocess.Popen(netns.command(*prefix, castline_binary(), "run", "--config", config),
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        wait_until(lambda: playing_session(sim) or daemon.poll() is not None, 15, "the job's cast")
-        assert daemon.poll() is None, daemon.stderr.read()[-3000:]
+        wait_until(lambda: playing_session(sim) or daemon.poll() is not None, wait, "the job's cast")
+        assert daemon.poll() is None, f"rc {daemon.returncode} (-31: SIGSYS, a denied syscall): {daemon.stderr.read()[-3000:]}"
         daemon.send_signal(signal.SIGTERM)
         _, err = daemon.communicate(timeout=20)
         assert daemon.returncode == 0, err[-3000:]
-        assert "Permission denied" not in err, err[-3000:]
+        return err
     finally:
         if daemon.poll() is None:
             daemon.kill()
             daemon.wait(timeout=5)
 
 
+def test_the_daemon_casts_without_root(netns, sim, workdir):
+    from test_daemon import CONFIG
+    err = run_daemon_until_playing(netns, sim, workdir, as_user(USER), CONFIG.format(rules="info,CastChannel.*:warning"))
+    assert "Permission denied" not in err, err[-3000:]
+
+
 def test_the_daemon_casts_inside_the_shipped_units_sandbox(netns, sim, workdir):
     """configs/castline.service's sandbox, emulated (unit_sandbox.py): its user, syscall filter,
-    MemoryDenyWriteExecute=, RestrictAddressFamilies= and LimitNOFILE=. A syscall the filter denies kills the process unless
-    the unit sets SystemCallErrorNumber=: libdispatch's setpriority (in @resources) did."""
-    from test_daemon import CONFIG, playing_session
+    MemoryDenyWriteExecute=, RestrictAddressFamilies= and LimitNOFILE=. A syscall the filter
+    denies kills the process unless the unit sets SystemCallErrorNumber=: libdispatch's
+    setpriority (in @resources) did."""
+    from test_daemon import CONFIG
     import unit_sandbox
     from conftest import REPO
     unit = unit_sandbox.read_unit(REPO)
     policy = unit_sandbox.unit_policy(unit)
     assert policy["allowed"], "the unit has a syscall allow list"
-    user = unit_sandbox.exec_start_user(unit)
-    os.chown(workdir, UID, UID)
     policy_path = os.path.join(workdir, "policy.json")
     unit_sandbox.write_policy(policy, policy_path)
-    config = os.path.join(workdir, "castline.yaml")
     journal = os.path.join(workdir, "castline.jsonl")
-    with open(config, "w") as f:
-        f.write(CONFIG.format(rules="info,CastChannel.*:warning").replace(
-            "logging:\n", f"logging:\n  sinks:\n    - type: json\n      options: {{path: {journal}}}\n"))
-    os.chmod(config, 0o644)
-    env = dict(os.environ, HOME=workdir, STATE_DIRECTORY=workdir)
-    launcher = ["/usr/bin/python3", unit_sandbox.__file__, policy_path, "--"]
-    daemon = subprocess.Popen(netns.command(*unit_sandbox.limits_prefix(policy), *as_user(user), *launcher, castline_binary(), "run", "--config", config),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        wait_until(lambda: playing_session(sim) or daemon.poll() is not None, 20, "the job's cast")
-        assert daemon.poll() is None, f"rc {daemon.returncode} (-31: SIGSYS, a denied syscall): {daemon.stderr.read()[-3000:]}"
-        daemon.send_signal(signal.SIGTERM)
-        _, err = daemon.communicate(timeout=20)
-        assert daemon.returncode == 0, err[-3000:]
-        with open(journal) as f:
-            records = [json.loads(line) for line in f if line.strip()]
-        assert any("→ playing" in r.get("body", "") for r in records), ([r.get("body") for r in records], err[-2000:])
-    finally:
-        if daemon.poll() is None:
-            daemon.kill()
-            daemon.wait(timeout=5)
+    config = CONFIG.format(rules="info,CastChannel.*:warning").replace(
+        "logging:\n", f"logging:\n  sinks:\n    - type: json\n      options: {{path: {journal}}}\n")
+    prefix = [*unit_sandbox.limits_prefix(policy), *as_user(unit_sandbox.exec_start_user(unit)),
+              "/usr/bin/python3", unit_sandbox.__file__, policy_path, "--"]
+    err = run_daemon_until_playing(netns, sim, workdir, prefix, config, wait=20)
+    with open(journal) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    assert any("→ playing" in r.get("body", "") for r in records), ([r.get("body") for r in records], err[-2000:])
