@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "CastTransport",
             dependencies: [
-                "CastProtocol", "CastCore", "CastLogging", "CastDeviceAuth", "SystemCrypto",
+                "CastProtocol", "CastCore", "CastLogging", "CastDeviceAuth", "SystemCrypto", "CastListening",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),

@@ -38,7 +38,7 @@ public final class ListenerErrorHandler: ChannelInboundHandler {
             return
         }
         failedAccepts += 1
-        let hint = code == EMFILE || code == ENFILE ? " (out of file descriptors: raise LimitNOFILE= or ulimit -n)" : ""
+        let hint = DescriptorShortage.hint(errno: code).map { " (\($0))" } ?? ""
         log.error("\(listener): cannot accept connections: \(error)\(hint); pausing accepts for \(pause.nanoseconds / 1_000_000) ms", [
             "listener": .string(listener), "reason": .string("\(error)"), "errno": .int(code), "failedAccepts": .int(failedAccepts),
         ])

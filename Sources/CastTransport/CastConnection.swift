@@ -1,5 +1,6 @@
 import CastCore
 import CastDeviceAuth
+import CastListening
 import CastLogging
 import CastProtocol
 import NIOCore
@@ -50,7 +51,8 @@ public final class CastConnection: Sendable {
 
     /// `host:port`, an IPv6 host in brackets: how a device is named in logs and errors.
     public static func endpointName(host: String, port: Int) -> String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        // A byte test: `contains(":")` with a string argument is Foundation's CFString search here.
+        host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// Connects, completes TLS and, unless ``CastConnectionOptions/deviceAuth`` is `.off`,
@@ -90,8 +92,9 @@ public final class CastConnection: Sendable {
             handshake.fail(error)
             closedPromise.succeed(.error("\(error)"))
             continuation.finish()
-            log.warning("cannot connect: \(error)", ["reason": .string("\(error)")])
-            throw .connectFailed(endpoint: endpoint, reason: "\(error)")
+            let reason = connectFailureReason(error)
+            log.warning("cannot connect: \(reason)", ["reason": .string(reason)])
+            throw .connectFailed(endpoint: endpoint, reason: reason)
         }
         let bound: NIOLoopBound<InboundBridge>
         do {
@@ -180,6 +183,12 @@ public final class CastConnection: Sendable {
         // BoringSSL's default X25519MLKEM768 key share was most of a handshake's CPU.
         configuration.curves = [.x25519, .secp256r1, .secp384r1]
         return try NIOSSLContext(configuration: configuration)
+    }
+
+    /// Why a connect failed, as logs and errors say it: the error, and for a descriptor shortage
+    /// (a fleet past `ulimit -n`) what to raise.
+    static func connectFailureReason(_ error: any Error) -> String {
+        DescriptorShortage.hint(for: error).map { "\(error) (\($0))" } ?? "\(error)"
     }
 
     /// `host` as a socket address when it is an IPv4 or IPv6 literal (brackets allowed), else nil

@@ -9,6 +9,10 @@ import NIOPosix
 import SystemCrypto
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// CastConnection against `castline sim`'s devices over real loopback TLS.
 @Suite("CastConnection over loopback TLS", .timeLimit(.minutes(1)))
 struct CastConnectionTests {
@@ -166,6 +170,16 @@ struct CastConnectionTests {
             #expect(endpoint == "\(device.address):\(device.castPort)")
         }
         try await group.shutdownGracefully()
+    }
+
+    @Test("a connect that fails for want of descriptors says what to raise; other failures are given as they are")
+    func descriptorShortageHint() {
+        let emfile = CastConnection.connectFailureReason(IOError(errnoCode: EMFILE, reason: "socket"))
+        #expect(emfile.contains("Too many open files") && emfile.contains("LimitNOFILE=") && emfile.contains("ulimit -n"), "\(emfile)")
+        let enfile = CastConnection.connectFailureReason(IOError(errnoCode: ENFILE, reason: "socket"))
+        #expect(enfile.contains("system is out of file descriptors"), "\(enfile)")
+        let refused = CastConnection.connectFailureReason(IOError(errnoCode: ECONNREFUSED, reason: "connect"))
+        #expect(!refused.contains("LimitNOFILE") && !refused.contains("(this process") && refused.contains("refused"), "\(refused)")
     }
 
     @Test("enqueue(flush: false) waits for the next flushed message; then both leave, in order")
