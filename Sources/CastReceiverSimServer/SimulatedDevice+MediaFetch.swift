@@ -2,6 +2,10 @@ import CastCore
 import CastProtocol
 import NIOCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension SimulatedDevice {
     /// How many fetch results a device keeps for the control socket's `list`.
     static let mediaFetchHistory = 20
@@ -11,7 +15,7 @@ extension SimulatedDevice {
     /// elsewhere). The result is logged and listed under `mediaFetches` in `list`.
     /// Called on the device's loop.
     func fetchMediaIfLoad(_ message: CastMessage) {
-        guard message.namespace == .media, let text = message.payload.text, text.contains("\"LOAD\""),
+        guard message.namespace == .media, let text = message.payload.text, Self.mayBeLoopbackLoad(text),
               let json = try? JSONValue.parse(text), json["type"]?.string == "LOAD",
               let media = json["media"] else { return }
         guard let url = media["contentUrl"]?.string ?? media["contentId"]?.string, url.lowercased().hasPrefix("http") else { return }
@@ -32,6 +36,26 @@ extension SimulatedDevice {
                     ])
                 }
             }
+        }
+    }
+
+    /// Whether `text` can be a LOAD whose media is on a loopback host: it holds `"LOAD"` and
+    /// `127.`, `localhost` or `::1`. A byte scan, so the LOADs of media elsewhere (which the
+    /// simulator never fetches) are not parsed a second time: the state machine has decoded them
+    /// already. (`String.contains` with a string argument is Foundation's CFString search here.)
+    static func mayBeLoopbackLoad(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            func has(_ needle: StaticString) -> Bool {
+                let count = needle.utf8CodeUnitCount
+                guard let base = bytes.baseAddress, count > 0, count <= bytes.count else { return false }
+                let first = needle.utf8Start.pointee
+                for start in 0...(bytes.count - count) where bytes[start] == first {
+                    if memcmp(base + start, needle.utf8Start, count) == 0 { return true }
+                }
+                return false
+            }
+            return has("\"LOAD\"") && (has("127.") || has("localhost") || has("::1"))
         }
     }
 
