@@ -120,6 +120,10 @@ public actor CastSession {
     /// Whether the session has ended or failed (its state is final), read without awaiting the actor.
     public nonisolated var hasEnded: Bool { presence.withLock { $0.hasEnded } }
 
+    /// The device the session is on now while it is live, nil once it has ended: both read under
+    /// one lock (``SessionManager`` asks this of every session on every start).
+    nonisolated var liveDeviceID: String? { presence.withLock { $0.hasEnded ? nil : $0.deviceID } }
+
     /// Adds a listener (held weakly).
     public nonisolated func addListener(_ listener: any CastSessionListener) { listeners.add(listener) }
     public nonisolated func removeListener(_ listener: any CastSessionListener) { listeners.remove(listener) }

@@ -60,13 +60,13 @@ public actor SessionManager {
     /// The live sessions by the id of the device each runs on now (a transferred session moves).
     public var activeSessions: [String: CastSession] {
         var byDevice: [String: CastSession] = [:]
-        for session in sessions.values where !session.hasEnded { byDevice[session.currentDeviceID] = session }
+        for session in sessions.values { if let device = session.liveDeviceID { byDevice[device] = session } }
         return byDevice
     }
 
     /// The live session on `deviceID`, if any.
     public func session(on deviceID: String) -> CastSession? {
-        sessions.values.first { !$0.hasEnded && $0.currentDeviceID == deviceID }
+        sessions.values.first { $0.liveDeviceID == deviceID }
     }
 
     /// Starts a session on `device`. A live session on the device (or one starting there) is
