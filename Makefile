@@ -14,17 +14,18 @@ build: deps
 # Builds and runs every test; Swift Testing's closing line carries the test count. SwiftNIO's
 # strict mode turns work handed to an event loop that has shut down (dropped with a printed
 # error otherwise) into a crash, so such a bug fails the run. Then the conformance suite:
-# unmodified pychromecast, catt and VLC against the built `castline sim` (pytest; needs root
-# for network namespaces).
+# unmodified pychromecast, catt and VLC against the built `castline sim`, and the built
+# `castline` end to end (pytest; needs root for network namespaces); every castline process it
+# starts inherits SWIFTNIO_STRICT=1 too.
 test: deps
 	$(SWIFT) build --build-tests
 	SWIFTNIO_STRICT=1 $(SWIFT) test --skip-build
-	CASTLINE_BIN="$$($(SWIFT) build --show-bin-path)/castline" .venv/bin/python -m pytest -q -p no:cacheprovider Tests/Conformance
+	SWIFTNIO_STRICT=1 CASTLINE_BIN="$$($(SWIFT) build --show-bin-path)/castline" .venv/bin/python -m pytest -q -p no:cacheprovider Tests/Conformance
 
 # Only the conformance suite (after a build).
 conformance: deps
 	$(SWIFT) build --product castline
-	CASTLINE_BIN="$$($(SWIFT) build --show-bin-path)/castline" .venv/bin/python -m pytest -q -p no:cacheprovider Tests/Conformance
+	SWIFTNIO_STRICT=1 CASTLINE_BIN="$$($(SWIFT) build --show-bin-path)/castline" .venv/bin/python -m pytest -q -p no:cacheprovider Tests/Conformance
 
 # CI check that the committed generated protobuf code is current.
 check-protos: deps
