@@ -68,38 +68,6 @@ public final class CastFrameDecoder: ChannelInboundHandler, RemovableChannelHand
     }
 }
 
-/// Outbound handler: frame body → 4-byte big-endian length + body.
-///
-/// A body that is empty or larger than the limit fails the write promise with
-/// ``CastFrameError`` and is not sent (receivers such as VLC's drop the connection on large frames).
-public final class CastFrameEncoder: ChannelOutboundHandler, RemovableChannelHandler {
-    public typealias OutboundIn = ByteBuffer
-    public typealias OutboundOut = ByteBuffer
-
-    private let maxBodySize: Int
-    private let log: Logger
-
-    public init(maxBodySize: Int = CastFrameLimits.maxBodySize, logSystem: LogSystem = .shared) {
-        self.maxBodySize = maxBodySize
-        log = Logger(class: "CastFrameEncoder", system: logSystem)
-    }
-
-    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        var body = unwrapOutboundIn(data)
-        let size = body.readableBytes
-        guard size > 0, size <= maxBodySize else {
-            let error: CastFrameError = size == 0 ? .emptyBody : .bodyTooLarge(size: UInt32(clamping: size), limit: maxBodySize)
-            log.error("refusing to send: \(error)", ["peer": .string(CastFrameDecoder.peer(context)), "size": .int(size), "limit": .int(maxBodySize)])
-            promise?.fail(error)
-            return
-        }
-        var frame = context.channel.allocator.buffer(capacity: CastFrameLimits.headerSize + size)
-        frame.writeInteger(UInt32(size), endianness: .big)
-        frame.writeBuffer(&body)
-        context.write(wrapOutboundOut(frame), promise: promise)
-    }
-}
-
 extension SocketAddress {
     /// `127.0.0.1:8009`, `[::1]:8009`, a socket path, or `unknown peer`: the `peer` field of logs.
     public static func logDescription(_ address: SocketAddress?) -> String {

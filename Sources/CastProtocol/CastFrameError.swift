@@ -5,6 +5,12 @@ public enum CastFrameLimits {
     public static let maxBodySize = 65_536
     /// Size of the length prefix.
     public static let headerSize = 4
+
+    /// Why a body of `size` bytes may not be sent (empty, or over `limit`), or nil when it may.
+    static func refusal(size: Int, limit: Int) -> CastFrameError? {
+        if size == 0 { return .emptyBody }
+        return size > limit ? .bodyTooLarge(size: UInt32(clamping: size), limit: limit) : nil
+    }
 }
 
 /// A frame that cannot be valid: the connection is out of sync or hostile, so it is closed.

@@ -127,8 +127,15 @@ extension CastMessage {
         return m
     }
 
-    /// Serialized protobuf bytes (the frame body, without the length prefix).
-    public func serializedBody() -> ByteBuffer {
+    /// Serialized protobuf bytes (the frame body, without the length prefix), written by
+    /// ``CastMessageWireWriter``.
+    public func serializedBody(allocator: ByteBufferAllocator = ByteBufferAllocator()) -> ByteBuffer {
+        CastMessageWireWriter.body(of: self, allocator: allocator)
+    }
+
+    /// The same bytes through the generated SwiftProtobuf type: the reference the wire writer is
+    /// tested and fuzzed against (as ``init(decodingWithSwiftProtobuf:)`` is for the reader).
+    public func serializedBodyWithSwiftProtobuf() -> ByteBuffer {
         // `partial: true`: required fields are always set above, except field 1 for unknown
         // versions, which travels in unknownFields.
         let bytes: ProtobufBytes = (try? proto.serializedBytes(partial: true)) ?? ProtobufBytes(ByteBuffer())

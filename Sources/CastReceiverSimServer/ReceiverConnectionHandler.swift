@@ -178,11 +178,12 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
         context?.flush()
     }
 
-    /// Writes raw bytes below the frame encoder (fault injection: malformed or oversized frames).
+    /// Writes raw bytes below the Cast codec, unframed, inside TLS (fault injection: malformed or
+    /// oversized frames): from the frame decoder's context, the first Cast handler after TLS.
     func sendRaw(_ bytes: [UInt8]) {
         guard let channel = context?.channel,
-              let encoder = try? channel.pipeline.syncOperations.context(handlerType: CastFrameEncoder.self) else { return }
-        encoder.writeAndFlush(NIOAny(channel.allocator.buffer(bytes: bytes)), promise: nil)
+              let below = try? channel.pipeline.syncOperations.context(handlerType: CastFrameDecoder.self) else { return }
+        below.writeAndFlush(NIOAny(channel.allocator.buffer(bytes: bytes)), promise: nil)
     }
 
     func close(reason: String) -> EventLoopFuture<Void> {

@@ -72,6 +72,21 @@ import Testing
         system.shutdown()
     }
 
+    @Test("a message goes out as one buffer: its length prefix, then SwiftProtobuf's bytes of it")
+    func messageLeavesAsOneFrame() throws {
+        let (system, _) = try MemoryLogSink.makeSystem()
+        let channel = try makeChannel(system)
+        for message in CastMessageTests.samples {
+            try channel.writeOutbound(message)
+            let frame = try #require(try channel.readOutbound(as: ByteBuffer.self))
+            let body = Array(message.serializedBodyWithSwiftProtobuf().readableBytesView)
+            #expect(Array(frame.readableBytesView) == [0, 0, UInt8(body.count >> 8), UInt8(body.count & 0xFF)] + body)
+            #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+        }
+        _ = try channel.finish()
+        system.shutdown()
+    }
+
     @Test func oversizedOutgoingBodyFailsTheWriteAndSendsNothing() throws {
         let (system, _) = try MemoryLogSink.makeSystem()
         let channel = try makeChannel(system)

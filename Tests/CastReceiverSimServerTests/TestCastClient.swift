@@ -74,8 +74,8 @@ final class TestCastClient: @unchecked Sendable {
     func sendRaw(_ bytes: [UInt8]) async throws {
         let channel = self.channel
         try await channel.eventLoop.submit {
-            let encoder = try channel.pipeline.syncOperations.context(handlerType: CastFrameEncoder.self)
-            encoder.writeAndFlush(NIOAny(channel.allocator.buffer(bytes: bytes)), promise: nil)
+            let below = try channel.pipeline.syncOperations.context(handlerType: CastFrameDecoder.self)
+            below.writeAndFlush(NIOAny(channel.allocator.buffer(bytes: bytes)), promise: nil)
         }.get()
     }
 

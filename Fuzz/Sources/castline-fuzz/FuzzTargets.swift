@@ -29,7 +29,8 @@ enum FuzzTargets {
 
     /// Bytes as a stream, split into chunks (sizes from the first byte), through the frame decoder,
     /// the CastMessage decoder and the payload models. The fast decoder must agree with the
-    /// generated SwiftProtobuf decoder, and decoded messages must re-encode to the same value.
+    /// generated SwiftProtobuf decoder, and decoded messages must re-encode to the same value, with
+    /// the same bytes from the wire writer as from SwiftProtobuf.
     static func frame(_ data: UnsafeRawBufferPointer) {
         guard let first = data.first else { return }
         let chunk = Int(first % 17) + 1
@@ -45,8 +46,11 @@ enum FuzzTargets {
                     let reference = try? CastMessage(decodingWithSwiftProtobuf: body)
                     precondition(fast == reference, "fast decoder and SwiftProtobuf disagree: \(String(describing: fast)) vs \(String(describing: reference))")
                     guard let message = fast else { continue }
-                    let again = try? CastMessage(decoding: message.serializedBody())
+                    let written = message.serializedBody()
+                    let again = try? CastMessage(decoding: written)
                     precondition(again == message, "CastMessage re-encoding changed the message")
+                    precondition(written.readableBytesView.elementsEqual(message.serializedBodyWithSwiftProtobuf().readableBytesView),
+                                 "the wire writer and SwiftProtobuf encode \(message) differently")
                     if case .string(let text) = message.payload {
                         _ = try? CastPayload.decode(namespace: message.namespace, utf8: text)
                     }
