@@ -6,9 +6,10 @@ import NIOCore
 /// `frame` fuzz target on every message it decodes): fields in number order, every required field
 /// present even when it holds its default; a protocol version outside the enum (0–3) goes last,
 /// where SwiftProtobuf puts the unknown field that carries it. Before, each message built the
-/// generated struct (copying four strings into its storage), walked it twice with SwiftProtobuf's
-/// visitors (size, then bytes), and the frame encoder copied the body into a second buffer
-/// behind the length prefix; ``frame(of:allocator:)`` writes prefix and body into one buffer.
+/// generated struct, walked it twice with SwiftProtobuf's visitors (size, then bytes) into a
+/// buffer of its own, and the frame encoder copied that body into a second buffer behind the
+/// length prefix; ``frame(of:size:allocator:)`` writes prefix and body into one buffer, the body
+/// in one pass over raw memory (`castline-bench encode` compares the two).
 enum CastMessageWireWriter {
     /// The serialized size of `message` (the frame's length prefix).
     static func bodySize(of message: CastMessage) -> Int {
@@ -25,8 +26,9 @@ enum CastMessageWireWriter {
 
     /// The body alone.
     static func body(of message: CastMessage, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: bodySize(of: message))
-        write(message, into: &buffer)
+        let size = bodySize(of: message)
+        var buffer = allocator.buffer(capacity: size)
+        write(message, size: size, into: &buffer)
         return buffer
     }
 
@@ -34,29 +36,76 @@ enum CastMessageWireWriter {
     static func frame(of message: CastMessage, size: Int, allocator: ByteBufferAllocator) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: CastFrameLimits.headerSize + size)
         buffer.writeInteger(UInt32(size), endianness: .big)
-        write(message, into: &buffer)
+        write(message, size: size, into: &buffer)
         return buffer
     }
 
-    static func write(_ message: CastMessage, into buffer: inout ByteBuffer) {
-        let knownVersion = message.protocolVersion <= 3
-        if knownVersion { writeVarintField(1, UInt64(message.protocolVersion), into: &buffer) }
-        writeStringField(2, message.sourceID, into: &buffer)
-        writeStringField(3, message.destinationID, into: &buffer)
-        writeStringField(4, message.namespace.rawValue, into: &buffer)
-        switch message.payload {
-        case .string(let text):
-            writeVarintField(5, 0, into: &buffer)
-            writeStringField(6, text, into: &buffer)
-        case .binary(let bytes):
-            writeVarintField(5, 1, into: &buffer)
-            writeTag(7, wireType: 2, into: &buffer)
-            writeVarint(UInt64(bytes.count), into: &buffer)
-            buffer.writeBytes(bytes)
+    /// Writes the `size` bytes of `message` (``bodySize(of:)``) in one pass over raw memory: one
+    /// capacity and uniqueness check for the whole body instead of one per field and per byte.
+    static func write(_ message: CastMessage, size: Int, into buffer: inout ByteBuffer) {
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { raw in
+            var out = RawWriter(base: raw.baseAddress!)
+            let knownVersion = message.protocolVersion <= 3
+            if knownVersion { out.varintField(1, UInt64(message.protocolVersion)) }
+            out.stringField(2, message.sourceID)
+            out.stringField(3, message.destinationID)
+            out.stringField(4, message.namespace.rawValue)
+            switch message.payload {
+            case .string(let text):
+                out.varintField(5, 0)
+                out.stringField(6, text)
+            case .binary(let bytes):
+                out.varintField(5, 1)
+                out.byte(7 << 3 | 2)
+                out.varint(UInt64(bytes.count))
+                bytes.withUnsafeBytes { out.copy($0) }
+            }
+            if let continued = message.continued { out.varintField(8, continued ? 1 : 0) }
+            if let remaining = message.remainingLength { out.varintField(9, UInt64(remaining)) }
+            if !knownVersion { out.varintField(1, UInt64(message.protocolVersion)) }
+            precondition(out.count == size, "CastMessageWireWriter: wrote \(out.count) bytes, sized \(size)")
+            return out.count
         }
-        if let continued = message.continued { writeVarintField(8, continued ? 1 : 0, into: &buffer) }
-        if let remaining = message.remainingLength { writeVarintField(9, UInt64(remaining), into: &buffer) }
-        if !knownVersion { writeVarintField(1, UInt64(message.protocolVersion), into: &buffer) }
+    }
+
+    /// A cursor over memory the caller sized with ``bodySize(of:)``.
+    private struct RawWriter {
+        let base: UnsafeMutableRawPointer
+        var count = 0
+
+        mutating func byte(_ value: UInt8) {
+            base.storeBytes(of: value, toByteOffset: count, as: UInt8.self)
+            count += 1
+        }
+
+        mutating func varint(_ value: UInt64) {
+            var value = value
+            while value >= 0x80 {
+                byte(UInt8(truncatingIfNeeded: value) | 0x80)
+                value >>= 7
+            }
+            byte(UInt8(value))
+        }
+
+        mutating func varintField(_ field: UInt8, _ value: UInt64) {
+            byte(field << 3)
+            varint(value)
+        }
+
+        mutating func copy(_ bytes: UnsafeRawBufferPointer) {
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+            (base + count).copyMemory(from: source, byteCount: bytes.count)
+            count += bytes.count
+        }
+
+        mutating func stringField(_ field: UInt8, _ text: String) {
+            byte(field << 3 | 2)
+            let utf8 = text.utf8
+            varint(UInt64(utf8.count))
+            if utf8.withContiguousStorageIfAvailable({ copy(UnsafeRawBufferPointer($0)) }) == nil {
+                for unit in utf8 { byte(unit) }
+            }
+        }
     }
 
     static func varintSize(_ value: UInt64) -> Int {
@@ -71,28 +120,4 @@ enum CastMessageWireWriter {
 
     /// Tag (one byte for fields 1–15), length varint, bytes.
     private static func stringFieldSize(_ count: Int) -> Int { 1 + varintSize(UInt64(count)) + count }
-
-    private static func writeTag(_ field: Int, wireType: Int, into buffer: inout ByteBuffer) {
-        buffer.writeInteger(UInt8(truncatingIfNeeded: field << 3 | wireType))
-    }
-
-    private static func writeVarint(_ value: UInt64, into buffer: inout ByteBuffer) {
-        var value = value
-        while value >= 0x80 {
-            buffer.writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        buffer.writeInteger(UInt8(value))
-    }
-
-    private static func writeVarintField(_ field: Int, _ value: UInt64, into buffer: inout ByteBuffer) {
-        writeTag(field, wireType: 0, into: &buffer)
-        writeVarint(value, into: &buffer)
-    }
-
-    private static func writeStringField(_ field: Int, _ text: String, into buffer: inout ByteBuffer) {
-        writeTag(field, wireType: 2, into: &buffer)
-        writeVarint(UInt64(text.utf8.count), into: &buffer)
-        buffer.writeString(text)
-    }
 }
