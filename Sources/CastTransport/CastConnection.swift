@@ -67,7 +67,7 @@ public final class CastConnection: Sendable {
         case .failure(let error): throw .tlsFailed(endpoint: endpoint, reason: "cannot create a TLS context: \(error)")
         }
         let loop = group.next()
-        let handshake = loop.makePromise(of: Void.self)
+        let handshake = loop.makePromise(of: [UInt8].self)
         let closedPromise = loop.makePromise(of: CastConnectionCloseReason.self)
         let (messages, continuation) = AsyncStream.makeStream(of: CastMessage.self)
         let timeout = TimeAmount.seconds(clamping: max(0.001, min(options.connectTimeout, 3600)))
@@ -101,8 +101,11 @@ public final class CastConnection: Sendable {
             bound = try await loop.submit {
                 let inbound = InboundBridge(continuation: continuation, closed: closedPromise, log: log)
                 let sync = channel.pipeline.syncOperations
+                // The first request (or the device-auth challenge) leaves with the TLS Finished.
+                let coalescer = HandshakeFlushCoalescer()
+                try sync.addHandler(coalescer)
                 try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil))
-                try sync.addHandler(TLSHandshakeWaiter(promise: handshake))
+                try sync.addHandler(TLSHandshakeWaiter(promise: handshake, coalescer: coalescer))
                 try sync.addCastMessageCodec(logSystem: options.logSystem)
                 try sync.addHandler(CastHeartbeatHandler(pingInterval: options.heartbeatInterval, timeout: options.heartbeatTimeout,
                                                          senderID: options.senderID, logSystem: options.logSystem))
@@ -125,8 +128,9 @@ public final class CastConnection: Sendable {
         let handshakeTimer = loop.scheduleTask(in: timeout) {
             handshake.fail(CastTransportError.tlsFailed(endpoint: endpoint, reason: "no handshake within \(options.connectTimeout) s"))
         }
+        let peer: [UInt8]
         do {
-            try await handshake.futureResult.get()
+            peer = try await handshake.futureResult.get()
             handshakeTimer.cancel()
         } catch {
             handshakeTimer.cancel()
@@ -135,7 +139,6 @@ public final class CastConnection: Sendable {
             if let error = error as? CastTransportError { throw error }
             throw .tlsFailed(endpoint: endpoint, reason: "\(error)")
         }
-        let peer = (try? await channel.nioSSL_peerCertificate().get()?.toDERBytes()) ?? []
         let bridge = bound
 
         var auth = DeviceAuthResult.notChecked

@@ -1,17 +1,29 @@
 import NIOCore
+import NIOSSL
 import NIOTLS
 
-/// Put right after the TLS handler: completes `promise` when the TLS handshake is done, fails it
-/// if the channel errs or closes first. Lets a connect step return only once TLS is up (so the
-/// peer certificate is known).
+/// Put right after the TLS handler: completes `promise` with the DER of the peer's certificate
+/// (empty when it sent none) when the TLS handshake is done, fails it if the channel errs or
+/// closes first. Lets a connect step return only once TLS is up, with the certificate read on the
+/// loop as the handshake completes (asking for it afterwards would be one more hop to the loop).
 public final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     public typealias InboundIn = ByteBuffer
-    private let promise: EventLoopPromise<Void>
+    private let promise: EventLoopPromise<[UInt8]>
+    private let coalescer: HandshakeFlushCoalescer?
 
-    public init(promise: EventLoopPromise<Void>) { self.promise = promise }
+    /// `coalescer`: the ``HandshakeFlushCoalescer`` below the TLS handler, told when the handshake
+    /// completes (before `promise` is completed).
+    public init(promise: EventLoopPromise<[UInt8]>, coalescer: HandshakeFlushCoalescer? = nil) {
+        self.promise = promise
+        self.coalescer = coalescer
+    }
 
     public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case .handshakeCompleted? = event as? TLSUserEvent { promise.succeed() }
+        if case .handshakeCompleted? = event as? TLSUserEvent {
+            coalescer?.handshakeCompleted()
+            let peer = (try? context.pipeline.syncOperations.nioSSL_peerCertificate()?.toDERBytes()) ?? []
+            promise.succeed(peer)
+        }
         context.fireUserInboundEventTriggered(event)
     }
 

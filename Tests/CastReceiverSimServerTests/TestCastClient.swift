@@ -26,7 +26,7 @@ final class TestCastClient: @unchecked Sendable {
         tls.certificateVerification = .none
         let context = try NIOSSLContext(configuration: tls)
         let inbox = Inbox()
-        let handshake = group.next().makePromise(of: Void.self)
+        let handshake = group.next().makePromise(of: [UInt8].self)
         let connecting = ClientBootstrap(group: group)
             .connectTimeout(.seconds(5))
             .channelInitializer { channel in
@@ -49,7 +49,7 @@ final class TestCastClient: @unchecked Sendable {
             handshake.fail(ChannelError.connectTimeout(.seconds(10)))
         }
         defer { timeout.cancel() }
-        do { try await handshake.futureResult.get() } catch {
+        do { _ = try await handshake.futureResult.get() } catch {
             try? await channel.close().get()
             throw error
         }
