@@ -129,7 +129,7 @@ let package = Package(
             name: "CastReceiverSimServer",
             dependencies: [
                 "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging", "CastListening", "SystemCrypto",
-                "CAvahi",
+                "CAvahi", "CCastShims",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

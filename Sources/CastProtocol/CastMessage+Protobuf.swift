@@ -129,8 +129,8 @@ extension CastMessage {
 
     /// Serialized protobuf bytes (the frame body, without the length prefix), written by
     /// ``CastMessageWireWriter``.
-    public func serializedBody(allocator: ByteBufferAllocator = ByteBufferAllocator()) -> ByteBuffer {
-        CastMessageWireWriter.body(of: self, allocator: allocator)
+    public func serializedBody() -> ByteBuffer {
+        CastMessageWireWriter.body(of: self, allocator: ByteBufferAllocator())
     }
 
     /// The same bytes through the generated SwiftProtobuf type: the reference the wire writer is

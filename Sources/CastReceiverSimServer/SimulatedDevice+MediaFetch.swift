@@ -1,10 +1,7 @@
 import CastCore
 import CastProtocol
+import CCastShims
 import NIOCore
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension SimulatedDevice {
     /// How many fetch results a device keeps for the control socket's `list`.
@@ -47,13 +44,7 @@ extension SimulatedDevice {
         var text = text
         return text.withUTF8 { bytes in
             func has(_ needle: StaticString) -> Bool {
-                let count = needle.utf8CodeUnitCount
-                guard let base = bytes.baseAddress, count > 0, count <= bytes.count else { return false }
-                let first = needle.utf8Start.pointee
-                for start in 0...(bytes.count - count) where bytes[start] == first {
-                    if memcmp(base + start, needle.utf8Start, count) == 0 { return true }
-                }
-                return false
+                castline_memmem(bytes.baseAddress, bytes.count, needle.utf8Start, needle.utf8CodeUnitCount) != nil
             }
             return has("\"LOAD\"") && (has("127.") || has("localhost") || has("::1"))
         }

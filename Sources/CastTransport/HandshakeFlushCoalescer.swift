@@ -93,8 +93,10 @@ public final class HandshakeFlushCoalescer: ChannelDuplexHandler, RemovableChann
     public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         // What is held goes out before the close (a close_notify, say).
         switch state {
-        case .heldInRead, .holdingFinished:
-            if case .holdingFinished(let timer) = state { timer.cancel() }
+        case .holdingFinished(let timer):
+            timer.cancel()
+            release(context)
+        case .heldInRead:
             release(context)
         case .watching, .done:
             break

@@ -110,7 +110,6 @@ def test_the_daemon_casts_inside_the_shipped_units_sandbox(netns, sim, workdir):
     prefix = [*unit_sandbox.limits_prefix(policy), *as_user(unit_sandbox.exec_start_user(unit)),
               "/usr/bin/python3", unit_sandbox.__file__, policy_path, "--"]
 
-
     def records():
         if not os.path.exists(journal):
             return []
