@@ -23,7 +23,10 @@ public actor SessionManager {
     public static var defaultThreads: Int { min(4, max(1, System.coreCount)) }
 
     /// `group`: the event loops to use (default: a new group of `threads` threads, shut down by
-    /// ``shutdown()``). A resume file that cannot be read is logged and ignored (nothing to resume).
+    /// ``shutdown()``). A group you pass must outlive the sessions: call ``shutdown()`` (or end
+    /// them) before shutting it down, since a session that loses its device reconnects on it, and
+    /// NIO drops work handed to a loop that has shut down (SWIFTNIO_STRICT makes that a crash).
+    /// A resume file that cannot be read is logged and ignored (nothing to resume).
     public init(options: CastOptions, group: EventLoopGroup? = nil, threads: Int = SessionManager.defaultThreads) {
         self.options = options
         self.group = group ?? MultiThreadedEventLoopGroup(numberOfThreads: max(1, min(threads, 64)))

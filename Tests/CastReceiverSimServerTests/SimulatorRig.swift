@@ -36,12 +36,20 @@ struct SimulatorRig {
     }
 
     /// Connects, CONNECTs to receiver-0 and checks GET_STATUS is answered: the device serves.
+    /// The client is closed before this returns: a close left to a task of its own could run
+    /// after the test's `stop()` has shut the loops down (a crash under SWIFTNIO_STRICT).
     func serves(_ index: Int = 0) async throws -> Bool {
         let client = try await connect(index)
-        defer { Task { await client.close() } }
-        try await client.send(namespace: .connection, ["type": "CONNECT"])
-        try await client.send(namespace: .receiver, ["type": "GET_STATUS", "requestId": 99])
-        return await client.next(type: "RECEIVER_STATUS", namespace: .receiver)?["requestId"]?.int == 99
+        do {
+            try await client.send(namespace: .connection, ["type": "CONNECT"])
+            try await client.send(namespace: .receiver, ["type": "GET_STATUS", "requestId": 99])
+            let served = await client.next(type: "RECEIVER_STATUS", namespace: .receiver)?["requestId"]?.int == 99
+            await client.close()
+            return served
+        } catch {
+            await client.close()
+            throw error
+        }
     }
 
     @discardableResult

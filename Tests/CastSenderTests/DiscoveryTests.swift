@@ -125,7 +125,7 @@ struct StaticHostProviderTests {
         let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort, name: "Lobby TV"),
                                                   .init(host: "127.0.0.1", port: 1, name: "Nowhere")],
                                           retryInterval: 0.2, recheckInterval: 0.2, connectTimeout: 2, group: rig.group, logSystem: rig.logSystem)
-        let manager = DiscoveryManager(criteria: DiscoveryCriteria(appIDs: ["CC1AD845"]), logSystem: rig.logSystem)
+        let manager = rig.discoveryManager(criteria: DiscoveryCriteria(appIDs: ["CC1AD845"]))
         await manager.add(provider)
         await manager.start()
         let found = await manager.waitForDevice(timeout: 10) { $0.id == device.uuid }
@@ -142,7 +142,7 @@ struct StaticHostProviderTests {
         await manager.stop()
 
         // A device that cannot run the app is filtered out and counted.
-        let picky = DiscoveryManager(criteria: DiscoveryCriteria(appIDs: ["DEADBEEF"]), logSystem: rig.logSystem)
+        let picky = rig.discoveryManager(criteria: DiscoveryCriteria(appIDs: ["DEADBEEF"]))
         await picky.add(StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], retryInterval: 0.2,
                                            group: rig.group, logSystem: rig.logSystem))
         await picky.start()
@@ -160,7 +160,7 @@ struct StaticHostProviderTests {
         let provider = StaticHostProvider(hosts: [.init(host: a.address, port: a.castPort, name: "TV"),
                                                   .init(host: b.address, port: b.castPort, name: "TV", id: a.uuid)],
                                           retryInterval: 0.2, recheckInterval: 0.2, group: rig.group, logSystem: rig.logSystem)
-        let manager = DiscoveryManager(criteria: .any, logSystem: rig.logSystem)
+        let manager = rig.discoveryManager(criteria: .any)
         await manager.add(provider)
         await manager.start()
         #expect(await manager.waitForDevice(timeout: 10) { $0.id == a.uuid } != nil)
@@ -182,6 +182,7 @@ struct StaticHostProviderTests {
         let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], group: rig.group,
                                           logSystem: rig.logSystem)
         let context = await CastContext(options: options, providers: [provider])
+        rig.atStop { await context.shutdown(stopCasting: true) }
         let found = try #require(await context.discoveryManager.waitForDevice(timeout: 10) { _ in true })
         let session = try await context.sessionManager.startSession(on: found)
         #expect(await session.state == .connected)

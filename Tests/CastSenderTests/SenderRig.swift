@@ -22,6 +22,8 @@ struct SenderRig {
     let group: MultiThreadedEventLoopGroup
     let logs: MemoryLogSink
     let logSystem: LogSystem
+    /// What ``stop()`` runs first, newest first: the managers the rig made, and what a test adds.
+    private let cleanups = CleanupList()
 
     static func start(count: Int = 1, _ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> SenderRig {
         var settings = SimulatorSettings()
@@ -54,7 +56,22 @@ struct SenderRig {
     }
 
     func manager(appID: String = "CC1AD845", _ adjust: (inout CastOptions) -> Void = { _ in }) -> SessionManager {
-        SessionManager(options: options(appID: appID, adjust), group: group)
+        let manager = SessionManager(options: options(appID: appID, adjust), group: group)
+        atStop { await manager.shutdown() }
+        return manager
+    }
+
+    /// A discovery manager that ``stop()`` stops (its providers probe on the rig's loops).
+    func discoveryManager(criteria: DiscoveryCriteria) -> DiscoveryManager {
+        let manager = DiscoveryManager(criteria: criteria, logSystem: logSystem)
+        atStop { await manager.stop() }
+        return manager
+    }
+
+    /// Runs `body` when the rig stops, before the simulator and the event loops (so a test that
+    /// ends early, on a failed `#require`, leaves nothing running on loops that are gone).
+    func atStop(_ body: @escaping @Sendable () async -> Void) {
+        cleanups.list.withLock { $0.append(body) }
     }
 
     /// The simulator's view of device `index` (control `list`).
@@ -70,10 +87,20 @@ struct SenderRig {
         return reply
     }
 
+    /// Ends what a test left running (the sessions of a test whose `#require` failed midway, say),
+    /// then stops the simulator and the event loops. In that order: a session still running when
+    /// its devices go reconnects, and a connect on a loop that has shut down is work NIO drops
+    /// (a crash under SWIFTNIO_STRICT, as `make test` runs).
     func stop() async {
+        for cleanup in cleanups.list.withLock({ $0 }).reversed() { await cleanup() }
         await simulator.stop()
         try? await group.shutdownGracefully()
     }
+}
+
+/// A rig's cleanups (a class: the rig is a value, copied into tests and tasks).
+private final class CleanupList: Sendable {
+    let list = Mutex<[@Sendable () async -> Void]>([])
 }
 
 /// Records session events in order (a listener, as an app would register one).
