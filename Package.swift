@@ -219,7 +219,11 @@ let package = Package(
 
         // MARK: Tests.
         // Test helpers shared by the test targets (in-memory log sink, seeded random numbers).
-        .target(name: "CastTestSupport", dependencies: ["CastLogging", "SystemCrypto"], path: "Sources/CastTestSupport"),
+        .target(name: "CastTestSupport", dependencies: [
+            "CastLogging", "SystemCrypto",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ], path: "Sources/CastTestSupport"),
         .testTarget(name: "CastLoggingTests", dependencies: [
             "CastLogging", "CastTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),

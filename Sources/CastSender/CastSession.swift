@@ -56,6 +56,11 @@ public actor CastSession {
         generationCounter += 1
         generation = generationCounter
     }
+    /// The connection attempts running now (``openAndJoin(resume:policy:)``: a start, a
+    /// reconnect, a transfer), each with the handle that gives its connect up; ``end(stopCasting:keepResumeRecord:)``
+    /// cancels and awaits them. ``openAttemptsChanged`` hears each one finish.
+    var openAttempts: [ObjectIdentifier: CastConnectAttempt] = [:]
+    let openAttemptsChanged = EventFanout<Int>()
     var tracker = RequestTracker<RequestSink>()
     var channels: [CastNamespace: GenericChannel] = [:]
     var retryTask: Task<Void, Never>?
@@ -160,6 +165,22 @@ public actor CastSession {
         }
         self.keepResumeRecord = keepResumeRecord && !stopCasting
         await apply(.end(stopCasting: stopCasting))
+        await settleOpenAttempts()
+    }
+
+    /// Cancels the connection attempts still running (a start or reconnect the end overtook) and
+    /// waits until they have returned, so that nothing of this session touches its event loop
+    /// once `end` returns: the loop's group may be shut down next (``SessionManager/shutdown(stopCasting:)``).
+    /// Bounded: a connect that ignored its cancel still ends by its own timeouts.
+    func settleOpenAttempts() async {
+        guard !openAttempts.isEmpty else { return }
+        let changes = openAttemptsChanged.stream()
+        for attempt in openAttempts.values { attempt.cancel() }
+        log.debug("waiting for \(openAttempts.count) connection attempt(s) to give up", stateFields())
+        let bound = options.connectTimeout * 3 + options.requestTimeout * 3
+        if await changes.first(within: bound, where: { $0 == 0 }) == nil {
+            log.warning("connection attempts still running \(Int(bound)) s after the end", stateFields())
+        }
     }
 
     /// Waits until `predicate` holds for the state, or `timeout` seconds pass; returns the state.

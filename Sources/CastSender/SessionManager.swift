@@ -14,6 +14,8 @@ public actor SessionManager {
     /// Sessions being started, by device id.
     private var starting: [String: CastSession] = [:]
     private var nextLocalID = 0
+    /// Set by ``shutdown(stopCasting:)``: no session starts after it.
+    private var isShutDown = false
     private let listeners = WeakListeners<any CastSessionListener>()
     private let log: Logger
     private var transferCandidates: (@Sendable () async -> [CastDevice])?
@@ -75,6 +77,7 @@ public actor SessionManager {
     /// Starts a session on `device`. A live session on the device (or one starting there) is
     /// returned instead of a second one.
     public func startSession(on device: CastDevice) async throws(CastSessionError) -> CastSession {
+        guard !isShutDown else { throw .cancelled }
         // Claimed before the first await, so two concurrent calls for one device share a session.
         if let starting = starting[device.id] {
             let state = await starting.waitForState(timeout: options.connectTimeout * 3 + options.requestTimeout * 3) {
@@ -105,6 +108,7 @@ public actor SessionManager {
     public func resumeSavedSessions() async -> [CastSession] {
         var resumed: [CastSession] = []
         for record in savedSessions {
+            guard !isShutDown else { break }
             guard self.session(on: record.device.id) == nil else { continue }
             log.info("resuming saved session \(record.sessionID) on \(record.device)", [
                 "device": .string(record.device.id), "session": .string(record.sessionID),
@@ -126,8 +130,10 @@ public actor SessionManager {
     }
 
     /// Ends every session (leaving the apps running and their resume records, so a restart can
-    /// resume them, unless `stopCasting`) and stops the event loops this manager created.
+    /// resume them, unless `stopCasting`) and stops the event loops this manager created. Starts
+    /// asked for afterwards fail with `cancelled`.
     public func shutdown(stopCasting: Bool = false) async {
+        isShutDown = true
         let ending = Array(sessions.values)
         sessions.removeAll()
         for session in ending { await session.end(stopCasting: stopCasting, keepResumeRecord: true) }

@@ -57,9 +57,13 @@ public final class CastConnection: Sendable {
 
     /// Connects, completes TLS and, unless ``CastConnectionOptions/deviceAuth`` is `.off`,
     /// authenticates the device. Each step is bounded by ``CastConnectionOptions/connectTimeout``.
+    /// `attempt`: lets the caller give the connect up (``CastConnectAttempt/cancel()``); it then
+    /// throws ``CastTransportError/cancelled(endpoint:)`` without waiting for a timeout.
     public static func connect(host: String, port: Int, options: CastConnectionOptions = .init(),
-                               group: EventLoopGroup) async throws(CastTransportError) -> CastConnection {
+                               group: EventLoopGroup, attempt: CastConnectAttempt? = nil)
+        async throws(CastTransportError) -> CastConnection {
         let endpoint = endpointName(host: host, port: port)
+        if attempt?.isCancelled == true { throw .cancelled(endpoint: endpoint) }
         let log = Logger(class: "CastConnection", system: options.logSystem).with(["device": .string(endpoint)])
         let tls: NIOSSLContext
         switch sharedTLSContext {
@@ -78,9 +82,16 @@ public final class CastConnection: Sendable {
         // arrives before our ClientHello, so nothing is missed.
         let channel: Channel
         do {
-            let bootstrap = ClientBootstrap(group: loop)
+            var bootstrap = ClientBootstrap(group: loop)
                 .connectTimeout(timeout)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            if let attempt {
+                // Each socket as it is created, so a cancel closes one still connecting too.
+                bootstrap = bootstrap.channelInitializer { channel in
+                    attempt.adopt(channel)
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                }
+            }
             if let address = ipLiteralAddress(host: host, port: port) {
                 // An address needs no resolver: `connect(host:)` would still hand it to
                 // getaddrinfo on a Dispatch thread and run Happy Eyeballs' timers around it.
@@ -93,6 +104,10 @@ public final class CastConnection: Sendable {
             closedPromise.succeed(.error("\(error)"))
             continuation.finish()
             let reason = connectFailureReason(error)
+            if attempt?.isCancelled == true {
+                log.debug("connect cancelled", ["reason": .string(reason)])
+                throw .cancelled(endpoint: endpoint)
+            }
             log.warning("cannot connect: \(reason)", ["reason": .string(reason)])
             throw .connectFailed(endpoint: endpoint, reason: reason)
         }
@@ -117,6 +132,7 @@ public final class CastConnection: Sendable {
             closedPromise.succeed(.error("\(error)"))
             continuation.finish()
             channel.close(promise: nil)
+            if attempt?.isCancelled == true { throw .cancelled(endpoint: endpoint) }
             throw .connectFailed(endpoint: endpoint, reason: "the connection closed while it was being set up: \(error)")
         }
         // Whoever stops reading the messages ends the connection (nothing would read the replies).
@@ -135,6 +151,10 @@ public final class CastConnection: Sendable {
         } catch {
             handshakeTimer.cancel()
             await closeLocally(channel, bound)
+            if attempt?.isCancelled == true {
+                log.debug("connect cancelled during the TLS handshake")
+                throw .cancelled(endpoint: endpoint)
+            }
             log.warning("TLS handshake failed: \(error)", ["reason": .string("\(error)")])
             if let error = error as? CastTransportError { throw error }
             throw .tlsFailed(endpoint: endpoint, reason: "\(error)")
@@ -145,6 +165,11 @@ public final class CastConnection: Sendable {
         var unanswered = false
         if options.deviceAuth != .off {
             (auth, unanswered) = await authenticate(channel: channel, bridge: bridge, peer: peer, options: options, timeout: timeout)
+            if attempt?.isCancelled == true {
+                await closeLocally(channel, bridge)
+                log.debug("connect cancelled during device authentication")
+                throw .cancelled(endpoint: endpoint)
+            }
             switch (auth, options.deviceAuth) {
             case (.failed(let reason), .require) where unanswered:
                 log.error("device authentication got no answer: \(reason); closing", ["reason": .string(reason)])
@@ -163,6 +188,11 @@ public final class CastConnection: Sendable {
             case (.notChecked, _):
                 break
             }
+        }
+        if attempt?.isCancelled == true {
+            await closeLocally(channel, bridge)
+            log.debug("connect cancelled after the handshake")
+            throw .cancelled(endpoint: endpoint)
         }
         // Parsing the certificate costs more than the rest of this line: only when it is logged.
         if log.isEnabled(.info) {

@@ -14,6 +14,8 @@ public enum CastTransportError: Error, Sendable, Equatable, CustomStringConverti
     case closed(endpoint: String, reason: CastConnectionCloseReason)
     /// A message could not be written (e.g. a frame above 65,536 bytes).
     case sendFailed(endpoint: String, reason: String)
+    /// The connect was given up by its owner (``CastConnectAttempt/cancel()``).
+    case cancelled(endpoint: String)
 
     public var description: String {
         switch self {
@@ -23,6 +25,7 @@ public enum CastTransportError: Error, Sendable, Equatable, CustomStringConverti
         case .deviceAuthUnanswered(let endpoint, let reason): return "device authentication of \(endpoint) got no answer: \(reason)"
         case .closed(let endpoint, let reason): return "connection to \(endpoint) is closed: \(reason)"
         case .sendFailed(let endpoint, let reason): return "cannot send to \(endpoint): \(reason)"
+        case .cancelled(let endpoint): return "connecting to \(endpoint) was cancelled"
         }
     }
 }

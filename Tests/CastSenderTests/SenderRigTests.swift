@@ -1,4 +1,5 @@
-import CastSender
+import CastTestSupport
+@testable import CastSender
 import Testing
 
 @Suite("SenderRig clean-up", .timeLimit(.minutes(1)))
@@ -15,10 +16,42 @@ struct SenderRigTests {
         await discovery.start()
         #expect(await session.state == .connected)
         await rig.stop()
+        _ = rig.logSystem.flush()
         #expect(session.hasEnded, "the rig ended the session")
         #expect(await session.state.isFinal)
         #expect(await manager.activeSessions.isEmpty)
         #expect(rig.logs.records.contains { $0.className == "CastSession" && $0.message.contains("reconnect") } == false,
                 "the session did not try to reconnect: it ended before its device went")
+    }
+}
+
+@Suite("Ending a session while it connects", .timeLimit(.minutes(1)))
+struct EndWhileConnectingTests {
+    /// Before, `end()` (and so `shutdown()`) returned while the connect went on until its timeout,
+    /// and then touched a group the manager had shut down (a crash under SWIFTNIO_STRICT).
+    @Test("shutdown during a start stuck in TLS: the connect gives up before shutdown returns, the start fails cancelled")
+    func shutdownDuringStart() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let listener = try await SilentListener.start(group: rig.group)
+        rig.atStop { await listener.stop() }
+        let manager = rig.manager { $0.connectTimeout = 40 }
+        let stalled = CastDevice(id: "stalled-tls", friendlyName: "Stalled", host: "127.0.0.1", port: listener.port)
+        let start = Task { () throws(CastSessionError) -> CastSession in try await manager.startSession(on: stalled) }
+        #expect(await listener.wait { $0.accepted == 1 }, "the start reached the listener")
+        let session = try #require(await manager.activeSessions[stalled.id])
+
+        await manager.shutdown()
+        // No attempt is left once shutdown has returned; the start has already failed.
+        #expect(await session.openAttempts.isEmpty)
+        #expect(await session.state == .failed(.cancelled))
+        let result = await start.result
+        #expect(throws: CastSessionError.cancelled) { try result.get() }
+        #expect(await listener.wait { $0.closedByPeer == 1 }, "the socket was closed")
+        _ = rig.logSystem.flush()
+        #expect(rig.logs.records.contains { $0.className == "CastSession" && $0.message.contains("to give up") })
+
+        // A shut-down manager starts nothing more.
+        await #expect(throws: CastSessionError.cancelled) { _ = try await manager.startSession(on: rig.device()) }
     }
 }

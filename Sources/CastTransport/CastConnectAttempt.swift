@@ -1,0 +1,41 @@
+import NIOCore
+import Synchronization
+
+/// A handle on a ``CastConnection/connect(host:port:options:group:attempt:)`` in flight, for
+/// an owner that may give it up: a session that ends while it connects or reconnects. After
+/// ``cancel()`` the connect closes the socket it has opened (or is opening) at once and throws
+/// ``CastTransportError/cancelled(endpoint:)`` at its next step, instead of going on until its
+/// timeout. The owner then waits for the connect to return; from then on nothing of it touches
+/// the event loop, which may shut down.
+public final class CastConnectAttempt: Sendable {
+    private struct State {
+        var cancelled = false
+        var channels: [any Channel] = []
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Gives the attempt up (idempotent): its sockets are closed now.
+    public func cancel() {
+        let open = state.withLock { state -> [any Channel] in
+            state.cancelled = true
+            defer { state.channels = [] }
+            return state.channels
+        }
+        for channel in open { channel.close(promise: nil) }
+    }
+
+    /// A socket of the attempt (Happy Eyeballs may open several); closed at once when the
+    /// attempt is already cancelled.
+    func adopt(_ channel: any Channel) {
+        let cancelled = state.withLock { state -> Bool in
+            if !state.cancelled { state.channels.append(channel) }
+            return state.cancelled
+        }
+        if cancelled { channel.close(promise: nil) }
+    }
+}
