@@ -2,19 +2,21 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// A TCP listener on 127.0.0.1 that accepts connections and never answers: a device whose TLS
-/// stalls, so a connect to it waits in its handshake. Counts the connections it accepted and how
-/// many of them the peer has closed since.
+/// A TCP listener on 127.0.0.1 that never speaks TLS: it accepts connections and never answers
+/// (a device whose TLS stalls, so a connect to it waits in its handshake), or with `closeAtOnce`
+/// closes each connection as it comes in. Counts the connections it kept and how many of them
+/// the peer has closed since.
 public final class SilentListener: Sendable {
     public let port: Int
     private let channel: any Channel
     private let counts: Counts
 
-    public static func start(group: EventLoopGroup) async throws -> SilentListener {
+    public static func start(group: EventLoopGroup, closeAtOnce: Bool = false) async throws -> SilentListener {
         let counts = Counts()
         let channel = try await ServerBootstrap(group: group)
             .childChannelInitializer { child in
-                child.eventLoop.makeCompletedFuture { try child.pipeline.syncOperations.addHandler(Counter(counts)) }
+                if closeAtOnce { return child.close() }
+                return child.eventLoop.makeCompletedFuture { try child.pipeline.syncOperations.addHandler(Counter(counts)) }
             }
             .bind(host: "127.0.0.1", port: 0).get()
         return SilentListener(channel: channel, counts: counts)

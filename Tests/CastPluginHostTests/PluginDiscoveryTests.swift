@@ -19,7 +19,7 @@ import Testing
         for p in providers { await manager.add(p) }
         await manager.start()
         var devices: [CastDevice] = []
-        for _ in 0..<200 { // bounded: 2 s
+        for _ in 0..<1000 { // bounded: 10 s (the plugin's thread reports at once; a loaded machine may not)
             devices = await manager.devices
             if !devices.isEmpty { break }
             try await Task.sleep(for: .milliseconds(10))

@@ -134,7 +134,8 @@ struct StaticHostProviderTests {
         #expect(await manager.devices.count == 1)
 
         // Going down removes it; coming back lists it again.
-        try await rig.control(["command": "reboot", "device": 0, "downFor": 1])
+        // Down long enough to read the explanation before it is back, even on a loaded machine.
+        try await rig.control(["command": "reboot", "device": 0, "downFor": 3])
         #expect(await DiscoveryManagerTests.waitForCount(manager, 0).isEmpty)
         let why = await manager.explanation
         #expect(why?.failedProviders.first?.reason.contains("127.0.0.1:1") == true, "\(String(describing: why))")

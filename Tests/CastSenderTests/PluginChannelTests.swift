@@ -67,8 +67,7 @@ import Testing
         let channel = try await host.openChannel(id: "example-echo", on: session)
         let result = await channel.command(["text": "anyone?"], timeout: Duration.seconds(10))
         #expect(result == .failure(PluginCommandError("no ECHO reply within 200 ms")))
-        rig.logSystem.flush()
-        let warnings = rig.logs.records.filter { $0.className == "EchoChannelC" && $0.level == .warning }
+        let warnings = rig.logRecords.filter { $0.className == "EchoChannelC" && $0.level == .warning }
         #expect(warnings.map(\.message) == ["no ECHO reply within 200 ms"])
         #expect(warnings.first?.fields["requestId"] == LogValue.int(1))
         await channel.close()
@@ -103,8 +102,7 @@ import Testing
             // Still working: a real round trip through the simulator's echo.
             let echo = try await channel.command(["do": "echo"]).get()
             #expect(echo["type"] == "PING")
-            rig.logSystem.flush()
-            let errors = rig.logs.records.filter { $0.className == "PluginHost" && $0.level == .error }.map(\.message)
+            let errors = rig.logRecords.filter { $0.className == "PluginHost" && $0.level == .error }.map(\.message)
             #expect(errors.count == 3, "\(errors)")
             #expect(errors.contains { $0.contains("undeclared namespace urn:x-cast:org.castline.other") })
             #expect(errors.contains { $0.contains("message on urn:x-cast:org.castline.test") && $0.contains("not valid JSON") })

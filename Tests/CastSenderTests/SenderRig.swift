@@ -42,6 +42,12 @@ struct SenderRig {
         return SenderRig(simulator: simulator, group: MultiThreadedEventLoopGroup(numberOfThreads: 1), logs: logs, logSystem: logSystem)
     }
 
+    /// The records logged so far, sinks flushed first (each sink writes on a worker thread of its own).
+    var logRecords: [LogRecord] {
+        _ = logSystem.flush()
+        return logs.records
+    }
+
     func device(_ index: Int = 0) -> CastDevice {
         let c = simulator.devices[index].configuration
         return CastDevice(id: c.uuid, friendlyName: c.name, host: c.address, port: c.castPort)

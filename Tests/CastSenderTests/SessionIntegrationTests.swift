@@ -218,12 +218,14 @@ struct SessionIntegrationTests {
     func requestTimeoutsShareOneTimer() async throws {
         let rig = try await SenderRig.start()
         defer { Task { await rig.stop() } }
-        let (manager, session) = try await Self.startSession(rig) { $0.requestTimeout = 0.6 }
+        // Timeouts of seconds, not tenths: the LOAD below must time out well before the first
+        // request even on a loaded machine (1.6 s apart).
+        let (manager, session) = try await Self.startSession(rig) { $0.requestTimeout = 2 }
         let client = session.remoteMediaClient
-        // The start's requests armed the timer for 0.6 s after them: let it fire (nothing pending
+        // The start's requests armed the timer for 2 s after them: let it fire (nothing pending
         // afterwards, so nothing is armed).
-        try await Task.sleep(for: .milliseconds(800))
-        try await rig.control(["command": "delay", "device": 0, "seconds": 2.5])
+        try await Task.sleep(for: .milliseconds(2300))
+        try await rig.control(["command": "delay", "device": 0, "seconds": 6])
         let started = MonotonicClock.seconds()
         let first = await client.requestStatus()
         try await Task.sleep(for: .milliseconds(300))
@@ -232,15 +234,15 @@ struct SessionIntegrationTests {
         let media = MediaInformation(contentId: Self.movie, contentType: "video/mp4")
         let shortest = await client.load(media, options: MediaLoadOptions(timeout: 0.1))
         guard case .failure(.timedOut) = await shortest.result else { Issue.record("LOAD: \(await shortest.result)"); return }
-        // Its deadline (0.4 s) is before the first request's (0.6 s): the first is still waiting
-        // (with one timer left armed for 0.6 s, the LOAD would have ended with it).
-        #expect(first.completedResult == nil, "the 0.1 s LOAD waited for the 0.6 s timer")
+        // Its deadline (0.4 s) is before the first request's (2 s): the first is still waiting
+        // (with one timer left armed for 2 s, the LOAD would have ended with it).
+        #expect(first.completedResult == nil, "the 0.1 s LOAD waited for the 2 s timer")
         // Polled, bounded: a timer that is not re-armed would leave the second waiting forever.
         for _ in 0..<100 where second.completedResult == nil { try await Task.sleep(for: .milliseconds(50)) }
         guard case .failure(.timedOut)? = first.completedResult else { Issue.record("first: \(String(describing: first.completedResult))"); return }
         guard case .failure(.timedOut)? = second.completedResult else { Issue.record("second: \(String(describing: second.completedResult))"); return }
         let elapsed = MonotonicClock.seconds() - started
-        #expect(elapsed >= 0.9, "the second request timed out before its own deadline (\(elapsed) s)")
+        #expect(elapsed >= 2.2, "the second request timed out before its own deadline (\(elapsed) s)")
         try await rig.control(["command": "delay", "device": 0, "seconds": 0])
         await manager.endAll(stopCasting: true)
     }
@@ -356,7 +358,7 @@ struct SessionIntegrationTests {
         let paused = try await session.remoteMediaClient.pause().value()
         #expect(paused?.playerState == .paused)
         #expect(recorder.mediaStatuses.count > before)
-        let suspendLog = rig.logs.records.first { $0.className == "CastSession" && $0.message.hasPrefix("didSuspend") }
+        let suspendLog = rig.logRecords.first { $0.className == "CastSession" && $0.message.hasPrefix("didSuspend") }
         #expect(suspendLog?.level == .warning)
         await manager.endAll(stopCasting: true)
     }
@@ -395,7 +397,8 @@ struct SessionIntegrationTests {
         #expect(await recorder.wait { $0.contains { if case .didSuspend(let reason) = $0 { return reason.isHeartbeatTimeout }; return false } })
         try await rig.control(["command": "ignore-pings", "device": 0, "enabled": false])
         #expect(await recorder.wait { $0.contains(.didResume(transferred: false)) })
-        #expect(await session.state == .connected)
+        // Waited for, not read once: with a 0.8 s timeout a loaded machine may suspend it again.
+        #expect(await session.waitForState(timeout: 10) { $0 == .connected } == .connected)
         await manager.endAll(stopCasting: true)
     }
 
@@ -409,7 +412,7 @@ struct SessionIntegrationTests {
         #expect(await recorder.wait { $0.map(\.name).contains("didEnd") })
         #expect(recorder.events.last == .didEnd(.appStopped(appID: "CC1AD845")))
         #expect(await session.state == .ended(.appStopped(appID: "CC1AD845")))
-        let log = rig.logs.records.first { $0.className == "CastSession" && $0.fields["endReason"] == .string("appStopped") }
+        let log = rig.logRecords.first { $0.className == "CastSession" && $0.fields["endReason"] == .string("appStopped") }
         #expect(log != nil)
 
         let second = EventRecorder()
@@ -547,7 +550,7 @@ struct SessionOutageTests {
         #expect(await recorder.wait { $0.contains(.didResume(transferred: false)) })
         #expect(recorder.names == ["willStart", "didStart", "didSuspend", "willResume", "didResume"])
         #expect(await session.application?.sessionId == sessionID)
-        let attempts = rig.logs.records.filter { $0.className == "CastSession" && $0.message.hasPrefix("reconnect attempt") }
+        let attempts = rig.logRecords.filter { $0.className == "CastSession" && $0.message.hasPrefix("reconnect attempt") }
         #expect(!attempts.isEmpty && attempts.allSatisfy { $0.fields["attempt"] != nil && $0.fields["delayMs"] != nil })
         await manager.endAll(stopCasting: true)
     }
@@ -583,14 +586,20 @@ struct AudioOnlyTests {
         options.deviceAuth = .require
         options.trustAnchors = [simulator.authority.rootCertificate]
         let manager = SessionManager(options: options)
-        for configuration in simulator.devices.map(\.configuration) {
-            let device = CastDevice(id: configuration.uuid, friendlyName: configuration.name, host: configuration.address,
-                                    port: configuration.castPort)
-            let session = try await manager.startSession(on: device)
-            #expect(await session.isAudioOnly == !configuration.isVideoDevice, "\(configuration.name)")
-            _ = await session.remoteMediaClient.load(MediaInformation(contentId: "https://media.example/v.mp4", contentType: "video/mp4")).result
+        do {
+            for configuration in simulator.devices.map(\.configuration) {
+                let device = CastDevice(id: configuration.uuid, friendlyName: configuration.name, host: configuration.address,
+                                        port: configuration.castPort)
+                let session = try await manager.startSession(on: device)
+                #expect(await session.isAudioOnly == !configuration.isVideoDevice, "\(configuration.name)")
+                _ = await session.remoteMediaClient.load(MediaInformation(contentId: "https://media.example/v.mp4", contentType: "video/mp4")).result
+            }
+        } catch {
+            await manager.shutdown()   // a session left running would reconnect to the stopped simulator for good
+            throw error
         }
         #expect(simulator.devices.contains { !$0.configuration.isVideoDevice }, "one device is a speaker")
+        _ = logSystem.flush()
         let warnings = logs.records.filter { $0.className == "RemoteMediaClient" && $0.message.contains("audio-only device") }
         #expect(warnings.count == 1)
         await manager.shutdown(stopCasting: true)
