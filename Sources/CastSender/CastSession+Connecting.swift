@@ -64,12 +64,8 @@ extension CastSession {
     func openAndJoin(resume target: SessionResumeRecord?, policy: CastOptions.JoinPolicy) async throws(CastSessionError) -> ApplicationInfo {
         let started = MonotonicClock.seconds()
         let attemptGeneration = generation
-        let attempt = CastConnectAttempt()
-        openAttempts[ObjectIdentifier(attempt)] = attempt
-        defer {
-            openAttempts[ObjectIdentifier(attempt)] = nil
-            openAttemptsChanged.emit(openAttempts.count)
-        }
+        let attempt = beginOpenAttempt()
+        defer { finishOpenAttempt(attempt) }
         let newConnection: CastConnection
         do {
             newConnection = try await CastConnection.connect(host: device.host, port: device.port, options: options.connectionOptions,

@@ -17,7 +17,11 @@ extension CastSession {
         guard !transferring else { throw .requestFailed(step: "transfer", .disconnected("a transfer is already under way")) }
         guard target.id != device.id else { throw .requestFailed(step: "transfer", .invalidRequest(ErrorReason(rawValue: "already on \(target)"))) }
         transferring = true
-        defer { transferring = false }
+        let work = beginOpenAttempt()   // end() waits for the whole move: it closes the old connection last
+        defer {
+            transferring = false
+            finishOpenAttempt(work)
+        }
         let moved: Result<Void, CastSessionError> = await Self.$movingRequest.withValue(true) {
             do throws(CastSessionError) {
                 let status = try await mediaStatusForTransfer()
@@ -149,7 +153,11 @@ extension CastSession {
 
     func searchCandidates(_ candidates: [CastDevice], app: ApplicationInfo, contentID: String, from here: CastDevice) async -> Bool {
         transferring = true
-        defer { transferring = false }
+        let work = beginOpenAttempt()   // end() waits for the search: it closes or restores connections
+        defer {
+            transferring = false
+            finishOpenAttempt(work)
+        }
         log.info("app \(app.appId) stopped here; looking for it on \(candidates.count) other device(s)", stateFields())
         for candidate in candidates {
             guard case .connected = machine.state else { return false }

@@ -56,11 +56,24 @@ public actor CastSession {
         generationCounter += 1
         generation = generationCounter
     }
-    /// The connection attempts running now (``openAndJoin(resume:policy:)``: a start, a
-    /// reconnect, a transfer), each with the handle that gives its connect up; ``end(stopCasting:keepResumeRecord:)``
-    /// cancels and awaits them. ``openAttemptsChanged`` hears each one finish.
+    /// The connection work running now, each with the handle that gives its connect up: every
+    /// ``openAndJoin(resume:policy:)`` (a start, a reconnect, a transfer's new connection) and
+    /// every transfer as a whole (it closes the old connection last). ``end(stopCasting:keepResumeRecord:)``
+    /// cancels and awaits them; ``openAttemptsChanged`` hears each one finish.
     var openAttempts: [ObjectIdentifier: CastConnectAttempt] = [:]
     let openAttemptsChanged = EventFanout<Int>()
+
+    /// Registers connection work for ``settleOpenAttempts()``; pair with ``finishOpenAttempt(_:)``.
+    func beginOpenAttempt() -> CastConnectAttempt {
+        let attempt = CastConnectAttempt()
+        openAttempts[ObjectIdentifier(attempt)] = attempt
+        return attempt
+    }
+
+    func finishOpenAttempt(_ attempt: CastConnectAttempt) {
+        openAttempts[ObjectIdentifier(attempt)] = nil
+        openAttemptsChanged.emit(openAttempts.count)
+    }
     var tracker = RequestTracker<RequestSink>()
     var channels: [CastNamespace: GenericChannel] = [:]
     var retryTask: Task<Void, Never>?

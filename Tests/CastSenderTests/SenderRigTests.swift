@@ -53,3 +53,29 @@ struct EndWhileConnectingTests {
         await #expect(throws: CastSessionError.cancelled) { _ = try await manager.startSession(on: rig.device()) }
     }
 }
+
+extension EndWhileConnectingTests {
+    /// A transfer holds the old connection until it is done with it (it restores or closes it
+    /// last): `end()` waits for the whole move, not only its connect, or the move's last closes
+    /// would run on loops the manager may have shut down by then.
+    @Test("end during a transfer to a device whose TLS stalls: the move fails cancelled and is over when end returns")
+    func endDuringTransfer() async throws {
+        let rig = try await SenderRig.start()
+        defer { Task { await rig.stop() } }
+        let listener = try await SilentListener.start(group: rig.group)
+        rig.atStop { await listener.stop() }
+        let manager = rig.manager { $0.connectTimeout = 40 }
+        let session = try await manager.startSession(on: rig.device())
+        let stalled = CastDevice(id: "stalled-tls", friendlyName: "Stalled", host: "127.0.0.1", port: listener.port)
+        let move = Task { try await session.transfer(to: stalled) }
+        #expect(await listener.wait { $0.accepted == 1 }, "the transfer reached the listener")
+
+        await session.end(stopCasting: false)
+        #expect(await session.transferring == false, "end returned while the move was still running")
+        #expect(await session.openAttempts.isEmpty)
+        #expect(await session.state.isFinal)
+        let result = await move.result
+        #expect(throws: CastSessionError.connectFailed(.cancelled(endpoint: "127.0.0.1:\(listener.port)"))) { try result.get() }
+        #expect(await listener.wait { $0.closedByPeer == 1 }, "the stalled socket was closed")
+    }
+}
