@@ -26,16 +26,22 @@ struct SenderRigTests {
 
 @Suite("Ending a session while it connects", .timeLimit(.minutes(1)))
 struct EndWhileConnectingTests {
+    /// A rig, a device whose TLS never answers (a connect to it waits in its handshake) and a
+    /// manager whose connect timeout (40 s) is far beyond what a test waits.
+    static func rigWithStalledDevice() async throws -> (SenderRig, SilentListener, SessionManager, CastDevice) {
+        let rig = try await SenderRig.start()
+        let listener = try await SilentListener.start(group: rig.group)
+        rig.atStop { await listener.stop() }
+        let manager = rig.manager { $0.connectTimeout = 40 }
+        return (rig, listener, manager, CastDevice(id: "stalled-tls", friendlyName: "Stalled", host: "127.0.0.1", port: listener.port))
+    }
+
     /// Before, `end()` (and so `shutdown()`) returned while the connect went on until its timeout,
     /// and then touched a group the manager had shut down (a crash under SWIFTNIO_STRICT).
     @Test("shutdown during a start stuck in TLS: the connect gives up before shutdown returns, the start fails cancelled")
     func shutdownDuringStart() async throws {
-        let rig = try await SenderRig.start()
+        let (rig, listener, manager, stalled) = try await Self.rigWithStalledDevice()
         defer { Task { await rig.stop() } }
-        let listener = try await SilentListener.start(group: rig.group)
-        rig.atStop { await listener.stop() }
-        let manager = rig.manager { $0.connectTimeout = 40 }
-        let stalled = CastDevice(id: "stalled-tls", friendlyName: "Stalled", host: "127.0.0.1", port: listener.port)
         let start = Task { () throws(CastSessionError) -> CastSession in try await manager.startSession(on: stalled) }
         #expect(await listener.wait { $0.accepted == 1 }, "the start reached the listener")
         let session = try #require(await manager.activeSessions[stalled.id])
@@ -60,13 +66,9 @@ extension EndWhileConnectingTests {
     /// would run on loops the manager may have shut down by then.
     @Test("end during a transfer to a device whose TLS stalls: the move fails cancelled and is over when end returns")
     func endDuringTransfer() async throws {
-        let rig = try await SenderRig.start()
+        let (rig, listener, manager, stalled) = try await Self.rigWithStalledDevice()
         defer { Task { await rig.stop() } }
-        let listener = try await SilentListener.start(group: rig.group)
-        rig.atStop { await listener.stop() }
-        let manager = rig.manager { $0.connectTimeout = 40 }
         let session = try await manager.startSession(on: rig.device())
-        let stalled = CastDevice(id: "stalled-tls", friendlyName: "Stalled", host: "127.0.0.1", port: listener.port)
         let move = Task { try await session.transfer(to: stalled) }
         #expect(await listener.wait { $0.accepted == 1 }, "the transfer reached the listener")
 
