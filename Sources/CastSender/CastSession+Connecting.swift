@@ -70,6 +70,8 @@ extension CastSession {
         do {
             newConnection = try await CastConnection.connect(host: device.host, port: device.port, options: options.connectionOptions,
                                                              group: loop, attempt: attempt)
+        } catch .cancelled {
+            throw .cancelled   // given up by end(): not a connect failure, nothing to retry
         } catch {
             throw .connectFailed(error)
         }

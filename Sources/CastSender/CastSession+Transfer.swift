@@ -40,7 +40,11 @@ extension CastSession {
         do {
             previous = try await switchDevice(to: target, policy: .joinOrLaunch)
         } catch {
-            log.warning("transfer to \(target) failed: \(error); staying on \(device)", ["target": .string(target.id)])
+            if case .cancelled = error {
+                log.debug("transfer to \(target) given up: the session ended", ["target": .string(target.id)])
+            } else {
+                log.warning("transfer to \(target) failed: \(error); staying on \(device)", ["target": .string(target.id)])
+            }
             throw error
         }
         if let status, let media = status.media {
@@ -87,6 +91,8 @@ extension CastSession {
     /// Connects to `target` and joins (or launches, per `policy`) the app there in place of the
     /// current device. On failure everything is as before and the error is thrown.
     func switchDevice(to target: CastDevice, policy: CastOptions.JoinPolicy) async throws(CastSessionError) -> DeviceSnapshot {
+        // Ended while the transfer got here (end() cancelled what ran then): start nothing new.
+        guard case .connected = machine.state else { throw .cancelled }
         let previous = DeviceSnapshot(device: device, connection: connection, application: application, generation: generation,
                                       mediaStatus: remoteMediaClient.mediaStatus, deviceAuth: deviceAuth, deviceStatus: deviceStatus)
         bumpGeneration()

@@ -171,9 +171,14 @@ public actor CastSession {
     /// ended (a second caller waits for the first end). `keepResumeRecord`: keep the resume
     /// record (a daemon shutting down that leaves the app running, so the next start resumes it).
     public func end(stopCasting: Bool, keepResumeRecord: Bool = false) async {
-        if machine.state.isFinal { return }
+        // A second caller (or one after the end) also returns only once the work is settled.
+        if machine.state.isFinal {
+            await settleOpenAttempts()
+            return
+        }
         if case .ending = machine.state {
             _ = await waitForState(timeout: 86_400) { $0.isFinal }
+            await settleOpenAttempts()
             return
         }
         self.keepResumeRecord = keepResumeRecord && !stopCasting
@@ -192,7 +197,11 @@ public actor CastSession {
         log.debug("waiting for \(openAttempts.count) connection attempt(s) to give up", stateFields())
         let bound = options.connectTimeout * 3 + options.requestTimeout * 3
         if await changes.first(within: bound, where: { $0 == 0 }) == nil {
-            log.warning("connection attempts still running \(Int(bound)) s after the end", stateFields())
+            if Task.isCancelled {
+                log.debug("end's caller was cancelled: not waiting for \(openAttempts.count) connection attempt(s)", stateFields())
+            } else {
+                log.warning("connection attempts still running \(Int(bound)) s after the end", stateFields())
+            }
         }
     }
 

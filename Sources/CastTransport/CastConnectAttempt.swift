@@ -6,7 +6,7 @@ import Synchronization
 /// ``cancel()`` the connect closes the socket it has opened (or is opening) at once and throws
 /// ``CastTransportError/cancelled(endpoint:)`` at its next step, instead of going on until its
 /// timeout. The owner then waits for the connect to return; from then on nothing of it touches
-/// the event loop, which may shut down.
+/// the event loop, which may shut down. (Call ``cancel()`` while that loop still runs.)
 public final class CastConnectAttempt: Sendable {
     private struct State {
         var cancelled = false
@@ -26,7 +26,7 @@ public final class CastConnectAttempt: Sendable {
             defer { state.channels = [] }
             return state.channels
         }
-        for channel in open { channel.close(promise: nil) }
+        for channel in open { channel.eventLoop.execute { Self.abort(channel) } }
     }
 
     /// A socket of the attempt (Happy Eyeballs may open several); closed at once when the
@@ -36,6 +36,19 @@ public final class CastConnectAttempt: Sendable {
             if !state.cancelled { state.channels.append(channel) }
             return state.cancelled
         }
-        if cancelled { channel.close(promise: nil) }
+        if cancelled { channel.eventLoop.execute { Self.abort(channel) } }
+    }
+
+    /// On the channel's loop: the close is ours (logged as such, not as the device's doing), and
+    /// it is made below TLS, so it does not wait up to NIOSSL's shutdown timeout for the
+    /// device's close_notify (a device that stalls would never send one).
+    private static func abort(_ channel: any Channel) {
+        let pipeline = channel.pipeline.syncOperations
+        if let bridge = try? pipeline.handler(type: InboundBridge.self) { bridge.closingLocally = true }
+        if let belowTLS = try? pipeline.context(handlerType: HandshakeFlushCoalescer.self) {
+            belowTLS.close(promise: nil)
+        } else {
+            channel.close(promise: nil)
+        }
     }
 }

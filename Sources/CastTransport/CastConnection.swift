@@ -114,6 +114,9 @@ public final class CastConnection: Sendable {
         let bound: NIOLoopBound<InboundBridge>
         do {
             bound = try await loop.submit {
+                // Closed since TCP connected (a cancel, a peer that closes at once): handlers added
+                // now would never see the channel go inactive, and their promises would wait.
+                guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
                 let inbound = InboundBridge(continuation: continuation, closed: closedPromise, log: log)
                 let sync = channel.pipeline.syncOperations
                 // The first request (or the device-auth challenge) leaves with the TLS Finished.

@@ -3,6 +3,7 @@ import NIOEmbedded
 import NIOPosix
 import NIOSSL
 import SystemCrypto
+import Synchronization
 import Testing
 @testable import CastTransport
 
@@ -85,8 +86,9 @@ struct HandshakeFlushCoalescerTests {
 
     // MARK: Real TLS
 
-    /// A TLS server on loopback that echoes what it reads, at most `version`.
-    static func echoServer(maximum version: TLSVersion, group: EventLoopGroup) async throws -> Channel {
+    /// A TLS server on loopback that echoes what it reads, at most `version`; with `silent`, it
+    /// completes the handshake, then only counts what it reads (in `silent`) and never answers.
+    static func echoServer(maximum version: TLSVersion, group: EventLoopGroup, silent: ReadCounter? = nil) async throws -> Channel {
         let authority = try SimulatorAuthority.generate()
         let credentials = try DeviceCredentials.issue(for: "coalescer-test", authority: authority)
         var configuration = TLSConfiguration.makeServerConfiguration(
@@ -98,7 +100,11 @@ struct HandshakeFlushCoalescerTests {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-                    try channel.pipeline.syncOperations.addHandler(Echo())
+                    if let silent {
+                        try channel.pipeline.syncOperations.addHandler(Silent(counter: silent))
+                    } else {
+                        try channel.pipeline.syncOperations.addHandler(Echo())
+                    }
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -110,6 +116,18 @@ struct HandshakeFlushCoalescerTests {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             context.writeAndFlush(data, promise: nil)
         }
+    }
+
+    /// How many reads a silent server has seen.
+    final class ReadCounter: Sendable {
+        let reads = Mutex(0)
+    }
+
+    final class Silent: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        let counter: ReadCounter
+        init(counter: ReadCounter) { self.counter = counter }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) { counter.reads.withLock { $0 += 1 } }
     }
 
     final class FirstReply: ChannelInboundHandler {
