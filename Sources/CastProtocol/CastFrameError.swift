@@ -6,7 +6,8 @@ public enum CastFrameLimits {
     /// Size of the length prefix.
     public static let headerSize = 4
 
-    /// Why a body of `size` bytes may not be sent (empty, or over `limit`), or nil when it may.
+    /// Why a body of `size` bytes may not be sent or received (empty, or over `limit`), or nil
+    /// when it may: the codec's writes and the frame decoder's length prefixes.
     static func refusal(size: Int, limit: Int) -> CastFrameError? {
         if size == 0 { return .emptyBody }
         return size > limit ? .bodyTooLarge(size: UInt32(clamping: size), limit: limit) : nil

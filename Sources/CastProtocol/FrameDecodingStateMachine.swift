@@ -34,8 +34,7 @@ public struct FrameDecodingStateMachine: Sendable {
         // The buffer is read in place (`buffer!`), not copied out and stored back: no retain and
         // release of its storage per frame.
         guard buffer != nil, let length = Self.lengthPrefix(buffer!) else { return nil }
-        if length == 0 { return try fail(.emptyBody) }
-        if length > UInt32(maxBodySize) { return try fail(.bodyTooLarge(size: length, limit: maxBodySize)) }
+        if let refusal = CastFrameLimits.refusal(size: Int(length), limit: maxBodySize) { return try fail(refusal) }
         guard buffer!.readableBytes >= CastFrameLimits.headerSize + Int(length) else { return nil }
         buffer!.moveReaderIndex(forwardBy: CastFrameLimits.headerSize)
         let body = buffer!.readSlice(length: Int(length))!
