@@ -33,6 +33,9 @@ public struct CastOptions: Sendable {
     public var connectTimeout: Double = 5
     /// Default timeout of requests (LOAD, SEEK, GET_STATUS, …).
     public var requestTimeout: Double = 10
+    /// The longest a session's start (or any of its connection attempts) can take with these
+    /// timeouts: three connect steps and three requests. What a wait for one is bounded by.
+    var longestStart: Double { connectTimeout * 3 + requestTimeout * 3 }
     public var reconnectPolicy = ReconnectPolicy()
     /// Where the session is saved for resuming after a process restart; nil = not saved.
     public var sessionResumeFile: String?

@@ -195,7 +195,7 @@ public actor CastSession {
         let changes = openAttemptsChanged.stream()
         for attempt in openAttempts.values { attempt.cancel() }
         log.debug("waiting for \(openAttempts.count) connection attempt(s) to give up", stateFields())
-        let bound = options.connectTimeout * 3 + options.requestTimeout * 3
+        let bound = options.longestStart
         if await changes.first(within: bound, where: { $0 == 0 }) == nil {
             if Task.isCancelled {
                 log.debug("end's caller was cancelled: not waiting for \(openAttempts.count) connection attempt(s)", stateFields())

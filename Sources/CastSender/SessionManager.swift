@@ -80,7 +80,7 @@ public actor SessionManager {
         guard !isShutDown else { throw .cancelled }
         // Claimed before the first await, so two concurrent calls for one device share a session.
         if let starting = starting[device.id] {
-            let state = await starting.waitForState(timeout: options.connectTimeout * 3 + options.requestTimeout * 3) {
+            let state = await starting.waitForState(timeout: options.longestStart) {
                 $0 != .idle && $0 != .connecting
             }
             if case .failed(let error) = state { throw error }
