@@ -33,12 +33,7 @@ public final class SilentListener: Sendable {
 
     /// Waits (bounded, polling) until `predicate` holds for the listener.
     public func wait(timeout: Double = 10, until predicate: (SilentListener) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-        while ContinuousClock.now < deadline {
-            if predicate(self) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return predicate(self)
+        await pollUntil(timeout: timeout) { predicate(self) }
     }
 
     /// Closes the listener (accepted connections close with their event loop).

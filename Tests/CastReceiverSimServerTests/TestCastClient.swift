@@ -1,6 +1,7 @@
 import CastCore
 import CastLogging
 import CastProtocol
+import CastTestSupport
 import CastTransport
 import NIOCore
 import NIOPosix
@@ -102,12 +103,7 @@ final class TestCastClient: @unchecked Sendable {
 
     /// True once the server closed the connection (within `timeout`).
     func waitClosed(timeout: Double = 5) async -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-        while ContinuousClock.now < deadline {
-            if !channel.isActive { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return !channel.isActive
+        await pollUntil(timeout: timeout) { !channel.isActive }
     }
 
     func close() async {
@@ -119,12 +115,7 @@ final class TestCastClient: @unchecked Sendable {
 
     /// True once an error matching `predicate` was reported (within `timeout`).
     func waitError(timeout: Double = 5, where predicate: (Error) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-        while ContinuousClock.now < deadline {
-            if errors.contains(where: predicate) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return errors.contains(where: predicate)
+        await pollUntil(timeout: timeout) { errors.contains(where: predicate) }
     }
 
     final class Inbox: Sendable {

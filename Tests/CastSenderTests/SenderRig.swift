@@ -139,12 +139,7 @@ final class EventRecorder: CastSessionListener, RemoteMediaClientListener {
 
     /// Waits (bounded) until `predicate` holds for the recorded events.
     func wait(timeout: Double = 10, until predicate: ([CastSessionEvent]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-        while ContinuousClock.now < deadline {
-            if predicate(events) { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return predicate(events)
+        await pollUntil(timeout: timeout, every: .milliseconds(20)) { predicate(events) }
     }
 }
 

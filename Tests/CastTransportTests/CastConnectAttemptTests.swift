@@ -58,12 +58,7 @@ struct CastConnectAttemptTests {
         }
         // The challenge is the first thing the server reads after the handshake; the connect then
         // waits for an answer that never comes.
-        var challenged = false
-        for _ in 0..<1000 where !challenged {   // bounded: 10 s
-            challenged = reads.reads.withLock { $0 } > 0
-            if !challenged { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(challenged, "the device-auth challenge reached the server")
+        #expect(await pollUntil(timeout: 10) { reads.reads.withLock { $0 } > 0 }, "the device-auth challenge reached the server")
         attempt.cancel()
         let result = await connect.result
         #expect(throws: CastTransportError.cancelled(endpoint: "127.0.0.1:\(port)")) { try result.get() }
