@@ -24,30 +24,44 @@ public final class MDNSAdvertiser: @unchecked Sendable {
     private var client: OpaquePointer?
     private var entries: [String: Entry] = [:]   // guarded by the avahi poll lock
     private var running = false
+    private var pollStarted = false
     private let log: Logger
     private let stateLock = Mutex<String>("starting")
 
-    /// Starts the avahi thread and connects to the daemon. Fails only when avahi-client itself cannot
-    /// start (out of memory); an absent daemon is waited for.
+    /// Starts the avahi thread and connects to the daemon. Fails only when avahi-client cannot
+    /// create its poll thread (out of memory). An absent avahi-daemon is waited for; without a
+    /// D-Bus system bus avahi-client cannot start at all, so the advertiser stays unavailable
+    /// (``stateDescription`` says why, one warning is logged) and the devices are reachable by
+    /// address only.
     public init(logSystem: LogSystem) throws(SimulatorError) {
         log = Logger(class: "MDNSAdvertiser", system: logSystem)
         guard let poll = avahi_threaded_poll_new() else { throw .io("avahi: cannot create the poll thread") }
         self.poll = poll
+        // From here on every stored property is set, so `deinit` runs whatever happens next and
+        // is the one place that frees the poll and the client.
         var error: Int32 = 0
         let context = Unmanaged.passUnretained(self).toOpaque()
-        client = avahi_client_new(avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, { client, state, context in
+        let created = avahi_client_new(avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, { client, state, context in
             guard let context else { return }
             Unmanaged<MDNSAdvertiser>.fromOpaque(context).takeUnretainedValue().clientChanged(client, state)
         }, context, &error)
-        guard client != nil else {
-            avahi_threaded_poll_free(poll)
-            throw .io("avahi: cannot create a client: \(String(cString: avahi_strerror(error)))")
+        guard created != nil else {
+            // The state callback may have stored the client it was called with; avahi frees a
+            // client that fails to start, so that pointer must not be freed again.
+            client = nil
+            let reason = String(cString: avahi_strerror(error))
+            setState("unavailable: \(reason)")
+            log.warning("mDNS advertisement unavailable: avahi-client cannot start (\(reason); is the D-Bus system bus"
+                        + " running?): devices are reachable by address only", ["reason": .string(reason)])
+            return
         }
+        client = created
         avahi_threaded_poll_start(poll)
+        pollStarted = true
     }
 
     deinit {
-        avahi_threaded_poll_stop(poll)
+        if pollStarted { avahi_threaded_poll_stop(poll) }
         if let client { avahi_client_free(client) }
         avahi_threaded_poll_free(poll)
     }

@@ -174,6 +174,8 @@ struct SimCommand: AsyncParsableCommand {
         }
         var ready: JSONObject = ["event": "ready", "pid": .int(Int64(getpid())), "devices": .array(devices)]
         if let controlSocket { ready.set("controlSocket", .string(controlSocket)) }
+        // "running", "waiting for avahi-daemon", "unavailable: …" or "off" (--no-mdns).
+        ready.set("mdns", .string(simulator.advertiser?.stateDescription ?? "off"))
         printLine(JSONValue.object(ready).serialized())
     }
 }
