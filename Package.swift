@@ -271,6 +271,7 @@ let package = Package(
             "CastTransport", "CastReceiverSimServer", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
             "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOTLS", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),

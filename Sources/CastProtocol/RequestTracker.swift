@@ -1,64 +1,5 @@
 import CastCore
 
-/// Why a request did not get a successful reply. Device rejections keep the device's own words
-/// (reason, detailed error code with its name).
-public enum CastRequestError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// No reply within the request's timeout.
-    case timedOut(after: Double)
-    /// The connection ended before the reply (the session layer may retry after reconnecting).
-    case disconnected(String)
-    /// Cancelled by the caller.
-    case cancelled
-    /// A newer request of the same kind replaced it (e.g. a second LOAD before the first answered).
-    case superseded(by: RequestID)
-    /// `LOAD_FAILED`, with the device's `detailedErrorCode` when it sent one.
-    case loadFailed(DetailedErrorCode?)
-    /// `LOAD_CANCELLED`: a later load replaced this one on the device.
-    case loadCancelled
-    /// `INVALID_PLAYER_STATE`: the command does not apply in the player's state.
-    case invalidPlayerState
-    /// `INVALID_REQUEST` with its `reason` (INVALID_MEDIA_SESSION_ID, INVALID_COMMAND, …).
-    case invalidRequest(ErrorReason?)
-    /// `LAUNCH_ERROR` with its `reason` (NOT_FOUND, …).
-    case launchError(ErrorReason?)
-
-    public var description: String {
-        switch self {
-        case .timedOut(let seconds): return "no reply within \(seconds) s"
-        case .disconnected(let why): return "disconnected before the reply: \(why)"
-        case .cancelled: return "cancelled"
-        case .superseded(let id): return "superseded by request \(id.rawValue)"
-        case .loadFailed(let code?): return "LOAD_FAILED: \(code.name ?? "code") (\(code.rawValue))"
-        case .loadFailed(nil): return "LOAD_FAILED"
-        case .loadCancelled: return "LOAD_CANCELLED"
-        case .invalidPlayerState: return "INVALID_PLAYER_STATE"
-        case .invalidRequest(let reason): return "INVALID_REQUEST" + (reason.map { ": \($0.rawValue)" } ?? "")
-        case .launchError(let reason): return "LAUNCH_ERROR" + (reason.map { ": \($0.rawValue)" } ?? "")
-        case .deviceError(let code, let reason):
-            return "ERROR" + (reason.map { ": \($0.rawValue)" } ?? "") + (code.map { " (\($0.name ?? "code") \($0.rawValue))" } ?? "")
-        }
-    }
-
-    /// A generic `ERROR` reply with its `detailedErrorCode` and `reason` when present.
-    case deviceError(DetailedErrorCode?, ErrorReason?)
-
-    /// The failure a reply payload reports, or nil when it is a success (a status, availability…).
-    public static func reported(by payload: CastPayload) -> CastRequestError? {
-        switch payload {
-        case .media(.loadFailed(_, _, let code)): return .loadFailed(code)
-        case .media(.loadCancelled): return .loadCancelled
-        case .media(.invalidPlayerState): return .invalidPlayerState
-        case .media(.invalidRequest(_, let reason)): return .invalidRequest(reason)
-        case .receiver(.invalidRequest(_, let reason)): return .invalidRequest(reason)
-        case .receiver(.launchError(_, let reason)): return .launchError(reason)
-        case .media(.error(let members)):
-            return .deviceError(members["detailedErrorCode"]?.int.map { DetailedErrorCode(rawValue: Int(truncatingIfNeeded: $0)) },
-                                members["reason"]?.string.map { ErrorReason(rawValue: $0) })
-        default: return nil
-        }
-    }
-}
-
 /// Request correlation for one connection: allocates `requestId`s, matches replies to pending
 /// requests, and reports the ones that time out, get superseded, or are left when the connection
 /// ends. Pure value type with explicit monotonic times; `Waiter` is whatever the owner resumes
@@ -70,8 +11,12 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
         /// The request's `type` (LOAD, GET_STATUS, …), for logs and supersession.
         public let type: String
         public let sentAt: Double
+        /// Seconds it may wait (`.infinity`: no limit).
+        public let timeout: Double
         public let deadline: Double
         public let waiter: Waiter
+        /// The owner completes it after delivering the reply (see ``CastRequestSpec/completesAfterDelivery``).
+        public let completesAfterDelivery: Bool
         let supersedable: Bool
         /// Order of ``begin`` calls (ids wrap, this does not).
         let sequence: UInt64
@@ -104,7 +49,7 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
     /// namespace and type that were also `supersedes` end as ``CastRequestError/superseded(by:)``
     /// (returned, oldest first).
     public mutating func begin(namespace: CastNamespace, type: String, timeout: Double, now: Double, waiter: Waiter,
-                               supersedes: Bool = false) -> (id: RequestID, superseded: [Completion]) {
+                               supersedes: Bool = false, completesAfterDelivery: Bool = false) -> (id: RequestID, superseded: [Completion]) {
         var id = RequestID(nextRawID)
         while pending[id] != nil || id.rawValue == 0 { id = RequestID(Self.after(id.rawValue)) }
         nextRawID = Self.after(id.rawValue)
@@ -119,8 +64,8 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
         // `.infinity` means no timeout; NaN and negatives mean already due.
         let deadline = timeout >= 0 ? now + timeout : now
         sequence += 1
-        pending[id] = Pending(id: id, namespace: namespace, type: type, sentAt: now, deadline: deadline, waiter: waiter,
-                              supersedable: supersedes, sequence: sequence)
+        pending[id] = Pending(id: id, namespace: namespace, type: type, sentAt: now, timeout: timeout, deadline: deadline, waiter: waiter,
+                              completesAfterDelivery: completesAfterDelivery, supersedable: supersedes, sequence: sequence)
         return (id, replaced)
     }
 
@@ -152,7 +97,7 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
     public mutating func expire(now: Double) -> [Completion] {
         let due = pending.values.filter { $0.deadline <= now }.sorted(by: Self.older)
         for request in due { pending[request.id] = nil }
-        return due.map { Completion(request: $0, result: .failure(.timedOut(after: $0.deadline - $0.sentAt))) }
+        return due.map { Completion(request: $0, result: .failure(.timedOut(after: $0.timeout >= 0 ? $0.timeout : 0))) }
     }
 
     /// Ends every pending request: the connection is gone.

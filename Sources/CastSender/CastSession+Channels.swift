@@ -26,15 +26,8 @@ extension CastSession {
                       ["namespace": .string(message.namespace.rawValue)])
             return
         }
-        if case .string(let text) = message.payload, let json = try? JSONValue.parse(text) {
-            let payload = CastPayload.custom(json)
-            if let completion = tracker.reply(payload, on: message.namespace) { finish(completion) }
-        }
         channel.deliver(message)
     }
-
-    /// The app's transportId, for channels and the media client.
-    var appTransport: EndpointID? { application?.transport }
 
     // MARK: - Device volume
 
@@ -51,9 +44,6 @@ extension CastSession {
     func deviceVolumeRequest(_ volume: Volume) -> CastRequest<CastDeviceStatus> {
         request(namespace: .receiver, destination: .receiver0, type: "SET_VOLUME", timeout: nil,
                 build: { ReceiverMessage.setVolume(requestId: $0, volume: volume).json },
-                map: { payload in
-                    if case .receiver(.receiverStatus(_, let status)) = payload { return .success(CastDeviceStatus(status)) }
-                    return .failure(.deviceError(nil, nil))
-                })
+                map: { Self.receiverStatusReply($0).map(CastDeviceStatus.init) })
     }
 }

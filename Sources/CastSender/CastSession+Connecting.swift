@@ -68,7 +68,9 @@ extension CastSession {
         defer { finishOpenAttempt(attempt) }
         let newConnection: CastConnection
         do {
-            newConnection = try await CastConnection.connect(host: device.host, port: device.port, options: options.connectionOptions,
+            var connectionOptions = options.connectionOptions
+            connectionOptions.logFields = Self.logFields(device: device, localID: localID)
+            newConnection = try await CastConnection.connect(host: device.host, port: device.port, options: connectionOptions,
                                                              group: loop, attempt: attempt)
         } catch .cancelled {
             throw .cancelled   // given up by end(): not a connect failure, nothing to retry
@@ -164,15 +166,8 @@ extension CastSession {
     }
 
     func receiverRequest(step: String, type: String,
-                                 _ build: @escaping @Sendable (RequestID) -> ReceiverMessage) async throws(CastSessionError) -> ReceiverStatus {
-        let request: CastRequest<ReceiverStatus> = self.request(
-            namespace: .receiver, destination: .receiver0, type: type, timeout: options.requestTimeout,
-            build: { build($0).json },
-            map: { payload in
-                if case .receiver(.receiverStatus(_, let status)) = payload { return .success(status) }
-                return .failure(.deviceError(nil, ErrorReason(rawValue: "unexpected reply \(payload.typeName ?? "?")")))
-            })
-        switch await request.result {
+                         _ build: @escaping @Sendable (RequestID) -> ReceiverMessage) async throws(CastSessionError) -> ReceiverStatus {
+        switch await receiverStatusRequest(type: type, build).result {
         case .success(let status): return status
         case .failure(let error): throw .requestFailed(step: step, error)
         }
@@ -186,9 +181,12 @@ extension CastSession {
     /// dropped, never run).
     func startReading(_ connection: CastConnection, generation: Int) {
         Task(executorPreference: loopExecutor) { [weak self] in
-            for await message in connection.messages {
-                guard let self else { return }
-                await self.handle(message, generation: generation)
+            for await inbound in connection.messages {
+                guard let self else {
+                    inbound.completeReply()
+                    return
+                }
+                await self.handle(inbound, generation: generation)
             }
             Task(executorPreference: globalConcurrentExecutor) { [weak self] in
                 let reason = await connection.closeReason
@@ -200,13 +198,9 @@ extension CastSession {
     func closeConnection(stopApp: Bool) async {
         guard let current = connection else { return }
         if stopApp, let app = application {
-            let stop: CastRequest<ReceiverStatus> = request(
-                namespace: .receiver, destination: .receiver0, type: "STOP", timeout: min(options.requestTimeout, 5),
-                build: { ReceiverMessage.stop(requestId: $0, sessionId: app.sessionId).json },
-                map: { payload in
-                    if case .receiver(.receiverStatus(_, let status)) = payload { return .success(status) }
-                    return .failure(.deviceError(nil, nil))
-                })
+            let stop = receiverStatusRequest(type: "STOP", timeout: min(options.requestTimeout, 5)) {
+                .stop(requestId: $0, sessionId: app.sessionId)
+            }
             if case .failure(let error) = await stop.result {
                 log.warning("STOP of app \(app.appId) failed: \(error)", ["session": .string(app.sessionId)])
             } else {
@@ -224,16 +218,13 @@ extension CastSession {
         bumpGeneration()
         connection = nil
         await current.close()
-        failPending("the connection was closed")
     }
 
+    /// The connection of `ended` is gone (its requests failed with it); for the current one the
+    /// session suspends. An older connection's end changes nothing.
     func connectionEnded(_ reason: CastConnectionCloseReason, generation ended: Int) async {
-        guard ended == generation else {
-            failPending(onGeneration: ended, "\(reason)")   // an old connection: only its own requests
-            return
-        }
+        guard ended == generation else { return }
         connection = nil
-        failPending("\(reason)")
         switch machine.state {
         case .connected:
             await apply(.connectionLost(.connectionLost(reason), jitter: Double.random(in: 0..<1)))

@@ -8,29 +8,20 @@ import NIOCore
 extension CastSession {
     // MARK: - Inbound
 
-    func handle(_ message: CastMessage, generation current: Int) async {
+    /// One message of the connection of `current`. A reply's request completes once what the
+    /// reply carries is applied: whoever awaited it then sees the new device status, media
+    /// status and listener calls.
+    func handle(_ inbound: CastInbound, generation current: Int) async {
+        defer { inbound.completeReply() }
         guard current == generation else { return }
+        let message = inbound.message
         let namespace = message.namespace
         if namespace != .connection, namespace != .receiver, namespace != .media {
             deliverToChannel(message)
             return
         }
-        guard let text = message.payload.text else {
-            log.warning("binary payload on \(namespace.rawValue) ignored", ["namespace": .string(namespace.rawValue)])
-            return
-        }
-        let payload: CastPayload
-        do {
-            payload = try CastPayload.decode(namespace: namespace, utf8: text)
-        } catch {
-            log.warning("undecodable payload from \(message.sourceID) ignored: \(error)", [
-                "namespace": .string(namespace.rawValue), "source": .string(message.sourceID),
-            ])
-            return
-        }
-        // The reply's request completes after the status it carries is applied: whoever awaited
-        // it then sees the new device status, media status and listener calls.
-        let completion = tracker.reply(payload, on: namespace)
+        // A payload that did not decode was logged by the connection's request handler.
+        guard let payload = inbound.payload else { return }
         switch payload {
         case .connection(.close):
             await handleClose(from: message.sourceID)
@@ -43,7 +34,6 @@ extension CastSession {
         default:
             break
         }
-        if let completion { finish(completion) }
     }
 
     func handleClose(from source: String) async {

@@ -74,12 +74,8 @@ public actor CastSession {
         openAttempts[ObjectIdentifier(attempt)] = nil
         openAttemptsChanged.emit(openAttempts.count)
     }
-    var tracker = RequestTracker<RequestSink>()
     var channels: [CastNamespace: GenericChannel] = [:]
     var retryTask: Task<Void, Never>?
-    /// The request-timeout timer (``armExpiry(at:)``) and the deadline it is armed for.
-    var expiryTimer: Scheduled<Void>?
-    var expiryDeadline = Double.infinity
     /// The app session to re-join on resume.
     var resumeTarget: SessionResumeRecord?
     let resumeStore: SessionResumeStore?
@@ -112,19 +108,18 @@ public actor CastSession {
     }
 
     static func logger(options: CastOptions, device: CastDevice, localID: Int) -> Logger {
-        Logger(class: "CastSession", system: options.logSystem).with([
-            "device": .string(device.id), "deviceName": .string(device.friendlyName), "endpoint": .string(device.endpoint),
-            "localSession": .int(localID),
-        ])
+        Logger(class: "CastSession", system: options.logSystem).with(logFields(device: device, localID: localID))
+    }
+
+    /// The fields on the session's records, and on its connections' request records.
+    static func logFields(device: CastDevice, localID: Int) -> LogFields {
+        ["device": .string(device.id), "deviceName": .string(device.friendlyName), "endpoint": .string(device.endpoint),
+         "localSession": .int(localID)]
     }
 
     deinit {
         // Released without end(): no retries, no socket left open (the reader task holds the
         // connection, so its own deinit would not run).
-        // The request-timeout timer is left to fire into the void (it holds the session weakly):
-        // cancelling it hands its promise to its loop, and the last reference often goes after
-        // the loops have shut down (`SessionManager.shutdown()`), where NIO drops the job or,
-        // in strict mode, crashes.
         retryTask?.cancel()
         connection?.closeSoon()
     }
@@ -298,7 +293,8 @@ public actor CastSession {
             retryTask = nil
             bumpGeneration()
         case .failPendingRequests(let why):
-            failPending(why)
+            // Those that went out on a connection that ended have failed with it already.
+            connection?.failPendingRequests(why)
         case .close(let stopApp):
             await closeConnection(stopApp: stopApp)
             if case .ending = machine.state { await apply(.endFinished) }

@@ -73,13 +73,12 @@ struct WeakSession: @unchecked Sendable {
 
 extension CastSession {
     func channelRequest(namespace: CastNamespace, type: String, object: JSONObject, timeout: Double?) -> CastRequest<JSONValue> {
-        guard let transport = appTransport else { return .failed(type: type, .disconnected("no app joined")) }
-        return request(namespace: namespace, destination: transport, type: type, timeout: timeout,
-                       build: { id in
-                           var message = object
-                           message.set("requestId", .int(Int64(id.rawValue)))
-                           return .object(message)
-                       },
-                       map: { payload in .success(payload.json) })
+        appRequest(namespace: namespace, type: type, timeout: timeout,
+                   build: { id, _ in
+                       var message = object
+                       message.set("requestId", .int(Int64(id.rawValue)))
+                       return .object(message)
+                   },
+                   map: { payload in .success(payload.json) })
     }
 }

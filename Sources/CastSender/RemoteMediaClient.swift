@@ -204,9 +204,15 @@ public final class RemoteMediaClient: Sendable {
             log.warning("\(type) refused: no media session", ["type": .string(type)])
             return .failed(type: type, .invalidPlayerState)
         }
-        return await session.mediaRequest(type: type, timeout: timeout, supersedes: supersedes) { id, appSessionID in
-            build(id, mediaSessionID, appSessionID)
-        }
+        return await session.appRequest(namespace: .media, type: type, timeout: timeout, supersedes: supersedes,
+                                         build: { id, appSessionID in build(id, mediaSessionID, appSessionID) },
+                                         map: Self.mediaStatusReply)
+    }
+
+    /// The first entry of a MEDIA_STATUS reply (nil when it has none), or the unexpected reply as an error.
+    @Sendable static func mediaStatusReply(_ payload: CastPayload) -> Result<MediaStatus?, CastRequestError> {
+        if case .media(.mediaStatus(_, let statuses)) = payload { return .success(statuses.first) }
+        return .failure(.deviceError(nil, ErrorReason(rawValue: "unexpected reply \(payload.typeName ?? "?")")))
     }
 
     /// A MEDIA_STATUS from the app: keeps the first entry (or none) and tells listeners.
@@ -239,22 +245,5 @@ public final class RemoteMediaClient: Sendable {
     func sessionEnded() {
         apply([])
         fanout.finish()
-    }
-}
-
-extension CastSession {
-    /// A media-namespace request to the app; fails at once when no app is joined.
-    func mediaRequest(type: String, timeout: Double?, supersedes: Bool,
-                      build: @escaping @Sendable (RequestID, String?) -> JSONValue) -> CastRequest<MediaStatus?> {
-        guard let transport = appTransport else {
-            return .failed(type: type, .disconnected("no app joined (session \(state.name))"))
-        }
-        let appSessionID = application?.sessionId
-        return request(namespace: .media, destination: transport, type: type, timeout: timeout, supersedes: supersedes,
-                       build: { build($0, appSessionID) },
-                       map: { payload in
-                           if case .media(.mediaStatus(_, let statuses)) = payload { return .success(statuses.first) }
-                           return .failure(.deviceError(nil, ErrorReason(rawValue: "unexpected reply \(payload.typeName ?? "?")")))
-                       })
     }
 }

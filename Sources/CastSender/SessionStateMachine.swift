@@ -1,3 +1,4 @@
+import CastProtocol
 import CastTransport
 
 /// The session life cycle as a pure state machine: inputs in, listener events and effects out.

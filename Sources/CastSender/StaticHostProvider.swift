@@ -181,22 +181,17 @@ public final class StaticHostProvider: DiscoveryProvider {
     /// CONNECT + GET_APP_AVAILABILITY: app id → available (empty when no answer).
     static func appAvailability(_ appIDs: [String], on connection: CastConnection, timeout: Double) async -> [String: Bool] {
         let connect = ConnectionMessage.connect(ConnectRequest(userAgent: "castline")).json
-        let ask = ReceiverMessage.getAppAvailability(requestId: RequestID(1), appIds: appIDs).json
-        do {
-            try await connection.send(CastMessage(source: "sender-probe", destination: "receiver-0", namespace: .connection, json: connect))
-            try await connection.send(CastMessage(source: "sender-probe", destination: "receiver-0", namespace: .receiver, json: ask))
-        } catch {
-            return [:]
-        }
-        let reply = await connection.messages.first(within: timeout) { Self.availability(in: $0) != nil }
-        return reply.flatMap(Self.availability(in:)) ?? [:]
-    }
-
-    /// The GET_APP_AVAILABILITY answer a message carries, as app id → available.
-    private static func availability(in message: CastMessage) -> [String: Bool]? {
-        guard message.namespace == .receiver, let text = message.payload.text,
-              case .receiver(.appAvailability(_, let entries))? = try? CastPayload.decode(namespace: .receiver, utf8: text)
-        else { return nil }
-        return Dictionary(entries.map { ($0.appId, $0.availability == .available) }, uniquingKeysWith: { $1 })
+        connection.enqueue(CastMessage(source: "sender-probe", destination: "receiver-0", namespace: .connection, json: connect),
+                           flush: false)
+        let availability = connection.request(
+            source: "sender-probe", destination: "receiver-0", namespace: .receiver, type: "GET_APP_AVAILABILITY", timeout: timeout,
+            build: { ReceiverMessage.getAppAvailability(requestId: $0, appIds: appIDs).json },
+            map: { payload -> Result<[String: Bool], CastRequestError> in
+                guard case .receiver(.appAvailability(_, let entries)) = payload else {
+                    return .failure(.deviceError(nil, ErrorReason(rawValue: "unexpected reply \(payload.typeName ?? "?")")))
+                }
+                return .success(Dictionary(entries.map { ($0.appId, $0.availability == .available) }, uniquingKeysWith: { $1 }))
+            })
+        return (try? await availability.value()) ?? [:]
     }
 }

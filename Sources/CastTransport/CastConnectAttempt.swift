@@ -44,7 +44,7 @@ public final class CastConnectAttempt: Sendable {
     /// device's close_notify (a device that stalls would never send one).
     private static func abort(_ channel: any Channel) {
         let pipeline = channel.pipeline.syncOperations
-        if let bridge = try? pipeline.handler(type: InboundBridge.self) { bridge.closingLocally = true }
+        if let end = try? pipeline.handler(type: CastConnectionEndHandler.self) { end.closingLocally = true }
         if let belowTLS = try? pipeline.context(handlerType: HandshakeFlushCoalescer.self) {
             belowTLS.close(promise: nil)
         } else {

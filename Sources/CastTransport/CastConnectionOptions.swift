@@ -25,8 +25,12 @@ public struct CastConnectionOptions: Sendable {
     public var deviceAuth: DeviceAuthMode = .off
     /// Roots device-auth chains must end at (e.g. the simulator's root from `--export-root-ca`).
     public var trustAnchors: [Certificate] = []
-    /// Where the connection's records go (`CastConnection`, `CastHeartbeat`, `CastChannel.*`).
+    /// Where the connection's records go (`CastConnection`, `CastHeartbeat`, `CastRequestHandler`,
+    /// `CastChannel.*`).
     public var logSystem: LogSystem = .shared
+    /// Fields on the request records (`CastRequestHandler`): the owner's device and session.
+    /// Empty: the endpoint as `device`.
+    public var logFields: LogFields = [:]
 
     public init() {}
 }

@@ -1,3 +1,5 @@
+import CastProtocol
+
 /// Why a connection to a Cast device failed or ended. Every case names the device and says why.
 public enum CastTransportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// TCP did not connect (refused, unreachable, timed out).
@@ -26,27 +28,6 @@ public enum CastTransportError: Error, Sendable, Equatable, CustomStringConverti
         case .closed(let endpoint, let reason): return "connection to \(endpoint) is closed: \(reason)"
         case .sendFailed(let endpoint, let reason): return "cannot send to \(endpoint): \(reason)"
         case .cancelled(let endpoint): return "connecting to \(endpoint) was cancelled"
-        }
-    }
-}
-
-/// How a connection ended.
-public enum CastConnectionCloseReason: Sendable, Equatable, CustomStringConvertible {
-    /// We closed it (``CastConnection/close()``).
-    case local
-    /// The device closed it.
-    case remoteClosed
-    /// The device sent nothing (not even PONG) for longer than the heartbeat timeout.
-    case heartbeatTimeout(silentFor: Double)
-    /// A protocol or socket error ended it (bad frame, TLS alert, reset).
-    case error(String)
-
-    public var description: String {
-        switch self {
-        case .local: return "closed by us"
-        case .remoteClosed: return "closed by the device"
-        case .heartbeatTimeout(let silent): return "device silent for \(Int(silent.rounded())) s (heartbeat timeout)"
-        case .error(let reason): return reason
         }
     }
 }

@@ -136,6 +136,26 @@ struct CastHeartbeatHandlerTests {
         system.shutdown()
     }
 
+    @Test("a device that answers every PING with PONG stays connected far past the timeout")
+    func pongsKeepAlive() throws {
+        let clock = FakeClock()
+        let (channel, system, _) = try makeChannel(clock: clock, interval: 1, timeout: 3)
+        var pings = 0
+        for _ in 0..<100 {   // 20 s: more than six timeouts
+            advance(channel, clock, by: 0.2)
+            while let ping = try channel.readOutbound(as: CastMessage.self) {
+                #expect(ping.payload.text.flatMap { try? JSONValue.parse($0) }?["type"] == "PING")
+                pings += 1
+                try channel.writeInbound(CastMessage(source: "receiver-0", destination: "sender-7", namespace: .heartbeat,
+                                                     json: ["type": "PONG"]))
+            }
+        }
+        #expect(channel.isActive)
+        #expect(pings >= 15, "one PING per interval of silence: \(pings)")
+        _ = try channel.finish()
+        system.shutdown()
+    }
+
     @Test("wake-ups fall on the 100 ms grid: never early, at most one step late, on the grid when already on it",
           arguments: [(0, 0.0), (1, 0.0), (1_234_567_890, 5.0), (99_999_999, 0.000_000_001), (5_000_000_000, 0.25), (7, 3600.0)] as [(UInt64, Double)])
     func gridDeadline(now: UInt64, delay: Double) {

@@ -1,5 +1,4 @@
 import CastCore
-import CastProtocol
 import Synchronization
 
 /// One request to the device (LOAD, SEEK, GET_STATUS, a custom channel request…): awaitable,
@@ -7,37 +6,45 @@ import Synchronization
 /// (LOAD_FAILED with the detailed error code's name, INVALID_REQUEST with its reason,
 /// INVALID_PLAYER_STATE, timed out, disconnected, superseded, cancelled).
 ///
+/// Its connection's ``CastRequestHandler`` gives it its wire `requestId`, matches the reply and
+/// completes it; the reply's payload becomes `Value` through the request's own mapping (a
+/// MEDIA_STATUS entry, a RECEIVER_STATUS, a custom channel's JSON).
+///
 /// Completes exactly once. Thread-safe. Awaiting ``result`` from a task that is then cancelled
 /// cancels the request.
-public final class CastRequest<Value: Sendable>: Sendable {
-    /// The wire `requestId` (0 when the request never reached the device).
-    public let id: RequestID
+public final class CastRequest<Value: Sendable>: CastReplyWaiter {
     /// The request `type` (`LOAD`, `SEEK`, …).
     public let type: String
     /// Seconds before it fails as ``CastRequestError/timedOut(after:)``.
     public let timeout: Double
 
     private struct State {
+        var id = RequestID.unsolicited
         var result: Result<Value, CastRequestError>?
         var waiters: [CheckedContinuation<Result<Value, CastRequestError>, Never>] = []
+        var onCancel: (@Sendable (RequestID) -> Void)?
     }
 
     private let state = Mutex(State())
-    private let onCancel: @Sendable (RequestID) -> Void
+    private let map: @Sendable (CastPayload) -> Result<Value, CastRequestError>
 
-    init(id: RequestID, type: String, timeout: Double, onCancel: @escaping @Sendable (RequestID) -> Void) {
-        self.id = id
+    /// `map` turns the reply's payload into the value (or a failure, for an unexpected reply).
+    package init(type: String, timeout: Double, map: @escaping @Sendable (CastPayload) -> Result<Value, CastRequestError>) {
         self.type = type
         self.timeout = timeout
-        self.onCancel = onCancel
+        self.map = map
     }
 
     /// A request that failed before it was sent (not connected, no media session…).
-    static func failed(type: String, _ error: CastRequestError) -> CastRequest<Value> {
-        let request = CastRequest(id: .unsolicited, type: type, timeout: 0, onCancel: { _ in })
-        request.complete(.failure(error))
+    package static func failed(type: String, _ error: CastRequestError) -> CastRequest<Value> {
+        let request = CastRequest(type: type, timeout: 0) { _ in .failure(error) }
+        request.finish(.failure(error))
         return request
     }
+
+    /// The wire `requestId`: 0 until the connection has sent it (and for a request that never
+    /// reached the device).
+    public var id: RequestID { state.withLock { $0.id } }
 
     /// Waits for the outcome.
     public var result: Result<Value, CastRequestError> {
@@ -68,15 +75,31 @@ public final class CastRequest<Value: Sendable>: Sendable {
 
     /// Gives up waiting: the request fails as ``CastRequestError/cancelled`` (a late reply is ignored).
     public func cancel() {
-        if complete(.failure(.cancelled)) { onCancel(id) }
+        let (id, onCancel) = state.withLock { ($0.id, $0.onCancel) }
+        guard finish(.failure(.cancelled)) else { return }
+        onCancel?(id)
+    }
+
+    // MARK: CastReplyWaiter
+
+    package func sent(as id: RequestID, onCancel: @escaping @Sendable (RequestID) -> Void) {
+        state.withLock { state in
+            state.id = id
+            state.onCancel = onCancel
+        }
+    }
+
+    package func complete(with reply: Result<CastPayload, CastRequestError>) {
+        finish(reply.flatMap(map))
     }
 
     /// Sets the outcome once; false when it was already set.
     @discardableResult
-    func complete(_ result: Result<Value, CastRequestError>) -> Bool {
+    private func finish(_ result: Result<Value, CastRequestError>) -> Bool {
         let waiters: [CheckedContinuation<Result<Value, CastRequestError>, Never>]? = state.withLock { state in
             guard state.result == nil else { return nil }
             state.result = result
+            state.onCancel = nil
             defer { state.waiters.removeAll() }
             return state.waiters
         }
@@ -86,9 +109,10 @@ public final class CastRequest<Value: Sendable>: Sendable {
     }
 }
 
-/// What the request tracker resumes: the typed request behind a payload-level callback.
-struct RequestSink: Sendable {
-    /// The connection generation the request went out on.
-    let generation: Int
-    let complete: @Sendable (Result<CastPayload, CastRequestError>) -> Void
+/// What a ``CastRequestHandler`` completes: a request whatever its value type.
+package protocol CastReplyWaiter: AnyObject, Sendable {
+    /// The request went out with `id`; `onCancel` tells the connection when the caller gives up.
+    func sent(as id: RequestID, onCancel: @escaping @Sendable (RequestID) -> Void)
+    /// The reply's payload, or why there is none. Only the first call counts.
+    func complete(with reply: Result<CastPayload, CastRequestError>)
 }
