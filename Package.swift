@@ -57,10 +57,8 @@ let package = Package(
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
-        .target(
-            name: "CCastShims",
-            linkerSettings: [.linkedLibrary("systemd"), .linkedLibrary("jansson")]
-        ),
+        // glibc's memmem, which Swift's Glibc module does not export.
+        .target(name: "CCastShims"),
 
         // MARK: Core modules.
         .target(
@@ -80,9 +78,7 @@ let package = Package(
 
         // System OpenSSL behind a Swift-only surface (keys, X.509, signatures). Never imported
         // together with BoringSSL (NIOSSL) in one module: see ARCHITECTURE.md.
-        // Small state files: capped whole-file reads, atomic replacement. Plain POSIX.
-        .target(name: "CastFiles"),
-        .target(name: "SystemCrypto", dependencies: ["COpenSSL", "CastFiles"]),
+        .target(name: "SystemCrypto", dependencies: ["COpenSSL", "CastCore"]),
         // Cast device authentication (deviceauth namespace): the device's answer to a challenge
         // and the sender's check of that answer. No sockets.
         .target(
@@ -98,7 +94,7 @@ let package = Package(
         .target(
             name: "CastTransport",
             dependencies: [
-                "CastProtocol", "CastCore", "CastLogging", "CastDeviceAuth", "SystemCrypto", "CastListening",
+                "CastProtocol", "CastCore", "CastLogging", "CastDeviceAuth", "SystemCrypto",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
@@ -111,7 +107,7 @@ let package = Package(
         .target(
             name: "CastSender",
             dependencies: [
-                "CastTransport", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto", "CastFiles",
+                "CastTransport", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -128,7 +124,7 @@ let package = Package(
         .target(
             name: "CastReceiverSimServer",
             dependencies: [
-                "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging", "CastListening", "SystemCrypto",
+                "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
                 "CAvahi", "CCastShims",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -173,18 +169,12 @@ let package = Package(
         // MARK: Configuration.
         // The YAML config file (libyaml events → positioned nodes → typed, checked settings with
         // every error at file:line:column). No sockets, no sender types.
-        .target(name: "CastlineConfig", dependencies: ["CYAML", "CastCore", "CastLogging", "CastFiles"]),
+        .target(name: "CastlineConfig", dependencies: ["CYAML", "CastCore", "CastLogging"]),
 
-        // What every castline listening socket needs: failed accepts and connections that could
-        // not be set up are logged, and accepting pauses when the process is out of descriptors.
-        .target(name: "CastListening", dependencies: [
-            "CastLogging",
-            .product(name: "NIOCore", package: "swift-nio"),
-        ]),
         // The HTTP server that hands local files to Cast devices (Range requests, an unguessable
         // URL, CORS) and the address that faces a device.
         .target(name: "CastMediaServer", dependencies: [
-            "CastLogging", "CastListening",
+            "CastLogging", "CastProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -203,7 +193,7 @@ let package = Package(
 
         // Nearby messages: consent-gated publish/subscribe of small payloads over DNS-SD (avahi) or
         // in-process; the found/lost bookkeeping is a pure set, the media are the only I/O.
-        .target(name: "CastNearby", dependencies: ["CAvahi", "CastCore", "CastLogging", "CastFiles"]),
+        .target(name: "CastNearby", dependencies: ["CAvahi", "CastCore", "CastLogging"]),
 
         // MARK: The command-line tool.
         .executableTarget(
@@ -231,14 +221,8 @@ let package = Package(
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore"]),
         .testTarget(name: "CastlineLogsTests", dependencies: ["CastlineLogs", "CastCore", "CastLogging", "CastTestSupport"]),
-        .testTarget(name: "CastFilesTests", dependencies: ["CastFiles", "CastTestSupport"]),
         .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport"]),
-        .testTarget(name: "CastListeningTests", dependencies: [
-            "CastListening", "CastLogging", "CastTestSupport",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-        ]),
         .testTarget(name: "CastMediaServerTests", dependencies: [
             "CastMediaServer", "CastLogging",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -247,6 +231,7 @@ let package = Package(
         .testTarget(name: "CastProtocolTests", dependencies: [
             "CastProtocol", "CastCore", "CastLogging", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),

@@ -1,4 +1,4 @@
-import CastListening
+import CastProtocol
 import CastLogging
 import NIOCore
 import NIOHTTP1

@@ -1,5 +1,4 @@
 import CastCore
-import CastFiles
 import CastLogging
 import Dispatch
 import Glibc

@@ -1,6 +1,6 @@
 import Glibc
 import CastCore
-import CastListening
+import CastProtocol
 import CastLogging
 import NIOCore
 import NIOPosix

@@ -1,8 +1,7 @@
 import CastCore
 import CastDeviceAuth
-import CastListening
-import CastLogging
 import CastProtocol
+import CastLogging
 import CastReceiverSim
 import NIOCore
 import NIOHTTP1

@@ -1,5 +1,4 @@
 import CastCore
-import CastFiles
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,7 @@
 import CastCore
 import CastDeviceAuth
-import CastListening
-import CastLogging
 import CastProtocol
+import CastLogging
 import NIOCore
 import NIOPosix
 import NIOSSL

@@ -1,4 +1,4 @@
-import CastFiles
+import CastCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

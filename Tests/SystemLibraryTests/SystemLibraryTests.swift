@@ -51,25 +51,28 @@ import Testing
         #expect(String(decoding: buffer[0..<max(n, 0)], as: UTF8.self) == "READY=1\nSTATUS=castline test")
     }
 
-    @Test func janssonPacksAndUnpacksThroughTheShim() throws {
-        let text = try #require(castline_json_pack_record("info", "CastSession", "said \"hi\"\n", 42))
-        defer { castline_free(text) }
-        #expect(String(cString: text) == #"{"level":"info","class":"CastSession","message":"said \"hi\"\n","line":42}"#)
-        var className: UnsafeMutablePointer<CChar>?
-        var line: Int64 = 0
-        var error = [CChar](repeating: 0, count: 160)
-        #expect(castline_json_unpack_class_line(text, &className, &line, &error, error.count) == 0)
-        #expect(String(cString: className!) == "CastSession")
-        #expect(line == 42)
-        castline_free(className)
-        #expect(castline_json_unpack_class_line("{\"class\": 3}", &className, &line, &error, error.count) == -1)
-        #expect(castline_json_unpack_class_line("{\n  \"class\": ", &className, &line, &error, error.count) == -1)
-        let message = error.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        #expect(message.hasPrefix("line 2 column"))
-        // The plain (non-variadic) API imports directly.
-        let number = json_integer(7)
-        #expect(json_integer_value(number) == 7)
-        json_decref(number)
+    @Test func janssonParsesAndWritesJSON() throws {
+        var error = json_error_t()
+        let root = try #require(json_loads(#"{"class":"CastSession","line":42}"#, 0, &error))
+        defer { json_decref(root) }
+        #expect(String(cString: json_string_value(json_object_get(root, "class"))) == "CastSession")
+        #expect(json_integer_value(json_object_get(root, "line")) == 42)
+        let text = try #require(json_dumps(root, Int(JSON_COMPACT)))
+        defer { free(text) }
+        #expect(String(cString: text) == #"{"class":"CastSession","line":42}"#)
+        #expect(json_loads("{\n  \"class\": ", 0, &error) == nil)
+        #expect(error.line == 2)
+    }
+
+    @Test func memmemFindsTheNeedle() {
+        let haystack = Array("lobby screen: dashboard".utf8)
+        let needle = Array("dash".utf8)
+        let found = haystack.withUnsafeBytes { h in
+            needle.withUnsafeBytes { n in
+                castline_memmem(h.baseAddress, h.count, n.baseAddress, n.count).map { $0 - h.baseAddress! }
+            }
+        }
+        #expect(found == 14)
     }
 
     @Test func openSSLIsVersion3AndDigests() {

@@ -1,4 +1,4 @@
-import CastFiles
+import CastCore
 import CastTestSupport
 import Glibc
 import Testing

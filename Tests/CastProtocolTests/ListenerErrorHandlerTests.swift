@@ -1,4 +1,4 @@
-import CastListening
+import CastProtocol
 import CastLogging
 import CastTestSupport
 import NIOCore
