@@ -240,7 +240,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "CastMediaServerTests", dependencies: [
-            "CastMediaServer", "CastLogging",
+            "CastMediaServer", "CastLogging", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),

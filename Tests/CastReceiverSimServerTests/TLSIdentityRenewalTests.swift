@@ -21,26 +21,26 @@ struct TLSIdentityRenewalTests {
 
     @Test("new connections get a renewed certificate; old and new connections both pass device auth")
     func renewal() async throws {
-        let rig = try await SimulatorRig.start { $0.tlsRenewalInterval = 0.3 }
-        let verifier = DeviceAuthVerifier(trustAnchors: [rig.simulator.authority.rootCertificate])
-        let first = try await rig.connect()
-        let firstCertificate = try #require(try await first.peerCertificateDER())
-        var renewed: (TestCastClient, [UInt8])?
-        for _ in 0..<100 where renewed == nil {   // ≤ 100 × 0.1 s
-            try await Task.sleep(for: .milliseconds(100))
-            let client = try await rig.connect()
-            if let certificate = try await client.peerCertificateDER(), certificate != firstCertificate {
-                renewed = (client, certificate)
-            } else {
-                await client.close()
+        try await withSimulatorRig(settings: { $0.tlsRenewalInterval = 0.3 }) { rig in
+            let verifier = DeviceAuthVerifier(trustAnchors: [rig.simulator.authority.rootCertificate])
+            let first = try await rig.connect()
+            let firstCertificate = try #require(try await first.peerCertificateDER())
+            var renewed: (TestCastClient, [UInt8])?
+            for _ in 0..<100 where renewed == nil {   // ≤ 100 × 0.1 s
+                try await Task.sleep(for: .milliseconds(100))
+                let client = try await rig.connect()
+                if let certificate = try await client.peerCertificateDER(), certificate != firstCertificate {
+                    renewed = (client, certificate)
+                } else {
+                    await client.close()
+                }
             }
+            let (second, _) = try #require(renewed, "no new certificate within 10 s of a 0.3 s renewal interval")
+            #expect(first.channel.isActive, "renewal must not close open connections")
+            #expect(try await Self.authenticate(first, verifier: verifier))
+            #expect(try await Self.authenticate(second, verifier: verifier))
+            await first.close()
+            await second.close()
         }
-        let (second, _) = try #require(renewed, "no new certificate within 10 s of a 0.3 s renewal interval")
-        #expect(first.channel.isActive, "renewal must not close open connections")
-        #expect(try await Self.authenticate(first, verifier: verifier))
-        #expect(try await Self.authenticate(second, verifier: verifier))
-        await first.close()
-        await second.close()
-        try await rig.stop()
     }
 }
