@@ -66,12 +66,7 @@ struct ListenerErrorHandlerTests {
     /// Polls `condition` until it holds; the bound is generous because the whole suite shares two
     /// cores (in a full run these tests took 9 s where alone they take 0.3 s).
     static func waitUntil(_ what: String, within seconds: Double = 60, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("timed out after \(seconds) s waiting for \(what)")
+        if try await !pollUntil(timeout: seconds, condition) { Issue.record("timed out after \(seconds) s waiting for \(what)") }
     }
 
     @Test("a failed accept (EMFILE) pauses accepting, logs once with the hint, and accepting resumes")

@@ -57,10 +57,7 @@ struct MediaServerRig {
 
     /// The server's request history once it holds at least `count` entries (or after 5 s).
     func requests(atLeast count: Int) async -> [ServedRequest] {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while server.requests.count < count, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await pollUntil(timeout: 5) { server.requests.count >= count }
         return server.requests
     }
 

@@ -18,10 +18,9 @@ import Testing
         #expect(status == 0, "\(output)")
         #expect(output.contains("done 40 dropped 0 problem none"), "\(output)")
         var entries: [[String: Any]] = []
-        for _ in 0..<100 { // journald may still be writing: bounded wait
+        _ = try pollUntilBlocking(timeout: 30, every: .milliseconds(50)) { // journald may still be writing
             entries = try journald.entries(identifier: "castline-test")
-            if entries.count >= 40 { break }
-            usleep(50_000)
+            return entries.count >= 40
         }
         #expect(entries.count == 40)
         #expect(entries.map { $0["SEQ"] as? String } == (0..<40).map { String($0) })
@@ -52,9 +51,9 @@ import Testing
         let (status, output) = try journald.run([Self.writer, Self.plugin, "journald", #"{"identifier":"castline-logs"}"#, "20", "30"])
         #expect(status == 0, "\(output)")
         var lines: [String] = []
-        for _ in 0..<100 where lines.count < 30 {
+        _ = try pollUntilBlocking(timeout: 30, every: .milliseconds(50)) { // journald may still be writing
             lines = try journald.journalLines(identifier: "castline-logs")
-            if lines.count < 30 { usleep(50_000) }
+            return lines.count >= 30
         }
         #expect(lines.count == 30)
         let decoded = lines.compactMap { try? LogLineDecoder.decode($0).get() }

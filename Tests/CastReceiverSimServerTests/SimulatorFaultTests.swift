@@ -2,6 +2,7 @@ import CastCore
 import CastLogging
 import CastProtocol
 import CastReceiverSimServer
+import CastTestSupport
 import NIOCore
 import NIOPosix
 import Testing
@@ -93,11 +94,8 @@ struct SimulatorFaultTests {
             let listing = try await rig.control(["command": "list"])
             #expect(listing["devices"]?[0]?["down"] == true)
             await #expect(throws: (any Error).self) { _ = try await rig.connect() }
-            var back: TestCastClient?
-            for _ in 0..<100 where back == nil {   // ≤ 100 × 0.1 s after the 4 s
-                try await Task.sleep(for: .milliseconds(100))
-                back = try? await rig.connect()
-            }
+            // A connection attempt every 0.1 s until the device is back.
+            let back = await pollValue(timeout: 14, every: .milliseconds(100)) { try? await rig.connect() }
             let again = try #require(back, "device not back 10 s after the end of a 4 s reboot")
             try await again.send(namespace: .connection, ["type": "CONNECT"])
             try await again.send(namespace: .receiver, ["type": "GET_STATUS", "requestId": 8])

@@ -1,6 +1,7 @@
 import CastDeviceAuth
 import CastProtocol
 import CastReceiverSimServer
+import CastTestSupport
 import Testing
 
 /// A device renews its TLS identity before the 96 h certificate expires: new connections get
@@ -25,17 +26,14 @@ struct TLSIdentityRenewalTests {
             let verifier = DeviceAuthVerifier(trustAnchors: [rig.simulator.authority.rootCertificate])
             let first = try await rig.connect()
             let firstCertificate = try #require(try await first.peerCertificateDER())
-            var renewed: (TestCastClient, [UInt8])?
-            for _ in 0..<100 where renewed == nil {   // ≤ 100 × 0.1 s
-                try await Task.sleep(for: .milliseconds(100))
+            // A new connection every 0.1 s until one is accepted with another certificate.
+            let renewed = try await pollValue(timeout: 20, every: .milliseconds(100)) { () async throws -> TestCastClient? in
                 let client = try await rig.connect()
-                if let certificate = try await client.peerCertificateDER(), certificate != firstCertificate {
-                    renewed = (client, certificate)
-                } else {
-                    await client.close()
-                }
+                if let certificate = try await client.peerCertificateDER(), certificate != firstCertificate { return client }
+                await client.close()
+                return nil
             }
-            let (second, _) = try #require(renewed, "no new certificate within 10 s of a 0.3 s renewal interval")
+            let second = try #require(renewed, "no new certificate within 20 s of a 0.3 s renewal interval")
             #expect(first.channel.isActive, "renewal must not close open connections")
             #expect(try await Self.authenticate(first, verifier: verifier))
             #expect(try await Self.authenticate(second, verifier: verifier))

@@ -1,6 +1,7 @@
 import CastCore
 import CastLogging
 @testable import CastSender
+import CastTestSupport
 import Synchronization
 import Testing
 
@@ -34,11 +35,11 @@ struct DiscoveryManagerTests {
 
     /// Waits (bounded) until the manager lists `count` devices.
     static func waitForCount(_ manager: DiscoveryManager, _ count: Int) async -> [CastDevice] {
-        for _ in 0..<500 {
+        let listed = await pollValue(timeout: 10) { () async -> [CastDevice]? in
             let devices = await manager.devices
-            if devices.count == count { return devices }
-            try? await Task.sleep(for: .milliseconds(10))
+            return devices.count == count ? devices : nil
         }
+        if let listed { return listed }
         return await manager.devices
     }
 
@@ -93,7 +94,7 @@ struct DiscoveryManagerTests {
         await manager.start()
         provider.found(Self.device("tv", "TV", apps: ["DEADBEEF"]))
         provider.found(Self.device("unknown", "Unknown"))
-        for _ in 0..<500 where await manager.filteredOutCount < 2 { try? await Task.sleep(for: .milliseconds(10)) }
+        _ = await pollUntil(timeout: 10) { await manager.filteredOutCount >= 2 }
         why = await manager.explanation
         #expect(why?.filteredOut == 2)
         #expect(why?.failedProviders.map(\.name) == ["broken"])
@@ -146,7 +147,7 @@ struct StaticHostProviderTests {
             await picky.add(StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], retryInterval: 0.2,
                                                group: rig.group, logSystem: rig.logSystem))
             await picky.start()
-            for _ in 0..<500 where await picky.filteredOutCount < 1 { try? await Task.sleep(for: .milliseconds(10)) }
+            _ = await pollUntil(timeout: 10) { await picky.filteredOutCount >= 1 }
             #expect(await picky.explanation?.filteredOut == 1)
             await picky.stop()
         }

@@ -1,5 +1,6 @@
 import CastCore
 import CastSender
+import CastTestSupport
 import Foundation
 import Testing
 
@@ -98,9 +99,7 @@ func formattedUUID(_ hex: String) -> String {
 
 /// Waits (bounded) for `process` to exit; kills it after `timeout` seconds.
 func waitForExit(_ process: Process, timeout: Double) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-    while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-    if process.isRunning {
+    if await !pollUntil(timeout: timeout, every: .milliseconds(20), { !process.isRunning }) {
         process.terminate()
         process.waitUntilExit()
         return false
