@@ -11,7 +11,8 @@ import Testing
     static let plugin = BuiltProducts.library("CastlinePluginJournaldSink")
     static let writer = BuiltProducts.folder + "/castline-test-logwriter"
 
-    @Test func entriesCarryEveryFieldUnderAValidName() throws {
+    @Test(.enabled(if: TestEnvironment.isRoot, "needs root: systemd-journald in a mount namespace (unshare -m)"))
+    func entriesCarryEveryFieldUnderAValidName() throws {
         let journald = try JournaldHarness()
         defer { journald.stop() }
         let (status, output) = try journald.run([Self.writer, Self.plugin, "journald", #"{"identifier":"castline-test"}"#, "20", "40"])
@@ -45,7 +46,8 @@ import Testing
 
     /// `castline logs` reads the same entries back: through sd_journal (with a field match) and
     /// from `journalctl -o json` lines, with castline's names and levels.
-    @Test func castlineLogsReadsTheEntriesBackFromTheJournal() throws {
+    @Test(.enabled(if: TestEnvironment.isRoot, "needs root: systemd-journald in a mount namespace (unshare -m)"))
+    func castlineLogsReadsTheEntriesBackFromTheJournal() throws {
         let journald = try JournaldHarness()
         defer { journald.stop() }
         let (status, output) = try journald.run([Self.writer, Self.plugin, "journald", #"{"identifier":"castline-logs"}"#, "20", "30"])
@@ -95,7 +97,8 @@ import Testing
         }
     }
 
-    @Test func staleSocketIsDetectedAndEveryRecordCounted() throws {
+    @Test(.enabled(if: TestEnvironment.isRoot, "needs root: systemd-journald in a mount namespace (unshare -m)"))
+    func staleSocketIsDetectedAndEveryRecordCounted() throws {
         let journald = try JournaldHarness()
         defer { journald.stop() }
         journald.kill() // SIGTERM leaves the socket file behind
@@ -104,7 +107,8 @@ import Testing
         #expect(output.contains("done 25 dropped 25 problem journald refuses entries (Connection refused): the socket /run/systemd/journal/socket is stale"), "\(output)")
     }
 
-    @Test func absentJournaldIsDetectedEvenThoughLibsystemdReportsSuccess() throws {
+    @Test(.enabled(if: TestEnvironment.isRoot, "needs root: a private /run in a mount namespace (unshare -m)"))
+    func absentJournaldIsDetectedEvenThoughLibsystemdReportsSuccess() throws {
         let (status, output) = try JournaldHarness.capture({
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
