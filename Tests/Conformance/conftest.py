@@ -19,8 +19,33 @@ import pytest
 from clients.polling import poll
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IS_ROOT = os.geteuid() == 0
+# Fixtures that only root can set up (network namespaces): a test using one must say so with
+# @pytest.mark.needs_root("…") (checked at collection).
+ROOT_FIXTURES = {"netns", "sim", "lan", "shared_sim", "avahi"}
 PYTHON = os.environ.get("CASTLINE_CONFORMANCE_PYTHON", os.path.join(REPO, ".venv", "bin", "python"))
 CLIENTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_root(reason): the test needs root (network namespaces, mounts, "
+                                       "setpriv, …); skipped with `needs root: <reason>` when not run as root")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Root-only tests are skipped with their reason when not root (CI runs as root, so they run
+    there); a test that uses a root-only fixture without the marker is a collection error."""
+    unmarked = []
+    for item in items:
+        marker = item.get_closest_marker("needs_root")
+        if marker is None:
+            if ROOT_FIXTURES & set(getattr(item, "fixturenames", ())):
+                unmarked.append(item.nodeid)
+            continue
+        if not IS_ROOT:
+            item.add_marker(pytest.mark.skip(reason=f"needs root: {marker.args[0]}"))
+    if unmarked:
+        raise pytest.UsageError("tests using a root-only fixture without @pytest.mark.needs_root: " + ", ".join(unmarked))
 
 
 def castline_binary():

@@ -14,6 +14,8 @@ import pytest
 from clients.polling import poll
 from conftest import Namespace, Simulator, run_client
 
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
+
 CRASH_TEXT = ("Fatal error", "Program crashed", "Precondition failed", "Assertion failed", "Segmentation fault",
               "Illegal instruction", "Current stack trace")
 GENERIC_INVALID = {"type": "INVALID_REQUEST", "requestId": 0, "reason": "INVALID_COMMAND"}

@@ -8,7 +8,11 @@ import socket
 import subprocess
 import time
 
+import pytest
+
 from conftest import JSONLines, castline_binary, wait_until
+
+NETNS = pytest.mark.needs_root("a network namespace (ip netns)")
 
 CONFIG = """
 devices:
@@ -76,6 +80,7 @@ def playing_session(sim):
     return None
 
 
+@NETNS
 def test_daemon_job_recasts_after_reboot_reloads_on_sighup_and_leaves_on_sigterm(netns, sim, workdir):
     config = os.path.join(workdir, "castline.yaml")
     with open(config, "w") as f:
@@ -152,6 +157,7 @@ def test_the_systemd_unit_verifies_and_asks_for_notify_and_a_watchdog(workdir):
     assert result.returncode == 0 and not result.stderr.strip(), result.stderr
 
 
+@NETNS
 def test_daemon_yields_to_another_sender_and_casts_again_when_it_is_done(netns, sim, workdir):
     config = os.path.join(workdir, "castline.yaml")
     with open(config, "w") as f:
@@ -192,6 +198,7 @@ def test_daemon_yields_to_another_sender_and_casts_again_when_it_is_done(netns, 
         stderr.close()
 
 
+@NETNS
 def test_daemon_on_stop_stop_ends_the_cast_on_sigterm(netns, sim, workdir):
     config = os.path.join(workdir, "castline.yaml")
     with open(config, "w") as f:
@@ -219,6 +226,7 @@ NEARBY_CONFIG = CONFIG.replace("jobs:", """nearby:
 jobs:""")
 
 
+@pytest.mark.needs_root("a network namespace with a private D-Bus and avahi-daemon (ip netns, mount --bind)")
 def test_daemon_announces_job_states_as_nearby_messages_once_permitted(netns, sim, workdir):
     """`nearby.announce_jobs`: the daemon publishes each job's state per device through a real
     avahi-daemon (on lo); `castline nearby subscribe` sees it move to playing, and lose it when the

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from conftest import castline_binary, wait_until
 from test_timeline_render import render_and_check
 
@@ -77,6 +79,7 @@ def castline(netns, *args, timeout=60):
     return netns.run(castline_binary(), *args, timeout=timeout)
 
 
+@pytest.mark.needs_root("a network namespace (ip netns)")
 def test_logs_of_a_faulty_run_give_the_right_statistics_query_explain_and_timeline(netns, sim, workdir):
     log = os.path.join(workdir, "logs", "castline.jsonl")
     os.makedirs(os.path.dirname(log))

@@ -10,6 +10,10 @@ import subprocess
 import threading
 import time
 
+import pytest
+
+pytestmark = pytest.mark.needs_root("veth network namespaces with avahi-daemon and tcpdump")
+
 
 RECORD_TTL = 10        # NearbyDNSRecords.recordTTL
 LOSS_SLACK = 3         # NearbyDNSRecords.lossSlackSeconds

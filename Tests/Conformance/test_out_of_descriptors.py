@@ -7,7 +7,11 @@ import subprocess
 import textwrap
 import time
 
+import pytest
+
 from conftest import Simulator, castline_binary
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns) and prlimit on the simulator")
 
 HOLD_SECONDS = 2.5
 # Opens plain TCP connections to the device until well past the limit, holds them, closes them,

@@ -4,8 +4,12 @@ import os
 import re
 import subprocess
 
+import pytest
+
 from clients.polling import poll
 from conftest import REPO, Simulator, castline_binary
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
 
 def test_status_follow_redraws_a_live_view_in_a_terminal(netns, workdir):
