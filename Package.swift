@@ -224,7 +224,7 @@ let package = Package(
         .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport"]),
         .testTarget(name: "CastMediaServerTests", dependencies: [
-            "CastMediaServer", "CastLogging",
+            "CastMediaServer", "CastLogging", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),

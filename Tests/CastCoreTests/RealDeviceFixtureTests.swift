@@ -211,7 +211,10 @@ struct RealDeviceFixtureTests {
         #expect(media == .invalidRequest(requestId: 3, reason: .invalidMediaSessionID))
         let error = try MediaMessage(json: json(#"{"type":"ERROR","requestId":4,"detailedErrorCode":311,"reason":"GENERIC_LOAD_ERROR"}"#))
         #expect(error.requestID == 4 && error.typeName == "ERROR")
-        guard case .error(let members) = error else { return }
+        guard case .error(let members) = error else {
+            Issue.record("not decoded as an ERROR message: \(error)")
+            return
+        }
         #expect(members["detailedErrorCode"]?.int == 311)
     }
 }

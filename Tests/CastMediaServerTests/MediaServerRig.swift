@@ -1,5 +1,6 @@
 import CastLogging
 import CastMediaServer
+import CastTestSupport
 import Glibc
 import NIOCore
 import NIOPosix
@@ -13,6 +14,7 @@ struct MediaServerRig {
     let contents: [UInt8]
     let server: MediaFileServer
     let group: MultiThreadedEventLoopGroup
+    private let firstStop = FirstCall()
 
     /// Writes `size` pattern bytes to `<tmp>/<name>` and serves it as `contentType`.
     static func start(size: Int = 300_000, name: String = "movie.mp4", contentType: String = "video/mp4",
@@ -55,14 +57,14 @@ struct MediaServerRig {
 
     /// The server's request history once it holds at least `count` entries (or after 5 s).
     func requests(atLeast count: Int) async -> [ServedRequest] {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while server.requests.count < count, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await pollUntil(timeout: 5) { server.requests.count >= count }
         return server.requests
     }
 
+    /// Stops the server and its loop and removes the file. Only the first call does anything (a
+    /// test may stop its rig itself, inside ``withMediaServerRig(size:name:contentType:host:_:)``).
     func stop() async throws {
+        guard firstStop.claim() else { return }
         await server.stop()
         try await group.shutdownGracefully()
         Self.removeDirectory(directory, file: name)
@@ -100,4 +102,12 @@ struct MediaServerRig {
         unlink("\(directory)/\(file)")
         rmdir(directory)
     }
+}
+
+/// Starts a ``MediaServerRig``, runs `body` with it and awaits ``MediaServerRig/stop()``
+/// afterwards, also when `body` throws (a failed `#require`).
+func withMediaServerRig(size: Int = 300_000, name: String = "movie.mp4", contentType: String = "video/mp4",
+                        host: String = "127.0.0.1", _ body: (MediaServerRig) async throws -> Void) async throws {
+    try await withTeardown(try await MediaServerRig.start(size: size, name: name, contentType: contentType, host: host),
+                           { try await $0.stop() }, body: body)
 }

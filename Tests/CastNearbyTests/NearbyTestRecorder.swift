@@ -1,5 +1,5 @@
 import CastNearby
-import Glibc
+import CastTestSupport
 import Synchronization
 
 /// Collects what a manager's handlers deliver; `wait` polls (every 10 ms, at most `seconds`).
@@ -22,11 +22,7 @@ final class NearbyTestRecorder: Sendable {
 
     /// True once `predicate` holds for the events so far.
     func wait(seconds: Double = 5, until predicate: ([Event]) -> Bool) -> Bool {
-        for _ in 0..<Int(seconds * 100) {
-            if predicate(all) { return true }
-            usleep(10_000)
-        }
-        return predicate(all)
+        pollUntilBlocking(timeout: seconds) { predicate(all) }
     }
 
     func count(_ event: Event) -> Int { all.filter { $0 == event }.count }

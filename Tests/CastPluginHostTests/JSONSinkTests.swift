@@ -198,12 +198,11 @@ import Testing
         Thread.detachNewThread {
             // Until 300 lines arrived or 10 s passed (EOF before the writer opens is not the end).
             var buffer = [UInt8](repeating: 0, count: 65_536)
-            let deadline = Date().addingTimeInterval(10)
-            while received.count(where: { $0 == 0x0A }) < 300, Date() < deadline {
+            _ = pollUntilBlocking(timeout: 10) {
                 var p = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
                 _ = poll(&p, 1, 100)
-                let n = read(reader, &buffer, buffer.count)
-                if n > 0 { received += buffer[0..<n] } else { usleep(10_000) }
+                while case let n = read(reader, &buffer, buffer.count), n > 0 { received += buffer[0..<n] }
+                return received.count(where: { $0 == 0x0A }) >= 300
             }
             done.signal()
         }
@@ -275,6 +274,8 @@ import Testing
         for round in 0..<5 {
             let writer = try LogWriterProcess.start(plugin: Self.plugin, options: #"{"path":"\#(path)","max_bytes":1073741824}"#,
                                                     seconds: 20, maxRecords: 100_000)
+            // Behaviour, not a wait: the writer is killed 40, 93, 146, … ms into its run (a
+            // different moment of its writing each round).
             try await Task.sleep(for: .milliseconds(40 + 53 * round))
             kill(writer.processIdentifier, SIGKILL)
             writer.waitUntilExit()

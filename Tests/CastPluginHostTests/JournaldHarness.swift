@@ -35,10 +35,9 @@ final class JournaldHarness {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(10)
         var st = stat()
-        while Date() < deadline, stat(runDirectory + "/systemd/journal/socket", &st) != 0 { usleep(20_000) }
-        guard stat(runDirectory + "/systemd/journal/socket", &st) == 0, process.isRunning else {
+        let socketPath = runDirectory + "/systemd/journal/socket"
+        guard pollUntilBlocking(timeout: 10, every: .milliseconds(20), { stat(socketPath, &st) == 0 }), process.isRunning else {
             stop()
             throw HarnessError("systemd-journald did not come up within 10 s")
         }
@@ -48,9 +47,7 @@ final class JournaldHarness {
     func kill() {
         guard process.isRunning else { return }
         Glibc.kill(pid, SIGTERM)
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { Glibc.kill(pid, SIGKILL) }
+        if !pollUntilBlocking(timeout: 5, every: .milliseconds(20), { !process.isRunning }) { Glibc.kill(pid, SIGKILL) }
         process.waitUntilExit()
     }
 

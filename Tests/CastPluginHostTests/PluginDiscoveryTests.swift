@@ -18,12 +18,11 @@ import Testing
         let manager = DiscoveryManager(criteria: DiscoveryCriteria(), logSystem: rig.logSystem)
         for p in providers { await manager.add(p) }
         await manager.start()
-        var devices: [CastDevice] = []
-        for _ in 0..<1000 { // bounded: 10 s (the plugin's thread reports at once; a loaded machine may not)
-            devices = await manager.devices
-            if !devices.isEmpty { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // Bounded: 10 s (the plugin's thread reports at once; a loaded machine may not).
+        let devices = await pollValue(timeout: 10) { () async -> [CastDevice]? in
+            let devices = await manager.devices
+            return devices.isEmpty ? nil : devices
+        } ?? []
         let device = try #require(devices.first)
         #expect(devices.count == 1)
         #expect(device.id == "0123456789abcdef0123456789abcdef")

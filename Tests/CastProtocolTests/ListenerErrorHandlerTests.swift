@@ -48,6 +48,12 @@ struct ListenerErrorHandlerTests {
         }
     }
 
+    /// Runs `body` with a new ``Listener`` and closes it afterwards, also when `body` throws.
+    static func withListener(log: Logger, pause: TimeAmount, failSetup: Bool = false,
+                             _ body: (Listener) async throws -> Void) async throws {
+        try await withTeardown(try await Listener(log: log, pause: pause, failSetup: failSetup), { try await $0.close() }, body: body)
+    }
+
     /// A plain blocking TCP connection to 127.0.0.1:`port` (completes in the kernel's backlog,
     /// accepted or not); the descriptor.
     static func connect(port: Int) -> Int32 {
@@ -66,61 +72,56 @@ struct ListenerErrorHandlerTests {
     /// Polls `condition` until it holds; the bound is generous because the whole suite shares two
     /// cores (in a full run these tests took 9 s where alone they take 0.3 s).
     static func waitUntil(_ what: String, within seconds: Double = 60, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("timed out after \(seconds) s waiting for \(what)")
+        if try await !pollUntil(timeout: seconds, condition) { Issue.record("timed out after \(seconds) s waiting for \(what)") }
     }
 
     @Test("a failed accept (EMFILE) pauses accepting, logs once with the hint, and accepting resumes")
     func outOfDescriptors() async throws {
         let (system, sink) = try MemoryLogSink.makeSystem()
-        let listener = try await Listener(log: Logger(class: "TestListener", system: system), pause: .milliseconds(300))
-        #expect(try await listener.autoRead())
+        try await Self.withListener(log: Logger(class: "TestListener", system: system), pause: .milliseconds(300)) { listener in
+            #expect(try await listener.autoRead())
 
-        // What NIO fires when accept4 fails for want of descriptors.
-        listener.channel.pipeline.fireErrorCaught(IOError(errnoCode: EMFILE, reason: "accept4"))
-        try await Self.waitUntil("autoRead off") { try await !listener.autoRead() }
+            // What NIO fires when accept4 fails for want of descriptors.
+            listener.channel.pipeline.fireErrorCaught(IOError(errnoCode: EMFILE, reason: "accept4"))
+            try await Self.waitUntil("autoRead off") { try await !listener.autoRead() }
 
-        // A sender waiting in the backlog is served once the pause is over.
-        let fd = Self.connect(port: listener.port)
-        defer { close(fd) }
-        try await Self.waitUntil("autoRead back on") { try await listener.autoRead() }
-        try await Self.waitUntil("the waiting connection accepted") { listener.setUp.value.load(ordering: .relaxed) == 1 }
+            // A sender waiting in the backlog is served once the pause is over.
+            let fd = Self.connect(port: listener.port)
+            defer { close(fd) }
+            try await Self.waitUntil("autoRead back on") { try await listener.autoRead() }
+            try await Self.waitUntil("the waiting connection accepted") { listener.setUp.value.load(ordering: .relaxed) == 1 }
 
-        #expect(system.flush())
-        let errors = sink.records.filter { $0.level == .error }
-        #expect(errors.count == 1)
-        let record = try #require(errors.first)
-        #expect(record.message.contains("127.0.0.1:\(listener.port): cannot accept connections"))
-        #expect(record.message.contains("LimitNOFILE"))
-        #expect(record.message.contains("pausing accepts for 300 ms"))
-        #expect(record.fields["errno"] == .int(EMFILE))
-        #expect(record.fields["failedAccepts"] == .int(1))
-        try await listener.close()
+            #expect(system.flush())
+            let errors = sink.records.filter { $0.level == .error }
+            #expect(errors.count == 1)
+            let record = try #require(errors.first)
+            #expect(record.message.contains("127.0.0.1:\(listener.port): cannot accept connections"))
+            #expect(record.message.contains("LimitNOFILE"))
+            #expect(record.message.contains("pausing accepts for 300 ms"))
+            #expect(record.fields["errno"] == .int(EMFILE))
+            #expect(record.fields["failedAccepts"] == .int(1))
+        }
     }
 
     @Test("an accepted connection that cannot be set up is closed and logged; accepting goes on")
     func setupFailure() async throws {
         let (system, sink) = try MemoryLogSink.makeSystem()
-        let listener = try await Listener(log: Logger(class: "TestListener", system: system), pause: .seconds(1), failSetup: true)
-        let fd = Self.connect(port: listener.port)
-        defer { close(fd) }
-        // The server closes it: a read sees EOF (bounded by a receive timeout).
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var byte: UInt8 = 0
-        #expect(read(fd, &byte, 1) == 0)
+        try await Self.withListener(log: Logger(class: "TestListener", system: system), pause: .seconds(1), failSetup: true) { listener in
+            let fd = Self.connect(port: listener.port)
+            defer { close(fd) }
+            // The server closes it: a read sees EOF (bounded by a receive timeout).
+            var timeout = timeval(tv_sec: 60, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var byte: UInt8 = 0
+            #expect(read(fd, &byte, 1) == 0)
 
-        try await Self.waitUntil("the log record") {
-            _ = system.flush()
-            return sink.records.contains { $0.level == .error && $0.message.contains("could not be set up and was closed") }
+            try await Self.waitUntil("the log record") {
+                _ = system.flush()
+                return sink.records.contains { $0.level == .error && $0.message.contains("could not be set up and was closed") }
+            }
+            let record = try #require(sink.records.first { $0.level == .error })
+            #expect(record.message.contains("Permission denied"))
+            #expect(try await listener.autoRead(), "a setup failure does not pause accepting")
         }
-        let record = try #require(sink.records.first { $0.level == .error })
-        #expect(record.message.contains("Permission denied"))
-        #expect(try await listener.autoRead(), "a setup failure does not pause accepting")
-        try await listener.close()
     }
 }

@@ -1,6 +1,7 @@
 import CastLogging
 import CastMediaServer
 import CastReceiverSimServer
+import CastTestSupport
 import Glibc
 import NIOCore
 import NIOPosix
@@ -26,45 +27,50 @@ struct MediaFetcherTests {
         return (server, { unlink(path); rmdir(directory) })
     }
 
+    /// Runs `body` on a one-thread event-loop group that is shut down afterwards, also when `body` throws.
+    static func withGroup(_ body: (MultiThreadedEventLoopGroup) async throws -> Void) async throws {
+        try await withTeardown(MultiThreadedEventLoopGroup(numberOfThreads: 1), { try await $0.shutdownGracefully() }, body: body)
+    }
+
     @Test("GET with Range: 206, Content-Range, Content-Type and at most n bytes")
     func fetchesRange() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let (server, cleanup) = try await Self.serve(size: 300_000, group: group)
-        let url = server.url(for: "clip.mp4")
-        let result = try await MediaFetcher.fetch(url: url, group: group).get()
-        #expect(result == MediaFetchResult(url: url, status: 206, contentRange: "bytes 0-65535/300000",
-                                           contentType: "video/mp4", bytes: 65536, error: nil))
-        #expect(result.jsonValue["status"]?.int == 206 && result.jsonValue["error"]?.isNull == true)
-        let small = try await MediaFetcher.fetch(url: url, rangeBytes: 10, group: group).get()
-        #expect(small.bytes == 10 && small.contentRange == "bytes 0-9/300000")
-        let missing = try await MediaFetcher.fetch(url: "http://127.0.0.1:\(server.port)/nope?x=1#f", group: group).get()
-        #expect(missing.status == 404 && missing.error == nil)
-        #expect(server.requests.contains { $0.range == "bytes=0-65535" && $0.status == 206 })
-        await server.stop()
-        cleanup()
-        try await group.shutdownGracefully()
+        try await Self.withGroup { group in
+            let (server, cleanup) = try await Self.serve(size: 300_000, group: group)
+            try await withTeardown(server, { await $0.stop(); cleanup() }) { server in
+                let url = server.url(for: "clip.mp4")
+                let result = try await MediaFetcher.fetch(url: url, group: group).get()
+                #expect(result == MediaFetchResult(url: url, status: 206, contentRange: "bytes 0-65535/300000",
+                                                   contentType: "video/mp4", bytes: 65536, error: nil))
+                #expect(result.jsonValue["status"]?.int == 206 && result.jsonValue["error"]?.isNull == true)
+                let small = try await MediaFetcher.fetch(url: url, rangeBytes: 10, group: group).get()
+                #expect(small.bytes == 10 && small.contentRange == "bytes 0-9/300000")
+                let missing = try await MediaFetcher.fetch(url: "http://127.0.0.1:\(server.port)/nope?x=1#f", group: group).get()
+                #expect(missing.status == 404 && missing.error == nil)
+                #expect(server.requests.contains { $0.range == "bytes=0-65535" && $0.status == 206 })
+            }
+        }
     }
 
     @Test("bad URLs, https, a closed port and a silent server are results, not failures")
     func failures() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        for (url, error) in [("https://127.0.0.1/a.mp4", "unsupported scheme https"),
-                             ("ftp://127.0.0.1/a.mp4", "unsupported scheme ftp"),
-                             ("media.local/a.mp4", "invalid URL"), ("http://[::1/a", "invalid URL"),
-                             ("http://127.0.0.1:99999/a", "invalid port in URL"), ("http:///a", "invalid URL")] {
-            let result = try await MediaFetcher.fetch(url: url, group: group).get()
-            #expect(result.error == error && result.status == nil, "\(url)")
+        try await Self.withGroup { group in
+            for (url, error) in [("https://127.0.0.1/a.mp4", "unsupported scheme https"),
+                                 ("ftp://127.0.0.1/a.mp4", "unsupported scheme ftp"),
+                                 ("media.local/a.mp4", "invalid URL"), ("http://[::1/a", "invalid URL"),
+                                 ("http://127.0.0.1:99999/a", "invalid port in URL"), ("http:///a", "invalid URL")] {
+                let result = try await MediaFetcher.fetch(url: url, group: group).get()
+                #expect(result.error == error && result.status == nil, "\(url)")
+            }
+            let refused = try await MediaFetcher.fetch(url: "http://127.0.0.1:1/a.mp4", group: group).get()
+            #expect(refused.status == nil && refused.error != nil)
+            let silent = try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
+            let start = ContinuousClock.now
+            let slow = try await MediaFetcher.fetch(url: "http://127.0.0.1:\(silent.localAddress?.port ?? 0)/a.mp4",
+                                                    timeout: 0.3, group: group).get()
+            #expect(slow.error == "timed out after 0.3 s" && slow.status == nil)
+            #expect(ContinuousClock.now - start >= .milliseconds(300))
+            try await silent.close()
         }
-        let refused = try await MediaFetcher.fetch(url: "http://127.0.0.1:1/a.mp4", group: group).get()
-        #expect(refused.status == nil && refused.error != nil)
-        let silent = try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
-        let start = ContinuousClock.now
-        let slow = try await MediaFetcher.fetch(url: "http://127.0.0.1:\(silent.localAddress?.port ?? 0)/a.mp4",
-                                                timeout: 0.3, group: group).get()
-        #expect(slow.error == "timed out after 0.3 s" && slow.status == nil)
-        #expect(ContinuousClock.now - start >= .milliseconds(300))
-        try await silent.close()
-        try await group.shutdownGracefully()
     }
 }
 

@@ -91,46 +91,46 @@ struct SimulatorConfigFileServingTests {
     @Test("configs/sim.json: a scripted namespace answers; a 2160p URL plays with 3840×2160 HDR videoInfo; *broken* fails")
     func exampleServes() async throws {
         let file = try SimulatorConfigFile.load(path: SimulatorConfigFileTests.examplepath)
-        let rig = try await SimulatorRig.start { settings in
+        try await withSimulatorRig(settings: { settings in
             settings.apps = file.apps
             settings.mediaRules = file.mediaRules
+        }) { rig in
+            let client = try await rig.connect()
+            try await client.send(namespace: .connection, ["type": "CONNECT"])
+            try await client.send(namespace: .receiver, ["type": "LAUNCH", "appId": "C0FFEE00", "requestId": 1])
+            let status = await client.next(type: "RECEIVER_STATUS", namespace: .receiver)
+            let app = status?["status"]?["applications"]?[0]
+            let namespaces = app?["namespaces"]?.array?.compactMap { $0["name"]?.string } ?? []
+            #expect(namespaces.contains("urn:x-cast:com.example.signage"))
+            let transport = try #require(app?["transportId"]?.string)
+            try await client.send(namespace: .connection, destination: transport, ["type": "CONNECT"])
+
+            try await client.send(namespace: "urn:x-cast:com.example.signage", destination: transport, ["type": "SHOW", "slide": 3])
+            #expect(await client.next(type: "SHOWING", namespace: "urn:x-cast:com.example.signage") != nil)
+
+            try await client.send(namespace: .media, destination: transport, [
+                "type": "LOAD", "requestId": 2, "autoplay": true,
+                "media": ["contentId": "http://media.local/film-2160p.mp4", "contentType": "video/mp4", "streamType": "BUFFERED"],
+            ])
+            // The reply to LOAD (after the unsolicited LOADING status real devices send first).
+            let reply = await client.next { message in
+                message.namespace == .media && message.payload.text.flatMap { try? JSONValue.parse($0) }?["requestId"]?.int == 2
+            }
+            let media = reply?.payload.text.flatMap { try? JSONValue.parse($0) }
+            let entry = media?["status"]?[0]
+            #expect(entry?["videoInfo"]?["width"]?.int == 3840, "\(media?.serialized() ?? "no MEDIA_STATUS")")
+            #expect(entry?["videoInfo"]?["height"]?.int == 2160)
+            #expect(entry?["videoInfo"]?["hdrType"]?.string == "hdr")
+            #expect(entry?["media"]?["duration"]?.double == 120)
+
+            try await client.send(namespace: .media, destination: transport, [
+                "type": "LOAD", "requestId": 3,
+                "media": ["contentId": "http://media.local/broken.mp4", "contentType": "video/mp4", "streamType": "BUFFERED"],
+            ])
+            let failed = await client.next(type: "LOAD_FAILED", namespace: .media)
+            #expect(failed?["requestId"]?.int == 3)
+            #expect(failed?["detailedErrorCode"]?.int == 104)
+            await client.close()
         }
-        let client = try await rig.connect()
-        try await client.send(namespace: .connection, ["type": "CONNECT"])
-        try await client.send(namespace: .receiver, ["type": "LAUNCH", "appId": "C0FFEE00", "requestId": 1])
-        let status = await client.next(type: "RECEIVER_STATUS", namespace: .receiver)
-        let app = status?["status"]?["applications"]?[0]
-        let namespaces = app?["namespaces"]?.array?.compactMap { $0["name"]?.string } ?? []
-        #expect(namespaces.contains("urn:x-cast:com.example.signage"))
-        let transport = try #require(app?["transportId"]?.string)
-        try await client.send(namespace: .connection, destination: transport, ["type": "CONNECT"])
-
-        try await client.send(namespace: "urn:x-cast:com.example.signage", destination: transport, ["type": "SHOW", "slide": 3])
-        #expect(await client.next(type: "SHOWING", namespace: "urn:x-cast:com.example.signage") != nil)
-
-        try await client.send(namespace: .media, destination: transport, [
-            "type": "LOAD", "requestId": 2, "autoplay": true,
-            "media": ["contentId": "http://media.local/film-2160p.mp4", "contentType": "video/mp4", "streamType": "BUFFERED"],
-        ])
-        // The reply to LOAD (after the unsolicited LOADING status real devices send first).
-        let reply = await client.next { message in
-            message.namespace == .media && message.payload.text.flatMap { try? JSONValue.parse($0) }?["requestId"]?.int == 2
-        }
-        let media = reply?.payload.text.flatMap { try? JSONValue.parse($0) }
-        let entry = media?["status"]?[0]
-        #expect(entry?["videoInfo"]?["width"]?.int == 3840, "\(media?.serialized() ?? "no MEDIA_STATUS")")
-        #expect(entry?["videoInfo"]?["height"]?.int == 2160)
-        #expect(entry?["videoInfo"]?["hdrType"]?.string == "hdr")
-        #expect(entry?["media"]?["duration"]?.double == 120)
-
-        try await client.send(namespace: .media, destination: transport, [
-            "type": "LOAD", "requestId": 3,
-            "media": ["contentId": "http://media.local/broken.mp4", "contentType": "video/mp4", "streamType": "BUFFERED"],
-        ])
-        let failed = await client.next(type: "LOAD_FAILED", namespace: .media)
-        #expect(failed?["requestId"]?.int == 3)
-        #expect(failed?["detailedErrorCode"]?.int == 104)
-        await client.close()
-        try await rig.stop()
     }
 }

@@ -14,25 +14,21 @@ struct SimulatorRig {
     let devices: [SimulatedDeviceConfiguration]
     let group: MultiThreadedEventLoopGroup
 
-    static func start(count: Int = 1, _ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> SimulatorRig {
-        let (simulator, devices) = try await startSimulator(count: count, adjust)
-        return SimulatorRig(simulator: simulator, devices: devices, group: MultiThreadedEventLoopGroup(numberOfThreads: 1))
-    }
-
     /// `count` devices on free ports, without mDNS, on one event loop, logging into a private log system.
-    static func startSimulator(count: Int = 1, _ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws
-        -> (ReceiverSimulator, [SimulatedDeviceConfiguration]) {
+    static func start(count: Int = 1, _ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> SimulatorRig {
         var settings = SimulatorSettings()
         settings.advertise = false
         settings.threads = 1
         adjust(&settings)
         if settings.authorityDirectory == nil, settings.authority == nil { settings.authority = TestAuthority.main }
         let simulator = try await ReceiverSimulator.startOnFreePorts(count: count, settings: settings, logSystem: LogSystem())
-        return (simulator, simulator.devices.map(\.configuration))
+        return SimulatorRig(simulator: simulator, devices: simulator.devices.map(\.configuration),
+                            group: MultiThreadedEventLoopGroup(numberOfThreads: 1))
     }
 
-    func connect(_ index: Int = 0) async throws -> TestCastClient {
-        try await TestCastClient.connect(host: devices[index].address, port: devices[index].castPort, group: group)
+    func connect(_ index: Int = 0, answersPings: Bool = true) async throws -> TestCastClient {
+        try await TestCastClient.connect(host: devices[index].address, port: devices[index].castPort, group: group,
+                                         answersPings: answersPings)
     }
 
     /// Connects, CONNECTs to receiver-0 and checks GET_STATUS is answered: the device serves.
@@ -63,4 +59,11 @@ struct SimulatorRig {
         await simulator.stop()
         try await group.shutdownGracefully()
     }
+}
+
+/// Starts a ``SimulatorRig``, runs `body` with it and awaits ``SimulatorRig/stop()`` afterwards,
+/// also when `body` throws (a failed `#require`).
+func withSimulatorRig(count: Int = 1, settings adjust: (inout SimulatorSettings) -> Void = { _ in },
+                      _ body: (SimulatorRig) async throws -> Void) async throws {
+    try await withTeardown(try await SimulatorRig.start(count: count, adjust), { try await $0.stop() }, body: body)
 }

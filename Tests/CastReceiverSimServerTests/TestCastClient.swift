@@ -83,12 +83,7 @@ final class TestCastClient: @unchecked Sendable {
     /// The next message matching `predicate` (others are skipped), or nil after `timeout` seconds.
     func next(timeout: Double = 5, where predicate: @escaping @Sendable (CastMessage) -> Bool = { _ in true })
         async -> CastMessage? {
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-        while ContinuousClock.now < deadline {
-            if let message = inbox.take(where: predicate) { return message }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return inbox.take(where: predicate)
+        await pollValue(timeout: timeout) { inbox.take(where: predicate) }
     }
 
     /// The next JSON message of `type` on `namespace`.

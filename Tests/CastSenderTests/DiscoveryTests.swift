@@ -1,6 +1,7 @@
 import CastCore
 import CastLogging
 @testable import CastSender
+import CastTestSupport
 import Synchronization
 import Testing
 
@@ -34,11 +35,11 @@ struct DiscoveryManagerTests {
 
     /// Waits (bounded) until the manager lists `count` devices.
     static func waitForCount(_ manager: DiscoveryManager, _ count: Int) async -> [CastDevice] {
-        for _ in 0..<500 {
+        let listed = await pollValue(timeout: 10) { () async -> [CastDevice]? in
             let devices = await manager.devices
-            if devices.count == count { return devices }
-            try? await Task.sleep(for: .milliseconds(10))
+            return devices.count == count ? devices : nil
         }
+        if let listed { return listed }
         return await manager.devices
     }
 
@@ -93,7 +94,7 @@ struct DiscoveryManagerTests {
         await manager.start()
         provider.found(Self.device("tv", "TV", apps: ["DEADBEEF"]))
         provider.found(Self.device("unknown", "Unknown"))
-        for _ in 0..<500 where await manager.filteredOutCount < 2 { try? await Task.sleep(for: .milliseconds(10)) }
+        _ = await pollUntil(timeout: 10) { await manager.filteredOutCount >= 2 }
         why = await manager.explanation
         #expect(why?.filteredOut == 2)
         #expect(why?.failedProviders.map(\.name) == ["broken"])
@@ -119,76 +120,76 @@ struct StaticHostProviderTests {
 
     @Test("probes: id from the certificate, app support from GET_APP_AVAILABILITY; an unreachable host is a provider problem")
     func probe() async throws {
-        let rig = try await SenderRig.start()
-        defer { Task { await rig.stop() } }
-        let device = rig.simulator.devices[0].configuration
-        let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort, name: "Lobby TV"),
-                                                  .init(host: "127.0.0.1", port: 1, name: "Nowhere")],
-                                          retryInterval: 0.2, recheckInterval: 0.2, connectTimeout: 2, group: rig.group, logSystem: rig.logSystem)
-        let manager = rig.discoveryManager(criteria: DiscoveryCriteria(appIDs: ["CC1AD845"]))
-        await manager.add(provider)
-        await manager.start()
-        let found = await manager.waitForDevice(timeout: 10) { $0.id == device.uuid }
-        #expect(found?.friendlyName == "Lobby TV")
-        #expect(found?.supportedAppIDs == ["CC1AD845"])
-        #expect(await manager.devices.count == 1)
+        try await withSenderRig { rig in
+            let device = rig.simulator.devices[0].configuration
+            let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort, name: "Lobby TV"),
+                                                      .init(host: "127.0.0.1", port: 1, name: "Nowhere")],
+                                              retryInterval: 0.2, recheckInterval: 0.2, connectTimeout: 2, group: rig.group, logSystem: rig.logSystem)
+            let manager = rig.discoveryManager(criteria: DiscoveryCriteria(appIDs: ["CC1AD845"]))
+            await manager.add(provider)
+            await manager.start()
+            let found = await manager.waitForDevice(timeout: 10) { $0.id == device.uuid }
+            #expect(found?.friendlyName == "Lobby TV")
+            #expect(found?.supportedAppIDs == ["CC1AD845"])
+            #expect(await manager.devices.count == 1)
 
-        // Going down removes it; coming back lists it again.
-        // Down long enough to read the explanation before it is back, even on a loaded machine.
-        try await rig.control(["command": "reboot", "device": 0, "downFor": 3])
-        #expect(await DiscoveryManagerTests.waitForCount(manager, 0).isEmpty)
-        let why = await manager.explanation
-        #expect(why?.failedProviders.first?.reason.contains("127.0.0.1:1") == true, "\(String(describing: why))")
-        #expect(await manager.waitForDevice(timeout: 10) { $0.id == device.uuid } != nil)
-        await manager.stop()
+            // Going down removes it; coming back lists it again.
+            // Down long enough to read the explanation before it is back, even on a loaded machine.
+            try await rig.control(["command": "reboot", "device": 0, "downFor": 3])
+            #expect(await DiscoveryManagerTests.waitForCount(manager, 0).isEmpty)
+            let why = await manager.explanation
+            #expect(why?.failedProviders.first?.reason.contains("127.0.0.1:1") == true, "\(String(describing: why))")
+            #expect(await manager.waitForDevice(timeout: 10) { $0.id == device.uuid } != nil)
+            await manager.stop()
 
-        // A device that cannot run the app is filtered out and counted.
-        let picky = rig.discoveryManager(criteria: DiscoveryCriteria(appIDs: ["DEADBEEF"]))
-        await picky.add(StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], retryInterval: 0.2,
-                                           group: rig.group, logSystem: rig.logSystem))
-        await picky.start()
-        for _ in 0..<500 where await picky.filteredOutCount < 1 { try? await Task.sleep(for: .milliseconds(10)) }
-        #expect(await picky.explanation?.filteredOut == 1)
-        await picky.stop()
+            // A device that cannot run the app is filtered out and counted.
+            let picky = rig.discoveryManager(criteria: DiscoveryCriteria(appIDs: ["DEADBEEF"]))
+            await picky.add(StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], retryInterval: 0.2,
+                                               group: rig.group, logSystem: rig.logSystem))
+            await picky.start()
+            _ = await pollUntil(timeout: 10) { await picky.filteredOutCount >= 1 }
+            #expect(await picky.explanation?.filteredOut == 1)
+            await picky.stop()
+        }
     }
 
     @Test("two configured hosts for one device: one of them failing does not remove the device")
     func sameDeviceTwice() async throws {
-        let rig = try await SenderRig.start(count: 2)
-        defer { Task { await rig.stop() } }
-        let a = rig.simulator.devices[0].configuration, b = rig.simulator.devices[1].configuration
-        // The second entry claims the first device's id (a second address of the same TV).
-        let provider = StaticHostProvider(hosts: [.init(host: a.address, port: a.castPort, name: "TV"),
-                                                  .init(host: b.address, port: b.castPort, name: "TV", id: a.uuid)],
-                                          retryInterval: 0.2, recheckInterval: 0.2, group: rig.group, logSystem: rig.logSystem)
-        let manager = rig.discoveryManager(criteria: .any)
-        await manager.add(provider)
-        await manager.start()
-        #expect(await manager.waitForDevice(timeout: 10) { $0.id == a.uuid } != nil)
-        let events = manager.events()
-        try await rig.control(["command": "outage", "device": 1, "downFor": 1.5])
-        // Long enough for several probes of the down host.
-        let removed = await events.first(within: 1.2) { if case .removed = $0 { return true }; return false }
-        #expect(removed == nil, "the device stayed listed")
-        #expect(await manager.devices.map(\.id) == [a.uuid])
-        await manager.stop()
+        try await withSenderRig(count: 2) { rig in
+            let a = rig.simulator.devices[0].configuration, b = rig.simulator.devices[1].configuration
+            // The second entry claims the first device's id (a second address of the same TV).
+            let provider = StaticHostProvider(hosts: [.init(host: a.address, port: a.castPort, name: "TV"),
+                                                      .init(host: b.address, port: b.castPort, name: "TV", id: a.uuid)],
+                                              retryInterval: 0.2, recheckInterval: 0.2, group: rig.group, logSystem: rig.logSystem)
+            let manager = rig.discoveryManager(criteria: .any)
+            await manager.add(provider)
+            await manager.start()
+            #expect(await manager.waitForDevice(timeout: 10) { $0.id == a.uuid } != nil)
+            let events = manager.events()
+            try await rig.control(["command": "outage", "device": 1, "downFor": 1.5])
+            // Long enough for several probes of the down host.
+            let removed = await events.first(within: 1.2) { if case .removed = $0 { return true }; return false }
+            #expect(removed == nil, "the device stayed listed")
+            #expect(await manager.devices.map(\.id) == [a.uuid])
+            await manager.stop()
+        }
     }
 
     @Test("CastContext: static hosts discovered, a session started on the listed device")
     func context() async throws {
-        let rig = try await SenderRig.start()
-        defer { Task { await rig.stop() } }
-        let device = rig.simulator.devices[0].configuration
-        let options = rig.options()
-        let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], group: rig.group,
-                                          logSystem: rig.logSystem)
-        let context = await CastContext(options: options, providers: [provider])
-        rig.atStop { await context.shutdown(stopCasting: true) }
-        let found = try #require(await context.discoveryManager.waitForDevice(timeout: 10) { _ in true })
-        let session = try await context.sessionManager.startSession(on: found)
-        #expect(await session.state == .connected)
-        await context.shutdown(stopCasting: true)
-        #expect(await session.state == .ended(nil))
-        #expect(try await rig.state()["app"] == .null)
+        try await withSenderRig { rig in
+            let device = rig.simulator.devices[0].configuration
+            let options = rig.options()
+            let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], group: rig.group,
+                                              logSystem: rig.logSystem)
+            let context = await CastContext(options: options, providers: [provider])
+            rig.atStop { await context.shutdown(stopCasting: true) }
+            let found = try #require(await context.discoveryManager.waitForDevice(timeout: 10) { _ in true })
+            let session = try await context.sessionManager.startSession(on: found)
+            #expect(await session.state == .connected)
+            await context.shutdown(stopCasting: true)
+            #expect(await session.state == .ended(nil))
+            #expect(try await rig.state()["app"] == .null)
+        }
     }
 }

@@ -33,18 +33,18 @@ struct EventLoopTaskExecutorTests {
 
     @Test("a session starts on its event loop: didStart and the media listener run on a loop thread, not the global pool")
     func sessionWorkOnItsLoop() async throws {
-        let rig = try await SenderRig.start()
-        defer { Task { await rig.stop() } }
-        let recorder = ThreadRecorder()
-        let manager = rig.manager()
-        manager.addListener(recorder)
-        let session = try await manager.startSession(on: rig.device())
-        #expect(recorder.didStartOnLoop.withLock { $0 } == true, "didStart was not called on an event loop thread")
-        // A status the device sends is handled by the reader on the loop too.
-        session.remoteMediaClient.addListener(recorder)
-        _ = try await SessionIntegrationTests.load(session)
-        #expect(recorder.statusOnLoop.withLock { $0 } == true, "a media status was not handled on an event loop thread")
-        await manager.endAll(stopCasting: true)
+        try await withSenderRig { rig in
+            let recorder = ThreadRecorder()
+            let manager = rig.manager()
+            manager.addListener(recorder)
+            let session = try await manager.startSession(on: rig.device())
+            #expect(recorder.didStartOnLoop.withLock { $0 } == true, "didStart was not called on an event loop thread")
+            // A status the device sends is handled by the reader on the loop too.
+            session.remoteMediaClient.addListener(recorder)
+            _ = try await SessionIntegrationTests.load(session)
+            #expect(recorder.statusOnLoop.withLock { $0 } == true, "a media status was not handled on an event loop thread")
+            await manager.endAll(stopCasting: true)
+        }
     }
 }
 

@@ -21,18 +21,14 @@ import Testing
         return host
     }
 
+    /// Runs `body` with a session of the plugin examples app on a fresh rig; the rig is stopped
+    /// afterwards (ending the session if `body` left it running), also when `body` throws.
     func withSession(_ body: (SenderRig, CastSession) async throws -> Void) async throws {
-        let rig = try await SenderRig.start()
-        let manager = rig.manager(appID: Self.appID)
-        do {
-            let session = try await manager.startSession(on: rig.device())
+        try await withSenderRig { rig in
+            let session = try await rig.manager(appID: Self.appID).startSession(on: rig.device())
             try await body(rig, session)
             await session.end(stopCasting: true)
-        } catch {
-            await rig.stop()
-            throw error
         }
-        await rig.stop()
     }
 
     @Test func cChannelWithJanssonRoundTripsThroughTheSimulator() async throws {
@@ -55,23 +51,23 @@ import Testing
     }
 
     @Test func cChannelTimesOutWithAHostTimerWhenTheAppIsSilent() async throws {
-        let rig = try await SenderRig.start { settings in
+        try await withSenderRig(settings: { settings in
             var app = AppDefinition.pluginExamples
             app.customNamespaces[0].mode = .silent
             settings.apps.append(app)
+        }) { rig in
+            let manager = rig.manager(appID: Self.appID)
+            let session = try await manager.startSession(on: rig.device())
+            let host = host(["CastlinePluginEchoChannelC"], rig: rig, configs: ["echo-channel-c": #"{"timeout_ms": 200}"#])
+            let channel = try await host.openChannel(id: "example-echo", on: session)
+            let result = await channel.command(["text": "anyone?"], timeout: Duration.seconds(10))
+            #expect(result == .failure(PluginCommandError("no ECHO reply within 200 ms")))
+            let warnings = rig.logRecords.filter { $0.className == "EchoChannelC" && $0.level == .warning }
+            #expect(warnings.map(\.message) == ["no ECHO reply within 200 ms"])
+            #expect(warnings.first?.fields["requestId"] == LogValue.int(1))
+            await channel.close()
+            await session.end(stopCasting: true)
         }
-        defer { Task { await rig.stop() } }
-        let manager = rig.manager(appID: Self.appID)
-        let session = try await manager.startSession(on: rig.device())
-        let host = host(["CastlinePluginEchoChannelC"], rig: rig, configs: ["echo-channel-c": #"{"timeout_ms": 200}"#])
-        let channel = try await host.openChannel(id: "example-echo", on: session)
-        let result = await channel.command(["text": "anyone?"], timeout: Duration.seconds(10))
-        #expect(result == .failure(PluginCommandError("no ECHO reply within 200 ms")))
-        let warnings = rig.logRecords.filter { $0.className == "EchoChannelC" && $0.level == .warning }
-        #expect(warnings.map(\.message) == ["no ECHO reply within 200 ms"])
-        #expect(warnings.first?.fields["requestId"] == LogValue.int(1))
-        await channel.close()
-        await session.end(stopCasting: true)
     }
 
     @Test func swiftChannelPingsThroughTheSimulator() async throws {

@@ -1,5 +1,6 @@
 import CastCore
 import CastSender
+import CastTestSupport
 import Foundation
 import Testing
 
@@ -46,45 +47,45 @@ struct PychromecastParityTests {
         try #require(FileManager.default.isExecutableFile(atPath: python), "pychromecast's venv is missing: run `make deps`")
         let framePath = "/tmp/castline-parity-\(UInt32.random(in: 0...UInt32.max)).jsonl"
         defer { try? FileManager.default.removeItem(atPath: framePath) }
-        let rig = try await SenderRig.start { $0.frameLogPath = framePath }
-        defer { Task { await rig.stop() } }
-        let device = rig.simulator.devices[0].configuration
+        try await withSenderRig(settings: { $0.frameLogPath = framePath }) { rig in
+            let device = rig.simulator.devices[0].configuration
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["Tests/Conformance/clients/pychromecast_load.py", device.address, "\(device.castPort)",
-                             formattedUUID(device.uuid), Self.url, "video/mp4", "Parity", Self.thumb]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Drain both pipes while it runs (a full pipe would block it).
-        async let printed = Task.detached { String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }.value
-        async let complaints = Task.detached { String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }.value
-        let finished = await waitForExit(process, timeout: 60)
-        let (stdout, stderr) = await (printed, complaints)
-        try #require(finished && process.terminationStatus == 0,
-                     "pychromecast failed (exit \(process.terminationStatus)): \(stdout) \(stderr.suffix(2000))")
-        let pychromecastLines = try String(contentsOfFile: framePath, encoding: .utf8).split(separator: "\n").map(String.init)
-        try await rig.control(["command": "stop-app", "device": 0])
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: python)
+            process.arguments = ["Tests/Conformance/clients/pychromecast_load.py", device.address, "\(device.castPort)",
+                                 formattedUUID(device.uuid), Self.url, "video/mp4", "Parity", Self.thumb]
+            let output = Pipe(), errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            // Drain both pipes while it runs (a full pipe would block it).
+            async let printed = Task.detached { String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }.value
+            async let complaints = Task.detached { String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }.value
+            let finished = await waitForExit(process, timeout: 60)
+            let (stdout, stderr) = await (printed, complaints)
+            try #require(finished && process.terminationStatus == 0,
+                         "pychromecast failed (exit \(process.terminationStatus)): \(stdout) \(stderr.suffix(2000))")
+            let pychromecastLines = try String(contentsOfFile: framePath, encoding: .utf8).split(separator: "\n").map(String.init)
+            try await rig.control(["command": "stop-app", "device": 0])
 
-        let manager = rig.manager()
-        let session = try await manager.startSession(on: rig.device())
-        let media = try MediaInformationBuilder(contentID: Self.url).contentType("video/mp4").generic(title: "Parity")
-            .image(Self.thumb).build()
-        _ = try await session.remoteMediaClient.load(media).value()
-        await manager.endAll(stopCasting: true)
-        let allLines = try String(contentsOfFile: framePath, encoding: .utf8).split(separator: "\n").map(String.init)
-        let castlineLines = allLines[pychromecastLines.count...]
+            let manager = rig.manager()
+            let session = try await manager.startSession(on: rig.device())
+            let media = try MediaInformationBuilder(contentID: Self.url).contentType("video/mp4").generic(title: "Parity")
+                .image(Self.thumb).build()
+            _ = try await session.remoteMediaClient.load(media).value()
+            await manager.endAll(stopCasting: true)
+            let allLines = try String(contentsOfFile: framePath, encoding: .utf8).split(separator: "\n").map(String.init)
+            let castlineLines = allLines[pychromecastLines.count...]
 
-        for type in ["LAUNCH", "LOAD"] {
-            let theirs = try #require(Self.sent(type, in: pychromecastLines[...]).first, "pychromecast sent no \(type)")
-            let ours = try #require(Self.sent(type, in: castlineLines).first, "castline sent no \(type)")
-            let theirKeys = Self.keyPaths(theirs), ourKeys = Self.keyPaths(ours)
-            #expect(ourKeys.subtracting(theirKeys).isEmpty, "\(type): castline-only keys \(ourKeys.subtracting(theirKeys).sorted())")
-            let missing = theirKeys.subtracting(ourKeys)
-            #expect(missing == (type == "LOAD" ? Self.pychromecastOnly : []),
-                    "\(type): pychromecast-only keys \(missing.sorted()); theirs \(theirs.serialized()) ours \(ours.serialized())")
+            for type in ["LAUNCH", "LOAD"] {
+                let theirs = try #require(Self.sent(type, in: pychromecastLines[...]).first, "pychromecast sent no \(type)")
+                let ours = try #require(Self.sent(type, in: castlineLines).first, "castline sent no \(type)")
+                let theirKeys = Self.keyPaths(theirs), ourKeys = Self.keyPaths(ours)
+                #expect(ourKeys.subtracting(theirKeys).isEmpty, "\(type): castline-only keys \(ourKeys.subtracting(theirKeys).sorted())")
+                let missing = theirKeys.subtracting(ourKeys)
+                #expect(missing == (type == "LOAD" ? Self.pychromecastOnly : []),
+                        "\(type): pychromecast-only keys \(missing.sorted()); theirs \(theirs.serialized()) ours \(ours.serialized())")
+            }
         }
     }
 }
@@ -98,9 +99,7 @@ func formattedUUID(_ hex: String) -> String {
 
 /// Waits (bounded) for `process` to exit; kills it after `timeout` seconds.
 func waitForExit(_ process: Process, timeout: Double) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-    while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-    if process.isRunning {
+    if await !pollUntil(timeout: timeout, every: .milliseconds(20), { !process.isRunning }) {
         process.terminate()
         process.waitUntilExit()
         return false

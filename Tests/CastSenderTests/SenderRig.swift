@@ -96,17 +96,27 @@ struct SenderRig {
     /// Ends what a test left running (the sessions of a test whose `#require` failed midway, say),
     /// then stops the simulator and the event loops. In that order: a session still running when
     /// its devices go reconnects, and a connect on a loop that has shut down is work NIO drops
-    /// (a crash under SWIFTNIO_STRICT, as `make test` runs).
+    /// (a crash under SWIFTNIO_STRICT, as `make test` runs). Only the first call does anything (a
+    /// test may stop its rig itself, inside ``withSenderRig(count:settings:_:)``).
     func stop() async {
+        guard cleanups.firstStop.claim() else { return }
         for cleanup in cleanups.list.withLock({ $0 }).reversed() { await cleanup() }
         await simulator.stop()
         try? await group.shutdownGracefully()
     }
 }
 
+/// Starts a ``SenderRig``, runs `body` with it and awaits ``SenderRig/stop()`` afterwards, also
+/// when `body` throws (a failed `#require`).
+func withSenderRig(count: Int = 1, settings adjust: (inout SimulatorSettings) -> Void = { _ in },
+                   _ body: (SenderRig) async throws -> Void) async throws {
+    try await withTeardown(try await SenderRig.start(count: count, adjust), { await $0.stop() }, body: body)
+}
+
 /// A rig's cleanups (a class: the rig is a value, copied into tests and tasks).
 private final class CleanupList: Sendable {
     let list = Mutex<[@Sendable () async -> Void]>([])
+    let firstStop = FirstCall()
 }
 
 /// Records session events in order (a listener, as an app would register one).

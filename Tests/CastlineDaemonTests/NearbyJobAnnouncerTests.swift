@@ -14,11 +14,7 @@ import Testing
         let events = Mutex<[String]>([])
         func add(_ s: String) { events.withLock { $0.append(s) } }
         func wait(_ predicate: ([String]) -> Bool) -> Bool {
-            for _ in 0..<500 {
-                if events.withLock({ predicate($0) }) { return true }
-                usleep(10_000)
-            }
-            return false
+            pollUntilBlocking(timeout: 5) { events.withLock { predicate($0) } }
         }
     }
 

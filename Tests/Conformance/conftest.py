@@ -16,9 +16,36 @@ import uuid as uuidlib
 
 import pytest
 
+from clients.polling import poll
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IS_ROOT = os.geteuid() == 0
+# Fixtures that only root can set up (network namespaces): a test using one must say so with
+# @pytest.mark.needs_root("…") (checked at collection).
+ROOT_FIXTURES = {"netns", "sim", "lan", "shared_sim", "avahi"}
 PYTHON = os.environ.get("CASTLINE_CONFORMANCE_PYTHON", os.path.join(REPO, ".venv", "bin", "python"))
 CLIENTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_root(reason): the test needs root (network namespaces, mounts, "
+                                       "setpriv, …); skipped with `needs root: <reason>` when not run as root")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Root-only tests are skipped with their reason when not root (CI runs as root, so they run
+    there); a test that uses a root-only fixture without the marker is a collection error."""
+    unmarked = []
+    for item in items:
+        marker = item.get_closest_marker("needs_root")
+        if marker is None:
+            if ROOT_FIXTURES & set(getattr(item, "fixturenames", ())):
+                unmarked.append(item.nodeid)
+            continue
+        if not IS_ROOT:
+            item.add_marker(pytest.mark.skip(reason=f"needs root: {marker.args[0]}"))
+    if unmarked:
+        raise pytest.UsageError("tests using a root-only fixture without @pytest.mark.needs_root: " + ", ".join(unmarked))
 
 
 def castline_binary():
@@ -51,20 +78,17 @@ class Namespace:
         cmd = [*as_user(user), *argv] if user else list(argv)
         return subprocess.run(self.command(*cmd), capture_output=True, text=True, timeout=timeout, env=env)
 
+    def pids(self):
+        return subprocess.run(["ip", "netns", "pids", self.name], capture_output=True, text=True).stdout.split()
+
     def close(self):
-        pids = subprocess.run(["ip", "netns", "pids", self.name], capture_output=True, text=True).stdout.split()
-        for pid in pids:
+        for pid in self.pids():
             try:
                 os.kill(int(pid), signal.SIGTERM)
             except ProcessLookupError:
                 pass
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            alive = subprocess.run(["ip", "netns", "pids", self.name], capture_output=True, text=True).stdout.split()
-            if not alive:
-                break
-            time.sleep(0.1)
-        for pid in subprocess.run(["ip", "netns", "pids", self.name], capture_output=True, text=True).stdout.split():
+        poll(lambda: not self.pids(), 5, interval=0.1)
+        for pid in self.pids():
             try:
                 os.kill(int(pid), signal.SIGKILL)
             except ProcessLookupError:
@@ -194,16 +218,21 @@ def start_avahi(namespace, workdir):
             'exec avahi-daemon -f "$2" --no-drop-root --no-chroot --no-rlimits', "sh", run, conf),
             stdout=log, stderr=log)
     env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={run}/dbus/system_bus_socket")
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
+    wait_for_avahi(process, env, log_path)
+    return process, env
+
+
+def wait_for_avahi(process, env, log_path, timeout=15):
+    """Returns once the avahi-daemon on the bus of `env` answers RUNNING (state 2); kills `process`
+    and raises RuntimeError with its log after `timeout` s."""
+    def running():
         state = subprocess.run(["dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.Avahi", "/",
                                 "org.freedesktop.Avahi.Server.GetState"], env=env, capture_output=True, text=True)
-        if "int32 2" in state.stdout:
-            return process, env
-        time.sleep(0.1)
-    process.kill()
-    with open(log_path) as log:
-        raise RuntimeError(f"avahi-daemon did not come up: {log.read()}")
+        return "int32 2" in state.stdout
+    if not poll(running, timeout, interval=0.1):
+        process.kill()
+        with open(log_path) as log:
+            raise RuntimeError(f"avahi-daemon did not come up: {log.read()}")
 
 
 def start_dbus(namespace, workdir):
@@ -234,16 +263,8 @@ def start_avahi_daemon(namespace, workdir, run, env, conf_text=AVAHI_CONF):
             "unshare", "-m", "--propagation", "private", "sh", "-c",
             'mount --bind "$1" /run && exec avahi-daemon -f "$2" --no-drop-root --no-chroot --no-rlimits', "sh", run, conf),
             stdout=log, stderr=log)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        state = subprocess.run(["dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.Avahi", "/",
-                                "org.freedesktop.Avahi.Server.GetState"], env=env, capture_output=True, text=True)
-        if "int32 2" in state.stdout:
-            return process
-        time.sleep(0.1)
-    process.kill()
-    with open(log_path) as log:
-        raise RuntimeError(f"avahi-daemon did not come up: {log.read()}")
+    wait_for_avahi(process, env, log_path)
+    return process
 
 
 def stop_avahi(process):
@@ -307,15 +328,13 @@ def sim_pid(netns):
     raise RuntimeError("castline process not found in the namespace")
 
 
-def wait_until(predicate, timeout, what):
-    """Polls `predicate` every 0.1 s; returns its first truthy value, fails after `timeout` s."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+def wait_until(predicate, timeout, what, interval=0.1):
+    """Polls `predicate` every `interval` s; returns its first truthy value, fails naming `what`
+    after `timeout` s. What a test uses instead of sleeping for a guessed time."""
+    value = poll(predicate, timeout, interval)
+    if not value:
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+    return value
 
 
 class JSONLines:

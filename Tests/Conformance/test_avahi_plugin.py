@@ -7,7 +7,11 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from conftest import JSONLines, Simulator, castline_binary, start_avahi, start_avahi_daemon, start_dbus, stop_avahi
+
+pytestmark = pytest.mark.needs_root("network namespaces with a private D-Bus and avahi-daemon (ip netns, mount --bind)")
 
 
 class Discover(JSONLines):

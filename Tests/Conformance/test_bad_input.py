@@ -8,11 +8,13 @@ that the process is alive, holds no connection and printed no crash. The raw sen
 import os
 import shutil
 import tempfile
-import time
 
 import pytest
 
+from clients.polling import poll
 from conftest import Namespace, Simulator, run_client
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
 CRASH_TEXT = ("Fatal error", "Program crashed", "Precondition failed", "Assertion failed", "Segmentation fault",
               "Illegal instruction", "Current stack trace")
@@ -60,17 +62,22 @@ def state(sim):
     return sim.control({"command": "list"})["devices"][0]["state"]
 
 
-def connection_events(sim, local_port, want=None, timeout=2.0):
-    """Frame-log entries of the latest connection from `local_port`; waits until `want(entries)` holds."""
+def connection_events(sim, local_port, want=None, timeout=10.0):
+    """Frame-log entries of the latest connection from `local_port`; waits (bounded) until
+    `want(entries)` holds, and returns them as they are then either way (the caller asserts)."""
     peer = f"{sim.device['address']}:{local_port}"
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def mine():
         entries = sim.frames()
         opened = [e for e in entries if e["event"] == "opened" and e.get("peer") == peer]
-        mine = [e for e in entries if opened and e.get("connection") == opened[-1]["connection"]]
-        if want is None or want(mine) or time.monotonic() >= deadline:
-            return mine
-        time.sleep(0.05)
+        return [e for e in entries if opened and e.get("connection") == opened[-1]["connection"]]
+
+    def wanted():
+        entries = mine()
+        return (entries,) if want(entries) else None
+
+    found = poll(wanted, timeout) if want is not None else None
+    return found[0] if found else mine()
 
 
 def frame_errors(entries):
@@ -247,9 +254,7 @@ def test_device_auth_garbage_gets_an_auth_error(shared_sim):
 
 def test_simulator_survived_all_bad_input(shared_sim):
     assert_still_serving(shared_sim)
-    deadline = time.monotonic() + 3
-    while state(shared_sim)["connections"] and time.monotonic() < deadline:
-        time.sleep(0.05)
+    poll(lambda: not state(shared_sim)["connections"], 10)
     listing = shared_sim.control({"command": "list"})["devices"][0]
     assert listing["connections"] == [] and listing["state"]["connections"] == [], listing
     assert listing["state"]["senders"] == [], listing

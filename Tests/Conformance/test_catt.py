@@ -4,7 +4,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
 CATT = os.path.join(os.path.dirname(os.environ.get("CASTLINE_CONFORMANCE_PYTHON", os.path.join(REPO, ".venv", "bin", "python"))), "catt")
 

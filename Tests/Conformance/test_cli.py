@@ -13,6 +13,8 @@ import pytest
 
 from conftest import REPO, Simulator, castline_binary, wait_until
 
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
+
 DEVICE = "127.0.0.1"
 
 

@@ -8,7 +8,11 @@ import socket
 import subprocess
 import time
 
+import pytest
+
 from conftest import JSONLines, castline_binary, wait_until
+
+NETNS = pytest.mark.needs_root("a network namespace (ip netns)")
 
 CONFIG = """
 devices:
@@ -62,6 +66,12 @@ def sim_state(sim):
     return sim.control({"command": "list"})["devices"][0]["state"]
 
 
+def completed_connections(entries):
+    """How many connections were both opened and closed within these frame-log entries."""
+    opened = {e["connection"] for e in entries if e["event"] == "opened"}
+    return len(opened & {e["connection"] for e in entries if e["event"] == "closed"})
+
+
 def playing_session(sim):
     state = sim_state(sim)
     media = state.get("media") or {}
@@ -70,6 +80,7 @@ def playing_session(sim):
     return None
 
 
+@NETNS
 def test_daemon_job_recasts_after_reboot_reloads_on_sighup_and_leaves_on_sigterm(netns, sim, workdir):
     config = os.path.join(workdir, "castline.yaml")
     with open(config, "w") as f:
@@ -146,6 +157,7 @@ def test_the_systemd_unit_verifies_and_asks_for_notify_and_a_watchdog(workdir):
     assert result.returncode == 0 and not result.stderr.strip(), result.stderr
 
 
+@NETNS
 def test_daemon_yields_to_another_sender_and_casts_again_when_it_is_done(netns, sim, workdir):
     config = os.path.join(workdir, "castline.yaml")
     with open(config, "w") as f:
@@ -166,7 +178,10 @@ def test_daemon_yields_to_another_sender_and_casts_again_when_it_is_done(netns, 
         other = netns.run(castline_binary(), "cast", "http://127.0.0.1:9/visitor.mp4", "--device", "127.0.0.1")
         assert other.returncode == 0, other.stderr
         wait_until(lambda: "playing → yielding" in log(), 10, "the job to yield")
-        time.sleep(2.5)
+        # While yielding the job probes the device every check_interval (1 s) with a short session
+        # of its own: two probes done, and the other sender's media is still the one playing.
+        mark = len(sim.frames())
+        wait_until(lambda: completed_connections(sim.frames()[mark:]) >= 2, 15, "two probes of the yielding job")
         media = sim_state(sim)["media"]
         assert media["contentId"] == "http://127.0.0.1:9/visitor.mp4", "the job leaves the other sender's media alone"
         # The other sender stops: the device is idle, the job casts its media again.
@@ -183,6 +198,7 @@ def test_daemon_yields_to_another_sender_and_casts_again_when_it_is_done(netns, 
         stderr.close()
 
 
+@NETNS
 def test_daemon_on_stop_stop_ends_the_cast_on_sigterm(netns, sim, workdir):
     config = os.path.join(workdir, "castline.yaml")
     with open(config, "w") as f:
@@ -210,6 +226,7 @@ NEARBY_CONFIG = CONFIG.replace("jobs:", """nearby:
 jobs:""")
 
 
+@pytest.mark.needs_root("a network namespace with a private D-Bus and avahi-daemon (ip netns, mount --bind)")
 def test_daemon_announces_job_states_as_nearby_messages_once_permitted(netns, sim, workdir):
     """`nearby.announce_jobs`: the daemon publishes each job's state per device through a real
     avahi-daemon (on lo); `castline nearby subscribe` sees it move to playing, and lose it when the

@@ -2,7 +2,11 @@
 status view, stops everything it started and exits 0."""
 import os
 
+import pytest
+
 from conftest import REPO, castline_binary
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
 
 def test_the_demo_script_reaches_playing_and_exits_cleanly(netns):

@@ -7,6 +7,8 @@ import pytest
 
 from conftest import Simulator, run_client, start_avahi, stop_avahi
 
+pytestmark = pytest.mark.needs_root("a network namespace with a private D-Bus and avahi-daemon (ip netns, mount --bind)")
+
 
 @pytest.fixture
 def avahi(netns, workdir):

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from conftest import castline_binary, wait_until
 from test_timeline_render import render_and_check
 
@@ -44,10 +46,40 @@ def playing(sim):
     return media.get("playerState") == "PLAYING" and media.get("contentId") == "http://127.0.0.1:9/lobby.mp4"
 
 
+def session_events(log):
+    """The CastSession event names (didSuspend, didResume, …) in the JSON log so far."""
+    events = []
+    if os.path.exists(log):
+        with open(log) as f:
+            for line in f:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue   # the line the sink is writing right now
+                if record.get("class") == "CastSession" and record.get("attributes", {}).get("event"):
+                    events.append(record["attributes"]["event"])
+    return events
+
+
+def all_resumed(log, suspended):
+    """At least `suspended` suspensions logged, and as many resumptions."""
+    events = session_events(log)
+    return events.count("didSuspend") >= suspended and events.count("didResume") == events.count("didSuspend")
+
+
+def answered_on_open_connection(entries):
+    """A PONG the device sent on a connection still open (per these frame-log entries): the
+    sender's heartbeat is answered again, so no heartbeat timeout is left under way."""
+    closed = {e["connection"] for e in entries if e["event"] == "closed"}
+    return any(e["event"] == "frame" and e.get("direction") == "out" and e.get("type") == "PONG"
+               and e["connection"] not in closed for e in entries)
+
+
 def castline(netns, *args, timeout=60):
     return netns.run(castline_binary(), *args, timeout=timeout)
 
 
+@pytest.mark.needs_root("a network namespace (ip netns)")
 def test_logs_of_a_faulty_run_give_the_right_statistics_query_explain_and_timeline(netns, sim, workdir):
     log = os.path.join(workdir, "logs", "castline.jsonl")
     os.makedirs(os.path.dirname(log))
@@ -60,18 +92,23 @@ def test_logs_of_a_faulty_run_give_the_right_statistics_query_explain_and_timeli
         wait_until(lambda: playing(sim), 15, "the first cast")
         # Fault 1: the device drops the connection; the session suspends and resumes.
         assert sim.control({"command": "drop"})["ok"]
-        time.sleep(1.5)
+        wait_until(lambda: all_resumed(log, suspended=1), 15, "the session resumed after the drop")
         wait_until(lambda: playing(sim), 10, "playing after the drop")
         # Fault 2: the device stops answering PINGs: a heartbeat timeout (1.2 s), then it answers again.
         assert sim.control({"command": "ignore-pings", "enabled": True})["ok"]
+        # Behaviour, not a wait: the device stays deaf to PINGs for 2.5 s (the heartbeat-timeout
+        # count asserted below is what a 2.5 s stall at a 1.2 s timeout gives).
         time.sleep(2.5)
         assert sim.control({"command": "ignore-pings", "enabled": False})["ok"]
-        time.sleep(2.0)
+        mark = len(sim.frames())
+        wait_until(lambda: answered_on_open_connection(sim.frames()[mark:]) and all_resumed(log, suspended=2), 15,
+                   "a PONG on a live connection and every suspension resumed after the stalled heartbeat")
         wait_until(lambda: playing(sim), 10, "playing after the stalled heartbeat")
         # Fault 3: the next LOAD fails; stopping the app makes the job cast again: LOAD_FAILED, retry, PLAYING.
         assert sim.control({"command": "fail-next-load", "code": 104})["ok"]
+        mark = len(sim.frames())
         assert sim.control({"command": "stop-app"})["ok"]
-        time.sleep(1.0)
+        wait_until(lambda: any(e.get("type") == "LOAD_FAILED" for e in sim.frames()[mark:]), 15, "the failed LOAD")
         wait_until(lambda: playing(sim), 15, "playing after the failed LOAD and the retry")
         daemon.send_signal(signal.SIGTERM)
         _, err = daemon.communicate(timeout=30)

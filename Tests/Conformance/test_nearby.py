@@ -10,6 +10,10 @@ import subprocess
 import threading
 import time
 
+import pytest
+
+pytestmark = pytest.mark.needs_root("veth network namespaces with avahi-daemon and tcpdump")
+
 
 RECORD_TTL = 10        # NearbyDNSRecords.recordTTL
 LOSS_SLACK = 3         # NearbyDNSRecords.lossSlackSeconds
@@ -167,6 +171,7 @@ def test_without_consent_no_record_of_the_service_type_leaves_the_host_and_after
         # A control that the capture sees A's mDNS traffic: a browse of another type from A.
         probe = subprocess.run(a.namespace.command("avahi-browse", "-pt", "_http._tcp"), env=a.env, capture_output=True, timeout=15)
         assert probe.returncode == 0, probe
+        # Behaviour, not a wait: a 3 s capture window in which nothing of the nearby type may leave A.
         time.sleep(3)
         decoded, raw = capture.stop()
         assert "_http._tcp.local" in decoded, f"the capture saw none of A's mDNS traffic:\n{decoded}"

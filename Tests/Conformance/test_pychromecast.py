@@ -1,5 +1,9 @@
 """pychromecast 14 (unmodified, from PyPI) against `castline sim`."""
+import pytest
+
 from conftest import run_client
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
 
 def test_pychromecast_play_pause_seek_volume_quit(netns, sim):

@@ -3,9 +3,13 @@
 import os
 import re
 import subprocess
-import time
 
+import pytest
+
+from clients.polling import poll
 from conftest import REPO, Simulator, castline_binary
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
 
 def test_status_follow_redraws_a_live_view_in_a_terminal(netns, workdir):
@@ -23,21 +27,27 @@ def test_status_follow_redraws_a_live_view_in_a_terminal(netns, workdir):
             return subprocess.run([*tmux, "capture-pane", "-p", "-t", "view"], capture_output=True, text=True,
                                   check=True).stdout
 
-        deadline = time.monotonic() + 15
-        first = ""
-        while time.monotonic() < deadline and "PLAYING" not in first:
-            time.sleep(0.2)
-            first = capture()
-        assert "Trailer" in first and "▶ PLAYING" in first and "[4K HDR]" in first, first
-        assert "volume 100%" in first, first
-        time.sleep(2.5)
-        second = capture()
+        def screen_where(condition):
+            """The first capture (one every 0.2 s, for at most 15 s) on which `condition` holds, else the last."""
+            def attempt():
+                screen = capture()
+                return screen if condition(screen) else None
+            return poll(attempt, 15, interval=0.2) or capture()
+
+        def clock(screen):
+            match = re.search(r"\] (\d\d):(\d\d) / 02:00", screen)
+            return int(match.group(1)) * 60 + int(match.group(2)) if match else None
 
         def elapsed(screen):
-            match = re.search(r"\] (\d\d):(\d\d) / 02:00", screen)
-            assert match, screen
-            return int(match.group(1)) * 60 + int(match.group(2))
+            assert clock(screen) is not None, screen
+            return clock(screen)
 
+        first = screen_where(lambda screen: "PLAYING" in screen)
+        assert "Trailer" in first and "▶ PLAYING" in first and "[4K HDR]" in first, first
+        assert "volume 100%" in first, first
+        # The view redraws as playback goes on: a capture showing at least 2 s more of the media.
+        start = elapsed(first)
+        second = screen_where(lambda screen: (clock(screen) or 0) >= start + 2)
         assert elapsed(second) >= elapsed(first) + 2, (first, second)
         assert second.count("#") >= first.count("#"), (first, second)
         assert len([line for line in second.splitlines() if "PLAYING" in line]) == 1, "redrawn in place, not appended"

@@ -7,7 +7,11 @@ import os
 import signal
 import subprocess
 
+import pytest
+
 from conftest import Simulator, as_user, castline_binary, wait_until
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns) and setpriv to run as nobody")
 
 USER, UID = "nobody", 65534    # and group nogroup (65534)
 

@@ -3,6 +3,10 @@ file to `castline sim`; the frame log must show its device-auth challenge, LAUNC
 import os
 import wave
 
+import pytest
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
+
 
 def test_vlc_casts_a_local_file(netns, sim, workdir):
     tone = os.path.join(workdir, "tone.wav")

@@ -2,22 +2,18 @@
 one JSON line. Usage: pychromecast_flow.py HOST PORT UUID"""
 import json
 import sys
-import time
 import uuid
 
 import pychromecast
+
+from polling import poll
 
 host, port, device_uuid = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 observed = {}
 
 
 def wait_for(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+    return bool(poll(predicate, timeout))
 
 
 cast = pychromecast.get_chromecast_from_host(
