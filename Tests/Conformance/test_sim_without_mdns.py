@@ -4,7 +4,11 @@ it must never crash (avahi-client's failure path once freed its poll twice: SIGS
 import os
 import signal
 
+import pytest
+
 from conftest import PYTHON, Simulator, start_dbus
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns) and a private D-Bus")
 
 STATUS_SCRIPT = """
 import sys, uuid, pychromecast
