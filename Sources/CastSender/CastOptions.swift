@@ -16,6 +16,12 @@ public struct CastOptions: Sendable {
         /// commands: pause what is playing); fail with ``CastSessionError/appNotRunning(appID:)``
         /// when none does (only the idle screen or nothing runs).
         case joinAnyMediaApp
+        /// A device session rather than an app session: connect to the device and follow
+        /// whatever app runs there, joining it (its media status included) when it starts and
+        /// letting it go when it stops or is replaced. The session never ends because an app
+        /// does; ``CastSession/launch(appID:)`` and ``CastSession/stopApplication()`` change the
+        /// app. What a hub that owns one connection per device uses.
+        case follow
     }
 
     /// The receiver app to join or launch (default: the Default Media Receiver).

@@ -19,7 +19,7 @@ extension CastSession {
         } else {
             target = nil
         }
-        if resume, target == nil {
+        if resume, target == nil, options.joinPolicy != .follow {
             await apply(.resumeFailed(.resumeRecordUnusable("no app session to resume"), retryable: false, jitter: 0))
             return
         }
@@ -61,7 +61,8 @@ extension CastSession {
     }
 
     /// TLS, CONNECT receiver-0, GET_STATUS, join (or LAUNCH), CONNECT to the app, media GET_STATUS.
-    func openAndJoin(resume target: SessionResumeRecord?, policy: CastOptions.JoinPolicy) async throws(CastSessionError) -> ApplicationInfo {
+    /// Nil only with ``CastOptions/JoinPolicy/follow`` when no app runs.
+    func openAndJoin(resume target: SessionResumeRecord?, policy: CastOptions.JoinPolicy) async throws(CastSessionError) -> ApplicationInfo? {
         let started = MonotonicClock.seconds()
         let attemptGeneration = generation
         let attempt = beginOpenAttempt()
@@ -88,7 +89,13 @@ extension CastSession {
 
         let status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestId: $0) }
         var app: ApplicationInfo
-        if let target {
+        if policy == .follow {
+            guard let running = Self.followed(in: status) else {
+                log.info("connected; no app runs (following the device)", ["durationMs": .int(Int((MonotonicClock.seconds() - started) * 1000))])
+                return nil
+            }
+            app = running
+        } else if let target {
             guard let running = status.applications.first(where: { $0.sessionId == target.sessionID }) else {
                 throw .sessionGone(appID: target.appID, sessionID: target.sessionID)
             }
@@ -150,9 +157,7 @@ extension CastSession {
     /// waits for that request's flush (one TLS write for both; a write failure then fails that
     /// request as `disconnected`); otherwise it is sent and awaited on its own.
     func sendConnect(to endpoint: EndpointID, on connection: CastConnection, requestFollows: Bool) async throws(CastSessionError) {
-        let connect = ConnectionMessage.connect(ConnectRequest(
-            connType: .strong, origin: .object(JSONObject()), userAgent: options.userAgent,
-            senderInfo: ["sdkType": 2, "version": "castline", "platform": 4, "connectionType": 1]))
+        let connect = ConnectionMessage.connect(connectRequest)
         let message = CastMessage(source: options.senderID, destination: endpoint.rawValue, namespace: .connection, json: connect.json)
         if requestFollows {
             connection.enqueue(message, flush: false)
@@ -163,6 +168,12 @@ extension CastSession {
         } catch {
             throw .requestFailed(step: "CONNECT", .disconnected("\(error)"))
         }
+    }
+
+    /// The CONNECT a session sends to the platform and to apps.
+    var connectRequest: ConnectRequest {
+        ConnectRequest(connType: .strong, origin: .object(JSONObject()), userAgent: options.userAgent,
+                       senderInfo: ["sdkType": 2, "version": "castline", "platform": 4, "connectionType": 1])
     }
 
     func receiverRequest(step: String, type: String,

@@ -28,7 +28,7 @@ extension CastSession {
         case .receiver(.receiverStatus(_, let status)):
             await handleReceiverStatus(status)
         case .media(.mediaStatus(_, let statuses)):
-            if message.sourceID == application?.transportId || application == nil {
+            if message.sourceID == application?.transportId || (application == nil && !isFollowing) {
                 remoteMediaClient.apply(statuses)
             }
         default:
@@ -43,6 +43,11 @@ extension CastSession {
             return
         }
         guard let app = application, source == app.transportId, case .connected = machine.state else { return }
+        if isFollowing {
+            // The RECEIVER_STATUS that answers says what runs now; following it lets the app go.
+            _ = receiverStatusRequest(type: "GET_STATUS") { .getStatus(requestId: $0) }
+            return
+        }
         // Find out why: the RECEIVER_STATUS that follows (or answers GET_STATUS) says whether the
         // app is gone. Asked from a new task: this one must go on reading messages.
         log.info("app \(app.appId) closed our connection; checking whether it still runs", stateFields())
@@ -62,6 +67,7 @@ extension CastSession {
 
     func handleReceiverStatus(_ status: ReceiverStatus) async {
         let deviceStatus = CastDeviceStatus(status)
+        if isFollowing { follow(status) }
         if deviceStatus != self.deviceStatus {
             self.deviceStatus = deviceStatus
             let apps = deviceStatus.applications.map(\.appId).joined(separator: ",")
@@ -69,7 +75,7 @@ extension CastSession {
             fanout.emit(.deviceStatus(deviceStatus))
             for listener in listeners.current { listener.session(self, didReceiveDeviceStatus: deviceStatus) }
         }
-        guard case .connected = machine.state, !transferring, let app = application else { return }
+        guard case .connected = machine.state, !transferring, !isFollowing, let app = application else { return }
         guard !status.applications.contains(where: { $0.sessionId == app.sessionId }) else { return }
         if let other = status.activeApplication, other.appId != app.appId || other.sessionId != app.sessionId {
             await apply(.appGone(.appReplaced(appID: app.appId, by: other.appId)))

@@ -1,0 +1,72 @@
+import CastCore
+import CastLogging
+import CastProtocol
+
+/// A session with ``CastOptions/JoinPolicy/follow``: on the device rather than on one app. It
+/// joins whatever app runs, lets it go when it stops or another replaces it, and changes the app
+/// when asked (``launch(appID:)``, ``stopApplication()``); it ends only when asked to or when
+/// reconnecting gives up.
+extension CastSession {
+    /// The app a following session joins: the first that is not the idle screen.
+    static func followed(in status: ReceiverStatus) -> ApplicationInfo? {
+        status.applications.first { $0.isIdleScreen != true }
+    }
+
+    var isFollowing: Bool { options.joinPolicy == .follow }
+
+    /// A RECEIVER_STATUS, to a following session: join the app that runs now, or let go of the
+    /// one that stopped. Runs on the message reader, so it sends and never awaits a reply (the
+    /// replies come through this same reader).
+    func follow(_ status: ReceiverStatus) {
+        guard case .connected = machine.state, let connection else { return }
+        let running = Self.followed(in: status)
+        if running?.sessionId == application?.sessionId { return }
+        if let old = application {
+            let how = running.map { "replaced by \($0.appId)" } ?? "stopped"
+            log.info("app \(old.appId) \(how)", stateFields(["appId": .string(old.appId), "change": .string(running == nil ? "stopped" : "replaced")]))
+            application = nil
+            remoteMediaClient.apply([])
+        }
+        guard let running else { return }
+        log.info("following app \(running.appId) session \(running.sessionId)", [
+            "appId": .string(running.appId), "session": .string(running.sessionId),
+        ])
+        application = running
+        let mediaStatusFollows = running.namespaces.isEmpty || running.supports(.media)
+        let connect = ConnectionMessage.connect(connectRequest).json
+        connection.enqueue(CastMessage(source: options.senderID, destination: running.transportId, namespace: .connection, json: connect),
+                           flush: !mediaStatusFollows)
+        if mediaStatusFollows {
+            _ = appRequest(namespace: .media, type: "GET_STATUS", timeout: nil,
+                           build: { id, _ in MediaMessage.getStatus(requestId: id, mediaSessionId: nil).json },
+                           map: RemoteMediaClient.mediaStatusReply)
+        }
+    }
+
+    /// Launches `appID` on the device (unless it runs already) and returns it once the session
+    /// has joined it. Only for a following session.
+    public func launch(appID: String) async throws(CastSessionError) -> ApplicationInfo {
+        guard isFollowing else { throw .requestFailed(step: "LAUNCH", .invalidRequest(ErrorReason(rawValue: "not a following session"))) }
+        if let app = application, app.appId == appID { return app }
+        log.info("launching app \(appID)", ["appId": .string(appID)])
+        // The reply's RECEIVER_STATUS is followed (the app joined) before the request completes.
+        let status = try await receiverRequest(step: "LAUNCH", type: "LAUNCH") { .launch(LaunchRequest(requestId: $0, appId: appID)) }
+        if let app = application, app.appId == appID { return app }
+        // Some devices answer before the app is up: ask again until it shows (bounded).
+        let deadline = MonotonicClock.seconds() + options.requestTimeout
+        var latest = status
+        while MonotonicClock.seconds() < deadline {
+            if let app = application, app.appId == appID { return app }
+            try? await Task.sleep(for: .milliseconds(250))
+            latest = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestId: $0) }
+        }
+        if let app = application, app.appId == appID { return app }
+        throw .appNotRunning(appID: appID + (latest.activeApplication.map { " (\($0.appId) runs)" } ?? ""))
+    }
+
+    /// Stops the app the session follows (receiver STOP); the session stays on the device.
+    public func stopApplication() async throws(CastSessionError) {
+        guard let app = application else { return }
+        _ = try await receiverRequest(step: "STOP", type: "STOP") { .stop(requestId: $0, sessionId: app.sessionId) }
+    }
+}

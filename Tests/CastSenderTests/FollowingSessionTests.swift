@@ -1,0 +1,71 @@
+import CastCore
+import CastProtocol
+import CastSender
+import CastTestSupport
+import Testing
+
+/// Sessions with `JoinPolicy.follow` against the simulator: on the device rather than on one app.
+@Suite("Following sessions", .timeLimit(.minutes(2)))
+struct FollowingSessionTests {
+    static let movie = "https://media.example/movie.mp4"
+
+    @Test("an idle device: connected with no app; device volume and mute work without one")
+    func idleDevice() async throws {
+        try await withSenderRig { rig in
+            let follower = try await rig.manager { $0.joinPolicy = .follow }.startSession(on: rig.device())
+            #expect(await follower.state == .connected)
+            #expect(await follower.application == nil)
+            #expect(follower.remoteMediaClient.mediaStatus == nil)
+            let volume = try await follower.setDeviceVolume(0.3).value()
+            #expect(abs((volume.volumeLevel ?? 0) - 0.3) < 0.001)
+            #expect(try await follower.setDeviceMuted(true).value().isMuted == true)
+            let device = try await rig.state()
+            #expect(abs((device["volume"]?["level"]?.double ?? 0) - 0.3) < 0.001, "the simulator's own state: \(device)")
+            await follower.end(stopCasting: false)
+        }
+    }
+
+    @Test("follows another sender's app and media, lets it go when it stops, and stays connected")
+    func followsOtherSenders() async throws {
+        try await withSenderRig { rig in
+            let follower = try await rig.manager { $0.joinPolicy = .follow }.startSession(on: rig.device())
+            let other = try await rig.manager().startSession(on: rig.device())
+            let media = MediaInformation(contentId: Self.movie, contentType: "video/mp4")
+            _ = try await other.remoteMediaClient.load(media).value()
+            let seen = await waitForMediaStatus(follower.remoteMediaClient) { $0.media?.contentId == Self.movie && $0.playerState == .playing }
+            #expect(seen != nil, "the follower saw the other sender's media playing")
+            #expect(await follower.application?.appId == "CC1AD845")
+
+            await other.end(stopCasting: true)
+            #expect(await pollUntil(timeout: 10) { await follower.application == nil }, "the stopped app was let go")
+            #expect(follower.remoteMediaClient.mediaStatus == nil)
+            #expect(await follower.state == .connected)
+            await follower.end(stopCasting: false)
+        }
+    }
+
+    @Test("launch and stop the app through the following session; it re-joins the app after a drop")
+    func launchStopAndDrop() async throws {
+        try await withSenderRig { rig in
+            let follower = try await rig.manager { $0.joinPolicy = .follow }.startSession(on: rig.device())
+            let app = try await follower.launch(appID: "CC1AD845")
+            #expect(app.appId == "CC1AD845")
+            let media = MediaInformation(contentId: Self.movie, contentType: "video/mp4")
+            let loaded = try await follower.remoteMediaClient.loadAndWait(media).get()
+            #expect(loaded.media?.contentId == Self.movie)
+
+            let recorder = EventRecorder()
+            follower.addListener(recorder)
+            try await rig.control(["command": "drop", "device": 0])
+            #expect(await recorder.wait { $0.contains(.didResume(transferred: false)) }, "resumed: \(recorder.names)")
+            #expect(await follower.application?.sessionId == app.sessionId, "re-joined the same app session")
+            #expect(await waitForMediaStatus(follower.remoteMediaClient) { $0.media?.contentId == Self.movie } != nil)
+
+            try await follower.stopApplication()
+            #expect(await pollUntil(timeout: 10) { await follower.application == nil })
+            #expect(await follower.state == .connected)
+            #expect(try await rig.state()["app"] == .null, "the simulator runs no app")
+            await follower.end(stopCasting: false)
+        }
+    }
+}
