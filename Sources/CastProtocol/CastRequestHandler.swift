@@ -2,6 +2,9 @@ import CastCore
 import CastLogging
 import NIOCore
 
+/// Hears a request's outcome: its type, the seconds it took, and its failure (nil: answered).
+public typealias CastRequestObserver = @Sendable (_ type: String, _ seconds: Double, _ failure: CastRequestError?) -> Void
+
 /// Request correlation for one connection, the only place where requests meet their replies.
 ///
 /// Outbound, a ``CastOutbound/request(_:)`` is numbered (``RequestTracker``), registered with its
@@ -26,9 +29,12 @@ public final class CastRequestHandler: ChannelDuplexHandler {
     private var timerDeadline: NIODeadline?
     private var endReason: CastConnectionCloseReason?
 
-    /// `logFields` go on every record (the device, the session).
-    public init(logSystem: LogSystem = .shared, logFields: LogFields = [:]) {
+    private let observer: CastRequestObserver?
+
+    /// `logFields` go on every record (the device, the session); `observer` hears every outcome.
+    public init(logSystem: LogSystem = .shared, logFields: LogFields = [:], observer: CastRequestObserver? = nil) {
         log = Logger(class: "CastRequestHandler", system: logSystem).with(logFields)
+        self.observer = observer
     }
 
     /// Requests waiting for a reply.
@@ -179,6 +185,11 @@ public final class CastRequestHandler: ChannelDuplexHandler {
     private func logOutcome(_ completion: RequestTracker<any CastReplyWaiter>.Completion, now: Double) {
         let request = completion.request
         let latency = Int(((now - request.sentAt) * 1000).rounded())
+        if let observer {
+            if case .failure(let error) = completion.result { observer(request.type, max(0, now - request.sentAt), error) } else {
+                observer(request.type, max(0, now - request.sentAt), nil)
+            }
+        }
         var fields: LogFields = ["requestId": .int(request.id.rawValue), "type": .string(request.type),
                                  "namespace": .string(request.namespace.rawValue), "latencyMs": .int(latency)]
         switch completion.result {

@@ -1,3 +1,4 @@
+import CastProtocol
 import CastLogging
 import CastTransport
 import SystemCrypto
@@ -31,6 +32,8 @@ public struct CastOptions: Sendable {
     /// Do not start discovery when the context is created (start it with ``DiscoveryManager/start()``).
     public var disableDiscoveryAutostart = false
     public var joinPolicy: JoinPolicy = .joinOrLaunch
+    /// Hears every request's outcome (type, seconds, failure): metrics.
+    public var requestObserver: CastRequestObserver?
     /// PING a silent device after this many seconds.
     public var heartbeatInterval: Double = 5
     /// Suspend the session after this many seconds of silence.
@@ -70,6 +73,7 @@ public struct CastOptions: Sendable {
         options.deviceAuth = deviceAuth
         options.trustAnchors = trustAnchors.isEmpty ? DefaultTrustAnchors.castRoots : trustAnchors
         options.logSystem = logSystem
+        options.requestObserver = requestObserver
         return options
     }
 }

@@ -116,6 +116,18 @@ public actor DiscoveryManager {
         if running { await start(provider) }
     }
 
+    /// Stops and removes the provider named `name` (a config reload replaced it): the devices
+    /// only it reported are removed.
+    public func remove(providerNamed name: String) async {
+        let (gone, kept) = (providers.filter { $0.name == name }, providers.filter { $0.name != name })
+        guard !gone.isEmpty else { return }
+        providers = kept
+        for provider in gone { await provider.stop() }
+        for id in reports.keys.sorted() where reports[id]?[name] != nil { lost(id, from: name) }
+        problem(nil, from: name)
+        log.info("provider \(name) removed", ["provider": .string(name)])
+    }
+
     /// Whether discovery is running.
     public var isRunning: Bool { running }
 

@@ -41,6 +41,7 @@ public protocol RemoteMediaClientListener: AnyObject, Sendable {
 public final class RemoteMediaClient: Sendable {
     private struct State {
         var status: MediaStatus?
+        var receivedAt: Double?
         weak var session: CastSession?
     }
 
@@ -59,6 +60,10 @@ public final class RemoteMediaClient: Sendable {
 
     /// The latest media status (first entry of the last MEDIA_STATUS).
     public var mediaStatus: MediaStatus? { state.withLock { $0.status } }
+
+    /// When the latest MEDIA_STATUS arrived (monotonic seconds, ``MonotonicClock``), for
+    /// estimating the position since; nil before the first.
+    public var statusReceivedAt: Double? { state.withLock { $0.receivedAt } }
 
     public func addListener(_ listener: any RemoteMediaClientListener) { listeners.add(listener) }
     public func removeListener(_ listener: any RemoteMediaClientListener) { listeners.remove(listener) }
@@ -218,8 +223,12 @@ public final class RemoteMediaClient: Sendable {
     /// A MEDIA_STATUS from the app: keeps the first entry (or none) and tells listeners.
     func apply(_ statuses: [MediaStatus]) {
         let status = statuses.first
+        let now = MonotonicClock.seconds()
         let changed = state.withLock { state -> Bool in
-            defer { state.status = status }
+            defer {
+                state.status = status
+                state.receivedAt = now
+            }
             return state.status != status
         }
         guard changed else { return }

@@ -154,7 +154,8 @@ private struct ConnectStep {
                 guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
                 let end = CastConnectionEndHandler(closed: closed, log: log)
                 let (bridge, messages) = CastInboundBridge.make(on: loop)
-                let requests = CastRequestHandler(logSystem: options.logSystem, logFields: requestFields)
+                let requests = CastRequestHandler(logSystem: options.logSystem, logFields: requestFields,
+                                                  observer: options.requestObserver)
                 let sync = channel.pipeline.syncOperations
                 // The first request (or the device-auth challenge) leaves with the TLS Finished.
                 let coalescer = HandshakeFlushCoalescer()

@@ -1,5 +1,6 @@
 import CastDeviceAuth
 import CastLogging
+import CastProtocol
 import SystemCrypto
 
 /// How a ``CastConnection`` connects and watches the device. Value type.
@@ -31,6 +32,8 @@ public struct CastConnectionOptions: Sendable {
     /// Fields on the request records (`CastRequestHandler`): the owner's device and session.
     /// Empty: the endpoint as `device`.
     public var logFields: LogFields = [:]
+    /// Hears every request's outcome (metrics), on the connection's event loop: keep it short.
+    public var requestObserver: CastRequestObserver?
 
     public init() {}
 }

@@ -3,7 +3,8 @@ import CastLogging
 
 extension CastlineConfiguration {
     public static let topLevelKeys = [
-        "receiver_app_id", "sender_id", "devices", "discovery", "logging", "plugins", "channels", "session", "daemon", "nearby", "jobs",
+        "receiver_app_id", "sender_id", "devices", "discovery", "logging", "plugins", "channels", "session", "daemon", "api", "nearby",
+        "jobs",
     ]
 
     /// Decodes a config file's text. Throws `ConfigErrors` with every error found (each with
@@ -52,9 +53,12 @@ extension CastlineConfiguration {
             }
         }
         if let node = top.value("session") { decodeSession(node, reader: reader) }
-        if let node = top.value("daemon"), let map = reader.mapping(node, path: "daemon", allowed: ["on_stop"]) {
+        if let node = top.value("daemon"), let map = reader.mapping(node, path: "daemon", allowed: ["on_stop", "on_job_removed", "jobs_file"]) {
             if let value = map.choice("on_stop", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onStop = .init(rawValue: value)! }
+            if let value = map.choice("on_job_removed", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onJobRemoved = .init(rawValue: value)! }
+            daemon.jobsFile = map.string("jobs_file")
         }
+        if let node = top.value("api") { decodeAPI(node, reader: reader) }
         if let node = top.value("nearby") { decodeNearby(node, reader: reader) }
         if let items = top.list("jobs") {
             jobs = items.enumerated().compactMap { Self.job($1, path: "jobs[\($0)]", reader: reader) }
@@ -63,6 +67,32 @@ extension CastlineConfiguration {
                 if let first = seen[job.name] { reader.error(job.mark, "job name \"\(job.name)\" is used twice (first at \(first))") }
                 seen[job.name] = job.mark
             }
+        }
+    }
+
+    mutating func decodeAPI(_ node: YAMLNode, reader: ConfigReader) {
+        guard let map = reader.mapping(node, path: "api", allowed: ["socket", "listen", "token_file", "tls_certificate", "tls_key"]) else { return }
+        api.mark = node.mark
+        api.socket = map.string("socket")
+        if let socket = api.socket, !socket.hasPrefix("/") {
+            reader.error(map.value("socket")!.mark, "api.socket must be an absolute path, not \"\(socket)\"")
+        }
+        api.listen = map.string("listen")
+        if let listen = api.listen {
+            let colon = listen.lastIndex(of: ":")
+            let port = colon.flatMap { Int(listen[listen.index(after: $0)...]) }
+            if colon == nil || port == nil || !(1...65_535).contains(port!) || listen[..<colon!].isEmpty {
+                reader.error(map.value("listen")!.mark, "api.listen must be host:port (e.g. 127.0.0.1:8765), not \"\(listen)\"")
+            }
+            if map.value("token_file") == nil, let mark = map.keyMark("listen") {
+                reader.error(mark, "api.listen needs api.token_file: every TCP request must carry its bearer token")
+            }
+        }
+        api.tokenFile = map.string("token_file")
+        api.tlsCertificate = map.string("tls_certificate")
+        api.tlsKey = map.string("tls_key")
+        if (api.tlsCertificate == nil) != (api.tlsKey == nil), let mark = map.keyMark("tls_certificate") ?? map.keyMark("tls_key") {
+            reader.error(mark, "api.tls_certificate and api.tls_key go together")
         }
     }
 

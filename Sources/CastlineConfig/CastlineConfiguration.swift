@@ -15,6 +15,7 @@ public struct CastlineConfiguration: Sendable {
     public var channels = ChannelSettings()
     public var session = SessionSettings()
     public var daemon = DaemonSettings()
+    public var api = APISettings()
     public var nearby = NearbySettings()
     public var jobs: [JobEntry] = []
 
@@ -130,8 +131,30 @@ public struct SessionSettings: Sendable {
 public struct DaemonSettings: Sendable {
     public enum OnStop: String, Sendable, CaseIterable { case leave, stop }
 
-    /// On SIGTERM: `leave` the receiver apps running, or `stop` casting.
+    /// On SIGTERM: `leave` the receiver apps running, or `stop` castline's own casts (never
+    /// another sender's).
     public var onStop = OnStop.leave
+    /// A job removed at run time (API, SIGHUP): `stop` its cast, or `leave` it playing.
+    public var onJobRemoved = OnStop.stop
+    /// Where jobs added through the API are kept (nil: `jobs.json` in the state folder).
+    public var jobsFile: String?
+
+    public init() {}
+}
+
+/// The control API of `castline run` (docs/api.md).
+public struct APISettings: Sendable {
+    /// The Unix socket (nil: `$RUNTIME_DIRECTORY/castline.sock`, else `/run/castline/castline.sock`
+    /// as root or `$XDG_RUNTIME_DIR/castline.sock`).
+    public var socket: String?
+    /// An optional TCP listener, `host:port` (bearer token required).
+    public var listen: String?
+    /// The bearer token for TCP clients; the file must not be readable by others (mode 0600).
+    public var tokenFile: String?
+    /// TLS for the TCP listener: PEM certificate chain and private key.
+    public var tlsCertificate: String?
+    public var tlsKey: String?
+    public var mark = SourceMark(line: 0, column: 0)
 
     public init() {}
 }

@@ -8,30 +8,43 @@ import NIOCore
 import Glibc
 #endif
 
-/// `castline run`: discovery feeding one ``JobDriver`` per config job, a 1 s tick, systemd
-/// notifications (READY, STATUS, WATCHDOG, RELOADING, STOPPING) and config reloads.
-/// Isolation: an actor; `run()` returns when `stop` is called.
+/// `castline run`, the hub: the one owner of castline's sessions. Discovery feeds the
+/// ``DeviceRegistry`` (one following session per device) and a ``JobDriver`` per job; the
+/// ``ControlPlane`` serves the CLI, the API and bridges on top of them; systemd hears READY,
+/// STATUS, WATCHDOG, RELOADING and STOPPING. Isolation: an actor; `run()` returns when `stop`
+/// is called.
 public actor Daemon {
+    public nonisolated let events: HubEvents
+    public nonisolated let registry: DeviceRegistry
+    public nonisolated let metrics: HubMetrics
     let logSystem: LogSystem
     let group: EventLoopGroup
     let notifier: SystemdNotifier
     let log: Logger
     let providers: [any DiscoveryProvider]
+    let announcer: NearbyJobAnnouncer?
+    let hostName: String
+    let jobStore: JobStore?
     var config: CastlineConfiguration
-    var drivers: [JobDriver] = []
+    public internal(set) var logLayers: LogRuleLayers
+    /// Jobs by name: the config's, then those added through the API.
+    var drivers: [String: JobDriver] = [:]
+    var apiJobs: [String: JobEntry] = [:]
     var manager: DiscoveryManager?
+    var discoveryTask: Task<Void, Never>?
     var lastStatus = ""
     var lastWatchdog = 0.0
     var running = false
     var finished: AsyncStream<Void>.Continuation?
-    let announcer: NearbyJobAnnouncer?
-    let hostName: String
+    public nonisolated let startedAt = MonotonicClock.seconds()
 
     /// `providers`: the discovery plugin providers the config lets run (filtered by the caller,
     /// which knows their plugin ids); the config's static devices are added here.
     /// `announcer`: publishes the job states as nearby messages (config `nearby.announce_jobs`).
+    /// `jobStore`: where API jobs are kept (nil: they last until the process ends).
     public init(config: CastlineConfiguration, providers: [any DiscoveryProvider], logSystem: LogSystem, group: EventLoopGroup,
-                notifier: SystemdNotifier = SystemdNotifier(), announcer: NearbyJobAnnouncer? = nil) {
+                logLayers: LogRuleLayers, jobStore: JobStore?, notifier: SystemdNotifier = SystemdNotifier(),
+                announcer: NearbyJobAnnouncer? = nil) {
         self.config = config
         self.announcer = announcer
         var buffer = [CChar](repeating: 0, count: 256)
@@ -41,7 +54,14 @@ public actor Daemon {
         self.logSystem = logSystem
         self.group = group
         self.notifier = notifier
+        self.logLayers = logLayers
+        self.jobStore = jobStore
         log = Logger(class: "Daemon", system: logSystem)
+        events = HubEvents()
+        metrics = HubMetrics()
+        var options = Self.castOptions(config, logSystem: logSystem)
+        options.requestObserver = metrics.requestObserver
+        registry = DeviceRegistry(options: options, group: group, events: events, metrics: metrics, aliases: Self.aliases(config))
     }
 
     /// Session options from the config (the same mapping `cast` uses).
@@ -65,23 +85,27 @@ public actor Daemon {
         return options
     }
 
+    static func aliases(_ config: CastlineConfiguration) -> [String: [String]] {
+        Dictionary(config.devices.map { ("\($0.host):\($0.port)", $0.aliases) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    // MARK: Running
+
     /// Starts discovery and the jobs, tells systemd READY, and runs until ``stop(stopCasting:)``.
     public func run() async {
         let (done, continuation) = AsyncStream<Void>.makeStream()
         finished = continuation
         running = true
+        for job in jobStore?.load() ?? [] where !config.jobs.contains(where: { $0.name == job.name }) { apiJobs[job.name] = job }
         let manager = DiscoveryManager(criteria: DiscoveryCriteria(), logSystem: logSystem)
         self.manager = manager
         for provider in providers { await manager.add(provider) }
-        let hosts = config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
-        if !hosts.isEmpty, config.discovery.allows(["static"]) {
-            await manager.add(StaticHostProvider(hosts: hosts, retryInterval: 2, recheckInterval: 15, group: group, logSystem: logSystem))
-        }
-        startDrivers()
-        let events = manager.events()
+        if let staticHosts = staticProvider(config) { await manager.add(staticHosts) }
+        for job in allJobs { startDriver(job) }
+        let discovery = manager.events()
         await manager.start()
-        let eventTask = Task { [weak self] in
-            for await event in events {
+        discoveryTask = Task { [weak self] in
+            for await event in discovery {
                 await self?.handle(event)
                 if case .stopped = event { break }
             }
@@ -98,21 +122,32 @@ public actor Daemon {
         log.info("running: \(status)", ["jobs": .int(drivers.count), "config": .string(config.file)])
         for await _ in done { break }
         ticker.cancel()
-        eventTask.cancel()
     }
 
-    func startDrivers() {
-        let options = Self.castOptions(config, logSystem: logSystem)
-        let aliases = Dictionary(config.devices.map { ("\($0.host):\($0.port)", $0.aliases) }, uniquingKeysWith: { a, _ in a })
-        drivers = config.jobs.map { JobDriver(job: $0, options: options, group: group, aliases: aliases) }
+    /// The config's static devices as a discovery provider (nil when there are none, or the
+    /// config does not allow the `static` provider).
+    func staticProvider(_ config: CastlineConfiguration) -> StaticHostProvider? {
+        let hosts = config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
+        guard !hosts.isEmpty, config.discovery.allows(["static"]) else { return nil }
+        return StaticHostProvider(hosts: hosts, retryInterval: 2, recheckInterval: 15, group: group, logSystem: logSystem)
+    }
+
+    var allJobs: [JobEntry] { config.jobs + apiJobs.values.sorted { $0.name < $1.name } }
+
+    func startDriver(_ job: JobEntry) {
+        drivers[job.name] = JobDriver(job: job, registry: registry, events: events, defaultAppID: config.receiverAppID, group: group,
+                                      logSystem: logSystem)
     }
 
     func handle(_ event: DiscoveryEvent) async {
         switch event {
         case .inserted(let device, _), .updated(let device, _):
-            for driver in drivers { await driver.deviceFound(device) }
+            await registry.deviceFound(device)
+            let aliases = await registry.entry(device.id)?.aliases ?? []
+            for driver in drivers.values { await driver.deviceFound(device, aliases: aliases) }
         case .removed(let device):
-            for driver in drivers { await driver.deviceLost(device.id) }
+            await registry.deviceLost(device.id)
+            for driver in drivers.values { await driver.deviceLost(device.id) }
         case .problem(let provider, let reason?):
             log.warning("discovery provider \(provider): \(reason)", ["provider": .string(provider)])
         default:
@@ -121,7 +156,7 @@ public actor Daemon {
     }
 
     func tick() async {
-        for driver in drivers { await driver.tick() }
+        for driver in drivers.values { await driver.tick() }
         if let announcer { announcer.update(await announcements()) }
         let status = await statusLine()
         if status != lastStatus {
@@ -137,10 +172,10 @@ public actor Daemon {
         }
     }
 
-    /// `2 job(s): 3 playing, 1 yielding, 0 waiting` — the systemd STATUS line.
+    /// `2 job(s): 3 playing, 1 yielding` — the systemd STATUS line.
     public func statusLine() async -> String {
         var counts: [String: Int] = [:]
-        for driver in drivers {
+        for driver in drivers.values {
             for entry in await driver.summary { counts[entry.state.description, default: 0] += 1 }
         }
         let states = counts.keys.sorted().map { "\(counts[$0]!) \($0)" }
@@ -150,7 +185,7 @@ public actor Daemon {
     /// Each job's state on each of its devices, as nearby announcements.
     public func announcements() async -> [JobAnnouncement] {
         var result: [JobAnnouncement] = []
-        for driver in drivers {
+        for driver in drivers.values {
             for entry in await driver.summary {
                 result.append(JobAnnouncement(host: hostName, job: driver.job.name, device: entry.device, state: entry.state.description,
                                               title: driver.job.media.title, url: driver.job.media.url))
@@ -165,61 +200,30 @@ public actor Daemon {
     /// Per-job, per-device states (for logs and tests).
     public func jobStates() async -> [String: [String: String]] {
         var result: [String: [String: String]] = [:]
-        for driver in drivers {
-            result[driver.job.name] = Dictionary(await driver.summary.map { ($0.device, $0.state.description) }, uniquingKeysWith: { a, _ in a })
+        for (name, driver) in drivers {
+            result[name] = Dictionary(await driver.summary.map { ($0.device, $0.state.description) }, uniquingKeysWith: { a, _ in a })
         }
         return result
     }
 
-    /// Applies a new config: log rules at once; jobs that changed are restarted, others keep
-    /// their sessions. Discovery providers and plugins stay as they are (restart for those).
-    public func reload(_ new: CastlineConfiguration) async {
-        notifier.reloading()
-        if let rules = new.logging.rules {
-            try? logSystem.applyRules(rules, source: new.file)
-        }
-        let old = Dictionary(drivers.map { ($0.job.name, $0) }, uniquingKeysWith: { a, _ in a })
-        let options = Self.castOptions(new, logSystem: logSystem)
-        let aliases = Dictionary(new.devices.map { ("\($0.host):\($0.port)", $0.aliases) }, uniquingKeysWith: { a, _ in a })
-        var next: [JobDriver] = []
-        var changed = 0
-        for job in new.jobs {
-            if let driver = old[job.name], Self.same(driver.job, job) {
-                next.append(driver)
-            } else {
-                next.append(JobDriver(job: job, options: options, group: group, aliases: aliases))
-                changed += 1
-            }
-        }
-        let kept = Set(next.map { ObjectIdentifier($0) })
-        for driver in drivers where !kept.contains(ObjectIdentifier(driver)) { await driver.stop(stopCasting: false) }
-        drivers = next
-        config = new
-        if let manager {
-            for device in await manager.devices {
-                for driver in drivers { await driver.deviceFound(device) }
-            }
-        }
-        let status = await statusLine()
-        log.info("config reloaded from \(new.file): \(changed) job(s) started or restarted; \(status)", ["config": .string(new.file)])
-        notifier.reloaded(status: status)
-    }
+    // MARK: Stopping
 
-    static func same(_ a: JobEntry, _ b: JobEntry) -> Bool {
-        var a = a, b = b
-        a.mark = SourceMark(line: 0, column: 0)
-        b.mark = a.mark
-        return a == b
-    }
-
-    /// Ends the jobs (`stopCasting`: stop the receiver apps, else leave them running), stops
-    /// discovery and ends ``run()``.
+    /// Ends the jobs and the device links and stops discovery, then ends ``run()``. With
+    /// `stopCasting`, castline's own casts stop (the jobs' and the commands'), never another
+    /// sender's media, nor media a job was yielding to.
     public func stop(stopCasting: Bool) async {
         guard running else { return }
         running = false
-        notifier.stopping(stopCasting ? "stopping: ending casts" : "stopping: leaving casts running")
-        log.info("stopping (\(stopCasting ? "stop casting" : "leave casts running"))", ["stopCasting": .bool(stopCasting)])
-        for driver in drivers { await driver.stop(stopCasting: stopCasting) }
+        notifier.stopping(stopCasting ? "stopping: ending castline's casts" : "stopping: leaving casts running")
+        log.info("stopping (\(stopCasting ? "stop castline's casts" : "leave casts running"))", ["stopCasting": .bool(stopCasting)])
+        // Discovery's own stop reports every device removed: nobody listens any more by then.
+        discoveryTask?.cancel()
+        for driver in drivers.values { await driver.stop(stopCasting: stopCasting) }
+        var commandCasts: Set<String> = []
+        if stopCasting {
+            for entry in await registry.all where entry.owner == CommandOwner.name { commandCasts.insert(entry.device.id) }
+        }
+        await registry.shutdown(stopping: commandCasts)
         announcer?.stop()
         await manager?.stop()
         finished?.yield()

@@ -6,62 +6,63 @@ import CastSender
 import CastlineConfig
 import NIOCore
 
-/// Runs one config job: a ``JobStateMachine`` per matching device, fed by discovery, session
-/// and media events and a 1 s tick, and the actions carried out with the sender framework.
-/// Isolation: an actor; sessions and watchers live here.
+/// Runs one job: a ``JobStateMachine`` per matching device, fed by what the device's link shows
+/// (``DeviceRegistry/observe(_:)``: app, media, owner, connection) and a 1 s tick; its casts go
+/// through the same link every other command uses. Isolation: an actor.
 public actor JobDriver {
     public nonisolated let job: JobEntry
-    let manager: SessionManager
-    let probeManager: SessionManager
+    let registry: DeviceRegistry
+    let events: HubEvents
     let group: EventLoopGroup
     let logSystem: LogSystem
     let log: Logger
-    let selectors: [DeviceSelector]
-    let aliases: [String: [String]]
+    let defaultAppID: String
     var machines: [String: JobStateMachine] = [:]
     var devices: [String: CastDevice] = [:]
-    var sessions: [String: CastSession] = [:]
-    var watchers: [String: [Task<Void, Never>]] = [:]
+    var watchers: [String: Task<Void, Never>] = [:]
+    /// The last observation of each device, and the app session the job's cast runs in.
+    var observed: [String: DeviceRegistry.Observation] = [:]
+    var appSessions: [String: String] = [:]
+    var reconnected: Set<String> = []
     var servers: [String: MediaFileServer] = [:]
     var stopped = false
 
-    /// `options` carries the app (the job's `app_id` or the config's) and session settings.
-    public init(job: JobEntry, options: CastOptions, group: EventLoopGroup, aliases: [String: [String]]) {
+    /// `defaultAppID`: the app when the job names none (the config's `receiver_app_id`).
+    public init(job: JobEntry, registry: DeviceRegistry, events: HubEvents, defaultAppID: String, group: EventLoopGroup,
+                logSystem: LogSystem) {
         self.job = job
+        self.registry = registry
+        self.events = events
+        self.defaultAppID = defaultAppID
         self.group = group
-        self.logSystem = options.logSystem
-        self.aliases = aliases
-        var appOptions = options
-        if let app = job.appID { appOptions.receiverAppID = app }
-        appOptions.joinPolicy = .joinOrLaunch
-        manager = SessionManager(options: appOptions, group: group)
-        var probeOptions = options
-        probeOptions.joinPolicy = .joinAnyMediaApp
-        probeOptions.reconnectPolicy = .never
-        probeOptions.sessionResumeFile = nil
-        probeManager = SessionManager(options: probeOptions, group: group)
-        log = Logger(class: "JobDriver", system: options.logSystem).with(["job": .string(job.name)])
-        selectors = job.devices.compactMap { try? DeviceSelector($0) }
+        self.logSystem = logSystem
+        log = Logger(class: "JobDriver", system: logSystem).with(["job": .string(job.name)])
     }
 
-    /// Whether `device` is one of this job's.
+    var appID: String { job.appID ?? defaultAppID }
+
+    /// Whether `device` (with its config aliases) is one of this job's.
     public nonisolated func matches(_ device: CastDevice, aliases: [String]) -> Bool {
         let selectors = job.devices.compactMap { try? DeviceSelector($0) }
         return selectors.contains { $0.matches(name: device.friendlyName, id: device.id, aliases: aliases) }
     }
 
-    /// Per device: state name, casts, last reason (for STATUS= and logs).
-    public var summary: [(device: String, state: JobStateMachine.State, casts: Int)] {
-        machines.keys.sorted().map { id in (devices[id]?.friendlyName ?? id, machines[id]!.state, machines[id]!.casts) }
+    /// Per device: name, state, casts (for STATUS=, the API and logs).
+    public var summary: [(device: String, id: String, state: JobStateMachine.State, casts: Int)] {
+        machines.keys.sorted().map { id in (devices[id]?.friendlyName ?? id, id, machines[id]!.state, machines[id]!.casts) }
     }
 
-    public func deviceFound(_ device: CastDevice) {
-        guard !stopped, matches(device, aliases: aliases["\(device.host):\(device.port)"] ?? []) else { return }
+    public func deviceFound(_ device: CastDevice, aliases: [String]) {
+        guard !stopped, matches(device, aliases: aliases) else { return }
         let known = devices[device.id] != nil
         devices[device.id] = device
         if machines[device.id] == nil { machines[device.id] = JobStateMachine(job: job) }
         if !known { log.info("device \(device.friendlyName) matches", ["device": .string(device.id), "deviceName": .string(device.friendlyName)]) }
-        feed(device.id, .deviceFound)
+        if watchers[device.id] == nil {
+            watchers[device.id] = watch(device.id)
+        } else if let current = observed[device.id], current.link == "connected" {
+            feed(device.id, .deviceFound(current: observation(current)))
+        }
     }
 
     public func deviceLost(_ id: String) {
@@ -75,17 +76,79 @@ public actor JobDriver {
         for id in machines.keys.sorted() { feed(id, .tick) }
     }
 
-    /// Ends every session (`stopCasting`: stop the receiver apps) and stops serving files.
+    /// Stops the job: with `stopCasting`, the app on each device that plays the job's own cast
+    /// is stopped (never another sender's); files stop being served.
     public func stop(stopCasting: Bool) async {
         stopped = true
-        for tasks in watchers.values { for task in tasks { task.cancel() } }
+        for task in watchers.values { task.cancel() }
         watchers = [:]
-        await manager.shutdown(stopCasting: stopCasting)
-        await probeManager.shutdown()
+        for id in devices.keys {
+            guard let entry = await registry.entry(id), entry.owner == job.name else { continue }
+            if stopCasting, let link = entry.link {
+                do { try await link.stopApplication() } catch {
+                    log.warning("cannot stop the cast on \(entry.device.friendlyName): \(error)", ["device": .string(id)])
+                }
+            }
+            await registry.release(id, owner: job.name)
+        }
         for server in servers.values { await server.stop() }
         servers = [:]
-        sessions = [:]
     }
+
+    // MARK: Observations
+
+    private func watch(_ id: String) -> Task<Void, Never> {
+        let registry = self.registry
+        return Task { [weak self] in
+            let updates = await registry.observe(id)
+            for await update in updates {
+                guard let self else { return }
+                await self.observe(update, id: id)
+            }
+        }
+    }
+
+    /// One change of what the device shows, as machine inputs.
+    func observe(_ now: DeviceRegistry.Observation, id: String) {
+        let before = observed[id]
+        observed[id] = now
+        guard now.link == "connected" else {
+            if now.link == "reconnecting" { reconnected.insert(id) }
+            return
+        }
+        let afterReconnect = reconnected.remove(id) != nil
+        if case .waitingForDevice? = machines[id]?.state {
+            if before?.link != "connected" || afterReconnect { feed(id, .deviceFound(current: observation(now))) }
+            return
+        }
+        if let ours = appSessions[id], now.app?.sessionId != ours {
+            appSessions[id] = nil
+            if let other = now.app {
+                feed(id, .sessionEnded(.appReplaced(by: other.appId)))
+            } else if afterReconnect {
+                feed(id, .sessionEnded(.lost("the app session is gone after a reconnect (the device restarted?)")))
+            } else {
+                feed(id, .sessionEnded(.appStopped))
+            }
+            return
+        }
+        feed(id, .media(observation(now)))
+    }
+
+    /// What plays, as the machine sees it: nil when nothing does; another app without media
+    /// status counts as busy.
+    func observation(_ now: DeviceRegistry.Observation) -> JobStateMachine.MediaObservation? {
+        let held = now.owner == CommandOwner.name
+        if let media = now.media {
+            return JobMedia.observation(media, urls: urls, heldByCommand: held)
+        }
+        if let app = now.app, app.appId != appID {
+            return JobStateMachine.MediaObservation(playerState: "APP", isOurs: false, heldByCommand: held)
+        }
+        return nil
+    }
+
+    var urls: [String] { [job.media.url] + servers.values.map { $0.url(for: JobMedia.fileName(job.media.url)) } }
 
     // MARK: Machine
 
@@ -99,6 +162,9 @@ public actor JobDriver {
                 "device": .string(id), "from": .string(before.description), "to": .string(machine.state.description),
                 "input": .string(Self.name(input)),
             ])
+            events.emit(.job, machine.state.description, device: id, job: job.name, [
+                "from": .string(before.description), "input": .string(Self.name(input)),
+            ])
         }
         for action in actions { perform(action, on: id) }
     }
@@ -111,7 +177,6 @@ public actor JobDriver {
         case .castFailed: return "castFailed"
         case .media: return "media"
         case .sessionEnded: return "sessionEnded"
-        case .deviceBusy: return "deviceBusy"
         case .tick: return "tick"
         }
     }
@@ -121,96 +186,55 @@ public actor JobDriver {
         case .cast(let reason):
             Task { await self.cast(id, reason: reason) }
         case .endSession:
-            let session = sessions.removeValue(forKey: id)
-            for task in watchers.removeValue(forKey: id) ?? [] { task.cancel() }
-            Task { await session?.end(stopCasting: false) }
+            appSessions[id] = nil
         case .checkStatus:
-            guard let session = sessions[id] else { return }
-            Task { _ = await session.remoteMediaClient.requestStatus().result }
-        case .probeDevice:
-            Task { await self.probe(id) }
+            Task {
+                guard let link = await registry.entry(id)?.link else { return }
+                _ = await link.remoteMediaClient.requestStatus().result
+            }
         }
     }
 
-    // MARK: Actions
+    // MARK: Casting
 
     func cast(_ id: String, reason: String) async {
         guard let device = devices[id] else { return }
         log.info("casting to \(device.friendlyName): \(reason)", ["device": .string(id), "reason": .string(reason), "url": .string(job.media.url)])
-        let session: CastSession
+        let link: CastSession
         do {
-            session = try await manager.startSession(on: device)
+            (_, link) = try await registry.link(id)
         } catch {
-            log.warning("cannot start a session on \(device.friendlyName): \(error)", ["device": .string(id), "error": .string(error.name)])
+            log.warning("cannot cast to \(device.friendlyName): \(error)", ["device": .string(id), "error": .string(error.code)])
             feed(id, .castFailed("\(error)"))
             return
         }
-        if sessions[id] !== session { watch(session, id: id) }
+        let app: ApplicationInfo
+        do {
+            app = try await link.launch(appID: appID)
+        } catch {
+            log.warning("cannot launch app \(appID) on \(device.friendlyName): \(error)", ["device": .string(id), "error": .string(error.name)])
+            feed(id, .castFailed("\(error)"))
+            return
+        }
+        appSessions[id] = app.sessionId
         let url: String
         do { url = try await mediaURL(for: device) } catch {
             log.error("cannot serve \(job.media.url) to \(device.friendlyName): \(error)", ["device": .string(id)])
             feed(id, .castFailed("\(error)"))
             return
         }
-        switch await session.remoteMediaClient.loadAndWait(JobMedia.information(job.media, url: url),
-                                                           options: MediaLoadOptions(autoplay: job.media.autoplay),
-                                                           until: job.media.autoplay ? .playing : .paused, timeout: 30) {
+        await registry.claim(id, owner: job.name, contentID: url)
+        switch await link.remoteMediaClient.loadAndWait(JobMedia.information(job.media, url: url),
+                                                        options: MediaLoadOptions(autoplay: job.media.autoplay),
+                                                        until: job.media.autoplay ? .playing : .paused, timeout: 30) {
         case .success:
             log.info("\(device.friendlyName): playing \(job.media.url)", ["device": .string(id), "url": .string(job.media.url)])
             feed(id, .castSucceeded)
         case .failure(let error):
             log.warning("\(device.friendlyName): cast failed: \(error)", ["device": .string(id), "error": .string("\(error)")])
+            await registry.release(id, owner: job.name)
             feed(id, .castFailed("\(error)"))
         }
-    }
-
-    /// Session end and media status → machine inputs, for as long as the session lives.
-    func watch(_ session: CastSession, id: String) {
-        for task in watchers[id] ?? [] { task.cancel() }
-        sessions[id] = session
-        let updates = session.updates()
-        let media = session.remoteMediaClient.statusUpdates()
-        let ended = Task { [weak self] in
-            for await update in updates {
-                guard case .event(.didEnd(let error), _) = update else { continue }
-                await self?.sessionEnded(session, id: id, error: error)
-                return
-            }
-        }
-        let statuses = Task { [weak self] in
-            for await status in media {
-                guard await session.state == .connected else { continue }
-                await self?.mediaStatus(status, session: session, id: id)
-            }
-        }
-        watchers[id] = [ended, statuses]
-    }
-
-    func sessionEnded(_ session: CastSession, id: String, error: CastSessionError?) {
-        guard sessions[id] === session else { return }
-        sessions[id] = nil
-        feed(id, .sessionEnded(JobMedia.sessionEnd(error)))
-    }
-
-    func mediaStatus(_ status: MediaStatus?, session: CastSession, id: String) {
-        guard sessions[id] === session else { return }
-        let urls = [job.media.url] + servers.values.map { $0.url(for: JobMedia.fileName(job.media.url)) }
-        feed(id, .media(status.map { JobMedia.observation($0, urls: urls) }))
-    }
-
-    /// While yielding: is another sender's media still playing there?
-    func probe(_ id: String) async {
-        guard let device = devices[id] else { return }
-        let busy: Bool
-        do {
-            let session = try await probeManager.startSession(on: device)
-            let state = session.remoteMediaClient.mediaStatus?.effectivePlayerState
-            busy = state == .playing || state == .buffering || state == .paused || state == .loading
-            await session.end(stopCasting: false)
-        } catch {
-            busy = { if case .appNotRunning = error { return false } else { return true } }()
-        }
-        feed(id, .deviceBusy(busy))
     }
 
     /// The URL to load: the job's URL, or for a file the built-in server's URL on the address
@@ -225,4 +249,9 @@ public actor JobDriver {
         }
         return servers[address]!.url(for: JobMedia.fileName(job.media.url))
     }
+}
+
+/// The owner name of a cast made by a command (`castline cast`, the API) through the hub.
+public enum CommandOwner {
+    public static let name = "command"
 }

@@ -25,20 +25,11 @@ public enum JobMedia {
         String(path.split(separator: "/").last ?? Substring(path))
     }
 
-    public static func observation(_ status: MediaStatus, urls: [String]) -> JobStateMachine.MediaObservation {
+    public static func observation(_ status: MediaStatus, urls: [String], heldByCommand: Bool = false) -> JobStateMachine.MediaObservation {
         let media = status.effectiveMedia
         let ours = media.map { m in urls.contains(m.contentId) || (m.contentUrl.map { urls.contains($0) } ?? false) } ?? true
         return JobStateMachine.MediaObservation(playerState: status.playerState.rawValue, idleReason: status.idleReason?.rawValue,
-                                                isOurs: ours)
-    }
-
-    public static func sessionEnd(_ error: CastSessionError?) -> JobStateMachine.SessionEnd {
-        switch error {
-        case nil: return .requested
-        case .appStopped?: return .appStopped
-        case .appReplaced(_, let other)?: return .appReplaced(by: other)
-        case let error?: return .lost(error.name)
-        }
+                                                isOurs: ours, heldByCommand: heldByCommand && !ours)
     }
 }
 

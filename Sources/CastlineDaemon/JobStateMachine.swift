@@ -1,8 +1,10 @@
 import CastlineConfig
 
-/// What one config job does on one device, as a pure state machine: inputs are discovery,
-/// session and media events plus clock ticks; outputs are actions for ``JobDriver``. No sockets,
-/// no clock of its own (`now` comes with every input), so tests drive it directly.
+/// What one job does on one device, as a pure state machine: inputs are discovery, link and
+/// media observations plus clock ticks; outputs are actions for ``JobDriver``. No sockets, no
+/// clock of its own (`now` comes with every input), so tests drive it directly. Another sender's
+/// media is an observed fact the job's takeover policy reacts to (a command's cast through the
+/// hub always makes it yield), never something it overwrites by accident.
 public struct JobStateMachine: Sendable {
     public enum State: Sendable, Equatable, CustomStringConvertible {
         /// The device is not (or no longer) discovered.
@@ -48,23 +50,30 @@ public struct JobStateMachine: Sendable {
         public var idleReason: String?
         /// True when the content is the job's (contentId or contentUrl equal to the job's URL).
         public var isOurs: Bool
+        /// Cast by a command through the hub (`castline cast`, the API): the job yields to it
+        /// whatever its takeover policy, and takes over again when it ends.
+        public var heldByCommand: Bool
 
-        public init(playerState: String, idleReason: String? = nil, isOurs: Bool) {
+        public init(playerState: String, idleReason: String? = nil, isOurs: Bool, heldByCommand: Bool = false) {
             self.playerState = playerState
             self.idleReason = idleReason
             self.isOurs = isOurs
+            self.heldByCommand = heldByCommand
         }
+
+        /// Loading, buffering, playing or paused: something occupies the device.
+        /// (`APP`: another app runs that reports no media, a web page say.)
+        public var isActive: Bool { ["PLAYING", "PAUSED", "BUFFERING", "LOADING", "APP"].contains(playerState) }
     }
 
     public enum Input: Sendable, Equatable {
-        case deviceFound
+        /// The device is there, with what it plays now (nil: nothing, or not known).
+        case deviceFound(current: MediaObservation?)
         case deviceLost
         case castSucceeded
         case castFailed(String)
         case media(MediaObservation?)
         case sessionEnded(SessionEnd)
-        /// A probe while yielding: whether another sender's media still plays.
-        case deviceBusy(Bool)
         case tick
     }
 
@@ -73,8 +82,6 @@ public struct JobStateMachine: Sendable {
         case endSession
         /// Ask the device for the media status (periodic check while playing).
         case checkStatus
-        /// While yielding: see whether the device is still busy with another sender.
-        case probeDevice
     }
 
     public let job: JobEntry
@@ -87,6 +94,8 @@ public struct JobStateMachine: Sendable {
     public private(set) var lastReason = ""
     private var seenBefore = false
     private var lastCheck = 0.0
+    /// While yielding: to a command's cast (no `reclaim_after`).
+    private var heldByCommand = false
 
     public init(job: JobEntry) { self.job = job }
 
@@ -97,8 +106,17 @@ public struct JobStateMachine: Sendable {
 
     public mutating func handle(_ input: Input, now: Double) -> [Action] {
         switch (input, state) {
-        case (.deviceFound, .waitingForDevice):
+        case (.deviceFound(let current), .waitingForDevice):
             defer { seenBefore = true }
+            if let current, current.isActive {
+                // Our media still plays (castline restarted, the device came back): keep it.
+                if current.isOurs {
+                    state = .playing
+                    lastCheck = now
+                    return []
+                }
+                return takeover("another sender's media plays there", now: now, held: current.heldByCommand)
+            }
             if seenBefore && !job.recastOn.contains(.found) {
                 state = .stopped(reason: "found again, but recast_on has no \"found\"")
                 return []
@@ -126,6 +144,16 @@ public struct JobStateMachine: Sendable {
 
         case (.media(let observation), .playing):
             return mediaChanged(observation, now: now)
+        case (.media(let observation), .yielding):
+            // The other sender's media ended (or ours plays again): take the device back.
+            guard let observation, observation.isActive else {
+                return startCast("the other sender's media ended", now: now)
+            }
+            if observation.isOurs {
+                state = .playing
+                lastCheck = now
+            }
+            return []
         case (.media, _):
             return []
 
@@ -149,13 +177,6 @@ public struct JobStateMachine: Sendable {
         case (.sessionEnded, _):
             return []
 
-        case (.deviceBusy(let busy), .yielding(let since)):
-            if !busy { return startCast("the other sender's media ended", now: now) }
-            if let after = job.reclaimAfter, now - since >= after { return startCast("reclaimed after \(Int(after)) s", now: now) }
-            return []
-        case (.deviceBusy, _):
-            return []
-
         case (.tick, .backingOff(let until)):
             return now >= until ? startCast(failures > 0 ? "retry \(failures)" : "retry", now: now) : []
         case (.tick, .playing):
@@ -163,10 +184,10 @@ public struct JobStateMachine: Sendable {
             lastCheck = now
             return [.checkStatus]
         case (.tick, .yielding(let since)):
-            if let after = job.reclaimAfter, now - since >= after { return startCast("reclaimed after \(Int(after)) s", now: now) }
-            guard now - lastCheck >= job.checkInterval else { return [] }
-            lastCheck = now
-            return [.probeDevice]
+            if !heldByCommand, let after = job.reclaimAfter, now - since >= after {
+                return startCast("reclaimed after \(Int(after)) s", now: now)
+            }
+            return []
         case (.tick, _):
             return []
         }
@@ -185,7 +206,8 @@ public struct JobStateMachine: Sendable {
             return idle("no media is loaded", now: now)
         }
         if !observation.isOurs {
-            return takeover("another sender loaded other media", now: now)
+            return takeover(observation.heldByCommand ? "a command cast other media" : "another sender loaded other media", now: now,
+                            held: observation.heldByCommand)
         }
         guard observation.playerState == "IDLE" else { return [] }
         switch observation.idleReason {
@@ -206,15 +228,13 @@ public struct JobStateMachine: Sendable {
         return startCast(why, now: now)
     }
 
-    private mutating func takeover(_ why: String, now: Double) -> [Action] {
-        switch job.takeover {
-        case .reclaim:
-            return startCast("\(why); takeover: reclaim", now: now)
-        case .yield:
-            state = .yielding(since: now)
-            lastCheck = now
-            lastReason = why
-            return []
-        }
+    /// `held`: a command's cast (always yielded to, and `reclaim_after` waits for its end).
+    private mutating func takeover(_ why: String, now: Double, held: Bool = false) -> [Action] {
+        if job.takeover == .reclaim, !held { return startCast("\(why); takeover: reclaim", now: now) }
+        state = .yielding(since: now)
+        heldByCommand = held
+        lastCheck = now
+        lastReason = why
+        return []
     }
 }

@@ -1,3 +1,4 @@
+import CastlineDaemon
 import ArgumentParser
 import CastCore
 import CastLogging

@@ -20,8 +20,8 @@ struct RunCommand: AsyncParsableCommand {
             SIGTERM/SIGINT: ends the sessions as daemon.on_stop says (leave | stop) and flushes the log sinks.
             """ + "\n" + CastlineExit.summary)
 
-    @Option(name: .long, help: "The config file (YAML).")
-    var config: String
+    @Option(name: .long, help: ArgumentHelp("The config file (YAML). Default: $CASTLINE_CONFIG, then ~/.config/castline/castline.yaml if present.", valueName: "file"))
+    var config: String?
     @Option(name: .long, help: "A folder or .so file to load plugins from (before the config's paths). Repeatable.")
     var pluginPath: [String] = []
     @Option(name: .long, help: "Log rules (override the config's logging.rules until the next SIGHUP).")
@@ -33,14 +33,23 @@ struct RunCommand: AsyncParsableCommand {
         let environment = try CommandEnvironment(options: options, featureKinds: [.discovery, .mediaFormat], consoleMinimum: .info)
         let nearby = try Self.nearbyManager(environment)
         let announcer = nearby.map { NearbyJobAnnouncer(manager: $0, namespace: environment.config.nearby.namespace, logSystem: environment.logSystem) }
+        let env = castline.environment()
+        let layers = LogRuleLayers(config: environment.config.logging.rules, configSource: environment.config.file,
+                                   environment: env[LogSystem.environmentVariable], commandLine: log, defaultMinimum: .info)
+        let jobsFile = environment.config.daemon.jobsFile ?? NearbyPermissionStore.defaultDirectory(environment: env) + "/jobs.json"
         let daemon = Daemon(config: environment.config, providers: environment.discoveryProviders(),
-                            logSystem: environment.logSystem, group: environment.group, announcer: announcer)
+                            logSystem: environment.logSystem, group: environment.group, logLayers: layers,
+                            jobStore: JobStore(path: jobsFile, logSystem: environment.logSystem), announcer: announcer)
         let logger = Logger(class: "RunCommand", system: environment.logSystem)
         DescriptorLimit.raise(log: logger)
-        let path = config
+        let path = environment.config.file
         let signalTask = Task {
             for await number in signals.signals {
                 if number == SIGHUP {
+                    guard path != CastlineConfiguration().file else {
+                        logger.warning("SIGHUP: castline runs on the built-in defaults (no config file): nothing to reload")
+                        continue
+                    }
                     do {
                         let (next, warnings) = try CastlineConfiguration.load(path: path)
                         for warning in warnings { logger.warning("\(warning)") }

@@ -26,13 +26,6 @@ import Testing
         #expect(!JobMedia.observation(ours, urls: ["http://h/b.mp4"]).isOurs)
     }
 
-    @Test func sessionEndsMapToWhatTheJobCaresAbout() {
-        #expect(JobMedia.sessionEnd(nil) == .requested)
-        #expect(JobMedia.sessionEnd(.appStopped(appID: "CC1AD845")) == .appStopped)
-        #expect(JobMedia.sessionEnd(.appReplaced(appID: "CC1AD845", by: "233637DE")) == .appReplaced(by: "233637DE"))
-        #expect(JobMedia.sessionEnd(.sessionGone(appID: "CC1AD845", sessionID: "s")) == .lost("sessionGone"))
-    }
-
     @Test func contentTypesForCommonExtensions() {
         #expect(ContentTypeGuess.forPath("/a/b.MP4") == "video/mp4")
         #expect(ContentTypeGuess.forPath("http://h/x.mpd?x=1") == "application/dash+xml")

@@ -13,7 +13,7 @@ import Testing
 
     func playing(_ job: JobEntry) -> JobStateMachine {
         var machine = JobStateMachine(job: job)
-        #expect(machine.handle(.deviceFound, now: 0) == [.cast(reason: "device found")])
+        #expect(machine.handle(.deviceFound(current: nil), now: 0) == [.cast(reason: "device found")])
         #expect(machine.handle(.castSucceeded, now: 1) == [])
         #expect(machine.state == .playing)
         return machine
@@ -32,7 +32,7 @@ import Testing
 
     @Test func failedCastsBackOffDoublingUpTo16Times() {
         var machine = JobStateMachine(job: job())
-        _ = machine.handle(.deviceFound, now: 0)
+        _ = machine.handle(.deviceFound(current: nil), now: 0)
         var now = 0.0
         var waits: [Double] = []
         for _ in 0..<7 {
@@ -73,10 +73,10 @@ import Testing
         var machine = playing(job())
         #expect(machine.handle(.deviceLost, now: 5) == [.endSession])
         #expect(machine.state == .waitingForDevice)
-        #expect(machine.handle(.deviceFound, now: 9) == [.cast(reason: "device found again")])
+        #expect(machine.handle(.deviceFound(current: nil), now: 9) == [.cast(reason: "device found again")])
         var noFound = playing(job { $0.recastOn = [.idle, .reboot] })
         _ = noFound.handle(.deviceLost, now: 5)
-        #expect(noFound.handle(.deviceFound, now: 9) == [])
+        #expect(noFound.handle(.deviceFound(current: nil), now: 9) == [])
         #expect(noFound.state == .stopped(reason: "found again, but recast_on has no \"found\""))
     }
 
@@ -84,14 +84,46 @@ import Testing
         var machine = playing(job { $0.reclaimAfter = 100 })
         #expect(machine.handle(.sessionEnded(.appReplaced(by: "YouTube")), now: 10) == [])
         #expect(machine.state == .yielding(since: 10))
-        #expect(machine.handle(.tick, now: 41) == [.probeDevice])
-        #expect(machine.handle(.deviceBusy(true), now: 41) == [])
+        #expect(machine.handle(.tick, now: 41) == [])
+        #expect(machine.handle(.media(Self.theirs), now: 41) == [], "still busy")
         #expect(machine.handle(.tick, now: 110) == [.cast(reason: "reclaimed after 100 s")])
 
         var waiting = playing(job())
-        _ = waiting.handle(.media(JobStateMachine.MediaObservation(playerState: "PLAYING", isOurs: false)), now: 10)
+        _ = waiting.handle(.media(Self.theirs), now: 10)
         #expect(waiting.state == .yielding(since: 10))
-        #expect(waiting.handle(.deviceBusy(false), now: 45) == [.cast(reason: "the other sender's media ended")])
+        let finished = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "FINISHED", isOurs: false)
+        #expect(waiting.handle(.media(finished), now: 45) == [.cast(reason: "the other sender's media ended")])
+        var stopped = playing(job())
+        _ = stopped.handle(.media(Self.theirs), now: 10)
+        #expect(stopped.handle(.media(nil), now: 12) == [.cast(reason: "the other sender's media ended")])
+    }
+
+    static let theirs = JobStateMachine.MediaObservation(playerState: "PLAYING", isOurs: false)
+    static let command = JobStateMachine.MediaObservation(playerState: "PLAYING", isOurs: false, heldByCommand: true)
+
+    @Test func atStartAJobYieldsToAnotherSendersMediaAndKeepsItsOwn() {
+        var yielding = JobStateMachine(job: job())
+        #expect(yielding.handle(.deviceFound(current: Self.theirs), now: 0) == [])
+        #expect(yielding.state == .yielding(since: 0))
+        #expect(yielding.casts == 0)
+        var reclaiming = JobStateMachine(job: job { $0.takeover = .reclaim })
+        #expect(reclaiming.handle(.deviceFound(current: Self.theirs), now: 0)
+                == [.cast(reason: "another sender's media plays there; takeover: reclaim")])
+        var restarted = JobStateMachine(job: job())
+        #expect(restarted.handle(.deviceFound(current: Self.ours), now: 0) == [], "our media still plays: no recast")
+        #expect(restarted.state == .playing)
+        var idle = JobStateMachine(job: job())
+        let finished = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "FINISHED", isOurs: false)
+        #expect(idle.handle(.deviceFound(current: finished), now: 0) == [.cast(reason: "device found")])
+    }
+
+    @Test func aCommandsCastIsAlwaysYieldedToUntilItEnds() {
+        var machine = playing(job { $0.takeover = .reclaim; $0.reclaimAfter = 5 })
+        #expect(machine.handle(.media(Self.command), now: 10) == [], "reclaim does not fight a command's cast")
+        #expect(machine.state == .yielding(since: 10))
+        #expect(machine.handle(.tick, now: 60) == [], "reclaim_after does not cut a command's cast short")
+        let ended = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "FINISHED", isOurs: false, heldByCommand: true)
+        #expect(machine.handle(.media(ended), now: 61) == [.cast(reason: "the other sender's media ended")])
     }
 
     @Test func takeoverWithReclaimCastsAtOnce() {

@@ -1,0 +1,74 @@
+import CastCore
+
+extension JobEntry {
+    /// A job from YAML or JSON text (an API request body, the jobs file), checked like a config
+    /// job: every problem at `source`:line:column. `name` (from the request path) is the job's
+    /// name; a `name` in the text must match it.
+    public static func parse(_ text: String, source: String, name: String? = nil) throws(ConfigErrors) -> JobEntry {
+        var root: YAMLNode
+        do { root = try YAMLParser.parse(text) } catch {
+            throw ConfigErrors([ConfigDiagnostic(file: source, mark: error.mark, message: "syntax: \(error.message)")])
+        }
+        let reader = ConfigReader(file: source)
+        if let name {
+            if case .mapping(var pairs) = root.content {
+                if let given = pairs.first(where: { $0.key.scalarText == "name" }) {
+                    if given.value.scalarText != name {
+                        reader.error(given.value.mark, "the job's name is \"\(name)\" (from the path); the body says \"\(given.value.scalarText ?? "?")\"")
+                    }
+                } else {
+                    pairs.append(YAMLPair(key: YAMLNode(.scalar("name", plain: true), mark: root.mark),
+                                          value: YAMLNode(.scalar(name, plain: false), mark: root.mark)))
+                    root = YAMLNode(.mapping(pairs), mark: root.mark)
+                }
+            }
+        }
+        let job = CastlineConfiguration.job(root, path: "job", reader: reader)
+        if let job, !reader.hasErrors, CastlineConfiguration.isJobName(job.name) { return job }
+        if let job, !CastlineConfiguration.isJobName(job.name) {
+            reader.error(root.mark, "job name \"\(job.name)\" must be 1-64 letters, digits, '-', '_' or '.'")
+        }
+        throw ConfigErrors(reader.diagnostics)
+    }
+
+    /// The job as JSON, with the config's keys (what `GET /v1/jobs/{name}` shows and the jobs file keeps).
+    public var json: JSONValue {
+        var o = JSONObject()
+        o.set("name", .string(name))
+        o.set("devices", .array(devices.map { .string($0) }))
+        if let appID { o.set("app_id", .string(appID)) }
+        var m = JSONObject()
+        m.set("url", .string(media.url))
+        if let v = media.contentType { m.set("content_type", .string(v)) }
+        if let v = media.streamType { m.set("stream_type", .string(v.rawValue)) }
+        if let v = media.title { m.set("title", .string(v)) }
+        if let v = media.subtitle { m.set("subtitle", .string(v)) }
+        if let v = media.studio { m.set("studio", .string(v)) }
+        if let v = media.image { m.set("image", .string(v)) }
+        if !media.autoplay { m.set("autoplay", .bool(false)) }
+        o.set("media", .object(m))
+        o.set("recast_on", .array(Trigger.allCases.filter { recastOn.contains($0) }.map { .string($0.rawValue) }))
+        o.set("takeover", .string(takeover.rawValue))
+        if let reclaimAfter { o.set("reclaim_after", .double(reclaimAfter)) }
+        o.set("check_interval", .double(checkInterval))
+        o.set("retry_delay", .double(retryDelay))
+        return .object(o)
+    }
+}
+
+extension YAMLNode {
+    /// The text of a scalar node, nil for other nodes.
+    var scalarText: String? {
+        if case .scalar(let text, _) = content { return text }
+        return nil
+    }
+}
+
+extension CastlineConfiguration {
+    /// Job names: what an API path and a file name can carry safely.
+    public static func isJobName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F || c == 0x2E
+        }
+    }
+}

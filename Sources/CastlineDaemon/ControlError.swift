@@ -1,0 +1,89 @@
+import CastCore
+
+/// Why a control command failed, in the words every face gives it: an HTTP status, an exit code
+/// and a stable `code` for programs, and a message that says what to fix.
+public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// The request is malformed: a wrong argument, an unknown key, a value out of range (400, exit 64).
+        case usage
+        /// No such device, job or route (404, exit 3).
+        case notFound
+        /// The request is well-formed but conflicts with the state (409, exit 4): a job the config
+        /// owns, no media app running.
+        case conflict
+        /// The device refused (502, exit 4): LOAD_FAILED, INVALID_PLAYER_STATE, LAUNCH_ERROR.
+        case refused
+        /// The device did not answer or the connection failed (504, exit 1).
+        case unavailable
+        /// Not allowed: a missing or wrong token, a namespace the config does not allow (401/403, exit 1).
+        case unauthorized
+        case forbidden
+        /// A body over the limit (413, exit 64).
+        case tooLarge
+        /// castline itself failed (500, exit 1).
+        case `internal`
+    }
+
+    public let kind: Kind
+    public let message: String
+    /// A stable identifier for programs (`unknown_device`, `volume_not_percent`, …).
+    public let code: String
+
+    public init(_ kind: Kind, _ code: String, _ message: String) {
+        self.kind = kind
+        self.code = code
+        self.message = message
+    }
+
+    public static func usage(_ code: String, _ message: String) -> ControlError { ControlError(.usage, code, message) }
+
+    public var httpStatus: Int {
+        switch kind {
+        case .usage: return 400
+        case .unauthorized: return 401
+        case .forbidden: return 403
+        case .notFound: return 404
+        case .conflict: return 409
+        case .tooLarge: return 413
+        case .internal: return 500
+        case .refused: return 502
+        case .unavailable: return 504
+        }
+    }
+
+    /// The CLI's exit code for this failure (the codes `castline --help` lists).
+    public var exitCode: Int32 {
+        switch kind {
+        case .usage, .tooLarge: return 64
+        case .notFound: return 3
+        case .conflict, .refused: return 4
+        case .unavailable, .unauthorized, .forbidden, .internal: return 1
+        }
+    }
+
+    /// `{"error": {"code", "message", "status"}}`.
+    public var json: JSONValue {
+        ["error": ["code": .string(code), "message": .string(message), "status": .int(Int64(httpStatus))]]
+    }
+
+    /// The error an API reply carries, or nil when the JSON is not one.
+    public init?(json: JSONValue) {
+        guard let error = json["error"], let code = error["code"]?.string, let message = error["message"]?.string,
+              let status = error["status"]?.int else { return nil }
+        let kind: Kind
+        switch status {
+        case 400: kind = .usage
+        case 401: kind = .unauthorized
+        case 403: kind = .forbidden
+        case 404: kind = .notFound
+        case 409: kind = .conflict
+        case 413: kind = .tooLarge
+        case 502: kind = .refused
+        case 504: kind = .unavailable
+        default: kind = .internal
+        }
+        self.init(kind, code, message)
+    }
+
+    public var description: String { message }
+}

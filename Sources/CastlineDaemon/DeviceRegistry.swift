@@ -1,0 +1,317 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastSender
+import NIOCore
+
+/// Every device the hub knows, each with one following session (``CastOptions/JoinPolicy/follow``):
+/// the one connection castline keeps to it, shared by the jobs, the API and channels. It knows
+/// the device's app, volume and media whoever cast them, and survives app changes and drops.
+///
+/// Isolation: an actor. Links start when a device is found and retry while it stays unreachable;
+/// a lost device keeps its link (it reconnects if the device comes back).
+public actor DeviceRegistry {
+    public struct Entry: Sendable {
+        public var device: CastDevice
+        public var link: CastSession?
+        /// Discovered now (false once discovery reported it gone).
+        public var present: Bool
+        /// Who cast what plays there now: a job's name, or `api` for a command's cast.
+        public var owner: String?
+        /// The contentId the owner cast, and whether it has been seen playing.
+        public var ownedContent: String?
+        var ownedSeen = false
+        /// Config aliases of the device.
+        public var aliases: [String]
+    }
+
+    /// What a device shows now, as a job sees it.
+    public struct Observation: Sendable, Equatable {
+        /// connecting, connected, reconnecting, closed.
+        public var link: String
+        public var app: ApplicationInfo?
+        public var media: MediaStatus?
+        /// The job or command whose cast plays there.
+        public var owner: String?
+    }
+
+    private var entries: [String: Entry] = [:]
+    private var observers: [String: [Int: AsyncStream<Observation>.Continuation]] = [:]
+    private var nextObserver = 0
+    private var starting: Set<String> = []
+    private let manager: SessionManager
+    private let log: Logger
+    private let events: HubEvents
+    private let metrics: HubMetrics?
+    private var aliasesByEndpoint: [String: [String]]
+    private var stopped = false
+
+    /// `options`: session settings (the join policy is set to follow here).
+    public init(options: CastOptions, group: EventLoopGroup, events: HubEvents, metrics: HubMetrics? = nil,
+                aliases: [String: [String]] = [:]) {
+        self.metrics = metrics
+        var follow = options
+        follow.joinPolicy = .follow
+        follow.sessionResumeFile = nil   // a following session finds its app again by looking
+        manager = SessionManager(options: follow, group: group)
+        log = Logger(class: "DeviceRegistry", system: options.logSystem)
+        self.events = events
+        aliasesByEndpoint = aliases
+    }
+
+    // MARK: Discovery
+
+    /// A device was found or updated: known from now on, its link started.
+    public func deviceFound(_ device: CastDevice) {
+        guard !stopped else { return }
+        let known = entries[device.id] != nil
+        var entry = entries[device.id] ?? Entry(device: device, link: nil, present: true, aliases: [])
+        entry.device = device
+        entry.present = true
+        entry.aliases = aliasesByEndpoint[device.endpoint] ?? aliasesByEndpoint["\(device.host):\(device.port)"] ?? []
+        entries[device.id] = entry
+        if !known {
+            log.info("device \(device.friendlyName) found", ["device": .string(device.id), "deviceName": .string(device.friendlyName)])
+            events.emit(.device, "found", device: device.id, ["name": .string(device.friendlyName), "address": .string(device.endpoint)])
+        }
+        if entry.link == nil { connect(device.id) }
+    }
+
+    /// Discovery reported the device gone: listed as absent; its link keeps trying.
+    public func deviceLost(_ id: String) {
+        guard var entry = entries[id], entry.present else { return }
+        entry.present = false
+        entries[id] = entry
+        log.info("device \(entry.device.friendlyName) no longer discovered", ["device": .string(id)])
+        events.emit(.device, "lost", device: id, [:])
+    }
+
+    /// Config aliases by `host:port` (after a reload).
+    public func setAliases(_ aliases: [String: [String]]) {
+        aliasesByEndpoint = aliases
+        for (id, entry) in entries {
+            entries[id]?.aliases = aliases[entry.device.endpoint] ?? []
+        }
+    }
+
+    private func connect(_ id: String) {
+        guard !stopped, !starting.contains(id), let device = entries[id]?.device else { return }
+        starting.insert(id)
+        Task { await self.open(device) }
+    }
+
+    private func open(_ device: CastDevice) async {
+        defer { starting.remove(device.id) }
+        do {
+            let link = try await manager.startSession(on: device)
+            guard !stopped else { return }
+            entries[device.id]?.link = link
+            watch(link, id: device.id)
+            events.emit(.device, "connected", device: device.id, [:])
+            await notify(device.id)
+        } catch {
+            guard !stopped else { return }
+            log.warning("cannot connect to \(device.friendlyName): \(error); retrying in 10 s", [
+                "device": .string(device.id), "error": .string("\(error)"),
+            ])
+            try? await Task.sleep(for: .seconds(10))
+            if entries[device.id]?.link == nil { starting.remove(device.id); connect(device.id) }
+        }
+    }
+
+    /// A link's session events and status changes become hub events; a link that ends is replaced.
+    private func watch(_ link: CastSession, id: String) {
+        let updates = link.updates()
+        let media = link.remoteMediaClient.statusUpdates()
+        Task { [weak self] in
+            for await update in updates {
+                guard let self else { return }
+                switch update {
+                case .event(let event, _):
+                    await self.sessionEvent(event, id: id, link: link)
+                case .deviceStatus(let status):
+                    await self.notify(id)
+                    self.events.emit(.device, "status", device: id, [
+                        "volume": status.volumeLevel.map { .double($0) } ?? .null, "muted": status.isMuted.map { .bool($0) } ?? .null,
+                        "app": status.applications.first { $0.isIdleScreen != true }.map { .string($0.appId) } ?? .null,
+                    ])
+                }
+            }
+        }
+        Task { [weak self] in
+            for await status in media {
+                guard let self else { return }
+                await self.mediaChanged(status, id: id)
+            }
+        }
+    }
+
+    private func sessionEvent(_ event: CastSessionEvent, id: String, link: CastSession) async {
+        events.emit(.session, event.name, device: id, event.fields)
+        if case .didResume = event { metrics?.count("reconnects") }
+        if case .didEnd = event, entries[id]?.link === link {
+            entries[id]?.link = nil
+            if entries[id]?.present == true { connect(id) }
+        }
+        await notify(id)
+    }
+
+    private func mediaChanged(_ status: MediaStatus?, id: String) async {
+        // What the owner cast is over once it has played and then ended or given way to other
+        // media (statuses of the media it replaced, before it plays, do not count).
+        if let content = entries[id]?.ownedContent {
+            let isOwned = status?.effectiveMedia?.contentId == content
+            if isOwned, status?.playerState != .idle {
+                entries[id]?.ownedSeen = true
+            } else if entries[id]?.ownedSeen == true {
+                entries[id]?.owner = nil
+                entries[id]?.ownedContent = nil
+                entries[id]?.ownedSeen = false
+            }
+        }
+        events.emit(.media, status?.playerState.rawValue ?? "NONE", device: id, status.map { ["mediaStatus": $0.json] } ?? [:])
+        await notify(id)
+    }
+
+    // MARK: Observers
+
+    /// Every change of what the device shows (link state, app, media, owner), starting with the
+    /// current one once its link has connected.
+    public func observe(_ id: String) -> AsyncStream<Observation> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Observation.self, bufferingPolicy: .bufferingNewest(64))
+        nextObserver += 1
+        let key = nextObserver
+        observers[id, default: [:]][key] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.removeObserver(id, key) } }
+        Task { await notify(id, only: key) }
+        return stream
+    }
+
+    private func removeObserver(_ id: String, _ key: Int) {
+        observers[id]?[key] = nil
+    }
+
+    /// The current observation of a device, nil before its link exists.
+    public func observation(_ id: String) async -> Observation? {
+        guard let entry = entries[id], let link = entry.link else { return nil }
+        let state = await link.state
+        var app = await link.application
+        if app == nil, case .connected = state { app = await link.deviceStatus?.applications.first { $0.isIdleScreen != true } }
+        return Observation(link: Self.linkName(state), app: app, media: link.remoteMediaClient.mediaStatus, owner: entry.owner)
+    }
+
+    private func notify(_ id: String, only key: Int? = nil) async {
+        guard let targets = observers[id], !targets.isEmpty, let observation = await observation(id) else { return }
+        for (k, continuation) in targets where key == nil || k == key { continuation.yield(observation) }
+    }
+
+    // MARK: Lookup
+
+    /// The device `reference` names: its id, its name (exact, then ignoring case), or a config alias.
+    public func resolve(_ reference: String) throws(ControlError) -> Entry {
+        if let entry = entries[reference] { return entry }
+        let all = entries.values.sorted { $0.device.friendlyName < $1.device.friendlyName }
+        if let entry = all.first(where: { $0.device.friendlyName == reference }) { return entry }
+        let lowered = reference.lowercased()
+        if let entry = all.first(where: { $0.device.friendlyName.lowercased() == lowered || $0.aliases.contains(reference) }) {
+            return entry
+        }
+        if let entry = all.first(where: { $0.device.endpoint == reference }) { return entry }
+        let known = all.prefix(8).map { "\"\($0.device.friendlyName)\"" }.joined(separator: ", ")
+        throw ControlError(.notFound, "unknown_device", "no device \"\(reference)\" is known"
+                           + (all.isEmpty ? " (none discovered yet)" : "; known: \(known)\(all.count > 8 ? ", …" : "")"))
+    }
+
+    /// The connected link of the device `reference` names, waiting up to `timeout` for a link
+    /// that is connecting or resuming.
+    public func link(_ reference: String, timeout: Double = 10) async throws(ControlError) -> (Entry, CastSession) {
+        let entry = try resolve(reference)
+        let id = entry.device.id
+        let deadline = MonotonicClock.seconds() + timeout
+        while true {
+            if let link = entries[id]?.link, await link.state == .connected { return (entries[id] ?? entry, link) }
+            guard MonotonicClock.seconds() < deadline else { break }
+            if entries[id]?.link == nil { connect(id) }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        let state = await entries[id]?.link?.state.name ?? "not connected"
+        throw ControlError(.unavailable, "device_unreachable", "\(entry.device.friendlyName) is unreachable (\(state))")
+    }
+
+    /// Marks the media the device plays now as `owner`'s (a job's name, or `api`).
+    public func claim(_ id: String, owner: String, contentID: String) async {
+        entries[id]?.owner = owner
+        entries[id]?.ownedContent = contentID
+        entries[id]?.ownedSeen = false
+        await notify(id)
+    }
+
+    public func release(_ id: String, owner: String) async {
+        guard entries[id]?.owner == owner else { return }
+        entries[id]?.owner = nil
+        entries[id]?.ownedContent = nil
+        await notify(id)
+    }
+
+    public func entry(_ id: String) -> Entry? { entries[id] }
+
+    public var all: [Entry] { entries.values.sorted { $0.device.friendlyName < $1.device.friendlyName } }
+
+    // MARK: Snapshots
+
+    /// The device's state as the API shows it (the `status --json` object plus the hub's fields).
+    public func snapshot(_ entry: Entry, now: Double = MonotonicClock.seconds()) async -> StatusSnapshot {
+        var snapshot = StatusSnapshot(deviceName: entry.device.friendlyName, deviceID: entry.device.id, endpoint: entry.device.endpoint,
+                                      receivedAt: now)
+        snapshot.model = entry.device.modelName.isEmpty ? nil : entry.device.modelName
+        snapshot.owner = entry.owner
+        if let link = entry.link {
+            let state = await link.state
+            snapshot.link = Self.linkName(state)
+            snapshot.app = await link.application
+            let status = await link.deviceStatus
+            snapshot.deviceVolume = status?.volumeLevel
+            snapshot.deviceMuted = status?.isMuted
+            if snapshot.app == nil { snapshot.app = status?.applications.first { $0.isIdleScreen != true } }
+            snapshot.media = link.remoteMediaClient.mediaStatus
+            snapshot.receivedAt = link.remoteMediaClient.statusReceivedAt ?? now
+        } else {
+            snapshot.link = entry.present ? "connecting" : "lost"
+        }
+        return snapshot
+    }
+
+    static func linkName(_ state: CastSessionState) -> String {
+        switch state {
+        case .connected: return "connected"
+        case .idle, .connecting: return "connecting"
+        case .suspended, .resuming: return "reconnecting"
+        case .ending, .ended, .failed: return "closed"
+        }
+    }
+
+    // MARK: Shutdown
+
+    /// Ends every link; `stopCasting` devices (by id) get their app stopped first.
+    public func shutdown(stopping: Set<String>) async {
+        stopped = true
+        for (id, entry) in entries {
+            guard let link = entry.link else { continue }
+            if stopping.contains(id) { try? await link.stopApplication() }
+        }
+        await manager.shutdown(stopCasting: false)
+    }
+}
+
+extension CastSessionEvent {
+    /// The event's details as JSON fields.
+    var fields: [String: JSONValue] {
+        switch self {
+        case .didSuspend(let reason): return ["reason": .string("\(reason)")]
+        case .didEnd(let error?): return ["reason": .string("\(error)")]
+        case .didFailToStart(let error): return ["reason": .string("\(error)")]
+        case .didResume(let transferred): return ["transferred": .bool(transferred)]
+        default: return [:]
+        }
+    }
+}

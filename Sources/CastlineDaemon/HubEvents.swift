@@ -1,0 +1,117 @@
+import CastCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The hub's event stream: session, job, device, media, channel and logging events, each one
+/// JSON object, to every subscriber (`GET /v1/events`, the MQTT bridge). Thread-safe.
+///
+/// Each subscriber has a bounded buffer (``bufferSize``): a subscriber that does not keep up
+/// loses its oldest events, and the next event it gets says how many (`"lost": N`), never silently.
+public final class HubEvents: Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case session, job, device, media, channel, logging
+    }
+
+    public struct Event: Sendable {
+        /// Increases by one per event, across kinds (a gap means events were lost).
+        public let sequence: Int
+        /// Unix seconds.
+        public let time: Double
+        public let kind: Kind
+        public let type: String
+        public let device: String?
+        public let job: String?
+        public let fields: [String: JSONValue]
+
+        public var json: JSONValue {
+            var object = JSONObject()
+            object.set("seq", .int(Int64(sequence)))
+            object.set("time", .double((time * 1000).rounded() / 1000))
+            object.set("kind", .string(kind.rawValue))
+            object.set("type", .string(type))
+            if let device { object.set("device", .string(device)) }
+            if let job { object.set("job", .string(job)) }
+            for key in fields.keys.sorted() { object.set(key, fields[key]!) }
+            return .object(object)
+        }
+    }
+
+    /// One subscriber's events: iterate ``events``; ``cancel()`` (or dropping it) unsubscribes.
+    public final class Subscription: Sendable {
+        public let events: AsyncStream<Event>
+        let id: Int
+        private let hub: HubEvents
+
+        init(events: AsyncStream<Event>, id: Int, hub: HubEvents) {
+            self.events = events
+            self.id = id
+            self.hub = hub
+        }
+
+        public func cancel() { hub.unsubscribe(id) }
+        deinit { hub.unsubscribe(id) }
+    }
+
+    private struct Subscriber {
+        let kinds: Set<Kind>
+        let continuation: AsyncStream<Event>.Continuation
+        var lost = 0
+    }
+
+    private struct State {
+        var sequence = 0
+        var nextID = 0
+        var subscribers: [Int: Subscriber] = [:]
+    }
+
+    public static let bufferSize = 1_024
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Publishes one event to every subscriber of its kind.
+    public func emit(_ kind: Kind, _ type: String, device: String? = nil, job: String? = nil, _ fields: [String: JSONValue] = [:]) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        state.withLock { state in
+            state.sequence += 1
+            guard !state.subscribers.isEmpty else { return }
+            var event = Event(sequence: state.sequence, time: Double(now.tv_sec) + Double(now.tv_nsec) / 1e9, kind: kind,
+                              type: type, device: device, job: job, fields: fields)
+            for (id, subscriber) in state.subscribers where subscriber.kinds.contains(kind) {
+                if subscriber.lost > 0 {
+                    var noted = fields
+                    noted["lost"] = .int(Int64(subscriber.lost))
+                    event = Event(sequence: event.sequence, time: event.time, kind: kind, type: type, device: device, job: job, fields: noted)
+                }
+                switch subscriber.continuation.yield(event) {
+                case .dropped: state.subscribers[id]?.lost += 1
+                case .enqueued: state.subscribers[id]?.lost = 0
+                case .terminated: state.subscribers[id] = nil
+                @unknown default: break
+                }
+            }
+        }
+    }
+
+    /// A subscription to `kinds` (all when nil), from now on.
+    public func subscribe(_ kinds: Set<Kind>? = nil) -> Subscription {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(Self.bufferSize))
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            state.subscribers[state.nextID] = Subscriber(kinds: kinds ?? Set(Kind.allCases), continuation: continuation)
+            return state.nextID
+        }
+        return Subscription(events: stream, id: id, hub: self)
+    }
+
+    /// Subscribers now (metrics, tests).
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    fileprivate func unsubscribe(_ id: Int) {
+        let gone = state.withLock { $0.subscribers.removeValue(forKey: id) }
+        gone?.continuation.finish()
+    }
+}

@@ -1,0 +1,95 @@
+import CastCore
+import CastSender
+
+/// What a device shows at one moment: the app, the device volume and the media status, with the
+/// playback position estimated between status messages. `castline status`, the API's device
+/// objects and the MQTT device state are this object's ``json(at:)``.
+public struct StatusSnapshot: Sendable {
+    public var deviceName: String
+    public var deviceID: String
+    public var endpoint: String
+    public var app: ApplicationInfo?
+    public var deviceVolume: Double?
+    public var deviceMuted: Bool?
+    public var media: MediaStatus?
+    /// Monotonic seconds when `media` arrived (for the position estimate).
+    public var receivedAt: Double
+    /// Hub fields (`castline run`): the device's model, its connection state and the job or
+    /// command that owns it; absent from a direct `castline status`.
+    public var model: String?
+    public var link: String?
+    public var owner: String?
+
+    public init(deviceName: String, deviceID: String, endpoint: String, app: ApplicationInfo? = nil, deviceVolume: Double? = nil,
+                deviceMuted: Bool? = nil, media: MediaStatus? = nil, receivedAt: Double) {
+        self.deviceName = deviceName
+        self.deviceID = deviceID
+        self.endpoint = endpoint
+        self.app = app
+        self.deviceVolume = deviceVolume
+        self.deviceMuted = deviceMuted
+        self.media = media
+        self.receivedAt = receivedAt
+    }
+
+    /// The position now: the reported time plus the time since, at the playback rate, while
+    /// playing (capped at the duration).
+    public func position(at now: Double) -> Double? {
+        guard let media else { return nil }
+        var position = media.currentTime
+        if media.effectivePlayerState == .playing { position += max(0, now - receivedAt) * (media.playbackRate > 0 ? media.playbackRate : 1) }
+        if let duration = media.effectiveMedia?.duration, duration > 0 { position = min(position, duration) }
+        return position
+    }
+
+    public var state: String {
+        guard let media else { return app == nil ? "NO_APP" : "NO_MEDIA" }
+        // (NO_APP: nothing casts, or the app was just stopped.)
+        return media.effectivePlayerState.rawValue
+    }
+
+    public var title: String? { media?.effectiveMedia?.metadata?.title }
+    public var subtitle: String? { media?.effectiveMedia?.metadata?.subtitle ?? media?.effectiveMedia?.metadata?.studio }
+    public var badge: String? { media?.videoInfo?.badge }
+
+    /// The JSON object (docs/cli.md, docs/api/openapi.yaml): flat, stable keys plus the raw media
+    /// status.
+    public func json(at now: Double) -> JSONValue {
+        var o = JSONObject()
+        o.set("device", .string(deviceName))
+        o.set("id", .string(deviceID))
+        o.set("endpoint", .string(endpoint))
+        if let model { o.set("model", .string(model)) }
+        if let link { o.set("link", .string(link)) }
+        if let owner { o.set("owner", .string(owner)) }
+        o.set("state", .string(state))
+        if let app {
+            o.set("app", .string(app.displayName))
+            o.set("appId", .string(app.appId))
+            o.set("sessionId", .string(app.sessionId))
+        }
+        if let deviceVolume { o.set("volume", .double((deviceVolume * 1000).rounded() / 1000)) }
+        if let deviceMuted { o.set("muted", .bool(deviceMuted)) }
+        if let media {
+            if let reason = media.idleReason { o.set("idleReason", .string(reason.rawValue)) }
+            let info = media.effectiveMedia
+            if let title { o.set("title", .string(title)) }
+            if let subtitle { o.set("subtitle", .string(subtitle)) }
+            if let info {
+                o.set("contentId", .string(info.contentId))
+                if !info.contentType.isEmpty { o.set("contentType", .string(info.contentType)) }
+                o.set("streamType", .string(info.streamType.rawValue))
+                if let duration = info.duration { o.set("duration", .double(duration)) }
+            }
+            if let position = position(at: now) { o.set("currentTime", .double((position * 1000).rounded() / 1000)) }
+            o.set("playbackRate", .double(media.playbackRate))
+            if let video = media.videoInfo {
+                o.set("video", video.json)
+                o.set("badge", .string(video.badge))
+            }
+            o.set("mediaSessionId", .int(Int64(media.mediaSessionId)))
+            o.set("mediaStatus", media.json)
+        }
+        return .object(o)
+    }
+}

@@ -1,0 +1,59 @@
+import CastlineDaemon
+import Glibc
+
+/// Renders a snapshot as the terminal view: a few lines with title, state, a progress bar with
+/// elapsed/total, volume and the 4K/HDR badge. Pure; `width` is the terminal width.
+enum StatusView {
+    static func render(_ s: StatusSnapshot, now: Double, width: Int) -> [String] {
+        let width = max(40, min(width, 200))
+        var lines: [String] = []
+        var head = "\(s.deviceName)"
+        if let app = s.app { head += " · \(app.displayName.isEmpty ? app.appId : app.displayName)" }
+        if let badge = s.badge { head += "  [\(badge)]" }
+        lines.append(clip(head, width))
+        lines.append(clip("  \(s.title ?? (s.media == nil ? "(nothing playing)" : "(untitled)"))", width))
+        if let subtitle = s.subtitle { lines.append(clip("  \(subtitle)", width)) }
+        let symbol: String
+        switch s.state {
+        case "PLAYING": symbol = "▶"
+        case "PAUSED": symbol = "⏸"
+        case "BUFFERING", "LOADING": symbol = "…"
+        default: symbol = "■"
+        }
+        var stateText = "  \(symbol) \(s.state)"
+        if let reason = s.media?.idleReason { stateText += " (\(reason.rawValue))" }
+        lines.append(stateText)
+        let position = s.position(at: now) ?? 0
+        let duration = s.media?.effectiveMedia?.duration
+        let times = "\(clock(position)) / \(duration.map(clock) ?? (s.media?.effectiveMedia?.streamType == .live ? "LIVE" : "--:--"))"
+        let barWidth = max(10, width - times.count - 6)
+        var filled = 0
+        if let duration, duration > 0 { filled = Int((position / duration * Double(barWidth)).rounded(.down)) }
+        filled = min(max(filled, 0), barWidth)
+        lines.append("  [" + String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled) + "] " + times)
+        var volume = "  volume "
+        if let level = s.deviceVolume { volume += "\(Int((level * 100).rounded()))%" } else { volume += "?" }
+        if s.deviceMuted == true { volume += " (muted)" }
+        lines.append(volume)
+        return lines
+    }
+
+    /// `1:02:03` or `02:03`.
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(max(0, seconds.isFinite ? seconds : 0))
+        let h = total / 3600, m = (total / 60) % 60, sec = total % 60
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return h > 0 ? "\(h):\(two(m)):\(two(sec))" : "\(two(m)):\(two(sec))"
+    }
+
+    static func clip(_ text: String, _ width: Int) -> String {
+        text.count <= width ? text : String(text.prefix(width - 1)) + "…"
+    }
+
+    /// The terminal width (COLUMNS, then TIOCGWINSZ, then 80).
+    static func terminalWidth() -> Int {
+        var size = winsize()
+        if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return 80
+    }
+}
