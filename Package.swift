@@ -183,8 +183,19 @@ let package = Package(
         // `castline run`: config jobs as pure state machines (JobStateMachine) driven by discovery,
         // session and media events; systemd notifications through libsystemd.
         .target(name: "CastlineDaemon", dependencies: [
-            "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CSystemd",
+            "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs",
+            "CSystemd",
             .product(name: "NIOCore", package: "swift-nio"),
+        ]),
+
+        // The control API of `castline run`: HTTP/1.1 + JSON on a Unix socket and optional TCP
+        // (bearer token, TLS), server-sent events, Prometheus metrics; and the CLI's client.
+        .target(name: "CastlineAPI", dependencies: [
+            "CastlineDaemon", "CastCore", "CastLogging", "CastProtocol", "CastTransport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
 
         // `castline logs`: read castline's JSON Lines and journal entries back, filter, summarise,
@@ -200,10 +211,11 @@ let package = Package(
             name: "castline",
             dependencies: [
                 "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
-                "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer", "CastlineDaemon", "CastlineLogs",
+                "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer", "CastlineDaemon", "CastlineAPI", "CastlineLogs",
                 "CastNearby",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
 

@@ -15,6 +15,9 @@ extension CastSession {
         log.info("channel \(channel.namespace.rawValue) added", ["namespace": .string(channel.namespace.rawValue)])
     }
 
+    /// Whether `channel` is the one registered on its namespace.
+    public func hasChannel(_ channel: GenericChannel) -> Bool { channels[channel.namespace] === channel }
+
     public func remove(_ channel: GenericChannel) {
         guard channels[channel.namespace] === channel else { return }
         channels[channel.namespace] = nil

@@ -47,7 +47,7 @@ public final class ConfigReader {
     static func name(_ path: String) -> String { path.isEmpty ? "the top level" : path }
 
     /// The allowed key nearest to a misspelling (edit distance ≤ 2, or a prefix/suffix relation).
-    static func closest(to key: String, in allowed: [String]) -> String? {
+    public static func closest(to key: String, in allowed: [String]) -> String? {
         var best: (String, Int)?
         for candidate in allowed {
             let distance = editDistance(Array(key.lowercased().utf8), Array(candidate.utf8))

@@ -20,6 +20,8 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
         case forbidden
         /// A body over the limit (413, exit 64).
         case tooLarge
+        /// A route asked with a method it does not take (405, exit 64).
+        case methodNotAllowed
         /// castline itself failed (500, exit 1).
         case `internal`
     }
@@ -44,6 +46,7 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
         case .forbidden: return 403
         case .notFound: return 404
         case .conflict: return 409
+        case .methodNotAllowed: return 405
         case .tooLarge: return 413
         case .internal: return 500
         case .refused: return 502
@@ -54,7 +57,7 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The CLI's exit code for this failure (the codes `castline --help` lists).
     public var exitCode: Int32 {
         switch kind {
-        case .usage, .tooLarge: return 64
+        case .usage, .tooLarge, .methodNotAllowed: return 64
         case .notFound: return 3
         case .conflict, .refused: return 4
         case .unavailable, .unauthorized, .forbidden, .internal: return 1
@@ -76,6 +79,7 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
         case 401: kind = .unauthorized
         case 403: kind = .forbidden
         case 404: kind = .notFound
+        case 405: kind = .methodNotAllowed
         case 409: kind = .conflict
         case 413: kind = .tooLarge
         case 502: kind = .refused

@@ -247,14 +247,3 @@ struct CastCommand: AsyncParsableCommand {
         return interrupted
     }
 }
-
-extension StreamType {
-    static func named(_ text: String) -> StreamType? {
-        switch text.lowercased() {
-        case "buffered": return .buffered
-        case "live": return .live
-        case "none": return StreamType.none
-        default: return nil
-        }
-    }
-}

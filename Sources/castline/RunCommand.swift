@@ -4,7 +4,9 @@ import CastPluginHost
 import CastlineConfig
 import CastlineDaemon
 import CastNearby
+import CastlineAPI
 import Glibc
+import NIOSSL
 
 /// `castline run --config FILE`: the daemon (see configs/castline.service).
 struct RunCommand: AsyncParsableCommand {
@@ -26,23 +28,51 @@ struct RunCommand: AsyncParsableCommand {
     var pluginPath: [String] = []
     @Option(name: .long, help: "Log rules (override the config's logging.rules until the next SIGHUP).")
     var log: String?
+    @Option(name: .long, help: ArgumentHelp("The API's Unix socket (default: config api.socket, else $RUNTIME_DIRECTORY/castline.sock, /run/castline/castline.sock as root, $XDG_RUNTIME_DIR/castline.sock).", valueName: "path"))
+    var apiSocket: String?
 
     func run() async throws {
         let signals = SignalStream([SIGHUP, SIGTERM, SIGINT])
         let options = DeviceRequest(config: config, pluginPath: pluginPath, log: log)
-        let environment = try CommandEnvironment(options: options, featureKinds: [.discovery, .mediaFormat], consoleMinimum: .info)
-        let nearby = try Self.nearbyManager(environment)
-        let announcer = nearby.map { NearbyJobAnnouncer(manager: $0, namespace: environment.config.nearby.namespace, logSystem: environment.logSystem) }
+        let environment = try CommandEnvironment(options: options, featureKinds: [.discovery, .mediaFormat, .channel], consoleMinimum: .info)
+        let settings = environment.config
         let env = castline.environment()
-        let layers = LogRuleLayers(config: environment.config.logging.rules, configSource: environment.config.file,
+        // The TCP listener's token and TLS are checked before anything starts: a bad file is a
+        // config error, never a listener without protection.
+        var token: APIToken?
+        if let file = settings.api.tokenFile {
+            do { token = try APIToken(file: file) } catch {
+                printError("\(settings.file): error: \(error)")
+                throw CastlineExit.configError
+            }
+        }
+        let tls = try Self.tlsContext(settings)
+        let nearby = try Self.nearbyManager(environment)
+        let announcer = nearby.map { NearbyJobAnnouncer(manager: $0, namespace: settings.nearby.namespace, logSystem: environment.logSystem) }
+        let layers = LogRuleLayers(config: settings.logging.rules, configSource: settings.file,
                                    environment: env[LogSystem.environmentVariable], commandLine: log, defaultMinimum: .info)
-        let jobsFile = environment.config.daemon.jobsFile ?? NearbyPermissionStore.defaultDirectory(environment: env) + "/jobs.json"
-        let daemon = Daemon(config: environment.config, providers: environment.discoveryProviders(),
+        let jobsFile = settings.daemon.jobsFile ?? NearbyPermissionStore.defaultDirectory(environment: env) + "/jobs.json"
+        let daemon = Daemon(config: settings, providers: environment.discoveryProviders(),
                             logSystem: environment.logSystem, group: environment.group, logLayers: layers,
                             jobStore: JobStore(path: jobsFile, logSystem: environment.logSystem), announcer: announcer)
+        let plugins = environment.plugins
+        let plane = ControlPlane(daemon: daemon, config: settings, logSystem: environment.logSystem, group: environment.group,
+                                 probe: { media, type, head in plugins.probeMediaFormat(url: media, contentType: type, body: head).mapError { $0 } },
+                                 plugins: HostChannelPlugins(host: plugins))
         let logger = Logger(class: "RunCommand", system: environment.logSystem)
         DescriptorLimit.raise(log: logger)
-        let path = environment.config.file
+        let server: APIServer
+        do {
+            server = try await APIServer.start(plane: plane, events: daemon.events, metrics: { await daemon.metricsText() },
+                                               socket: apiSocket ?? settings.api.socket ?? APISocketPath.daemonDefault(environment: env),
+                                               listen: settings.api.listen, token: token, tls: tls, group: environment.group,
+                                               logSystem: environment.logSystem)
+        } catch {
+            printError("castline run: \(error)")
+            await environment.shutdown()
+            throw CastlineExit.failure
+        }
+        let path = settings.file
         let signalTask = Task {
             for await number in signals.signals {
                 if number == SIGHUP {
@@ -67,9 +97,26 @@ struct RunCommand: AsyncParsableCommand {
         }
         await daemon.run()
         signalTask.cancel()
+        await server.stop()
+        await plane.shutdown()
         nearby?.close()
         await environment.shutdown()
         _ = signals
+    }
+
+    /// The TCP listener's TLS context from `api.tls_certificate` and `api.tls_key` (exit 2 when
+    /// they cannot be read).
+    static func tlsContext(_ settings: CastlineConfiguration) throws -> NIOSSLContext? {
+        guard let certificate = settings.api.tlsCertificate, let key = settings.api.tlsKey else { return nil }
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+            let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain,
+                                                                         privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+            return try NIOSSLContext(configuration: configuration)
+        } catch {
+            printError("\(settings.file): error: api.tls_certificate / api.tls_key: \(error)")
+            throw CastlineExit.configError
+        }
     }
 
     /// With `nearby.announce_jobs`: a nearby manager over avahi for the job announcements (they

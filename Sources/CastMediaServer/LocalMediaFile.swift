@@ -1,17 +1,17 @@
 import Glibc
 
 /// A local file to cast: its absolute path, name and first bytes (for the media-format probe).
-struct LocalMediaFile: Sendable {
-    struct Failure: Error, CustomStringConvertible { var description: String }
+public struct LocalMediaFile: Sendable {
+    public struct Failure: Error, CustomStringConvertible { public var description: String }
 
-    static let headSize = 65_536
+    public static let headSize = 65_536
 
-    let path: String
-    let name: String
-    let size: Int64
-    let head: [UInt8]
+    public let path: String
+    public let name: String
+    public let size: Int64
+    public let head: [UInt8]
 
-    static func open(_ given: String) throws(Failure) -> LocalMediaFile {
+    public static func open(_ given: String) throws(Failure) -> LocalMediaFile {
         guard let resolved = realpath(given, nil) else { throw Failure(description: String(cString: strerror(errno))) }
         let path = String(cString: resolved)
         free(resolved)

@@ -1,0 +1,181 @@
+import CastCore
+import CastLogging
+import CastlineDaemon
+import NIOCore
+import NIOHTTP1
+
+/// One API connection: reads each request (a body of at most ``APIServer/maxBodySize``), checks
+/// the bearer token where one is required, routes it (``APIRoute``) and answers with JSON, the
+/// metrics text, or the event stream. Nothing reaches a device before the request has parsed.
+/// A connection that stays silent mid-request (or idle between requests) for the read timeout is
+/// closed. Loop-confined; the commands run on the control plane.
+final class APIHandler: ChannelDuplexHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    struct Context: Sendable {
+        let plane: ControlPlane
+        let events: HubEvents
+        let metrics: @Sendable () async -> String
+        /// The token TCP requests must carry (`Authorization: Bearer …`); nil on the Unix socket.
+        let token: APIToken?
+        let log: Logger
+    }
+
+    private let context: Context
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var refused = false
+    private var streaming = false
+    private var busy = false
+
+    init(context: Context) {
+        self.context = context
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+            refused = false
+            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > APIServer.maxBodySize {
+                refuseTooLarge(context)
+                return
+            }
+            if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+            }
+        case .body(var buffer):
+            guard !refused else { return }
+            if body.count + buffer.readableBytes > APIServer.maxBodySize {
+                refuseTooLarge(context)
+                return
+            }
+            body += buffer.readBytes(length: buffer.readableBytes) ?? []
+        case .end:
+            guard !refused, let head else { return }
+            self.head = nil
+            handle(head, context: context)
+        }
+    }
+
+    private func refuseTooLarge(_ context: ChannelHandlerContext) {
+        refused = true
+        let error = ControlError(.tooLarge, "body_too_large", "the request body is over \(APIServer.maxBodySize) bytes")
+        respond(error.json, status: .payloadTooLarge, keepAlive: false, context: context)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            // A stream is silent on the client's side by design; anything else idle goes.
+            if !streaming && !busy { context.close(promise: nil) }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    // MARK: Requests
+
+    private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let started = NIODeadline.now()
+        let keepAlive = head.isKeepAlive
+        if let token = self.context.token, !token.accepts(head.headers.first(name: "authorization")) {
+            let error = ControlError(.unauthorized, "unauthorized", "this listener needs Authorization: Bearer <token> (api.token_file)")
+            var headers = HTTPHeaders()
+            headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"castline\"")
+            self.context.log.info("\(head.method.rawValue) \(Self.pathOnly(head.uri)): 401 (no valid token)", ["status": .int(401)])
+            respond(error.json, status: .unauthorized, headers: headers, keepAlive: keepAlive, context: context)
+            return
+        }
+        switch APIRoute.resolve(method: head.method, target: head.uri, body: body) {
+        case .failure(let failure):
+            var headers = HTTPHeaders()
+            if !failure.allow.isEmpty { headers.add(name: "Allow", value: failure.allow.map(\.rawValue).joined(separator: ", ")) }
+            log(head, status: failure.error.httpStatus, started: started)
+            respond(failure.error.json, status: HTTPResponseStatus(statusCode: failure.error.httpStatus), headers: headers,
+                    keepAlive: keepAlive, context: context)
+        case .success(.events(let kinds)):
+            streaming = true
+            EventStream.start(on: context.channel, version: head.version, subscription: self.context.events.subscribe(kinds),
+                              log: self.context.log)
+        case .success(.metrics):
+            busy = true
+            Self.answer(head, started: started, on: NIOLoopBound(self, eventLoop: context.eventLoop), channel: context.channel) { [metrics = self.context.metrics] in
+                .text(await metrics(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            }
+        case .success(.command(let command)):
+            busy = true
+            Self.answer(head, started: started, on: NIOLoopBound(self, eventLoop: context.eventLoop), channel: context.channel) { [plane = self.context.plane] in
+                switch await plane.execute(command) {
+                case .success(let json):
+                    let created = if case .putJob = command, json["created"] == true { true } else { false }
+                    return .json(json, status: created ? .created : .ok)
+                case .failure(let error):
+                    return .json(error.json, status: HTTPResponseStatus(statusCode: error.httpStatus))
+                }
+            }
+        }
+    }
+
+    /// What an answer carries.
+    enum Answer: Sendable {
+        case json(JSONValue, status: HTTPResponseStatus)
+        case text(String, contentType: String)
+    }
+
+    /// Computes the answer off the loop, then writes it on the loop.
+    static func answer(_ head: HTTPRequestHead, started: NIODeadline, on bound: NIOLoopBound<APIHandler>, channel: Channel,
+                       _ compute: @escaping @Sendable () async -> Answer) {
+        let keepAlive = head.isKeepAlive
+        Task {
+            let answer = await compute()
+            channel.eventLoop.execute {
+                bound.value.busy = false
+                switch answer {
+                case .json(let json, let status):
+                    bound.value.log(head, status: Int(status.code), started: started)
+                    write(json.serialized() + "\n", contentType: "application/json", status: status, headers: HTTPHeaders(),
+                          keepAlive: keepAlive, version: head.version, channel: channel)
+                case .text(let text, let contentType):
+                    bound.value.log(head, status: 200, started: started)
+                    write(text, contentType: contentType, status: .ok, headers: HTTPHeaders(), keepAlive: keepAlive, version: head.version,
+                          channel: channel)
+                }
+            }
+        }
+    }
+
+    private func log(_ head: HTTPRequestHead, status: Int, started: NIODeadline) {
+        let micros = (NIODeadline.now() - started).nanoseconds / 1000
+        context.log.debug("\(head.method.rawValue) \(Self.pathOnly(head.uri)): \(status) in \(micros) µs", [
+            "method": .string(head.method.rawValue), "path": .string(Self.pathOnly(head.uri)), "status": .int(status),
+            "durationUs": .int(Int(micros)),
+        ])
+    }
+
+    /// The path without the query (which may carry values not meant for logs).
+    static func pathOnly(_ uri: String) -> String { String(uri.prefix { $0 != "?" }) }
+
+    private func respond(_ json: JSONValue, status: HTTPResponseStatus, headers: HTTPHeaders = HTTPHeaders(), keepAlive: Bool,
+                         context: ChannelHandlerContext) {
+        Self.write(json.serialized() + "\n", contentType: "application/json", status: status, headers: headers, keepAlive: keepAlive,
+                   version: .http1_1, channel: context.channel)
+    }
+
+    static func write(_ text: String, contentType: String, status: HTTPResponseStatus, headers extra: HTTPHeaders, keepAlive: Bool,
+                      version: HTTPVersion, channel: Channel) {
+        var headers = extra
+        headers.add(name: "Content-Type", value: contentType)
+        headers.add(name: "Content-Length", value: String(text.utf8.count))
+        headers.add(name: "Cache-Control", value: "no-store")
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        var buffer = channel.allocator.buffer(capacity: text.utf8.count)
+        buffer.writeString(text)
+        channel.write(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: status, headers: headers)), promise: nil)
+        channel.write(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+        let done = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
+        if !keepAlive { done.whenComplete { _ in channel.close(promise: nil) } }
+    }
+}

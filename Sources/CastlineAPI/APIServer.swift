@@ -1,0 +1,117 @@
+import CastLogging
+import CastProtocol
+import CastTransport
+import CastlineDaemon
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The control API of `castline run`: HTTP/1.1 with JSON (docs/api/openapi.yaml) on a Unix
+/// socket (mode 0660) and, optionally, on TCP, where every request needs the bearer token (and
+/// TLS when configured). Bodies over 1 MiB are refused; a connection silent for 30 s mid-request
+/// or between requests is closed. Thread-safe.
+public final class APIServer: Sendable {
+    public static let maxBodySize = 1 << 20
+    public static let readTimeout: TimeAmount = .seconds(30)
+
+    /// The Unix socket's path, if it listens on one.
+    public let socketPath: String?
+    /// The TCP address it listens on (`host:port`, the port the kernel gave for 0), if any.
+    public let tcpAddress: String?
+    private let listeners: [Channel]
+    private let log: Logger
+
+    private init(socketPath: String?, tcpAddress: String?, listeners: [Channel], log: Logger) {
+        self.socketPath = socketPath
+        self.tcpAddress = tcpAddress
+        self.listeners = listeners
+        self.log = log
+    }
+
+    public struct StartError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Starts listening. `listen` is `host:port`; over it `token` is required and `tls`, when
+    /// given, wraps every connection.
+    public static func start(plane: ControlPlane, events: HubEvents, metrics: @escaping @Sendable () async -> String,
+                             socket: String?, listen: String?, token: APIToken?, tls: NIOSSLContext?, group: EventLoopGroup,
+                             logSystem: LogSystem) async throws(StartError) -> APIServer {
+        let log = Logger(class: "APIServer", system: logSystem)
+        let base = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: nil, log: log)
+        var listeners: [Channel] = []
+        var tcpAddress: String?
+        do {
+            if let socket {
+                try prepareSocketPath(socket)
+                let channel = try await bootstrap(group: group, context: base, tls: nil, log: log).bind(unixDomainSocketPath: socket).get()
+                chmod(socket, 0o660)
+                listeners.append(channel)
+                log.info("API listening on \(socket) (mode 0660)", ["socket": .string(socket)])
+            }
+            if let listen {
+                guard let token else { throw StartError(description: "api.listen needs api.token_file") }
+                let colon = listen.lastIndex(of: ":")!
+                var host = String(listen[..<colon])
+                if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+                let port = Int(listen[listen.index(after: colon)...]) ?? 0
+                let context = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: token, log: log)
+                let channel = try await bootstrap(group: group, context: context, tls: tls, log: log).bind(host: host, port: port).get()
+                let bound = channel.localAddress?.port ?? port
+                tcpAddress = CastConnection.endpointName(host: host, port: bound)
+                listeners.append(channel)
+                log.info("API listening on \(tcpAddress!) (bearer token\(tls == nil ? "" : ", TLS"))", ["listen": .string(tcpAddress!)])
+            }
+        } catch let error as StartError {
+            for channel in listeners { try? await channel.close().get() }
+            throw error
+        } catch {
+            for channel in listeners { try? await channel.close().get() }
+            throw StartError(description: "cannot listen on \(listen ?? socket ?? "?"): \(error)")
+        }
+        return APIServer(socketPath: socket, tcpAddress: tcpAddress, listeners: listeners, log: log)
+    }
+
+    private static func bootstrap(group: EventLoopGroup, context: APIHandler.Context, tls: NIOSSLContext?, log: Logger) -> ServerBootstrap {
+        ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
+                    try sync.addHandler(IdleStateHandler(readTimeout: readTimeout))
+                    try sync.configureHTTPServerPipeline(withErrorHandling: true)
+                    try sync.addHandler(APIHandler(context: context))
+                }
+            }
+    }
+
+    /// The socket's folder exists (created 0750 when missing), and no live server holds the
+    /// path: a stale socket file (a castline that crashed) is removed; a live one is an error.
+    static func prepareSocketPath(_ path: String) throws(StartError) {
+        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        if !folder.isEmpty, access(folder, F_OK) != 0, mkdir(folder, 0o750) != 0 {
+            throw StartError(description: "cannot create \(folder) for the API socket: \(String(cString: strerror(errno)))")
+        }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+            throw StartError(description: "\(path) exists and is not a socket; remove it or set api.socket")
+        }
+        if SocketProbe.answers(path) {
+            throw StartError(description: "another castline run already listens on \(path)")
+        }
+        unlink(path)
+    }
+
+    /// Stops listening (open connections close with the event loops) and removes the socket file.
+    public func stop() async {
+        for channel in listeners { try? await channel.close().get() }
+        if let socketPath { unlink(socketPath) }
+    }
+}

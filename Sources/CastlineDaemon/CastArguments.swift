@@ -1,0 +1,182 @@
+import CastCore
+import CastSender
+import CastlineConfig
+
+/// What to cast and how: `castline cast`'s argument and options, in the same names for the API
+/// and MQTT (`{"media": "http://…/a.mp4", "title": "…", "content_type": "video/mp4"}`).
+public struct CastArguments: Sendable, Equatable {
+    /// An http(s) URL, or an absolute path the daemon serves.
+    public var media: String
+    public var title: String?
+    public var subtitle: String?
+    public var studio: String?
+    public var image: String?
+    public var contentType: String?
+    public var streamType: StreamType?
+    /// The receiver app (default: the config's `receiver_app_id`).
+    public var app: String?
+    /// Seconds into the media.
+    public var start: Double?
+    public var noAutoplay = false
+    /// Seconds to wait for PLAYING (PAUSED with `noAutoplay`).
+    public var playTimeout = 30.0
+
+    public init(media: String) { self.media = media }
+
+    public static let keys = ["media", "title", "subtitle", "studio", "image", "content_type", "stream_type", "app", "start",
+                              "no_autoplay", "play_timeout"]
+
+    /// From a request body; every problem is a usage error naming the key.
+    public init(json: JSONValue) throws(ControlError) {
+        let body = try ArgumentObject(json, allowed: Self.keys, what: "cast")
+        guard let media = try body.string("media"), !media.isEmpty else {
+            throw ControlError.usage("missing_media", "cast needs \"media\": an http(s) URL or an absolute file path")
+        }
+        let lower = media.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") || media.hasPrefix("/") else {
+            throw ControlError.usage("bad_media", "cast: \"media\" must be an http(s) URL or an absolute file path, not \"\(media)\"")
+        }
+        self.media = media
+        title = try body.string("title")
+        subtitle = try body.string("subtitle")
+        studio = try body.string("studio")
+        image = try body.string("image")
+        contentType = try body.string("content_type")
+        if let text = try body.string("stream_type") {
+            guard let type = StreamType.named(text) else {
+                throw ControlError.usage("bad_stream_type", "cast: \"stream_type\" must be buffered, live or none, not \"\(text)\"")
+            }
+            streamType = type
+        }
+        if let app = try body.string("app") {
+            guard !app.isEmpty, app.utf8.count <= 32, app.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                throw ControlError.usage("bad_app", "cast: \"app\" must be an app id such as CC1AD845, not \"\(app)\"")
+            }
+            self.app = app
+        }
+        if let start = try body.number("start") {
+            guard start >= 0, start <= 86_400 * 366 else { throw ControlError.usage("bad_start", "cast: \"start\" must be 0 or more seconds") }
+            self.start = start
+        }
+        noAutoplay = try body.bool("no_autoplay") ?? false
+        if let timeout = try body.number("play_timeout") {
+            guard timeout > 0, timeout <= 3600 else { throw ControlError.usage("bad_play_timeout", "cast: \"play_timeout\" must be 0-3600 seconds") }
+            playTimeout = timeout
+        }
+    }
+
+    /// The body that makes these arguments again (what the CLI sends).
+    public var json: JSONValue {
+        var o = JSONObject()
+        o.set("media", .string(media))
+        if let title { o.set("title", .string(title)) }
+        if let subtitle { o.set("subtitle", .string(subtitle)) }
+        if let studio { o.set("studio", .string(studio)) }
+        if let image { o.set("image", .string(image)) }
+        if let contentType { o.set("content_type", .string(contentType)) }
+        if let streamType { o.set("stream_type", .string(streamType.rawValue.lowercased())) }
+        if let app { o.set("app", .string(app)) }
+        if let start { o.set("start", .double(start)) }
+        if noAutoplay { o.set("no_autoplay", .bool(true)) }
+        if playTimeout != 30 { o.set("play_timeout", .double(playTimeout)) }
+        return .object(o)
+    }
+
+    /// The LOAD's media: the URL (the served one for a file), its type, the media-format probe's
+    /// findings (stream type, 4K/HDR), and the title (the file or URL's last part when none).
+    public func mediaInformation(url: String, contentType type: String, format: MediaFormatInfo?) -> MediaInformation {
+        var builder = MediaInformationBuilder(contentURL: url).contentType(type)
+        if let streamType { builder = builder.streamType(streamType) }
+        if let format { builder = builder.applying(format) }
+        let fallbackTitle = String(media.split(separator: "/").last ?? Substring(media))
+        if studio != nil {
+            builder = builder.movie(title: title ?? fallbackTitle, subtitle: subtitle, studio: studio)
+        } else {
+            builder = builder.generic(title: title ?? fallbackTitle, subtitle: subtitle)
+        }
+        if let image { builder = builder.image(image) }
+        // The builder only fails for a missing content id or type, both set above.
+        return (try? builder.build()) ?? MediaInformation(contentId: url, contentUrl: url, contentType: type)
+    }
+}
+
+extension StreamType {
+    /// `buffered`, `live` or `none`, any case.
+    public static func named(_ text: String) -> StreamType? {
+        switch text.lowercased() {
+        case "buffered": return .buffered
+        case "live": return .live
+        case "none": return StreamType.none
+        default: return nil
+        }
+    }
+}
+
+/// A request body as an object with known keys: an unknown key, or a value of the wrong type, is
+/// a usage error that names it (and the key meant, for a typo).
+public struct ArgumentObject: Sendable {
+    let object: JSONObject
+    let what: String
+
+    public init(_ json: JSONValue, allowed: [String], what: String) throws(ControlError) {
+        if case .null = json {
+            object = JSONObject()
+        } else {
+            guard case .object(let object) = json else {
+                throw ControlError.usage("body_not_object", "\(what): the request body must be a JSON object")
+            }
+            for key in object.keys where !allowed.contains(key) {
+                var message = "\(what): unknown key \"\(key)\""
+                if let near = ConfigReader.closest(to: key, in: allowed) { message += " (did you mean \"\(near)\"?)" }
+                message += allowed.isEmpty ? "; it takes no keys" : "; allowed: " + allowed.joined(separator: ", ")
+                throw ControlError.usage("unknown_key", message)
+            }
+            self.object = object
+        }
+        self.what = what
+    }
+
+    public func value(_ key: String) -> JSONValue? {
+        guard let value = object[key], value != .null else { return nil }
+        return value
+    }
+
+    public func string(_ key: String) throws(ControlError) -> String? {
+        guard let value = value(key) else { return nil }
+        guard case .string(let text) = value else { throw wrongType(key, "a string") }
+        return text
+    }
+
+    public func number(_ key: String) throws(ControlError) -> Double? {
+        switch value(key) {
+        case nil: return nil
+        case .int(let n)?: return Double(n)
+        case .double(let d)? where d.isFinite: return d
+        default: throw wrongType(key, "a number")
+        }
+    }
+
+    public func bool(_ key: String) throws(ControlError) -> Bool? {
+        guard let value = value(key) else { return nil }
+        guard case .bool(let flag) = value else { throw wrongType(key, "true or false") }
+        return flag
+    }
+
+    public func strings(_ key: String) throws(ControlError) -> [String]? {
+        guard let value = value(key) else { return nil }
+        guard case .array(let items) = value else { throw wrongType(key, "a list of strings") }
+        var result: [String] = []
+        for item in items {
+            switch item {
+            case .string(let text): result.append(text)
+            case .int(let n): result.append(String(n))
+            default: throw wrongType(key, "a list of strings")
+            }
+        }
+        return result
+    }
+
+    func wrongType(_ key: String, _ expected: String) -> ControlError {
+        ControlError.usage("bad_type", "\(what): \"\(key)\" must be \(expected)")
+    }
+}

@@ -1,0 +1,113 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastSender
+import CastlineLogs
+
+/// Channel plugins as the control plane reaches them: which loaded feature declares a namespace,
+/// and a handle on one opened on a device's session. (`castline run` adapts its plugin host.)
+public protocol ChannelPlugins: Sendable {
+    /// The id of the loaded channel feature that declares `namespace`, if any.
+    func feature(forNamespace namespace: String) -> String?
+    /// Opens `feature` on `session`.
+    func open(feature: String, on session: CastSession) async throws -> any ChannelHandle
+}
+
+/// A channel plugin opened on one device: it takes command objects and answers each one.
+public protocol ChannelHandle: Sendable {
+    func command(_ object: JSONValue, timeout: Double) async -> Result<JSONValue, ControlError>
+    func close() async
+}
+
+/// Custom namespaces and log rules through the control plane.
+extension ControlPlane {
+    // MARK: Channels
+
+    /// A message (or, with `wait`, a request) to `namespace` on the device: through the channel
+    /// plugin that declares the namespace, or a plain channel when `channels.allowed_namespaces`
+    /// lists it; anything else is refused.
+    func channel(_ reference: String, namespace: String, _ arguments: ChannelArguments) async throws(ControlError) -> JSONValue {
+        guard namespace.hasPrefix("urn:x-cast:"), namespace.utf8.count <= 128 else {
+            throw ControlError.usage("bad_namespace", "\"\(namespace)\" is not a custom namespace (urn:x-cast:…, at most 128 bytes)")
+        }
+        let (entry, link) = try await registry.link(reference)
+        let id = entry.device.id
+        if let plugins, let feature = plugins.feature(forNamespace: namespace) {
+            let handle: any ChannelHandle
+            if case .plugin(let open)? = channels[id]?[namespace] {
+                handle = open
+            } else {
+                do { handle = try await plugins.open(feature: feature, on: link) } catch {
+                    throw ControlError(.unavailable, "channel_unavailable", "channel plugin \(feature) cannot open on \(entry.device.friendlyName): \(error)")
+                }
+                channels[id, default: [:]][namespace] = .plugin(handle)
+            }
+            let object: JSONValue = if case .string(let text) = arguments.message { ["text": .string(text)] } else { arguments.message }
+            switch await handle.command(object, timeout: arguments.timeout) {
+            case .success(let reply): return ["namespace": .string(namespace), "via": .string(feature), "reply": reply]
+            case .failure(let error): throw error
+            }
+        }
+        guard allowedNamespaces.contains(namespace) else {
+            throw ControlError(.forbidden, "namespace_not_allowed",
+                               "no channel plugin declares \(namespace), and channels.allowed_namespaces does not list it: add it there to use it")
+        }
+        let channel: GenericChannel
+        if case .generic(let open)? = channels[id]?[namespace], await link.hasChannel(open) {
+            channel = open
+        } else {
+            channel = GenericChannel(namespace: CastNamespace(namespace))
+            await link.add(channel)
+            channels[id, default: [:]][namespace] = .generic(channel)
+        }
+        if arguments.wait {
+            guard case .object(let object) = arguments.message else {
+                throw ControlError.usage("request_not_object", "a request (\"wait\": true) needs a JSON object message (it gets a requestId)")
+            }
+            switch await channel.request(object, timeout: arguments.timeout).result {
+            case .success(let reply): return ["namespace": .string(namespace), "via": .string("generic"), "reply": reply]
+            case .failure(let error):
+                throw ControlError(error.isTimeout ? .unavailable : .refused, "channel_request_failed", "\(entry.device.friendlyName): \(error)")
+            }
+        }
+        do {
+            switch arguments.message {
+            case .string(let text): try await channel.send(text: text)
+            default: try await channel.send(text: arguments.message.serialized())
+            }
+        } catch {
+            throw ControlError(.unavailable, "channel_send_failed", "\(entry.device.friendlyName): \(error)")
+        }
+        return ["namespace": .string(namespace), "via": .string("generic"), "sent": true]
+    }
+
+    // MARK: Logging
+
+    func logging() async -> JSONValue {
+        let layers = await daemon.logLayers
+        let sinks: [JSONValue] = logSystem.sinkStatistics.map {
+            ["name": .string($0.name), "queued": .int(Int64($0.queued)), "delivered": .int(Int64($0.delivered)),
+             "dropped": .int(Int64($0.dropped))]
+        }
+        return ["rules": .string(logSystem.filter.ruleString),
+                "layers": .array(layers.layers.map { ["source": .string($0.source), "rules": .string($0.rules)] }),
+                "sinks": .array(sinks)]
+    }
+
+    func explain(_ className: String, function: String) async throws(ControlError) -> JSONValue {
+        let layers = await daemon.logLayers
+        do {
+            let explanation = try LevelExplanation.explain(className: className, function: function, layers: layers.layers,
+                                                           defaultMinimum: layers.defaultMinimum)
+            guard case .object(var object) = explanation.json else { return explanation.json }
+            object.set("text", .string(explanation.text))
+            return .object(object)
+        } catch {
+            throw ControlError(.internal, "bad_layer", "\(error)")
+        }
+    }
+}
+
+extension CastRequestError {
+    var isTimeout: Bool { if case .timedOut = self { true } else { false } }
+}

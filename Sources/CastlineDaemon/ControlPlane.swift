@@ -1,0 +1,313 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastMediaServer
+import CastSender
+import CastlineConfig
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one way into a running castline: every ``ControlCommand`` (from the HTTP API, the CLI or
+/// MQTT) is carried out here, on the hub's devices and jobs, and answered with JSON or a
+/// ``ControlError``. Isolation: an actor (it keeps the files it serves for commands' casts).
+public actor ControlPlane {
+    public nonisolated let daemon: Daemon
+    let registry: DeviceRegistry
+    let logSystem: LogSystem
+    let group: EventLoopGroup
+    let log: Logger
+    let receiverAppID: String
+    let allowedNamespaces: Set<String>
+    let probe: MediaProbe?
+    let plugins: (any ChannelPlugins)?
+    /// Files served for commands' casts, by device.
+    var servers: [String: MediaFileServer] = [:]
+    /// Channels open on devices, by device and namespace (a plugin's, or a generic one).
+    var channels: [String: [String: OpenChannel]] = [:]
+
+    /// What the media-format plugins say of a URL or file head (content type, stream type, 4K/HDR).
+    public typealias MediaProbe = @Sendable (_ media: String, _ contentType: String?, _ head: [UInt8]?) -> Result<MediaFormatInfo, any Error>
+
+    enum OpenChannel {
+        case plugin(any ChannelHandle)
+        case generic(GenericChannel)
+    }
+
+    public init(daemon: Daemon, config: CastlineConfiguration, logSystem: LogSystem, group: EventLoopGroup, probe: MediaProbe? = nil,
+                plugins: (any ChannelPlugins)? = nil) {
+        self.daemon = daemon
+        registry = daemon.registry
+        self.logSystem = logSystem
+        self.group = group
+        self.probe = probe
+        self.plugins = plugins
+        receiverAppID = config.receiverAppID
+        allowedNamespaces = Set(config.channels.allowedNamespaces)
+        log = Logger(class: "ControlPlane", system: logSystem)
+    }
+
+    /// Carries out `command`.
+    public func execute(_ command: ControlCommand) async -> Result<JSONValue, ControlError> {
+        do throws(ControlError) {
+            return .success(try await run(command))
+        } catch {
+            if error.kind != .notFound, error.kind != .usage {
+                log.warning("\(Self.name(command)) failed: \(error)", ["command": .string(Self.name(command)), "error": .string(error.code)])
+            }
+            return .failure(error)
+        }
+    }
+
+    func run(_ command: ControlCommand) async throws(ControlError) -> JSONValue {
+        switch command {
+        case .status: return await status()
+        case .listDevices: return await devices()
+        case .showDevice(let reference): return try await device(reference)
+        case .cast(let reference, let arguments): return try await cast(reference, arguments)
+        case .play(let reference): return try await media(reference, "PLAY") { await $0.remoteMediaClient.play() }
+        case .pause(let reference): return try await media(reference, "PAUSE") { await $0.remoteMediaClient.pause() }
+        case .stop(let reference, let app): return try await stop(reference, app: app)
+        case .seek(let reference, let seek):
+            return try await media(reference, "SEEK") { link in
+                seek.relative ? await link.remoteMediaClient.seek(by: seek.seconds) : await link.remoteMediaClient.seek(to: seek.seconds)
+            }
+        case .volume(let reference, let volume, let stream): return try await setVolume(reference, volume, stream: stream)
+        case .mute(let reference, let muted, let stream): return try await setMuted(reference, muted, stream: stream)
+        case .queue(let reference, let action): return try await queue(reference, action)
+        case .channel(let reference, let namespace, let arguments): return try await channel(reference, namespace: namespace, arguments)
+        case .listJobs: return await daemon.jobsJSON()
+        case .showJob(let name):
+            guard let job = await daemon.jobJSON(named: name) else { throw ControlError(.notFound, "unknown_job", "no job \"\(name)\"") }
+            return job
+        case .putJob(let name, let text):
+            let job: JobEntry
+            do { job = try JobEntry.parse(text, source: "request body", name: name) } catch {
+                throw ControlError.usage("bad_job", error.diagnostics.map(\.description).joined(separator: "\n"))
+            }
+            let (json, created) = try await daemon.putJob(job)
+            if case .object(var object) = json {
+                object.set("created", .bool(created))
+                return .object(object)
+            }
+            return json
+        case .deleteJob(let name):
+            try await daemon.deleteJob(name)
+            return ["deleted": .string(name)]
+        case .showLogging: return await logging()
+        case .setLogging(let rules):
+            try await daemon.setAPILogRules(rules)
+            return await logging()
+        case .explainLogging(let className, let function): return try await explain(className, function: function)
+        }
+    }
+
+    static func name(_ command: ControlCommand) -> String {
+        switch command {
+        case .status: return "status"
+        case .listDevices: return "devices"
+        case .showDevice: return "device"
+        case .cast: return "cast"
+        case .play: return "play"
+        case .pause: return "pause"
+        case .stop: return "stop"
+        case .seek: return "seek"
+        case .volume: return "volume"
+        case .mute: return "mute"
+        case .queue: return "queue"
+        case .channel: return "channel"
+        case .listJobs, .showJob: return "jobs"
+        case .putJob: return "job put"
+        case .deleteJob: return "job delete"
+        case .showLogging, .setLogging, .explainLogging: return "logging"
+        }
+    }
+
+    // MARK: Devices
+
+    func status() async -> JSONValue {
+        let uptime = MonotonicClock.seconds() - daemon.startedAt
+        return ["version": .string(CastlineVersion.string), "pid": .int(Int64(getpid())), "uptime": .double((uptime * 10).rounded() / 10),
+                "devices": .int(Int64(await registry.all.count)), "jobs": .string(await daemon.statusLine())]
+    }
+
+    func devices() async -> JSONValue {
+        var list: [JSONValue] = []
+        let now = MonotonicClock.seconds()
+        for entry in await registry.all { list.append(await registry.snapshot(entry, now: now).json(at: now)) }
+        return ["devices": .array(list)]
+    }
+
+    func device(_ reference: String) async throws(ControlError) -> JSONValue {
+        let entry = try await registry.resolve(reference)
+        let now = MonotonicClock.seconds()
+        return await registry.snapshot(entry, now: now).json(at: now)
+    }
+
+    /// The device's object after a command: what the device reports now.
+    func result(_ entry: DeviceRegistry.Entry) async -> JSONValue {
+        let now = MonotonicClock.seconds()
+        let current = await registry.entry(entry.device.id) ?? entry
+        return await registry.snapshot(current, now: now).json(at: now)
+    }
+
+    // MARK: Casting
+
+    func cast(_ reference: String, _ arguments: CastArguments) async throws(ControlError) -> JSONValue {
+        let (entry, link) = try await registry.link(reference)
+        let device = entry.device
+        var head: [UInt8]?
+        var url = arguments.media
+        if arguments.media.hasPrefix("/") {
+            let file: LocalMediaFile
+            do { file = try LocalMediaFile.open(arguments.media) } catch {
+                throw ControlError.usage("unreadable_file", "the daemon cannot read \(arguments.media): \(error) (cast with --direct to serve it from your own process)")
+            }
+            head = file.head
+        }
+        let format = probe.flatMap { try? $0(arguments.media, arguments.contentType, head).get() }
+        guard let type = arguments.contentType ?? format?.contentType else {
+            throw ControlError.usage("unknown_content_type", "cannot tell the content type of \(arguments.media); give content_type (e.g. video/mp4)")
+        }
+        if arguments.media.hasPrefix("/") { url = try await serve(arguments.media, contentType: type, to: device) }
+        let appID = arguments.app ?? receiverAppID
+        do {
+            _ = try await link.launch(appID: appID)
+        } catch {
+            if case .requestFailed(_, .launchError) = error { throw ControlError(.refused, "launch_refused", "\(device.friendlyName): \(error)") }
+            throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): \(error)")
+        }
+        await registry.claim(device.id, owner: CommandOwner.name, contentID: url)
+        let wanted: PlayerState = arguments.noAutoplay ? .paused : .playing
+        let media = arguments.mediaInformation(url: url, contentType: type, format: format)
+        switch await link.remoteMediaClient.loadAndWait(media, options: MediaLoadOptions(autoplay: !arguments.noAutoplay, startTime: arguments.start),
+                                                        until: wanted, timeout: arguments.playTimeout) {
+        case .success:
+            log.info("\(device.friendlyName): \(wanted.rawValue) \(arguments.media)", ["device": .string(device.id), "url": .string(url)])
+        case .failure(let error):
+            await registry.release(device.id, owner: CommandOwner.name)
+            throw ControlError(error.isRefusal ? .refused : .unavailable, error.isRefusal ? "load_refused" : "load_failed",
+                               "\(device.friendlyName): \(error)")
+        }
+        var json = await result(entry)
+        if url != arguments.media, case .object(var object) = json {
+            object.set("servedURL", .string(url))
+            json = .object(object)
+        }
+        return json
+    }
+
+    /// Serves `path` to `device` from the address that faces it (one server per device, replaced
+    /// by the next command's file).
+    func serve(_ path: String, contentType: String, to device: CastDevice) async throws(ControlError) -> String {
+        let address: String
+        do { address = try FacingAddress.localAddress(facing: device.host, port: device.port) } catch {
+            throw ControlError(.unavailable, "no_route", "no local address reaches \(device.friendlyName) (\(device.host)): \(error)")
+        }
+        if let old = servers.removeValue(forKey: device.id) { await old.stop() }
+        do {
+            let server = try await MediaFileServer.start(file: ServedFile(path: path, contentType: contentType), host: address,
+                                                         group: group, logSystem: logSystem)
+            servers[device.id] = server
+            return server.url(for: JobMedia.fileName(path))
+        } catch {
+            throw ControlError(.internal, "serve_failed", "cannot serve \(path) on \(address): \(error)")
+        }
+    }
+
+    /// Stops what serves commands' files (the daemon is stopping).
+    public func shutdown() async {
+        for server in servers.values { await server.stop() }
+        servers = [:]
+        for byNamespace in channels.values {
+            for channel in byNamespace.values { if case .plugin(let handle) = channel { await handle.close() } }
+        }
+        channels = [:]
+    }
+
+    // MARK: Media and device controls
+
+    /// A media command on the app that runs (whoever cast it).
+    func media(_ reference: String, _ type: String, _ request: (CastSession) async -> CastRequest<MediaStatus?>) async throws(ControlError) -> JSONValue {
+        let (entry, link) = try await registry.link(reference)
+        guard await link.application != nil else {
+            throw ControlError(.conflict, "no_media_app", "\(entry.device.friendlyName): no app runs there (nothing to \(type.lowercased()))")
+        }
+        try Self.check(await request(link).result.map { _ in () }, type, device: entry.device)
+        return await result(entry)
+    }
+
+    func stop(_ reference: String, app: Bool) async throws(ControlError) -> JSONValue {
+        let (entry, link) = try await registry.link(reference)
+        if app {
+            do { try await link.stopApplication() } catch {
+                throw ControlError(.unavailable, "stop_failed", "\(entry.device.friendlyName): \(error)")
+            }
+            return await result(entry)
+        }
+        guard link.remoteMediaClient.mediaStatus != nil else {
+            throw ControlError(.conflict, "no_media", "\(entry.device.friendlyName): no media plays (use \"app\": true to stop the app)")
+        }
+        try Self.check(await link.remoteMediaClient.stop().result.map { _ in () }, "STOP", device: entry.device)
+        return await result(entry)
+    }
+
+    func setVolume(_ reference: String, _ volume: ControlArguments.Volume, stream: Bool) async throws(ControlError) -> JSONValue {
+        let (entry, link) = try await registry.link(reference)
+        if stream {
+            guard let current = link.remoteMediaClient.mediaStatus else {
+                throw ControlError(.conflict, "no_media", "\(entry.device.friendlyName): no media plays (the stream volume needs one)")
+            }
+            let level = volume.level(from: current.volume?.level ?? 1)
+            try Self.check(await link.remoteMediaClient.setStreamVolume(level).result.map { _ in () }, "SET_VOLUME", device: entry.device)
+        } else {
+            // The device volume needs no app: an idle device answers on the platform.
+            let level = volume.level(from: await link.deviceStatus?.volumeLevel ?? 0)
+            try Self.check(await link.setDeviceVolume(level).result.map { _ in () }, "SET_VOLUME", device: entry.device)
+        }
+        return await result(entry)
+    }
+
+    func setMuted(_ reference: String, _ muted: Bool, stream: Bool) async throws(ControlError) -> JSONValue {
+        let (entry, link) = try await registry.link(reference)
+        if stream {
+            guard link.remoteMediaClient.mediaStatus != nil else {
+                throw ControlError(.conflict, "no_media", "\(entry.device.friendlyName): no media plays (stream mute needs one)")
+            }
+            try Self.check(await link.remoteMediaClient.setStreamMuted(muted).result.map { _ in () }, "SET_VOLUME", device: entry.device)
+        } else {
+            try Self.check(await link.setDeviceMuted(muted).result.map { _ in () }, "SET_VOLUME", device: entry.device)
+        }
+        return await result(entry)
+    }
+
+    func queue(_ reference: String, _ action: ControlArguments.Queue) async throws(ControlError) -> JSONValue {
+        try await media(reference, "QUEUE_UPDATE") { link in
+            let client = link.remoteMediaClient
+            switch action {
+            case .next: return await client.queueNext()
+            case .previous: return await client.queuePrevious()
+            case .jump(let item): return await client.queueJump(toItemID: item)
+            case .remove(let items): return await client.queueRemove(itemIDs: items)
+            case .repeatMode(let mode): return await client.queueSetRepeatMode(mode)
+            }
+        }
+    }
+
+    /// A request's failure in the API's words: the device refused, or could not be reached.
+    static func check(_ outcome: Result<Void, CastRequestError>, _ type: String, device: CastDevice) throws(ControlError) {
+        guard case .failure(let error) = outcome else { return }
+        switch error {
+        case .timedOut, .disconnected, .cancelled:
+            throw ControlError(.unavailable, "no_reply", "\(device.friendlyName): \(type): \(error)")
+        default:
+            throw ControlError(.refused, "refused", "\(device.friendlyName): \(type): \(error)")
+        }
+    }
+}
+
+/// castline's version, as `--version` and the API say it.
+public enum CastlineVersion {
+    public static let string = "0.9.0"
+}

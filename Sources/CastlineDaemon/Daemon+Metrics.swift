@@ -1,0 +1,43 @@
+import CastCore
+import CastLogging
+import CastProtocol
+
+/// `GET /metrics`: the hub's state in the Prometheus text format.
+extension Daemon {
+    public func metricsText() async -> String {
+        var links: [String: Int] = ["connected": 0, "connecting": 0, "reconnecting": 0, "closed": 0, "lost": 0]
+        var owners: [String: Int] = [:]
+        for entry in await registry.all {
+            let state: String
+            if let link = entry.link { state = DeviceRegistry.linkName(await link.state) } else { state = entry.present ? "connecting" : "lost" }
+            links[state, default: 0] += 1
+            if let owner = entry.owner { owners[owner, default: 0] += 1 }
+        }
+        var jobs: [(labels: [(String, String)], value: Double)] = []
+        for name in drivers.keys.sorted() {
+            var counts: [String: Int] = [:]
+            for entry in await drivers[name]!.summary { counts[entry.state.description, default: 0] += 1 }
+            for state in counts.keys.sorted() { jobs.append(([("job", name), ("state", state)], Double(counts[state]!))) }
+        }
+        let sinks = logSystem.sinkStatistics
+        let gauges = [
+            HubMetrics.Gauge("castline_sessions", "Devices by the state of castline's session with them.",
+                             links.keys.sorted().map { ([("state", $0)], Double(links[$0]!)) }),
+            HubMetrics.Gauge("castline_casts", "Devices playing a cast castline made, by owner (a job, or command).",
+                             owners.keys.sorted().map { ([("owner", $0)], Double(owners[$0]!)) }),
+            HubMetrics.Gauge("castline_job_devices", "Devices of each job, by the job's state there.", jobs),
+            HubMetrics.Gauge("castline_event_subscribers", "Clients following GET /v1/events.", [([], Double(events.subscriberCount))]),
+            HubMetrics.Gauge("castline_log_queue_records", "Records waiting in each log sink's queue.",
+                             sinks.map { ([("sink", $0.name)], Double($0.queued)) }),
+            HubMetrics.Gauge("castline_uptime_seconds", "Seconds since castline run started.",
+                             [([], ((MonotonicClock.seconds() - startedAt) * 1000).rounded() / 1000)]),
+        ]
+        let counters = [
+            HubMetrics.Gauge("castline_log_records_dropped_total", "Log records each sink dropped because its queue was full.",
+                             sinks.map { ([("sink", $0.name)], Double($0.dropped)) }),
+            HubMetrics.Gauge("castline_log_records_delivered_total", "Log records each sink received.",
+                             sinks.map { ([("sink", $0.name)], Double($0.delivered)) }),
+        ]
+        return metrics.render(gauges: gauges, counters: counters)
+    }
+}
