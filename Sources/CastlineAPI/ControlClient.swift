@@ -233,8 +233,8 @@ public struct ControlClient: Sendable {
 }
 
 /// Whether a server answers on a Unix socket path (a connect that succeeds).
-enum SocketProbe {
-    static func answers(_ path: String) -> Bool {
+public enum SocketProbe {
+    public static func answers(_ path: String) -> Bool {
         (try? ControlClient(endpoint: .unix(path), connectTimeout: 0.5, timeout: 1).connect()).map { close($0); return true } ?? false
     }
 }

@@ -265,6 +265,7 @@ public actor DeviceRegistry {
                                       receivedAt: now)
         snapshot.model = entry.device.modelName.isEmpty ? nil : entry.device.modelName
         snapshot.owner = entry.owner
+        snapshot.aliases = entry.aliases
         if let link = entry.link {
             let state = await link.state
             snapshot.link = Self.linkName(state)

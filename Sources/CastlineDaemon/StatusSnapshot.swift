@@ -19,6 +19,7 @@ public struct StatusSnapshot: Sendable {
     public var model: String?
     public var link: String?
     public var owner: String?
+    public var aliases: [String] = []
 
     public init(deviceName: String, deviceID: String, endpoint: String, app: ApplicationInfo? = nil, deviceVolume: Double? = nil,
                 deviceMuted: Bool? = nil, media: MediaStatus? = nil, receivedAt: Double) {
@@ -30,6 +31,28 @@ public struct StatusSnapshot: Sendable {
         self.deviceMuted = deviceMuted
         self.media = media
         self.receivedAt = receivedAt
+    }
+
+    /// A snapshot from its JSON object (what the API answers), with `receivedAt` as the time it
+    /// was read. Nil when the object has no device.
+    public init?(json: JSONValue, receivedAt: Double) {
+        guard let name = json["device"]?.string, let id = json["id"]?.string else { return nil }
+        self.init(deviceName: name, deviceID: id, endpoint: json["endpoint"]?.string ?? "", receivedAt: receivedAt)
+        if let appID = json["appId"]?.string {
+            app = ApplicationInfo(appId: appID, displayName: json["app"]?.string ?? appID, sessionId: json["sessionId"]?.string ?? "",
+                                  transportId: json["sessionId"]?.string ?? "")
+        }
+        deviceVolume = json["volume"]?.double
+        deviceMuted = json["muted"]?.bool
+        if let status = json["mediaStatus"], var media = try? MediaStatus(json: status) {
+            // The position the daemon estimated when it answered.
+            if let position = json["currentTime"]?.double { media.currentTime = position }
+            self.media = media
+        }
+        model = json["model"]?.string
+        link = json["link"]?.string
+        owner = json["owner"]?.string
+        aliases = json["aliases"]?.array?.compactMap(\.string) ?? []
     }
 
     /// The position now: the reported time plus the time since, at the playback rate, while
@@ -62,6 +85,7 @@ public struct StatusSnapshot: Sendable {
         if let model { o.set("model", .string(model)) }
         if let link { o.set("link", .string(link)) }
         if let owner { o.set("owner", .string(owner)) }
+        if !aliases.isEmpty { o.set("aliases", .array(aliases.map { .string($0) })) }
         o.set("state", .string(state))
         if let app {
             o.set("app", .string(app.displayName))

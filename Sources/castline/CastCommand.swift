@@ -52,7 +52,35 @@ struct CastCommand: AsyncParsableCommand {
 
     var isURL: Bool { media.lowercased().hasPrefix("http://") || media.lowercased().hasPrefix("https://") }
 
+    /// The request body the API takes for this cast (`media` resolved to an absolute path for a file).
+    func arguments(media resolved: String) -> CastArguments {
+        var arguments = CastArguments(media: resolved)
+        arguments.title = title
+        arguments.subtitle = subtitle
+        arguments.studio = studio
+        arguments.image = image
+        arguments.contentType = contentType
+        arguments.streamType = streamType.flatMap(StreamType.named)
+        arguments.app = app
+        arguments.start = start
+        arguments.noAutoplay = noAutoplay
+        arguments.playTimeout = playTimeout
+        return arguments
+    }
+
     func run() async throws {
+        if let daemon = options.daemon, servePort == 0 {
+            var resolved = media
+            if !isURL {
+                do { resolved = try LocalMediaFile.open(media).path } catch {
+                    printError("castline cast: \(media): \(error) (expected an http(s) URL or a readable file)")
+                    throw CastlineExit.usage
+                }
+            }
+            try daemon.run(action: "cast", body: arguments(media: resolved).json, device: options.device.device, json: options.json)
+            if follow { try await DaemonFollow.untilIdle(daemon, device: options.device.device ?? "", json: options.json) }
+            return
+        }
         SignalWaiter.block([SIGINT, SIGTERM])
         var file: LocalMediaFile?
         if !isURL {
@@ -160,18 +188,7 @@ struct CastCommand: AsyncParsableCommand {
     }
 
     func buildMedia(url: String, contentType: String, format: MediaFormatInfo?) -> MediaInformation {
-        var builder = MediaInformationBuilder(contentURL: url).contentType(contentType)
-        if let streamType, let type = StreamType.named(streamType) { builder = builder.streamType(type) }
-        if let format { builder = builder.applying(format) }
-        let fallbackTitle = String(media.split(separator: "/").last ?? Substring(media))
-        if studio != nil {
-            builder = builder.movie(title: title ?? fallbackTitle, subtitle: subtitle, studio: studio)
-        } else {
-            builder = builder.generic(title: title ?? fallbackTitle, subtitle: subtitle)
-        }
-        if let image { builder = builder.image(image) }
-        // The builder only fails for a missing content id or type, both set above.
-        return (try? builder.build()) ?? MediaInformation(contentId: url, contentUrl: url, contentType: contentType)
+        arguments(media: media).mediaInformation(url: url, contentType: contentType, format: format)
     }
 
     /// What the media-format plugins say of the media (content type, stream type, 4K/HDR), or

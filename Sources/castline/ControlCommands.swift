@@ -2,27 +2,42 @@ import ArgumentParser
 import CastCore
 import CastProtocol
 import CastSender
+import CastlineDaemon
 
 /// Options every control command has.
 struct ControlOptions: ParsableArguments {
     @OptionGroup var device: DeviceOptions
     @Flag(name: .long, help: "Print the resulting status as JSON (one object per device per line).")
     var json = false
+    @Flag(name: .long, help: "Talk to the device directly even when a castline daemon runs (default: through the daemon's socket when it answers).")
+    var direct = false
+    @Option(name: .long, help: ArgumentHelp("The daemon's API socket (default: config api.socket, then the default places).", valueName: "path"))
+    var apiSocket: String?
+
+    /// The running daemon to go through, unless `--direct` or none answers.
+    var daemon: DaemonClient? { DaemonClient.find(direct: direct, apiSocket: apiSocket, config: device.config) }
 }
 
-/// A control command: resolve the devices, join the media app that runs there, act, print.
-protocol ControlCommand: AsyncParsableCommand, Sendable {
+/// A control command: through the daemon when one runs (the action and its body, as the API
+/// takes them), else directly: resolve the devices, join the app that runs there, act, print.
+protocol DeviceControlCommand: AsyncParsableCommand, Sendable {
     var options: ControlOptions { get }
     var policy: CastOptions.JoinPolicy { get }
+    /// The API's action and body for this command.
+    var daemonAction: (name: String, body: JSONValue?) { get }
     func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias>
 }
 
 typealias CastRequestErrorAlias = CastRequestError
 
-extension ControlCommand {
+extension DeviceControlCommand {
     var policy: CastOptions.JoinPolicy { .joinAnyMediaApp }
 
     func runControl() async throws {
+        if let daemon = options.daemon {
+            try daemon.run(action: daemonAction.name, body: daemonAction.body, device: options.device.device, json: options.json)
+            return
+        }
         let environment = try CommandEnvironment(options: options.device.request, featureKinds: [])
         do {
             try await DeviceRunner(environment: environment, json: options.json, policy: policy).run { session in await act(session) }
@@ -34,26 +49,29 @@ extension ControlCommand {
     }
 }
 
-struct PlayCommand: ControlCommand {
+struct PlayCommand: DeviceControlCommand {
     static let configuration = CommandConfiguration(commandName: "play", abstract: "Resume playback.", discussion: CastlineExit.summary)
     @OptionGroup var options: ControlOptions
+    var daemonAction: (name: String, body: JSONValue?) { ("play", nil) }
     func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> { await session.remoteMediaClient.play().outcome }
     func run() async throws { try await runControl() }
 }
 
-struct PauseCommand: ControlCommand {
+struct PauseCommand: DeviceControlCommand {
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause playback.", discussion: CastlineExit.summary)
     @OptionGroup var options: ControlOptions
+    var daemonAction: (name: String, body: JSONValue?) { ("pause", nil) }
     func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> { await session.remoteMediaClient.pause().outcome }
     func run() async throws { try await runControl() }
 }
 
-struct StopCommand: ControlCommand {
+struct StopCommand: DeviceControlCommand {
     static let configuration = CommandConfiguration(
         commandName: "stop", abstract: "Stop the media (with --app: stop the receiver app, ending the cast).", discussion: CastlineExit.summary)
     @OptionGroup var options: ControlOptions
     @Flag(name: .long, help: "Stop the receiver app instead of only the media.")
     var app = false
+    var daemonAction: (name: String, body: JSONValue?) { ("stop", app ? ["app": true] : nil) }
     func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> {
         if app {
             await session.end(stopCasting: true)
@@ -64,7 +82,7 @@ struct StopCommand: ControlCommand {
     func run() async throws { try await runControl() }
 }
 
-struct SeekCommand: ControlCommand {
+struct SeekCommand: DeviceControlCommand {
     static let configuration = CommandConfiguration(
         commandName: "seek", abstract: "Seek to a position (90, 1:30, 1:02:03) or by an offset (+30, -10).",
         discussion: CastlineExit.summary)
@@ -73,85 +91,63 @@ struct SeekCommand: ControlCommand {
     @Argument(parsing: .allUnrecognized, help: "Seconds or [h:]mm:ss; a leading + or - seeks relative to the current position.")
     var positions: [String]
     var position: String { positions.first ?? "" }
+    var daemonAction: (name: String, body: JSONValue?) { ("seek", ["position": .string(position)]) }
 
     func validate() throws {
         guard positions.count == 1 else { throw ValidationError("seek takes one position (e.g. 90, 1:30, +30, -10)") }
-        _ = try Self.parse(position)
-    }
-
-    static func parse(_ text: String) throws -> (seconds: Double, relative: Bool) {
-        var body = Substring(text)
-        var sign = 0.0
-        if body.first == "+" { sign = 1; body = body.dropFirst() } else if body.first == "-" { sign = -1; body = body.dropFirst() }
-        let parts = body.split(separator: ":", omittingEmptySubsequences: false)
-        guard (1...3).contains(parts.count), parts.allSatisfy({ !$0.isEmpty }) else {
-            throw ValidationError("seek: \"\(text)\" is not seconds or [h:]mm:ss (e.g. 90, 1:30, +30, -10)")
-        }
-        var seconds = 0.0
-        for (index, part) in parts.enumerated() {
-            guard let value = Double(part), value >= 0, value.isFinite, index == parts.count - 1 || value == value.rounded() else {
-                throw ValidationError("seek: \"\(text)\" is not seconds or [h:]mm:ss (e.g. 90, 1:30, +30, -10)")
-            }
-            seconds = seconds * 60 + value
-        }
-        return sign == 0 ? (seconds, false) : (sign * seconds, true)
+        do { _ = try ControlArguments.seek(position) } catch { throw ValidationError(error.message) }
     }
 
     func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> {
-        let (seconds, relative) = (try? Self.parse(position)) ?? (0, true)
-        if relative { return await session.remoteMediaClient.seek(by: seconds).outcome }
-        return await session.remoteMediaClient.seek(to: seconds).outcome
+        guard let seek = try? ControlArguments.seek(position) else { return .failure(.invalidRequest(nil)) }
+        if seek.relative { return await session.remoteMediaClient.seek(by: seek.seconds).outcome }
+        return await session.remoteMediaClient.seek(to: seek.seconds).outcome
     }
     func run() async throws { try await runControl() }
 }
 
-struct VolumeCommand: ControlCommand {
+struct VolumeCommand: DeviceControlCommand {
     static let configuration = CommandConfiguration(
         commandName: "volume", abstract: "Set the device volume in percent (50) or change it (+10, -10).",
-        discussion: "With --stream: the stream volume of the media instead of the device's.\n" + CastlineExit.summary)
+        discussion: "With --stream: the stream volume of the media instead of the device's. The device volume works on an idle device too.\n"
+            + CastlineExit.summary)
     @OptionGroup var options: ControlOptions
     /// An array only so that `-10` is taken as a value, not an option.
-    @Argument(parsing: .allUnrecognized, help: "0-100, or +N / -N percent points.")
+    @Argument(parsing: .allUnrecognized, help: "A whole percent 0-100, or +N / -N percent points.")
     var levels: [String]
     var level: String { levels.first ?? "" }
     @Flag(name: .long, help: "Set the media stream's volume instead of the device's.")
     var stream = false
+    var daemonAction: (name: String, body: JSONValue?) { ("volume", ["level": .string(level), "stream": .bool(stream)]) }
+    /// The device volume needs no app: a device session, which also works on an idle device.
+    var policy: CastOptions.JoinPolicy { stream ? .joinAnyMediaApp : .follow }
 
     func validate() throws {
         guard levels.count == 1 else { throw ValidationError("volume takes one level (e.g. 50, +10, -10)") }
-        _ = try Self.parse(level)
-    }
-
-    static func parse(_ text: String) throws -> (percent: Double, relative: Bool) {
-        let relative = text.hasPrefix("+") || text.hasPrefix("-")
-        let number = text.hasPrefix("+") ? String(text.dropFirst()) : text
-        guard let value = Double(number), value.isFinite, relative ? abs(value) <= 100 : (0...100).contains(value) else {
-            throw ValidationError("volume: \"\(text)\" must be 0-100 or +N/-N percent points")
-        }
-        return (value, relative)
+        do { _ = try ControlArguments.volume(level) } catch { throw ValidationError(error.message) }
     }
 
     func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> {
-        let (percent, relative) = (try? Self.parse(level)) ?? (0, true)
+        guard let volume = try? ControlArguments.volume(level) else { return .failure(.invalidRequest(nil)) }
         if stream {
             let current = session.remoteMediaClient.mediaStatus?.volume?.level ?? 1
-            let target = min(1, max(0, relative ? current + percent / 100 : percent / 100))
-            return await session.remoteMediaClient.setStreamVolume(target).outcome
+            return await session.remoteMediaClient.setStreamVolume(volume.level(from: current)).outcome
         }
         let current = await session.deviceStatus?.volumeLevel ?? 0
-        let target = min(1, max(0, relative ? current + percent / 100 : percent / 100))
-        return await session.setDeviceVolume(target).outcome
+        return await session.setDeviceVolume(volume.level(from: current)).outcome
     }
     func run() async throws { try await runControl() }
 }
 
-struct MuteCommand: ControlCommand {
+struct MuteCommand: DeviceControlCommand {
     static let configuration = CommandConfiguration(commandName: "mute", abstract: "Mute the device (--off: unmute).", discussion: CastlineExit.summary)
     @OptionGroup var options: ControlOptions
     @Flag(name: .long, help: "Unmute instead.")
     var off = false
     @Flag(name: .long, help: "Mute the media stream instead of the device.")
     var stream = false
+    var daemonAction: (name: String, body: JSONValue?) { ("mute", ["muted": .bool(!off), "stream": .bool(stream)]) }
+    var policy: CastOptions.JoinPolicy { stream ? .joinAnyMediaApp : .follow }
     func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> {
         if stream { return await session.remoteMediaClient.setStreamMuted(!off).outcome }
         return await session.setDeviceMuted(!off).outcome
@@ -159,7 +155,7 @@ struct MuteCommand: ControlCommand {
     func run() async throws { try await runControl() }
 }
 
-struct QueueCommand: ControlCommand {
+struct QueueCommand: DeviceControlCommand {
     enum Action: String, ExpressibleByArgument, CaseIterable { case next, prev, jump, remove, `repeat` }
     static let configuration = CommandConfiguration(
         commandName: "queue", abstract: "Queue control: next, prev, jump ITEM_ID, remove ITEM_ID…, repeat off|all|single|shuffle.",
@@ -170,33 +166,24 @@ struct QueueCommand: ControlCommand {
     @Argument(help: "Item ids (jump, remove) or the repeat mode.")
     var values: [String] = []
 
-    func validate() throws {
-        switch action {
-        case .next, .prev:
-            guard values.isEmpty else { throw ValidationError("queue \(action.rawValue) takes no values") }
-        case .jump:
-            guard values.count == 1, Int(values[0]) != nil else { throw ValidationError("queue jump takes one item id") }
-        case .remove:
-            guard !values.isEmpty, values.allSatisfy({ Int($0) != nil }) else { throw ValidationError("queue remove takes item ids") }
-        case .`repeat`:
-            guard values.count == 1, Self.repeatModes[values[0]] != nil else {
-                throw ValidationError("queue repeat takes one of: " + Self.repeatModes.keys.sorted().joined(separator: ", "))
-            }
-        }
+    var daemonAction: (name: String, body: JSONValue?) {
+        action == .`repeat` ? ("queue", ["action": "repeat", "mode": .string(values.first ?? "")])
+            : ("queue", ["action": .string(action.rawValue), "items": .array(values.map { .string($0) })])
     }
 
-    static let repeatModes: [String: RepeatMode] = [
-        "off": .off, "all": .all, "single": .single, "shuffle": .allAndShuffle,
-    ]
+    func validate() throws {
+        do { _ = try ControlArguments.queue(action: action.rawValue, values: values) } catch { throw ValidationError(error.message) }
+    }
 
     func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> {
         let client = session.remoteMediaClient
-        switch action {
-        case .next: return await client.queueNext().outcome
-        case .prev: return await client.queuePrevious().outcome
-        case .jump: return await client.queueJump(toItemID: Int(values[0]) ?? 0).outcome
-        case .remove: return await client.queueRemove(itemIDs: values.compactMap { Int($0) }).outcome
-        case .`repeat`: return await client.queueSetRepeatMode(Self.repeatModes[values[0]] ?? .off).outcome
+        switch try? ControlArguments.queue(action: action.rawValue, values: values) {
+        case .next?: return await client.queueNext().outcome
+        case .previous?: return await client.queuePrevious().outcome
+        case .jump(let item)?: return await client.queueJump(toItemID: item).outcome
+        case .remove(let items)?: return await client.queueRemove(itemIDs: items).outcome
+        case .repeatMode(let mode)?: return await client.queueSetRepeatMode(mode).outcome
+        case nil: return .failure(.invalidRequest(nil))
         }
     }
     func run() async throws { try await runControl() }

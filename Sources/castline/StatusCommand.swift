@@ -11,9 +11,12 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show what plays on a device: title, state, progress, volume, 4K/HDR badge.",
         discussion: """
-            Joins whatever media app runs on the device (it does not launch one) and leaves it running.
-            --follow: a live view redrawn every second and on every change (in a terminal), or one line
-            (one JSON object with --json) per change; ends on SIGINT/SIGTERM, --for, or when the session ends.
+            Through the castline daemon when one runs (--direct: always on its own). Directly, it connects to
+            the device and follows whatever app runs there (it launches nothing and leaves the app running);
+            an idle device is a normal answer (state NO_APP), not an error.
+            --follow: the state now, then a live view redrawn every second and on every change (in a terminal),
+            or one line (one JSON object with --json) per change; ends on SIGINT/SIGTERM, --for, or when the
+            session ends.
             JSON keys: device, id, endpoint, state, app, appId, sessionId, volume, muted, title, subtitle,
             contentId, contentType, streamType, duration, currentTime, playbackRate, video, badge,
             idleReason, mediaSessionId, mediaStatus (the device's MEDIA_STATUS entry as sent).
@@ -25,15 +28,32 @@ struct StatusCommand: AsyncParsableCommand {
     @Option(name: .customLong("for"), help: "With --follow: stop after this many seconds.")
     var duration: Double?
 
+    var isatty1: Bool { isatty(1) == 1 }
+
     func validate() throws {
         if let duration, !(duration > 0 && duration <= 86_400 * 365) { throw ValidationError("--for must be a positive number of seconds") }
     }
 
     func run() async throws {
+        if let daemon = options.daemon {
+            for device in try daemon.devices(options.device.device) {
+                if follow {
+                    try DaemonFollow.follow(daemon, device: device, json: options.json, for: duration)
+                    continue
+                }
+                let answer = try daemon.send("GET", DaemonClient.path(device))
+                if options.json || !isatty1 {
+                    daemon.print(answer, json: options.json)
+                } else if let snapshot = StatusSnapshot(json: answer, receivedAt: MonotonicClock.seconds()) {
+                    for line in StatusView.render(snapshot, now: snapshot.receivedAt, width: StatusView.terminalWidth()) { printLine(line) }
+                }
+            }
+            return
+        }
         let environment = try CommandEnvironment(options: options.device.request, featureKinds: [])
         do {
             if follow { try await runFollow(environment) } else {
-                try await DeviceRunner(environment: environment, json: options.json, policy: .joinAnyMediaApp, fullView: true).run { _ in .success(()) }
+                try await DeviceRunner(environment: environment, json: options.json, policy: .follow, fullView: true).run { _ in .success(()) }
             }
         } catch {
             await environment.shutdown()
@@ -45,7 +65,7 @@ struct StatusCommand: AsyncParsableCommand {
     private func runFollow(_ environment: CommandEnvironment) async throws {
         SignalWaiter.block([SIGINT, SIGTERM])
         guard let device = try await environment.resolveDevices().first else { return }
-        let manager = SessionManager(options: environment.castOptions(policy: .joinAnyMediaApp), group: environment.group)
+        let manager = SessionManager(options: environment.castOptions(policy: .follow), group: environment.group)
         let session: CastSession
         do { session = try await environment.startSession(on: device, manager: manager) } catch {
             await manager.shutdown()
@@ -71,6 +91,8 @@ struct StatusCommand: AsyncParsableCommand {
         var drawn = 0
         var receivedAt = MonotonicClock.seconds()
         var lastLine = ""
+        // The state now comes first: a follower sees where things are before the first change.
+        if options.json { printLine(await DeviceRunner.snapshot(of: session).json(at: receivedAt).serialized()) }
         for await changed in ticks {
             let now = MonotonicClock.seconds()
             if changed { receivedAt = now }
