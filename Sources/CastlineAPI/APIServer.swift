@@ -12,11 +12,10 @@ import Glibc
 
 /// The control API of `castline run`: HTTP/1.1 with JSON (docs/api/openapi.yaml) on a Unix
 /// socket (mode 0660) and, optionally, on TCP, where every request needs the bearer token (and
-/// TLS when configured). Bodies over 1 MiB are refused; a connection silent for 30 s mid-request
-/// or between requests is closed. Thread-safe.
+/// TLS when configured). Bodies over 1 MiB are refused; a connection silent for `readTimeout`
+/// (default 30 s) mid-request or between requests is closed. Thread-safe.
 public final class APIServer: Sendable {
     public static let maxBodySize = 1 << 20
-    public static let readTimeout: TimeAmount = .seconds(30)
 
     /// The Unix socket's path, if it listens on one.
     public let socketPath: String?
@@ -39,8 +38,9 @@ public final class APIServer: Sendable {
     /// Starts listening. `listen` is `host:port`; over it `token` is required and `tls`, when
     /// given, wraps every connection.
     public static func start(plane: ControlPlane, events: HubEvents, metrics: @escaping @Sendable () async -> String,
-                             socket: String?, listen: String?, token: APIToken?, tls: NIOSSLContext?, group: EventLoopGroup,
-                             logSystem: LogSystem) async throws(StartError) -> APIServer {
+                             socket: String?, listen: String?, token: APIToken?, tls: NIOSSLContext?, readTimeout: Double = 30,
+                             group: EventLoopGroup, logSystem: LogSystem) async throws(StartError) -> APIServer {
+        let timeout = TimeAmount.milliseconds(Int64(min(max(readTimeout, 0.1), 3600) * 1000))
         let log = Logger(class: "APIServer", system: logSystem)
         let base = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: nil, log: log)
         var listeners: [Channel] = []
@@ -48,7 +48,7 @@ public final class APIServer: Sendable {
         do {
             if let socket {
                 try prepareSocketPath(socket)
-                let channel = try await bootstrap(group: group, context: base, tls: nil, log: log).bind(unixDomainSocketPath: socket).get()
+                let channel = try await bootstrap(group: group, context: base, tls: nil, readTimeout: timeout).bind(unixDomainSocketPath: socket).get()
                 chmod(socket, 0o660)
                 listeners.append(channel)
                 log.info("API listening on \(socket) (mode 0660)", ["socket": .string(socket)])
@@ -60,7 +60,7 @@ public final class APIServer: Sendable {
                 if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
                 let port = Int(listen[listen.index(after: colon)...]) ?? 0
                 let context = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: token, log: log)
-                let channel = try await bootstrap(group: group, context: context, tls: tls, log: log).bind(host: host, port: port).get()
+                let channel = try await bootstrap(group: group, context: context, tls: tls, readTimeout: timeout).bind(host: host, port: port).get()
                 let bound = channel.localAddress?.port ?? port
                 tcpAddress = CastConnection.endpointName(host: host, port: bound)
                 listeners.append(channel)
@@ -76,7 +76,8 @@ public final class APIServer: Sendable {
         return APIServer(socketPath: socket, tcpAddress: tcpAddress, listeners: listeners, log: log)
     }
 
-    private static func bootstrap(group: EventLoopGroup, context: APIHandler.Context, tls: NIOSSLContext?, log: Logger) -> ServerBootstrap {
+    private static func bootstrap(group: EventLoopGroup, context: APIHandler.Context, tls: NIOSSLContext?,
+                                  readTimeout: TimeAmount) -> ServerBootstrap {
         ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)

@@ -71,7 +71,9 @@ extension CastlineConfiguration {
     }
 
     mutating func decodeAPI(_ node: YAMLNode, reader: ConfigReader) {
-        guard let map = reader.mapping(node, path: "api", allowed: ["socket", "listen", "token_file", "tls_certificate", "tls_key"]) else { return }
+        guard let map = reader.mapping(node, path: "api", allowed: ["socket", "listen", "token_file", "tls_certificate", "tls_key",
+                                                                    "read_timeout"]) else { return }
+        if let v = map.double("read_timeout", 0.1...3600, unit: "seconds") { api.readTimeout = v }
         api.mark = node.mark
         api.socket = map.string("socket")
         if let socket = api.socket, !socket.hasPrefix("/") {

@@ -154,6 +154,8 @@ public struct APISettings: Sendable {
     /// TLS for the TCP listener: PEM certificate chain and private key.
     public var tlsCertificate: String?
     public var tlsKey: String?
+    /// Seconds a connection may stay silent mid-request or between requests before it is closed.
+    public var readTimeout: Double = 30
     public var mark = SourceMark(line: 0, column: 0)
 
     public init() {}

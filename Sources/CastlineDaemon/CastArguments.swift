@@ -60,7 +60,7 @@ public struct CastArguments: Sendable, Equatable {
         }
         noAutoplay = try body.bool("no_autoplay") ?? false
         if let timeout = try body.number("play_timeout") {
-            guard timeout > 0, timeout <= 3600 else { throw ControlError.usage("bad_play_timeout", "cast: \"play_timeout\" must be 0-3600 seconds") }
+            guard timeout >= 1, timeout <= 3600 else { throw ControlError.usage("bad_play_timeout", "cast: \"play_timeout\" must be 1-3600 seconds") }
             playTimeout = timeout
         }
     }

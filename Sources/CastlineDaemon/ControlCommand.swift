@@ -93,14 +93,22 @@ public enum ControlCommand: Sendable, Equatable {
 
 /// A message to a custom namespace (`POST /v1/devices/{device}/channels/{namespace}`): `message`
 /// (a JSON object or a string) is sent; with `wait`, it is a request whose reply (matched by
-/// `requestId`, or the channel plugin's own answer) comes back within `timeout` seconds.
+/// `requestId`, or the channel plugin's own answer) comes back within `timeout` seconds. `app`:
+/// the receiver app to launch first when it does not run (the custom app the namespace belongs to).
 public struct ChannelArguments: Sendable, Equatable {
     public var message: JSONValue
     public var wait: Bool
     public var timeout: Double
+    public var app: String?
 
     public init(json: JSONValue) throws(ControlError) {
-        let args = try ArgumentObject(json, allowed: ["message", "wait", "timeout"], what: "channel")
+        let args = try ArgumentObject(json, allowed: ["message", "wait", "timeout", "app"], what: "channel")
+        if let app = try args.string("app") {
+            guard !app.isEmpty, app.utf8.count <= 32, app.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                throw ControlError.usage("bad_app", "channel: \"app\" must be an app id such as CC1AD845, not \"\(app)\"")
+            }
+            self.app = app
+        }
         guard let message = args.value("message") else {
             throw ControlError.usage("missing_message", "channel needs \"message\": a JSON object or a string")
         }

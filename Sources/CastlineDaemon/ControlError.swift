@@ -11,9 +11,9 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
         /// The request is well-formed but conflicts with the state (409, exit 4): a job the config
         /// owns, no media app running.
         case conflict
-        /// The device refused (502, exit 4): LOAD_FAILED, INVALID_PLAYER_STATE, LAUNCH_ERROR.
+        /// The device refused (422, exit 4): LOAD_FAILED, INVALID_PLAYER_STATE, LAUNCH_ERROR.
         case refused
-        /// The device did not answer or the connection failed (504, exit 1).
+        /// The device cannot be reached or did not answer (503, exit 1).
         case unavailable
         /// Not allowed: a missing or wrong token, a namespace the config does not allow (401/403, exit 1).
         case unauthorized
@@ -48,9 +48,9 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
         case .conflict: return 409
         case .methodNotAllowed: return 405
         case .tooLarge: return 413
+        case .refused: return 422
         case .internal: return 500
-        case .refused: return 502
-        case .unavailable: return 504
+        case .unavailable: return 503
         }
     }
 
@@ -82,8 +82,8 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
         case 405: kind = .methodNotAllowed
         case 409: kind = .conflict
         case 413: kind = .tooLarge
-        case 502: kind = .refused
-        case 504: kind = .unavailable
+        case 422: kind = .refused
+        case 503: kind = .unavailable
         default: kind = .internal
         }
         self.init(kind, code, message)

@@ -32,6 +32,11 @@ extension ControlPlane {
         }
         let (entry, link) = try await registry.link(reference)
         let id = entry.device.id
+        if let app = arguments.app, await link.application?.appId != app {
+            do { _ = try await link.launch(appID: app) } catch {
+                throw ControlError(.refused, "launch_refused", "\(entry.device.friendlyName): cannot launch \(app): \(error)")
+            }
+        }
         if let plugins, let feature = plugins.feature(forNamespace: namespace) {
             let handle: any ChannelHandle
             if case .plugin(let open)? = channels[id]?[namespace] {

@@ -43,7 +43,7 @@ struct CastCommand: AsyncParsableCommand {
     func validate() throws {
         if let streamType, StreamType.named(streamType) == nil { throw ValidationError("--stream-type must be buffered, live or none") }
         if let start, !(start >= 0 && start.isFinite) { throw ValidationError("--start must be 0 or more seconds") }
-        guard playTimeout > 0, playTimeout <= 3600 else { throw ValidationError("--play-timeout must be 0-3600 seconds") }
+        guard playTimeout >= 1, playTimeout <= 3600 else { throw ValidationError("--play-timeout must be 1-3600 seconds") }
         guard (0...65535).contains(servePort) else { throw ValidationError("--serve-port must be 0-65535") }
         if let app, app.isEmpty || !app.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
             throw ValidationError("--app must be an app id such as CC1AD845")

@@ -65,7 +65,8 @@ struct RunCommand: AsyncParsableCommand {
         do {
             server = try await APIServer.start(plane: plane, events: daemon.events, metrics: { await daemon.metricsText() },
                                                socket: apiSocket ?? settings.api.socket ?? APISocketPath.daemonDefault(environment: env),
-                                               listen: settings.api.listen, token: token, tls: tls, group: environment.group,
+                                               listen: settings.api.listen, token: token, tls: tls,
+                                               readTimeout: settings.api.readTimeout, group: environment.group,
                                                logSystem: environment.logSystem)
         } catch {
             printError("castline run: \(error)")
