@@ -24,11 +24,15 @@ enum APIRoute: Equatable {
             return .failure(Failure(error: .usage("bad_path", "the path is not valid percent-encoded UTF-8")))
         }
         var allowed: [HTTPMethod] = []
+        /// The body as JSON; no body at all is an empty object (a literal `null` is not).
         func json() throws(ControlError) -> JSONValue {
-            guard !body.isEmpty else { return .null }
-            do { return try JSONValue.parse(String(decoding: body, as: UTF8.self)) } catch {
+            guard !body.isEmpty else { return .object(JSONObject()) }
+            let value: JSONValue
+            do { value = try JSONValue.parse(String(decoding: body, as: UTF8.self)) } catch {
                 throw ControlError.usage("bad_json", "the request body is not JSON: \(error)")
             }
+            guard case .object = value else { throw ControlError.usage("body_not_object", "the request body must be a JSON object") }
+            return value
         }
         func allow(_ methods: [HTTPMethod]) throws(ControlError) {
             guard methods.contains(method) else {
@@ -106,7 +110,8 @@ enum APIRoute: Equatable {
         guard let mark = target.firstIndex(of: "?") else { return (target, [:]) }
         var query: [String: String] = [:]
         for pair in target[target.index(after: mark)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
+            // `=`, `k=` and `=v` are parameters too (empty key or value), never a crash.
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = percentDecoded(String(parts[0]).replacingPlus) ?? String(parts[0])
             let value = parts.count > 1 ? (percentDecoded(String(parts[1]).replacingPlus) ?? String(parts[1])) : ""
             query[key] = value

@@ -33,7 +33,8 @@ public struct CastArguments: Sendable, Equatable {
             throw ControlError.usage("missing_media", "cast needs \"media\": an http(s) URL or an absolute file path")
         }
         let lower = media.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") || media.hasPrefix("/") else {
+        let isURL = (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && media.utf8.count > 9 && !media.contains(" ")
+        guard isURL || media.hasPrefix("/") else {
             throw ControlError.usage("bad_media", "cast: \"media\" must be an http(s) URL or an absolute file path, not \"\(media)\"")
         }
         self.media = media
@@ -118,21 +119,21 @@ public struct ArgumentObject: Sendable {
     let object: JSONObject
     let what: String
 
-    public init(_ json: JSONValue, allowed: [String], what: String) throws(ControlError) {
-        if case .null = json {
-            object = JSONObject()
-        } else {
-            guard case .object(let object) = json else {
-                throw ControlError.usage("body_not_object", "\(what): the request body must be a JSON object")
-            }
-            for key in object.keys where !allowed.contains(key) {
-                var message = "\(what): unknown key \"\(key)\""
-                if let near = ConfigReader.closest(to: key, in: allowed) { message += " (did you mean \"\(near)\"?)" }
-                message += allowed.isEmpty ? "; it takes no keys" : "; allowed: " + allowed.joined(separator: ", ")
-                throw ControlError.usage("unknown_key", message)
-            }
-            self.object = object
+    /// `nullable`: keys whose value may be `null` (for the others `null` is a wrong type).
+    public init(_ json: JSONValue, allowed: [String], nullable: Set<String> = [], what: String) throws(ControlError) {
+        guard case .object(let object) = json else {
+            throw ControlError.usage("body_not_object", "\(what): the request body must be a JSON object")
         }
+        for key in object.keys where !allowed.contains(key) {
+            var message = "\(what): unknown key \"\(key)\""
+            if let near = ConfigReader.closest(to: key, in: allowed) { message += " (did you mean \"\(near)\"?)" }
+            message += allowed.isEmpty ? "; it takes no keys" : "; allowed: " + allowed.joined(separator: ", ")
+            throw ControlError.usage("unknown_key", message)
+        }
+        for key in object.keys where object[key] == .null && !nullable.contains(key) {
+            throw ControlError.usage("bad_type", "\(what): \"\(key)\" must not be null (leave it out instead)")
+        }
+        self.object = object
         self.what = what
     }
 

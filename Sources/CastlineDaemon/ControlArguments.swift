@@ -9,6 +9,9 @@ public enum ControlArguments {
         public var relative: Bool
     }
 
+    /// The furthest a seek goes: a year (366 days) in seconds.
+    public static let maximumSeek = 86_400.0 * 366
+
     /// `90`, `1:30`, `1:02:03`, `+30`, `-10`. Minutes and seconds below an hour or minute field
     /// are 0–59 (`99:99:99` is refused).
     public static func seek(_ text: String) throws(ControlError) -> Seek {
@@ -29,15 +32,17 @@ public enum ControlArguments {
             }
             seconds = seconds * 60 + value
         }
-        guard seconds <= 86_400 * 366 else { throw ControlError.usage("bad_position", "seek: \"\(text)\" is more than a year") }
+        guard seconds <= maximumSeek else { throw ControlError.usage("bad_position", "seek: \"\(text)\" is more than a year") }
         return Seek(seconds: sign == 0 ? seconds : sign * seconds, relative: sign != 0)
     }
 
-    /// A seek position as the API takes it: a number of seconds or the text form.
+    /// A seek position as the API takes it: a number of seconds from the start, or the text form
+    /// (which may also be an offset: `"+30"`, `"-10"`).
     public static func seek(_ value: JSONValue?) throws(ControlError) -> Seek {
         switch value {
+        case .int(let n)? where n < 0: throw ControlError.usage("bad_position", "seek: \(n) is below 0; an offset is a string such as \"-10\"")
         case .int(let n)?: return try seek(String(n))
-        case .double(let d)? where d.isFinite && d >= 0: return Seek(seconds: d, relative: false)
+        case .double(let d)? where d.isFinite && d >= 0 && d <= maximumSeek: return Seek(seconds: d, relative: false)
         case .string(let text)?: return try seek(text)
         default: throw ControlError.usage("bad_position", "seek needs \"position\": seconds or \"[h:]mm:ss\", \"+30\", \"-10\"")
         }
@@ -71,11 +76,13 @@ public enum ControlArguments {
         throw ControlError.usage("bad_volume", "volume: \"\(text)\" must be a whole percent 0-100, or +N / -N percent points")
     }
 
-    /// A volume as the API takes it: a number or the text form, under `level`.
+    /// A volume as the API takes it, under `level`: a number is a level (0-100), a string may
+    /// also be a change (`"+10"`, `"-10"`).
     public static func volume(_ value: JSONValue?) throws(ControlError) -> Volume {
         switch value {
+        case .int(let n)? where n < 0: throw ControlError.usage("bad_volume", "volume: \(n) is below 0; a change is a string such as \"-10\"")
         case .int(let n)?: return try volume(String(n))
-        case .double(let d)? where d == d.rounded() && d.isFinite && abs(d) <= 100: return try volume(String(Int(d)))
+        case .double(let d)? where d == d.rounded() && d.isFinite && d >= 0 && d <= 100: return try volume(String(Int(d)))
         case .double(let d)?: return try volume(String(d))
         case .string(let text)?: return try volume(text)
         default: throw ControlError.usage("bad_volume", "volume needs \"level\": a whole percent 0-100, or \"+10\" / \"-10\"")
@@ -99,10 +106,10 @@ public enum ControlArguments {
             guard values.isEmpty else { throw ControlError.usage("bad_queue", "queue \(action) takes no values") }
             return action == "next" ? .next : .previous
         case "jump":
-            guard values.count == 1, let item = Int(values[0]) else { throw ControlError.usage("bad_queue", "queue jump takes one item id") }
-            return .jump(item: item)
+            guard values.count == 1, let item = Int32(values[0]) else { throw ControlError.usage("bad_queue", "queue jump takes one item id") }
+            return .jump(item: Int(item))
         case "remove":
-            let items = values.compactMap { Int($0) }
+            let items = values.compactMap { Int32($0).map(Int.init) }
             guard !values.isEmpty, items.count == values.count else { throw ControlError.usage("bad_queue", "queue remove takes item ids") }
             return .remove(items: items)
         case "repeat":

@@ -68,7 +68,7 @@ public enum ControlCommand: Sendable, Equatable {
 
     /// `PUT /v1/logging`: `{"rules": "…"}` (null removes the API's layer).
     public static func setLogging(body: JSONValue) throws(ControlError) -> ControlCommand {
-        let args = try ArgumentObject(body, allowed: ["rules"], what: "logging")
+        let args = try ArgumentObject(body, allowed: ["rules"], nullable: ["rules"], what: "logging")
         guard case .object(let object) = body, object["rules"] != nil else {
             throw ControlError.usage("missing_rules", "logging needs \"rules\": a rule string such as \"info,CastSession:debug\", or null")
         }

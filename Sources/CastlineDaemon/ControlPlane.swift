@@ -175,6 +175,9 @@ public actor ControlPlane {
         do {
             _ = try await link.launch(appID: appID)
         } catch {
+            if case .requestFailed(_, .launchError(.notFound?)) = error {
+                throw ControlError(.notFound, "app_not_found", "\(device.friendlyName) has no app \(appID)")
+            }
             if case .requestFailed(_, .launchError) = error { throw ControlError(.refused, "launch_refused", "\(device.friendlyName): \(error)") }
             throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): \(error)")
         }
@@ -301,6 +304,8 @@ public actor ControlPlane {
         switch error {
         case .timedOut, .disconnected, .cancelled:
             throw ControlError(.unavailable, "no_reply", "\(device.friendlyName): \(type): \(error)")
+        case .invalidPlayerState, .invalidRequest(.invalidMediaSessionID?):
+            throw ControlError(.conflict, "invalid_player_state", "\(device.friendlyName): \(type) does not apply in the player's state (\(error))")
         default:
             throw ControlError(.refused, "refused", "\(device.friendlyName): \(type): \(error)")
         }
