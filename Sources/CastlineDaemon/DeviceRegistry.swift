@@ -216,7 +216,11 @@ public actor DeviceRegistry {
         if let entry = all.first(where: { $0.device.friendlyName.lowercased() == lowered || $0.aliases.contains(reference) }) {
             return entry
         }
-        if let entry = all.first(where: { $0.device.endpoint == reference }) { return entry }
+        if let entry = all.first(where: { $0.device.endpoint == reference || "\($0.device.host):\($0.device.port)" == reference }) {
+            return entry
+        }
+        // A host alone means the Cast port (`castline cast … --device 192.168.1.20`).
+        if let entry = all.first(where: { $0.device.host == reference && $0.device.port == 8009 }) { return entry }
         let known = all.prefix(8).map { "\"\($0.device.friendlyName)\"" }.joined(separator: ", ")
         throw ControlError(.notFound, "unknown_device", "no device \"\(reference)\" is known"
                            + (all.isEmpty ? " (none discovered yet)" : "; known: \(known)\(all.count > 8 ? ", …" : "")"))

@@ -15,7 +15,7 @@ struct ControlOptions: ParsableArguments {
     var apiSocket: String?
 
     /// The running daemon to go through, unless `--direct` or none answers.
-    var daemon: DaemonClient? { DaemonClient.find(direct: direct, apiSocket: apiSocket, config: device.config) }
+    var daemon: DaemonClient? { DaemonClient.find(direct: direct, apiSocket: apiSocket, config: device.config, device: device.device) }
 }
 
 /// A control command: through the daemon when one runs (the action and its body, as the API

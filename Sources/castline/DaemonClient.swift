@@ -12,9 +12,19 @@ import Glibc
 struct DaemonClient {
     let client: ControlClient
 
-    /// The daemon a command should use, if one answers.
-    static func find(direct: Bool, apiSocket: String?, config: String?) -> DaemonClient? {
+    /// The daemon a command for `device` should use, if one answers. A device given as an
+    /// address the daemon does not know is reached directly.
+    static func find(direct: Bool, apiSocket: String?, config: String?, device: String? = nil) -> DaemonClient? {
         if direct { return nil }
+        guard let daemon = find(apiSocket: apiSocket, config: config) else { return nil }
+        if let device, let host = try? DiscoverCommand.parseHost(device), CommandEnvironment.isAddress(host.host),
+           let answer = try? daemon.client.send("GET", path(device)), answer.status == 404 {
+            return nil
+        }
+        return daemon
+    }
+
+    private static func find(apiSocket: String?, config: String?) -> DaemonClient? {
         let env = environment()
         var candidates: [String]
         if let apiSocket {
