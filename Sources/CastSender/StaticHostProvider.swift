@@ -42,6 +42,11 @@ public final class StaticHostProvider: DiscoveryProvider {
     private let logSystem: LogSystem
     private let log: Logger
     private let task = Mutex<Task<Void, Never>?>(nil)
+    private let rounds = Mutex(0)
+
+    /// Whether every host has been probed once (found or failed): what a caller waiting for
+    /// these hosts alone (no mDNS) can stop waiting at.
+    public var hasProbedEveryHost: Bool { rounds.withLock { $0 > 0 } || !probe }
 
     public init(hosts: [Host], probe: Bool = true, retryInterval: Double = 10, recheckInterval: Double = 60,
                 connectTimeout: Double = 3, group: EventLoopGroup, logSystem: LogSystem = .shared) {
@@ -115,6 +120,7 @@ public final class StaticHostProvider: DiscoveryProvider {
                 }
             }
             sink.problem(Self.summary(failures.values.sorted(), of: hosts.count))
+            rounds.withLock { $0 += 1 }
             let next = due.values.min() ?? (finished + retryInterval)
             try? await Task.sleep(for: .seconds(min(max(next - MonotonicClock.seconds(), 0.05), 3600)))
         }

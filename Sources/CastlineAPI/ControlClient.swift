@@ -46,13 +46,18 @@ public struct ControlClient: Sendable {
 
     /// Sends one request and returns the response.
     public func send(_ method: String, _ path: String, body: JSONValue? = nil) throws(Failure) -> Response {
+        try send(method, path, raw: body.map { Array($0.serialized().utf8) })
+    }
+
+    /// Sends one request with `raw` as its body (JSON or YAML text) and returns the response.
+    public func send(_ method: String, _ path: String, raw: [UInt8]?) throws(Failure) -> Response {
         let fd = try connect()
         defer { close(fd) }
         let deadline = Self.now() + timeout
         var request = "\(method) \(path) HTTP/1.1\r\nHost: castline\r\nConnection: close\r\nAccept: application/json\r\n"
         if case .tcp(_, _, let token?) = endpoint { request += "Authorization: Bearer \(token)\r\n" }
-        let payload = body.map { Array($0.serialized().utf8) } ?? []
-        if body != nil { request += "Content-Type: application/json\r\n" }
+        let payload = raw ?? []
+        if raw != nil { request += "Content-Type: application/json\r\n" }
         request += "Content-Length: \(payload.count)\r\n\r\n"
         try write(fd, Array(request.utf8) + payload, deadline: deadline)
         var received: [UInt8] = []

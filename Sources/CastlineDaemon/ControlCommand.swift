@@ -95,28 +95,30 @@ public enum ControlCommand: Sendable, Equatable {
 /// (a JSON object or a string) is sent; with `wait`, it is a request whose reply (matched by
 /// `requestId`, or the channel plugin's own answer) comes back within `timeout` seconds. `app`:
 /// the receiver app to launch first when it does not run (the custom app the namespace belongs to).
+/// `listen` (with no message): open the namespace so the app's messages become `channel` events.
 public struct ChannelArguments: Sendable, Equatable {
-    public var message: JSONValue
+    public var message: JSONValue?
     public var wait: Bool
     public var timeout: Double
     public var app: String?
+    public var listen: Bool
 
     public init(json: JSONValue) throws(ControlError) {
-        let args = try ArgumentObject(json, allowed: ["message", "wait", "timeout", "app"], what: "channel")
+        let args = try ArgumentObject(json, allowed: ["message", "wait", "timeout", "app", "listen"], what: "channel")
+        listen = try args.bool("listen") ?? false
         if let app = try args.string("app") {
             guard !app.isEmpty, app.utf8.count <= 32, app.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
                 throw ControlError.usage("bad_app", "channel: \"app\" must be an app id such as CC1AD845, not \"\(app)\"")
             }
             self.app = app
         }
-        guard let message = args.value("message") else {
-            throw ControlError.usage("missing_message", "channel needs \"message\": a JSON object or a string")
-        }
+        message = args.value("message")
         switch message {
-        case .object, .string: break
+        case .object?, .string?: break
+        case nil where listen: break
+        case nil: throw ControlError.usage("missing_message", "channel needs \"message\": a JSON object or a string (or \"listen\": true)")
         default: throw ControlError.usage("bad_message", "channel: \"message\" must be a JSON object or a string")
         }
-        self.message = message
         wait = try args.bool("wait") ?? false
         timeout = try args.number("timeout") ?? 10
         guard timeout > 0, timeout <= 300 else { throw ControlError.usage("bad_timeout", "channel: \"timeout\" must be 0-300 seconds") }

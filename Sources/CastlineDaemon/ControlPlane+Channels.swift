@@ -38,6 +38,9 @@ extension ControlPlane {
             }
         }
         if let plugins, let feature = plugins.feature(forNamespace: namespace) {
+            guard let message = arguments.message else {
+                throw ControlError(.conflict, "namespace_owned_by_plugin", "channel plugin \(feature) owns \(namespace): its messages go to the plugin")
+            }
             let handle: any ChannelHandle
             if case .plugin(let open)? = channels[id]?[namespace] {
                 handle = open
@@ -47,7 +50,7 @@ extension ControlPlane {
                 }
                 channels[id, default: [:]][namespace] = .plugin(handle)
             }
-            let object: JSONValue = if case .string(let text) = arguments.message { ["text": .string(text)] } else { arguments.message }
+            let object: JSONValue = if case .string(let text) = message { ["text": .string(text)] } else { message }
             switch await handle.command(object, timeout: arguments.timeout) {
             case .success(let reply): return ["namespace": .string(namespace), "via": .string(feature), "reply": reply]
             case .failure(let error): throw error
@@ -61,12 +64,23 @@ extension ControlPlane {
         if case .generic(let open)? = channels[id]?[namespace], await link.hasChannel(open) {
             channel = open
         } else {
-            channel = GenericChannel(namespace: CastNamespace(namespace))
+            // The app's messages on it are channel events (`castline channel listen`).
+            let events = daemon.events
+            channel = GenericChannel(namespace: CastNamespace(namespace)) { message in
+                let body: JSONValue = switch message.payload {
+                case .string(let text): (try? JSONValue.parse(text)) ?? .string(text)
+                case .binary(let bytes): ["binary": .int(Int64(bytes.count))]
+                }
+                events.emit(.channel, "message", device: id, ["namespace": .string(namespace), "source": .string(message.source), "message": body])
+            }
             await link.add(channel)
             channels[id, default: [:]][namespace] = .generic(channel)
         }
+        guard let message = arguments.message else {
+            return ["namespace": .string(namespace), "via": .string("generic"), "listening": true]
+        }
         if arguments.wait {
-            guard case .object(let object) = arguments.message else {
+            guard case .object(let object) = message else {
                 throw ControlError.usage("request_not_object", "a request (\"wait\": true) needs a JSON object message (it gets a requestId)")
             }
             switch await channel.request(object, timeout: arguments.timeout).result {
@@ -76,9 +90,9 @@ extension ControlPlane {
             }
         }
         do {
-            switch arguments.message {
+            switch message {
             case .string(let text): try await channel.send(text: text)
-            default: try await channel.send(text: arguments.message.serialized())
+            default: try await channel.send(text: message.serialized())
             }
         } catch {
             throw ControlError(.unavailable, "channel_send_failed", "\(entry.device.friendlyName): \(error)")

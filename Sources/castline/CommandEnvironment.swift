@@ -2,6 +2,7 @@ import ArgumentParser
 import CastCore
 import CastLogging
 import CastPluginHost
+import CastProtocol
 import CastSender
 import CastTransport
 import CastlineConfig
@@ -128,12 +129,21 @@ final class CommandEnvironment: @unchecked Sendable {
         if config.discovery.allows(["static"]) {
             hosts += config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
         }
-        if !hosts.isEmpty { await manager.add(StaticHostProvider(hosts: hosts, group: group, logSystem: logSystem)) }
+        let staticHosts = hosts.isEmpty ? nil : StaticHostProvider(hosts: hosts, group: group, logSystem: logSystem)
+        if let staticHosts { await manager.add(staticHosts) }
+        let onlyStatic = discoveryProviders().isEmpty
         await manager.start()
         let seconds = options.timeout ?? config.discovery.timeout
         var found: [CastDevice] = []
         if selector.isGlob {
-            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            // With mDNS a glob waits out the timeout (more devices may answer); with configured
+            // hosts alone it is done once each has answered or failed.
+            if onlyStatic, let staticHosts {
+                let deadline = MonotonicClock.seconds() + seconds
+                while !staticHosts.hasProbedEveryHost, MonotonicClock.seconds() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+            } else {
+                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            }
             found = await manager.devices.filter(matches)
         } else if let device = await manager.waitForDevice(timeout: seconds, where: matches) {
             found = [device]

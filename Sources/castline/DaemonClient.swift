@@ -53,8 +53,18 @@ struct DaemonClient {
     /// One request; the answer's JSON, or the daemon's error printed and thrown as its exit code.
     @discardableResult
     func send(_ method: String, _ path: String, body: JSONValue? = nil, prefix: String = "castline") throws -> JSONValue {
+        try sendRaw(method, path, raw: body.map { Array($0.serialized().utf8) }, prefix: prefix)
+    }
+
+    /// The same with a body given as text (a job in YAML or JSON).
+    @discardableResult
+    func sendRaw(_ method: String, _ path: String, text: String, prefix: String = "castline") throws -> JSONValue {
+        try sendRaw(method, path, raw: Array(text.utf8), prefix: prefix)
+    }
+
+    private func sendRaw(_ method: String, _ path: String, raw: [UInt8]?, prefix: String) throws -> JSONValue {
         let response: ControlClient.Response
-        do { response = try client.send(method, path, body: body) } catch {
+        do { response = try client.send(method, path, raw: raw) } catch {
             printError("\(prefix): the daemon at \(client.endpoint) did not answer: \(error)")
             throw CastlineExit.failure
         }
