@@ -145,6 +145,10 @@ public struct JobStateMachine: Sendable {
         case (.media(let observation), .playing):
             return mediaChanged(observation, now: now)
         case (.media(let observation), .yielding):
+            // A command's cast is waited out until the hub says it is over (it is no longer held);
+            // an IDLE that was INTERRUPTED is another load on its way, not an end.
+            if observation?.heldByCommand == true { return [] }
+            if let observation, observation.playerState == "IDLE", observation.idleReason == "INTERRUPTED" { return [] }
             // The other sender's media ended (or ours plays again): take the device back.
             guard let observation, observation.isActive else {
                 return startCast("the other sender's media ended", now: now)
@@ -174,6 +178,9 @@ public struct JobStateMachine: Sendable {
                 state = .backingOff(until: now + backoff(after: failures))
                 return []
             }
+        case (.sessionEnded(.appStopped), .yielding):
+            // The app the other sender's media played in stopped: the device is free.
+            return startCast("the other sender's app stopped", now: now)
         case (.sessionEnded, _):
             return []
 

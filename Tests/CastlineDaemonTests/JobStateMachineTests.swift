@@ -91,11 +91,17 @@ import Testing
         var waiting = playing(job())
         _ = waiting.handle(.media(Self.theirs), now: 10)
         #expect(waiting.state == .yielding(since: 10))
+        let interrupted = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "INTERRUPTED", isOurs: false)
+        #expect(waiting.handle(.media(interrupted), now: 44) == [], "another load on its way")
         let finished = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "FINISHED", isOurs: false)
         #expect(waiting.handle(.media(finished), now: 45) == [.cast(reason: "the other sender's media ended")])
         var stopped = playing(job())
         _ = stopped.handle(.media(Self.theirs), now: 10)
         #expect(stopped.handle(.media(nil), now: 12) == [.cast(reason: "the other sender's media ended")])
+        var appGone = playing(job())
+        _ = appGone.handle(.media(Self.theirs), now: 10)
+        #expect(appGone.handle(.sessionEnded(.appReplaced(by: "233637DE")), now: 11) == [])
+        #expect(appGone.handle(.sessionEnded(.appStopped), now: 12) == [.cast(reason: "the other sender's app stopped")])
     }
 
     static let theirs = JobStateMachine.MediaObservation(playerState: "PLAYING", isOurs: false)
@@ -122,8 +128,13 @@ import Testing
         #expect(machine.handle(.media(Self.command), now: 10) == [], "reclaim does not fight a command's cast")
         #expect(machine.state == .yielding(since: 10))
         #expect(machine.handle(.tick, now: 60) == [], "reclaim_after does not cut a command's cast short")
+        // A second command's LOAD interrupts the first: still held, no cast.
+        let interrupted = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "INTERRUPTED", isOurs: false, heldByCommand: true)
+        #expect(machine.handle(.media(interrupted), now: 61) == [])
         let ended = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "FINISHED", isOurs: false, heldByCommand: true)
-        #expect(machine.handle(.media(ended), now: 61) == [.cast(reason: "the other sender's media ended")])
+        #expect(machine.handle(.media(ended), now: 62) == [], "held until the hub releases it")
+        let released = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "FINISHED", isOurs: false)
+        #expect(machine.handle(.media(released), now: 63) == [.cast(reason: "the other sender's media ended")])
     }
 
     @Test func takeoverWithReclaimCastsAtOnce() {
