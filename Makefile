@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub fuzz-smoke demo clean
 
 deps:
 	@scripts/install-deps.sh
@@ -64,6 +64,13 @@ bench-cast: deps
 	$(SWIFT) build -c release --product castline
 	$(SWIFT) build -c release --product CastlinePluginMediaFormats
 	.venv/bin/python Benchmarks/cast-vs-catt.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
+
+# The hub: castline cast through the daemon vs catt, API cast vs pychromecast's play_media, 200
+# clients on GET /v1/devices with 100 devices (wrk) (root: netns).
+bench-hub: deps
+	$(SWIFT) build -c release --product castline
+	$(SWIFT) build -c release --product CastlinePluginMediaFormats
+	.venv/bin/python Benchmarks/hub-api.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 # castline logs query vs jq over 1 GB of JSON Lines built from a real run (root: netns).
 bench-logs: deps

@@ -16,6 +16,7 @@ APT_PACKAGES=(
   pkg-config libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev protobuf-compiler
   avahi-daemon avahi-utils dbus systemd iproute2 libseccomp2
   python3 python3-venv vlc-bin vlc-plugin-base util-linux gcc libc6-dev tmux jq chromium fonts-dejavu-core tcpdump valgrind
+  curl wrk prometheus
 )
 
 missing=()

@@ -45,6 +45,9 @@ extension LogStatistics {
                 item.set("duration_ms", .double(Self.round(Double(end - s.start) / 1e6)))
             }
             item.set("endReason", s.endReason.map { .string($0) } ?? .null)
+            item.set("appChanges", .array(s.appChanges.map { c in
+                .object(["time": .string(LogTime.rfc3339(c.time, fractionDigits: 3)), "appId": .string(c.appID), "change": .string(c.change)])
+            }))
             return .object(item)
         }))
         o.set("dropped", .object(JSONObject(droppedBySink.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.int($0.value)) })))
@@ -86,6 +89,7 @@ extension LogStatistics {
             let length = s.end.map { "\(ms(Double($0 - s.start) / 1e6)) ms" } ?? "open"
             out.append("  \(s.deviceName) #\(s.localSession) \(LogTime.rfc3339(s.start, fractionDigits: 3)) \(length)"
                        + " end: \(s.endReason ?? "open")" + (s.suspends > 0 ? ", \(s.suspends) suspend(s)" : ""))
+            for c in s.appChanges { out.append("    \(LogTime.rfc3339(c.time, fractionDigits: 3)) app \(c.appID) \(c.change)") }
         }
         if !droppedBySink.isEmpty {
             out.append("")

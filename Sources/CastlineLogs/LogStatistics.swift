@@ -26,6 +26,16 @@ public struct LogStatistics: Sendable {
         /// `requested` when ended on request; the CastSessionError name otherwise; nil while open.
         public var endReason: String?
         public var suspends = 0
+        /// The apps this session let go of while it stayed up (a following session: the hub's
+        /// link to a device): "CC1AD845 stopped", "CC1AD845 replaced".
+        public var appChanges: [AppChange] = []
+    }
+
+    public struct AppChange: Sendable, Equatable {
+        public var time: Int64
+        public var appID: String
+        /// "stopped" or "replaced".
+        public var change: String
     }
 
     public struct Suspension: Sendable, Equatable {
@@ -90,12 +100,16 @@ public struct LogStatistics: Sendable {
     }
 
     private mutating func session(_ e: LogEntry) {
-        guard let event = e.text("event") else {
-            if e.body.hasPrefix("reconnect attempt") { reconnectAttempts += 1 }
-            return
-        }
         let device = e.text("device") ?? "?"
         let key = "\(device)|\(e.text("localSession") ?? "?")"
+        guard let event = e.text("event") else {
+            if e.body.hasPrefix("reconnect attempt") { reconnectAttempts += 1 }
+            if let change = e.text("change"), let app = e.text("appId"), let index = openSessions[key] {
+                sessions[index].appChanges.append(AppChange(time: e.time, appID: app, change: change))
+                if change == "stopped" { errors["app stopped", default: 0] += 1 }
+            }
+            return
+        }
         switch event {
         case "willStart":
             if let open = openSessions[key], sessions[open].end == nil {
