@@ -67,7 +67,7 @@ let package = Package(
             name: "CastLogging",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "CastCore", dependencies: ["CJSONTape"]),
+        .target(name: "CastCore"),
         .target(
             name: "CastProtocol",
             dependencies: [
@@ -151,8 +151,6 @@ let package = Package(
         .target(name: "JSONSink", dependencies: ["CastPluginKit", "CJSONScan"], path: "Plugins/JSONSink", exclude: ["README.md"]),
         // The JSON sink's string scan (SSE2/NEON): Swift's SIMD types do not vectorise it.
         .target(name: "CJSONScan"),
-        // The JSON parser's fast path (CastCore's tape, for documents without escapes).
-        .target(name: "CJSONTape"),
         .target(name: "MediaFormats", dependencies: ["CastPluginKit"], path: "Plugins/MediaFormats"),
         .target(name: "JournaldSink", dependencies: ["CastPluginKit", "CSystemd"], path: "Plugins/JournaldSink"),
         .target(name: "AvahiDiscovery", dependencies: ["CastPluginKit", "CAvahi"], path: "Plugins/AvahiDiscovery"),

@@ -1,5 +1,3 @@
-import CJSONTape
-
 /// Hand-written recursive-descent JSON parser over UTF-8 bytes (RFC 8259).
 ///
 /// Guarantees: never traps, never recurses deeper than ``maxDepth`` containers, linear time in the
@@ -43,35 +41,16 @@ struct JSONParser: ~Copyable {
     }
 
     /// Parses one complete JSON text and runs `body` on its root while the tape is alive.
-    ///
-    /// The C fast path (`CJSONTape`) writes the tape for the documents Cast devices send; what it
-    /// declines (escapes, numbers that need correct rounding, every error) is parsed here, so the
-    /// result and every error are this parser's. `fastPath: false` skips it (tests compare both).
     @inline(__always)
     static func withDocument<R>(
-        _ buffer: UnsafeBufferPointer<UInt8>, fastPath: Bool = true, _ body: (JSONTapeValue) -> R
+        _ buffer: UnsafeBufferPointer<UInt8>, _ body: (JSONTapeValue) -> R
     ) -> Result<R, JSONParseError> {
         guard let base = buffer.baseAddress, !buffer.isEmpty else {
             return .failure(JSONParseError(offset: 0, reason: "unexpected end of input"))
         }
         let capacity = Swift.min(buffer.count, stackTapeCapacity)
         return withUnsafeTemporaryAllocation(of: JSONTapeEntry.self, capacity: capacity) { tapeBuffer in
-            let stackTape = tapeBuffer.baseAddress.unsafelyUnwrapped
-            if fastPath {
-                switch fastParse(base, buffer.count, into: stackTape, capacity: capacity) {
-                case .parsed:
-                    return .success(run(body, tape: stackTape, input: base, scratch: nil))
-                case .needsLargerTape:
-                    let heapTape = UnsafeMutablePointer<JSONTapeEntry>.allocate(capacity: buffer.count)
-                    defer { heapTape.deallocate() }
-                    if fastParse(base, buffer.count, into: heapTape, capacity: buffer.count) == .parsed {
-                        return .success(run(body, tape: heapTape, input: base, scratch: nil))
-                    }
-                case .declined:
-                    break
-                }
-            }
-            var parser = JSONParser(base: base, count: buffer.count, tape: stackTape, capacity: capacity)
+            var parser = JSONParser(base: base, count: buffer.count, tape: tapeBuffer.baseAddress.unsafelyUnwrapped, capacity: capacity)
             defer { parser.heapTape?.deallocate() }
             do throws(JSONParseError) {
                 try parser.parseDocument()
@@ -93,21 +72,6 @@ struct JSONParser: ~Copyable {
     ) -> R {
         let document = JSONTapeDocument(tape: UnsafePointer(tape), input: input, scratch: scratch, table: JSONStringTable.shared)
         return withUnsafePointer(to: document) { body(JSONTapeValue(document: $0, position: 0)) }
-    }
-
-    enum FastParseOutcome { case parsed, needsLargerTape, declined }
-
-    /// The C fast path into `tape` (same layout: `JSONTapeEntry` and `castline_json_tape_entry`
-    /// are both two `UInt64`s).
-    @inline(__always)
-    static func fastParse(
-        _ base: UnsafePointer<UInt8>, _ count: Int, into tape: UnsafeMutablePointer<JSONTapeEntry>, capacity: Int
-    ) -> FastParseOutcome {
-        let written = UnsafeMutableRawPointer(tape).withMemoryRebound(to: castline_json_tape_entry.self, capacity: capacity) {
-            castline_json_tape_parse(base, count, $0, capacity, Int32(maxDepth))
-        }
-        if written > 0 { return .parsed }
-        return written == CASTLINE_JSON_TAPE_FULL ? .needsLargerTape : .declined
     }
 
     /// Parses one complete JSON text into a `JSONValue` tree.
