@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "CastLogging", targets: ["CastLogging"]),
+        .library(name: "CastJSON", targets: ["CastJSON"]),
         .library(name: "CastCore", targets: ["CastCore"]),
         .library(name: "CastProtocol", targets: ["CastProtocol"]),
         .library(name: "SystemCrypto", targets: ["SystemCrypto"]),
@@ -67,7 +68,10 @@ let package = Package(
             name: "CastLogging",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "CastCore"),
+        // JSON values, the parser (tape and tree), the writer and the string escaper: a leaf value
+        // module with no dependencies, linked by the host's modules and by Swift plugins alike.
+        .target(name: "CastJSON"),
+        .target(name: "CastCore", dependencies: ["CastJSON"]),
         .target(
             name: "CastProtocol",
             dependencies: [
@@ -225,6 +229,7 @@ let package = Package(
         .testTarget(name: "CastLoggingTests", dependencies: [
             "CastLogging", "CastTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
+        .testTarget(name: "CastJSONTests", dependencies: ["CastJSON", "CastTestSupport"]),
         .testTarget(name: "CastCoreTests", dependencies: ["CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore"]),

@@ -9,7 +9,7 @@
 /// the input (or, when they have escapes, in `scratch`) until somebody asks for them. A
 /// ``JSONTapeValue`` reads the tape; `JSONValue.parse` materializes the tree from it, the payload
 /// models decode straight from it.
-struct JSONParser: ~Copyable {
+package struct JSONParser: ~Copyable {
     /// Deepest allowed container nesting; one more is an error, never a stack overflow.
     static let maxDepth = 64
 
@@ -41,8 +41,7 @@ struct JSONParser: ~Copyable {
     }
 
     /// Parses one complete JSON text and runs `body` on its root while the tape is alive.
-    @inline(__always)
-    static func withDocument<R>(
+    package static func withDocument<R>(
         _ buffer: UnsafeBufferPointer<UInt8>, _ body: (JSONTapeValue) -> R
     ) -> Result<R, JSONParseError> {
         guard let base = buffer.baseAddress, !buffer.isEmpty else {
