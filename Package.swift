@@ -152,9 +152,7 @@ let package = Package(
             name: "CastPluginHost",
             dependencies: ["CCastPluginABI", "CastCore", "CastLogging", "CastSender"]
         ),
-        .target(name: "JSONSink", dependencies: ["CastPluginKit", "CJSONScan"], path: "Plugins/JSONSink", exclude: ["README.md"]),
-        // The JSON sink's string scan (SSE2/NEON): Swift's SIMD types do not vectorise it.
-        .target(name: "CJSONScan"),
+        .target(name: "JSONSink", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/JSONSink", exclude: ["README.md"]),
         .target(name: "MediaFormats", dependencies: ["CastPluginKit"], path: "Plugins/MediaFormats"),
         .target(name: "JournaldSink", dependencies: ["CastPluginKit", "CSystemd"], path: "Plugins/JournaldSink"),
         .target(name: "AvahiDiscovery", dependencies: ["CastPluginKit", "CAvahi"], path: "Plugins/AvahiDiscovery"),
@@ -285,7 +283,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "CastPluginHostTests", dependencies: [
-            "CastPluginHost", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs", "CJSONScan",
+            "CastPluginHost", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
         ]),
         .testTarget(name: "SystemLibraryTests", dependencies: [
             "CCastShims", "CAvahi", "CSystemd", "CJansson", "COpenSSL",

@@ -1,3 +1,4 @@
+import CastJSON
 import CastPluginKit
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +16,7 @@ final class JSONSink: LogSinkPlugin {
     private let file: LineFile
     /// Used by `write` only (one thread, accesses never overlap): without Swift's dynamic
     /// exclusivity checks, which cost more per record than the copies.
-    @exclusivity(unchecked) private var buffer = LineBuffer(capacity: 1 << 16)
+    @exclusivity(unchecked) private var buffer = JSONWriter(capacity: 1 << 16)
     private var lineEnds: [Int] = []
 
     init(host: PluginHostServices, options: String) throws(PluginError) {
@@ -38,7 +39,7 @@ final class JSONSink: LogSinkPlugin {
     }
 
     func write(_ records: UnsafeBufferPointer<castline_log_record>) {
-        buffer.count = 0
+        buffer.removeAll()
         // Locals moved out of the properties (the encoder is a small struct): no exclusivity
         // checks and no uniqueness checks in the loop.
         var lineEnds = self.lineEnds
