@@ -66,7 +66,7 @@ let package = Package(
         // MARK: Core modules.
         .target(
             name: "CastLogging",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: ["CastJSON", .product(name: "Logging", package: "swift-log")]
         ),
         // JSON values, the parser (tape and tree), the writer and the string escaper: a leaf value
         // module with no dependencies, linked by the host's modules and by Swift plugins alike.
