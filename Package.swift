@@ -145,21 +145,22 @@ let package = Package(
         // MARK: Plugins.
         // The C ABI shared by host and plugins (header only).
         .target(name: "CCastPluginABI", exclude: ["castline-plugin.pc.in"]),
-        // SDK for Swift plugins: protocols that become the C vtables. Depends on the ABI only.
-        .target(name: "CastPluginKit", dependencies: ["CCastPluginABI"]),
+        // SDK for Swift plugins: protocols that become the C vtables. Depends on the ABI and on CastJSON
+        // (a leaf value module, linked into each plugin).
+        .target(name: "CastPluginKit", dependencies: ["CCastPluginABI", "CastJSON"]),
         // Search path, dlopen, ABI checks, registry, host services, adapters to sinks/providers/channels.
         .target(
             name: "CastPluginHost",
             dependencies: ["CCastPluginABI", "CastCore", "CastLogging", "CastSender"]
         ),
         .target(name: "JSONSink", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/JSONSink", exclude: ["README.md"]),
-        .target(name: "MediaFormats", dependencies: ["CastPluginKit"], path: "Plugins/MediaFormats"),
-        .target(name: "JournaldSink", dependencies: ["CastPluginKit", "CSystemd"], path: "Plugins/JournaldSink"),
-        .target(name: "AvahiDiscovery", dependencies: ["CastPluginKit", "CAvahi"], path: "Plugins/AvahiDiscovery"),
+        .target(name: "MediaFormats", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/MediaFormats"),
+        .target(name: "JournaldSink", dependencies: ["CastPluginKit", "CastJSON", "CSystemd"], path: "Plugins/JournaldSink"),
+        .target(name: "AvahiDiscovery", dependencies: ["CastPluginKit", "CastJSON", "CAvahi"], path: "Plugins/AvahiDiscovery"),
         // Example channels: one in plain C with jansson, one in Swift with CastPluginKit.
         .target(name: "EchoChannelC", dependencies: ["CCastPluginABI"], path: "Plugins/EchoChannelC", publicHeadersPath: ".",
                 linkerSettings: [.linkedLibrary("jansson")]),
-        .target(name: "PingChannel", dependencies: ["CastPluginKit"], path: "Plugins/PingChannel"),
+        .target(name: "PingChannel", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/PingChannel"),
         .target(name: "TestPluginGood", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Good", publicHeadersPath: "."),
         .target(name: "TestPluginBadMajor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/BadMajor", publicHeadersPath: "."),
         .target(name: "TestPluginNewerMinor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NewerMinor", publicHeadersPath: "."),
