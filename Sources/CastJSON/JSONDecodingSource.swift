@@ -60,14 +60,27 @@ package func ~= <Key: JSONMemberKey>(name: StaticString, key: Key) -> Bool {
     key.equals(name)
 }
 
-extension String: JSONMemberKey {
-    @inlinable
-    package func equals(_ name: StaticString) -> Bool {
-        name.withUTF8Buffer { nameBytes in utf8.count == nameBytes.count && utf8.elementsEqual(nameBytes) }
-    }
+/// A `String` matched against literals byte for byte, as decoders match keys: the keys of a
+/// `JSONValue` object (``JSONObjectMembers``), and string values a decoder dispatches on
+/// (`switch JSONStringKey(type) { case "PING": … }`). A `switch` over a `String` itself would
+/// compare by Unicode canonical equivalence ("\u{212A}" equals "K").
+@usableFromInline
+package struct JSONStringKey: JSONMemberKey {
+    @usableFromInline package let string: String
 
     @inlinable
-    package var string: String { self }
+    package init(_ string: String) { self.string = string }
+
+    @inlinable
+    package func equals(_ name: StaticString) -> Bool {
+        name.withUTF8Buffer { nameBytes in
+            let utf8 = string.utf8
+            guard utf8.count == nameBytes.count else { return false }
+            guard let base = nameBytes.baseAddress, !nameBytes.isEmpty else { return true }
+            return utf8.withContiguousStorageIfAvailable { memcmpBytes($0.baseAddress.unsafelyUnwrapped, base, nameBytes.count) }
+                ?? utf8.elementsEqual(nameBytes)
+        }
+    }
 }
 
 extension JSONDecodingObject {
@@ -79,9 +92,37 @@ extension JSONDecodingObject {
     }
 }
 
-extension JSONObject: JSONDecodingObject {
-    @usableFromInline package typealias MemberKey = String
+/// The members of a `JSONValue` object as a decoder reads them: keys are ``JSONStringKey``s.
+@usableFromInline
+package struct JSONObjectMembers: JSONDecodingObject {
+    @usableFromInline package typealias MemberKey = JSONStringKey
     @usableFromInline package typealias MemberValue = JSONValue
+
+    /// The object itself (for decoders that keep members as they came).
+    @usableFromInline package let jsonObject: JSONObject
+
+    @inlinable
+    package init(_ jsonObject: JSONObject) { self.jsonObject = jsonObject }
+
+    @usableFromInline
+    package struct Iterator: IteratorProtocol {
+        @usableFromInline var base: JSONObject.Iterator
+
+        @inlinable
+        init(base: JSONObject.Iterator) { self.base = base }
+
+        @inlinable
+        package mutating func next() -> (key: JSONStringKey, value: JSONValue)? {
+            guard let (key, value) = base.next() else { return nil }
+            return (key: JSONStringKey(key), value: value)
+        }
+    }
+
+    @inlinable
+    package func makeIterator() -> Iterator { Iterator(base: jsonObject.makeIterator()) }
+
+    @inlinable
+    package var underestimatedCount: Int { jsonObject.count }
 }
 
 extension JSONValue: JSONDecodingSource {
@@ -95,8 +136,8 @@ extension JSONValue: JSONDecodingSource {
     }
 
     @inlinable
-    package var objectMembers: JSONObject? {
-        if case .object(let object) = self { return object }
+    package var objectMembers: JSONObjectMembers? {
+        if case .object(let object) = self { return JSONObjectMembers(object) }
         return nil
     }
 
