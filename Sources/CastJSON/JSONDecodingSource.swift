@@ -4,8 +4,8 @@
 
 /// Read access to parsed JSON, as the payload models need it.
 ///
-/// The requirements do not throw: the throwing helpers (``decodeInt(_:)``, ``modelObject()``, …)
-/// are extension methods over them. A requirement with typed throws is called through the
+/// The requirements do not throw: the throwing helpers (CastCore's `decodeInt(_:)`,
+/// `modelObject()`, …) are extension methods over them. A requirement with typed throws is called through the
 /// witness table even in a decoder specialized for a concrete source (the optimizer does not
 /// devirtualize it), which cost a call per member.
 @usableFromInline package protocol JSONDecodingSource {
@@ -55,7 +55,7 @@
 }
 
 /// Lets a `switch` over a member key use string-literal patterns.
-@inlinable
+@inlinable @inline(__always)
 package func ~= <Key: JSONMemberKey>(name: StaticString, key: Key) -> Bool {
     key.equals(name)
 }
@@ -68,10 +68,10 @@ package func ~= <Key: JSONMemberKey>(name: StaticString, key: Key) -> Bool {
 package struct JSONStringKey: JSONMemberKey {
     @usableFromInline package let string: String
 
-    @inlinable
+    @inlinable @inline(__always)
     package init(_ string: String) { self.string = string }
 
-    @inlinable
+    @inlinable @inline(__always)
     package func equals(_ name: StaticString) -> Bool {
         name.withUTF8Buffer { nameBytes in
             let utf8 = string.utf8
@@ -85,7 +85,7 @@ package struct JSONStringKey: JSONMemberKey {
 
 extension JSONDecodingObject {
     /// The value of the first member named `name` (compared byte for byte).
-    @inlinable
+    @inlinable @inline(__always)
     package func member(_ name: StaticString) -> MemberValue? {
         for (key, value) in self where key.equals(name) { return value }
         return nil
@@ -101,47 +101,47 @@ package struct JSONObjectMembers: JSONDecodingObject {
     /// The object itself (for decoders that keep members as they came).
     @usableFromInline package let jsonObject: JSONObject
 
-    @inlinable
+    @inlinable @inline(__always)
     package init(_ jsonObject: JSONObject) { self.jsonObject = jsonObject }
 
     @usableFromInline
     package struct Iterator: IteratorProtocol {
         @usableFromInline var base: JSONObject.Iterator
 
-        @inlinable
+        @inlinable @inline(__always)
         init(base: JSONObject.Iterator) { self.base = base }
 
-        @inlinable
+        @inlinable @inline(__always)
         package mutating func next() -> (key: JSONStringKey, value: JSONValue)? {
             guard let (key, value) = base.next() else { return nil }
             return (key: JSONStringKey(key), value: value)
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     package func makeIterator() -> Iterator { Iterator(base: jsonObject.makeIterator()) }
 
-    @inlinable
+    @inlinable @inline(__always)
     package var underestimatedCount: Int { jsonObject.count }
 }
 
 extension JSONValue: JSONDecodingSource {
-    @inlinable
+    @inlinable @inline(__always)
     package var jsonValue: JSONValue { self }
 
-    @inlinable
+    @inlinable @inline(__always)
     package func arrayElements() -> [JSONValue]? {
         if case .array(let values) = self { return values }
         return nil
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     package var objectMembers: JSONObjectMembers? {
         if case .object(let object) = self { return JSONObjectMembers(object) }
         return nil
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     package var scalar: JSONScalar {
         switch self {
         case .null: return .null
@@ -153,7 +153,7 @@ extension JSONValue: JSONDecodingSource {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     package var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil

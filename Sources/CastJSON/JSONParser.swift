@@ -9,6 +9,7 @@
 /// the input (or, when they have escapes, in `scratch`) until somebody asks for them. A
 /// ``JSONTapeValue`` reads the tape; `JSONValue.parse` materializes the tree from it, the payload
 /// models decode straight from it.
+@usableFromInline
 package struct JSONParser: ~Copyable {
     /// Deepest allowed container nesting; one more is an error, never a stack overflow.
     static let maxDepth = 64
@@ -18,21 +19,22 @@ package struct JSONParser: ~Copyable {
     var index = 0
     var depth = 0
     /// Decoded bytes of the strings that have escapes (all of them, back to back).
-    var scratch: [UInt8] = []
+    @usableFromInline var scratch: [UInt8] = []
     /// Output: at first the caller's buffer (on its stack), moved to the heap by ``growTape()``
     /// when a document needs more entries. Every entry starts at a distinct input byte, so
     /// `count` entries always suffice.
-    var tape: UnsafeMutablePointer<JSONTapeEntry>
+    @usableFromInline var tape: UnsafeMutablePointer<JSONTapeEntry>
     var tapeCount = 0
     var tapeCapacity: Int
     /// The heap tape once the caller's buffer was too small; the caller frees it.
-    var heapTape: UnsafeMutablePointer<JSONTapeEntry>?
+    @usableFromInline var heapTape: UnsafeMutablePointer<JSONTapeEntry>?
 
     /// Entries of the tape that ``withDocument(_:_:)`` keeps on the stack: 1 KiB, what
     /// `withUnsafeTemporaryAllocation` puts on the stack without asking. A MEDIA_STATUS without
     /// metadata needs about 40; larger documents move to the heap once.
-    static let stackTapeCapacity = 64
+    @inlinable static var stackTapeCapacity: Int { 64 }
 
+    @usableFromInline
     init(base: UnsafePointer<UInt8>, count: Int, tape: UnsafeMutablePointer<JSONTapeEntry>, capacity: Int) {
         self.base = base
         self.count = count
@@ -41,6 +43,9 @@ package struct JSONParser: ~Copyable {
     }
 
     /// Parses one complete JSON text and runs `body` on its root while the tape is alive.
+    /// Inlinable, so it is specialized for the caller's result type (a generic call cost a
+    /// runtime metadata lookup per document).
+    @inlinable @inline(__always)
     package static func withDocument<R>(
         _ buffer: UnsafeBufferPointer<UInt8>, _ body: (JSONTapeValue) -> R
     ) -> Result<R, JSONParseError> {
@@ -64,8 +69,8 @@ package struct JSONParser: ~Copyable {
     }
 
     /// Runs `body` on the root of a parsed tape.
-    @inline(__always)
-    private static func run<R>(
+    @inlinable @inline(__always)
+    static func run<R>(
         _ body: (JSONTapeValue) -> R, tape: UnsafeMutablePointer<JSONTapeEntry>, input: UnsafePointer<UInt8>,
         scratch: UnsafePointer<UInt8>?
     ) -> R {
@@ -78,6 +83,7 @@ package struct JSONParser: ~Copyable {
         withDocument(buffer) { $0.jsonValue }
     }
 
+    @usableFromInline
     mutating func parseDocument() throws(JSONParseError) {
         skipWhitespace()
         try parseValue()

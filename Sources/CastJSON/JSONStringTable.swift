@@ -5,10 +5,10 @@
 /// A miss costs one hash and at most a few byte compares. Read-only after initialisation.
 @usableFromInline
 struct JSONStringTable: @unchecked Sendable {
-    static let shared = JSONStringTable(strings: knownStrings)
+    @usableFromInline static let shared = JSONStringTable(strings: knownStrings)
 
     /// Longest string worth looking up.
-    @inlinable static var maxLength: Int { 48 }
+    @inlinable @inline(__always) static var maxLength: Int { 48 }
 
     static let knownStrings: [String] = [
         "*", "ALBUM", "ANDROID_TV", "APP_AVAILABLE", "APP_ERROR", "APP_UNAVAILABLE", "AUDIO", "AUDIOBOOK",
@@ -51,7 +51,7 @@ struct JSONStringTable: @unchecked Sendable {
         "volume", "width",
     ]
 
-    @inlinable static var slotCount: Int { 1024 }
+    @inlinable @inline(__always) static var slotCount: Int { 1024 }
 
     // Immortal storage (allocated once for `shared`, never freed): plain pointers, so copying the
     // table or looking a string up never retains or releases anything.
@@ -84,7 +84,7 @@ struct JSONStringTable: @unchecked Sendable {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     static func hash(_ start: UnsafePointer<UInt8>, _ length: Int) -> Int {
         guard length > 0 else { return 0 }
         var value = UInt32(truncatingIfNeeded: length) &* 0x9E37_79B1
@@ -96,7 +96,7 @@ struct JSONStringTable: @unchecked Sendable {
     }
 
     /// The interned string equal to the bytes, or nil.
-    @inlinable
+    @inlinable @inline(__always)
     func lookup(_ start: UnsafePointer<UInt8>, _ length: Int) -> String? {
         guard length <= Self.maxLength else { return nil }
         var slot = Self.hash(start, length)
@@ -123,7 +123,7 @@ extension String {
 
 /// Whether `length` bytes at `lhs` and `rhs` are equal: words, the last one overlapping, so a
 /// key of up to 16 bytes takes two compares and no byte loop. Reads only inside both ranges.
-@inlinable
+@inlinable @inline(__always)
 func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ length: Int) -> Bool {
     let l = UnsafeRawPointer(lhs), r = UnsafeRawPointer(rhs)
     if length >= 8 {

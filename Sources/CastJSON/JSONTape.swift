@@ -10,29 +10,29 @@ struct JSONTapeEntry {
     @usableFromInline var header: UInt64
     @usableFromInline var payload: UInt64
 
-    @inlinable
+    @inlinable @inline(__always)
     init(header: UInt64, payload: UInt64) {
         self.header = header
         self.payload = payload
     }
 
-    @inlinable static var nullTag: UInt64 { 0 }
-    @inlinable static var falseTag: UInt64 { 1 }
-    @inlinable static var trueTag: UInt64 { 2 }
-    @inlinable static var intTag: UInt64 { 3 }
-    @inlinable static var doubleTag: UInt64 { 4 }
-    @inlinable static var stringTag: UInt64 { 5 }
-    @inlinable static var escapedStringTag: UInt64 { 6 }
-    @inlinable static var arrayTag: UInt64 { 7 }
-    @inlinable static var objectTag: UInt64 { 8 }
+    @inlinable @inline(__always) static var nullTag: UInt64 { 0 }
+    @inlinable @inline(__always) static var falseTag: UInt64 { 1 }
+    @inlinable @inline(__always) static var trueTag: UInt64 { 2 }
+    @inlinable @inline(__always) static var intTag: UInt64 { 3 }
+    @inlinable @inline(__always) static var doubleTag: UInt64 { 4 }
+    @inlinable @inline(__always) static var stringTag: UInt64 { 5 }
+    @inlinable @inline(__always) static var escapedStringTag: UInt64 { 6 }
+    @inlinable @inline(__always) static var arrayTag: UInt64 { 7 }
+    @inlinable @inline(__always) static var objectTag: UInt64 { 8 }
     /// Strings: the bytes may contain non-ASCII (set for every escaped string).
-    @inlinable static var nonASCIIFlag: UInt64 { 0x80 }
-    @inlinable static var lengthShift: UInt64 { 8 }
+    @inlinable @inline(__always) static var nonASCIIFlag: UInt64 { 0x80 }
+    @inlinable @inline(__always) static var lengthShift: UInt64 { 8 }
 
-    @inlinable var tag: UInt64 { header & 0x7F }
+    @inlinable @inline(__always) var tag: UInt64 { header & 0x7F }
     /// String byte length or container child count.
-    @inlinable var length: Int { Int(truncatingIfNeeded: header >> Self.lengthShift) }
-    @inlinable var isASCII: Bool { header & Self.nonASCIIFlag == 0 }
+    @inlinable @inline(__always) var length: Int { Int(truncatingIfNeeded: header >> Self.lengthShift) }
+    @inlinable @inline(__always) var isASCII: Bool { header & Self.nonASCIIFlag == 0 }
 }
 
 /// Everything a ``JSONTapeValue`` needs to read a parsed document; lives on the stack of
@@ -53,7 +53,7 @@ struct JSONTapeDocument {
     }
 
     /// The bytes of the string entry at `position`.
-    @inlinable
+    @inlinable @inline(__always)
     func stringBytes(_ entry: JSONTapeEntry) -> UnsafePointer<UInt8> {
         if entry.tag == JSONTapeEntry.stringTag { return input + Int(truncatingIfNeeded: entry.payload) }
         // Escaped strings always have at least the escape's byte in scratch, unless empty.
@@ -62,7 +62,7 @@ struct JSONTapeDocument {
     }
 
     /// The string entry at `position` as a `String` (interned when it is a well-known one).
-    @inlinable
+    @inlinable @inline(__always)
     func string(at position: Int) -> String {
         let entry = tape[position]
         let start = stringBytes(entry)
@@ -72,7 +72,7 @@ struct JSONTapeDocument {
     }
 
     /// The tape index after the value at `position` (and all its descendants).
-    @inlinable
+    @inlinable @inline(__always)
     func skip(_ position: Int) -> Int {
         let entry = tape[position]
         return entry.tag >= JSONTapeEntry.arrayTag ? Int(truncatingIfNeeded: entry.payload) : position &+ 1
@@ -122,38 +122,38 @@ struct JSONTapeDocument {
     @usableFromInline let document: UnsafePointer<JSONTapeDocument>
     @usableFromInline let position: Int
 
-    @inlinable
+    @inlinable @inline(__always)
     init(document: UnsafePointer<JSONTapeDocument>, position: Int) {
         self.document = document
         self.position = position
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     var entry: JSONTapeEntry { document.pointee.tape[position] }
 }
 
 extension JSONTapeValue: JSONDecodingSource {
-    @inlinable
+    @inlinable @inline(__always)
     package var isNull: Bool { entry.tag == JSONTapeEntry.nullTag }
 
     @usableFromInline
     package var jsonValue: JSONValue { document.pointee.materialize(position) }
 
-    @inlinable
+    @inlinable @inline(__always)
     package var objectMembers: JSONTapeObject? {
         let entry = entry
         guard entry.tag == JSONTapeEntry.objectTag else { return nil }
         return JSONTapeObject(document: document, position: position, count: entry.length)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     package func arrayElements() -> JSONTapeElements? {
         let entry = entry
         guard entry.tag == JSONTapeEntry.arrayTag else { return nil }
         return JSONTapeElements(document: document, position: position, count: entry.length)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     package var scalar: JSONScalar {
         let entry = entry
         switch entry.tag {
@@ -167,7 +167,7 @@ extension JSONTapeValue: JSONDecodingSource {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     package var stringValue: String? {
         switch entry.tag {
         case JSONTapeEntry.stringTag, JSONTapeEntry.escapedStringTag: return document.pointee.string(at: position)
@@ -184,7 +184,7 @@ extension JSONTapeValue: JSONDecodingSource {
     @usableFromInline let bytes: UnsafePointer<UInt8>
     @usableFromInline let count: Int
 
-    @inlinable
+    @inlinable @inline(__always)
     init(document: UnsafePointer<JSONTapeDocument>, position: Int) {
         self.document = document
         self.position = position
@@ -193,14 +193,14 @@ extension JSONTapeValue: JSONDecodingSource {
         count = entry.length
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     package func equals(_ name: StaticString) -> Bool {
         name.withUTF8Buffer { nameBytes in
             count == nameBytes.count && memcmpBytes(bytes, nameBytes.baseAddress.unsafelyUnwrapped, count)
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     package var string: String { document.pointee.string(at: position) }
 }
 
@@ -213,7 +213,7 @@ extension JSONTapeValue: JSONDecodingSource {
     @usableFromInline let position: Int
     @usableFromInline let count: Int
 
-    @inlinable
+    @inlinable @inline(__always)
     init(document: UnsafePointer<JSONTapeDocument>, position: Int, count: Int) {
         self.document = document
         self.position = position
@@ -225,14 +225,14 @@ extension JSONTapeValue: JSONDecodingSource {
         @usableFromInline var position: Int
         @usableFromInline var remaining: Int
 
-        @inlinable
+        @inlinable @inline(__always)
         init(document: UnsafePointer<JSONTapeDocument>, position: Int, remaining: Int) {
             self.document = document
             self.position = position
             self.remaining = remaining
         }
 
-        @inlinable
+        @inlinable @inline(__always)
         package mutating func next() -> (key: JSONTapeKey, value: JSONTapeValue)? {
             guard remaining > 0 else { return nil }
             remaining &-= 1
@@ -242,10 +242,10 @@ extension JSONTapeValue: JSONDecodingSource {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     package func makeIterator() -> Iterator { Iterator(document: document, position: position &+ 1, remaining: count) }
 
-    @inlinable
+    @inlinable @inline(__always)
     package var underestimatedCount: Int { count }
 }
 
@@ -255,7 +255,7 @@ extension JSONTapeValue: JSONDecodingSource {
     @usableFromInline let position: Int
     @usableFromInline let count: Int
 
-    @inlinable
+    @inlinable @inline(__always)
     init(document: UnsafePointer<JSONTapeDocument>, position: Int, count: Int) {
         self.document = document
         self.position = position
@@ -267,14 +267,14 @@ extension JSONTapeValue: JSONDecodingSource {
         @usableFromInline var position: Int
         @usableFromInline var remaining: Int
 
-        @inlinable
+        @inlinable @inline(__always)
         init(document: UnsafePointer<JSONTapeDocument>, position: Int, remaining: Int) {
             self.document = document
             self.position = position
             self.remaining = remaining
         }
 
-        @inlinable
+        @inlinable @inline(__always)
         package mutating func next() -> JSONTapeValue? {
             guard remaining > 0 else { return nil }
             remaining &-= 1
@@ -284,9 +284,9 @@ extension JSONTapeValue: JSONDecodingSource {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     package func makeIterator() -> Iterator { Iterator(document: document, position: position &+ 1, remaining: count) }
 
-    @inlinable
+    @inlinable @inline(__always)
     package var underestimatedCount: Int { count }
 }
