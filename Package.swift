@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "CastLogging", targets: ["CastLogging"]),
+        .library(name: "CastJSON", targets: ["CastJSON"]),
         .library(name: "CastCore", targets: ["CastCore"]),
         .library(name: "CastProtocol", targets: ["CastProtocol"]),
         .library(name: "SystemCrypto", targets: ["SystemCrypto"]),
@@ -63,9 +64,12 @@ let package = Package(
         // MARK: Core modules.
         .target(
             name: "CastLogging",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: ["CastJSON", .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "CastCore", dependencies: ["CJSONTape"]),
+        // JSON values, the parser (tape and tree), the writer and the string escaper: a leaf value
+        // module with no dependencies, linked by the host's modules and by Swift plugins alike.
+        .target(name: "CastJSON"),
+        .target(name: "CastCore", dependencies: ["CastJSON"]),
         .target(
             name: "CastProtocol",
             dependencies: [
@@ -137,25 +141,22 @@ let package = Package(
         // MARK: Plugins.
         // The C ABI shared by host and plugins (header only).
         .target(name: "CCastPluginABI", exclude: ["castline-plugin.pc.in"]),
-        // SDK for Swift plugins: protocols that become the C vtables. Depends on the ABI only.
-        .target(name: "CastPluginKit", dependencies: ["CCastPluginABI"]),
+        // SDK for Swift plugins: protocols that become the C vtables. Depends on the ABI and on CastJSON
+        // (a leaf value module, linked into each plugin).
+        .target(name: "CastPluginKit", dependencies: ["CCastPluginABI", "CastJSON"]),
         // Search path, dlopen, ABI checks, registry, host services, adapters to sinks/providers/channels.
         .target(
             name: "CastPluginHost",
             dependencies: ["CCastPluginABI", "CastCore", "CastLogging", "CastSender"]
         ),
-        .target(name: "JSONSink", dependencies: ["CastPluginKit", "CJSONScan"], path: "Plugins/JSONSink", exclude: ["README.md"]),
-        // The JSON sink's string scan (SSE2/NEON): Swift's SIMD types do not vectorise it.
-        .target(name: "CJSONScan"),
-        // The JSON parser's fast path (CastCore's tape, for documents without escapes).
-        .target(name: "CJSONTape"),
-        .target(name: "MediaFormats", dependencies: ["CastPluginKit"], path: "Plugins/MediaFormats"),
-        .target(name: "JournaldSink", dependencies: ["CastPluginKit", "CSystemd"], path: "Plugins/JournaldSink"),
-        .target(name: "AvahiDiscovery", dependencies: ["CastPluginKit", "CAvahi"], path: "Plugins/AvahiDiscovery"),
+        .target(name: "JSONSink", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/JSONSink", exclude: ["README.md"]),
+        .target(name: "MediaFormats", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/MediaFormats"),
+        .target(name: "JournaldSink", dependencies: ["CastPluginKit", "CastJSON", "CSystemd"], path: "Plugins/JournaldSink"),
+        .target(name: "AvahiDiscovery", dependencies: ["CastPluginKit", "CastJSON", "CAvahi"], path: "Plugins/AvahiDiscovery"),
         // Example channels: one in plain C with jansson, one in Swift with CastPluginKit.
         .target(name: "EchoChannelC", dependencies: ["CCastPluginABI"], path: "Plugins/EchoChannelC", publicHeadersPath: ".",
                 linkerSettings: [.linkedLibrary("jansson")]),
-        .target(name: "PingChannel", dependencies: ["CastPluginKit"], path: "Plugins/PingChannel"),
+        .target(name: "PingChannel", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/PingChannel"),
         .target(name: "TestPluginGood", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Good", publicHeadersPath: "."),
         .target(name: "TestPluginBadMajor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/BadMajor", publicHeadersPath: "."),
         .target(name: "TestPluginNewerMinor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NewerMinor", publicHeadersPath: "."),
@@ -229,6 +230,7 @@ let package = Package(
         .testTarget(name: "CastLoggingTests", dependencies: [
             "CastLogging", "CastTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
+        .testTarget(name: "CastJSONTests", dependencies: ["CastJSON", "CastTestSupport"]),
         .testTarget(name: "CastCoreTests", dependencies: ["CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore"]),
@@ -280,7 +282,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "CastPluginHostTests", dependencies: [
-            "CastPluginHost", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs", "CJSONScan",
+            "CastPluginHost", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
         ]),
         .testTarget(name: "SystemLibraryTests", dependencies: [
             "CCastShims", "CAvahi", "CSystemd", "CJansson", "COpenSSL",

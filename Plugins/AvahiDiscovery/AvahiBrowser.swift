@@ -1,4 +1,5 @@
 import CAvahi
+import CastJSON
 import CastPluginKit
 #if canImport(Glibc)
 import Glibc
@@ -68,7 +69,7 @@ final class AvahiBrowser: DiscoveryPlugin {
 
     init(host: PluginHostServices, config: String, appIDs: String) throws(PluginError) {
         self.host = host
-        guard case .object(let o) = try PluginJSON.parse(config) else { throw PluginError("avahi discovery config must be an object") }
+        guard case .object(let o) = try JSONValue.parsePluginInput(config) else { throw PluginError("avahi discovery config must be an object") }
         if let unknown = o.keys.sorted().first(where: { $0 != "interfaces" }) {
             throw PluginError("avahi discovery: unknown config key \"\(unknown)\" (allowed: interfaces)")
         }
@@ -80,7 +81,7 @@ final class AvahiBrowser: DiscoveryPlugin {
         } else {
             interfaces = nil
         }
-        let ids = (try PluginJSON.parse(appIDs)).array?.compactMap(\.string) ?? []
+        let ids = (try JSONValue.parsePluginInput(appIDs)).array?.compactMap(\.string) ?? []
         self.appIDs = ids.filter { id in id.utf8.count <= 32 && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) } }
         guard let poll = avahi_threaded_poll_new() else { throw PluginError("avahi: cannot create the poll thread") }
         self.poll = poll
@@ -335,19 +336,20 @@ final class AvahiBrowser: DiscoveryPlugin {
         for (_, i) in ordered where !addresses.contains(i.address) { addresses.append(i.address) }
         let names = Set(mine.keys.map(\.name))
         let apps = appIDs.filter { !(appInstances[$0] ?? []).isDisjoint(with: names) }
-        var object: [String: PluginJSON] = [
+        var object: [String: JSONValue] = [
             "id": .string(deviceID), "name": .string(first.txt.friendlyName ?? ordered[0].key.name), "host": .string(first.address),
-            "port": .number(Double(first.port)), "addresses": .array(addresses.map { .string($0) }),
+            "port": .int(Int64(first.port)), "addresses": .array(addresses.map { .string($0) }),
             "service_type": .string(Self.serviceType), "interface": .string(first.interfaceName),
             "app_ids": .array(apps.map { .string($0) }),
         ]
         if let v = first.txt.model { object["model"] = .string(v) }
-        if let v = first.txt.capabilities { object["capabilities"] = .number(Double(v)) }
+        if let v = first.txt.capabilities { object["capabilities"] = .int(Int64(v)) }
         if let v = first.txt.statusText { object["status_text"] = .string(v) }
         if let v = first.txt.busy { object["busy"] = .bool(v) }
         if let v = first.txt.version { object["version"] = .string(v) }
         if let v = first.txt.iconPath { object["icon_path"] = .string(v) }
-        let json = PluginJSON.object(object).serialized
+        // Keys sorted: the same text for the same report, so an unchanged device is not reported again.
+        let json = JSONValue.object(JSONObject(object.sorted { $0.key < $1.key })).serialized()
         guard reported[deviceID] != json else { return }
         let isNew = reported[deviceID] == nil
         reported[deviceID] = json

@@ -1,12 +1,11 @@
+import CastJSON
 import CastPluginKit
-import CJSONScan
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Turns ABI log records into JSON Lines (schema in README.md), one line per record, into a
-/// ``LineBuffer``. Hand-rolled: one capacity check per record, no allocation once the buffer
-/// has grown.
+/// ``JSONWriter`` (CastJSON's writer and escaper). No allocation once the writer has grown.
 struct JSONLineEncoder {
     private var cachedSecond: Int64 = -1
     /// `2026-11-22T10:15:30` for ``cachedSecond``.
@@ -33,59 +32,57 @@ struct JSONLineEncoder {
     }
 
     /// Appends one line (with its `\n`) for `r`.
-    mutating func encode(_ r: castline_log_record, into out: inout LineBuffer) {
-        // Upper bound: every string byte may become a 6-byte escape; numbers ≤ 24 bytes each.
-        var bound = 416 + 6 * (r.class_name_length + r.message_length + r.file_length + r.function_length)
-        if let fields = r.fields {
-            for i in 0..<r.field_count { bound += 40 + 6 * (fields[i].key_length + fields[i].string_length) }
-        }
-        out.reserve(bound)
+    mutating func encode(_ r: castline_log_record, into out: inout JSONWriter) {
         let level = Int(min(max(r.level, 0), 6))
-        out.put(#"{"time":""#)
-        let nanosecondDigits = appendTime(r.timestamp_ns, into: &out)
-        out.put(#"","time_unix_nano":"#)
-        // The seconds' digits were cached with the time prefix; the nanoseconds' nine digits are
-        // the ones just written into the time.
-        withUnsafeBytes(of: &cachedSecondsDigits) { out.put($0.baseAddress!, cachedSecondsDigitsLength) }
-        out.put(out.base + nanosecondDigits, 9)
-        out.put(UInt8(ascii: ","))
-        out.put(Self.severity(level))
-        out.put(#","class":"#)
+        out.append(#"{"time":""#)
+        appendTime(r.timestamp_ns, into: &out)
+        out.append(#"","time_unix_nano":"#)
+        if cachedSecond > 0 {
+            withUnsafeBytes(of: &cachedSecondsDigits) { out.append(UnsafeRawBufferPointer(rebasing: $0[..<cachedSecondsDigitsLength])) }
+            out.write(unsigned: r.timestamp_ns % 1_000_000_000, minimumDigits: 9)
+        } else {
+            out.write(unsigned: r.timestamp_ns)  // no leading zeros before the first second
+        }
+        out.append(UInt8(ascii: ","))
+        out.append(Self.severity(level))
+        out.append(#","class":"#)
         appendString(r.class_name, r.class_name_length, into: &out)
-        out.put(#","body":"#)
+        out.append(#","body":"#)
         appendString(r.message, r.message_length, into: &out)
         if r.field_count > 0, let fields = r.fields {
-            out.put(#","attributes":{"#)
+            out.append(#","attributes":{"#)
             for i in 0..<r.field_count {
                 let f = fields[i]
-                if i > 0 { out.put(UInt8(ascii: ",")) }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 appendString(f.key, f.key_length, into: &out)
-                out.put(UInt8(ascii: ":"))
+                out.append(UInt8(ascii: ":"))
                 switch f.value_type {
-                case Int32(CASTLINE_VALUE_INT.rawValue): appendSigned(f.int_value, into: &out)
-                case Int32(CASTLINE_VALUE_DOUBLE.rawValue): appendDouble(f.double_value, into: &out)
-                case Int32(CASTLINE_VALUE_BOOL.rawValue): out.put(f.int_value != 0 ? "true" : "false")
+                case Int32(CASTLINE_VALUE_INT.rawValue): out.write(integer: f.int_value)
+                case Int32(CASTLINE_VALUE_DOUBLE.rawValue):
+                    // JSON has no NaN or infinity: those become strings.
+                    if f.double_value.isFinite { out.write(double: f.double_value) } else { out.write(string: f.double_value.description) }
+                case Int32(CASTLINE_VALUE_BOOL.rawValue): out.append(f.int_value != 0 ? "true" : "false")
                 default: appendString(f.string, f.string_length, into: &out)
                 }
             }
-            out.put(UInt8(ascii: "}"))
+            out.append(UInt8(ascii: "}"))
         }
         if r.file_length > 0 {
-            out.put(#","code.filepath":"#)
+            out.append(#","code.filepath":"#)
             appendString(r.file, r.file_length, into: &out)
-            out.put(#","code.lineno":"#)
-            appendUnsigned(UInt64(r.line), into: &out)
+            out.append(#","code.lineno":"#)
+            out.write(unsigned: UInt64(r.line))
         }
         if r.function_length > 0 {
-            out.put(#","code.function":"#)
+            out.append(#","code.function":"#)
             appendString(r.function, r.function_length, into: &out)
         }
-        out.put("}\n")
+        out.append("}\n")
     }
 
-    /// `2026-11-22T10:15:30.123456789Z` (UTC). The part up to the seconds is cached per second.
-    /// Returns where the nine digits of the nanoseconds start in `out`.
-    private mutating func appendTime(_ ns: UInt64, into out: inout LineBuffer) -> Int {
+    /// `2026-11-22T10:15:30.123456789Z` (UTC). The part up to the seconds is cached per second,
+    /// with the seconds' decimal digits for `time_unix_nano`.
+    private mutating func appendTime(_ ns: UInt64, into out: inout JSONWriter) {
         let seconds = Int64(ns / 1_000_000_000)
         if seconds != cachedSecond {
             var t = time_t(seconds)
@@ -110,111 +107,16 @@ struct JSONLineEncoder {
             }
             cachedSecond = seconds
         }
-        withUnsafeBytes(of: &cachedPrefix) { out.put($0.baseAddress!, cachedPrefixLength) }
-        out.put(UInt8(ascii: "."))
-        let digits = out.count
-        appendNineDigits(UInt32(ns % 1_000_000_000), into: &out)
-        out.put(UInt8(ascii: "Z"))
-        return digits
+        withUnsafeBytes(of: &cachedPrefix) { out.append(UnsafeRawBufferPointer(rebasing: $0[..<cachedPrefixLength])) }
+        out.append(UInt8(ascii: "."))
+        out.write(unsigned: ns % 1_000_000_000, minimumDigits: 9)
+        out.append(UInt8(ascii: "Z"))
     }
 
-    /// "00" to "99": numbers are written two digits per division.
-    private static var digitPairs: StaticString {
-        """
-        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
-        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899
-        """
-    }
-
-    /// Stores the two digits of `pair` (0…99) at `p`.
+    /// A JSON string literal of `length` bytes at `p` (none: `""`).
     @inline(__always)
-    private static func putPair(_ pair: Int, at p: UnsafeMutablePointer<UInt8>) {
-        UnsafeMutableRawPointer(p).copyMemory(from: digitPairs.utf8Start + 2 &* pair, byteCount: 2)
-    }
-
-    /// Exactly nine digits, zero-padded.
-    @inline(__always)
-    private func appendNineDigits(_ value: UInt32, into out: inout LineBuffer) {
-        var v = Int(value)
-        let p = out.base + out.count
-        out.count &+= 9
-        for i in stride(from: 7, through: 1, by: -2) {
-            Self.putPair(v % 100, at: p + i)
-            v /= 100
-        }
-        p[0] = UInt8(truncatingIfNeeded: 48 &+ v)
-    }
-
-    private func appendUnsigned(_ value: UInt64, into out: inout LineBuffer) {
-        var digits = 1
-        var bound: UInt64 = 10
-        while digits < 20, value >= bound {
-            digits &+= 1
-            bound = bound &* 10
-        }
-        let p = out.base + out.count
-        out.count &+= digits
-        var v = value
-        var i = digits
-        while i >= 2 {
-            Self.putPair(Int(v % 100), at: p + i - 2)
-            v /= 100
-            i &-= 2
-        }
-        if i == 1 { p[0] = UInt8(truncatingIfNeeded: 48 &+ v) }
-    }
-
-    private func appendSigned(_ value: Int64, into out: inout LineBuffer) {
-        if value < 0 { out.put(UInt8(ascii: "-")) }
-        appendUnsigned(value.magnitude, into: &out)
-    }
-
-    private func appendDouble(_ value: Double, into out: inout LineBuffer) {
-        // JSON has no NaN or infinity: those become strings.
-        var text = value.isNaN || value.isInfinite ? "\"\(value)\"" : "\(value)"
-        text.withUTF8 { out.put($0.baseAddress!, min($0.count, 24)) }
-    }
-
-    private static let hex: StaticString = "0123456789abcdef"
-
-    /// Appends a JSON string literal. The bytes that need no escape are found and copied 16 at a
-    /// time by `castline_json_copy_plain` (SSE2/NEON, in C); from the first byte that needs an
-    /// escape on, runs between escapes.
-    private func appendString(_ p: UnsafePointer<CChar>?, _ length: Int, into out: inout LineBuffer) {
-        out.put(UInt8(ascii: "\""))
-        guard let p, length > 0 else {
-            out.put(UInt8(ascii: "\""))
-            return
-        }
-        let bytes = UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self)
-        let plain = castline_json_copy_plain(out.base + out.count, bytes, length)
-        out.count &+= plain
-        if plain < length { appendEscaping(bytes, from: plain, length, into: &out) }
-        out.put(UInt8(ascii: "\""))
-    }
-
-    /// The rest of a string from `start`, whose byte needs an escape: each escape, then the
-    /// plain run after it through the scanner.
-    private func appendEscaping(_ bytes: UnsafePointer<UInt8>, from start: Int, _ length: Int, into out: inout LineBuffer) {
-        var i = start
-        while i < length {
-            let c = bytes[i]
-            switch c {
-            case 0x22: out.put(#"\""#)
-            case 0x5C: out.put(#"\\"#)
-            case 0x0A: out.put(#"\n"#)
-            case 0x0D: out.put(#"\r"#)
-            case 0x09: out.put(#"\t"#)
-            default:
-                out.put(#"\u00"#)
-                out.put(Self.hex.utf8Start[Int(c >> 4)])
-                out.put(Self.hex.utf8Start[Int(c & 15)])
-            }
-            i += 1
-            let plain = castline_json_copy_plain(out.base + out.count, bytes + i, length - i)
-            out.count += plain
-            i += plain
-        }
+    private func appendString(_ p: UnsafePointer<CChar>?, _ length: Int, into out: inout JSONWriter) {
+        let bytes = UnsafeRawPointer(p)?.assumingMemoryBound(to: UInt8.self)
+        out.write(string: UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : length))
     }
 }

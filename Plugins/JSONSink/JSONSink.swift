@@ -1,3 +1,4 @@
+import CastJSON
 import CastPluginKit
 #if canImport(Glibc)
 import Glibc
@@ -15,19 +16,19 @@ final class JSONSink: LogSinkPlugin {
     private let file: LineFile
     /// Used by `write` only (one thread, accesses never overlap): without Swift's dynamic
     /// exclusivity checks, which cost more per record than the copies.
-    @exclusivity(unchecked) private var buffer = LineBuffer(capacity: 1 << 16)
+    @exclusivity(unchecked) private var buffer = JSONWriter(capacity: 1 << 16)
     private var lineEnds: [Int] = []
 
     init(host: PluginHostServices, options: String) throws(PluginError) {
-        let json = try PluginJSON.parse(options)
+        let json = try JSONValue.parsePluginInput(options)
         guard case .object(let o) = json else { throw PluginError("json sink options must be an object") }
         if let unknown = o.keys.sorted().first(where: { !Self.allowedOptions.contains($0) }) {
             throw PluginError("json sink: unknown option \"\(unknown)\" (allowed: \(Self.allowedOptions.sorted().joined(separator: ", ")))")
         }
         let path = o["path"]?.string ?? "-"
         guard !path.isEmpty else { throw PluginError("json sink: path is empty (use \"-\" for stdout)") }
-        let maxBytes = o["max_bytes"].map { $0.int } ?? 2 * 1024 * 1024
-        let maxFiles = o["max_files"].map { $0.int } ?? 5
+        let maxBytes = o["max_bytes"].map { $0.int.flatMap { Int(exactly: $0) } } ?? 2 * 1024 * 1024
+        let maxFiles = o["max_files"].map { $0.int.flatMap { Int(exactly: $0) } } ?? 5
         guard let maxBytes, maxBytes >= 4096 else { throw PluginError("json sink: max_bytes must be an integer ≥ 4096") }
         guard let maxFiles, (1...1000).contains(maxFiles) else { throw PluginError("json sink: max_files must be an integer 1…1000") }
         let fsync = o["fsync"]?.bool ?? false
@@ -38,7 +39,7 @@ final class JSONSink: LogSinkPlugin {
     }
 
     func write(_ records: UnsafeBufferPointer<castline_log_record>) {
-        buffer.count = 0
+        buffer.removeAll()
         // Locals moved out of the properties (the encoder is a small struct): no exclusivity
         // checks and no uniqueness checks in the loop.
         var lineEnds = self.lineEnds

@@ -1,4 +1,5 @@
 import CSystemd
+import CastJSON
 import CastPluginKit
 #if canImport(Glibc)
 import Glibc
@@ -37,7 +38,7 @@ final class JournaldSink: LogSinkPlugin {
     private(set) var problem: String?
 
     init(host: PluginHostServices, options: String) throws(PluginError) {
-        guard case .object(let o) = try PluginJSON.parse(options) else { throw PluginError("journald sink options must be an object") }
+        guard case .object(let o) = try JSONValue.parsePluginInput(options) else { throw PluginError("journald sink options must be an object") }
         if let unknown = o.keys.sorted().first(where: { !Self.allowedOptions.contains($0) }) {
             throw PluginError("journald sink: unknown option \"\(unknown)\" (allowed: \(Self.allowedOptions.sorted().joined(separator: ", ")))")
         }

@@ -1,5 +1,7 @@
 // The result of media format analysis and its JSON form. Pure stdlib: no Foundation.
 
+import CastJSON
+
 /// What format analysis found out about a media URL / content type / manifest: the values a
 /// Cast sender puts in `MediaInformation` (contentType, streamType) and `VideoInfo` (width,
 /// height, hdrType), plus human-readable reasons in `notes`. Nil means "not known".
@@ -41,46 +43,22 @@ public struct MediaFormatReport: Equatable, Sendable {
 
     /// A compact JSON object with snake_case keys in this order: `content_type`, `stream_type`,
     /// `width`, `height`, `hdr_type`, `hdr_format`, `video_codecs`, `variant_uri`, `notes`.
-    /// Nil values are omitted; the two arrays are always written (possibly `[]`). Strings escape
-    /// `"` and `\` with a backslash and every control character below U+0020 as `\u00xx`
-    /// (lowercase hex); everything else, non-ASCII included, is written as UTF-8.
+    /// Nil values are omitted; the two arrays are always written (possibly `[]`). Written by
+    /// CastJSON's writer: non-ASCII as UTF-8, `"`, `\` and control characters escaped.
     public func json() -> String {
-        var fields: [String] = []
-        func add(_ key: String, _ value: String?) {
-            if let value { fields.append("\"\(key)\":" + Self.quoted(value)) }
+        var object = JSONObject()
+        func add(_ key: String, _ value: JSONValue?) {
+            if let value { object.append(key: key, value: value) }
         }
-        func add(_ key: String, _ value: Int?) {
-            if let value { fields.append("\"\(key)\":\(value)") }
-        }
-        add("content_type", contentType)
-        add("stream_type", streamType)
-        add("width", width)
-        add("height", height)
-        add("hdr_type", hdrType)
-        add("hdr_format", hdrFormat)
-        fields.append("\"video_codecs\":[" + videoCodecs.map(Self.quoted).joined(separator: ",") + "]")
-        add("variant_uri", variantURI)
-        fields.append("\"notes\":[" + notes.map(Self.quoted).joined(separator: ",") + "]")
-        return "{" + fields.joined(separator: ",") + "}"
-    }
-
-    /// `s` as a JSON string literal.
-    static func quoted(_ s: String) -> String {
-        let hex: [Character] = Array("0123456789abcdef")
-        var out = "\""
-        out.reserveCapacity(s.utf8.count + 2)
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20:
-                out += "\\u00"
-                out.append(hex[Int(scalar.value >> 4)])
-                out.append(hex[Int(scalar.value & 0xF)])
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
-        return out
+        add("content_type", contentType.map(JSONValue.string))
+        add("stream_type", streamType.map(JSONValue.string))
+        add("width", width.map { .int(Int64($0)) })
+        add("height", height.map { .int(Int64($0)) })
+        add("hdr_type", hdrType.map(JSONValue.string))
+        add("hdr_format", hdrFormat.map(JSONValue.string))
+        add("video_codecs", .array(videoCodecs.map(JSONValue.string)))
+        add("variant_uri", variantURI.map(JSONValue.string))
+        add("notes", .array(notes.map(JSONValue.string)))
+        return JSONValue.object(object).serialized()
     }
 }

@@ -1,3 +1,4 @@
+import CastJSON
 import CastPluginKit
 #if canImport(Glibc)
 import Glibc
@@ -18,15 +19,15 @@ final class PingChannel: ChannelPlugin {
 
     init(host: PluginHostServices, config: String, session: String) throws(PluginError) {
         self.host = host
-        let info = try PluginJSON.parse(session)
+        let info = try JSONValue.parsePluginInput(session)
         host.log(.debug, class: "PingChannel", "ping channel open", fields: ["device": .string(info["device_id"]?.string ?? "")])
     }
 
     func command(id: UInt64, json: String) {
         let requestID = nextRequestID
         nextRequestID += 1
-        let message = PluginJSON.object(["type": .string("PING"), "requestId": .number(Double(requestID))])
-        let rc = host.send(namespace: Self.namespaces[0], payload: message.serialized)
+        let message: JSONValue = ["type": "PING", "requestId": .int(requestID)]
+        let rc = host.send(namespace: Self.namespaces[0], payload: message.serialized())
         guard rc == 0 else {
             host.fail(command: id, reason: "the host refused to send PING (status \(rc))")
             return
@@ -36,18 +37,18 @@ final class PingChannel: ChannelPlugin {
     }
 
     func didReceive(namespace: String, source: String, payload: String) {
-        guard let reply = try? PluginJSON.parse(payload), let requestID = reply["requestId"]?.int,
-              let waiting = pending.removeValue(forKey: Int64(requestID)) else {
+        guard let reply = try? JSONValue.parse(payload), let requestID = reply["requestId"]?.int,
+              let waiting = pending.removeValue(forKey: requestID) else {
             host.log(.warning, class: "PingChannel", "reply without a pending requestId ignored", fields: ["payload": .string(String(payload.prefix(200)))])
             return
         }
         switch reply["type"]?.string {
         case "PONG":
-            let result = PluginJSON.object([
-                "pong": .bool(true), "request_id": .number(Double(requestID)),
-                "rtt_ms": .number(((Self.nowMs() - waiting.sentAt) * 1000).rounded() / 1000), "reply": reply,
-            ])
-            host.complete(command: waiting.command, json: result.serialized)
+            let result: JSONValue = [
+                "pong": true, "request_id": .int(requestID),
+                "rtt_ms": .double(((Self.nowMs() - waiting.sentAt) * 1000).rounded() / 1000), "reply": reply,
+            ]
+            host.complete(command: waiting.command, json: result.serialized())
         case "ERROR":
             host.fail(command: waiting.command, reason: "the app answered ERROR: \(reply["reason"]?.string ?? "no reason")")
         default:

@@ -46,19 +46,19 @@ public struct ApplicationInfo: CastPayloadModel, Hashable {
         var transportId: String?
         self.init(appId: "", displayName: "", sessionId: "", transportId: "")
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (5, "appId"): appId = try value.decodeString(key)
-            case (7, "appType"): appType = try value.decodeString(key)
-            case (11, "displayName"): displayName = try value.decodeString(key) ?? ""
-            case (7, "iconUrl"): iconUrl = try value.decodeString(key)
-            case (12, "isIdleScreen"): isIdleScreen = try value.decodeBool(key)
-            case (17, "launchedFromCloud"): launchedFromCloud = try value.decodeBool(key)
-            case (10, "namespaces"): namespaces = try value.decodeArray(key, Self.decodeNamespace) ?? []
-            case (15, "senderConnected"): senderConnected = try value.decodeBool(key)
-            case (9, "sessionId"): sessionId = try value.decodeString(key)
-            case (10, "statusText"): statusText = try value.decodeString(key)
-            case (11, "transportId"): transportId = try value.decodeString(key)
-            case (14, "universalAppId"): universalAppId = try value.decodeString(key)
+            switch key {
+            case "appId": appId = try value.decodeString(key.string)
+            case "appType": appType = try value.decodeString(key.string)
+            case "displayName": displayName = try value.decodeString(key.string) ?? ""
+            case "iconUrl": iconUrl = try value.decodeString(key.string)
+            case "isIdleScreen": isIdleScreen = try value.decodeBool(key.string)
+            case "launchedFromCloud": launchedFromCloud = try value.decodeBool(key.string)
+            case "namespaces": namespaces = try value.decodeArray(key.string, Self.decodeNamespace) ?? []
+            case "senderConnected": senderConnected = try value.decodeBool(key.string)
+            case "sessionId": sessionId = try value.decodeString(key.string)
+            case "statusText": statusText = try value.decodeString(key.string)
+            case "transportId": transportId = try value.decodeString(key.string)
+            case "universalAppId": universalAppId = try value.decodeString(key.string)
             default: break
             }
         }
@@ -71,7 +71,7 @@ public struct ApplicationInfo: CastPayloadModel, Hashable {
     static func decodeNamespace(_ value: JSONValue) throws(CastPayloadError) -> CastNamespace {
         if case .string(let name) = value { return CastNamespace(rawValue: name) }
         let object = try value.modelObject()
-        guard let name = try object["name"]?.decodeString("name") else { throw .missingKey("name") }
+        guard let name = try object.member("name")?.decodeString("name") else { throw .missingKey("name") }
         return CastNamespace(rawValue: name)
     }
 

@@ -26,13 +26,13 @@ public struct ConnectRequest: CastPayloadModel, Hashable {
     public init(json: JSONValue) throws(CastPayloadError) {
         self.init()
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (8, "connType"): connType = try value.decodeIntEnum(key)
-            case (6, "origin"): origin = value.decodeAny()
-            case (9, "userAgent"): userAgent = try value.decodeString(key)
-            case (10, "senderInfo"): senderInfo = value.decodeAny()
-            case (15, "protocolVersion"): protocolVersion = try value.decodeInt(key)
-            case (19, "protocolVersionList"): protocolVersionList = try value.decodeInts(key)
+            switch key {
+            case "connType": connType = try value.decodeIntEnum(key.string)
+            case "origin": origin = value.decodeAny()
+            case "userAgent": userAgent = try value.decodeString(key.string)
+            case "senderInfo": senderInfo = value.decodeAny()
+            case "protocolVersion": protocolVersion = try value.decodeInt(key.string)
+            case "protocolVersionList": protocolVersionList = try value.decodeInts(key.string)
             default: break
             }
         }

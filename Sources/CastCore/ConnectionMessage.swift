@@ -13,12 +13,12 @@ public enum ConnectionMessage: CastPayloadModel, Hashable {
 
     public init(json: JSONValue) throws(CastPayloadError) {
         let object = try json.modelObject()
-        let type = try object["type"]?.decodeString("type") ?? ""
-        switch (type.utf8.count, type) {
-        case (7, "CONNECT"): self = .connect(try ConnectRequest(json: json))
-        case (5, "CLOSE"): self = .close(reasonCode: try object["reasonCode"]?.decodeInt("reasonCode"))
-        case (9, "CONNECTED"): self = .connected(object.removingType())
-        default: self = .unknown(type: type, json: json)
+        let type = JSONStringKey(try object.member("type")?.decodeString("type") ?? "")
+        switch type {
+        case "CONNECT": self = .connect(try ConnectRequest(json: json))
+        case "CLOSE": self = .close(reasonCode: try object.member("reasonCode")?.decodeInt("reasonCode"))
+        case "CONNECTED": self = .connected(object.jsonObject.removingType())
+        default: self = .unknown(type: type.string, json: json)
         }
     }
 

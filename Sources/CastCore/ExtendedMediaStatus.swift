@@ -21,10 +21,10 @@ public struct ExtendedMediaStatus: CastPayloadModel, Hashable {
         var media: MediaInformation?
         var mediaSessionId: Int?
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (11, "playerState"): playerState = try value.decodeEnum(key)
-            case (5, "media"): media = try value.decodeModel(key)
-            case (14, "mediaSessionId"): mediaSessionId = try value.decodeInt(key)
+            switch key {
+            case "playerState": playerState = try value.decodeEnum(key.string)
+            case "media": media = try value.decodeModel(key.string)
+            case "mediaSessionId": mediaSessionId = try value.decodeInt(key.string)
             default: break
             }
         }

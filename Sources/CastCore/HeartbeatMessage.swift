@@ -8,11 +8,11 @@ public enum HeartbeatMessage: CastPayloadModel, Hashable {
 
     public init(json: JSONValue) throws(CastPayloadError) {
         let object = try json.modelObject()
-        let type = try object["type"]?.decodeString("type") ?? ""
-        switch (type.utf8.count, type) {
-        case (4, "PING"): self = .ping
-        case (4, "PONG"): self = .pong
-        default: self = .unknown(type: type, json: json)
+        let type = JSONStringKey(try object.member("type")?.decodeString("type") ?? "")
+        switch type {
+        case "PING": self = .ping
+        case "PONG": self = .pong
+        default: self = .unknown(type: type.string, json: json)
         }
     }
 

@@ -13,10 +13,10 @@ public struct Image: CastPayloadModel, Hashable {
     public init(json: JSONValue) throws(CastPayloadError) {
         var url: String?
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (3, "url"): url = try value.decodeString(key)
-            case (5, "width"): width = try value.decodeInt(key)
-            case (6, "height"): height = try value.decodeInt(key)
+            switch key {
+            case "url": url = try value.decodeString(key.string)
+            case "width": width = try value.decodeInt(key.string)
+            case "height": height = try value.decodeInt(key.string)
             default: break
             }
         }

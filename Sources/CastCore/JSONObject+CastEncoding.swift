@@ -4,66 +4,66 @@
 extension JSONObject {
     @inline(__always)
     mutating func put(_ key: String, _ value: JSONValue?) {
-        if let value { storage.append(Member(key: key, value: value)) }
+        if let value { append(key: key, value: value) }
     }
 
     @inline(__always)
     mutating func put(_ key: String, _ value: String?) {
-        if let value { storage.append(Member(key: key, value: .string(value))) }
+        if let value { append(key: key, value: .string(value)) }
     }
 
     @inline(__always)
     mutating func put(_ key: String, _ value: Int?) {
-        if let value { storage.append(Member(key: key, value: .int(Int64(value)))) }
+        if let value { append(key: key, value: .int(Int64(value))) }
     }
 
     @inline(__always)
     mutating func put(_ key: String, _ value: Double?) {
-        if let value { storage.append(Member(key: key, value: .double(value))) }
+        if let value { append(key: key, value: .double(value)) }
     }
 
     @inline(__always)
     mutating func put(_ key: String, _ value: Bool?) {
-        if let value { storage.append(Member(key: key, value: .bool(value))) }
+        if let value { append(key: key, value: .bool(value)) }
     }
 
     @inline(__always)
     mutating func put(_ key: String, _ value: RequestID?) {
-        if let value { storage.append(Member(key: key, value: .int(Int64(value.rawValue)))) }
+        if let value { append(key: key, value: .int(Int64(value.rawValue))) }
     }
 
     @inline(__always)
     mutating func put<E: OpenStringEnum>(_ key: String, _ value: E?) {
-        if let value { storage.append(Member(key: key, value: .string(value.rawValue))) }
+        if let value { append(key: key, value: .string(value.rawValue)) }
     }
 
     @inline(__always)
     mutating func put<E: OpenIntEnum>(_ key: String, _ value: E?) {
-        if let value { storage.append(Member(key: key, value: .int(Int64(value.rawValue)))) }
+        if let value { append(key: key, value: .int(Int64(value.rawValue))) }
     }
 
     @inline(__always)
     mutating func put<M: CastPayloadModel>(_ key: String, _ value: M?) {
-        if let value { storage.append(Member(key: key, value: value.json)) }
+        if let value { append(key: key, value: value.json) }
     }
 
     mutating func put<M: CastPayloadModel>(_ key: String, _ values: [M]?) {
-        if let values { storage.append(Member(key: key, value: .array(values.map(\.json)))) }
+        if let values { append(key: key, value: .array(values.map(\.json))) }
     }
 
     mutating func put(_ key: String, _ values: [Int]?) {
-        if let values { storage.append(Member(key: key, value: .array(values.map { .int(Int64($0)) }))) }
+        if let values { append(key: key, value: .array(values.map { .int(Int64($0)) })) }
     }
 
     mutating func put(_ key: String, _ values: [String]?) {
-        if let values { storage.append(Member(key: key, value: .array(values.map { .string($0) }))) }
+        if let values { append(key: key, value: .array(values.map { .string($0) })) }
     }
 
     /// Starts a message object with its `type` (and `requestId` when given).
     static func message(_ type: String, requestID: RequestID? = nil, capacity: Int = 4) -> JSONObject {
         var object = JSONObject()
         object.reserveCapacity(capacity)
-        object.storage.append(Member(key: "type", value: .string(type)))
+        object.append(key: "type", value: .string(type))
         object.put("requestId", requestID)
         return object
     }
@@ -79,7 +79,7 @@ extension JSONObject {
 
     /// The members other than `type`.
     func removingType() -> JSONObject {
-        JSONObject(members: storage.filter { $0.key != "type" })
+        JSONObject(lazy.filter { $0.key != "type" })
     }
 
     /// `requestId` of a payload kept as raw members (nil when absent or not an integer).

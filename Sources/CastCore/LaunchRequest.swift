@@ -26,12 +26,12 @@ public struct LaunchRequest: CastPayloadModel, Hashable {
         var requestId: RequestID?
         var appId: String?
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (9, "requestId"): requestId = try value.decodeRequestID()
-            case (5, "appId"): appId = try value.decodeString(key)
-            case (8, "language"): language = try value.decodeString(key)
-            case (17, "supportedAppTypes"): supportedAppTypes = try value.decodeStrings(key)
-            case (9, "appParams"): appParams = value.decodeAny()
+            switch key {
+            case "requestId": requestId = try value.decodeRequestID()
+            case "appId": appId = try value.decodeString(key.string)
+            case "language": language = try value.decodeString(key.string)
+            case "supportedAppTypes": supportedAppTypes = try value.decodeStrings(key.string)
+            case "appParams": appParams = value.decodeAny()
             default: break
             }
         }

@@ -42,15 +42,15 @@ public struct LoadRequest: CastPayloadModel, Hashable {
         var playbackRate: Double?
         var customData: JSONValue?
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (9, "requestId"): requestId = try value.decodeRequestID()
-            case (9, "sessionId"): sessionId = try value.decodeString(key)
-            case (5, "media"): media = try value.decodeModel(key)
-            case (8, "autoplay"): autoplay = try value.decodeBool(key)
-            case (11, "currentTime"): currentTime = try value.decodeDouble(key)
-            case (14, "activeTrackIds"): activeTrackIds = try value.decodeInts(key)
-            case (12, "playbackRate"): playbackRate = try value.decodeDouble(key)
-            case (10, "customData"): customData = value.decodeAny()
+            switch key {
+            case "requestId": requestId = try value.decodeRequestID()
+            case "sessionId": sessionId = try value.decodeString(key.string)
+            case "media": media = try value.decodeModel(key.string)
+            case "autoplay": autoplay = try value.decodeBool(key.string)
+            case "currentTime": currentTime = try value.decodeDouble(key.string)
+            case "activeTrackIds": activeTrackIds = try value.decodeInts(key.string)
+            case "playbackRate": playbackRate = try value.decodeDouble(key.string)
+            case "customData": customData = value.decodeAny()
             default: break
             }
         }

@@ -37,15 +37,15 @@ public struct MediaFormatInfo: Sendable, Equatable {
         var height: Int?
         for (key, value) in try json.modelObject() {
             switch key {
-            case "content_type": contentType = try value.decodeString(key)
-            case "stream_type": streamType = try value.decodeString(key).map { StreamType(rawValue: $0) }
-            case "width": width = try value.decodeInt(key)
-            case "height": height = try value.decodeInt(key)
-            case "hdr_type": hdrType = try value.decodeString(key).map { HDRType(rawValue: $0) }
-            case "hdr_format": hdrFormat = try value.decodeString(key)
-            case "video_codecs": videoCodecs = try value.decodeStrings(key) ?? []
-            case "variant_uri": variantURI = try value.decodeString(key)
-            case "notes": notes = try value.decodeStrings(key) ?? []
+            case "content_type": contentType = try value.decodeString(key.string)
+            case "stream_type": streamType = try value.decodeString(key.string).map { StreamType(rawValue: $0) }
+            case "width": width = try value.decodeInt(key.string)
+            case "height": height = try value.decodeInt(key.string)
+            case "hdr_type": hdrType = try value.decodeString(key.string).map { HDRType(rawValue: $0) }
+            case "hdr_format": hdrFormat = try value.decodeString(key.string)
+            case "video_codecs": videoCodecs = try value.decodeStrings(key.string) ?? []
+            case "variant_uri": variantURI = try value.decodeString(key.string)
+            case "notes": notes = try value.decodeStrings(key.string) ?? []
             default: break
             }
         }

@@ -36,20 +36,20 @@ public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
 
     init<Source: JSONDecodingSource>(source: Source) throws(CastPayloadError) {
         let object = try source.modelObject()
-        let type = try object.member("type")?.decodeString("type") ?? ""
-        switch (type.utf8.count, type) {
-        case (12, "MEDIA_STATUS"):  // first: most messages a sender reads are this one
+        let type = JSONStringKey(try object.member("type")?.decodeString("type") ?? "")
+        switch type {
+        case "MEDIA_STATUS":  // first: most messages a sender reads are this one
             let requestID = try object.member("requestId")?.decodeRequestID()
             let status: [MediaStatus]? = try object.member("status")?.decodeModels("status")
             self = .mediaStatus(requestId: requestID, status: status ?? [])
-        case (4, "LOAD"): self = .load(try LoadRequest(json: source.jsonValue))
-        case (4, "SEEK"): self = .seek(try SeekRequest(json: source.jsonValue))
-        case (10, "QUEUE_LOAD"): self = .queueLoad(try QueueLoadRequest(json: source.jsonValue))
-        case (12, "QUEUE_INSERT"): self = .queueInsert(try QueueInsertRequest(json: source.jsonValue))
-        case (12, "QUEUE_UPDATE"): self = .queueUpdate(try QueueUpdateRequest(json: source.jsonValue))
-        case (12, "QUEUE_REMOVE"): self = .queueRemove(try QueueRemoveRequest(json: source.jsonValue))
-        case (13, "QUEUE_REORDER"): self = .queueReorder(try QueueReorderRequest(json: source.jsonValue))
-        case (4, "PLAY"), (5, "PAUSE"), (4, "STOP"), (10, "GET_STATUS"):
+        case "LOAD": self = .load(try LoadRequest(json: source.jsonValue))
+        case "SEEK": self = .seek(try SeekRequest(json: source.jsonValue))
+        case "QUEUE_LOAD": self = .queueLoad(try QueueLoadRequest(json: source.jsonValue))
+        case "QUEUE_INSERT": self = .queueInsert(try QueueInsertRequest(json: source.jsonValue))
+        case "QUEUE_UPDATE": self = .queueUpdate(try QueueUpdateRequest(json: source.jsonValue))
+        case "QUEUE_REMOVE": self = .queueRemove(try QueueRemoveRequest(json: source.jsonValue))
+        case "QUEUE_REORDER": self = .queueReorder(try QueueReorderRequest(json: source.jsonValue))
+        case "PLAY", "PAUSE", "STOP", "GET_STATUS":
             let requestID = try Self.requiredRequestID(object)
             let mediaSessionId = try object.member("mediaSessionId")?.decodeInt("mediaSessionId")
             switch type {
@@ -58,36 +58,36 @@ public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
             case "STOP": self = .stop(requestId: requestID, mediaSessionId: mediaSessionId)
             default: self = .getStatus(requestId: requestID, mediaSessionId: mediaSessionId)
             }
-        case (10, "SET_VOLUME"):
+        case "SET_VOLUME":
             let volume: Volume? = try object.member("volume")?.decodeModel("volume")
             self = .setVolume(requestId: try Self.requiredRequestID(object),
                               mediaSessionId: try Self.requiredSessionID(object),
                               volume: try requireKey(volume, "volume"))
-        case (17, "SET_PLAYBACK_RATE"):
+        case "SET_PLAYBACK_RATE":
             let rate = try object.member("playbackRate")?.decodeDouble("playbackRate")
             self = .setPlaybackRate(requestId: try Self.requiredRequestID(object),
                                     mediaSessionId: try Self.requiredSessionID(object),
                                     playbackRate: try requireKey(rate, "playbackRate"))
-        case (16, "EDIT_TRACKS_INFO"):
+        case "EDIT_TRACKS_INFO":
             self = .editTracksInfo(requestId: try Self.requiredRequestID(object),
                                    mediaSessionId: try Self.requiredSessionID(object),
                                    activeTrackIds: try object.member("activeTrackIds")?.decodeInts("activeTrackIds"))
-        case (11, "LOAD_FAILED"):
+        case "LOAD_FAILED":
             self = .loadFailed(requestId: try object.member("requestId")?.decodeRequestID(),
                                itemId: try object.member("itemId")?.decodeInt("itemId"),
                                detailedErrorCode: try object.member("detailedErrorCode")?.decodeIntEnum("detailedErrorCode"))
-        case (14, "LOAD_CANCELLED"):
+        case "LOAD_CANCELLED":
             self = .loadCancelled(requestId: try object.member("requestId")?.decodeRequestID(),
                                   itemId: try object.member("itemId")?.decodeInt("itemId"))
-        case (20, "INVALID_PLAYER_STATE"):
+        case "INVALID_PLAYER_STATE":
             self = .invalidPlayerState(requestId: try object.member("requestId")?.decodeRequestID())
-        case (15, "INVALID_REQUEST"):
+        case "INVALID_REQUEST":
             self = .invalidRequest(requestId: try object.member("requestId")?.decodeRequestID(),
                                    reason: try object.member("reason")?.decodeEnum("reason"))
-        case (5, "ERROR"):
-            self = .error(try source.jsonValue.modelObject().removingType())
+        case "ERROR":
+            self = .error(try source.jsonValue.modelObject().jsonObject.removingType())
         default:
-            self = .unknown(type: type, json: source.jsonValue)
+            self = .unknown(type: type.string, json: source.jsonValue)
         }
     }
 

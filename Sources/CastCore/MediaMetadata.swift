@@ -51,30 +51,30 @@ public struct MediaMetadata: CastPayloadModel, Hashable {
     public init(json: JSONValue) throws(CastPayloadError) {
         self.init()
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (12, "metadataType"): metadataType = try value.decodeIntEnum(key) ?? .generic
-            case (5, "title"): title = try value.decodeString(key)
-            case (8, "subtitle"): subtitle = try value.decodeString(key)
-            case (6, "images"): images = try value.decodeModels(key) ?? []
-            case (11, "releaseDate"): releaseDate = try value.decodeString(key)
-            case (6, "studio"): studio = try value.decodeString(key)
-            case (11, "seriesTitle"): seriesTitle = try value.decodeString(key)
-            case (6, "season"): season = try value.decodeInt(key)
-            case (7, "episode"): episode = try value.decodeInt(key)
-            case (15, "originalAirDate"): originalAirDate = try value.decodeString(key)
-            case (9, "albumName"): albumName = try value.decodeString(key)
-            case (11, "albumArtist"): albumArtist = try value.decodeString(key)
-            case (6, "artist"): artist = try value.decodeString(key)
-            case (8, "composer"): composer = try value.decodeString(key)
-            case (11, "trackNumber"): trackNumber = try value.decodeInt(key)
-            case (10, "discNumber"): discNumber = try value.decodeInt(key)
-            case (8, "location"): location = try value.decodeString(key)
-            case (8, "latitude"): latitude = try value.decodeDouble(key)
-            case (9, "longitude"): longitude = try value.decodeDouble(key)
-            case (5, "width"): width = try value.decodeInt(key)
-            case (6, "height"): height = try value.decodeInt(key)
-            case (16, "creationDateTime"): creationDateTime = try value.decodeString(key)
-            default: extra.append(key: key, value: value)
+            switch key {
+            case "metadataType": metadataType = try value.decodeIntEnum(key.string) ?? .generic
+            case "title": title = try value.decodeString(key.string)
+            case "subtitle": subtitle = try value.decodeString(key.string)
+            case "images": images = try value.decodeModels(key.string) ?? []
+            case "releaseDate": releaseDate = try value.decodeString(key.string)
+            case "studio": studio = try value.decodeString(key.string)
+            case "seriesTitle": seriesTitle = try value.decodeString(key.string)
+            case "season": season = try value.decodeInt(key.string)
+            case "episode": episode = try value.decodeInt(key.string)
+            case "originalAirDate": originalAirDate = try value.decodeString(key.string)
+            case "albumName": albumName = try value.decodeString(key.string)
+            case "albumArtist": albumArtist = try value.decodeString(key.string)
+            case "artist": artist = try value.decodeString(key.string)
+            case "composer": composer = try value.decodeString(key.string)
+            case "trackNumber": trackNumber = try value.decodeInt(key.string)
+            case "discNumber": discNumber = try value.decodeInt(key.string)
+            case "location": location = try value.decodeString(key.string)
+            case "latitude": latitude = try value.decodeDouble(key.string)
+            case "longitude": longitude = try value.decodeDouble(key.string)
+            case "width": width = try value.decodeInt(key.string)
+            case "height": height = try value.decodeInt(key.string)
+            case "creationDateTime": creationDateTime = try value.decodeString(key.string)
+            default: extra.append(key: key.string, value: value)
             }
         }
     }

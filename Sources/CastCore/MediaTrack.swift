@@ -33,15 +33,15 @@ public struct MediaTrack: CastPayloadModel, Hashable {
         var trackId: Int?
         var type: TrackType?
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (7, "trackId"): trackId = try value.decodeInt(key)
-            case (4, "type"): type = try value.decodeEnum(key)
-            case (14, "trackContentId"): trackContentId = try value.decodeString(key)
-            case (16, "trackContentType"): trackContentType = try value.decodeString(key)
-            case (7, "subtype"): subtype = try value.decodeEnum(key)
-            case (8, "language"): language = try value.decodeString(key)
-            case (4, "name"): name = try value.decodeString(key)
-            case (10, "customData"): customData = value.decodeAny()
+            switch key {
+            case "trackId": trackId = try value.decodeInt(key.string)
+            case "type": type = try value.decodeEnum(key.string)
+            case "trackContentId": trackContentId = try value.decodeString(key.string)
+            case "trackContentType": trackContentType = try value.decodeString(key.string)
+            case "subtype": subtype = try value.decodeEnum(key.string)
+            case "language": language = try value.decodeString(key.string)
+            case "name": name = try value.decodeString(key.string)
+            case "customData": customData = value.decodeAny()
             default: break
             }
         }

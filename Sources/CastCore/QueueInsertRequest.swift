@@ -30,14 +30,14 @@ public struct QueueInsertRequest: CastPayloadModel, Hashable {
         var mediaSessionId: Int?
         var items: [QueueItem]?
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (9, "requestId"): requestId = try value.decodeRequestID()
-            case (14, "mediaSessionId"): mediaSessionId = try value.decodeInt(key)
-            case (5, "items"): items = try value.decodeModels(key)
-            case (12, "insertBefore"): insertBefore = try value.decodeInt(key)
-            case (16, "currentItemIndex"): currentItemIndex = try value.decodeInt(key)
-            case (11, "currentTime"): currentTime = try value.decodeDouble(key)
-            case (10, "customData"): customData = value.decodeAny()
+            switch key {
+            case "requestId": requestId = try value.decodeRequestID()
+            case "mediaSessionId": mediaSessionId = try value.decodeInt(key.string)
+            case "items": items = try value.decodeModels(key.string)
+            case "insertBefore": insertBefore = try value.decodeInt(key.string)
+            case "currentItemIndex": currentItemIndex = try value.decodeInt(key.string)
+            case "currentTime": currentTime = try value.decodeDouble(key.string)
+            case "customData": customData = value.decodeAny()
             default: break
             }
         }

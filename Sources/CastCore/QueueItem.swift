@@ -35,15 +35,15 @@ public struct QueueItem: CastPayloadModel, Hashable {
     public init(json: JSONValue) throws(CastPayloadError) {
         self.init()
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (6, "itemId"): itemId = try value.decodeInt(key)
-            case (5, "media"): media = try value.decodeModel(key)
-            case (8, "autoplay"): autoplay = try value.decodeBool(key)
-            case (9, "startTime"): startTime = try value.decodeDouble(key)
-            case (11, "preloadTime"): preloadTime = try value.decodeDouble(key)
-            case (16, "playbackDuration"): playbackDuration = try value.decodeDouble(key)
-            case (14, "activeTrackIds"): activeTrackIds = try value.decodeInts(key)
-            case (10, "customData"): customData = value.decodeAny()
+            switch key {
+            case "itemId": itemId = try value.decodeInt(key.string)
+            case "media": media = try value.decodeModel(key.string)
+            case "autoplay": autoplay = try value.decodeBool(key.string)
+            case "startTime": startTime = try value.decodeDouble(key.string)
+            case "preloadTime": preloadTime = try value.decodeDouble(key.string)
+            case "playbackDuration": playbackDuration = try value.decodeDouble(key.string)
+            case "activeTrackIds": activeTrackIds = try value.decodeInts(key.string)
+            case "customData": customData = value.decodeAny()
             default: break
             }
         }

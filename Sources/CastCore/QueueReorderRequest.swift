@@ -29,14 +29,14 @@ public struct QueueReorderRequest: CastPayloadModel, Hashable {
         var mediaSessionId: Int?
         var itemIds: [Int]?
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (9, "requestId"): requestId = try value.decodeRequestID()
-            case (14, "mediaSessionId"): mediaSessionId = try value.decodeInt(key)
-            case (7, "itemIds"): itemIds = try value.decodeInts(key)
-            case (12, "insertBefore"): insertBefore = try value.decodeInt(key)
-            case (13, "currentItemId"): currentItemId = try value.decodeInt(key)
-            case (11, "currentTime"): currentTime = try value.decodeDouble(key)
-            case (10, "customData"): customData = value.decodeAny()
+            switch key {
+            case "requestId": requestId = try value.decodeRequestID()
+            case "mediaSessionId": mediaSessionId = try value.decodeInt(key.string)
+            case "itemIds": itemIds = try value.decodeInts(key.string)
+            case "insertBefore": insertBefore = try value.decodeInt(key.string)
+            case "currentItemId": currentItemId = try value.decodeInt(key.string)
+            case "currentTime": currentTime = try value.decodeDouble(key.string)
+            case "customData": customData = value.decodeAny()
             default: break
             }
         }

@@ -34,16 +34,16 @@ public struct QueueUpdateRequest: CastPayloadModel, Hashable {
         var requestId: RequestID?
         var mediaSessionId: Int?
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (9, "requestId"): requestId = try value.decodeRequestID()
-            case (14, "mediaSessionId"): mediaSessionId = try value.decodeInt(key)
-            case (4, "jump"): jump = try value.decodeInt(key)
-            case (13, "currentItemId"): currentItemId = try value.decodeInt(key)
-            case (10, "repeatMode"): repeatMode = try value.decodeEnum(key)
-            case (7, "shuffle"): shuffle = try value.decodeBool(key)
-            case (11, "currentTime"): currentTime = try value.decodeDouble(key)
-            case (5, "items"): items = try value.decodeModels(key)
-            case (10, "customData"): customData = value.decodeAny()
+            switch key {
+            case "requestId": requestId = try value.decodeRequestID()
+            case "mediaSessionId": mediaSessionId = try value.decodeInt(key.string)
+            case "jump": jump = try value.decodeInt(key.string)
+            case "currentItemId": currentItemId = try value.decodeInt(key.string)
+            case "repeatMode": repeatMode = try value.decodeEnum(key.string)
+            case "shuffle": shuffle = try value.decodeBool(key.string)
+            case "currentTime": currentTime = try value.decodeDouble(key.string)
+            case "items": items = try value.decodeModels(key.string)
+            case "customData": customData = value.decodeAny()
             default: break
             }
         }

@@ -21,54 +21,56 @@ public enum ReceiverMessage: CastPayloadModel, Hashable {
 
     public init(json: JSONValue) throws(CastPayloadError) {
         let object = try json.modelObject()
-        let requestID = try object["requestId"]?.decodeRequestID()
-        guard let type = try object["type"]?.decodeString("type") else {
-            let responseType = try object["responseType"]?.decodeString("responseType") ?? ""
-            if responseType == "GET_APP_AVAILABILITY" {
+        let requestID = try object.member("requestId")?.decodeRequestID()
+        guard let type = try object.member("type")?.decodeString("type") else {
+            let responseType = JSONStringKey(try object.member("responseType")?.decodeString("responseType") ?? "")
+            switch responseType {
+            case "GET_APP_AVAILABILITY":
                 self = .appAvailability(requestId: requestID, availability: try Self.decodeAvailability(object))
-            } else {
-                self = .unknown(type: responseType, json: json)
+            default:
+                self = .unknown(type: responseType.string, json: json)
             }
             return
         }
-        switch (type.utf8.count, type) {
-        case (6, "LAUNCH"):
+        switch JSONStringKey(type) {
+        case "LAUNCH":
             self = .launch(try LaunchRequest(json: json))
-        case (4, "STOP"):
+        case "STOP":
             self = .stop(requestId: try requireKey(requestID, "requestId"),
-                         sessionId: try object["sessionId"]?.decodeString("sessionId"))
-        case (10, "GET_STATUS"):
+                         sessionId: try object.member("sessionId")?.decodeString("sessionId"))
+        case "GET_STATUS":
             self = .getStatus(requestId: try requireKey(requestID, "requestId"))
-        case (20, "GET_APP_AVAILABILITY") where object["availability"] != nil && object["appId"] == nil:
+        case "GET_APP_AVAILABILITY" where object.member("availability") != nil && object.member("appId") == nil:
             self = .appAvailability(requestId: requestID, availability: try Self.decodeAvailability(object))
-        case (20, "GET_APP_AVAILABILITY"):
+        case "GET_APP_AVAILABILITY":
             let appIds: [String]
-            if case .string(let single)? = object["appId"] {
+            if case .string(let single)? = object.member("appId") {
                 appIds = [single]
             } else {
-                appIds = try requireKey(try object["appId"]?.decodeStrings("appId"), "appId")
+                appIds = try requireKey(try object.member("appId")?.decodeStrings("appId"), "appId")
             }
             self = .getAppAvailability(requestId: try requireKey(requestID, "requestId"), appIds: appIds)
-        case (10, "SET_VOLUME"):
-            let volume: Volume? = try object["volume"]?.decodeModel("volume")
+        case "SET_VOLUME":
+            let volume: Volume? = try object.member("volume")?.decodeModel("volume")
             self = .setVolume(requestId: try requireKey(requestID, "requestId"), volume: try requireKey(volume, "volume"))
-        case (15, "RECEIVER_STATUS"):
-            let status: ReceiverStatus? = try object["status"]?.decodeModel("status")
+        case "RECEIVER_STATUS":
+            let status: ReceiverStatus? = try object.member("status")?.decodeModel("status")
             self = .receiverStatus(requestId: requestID, status: status ?? ReceiverStatus())
-        case (12, "LAUNCH_ERROR"):
-            self = .launchError(requestId: requestID, reason: try object["reason"]?.decodeEnum("reason"))
-        case (15, "INVALID_REQUEST"):
-            self = .invalidRequest(requestId: requestID, reason: try object["reason"]?.decodeEnum("reason"))
+        case "LAUNCH_ERROR":
+            self = .launchError(requestId: requestID, reason: try object.member("reason")?.decodeEnum("reason"))
+        case "INVALID_REQUEST":
+            self = .invalidRequest(requestId: requestID, reason: try object.member("reason")?.decodeEnum("reason"))
         default:
             self = .unknown(type: type, json: json)
         }
     }
 
-    static func decodeAvailability(_ object: JSONObject) throws(CastPayloadError) -> [AppAvailabilityEntry] {
-        guard let value = object["availability"], !value.isNull else { return [] }
+    static func decodeAvailability(_ object: JSONObjectMembers) throws(CastPayloadError) -> [AppAvailabilityEntry] {
+        guard let value = object.member("availability"), !value.isNull else { return [] }
         var entries: [AppAvailabilityEntry] = []
         do throws(CastPayloadError) {
-            for (appId, answer) in try value.modelObject() {
+            for (key, answer) in try value.modelObject() {
+                let appId = key.string
                 guard let text = try answer.decodeString(appId) else { throw CastPayloadError.missingKey(appId) }
                 entries.append(AppAvailabilityEntry(appId: appId, availability: AppAvailability(rawValue: text)))
             }

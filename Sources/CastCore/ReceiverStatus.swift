@@ -26,12 +26,12 @@ public struct ReceiverStatus: CastPayloadModel, Hashable {
     public init(json: JSONValue) throws(CastPayloadError) {
         self.init()
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (12, "applications"): applications = try value.decodeModels(key) ?? []
-            case (13, "isActiveInput"): isActiveInput = try value.decodeBool(key)
-            case (9, "isStandBy"): isStandBy = try value.decodeBool(key)
-            case (6, "volume"): volume = try value.decodeModel(key)
-            case (6, "userEq"): userEq = value.decodeAny()
+            switch key {
+            case "applications": applications = try value.decodeModels(key.string) ?? []
+            case "isActiveInput": isActiveInput = try value.decodeBool(key.string)
+            case "isStandBy": isStandBy = try value.decodeBool(key.string)
+            case "volume": volume = try value.decodeModel(key.string)
+            case "userEq": userEq = value.decodeAny()
             default: break
             }
         }

@@ -25,13 +25,13 @@ public struct SeekRequest: CastPayloadModel, Hashable {
         var requestId: RequestID?
         var mediaSessionId: Int?
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (9, "requestId"): requestId = try value.decodeRequestID()
-            case (14, "mediaSessionId"): mediaSessionId = try value.decodeInt(key)
-            case (11, "currentTime"): currentTime = try value.decodeDouble(key)
-            case (12, "relativeTime"): relativeTime = try value.decodeDouble(key)
-            case (11, "resumeState"): resumeState = try value.decodeEnum(key)
-            case (10, "customData"): customData = value.decodeAny()
+            switch key {
+            case "requestId": requestId = try value.decodeRequestID()
+            case "mediaSessionId": mediaSessionId = try value.decodeInt(key.string)
+            case "currentTime": currentTime = try value.decodeDouble(key.string)
+            case "relativeTime": relativeTime = try value.decodeDouble(key.string)
+            case "resumeState": resumeState = try value.decodeEnum(key.string)
+            case "customData": customData = value.decodeAny()
             default: break
             }
         }

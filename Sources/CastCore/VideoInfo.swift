@@ -18,10 +18,10 @@ public struct VideoInfo: CastPayloadModel, Hashable {
         var width: Int?
         var height: Int?
         for (key, value) in try json.modelObject() {
-            switch (key.utf8.count, key) {
-            case (5, "width"): width = try value.decodeInt(key)
-            case (6, "height"): height = try value.decodeInt(key)
-            case (7, "hdrType"): hdrType = try value.decodeEnum(key)
+            switch key {
+            case "width": width = try value.decodeInt(key.string)
+            case "height": height = try value.decodeInt(key.string)
+            case "hdrType": hdrType = try value.decodeEnum(key.string)
             default: break
             }
         }

@@ -1,3 +1,4 @@
+import CastJSON
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -8,7 +9,9 @@ import Darwin
 ///
 /// `2026-11-21T16:30:00.123456Z INFO  CastSession: session started device=abc (CastSender/CastSession.swift:42 start())`
 ///
-/// Newlines and control characters in the message are escaped so a record is always one line.
+/// Control characters in the message and in field values are escaped as JSON escapes them
+/// (CastJSON's escaper), so a record is always one line; a string field that is empty or holds a
+/// space, `"` or `=` is written as a JSON string literal.
 public struct LogRecordFormatter: Sendable {
     public var color: Bool
     public var showLocation: Bool
@@ -19,35 +22,34 @@ public struct LogRecordFormatter: Sendable {
     }
 
     public func format(_ r: LogRecord) -> String {
-        var out = LogRecordFormatter.timestamp(r.timestampNanos)
-        out += " "
+        var out = JSONWriter(capacity: 256)
+        out.append(contentsOf: LogRecordFormatter.timestamp(r.timestampNanos))
+        out.append(" ")
         let tag = LogLevelMapping.row(for: r.level).consoleTag
         if color {
-            out += LogRecordFormatter.ansi(for: r.level) + tag + "\u{1B}[0m"
+            out.append(contentsOf: LogRecordFormatter.ansi(for: r.level) + tag + "\u{1B}[0m")
         } else {
-            out += tag
+            out.append(contentsOf: tag)
         }
-        out += " "
-        out += color ? "\u{1B}[1m" + r.className + "\u{1B}[0m" : r.className
-        out += ": "
+        out.append(" ")
+        out.append(contentsOf: color ? "\u{1B}[1m" + r.className + "\u{1B}[0m" : r.className)
+        out.append(": ")
         LogRecordFormatter.appendEscaped(r.message, to: &out)
         for (key, value) in r.fields {
-            out += " "
-            out += key
-            out += "="
+            out.append(" ")
+            out.append(contentsOf: key)
+            out.append("=")
             let text = value.description
             if case .string = value, text.isEmpty || text.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) {
-                out += "\""
-                LogRecordFormatter.appendEscaped(text.replacingOccurrences(of: "\"", with: "\\\""), to: &out)
-                out += "\""
+                out.write(string: text)
             } else {
                 LogRecordFormatter.appendEscaped(text, to: &out)
             }
         }
         if showLocation, !r.file.isEmpty {
-            out += " (\(r.file):\(r.line) \(r.function))"
+            out.append(contentsOf: " (\(r.file):\(r.line) \(r.function))")
         }
-        return out
+        return String(decoding: out.bytes, as: UTF8.self)
     }
 
     static func ansi(for level: LogLevel) -> String {
@@ -61,24 +63,11 @@ public struct LogRecordFormatter: Sendable {
         }
     }
 
-    static func appendEscaped(_ text: String, to out: inout String) {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            out += text
-            return
-        }
-        for s in text.unicodeScalars {
-            switch s {
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if s.value < 0x20 || s.value == 0x7F {
-                    out += "\\u{" + String(s.value, radix: 16) + "}"
-                } else {
-                    out.unicodeScalars.append(s)
-                }
-            }
-        }
+    /// `text` with its control characters escaped as in JSON (`\n`, `\t`, `\u001b`), so a record
+    /// is always one line; quotes and backslashes stay as they are.
+    static func appendEscaped(_ text: String, to out: inout JSONWriter) {
+        var text = text
+        text.withUTF8 { out.writeEscaped($0, quotesAndBackslashes: false) }
     }
 
     /// RFC 3339 UTC with microseconds: `2026-11-21T16:30:00.123456Z`.
@@ -94,12 +83,5 @@ public struct LogRecordFormatter: Sendable {
         return pad(Int(t.tm_year) + 1900, 4) + "-" + pad(Int(t.tm_mon) + 1, 2) + "-" + pad(Int(t.tm_mday), 2)
             + "T" + pad(Int(t.tm_hour), 2) + ":" + pad(Int(t.tm_min), 2) + ":" + pad(Int(t.tm_sec), 2)
             + "." + pad(micros, 6) + "Z"
-    }
-}
-
-extension String {
-    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
-        guard contains(target) else { return self }
-        return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }

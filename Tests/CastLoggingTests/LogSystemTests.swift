@@ -116,4 +116,13 @@ import Synchronization
         let line = LogRecordFormatter(color: false).format(r)
         #expect(line == "2023-11-14T22:13:20.123456Z WARN  CastSession: two\\nlines device=\"Living Room\" n=3 (CastSender/CastSession.swift:42 start())")
     }
+
+    /// Control characters are escaped as JSON escapes them; a quoted field is a JSON string literal.
+    @Test func formatterEscapesControlCharactersAndQuotesFields() {
+        let r = LogRecord(timestampNanos: 1_700_000_000_123_456_789, level: .info, className: "CastSession",
+                          function: "start()", file: "", line: 0,
+                          message: "bell\u{7} esc\u{1B}[0m \"quoted\" C:\\dir", fields: ["path": "a \"b\" \\c\u{1}"])
+        let line = LogRecordFormatter(color: false).format(r)
+        #expect(line == #"2023-11-14T22:13:20.123456Z INFO  CastSession: bell\u0007 esc\u001b[0m "quoted" C:\dir path="a \"b\" \\c\u0001""#)
+    }
 }

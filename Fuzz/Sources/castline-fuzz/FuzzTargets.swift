@@ -64,12 +64,8 @@ enum FuzzTargets {
 
     static let namespaces: [CastNamespace] = [.connection, .heartbeat, .receiver, .media, "urn:x-cast:com.example.custom"]
 
-    /// Bytes as JSON: the C fast path's tape, where it writes one, equals the Swift parser's;
-    /// parse, re-serialize, re-parse must be equal; then every payload model.
+    /// Bytes as JSON: parse, re-serialize, re-parse must be equal; then every payload model.
     static func payload(_ data: UnsafeRawBufferPointer) {
-        if case .disagreed(let why) = JSONFastPathCheck.compare(data) {
-            preconditionFailure("JSON fast path disagrees with the parser: \(why)")
-        }
         guard let value = try? JSONValue.parse(bytes: data) else { return }
         let text = value.serialized()
         let again = try? JSONValue.parse(text)
@@ -82,16 +78,21 @@ enum FuzzTargets {
         }
     }
 
-    /// Bytes as plugin-side JSON (CastPluginKit's parser, used by every Swift plugin for options
-    /// and messages): parse, serialize, parse again must be equal; whatever it accepts, the host's
-    /// parser accepts too (the host re-checks everything a plugin sends).
+    /// Bytes as JSON a plugin receives (CastPluginKit reads it with CastJSON, as the host does):
+    /// parse, serialize, parse again must be equal. The same bytes as a string through the
+    /// escaper: as a JSON string literal it parses back to the same string; escaped for a console
+    /// line it holds no control character.
     static func pluginJSON(_ data: UnsafeRawBufferPointer) {
         guard let text = String(validating: data, as: UTF8.self) else { return }
-        guard let value = try? PluginJSON.parse(text) else { return }
-        let serialized = value.serialized
-        let again = try? PluginJSON.parse(serialized)
-        precondition(again == value, "PluginJSON did not round-trip: \(serialized)")
-        precondition((try? JSONValue.parse(serialized)) != nil, "the host parser rejects PluginJSON output: \(serialized)")
+        let literal = JSONValue.string(text).serialized()
+        precondition((try? JSONValue.parse(literal)) == .string(text), "string literal did not round-trip: \(literal)")
+        var line = JSONWriter()
+        data.withMemoryRebound(to: UInt8.self) { line.writeEscaped($0, quotesAndBackslashes: false) }
+        precondition(!line.bytes.contains { $0 < 0x20 }, "a control character survived the console escaping")
+        guard let value = try? JSONValue.parsePluginInput(text) else { return }
+        let serialized = value.serialized()
+        let again = try? JSONValue.parsePluginInput(serialized)
+        precondition(again == value || value.containsNaN, "plugin JSON did not round-trip: \(serialized)")
     }
 
     /// Bytes as a rule string: parse, format, parse again must be equal.

@@ -1,6 +1,6 @@
 import CastTestSupport
 import Testing
-@testable import CastCore
+@testable import CastJSON
 
 @Suite("JSON numbers")
 struct JSONNumberTests {

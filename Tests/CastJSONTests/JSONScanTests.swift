@@ -1,13 +1,13 @@
-import CJSONScan
+@testable import CastJSON
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `castline_json_copy_plain`, the JSON sink's vectorised scan, against a byte-by-byte reference:
+/// `JSONBytes.copyPlain`, the writer's word-at-a-time scan, against a byte-by-byte reference:
 /// every length up to 70, every position of every byte that needs an escape and of its
 /// neighbours that do not, the source ending at a page followed by an inaccessible page (a read
-/// past the string would crash the test), and guard bytes after the promised 16 of slack.
+/// past the string would crash the test), and guard bytes right after the string's length.
 @Suite struct JSONScanTests {
     static let escaped: [UInt8] = [0x00, 0x01, 0x0A, 0x1F, 0x22, 0x5C]
     static let plainNeighbours: [UInt8] = [0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xC3, 0xFF]
@@ -36,20 +36,25 @@ import Glibc
 
     enum ScanTestError: Error { case mmap }
 
-    static func reference(_ bytes: [UInt8]) -> Int {
-        bytes.firstIndex { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } ?? bytes.count
+    static func reference(_ bytes: [UInt8], quotesAndBackslashes: Bool) -> Int {
+        bytes.firstIndex { $0 < 0x20 || (quotesAndBackslashes && ($0 == 0x22 || $0 == 0x5C)) } ?? bytes.count
     }
 
-    /// Runs the scan; checks the count, the copied prefix and that nothing past `count + 16` changed.
+    /// Runs the scan in both modes; checks the count, the copied prefix and that nothing past
+    /// the string's length changed.
     static func check(_ bytes: [UInt8], _ source: PageEndBuffer) {
         let guardLength = 32
-        var destination = [UInt8](repeating: 0xAA, count: bytes.count + 16 + guardLength)
         let src = source.place(bytes)
-        let copied = destination.withUnsafeMutableBufferPointer { castline_json_copy_plain($0.baseAddress!, src, bytes.count) }
-        let expected = reference(bytes)
-        #expect(copied == expected, "length \(bytes.count): \(bytes)")
-        #expect(Array(destination[..<min(copied, expected)]) == Array(bytes[..<min(copied, expected)]), "prefix of \(bytes)")
-        #expect(destination[(bytes.count + 16)...].allSatisfy { $0 == 0xAA }, "wrote past the slack for length \(bytes.count)")
+        for quotesAndBackslashes in [true, false] {
+            var destination = [UInt8](repeating: 0xAA, count: bytes.count + guardLength)
+            let copied = destination.withUnsafeMutableBufferPointer {
+                JSONBytes.copyPlain($0.baseAddress!, src, bytes.count, quotesAndBackslashes: quotesAndBackslashes)
+            }
+            let expected = reference(bytes, quotesAndBackslashes: quotesAndBackslashes)
+            #expect(copied == expected, "length \(bytes.count): \(bytes)")
+            #expect(Array(destination[..<min(copied, expected)]) == Array(bytes[..<min(copied, expected)]), "prefix of \(bytes)")
+            #expect(destination[bytes.count...].allSatisfy { $0 == 0xAA }, "wrote past the string for length \(bytes.count)")
+        }
     }
 
     @Test func plainStringsOfEveryLengthAreCopiedWhole() throws {

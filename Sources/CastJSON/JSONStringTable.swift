@@ -3,11 +3,12 @@
 /// The parser looks every escape-free string of up to ``maxLength`` bytes up here first: a hit
 /// returns the stored (immortal, literal) `String` without validating, copying or allocating.
 /// A miss costs one hash and at most a few byte compares. Read-only after initialisation.
+@usableFromInline
 struct JSONStringTable: @unchecked Sendable {
-    static let shared = JSONStringTable(strings: knownStrings)
+    @usableFromInline static let shared = JSONStringTable(strings: knownStrings)
 
     /// Longest string worth looking up.
-    static let maxLength = 48
+    @inlinable @inline(__always) static var maxLength: Int { 48 }
 
     static let knownStrings: [String] = [
         "*", "ALBUM", "ANDROID_TV", "APP_AVAILABLE", "APP_ERROR", "APP_UNAVAILABLE", "AUDIO", "AUDIOBOOK",
@@ -50,14 +51,14 @@ struct JSONStringTable: @unchecked Sendable {
         "volume", "width",
     ]
 
-    private static let slotCount = 1024
+    @inlinable @inline(__always) static var slotCount: Int { 1024 }
 
     // Immortal storage (allocated once for `shared`, never freed): plain pointers, so copying the
     // table or looking a string up never retains or releases anything.
-    private let slots: UnsafeMutablePointer<Int16>
-    private let strings: UnsafeMutablePointer<String>
-    private let bytes: UnsafeMutablePointer<UInt8>
-    private let offsets: UnsafeMutablePointer<Int32>
+    @usableFromInline let slots: UnsafeMutablePointer<Int16>
+    @usableFromInline let strings: UnsafeMutablePointer<String>
+    @usableFromInline let bytes: UnsafeMutablePointer<UInt8>
+    @usableFromInline let offsets: UnsafeMutablePointer<Int32>
 
     init(strings list: [String]) {
         var allBytes: [UInt8] = []
@@ -83,7 +84,7 @@ struct JSONStringTable: @unchecked Sendable {
         }
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     static func hash(_ start: UnsafePointer<UInt8>, _ length: Int) -> Int {
         guard length > 0 else { return 0 }
         var value = UInt32(truncatingIfNeeded: length) &* 0x9E37_79B1
@@ -95,7 +96,7 @@ struct JSONStringTable: @unchecked Sendable {
     }
 
     /// The interned string equal to the bytes, or nil.
-    @inline(__always)
+    @inlinable @inline(__always)
     func lookup(_ start: UnsafePointer<UInt8>, _ length: Int) -> String? {
         guard length <= Self.maxLength else { return nil }
         var slot = Self.hash(start, length)
@@ -122,7 +123,7 @@ extension String {
 
 /// Whether `length` bytes at `lhs` and `rhs` are equal: words, the last one overlapping, so a
 /// key of up to 16 bytes takes two compares and no byte loop. Reads only inside both ranges.
-@inline(__always)
+@inlinable @inline(__always)
 func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ length: Int) -> Bool {
     let l = UnsafeRawPointer(lhs), r = UnsafeRawPointer(rhs)
     if length >= 8 {

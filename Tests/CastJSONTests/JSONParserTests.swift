@@ -1,5 +1,5 @@
 import Testing
-@testable import CastCore
+@testable import CastJSON
 
 @Suite("JSON parser")
 struct JSONParserTests {

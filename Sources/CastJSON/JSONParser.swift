@@ -1,5 +1,3 @@
-import CJSONTape
-
 /// Hand-written recursive-descent JSON parser over UTF-8 bytes (RFC 8259).
 ///
 /// Guarantees: never traps, never recurses deeper than ``maxDepth`` containers, linear time in the
@@ -11,7 +9,8 @@ import CJSONTape
 /// the input (or, when they have escapes, in `scratch`) until somebody asks for them. A
 /// ``JSONTapeValue`` reads the tape; `JSONValue.parse` materializes the tree from it, the payload
 /// models decode straight from it.
-struct JSONParser: ~Copyable {
+@usableFromInline
+package struct JSONParser: ~Copyable {
     /// Deepest allowed container nesting; one more is an error, never a stack overflow.
     static let maxDepth = 64
 
@@ -20,21 +19,22 @@ struct JSONParser: ~Copyable {
     var index = 0
     var depth = 0
     /// Decoded bytes of the strings that have escapes (all of them, back to back).
-    var scratch: [UInt8] = []
+    @usableFromInline var scratch: [UInt8] = []
     /// Output: at first the caller's buffer (on its stack), moved to the heap by ``growTape()``
     /// when a document needs more entries. Every entry starts at a distinct input byte, so
     /// `count` entries always suffice.
-    var tape: UnsafeMutablePointer<JSONTapeEntry>
+    @usableFromInline var tape: UnsafeMutablePointer<JSONTapeEntry>
     var tapeCount = 0
     var tapeCapacity: Int
     /// The heap tape once the caller's buffer was too small; the caller frees it.
-    var heapTape: UnsafeMutablePointer<JSONTapeEntry>?
+    @usableFromInline var heapTape: UnsafeMutablePointer<JSONTapeEntry>?
 
     /// Entries of the tape that ``withDocument(_:_:)`` keeps on the stack: 1 KiB, what
     /// `withUnsafeTemporaryAllocation` puts on the stack without asking. A MEDIA_STATUS without
     /// metadata needs about 40; larger documents move to the heap once.
-    static let stackTapeCapacity = 64
+    @inlinable static var stackTapeCapacity: Int { 64 }
 
+    @usableFromInline
     init(base: UnsafePointer<UInt8>, count: Int, tape: UnsafeMutablePointer<JSONTapeEntry>, capacity: Int) {
         self.base = base
         self.count = count
@@ -43,35 +43,18 @@ struct JSONParser: ~Copyable {
     }
 
     /// Parses one complete JSON text and runs `body` on its root while the tape is alive.
-    ///
-    /// The C fast path (`CJSONTape`) writes the tape for the documents Cast devices send; what it
-    /// declines (escapes, numbers that need correct rounding, every error) is parsed here, so the
-    /// result and every error are this parser's. `fastPath: false` skips it (tests compare both).
-    @inline(__always)
-    static func withDocument<R>(
-        _ buffer: UnsafeBufferPointer<UInt8>, fastPath: Bool = true, _ body: (JSONTapeValue) -> R
+    /// Inlinable, so it is specialized for the caller's result type (a generic call cost a
+    /// runtime metadata lookup per document).
+    @inlinable @inline(__always)
+    package static func withDocument<R>(
+        _ buffer: UnsafeBufferPointer<UInt8>, _ body: (JSONTapeValue) -> R
     ) -> Result<R, JSONParseError> {
         guard let base = buffer.baseAddress, !buffer.isEmpty else {
             return .failure(JSONParseError(offset: 0, reason: "unexpected end of input"))
         }
         let capacity = Swift.min(buffer.count, stackTapeCapacity)
         return withUnsafeTemporaryAllocation(of: JSONTapeEntry.self, capacity: capacity) { tapeBuffer in
-            let stackTape = tapeBuffer.baseAddress.unsafelyUnwrapped
-            if fastPath {
-                switch fastParse(base, buffer.count, into: stackTape, capacity: capacity) {
-                case .parsed:
-                    return .success(run(body, tape: stackTape, input: base, scratch: nil))
-                case .needsLargerTape:
-                    let heapTape = UnsafeMutablePointer<JSONTapeEntry>.allocate(capacity: buffer.count)
-                    defer { heapTape.deallocate() }
-                    if fastParse(base, buffer.count, into: heapTape, capacity: buffer.count) == .parsed {
-                        return .success(run(body, tape: heapTape, input: base, scratch: nil))
-                    }
-                case .declined:
-                    break
-                }
-            }
-            var parser = JSONParser(base: base, count: buffer.count, tape: stackTape, capacity: capacity)
+            var parser = JSONParser(base: base, count: buffer.count, tape: tapeBuffer.baseAddress.unsafelyUnwrapped, capacity: capacity)
             defer { parser.heapTape?.deallocate() }
             do throws(JSONParseError) {
                 try parser.parseDocument()
@@ -86,8 +69,8 @@ struct JSONParser: ~Copyable {
     }
 
     /// Runs `body` on the root of a parsed tape.
-    @inline(__always)
-    private static func run<R>(
+    @inlinable @inline(__always)
+    static func run<R>(
         _ body: (JSONTapeValue) -> R, tape: UnsafeMutablePointer<JSONTapeEntry>, input: UnsafePointer<UInt8>,
         scratch: UnsafePointer<UInt8>?
     ) -> R {
@@ -95,26 +78,12 @@ struct JSONParser: ~Copyable {
         return withUnsafePointer(to: document) { body(JSONTapeValue(document: $0, position: 0)) }
     }
 
-    enum FastParseOutcome { case parsed, needsLargerTape, declined }
-
-    /// The C fast path into `tape` (same layout: `JSONTapeEntry` and `castline_json_tape_entry`
-    /// are both two `UInt64`s).
-    @inline(__always)
-    static func fastParse(
-        _ base: UnsafePointer<UInt8>, _ count: Int, into tape: UnsafeMutablePointer<JSONTapeEntry>, capacity: Int
-    ) -> FastParseOutcome {
-        let written = UnsafeMutableRawPointer(tape).withMemoryRebound(to: castline_json_tape_entry.self, capacity: capacity) {
-            castline_json_tape_parse(base, count, $0, capacity, Int32(maxDepth))
-        }
-        if written > 0 { return .parsed }
-        return written == CASTLINE_JSON_TAPE_FULL ? .needsLargerTape : .declined
-    }
-
     /// Parses one complete JSON text into a `JSONValue` tree.
     static func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, JSONParseError> {
         withDocument(buffer) { $0.jsonValue }
     }
 
+    @usableFromInline
     mutating func parseDocument() throws(JSONParseError) {
         skipWhitespace()
         try parseValue()

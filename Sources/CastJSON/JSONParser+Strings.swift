@@ -29,30 +29,11 @@ extension JSONParser {
         throw unterminatedString(openedAt: begin &- 1)
     }
 
-    /// Skips bytes that are not `"`, `\\`, a control character or non-ASCII, 8 at a time (SWAR);
-    /// returns the position of the first such byte (or `count`).
+    /// Skips bytes that are not `"`, `\\`, a control character or non-ASCII; returns the
+    /// position of the first such byte (or `count`).
     @inline(__always)
     func skipPlainBytes(from start: Int) -> Int {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        var position = start
-        while position &+ 8 <= count {
-            let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
-            let quotes = word ^ (ones &* 0x22)
-            let backslashes = word ^ (ones &* 0x5C)
-            // Borrows only run upwards from a byte that really matches, so the lowest flagged
-            // byte is exact.
-            let special = (((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
-                | (word &- ones &* 0x20) | word) & highs
-            if special != 0 { return position &+ (special.trailingZeroBitCount >> 3) }
-            position &+= 8
-        }
-        while position < count {
-            let byte = base[position]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { return position }
-            position &+= 1
-        }
-        return position
+        JSONBytes.skipPlain(base, from: start, count: count)
     }
 
     /// Slow path: at least one escape; the decoded bytes are appended to `scratch` and stay

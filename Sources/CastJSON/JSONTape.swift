@@ -5,39 +5,55 @@
 /// the input (or, for ``escapedStringTag``, into the parser's scratch bytes); for containers the
 /// tape index just past their last descendant (so a container is skipped in one step).
 /// Containers are followed by their children in order; object members are key, value, key, …
+@usableFromInline
 struct JSONTapeEntry {
-    var header: UInt64
-    var payload: UInt64
+    @usableFromInline var header: UInt64
+    @usableFromInline var payload: UInt64
 
-    static let nullTag: UInt64 = 0
-    static let falseTag: UInt64 = 1
-    static let trueTag: UInt64 = 2
-    static let intTag: UInt64 = 3
-    static let doubleTag: UInt64 = 4
-    static let stringTag: UInt64 = 5
-    static let escapedStringTag: UInt64 = 6
-    static let arrayTag: UInt64 = 7
-    static let objectTag: UInt64 = 8
+    @inlinable @inline(__always)
+    init(header: UInt64, payload: UInt64) {
+        self.header = header
+        self.payload = payload
+    }
+
+    @inlinable @inline(__always) static var nullTag: UInt64 { 0 }
+    @inlinable @inline(__always) static var falseTag: UInt64 { 1 }
+    @inlinable @inline(__always) static var trueTag: UInt64 { 2 }
+    @inlinable @inline(__always) static var intTag: UInt64 { 3 }
+    @inlinable @inline(__always) static var doubleTag: UInt64 { 4 }
+    @inlinable @inline(__always) static var stringTag: UInt64 { 5 }
+    @inlinable @inline(__always) static var escapedStringTag: UInt64 { 6 }
+    @inlinable @inline(__always) static var arrayTag: UInt64 { 7 }
+    @inlinable @inline(__always) static var objectTag: UInt64 { 8 }
     /// Strings: the bytes may contain non-ASCII (set for every escaped string).
-    static let nonASCIIFlag: UInt64 = 0x80
-    static let lengthShift: UInt64 = 8
+    @inlinable @inline(__always) static var nonASCIIFlag: UInt64 { 0x80 }
+    @inlinable @inline(__always) static var lengthShift: UInt64 { 8 }
 
-    @inline(__always) var tag: UInt64 { header & 0x7F }
+    @inlinable @inline(__always) var tag: UInt64 { header & 0x7F }
     /// String byte length or container child count.
-    @inline(__always) var length: Int { Int(truncatingIfNeeded: header >> Self.lengthShift) }
-    @inline(__always) var isASCII: Bool { header & Self.nonASCIIFlag == 0 }
+    @inlinable @inline(__always) var length: Int { Int(truncatingIfNeeded: header >> Self.lengthShift) }
+    @inlinable @inline(__always) var isASCII: Bool { header & Self.nonASCIIFlag == 0 }
 }
 
 /// Everything a ``JSONTapeValue`` needs to read a parsed document; lives on the stack of
 /// ``JSONParser/withDocument(_:_:)`` for as long as the tape does.
+@usableFromInline
 struct JSONTapeDocument {
-    let tape: UnsafePointer<JSONTapeEntry>
-    let input: UnsafePointer<UInt8>
-    let scratch: UnsafePointer<UInt8>?
-    let table: JSONStringTable
+    @usableFromInline let tape: UnsafePointer<JSONTapeEntry>
+    @usableFromInline let input: UnsafePointer<UInt8>
+    @usableFromInline let scratch: UnsafePointer<UInt8>?
+    @usableFromInline let table: JSONStringTable
+
+    @usableFromInline
+    init(tape: UnsafePointer<JSONTapeEntry>, input: UnsafePointer<UInt8>, scratch: UnsafePointer<UInt8>?, table: JSONStringTable) {
+        self.tape = tape
+        self.input = input
+        self.scratch = scratch
+        self.table = table
+    }
 
     /// The bytes of the string entry at `position`.
-    @inline(__always)
+    @inlinable @inline(__always)
     func stringBytes(_ entry: JSONTapeEntry) -> UnsafePointer<UInt8> {
         if entry.tag == JSONTapeEntry.stringTag { return input + Int(truncatingIfNeeded: entry.payload) }
         // Escaped strings always have at least the escape's byte in scratch, unless empty.
@@ -46,7 +62,7 @@ struct JSONTapeDocument {
     }
 
     /// The string entry at `position` as a `String` (interned when it is a well-known one).
-    @inline(__always)
+    @inlinable @inline(__always)
     func string(at position: Int) -> String {
         let entry = tape[position]
         let start = stringBytes(entry)
@@ -56,13 +72,14 @@ struct JSONTapeDocument {
     }
 
     /// The tape index after the value at `position` (and all its descendants).
-    @inline(__always)
+    @inlinable @inline(__always)
     func skip(_ position: Int) -> Int {
         let entry = tape[position]
         return entry.tag >= JSONTapeEntry.arrayTag ? Int(truncatingIfNeeded: entry.payload) : position &+ 1
     }
 
     /// Builds the `JSONValue` tree of the value at `position`.
+    @usableFromInline
     func materialize(_ position: Int) -> JSONValue {
         let entry = tape[position]
         switch entry.tag {
@@ -101,36 +118,43 @@ struct JSONTapeDocument {
 /// A borrowed view of one value of a parsed document (valid only inside
 /// ``JSONParser/withDocument(_:_:)``). The payload models decode from it exactly as from a
 /// ``JSONValue`` (same code, see ``JSONDecodingSource``) without building the tree.
-struct JSONTapeValue {
-    let document: UnsafePointer<JSONTapeDocument>
-    let position: Int
+@usableFromInline package struct JSONTapeValue {
+    @usableFromInline let document: UnsafePointer<JSONTapeDocument>
+    @usableFromInline let position: Int
 
-    @inline(__always)
+    @inlinable @inline(__always)
+    init(document: UnsafePointer<JSONTapeDocument>, position: Int) {
+        self.document = document
+        self.position = position
+    }
+
+    @inlinable @inline(__always)
     var entry: JSONTapeEntry { document.pointee.tape[position] }
 }
 
 extension JSONTapeValue: JSONDecodingSource {
-    @inline(__always)
-    var isNull: Bool { entry.tag == JSONTapeEntry.nullTag }
+    @inlinable @inline(__always)
+    package var isNull: Bool { entry.tag == JSONTapeEntry.nullTag }
 
-    var jsonValue: JSONValue { document.pointee.materialize(position) }
+    @usableFromInline
+    package var jsonValue: JSONValue { document.pointee.materialize(position) }
 
-    @inline(__always)
-    var objectMembers: JSONTapeObject? {
+    @inlinable @inline(__always)
+    package var objectMembers: JSONTapeObject? {
         let entry = entry
         guard entry.tag == JSONTapeEntry.objectTag else { return nil }
         return JSONTapeObject(document: document, position: position, count: entry.length)
     }
 
-    @inline(__always)
-    func arrayElements() -> JSONTapeElements? {
+    @inlinable @inline(__always)
+    package func arrayElements() -> JSONTapeElements? {
         let entry = entry
         guard entry.tag == JSONTapeEntry.arrayTag else { return nil }
         return JSONTapeElements(document: document, position: position, count: entry.length)
     }
 
-    @inline(__always)
-    var scalar: JSONScalar {
+    @inlinable @inline(__always)
+    package var scalar: JSONScalar {
         let entry = entry
         switch entry.tag {
         case JSONTapeEntry.nullTag: return .null
@@ -143,8 +167,8 @@ extension JSONTapeValue: JSONDecodingSource {
         }
     }
 
-    @inline(__always)
-    var stringValue: String? {
+    @inlinable @inline(__always)
+    package var stringValue: String? {
         switch entry.tag {
         case JSONTapeEntry.stringTag, JSONTapeEntry.escapedStringTag: return document.pointee.string(at: position)
         default: return nil
@@ -154,13 +178,13 @@ extension JSONTapeValue: JSONDecodingSource {
 
 /// A key on the tape: its bytes (in the input, or decoded in scratch when it had escapes),
 /// compared without building a `String`.
-struct JSONTapeKey: JSONMemberKey {
-    let document: UnsafePointer<JSONTapeDocument>
-    let position: Int
-    let bytes: UnsafePointer<UInt8>
-    let count: Int
+@usableFromInline package struct JSONTapeKey: JSONMemberKey {
+    @usableFromInline let document: UnsafePointer<JSONTapeDocument>
+    @usableFromInline let position: Int
+    @usableFromInline let bytes: UnsafePointer<UInt8>
+    @usableFromInline let count: Int
 
-    @inline(__always)
+    @inlinable @inline(__always)
     init(document: UnsafePointer<JSONTapeDocument>, position: Int) {
         self.document = document
         self.position = position
@@ -169,32 +193,47 @@ struct JSONTapeKey: JSONMemberKey {
         count = entry.length
     }
 
-    @inline(__always)
-    func equals(_ name: StaticString) -> Bool {
+    @inlinable @inline(__always)
+    package func equals(_ name: StaticString) -> Bool {
         name.withUTF8Buffer { nameBytes in
             count == nameBytes.count && memcmpBytes(bytes, nameBytes.baseAddress.unsafelyUnwrapped, count)
         }
     }
 
-    var string: String { document.pointee.string(at: position) }
+    @inlinable @inline(__always)
+    package var string: String { document.pointee.string(at: position) }
 }
 
 /// The members of an object on the tape, in order; keys are ``JSONTapeKey``s.
-struct JSONTapeObject: JSONDecodingObject {
-    typealias MemberKey = JSONTapeKey
-    typealias MemberValue = JSONTapeValue
+@usableFromInline package struct JSONTapeObject: JSONDecodingObject {
+    @usableFromInline package typealias MemberKey = JSONTapeKey
+    @usableFromInline package typealias MemberValue = JSONTapeValue
 
-    let document: UnsafePointer<JSONTapeDocument>
-    let position: Int
-    let count: Int
+    @usableFromInline let document: UnsafePointer<JSONTapeDocument>
+    @usableFromInline let position: Int
+    @usableFromInline let count: Int
 
-    struct Iterator: IteratorProtocol {
-        let document: UnsafePointer<JSONTapeDocument>
-        var position: Int
-        var remaining: Int
+    @inlinable @inline(__always)
+    init(document: UnsafePointer<JSONTapeDocument>, position: Int, count: Int) {
+        self.document = document
+        self.position = position
+        self.count = count
+    }
 
-        @inline(__always)
-        mutating func next() -> (key: JSONTapeKey, value: JSONTapeValue)? {
+    @usableFromInline package struct Iterator: IteratorProtocol {
+        @usableFromInline let document: UnsafePointer<JSONTapeDocument>
+        @usableFromInline var position: Int
+        @usableFromInline var remaining: Int
+
+        @inlinable @inline(__always)
+        init(document: UnsafePointer<JSONTapeDocument>, position: Int, remaining: Int) {
+            self.document = document
+            self.position = position
+            self.remaining = remaining
+        }
+
+        @inlinable @inline(__always)
+        package mutating func next() -> (key: JSONTapeKey, value: JSONTapeValue)? {
             guard remaining > 0 else { return nil }
             remaining &-= 1
             let keyPosition = position
@@ -203,26 +242,40 @@ struct JSONTapeObject: JSONDecodingObject {
         }
     }
 
-    @inline(__always)
-    func makeIterator() -> Iterator { Iterator(document: document, position: position &+ 1, remaining: count) }
+    @inlinable @inline(__always)
+    package func makeIterator() -> Iterator { Iterator(document: document, position: position &+ 1, remaining: count) }
 
-    @inline(__always)
-    var underestimatedCount: Int { count }
+    @inlinable @inline(__always)
+    package var underestimatedCount: Int { count }
 }
 
 /// The elements of an array on the tape, in order.
-struct JSONTapeElements: Sequence {
-    let document: UnsafePointer<JSONTapeDocument>
-    let position: Int
-    let count: Int
+@usableFromInline package struct JSONTapeElements: Sequence {
+    @usableFromInline let document: UnsafePointer<JSONTapeDocument>
+    @usableFromInline let position: Int
+    @usableFromInline let count: Int
 
-    struct Iterator: IteratorProtocol {
-        let document: UnsafePointer<JSONTapeDocument>
-        var position: Int
-        var remaining: Int
+    @inlinable @inline(__always)
+    init(document: UnsafePointer<JSONTapeDocument>, position: Int, count: Int) {
+        self.document = document
+        self.position = position
+        self.count = count
+    }
 
-        @inline(__always)
-        mutating func next() -> JSONTapeValue? {
+    @usableFromInline package struct Iterator: IteratorProtocol {
+        @usableFromInline let document: UnsafePointer<JSONTapeDocument>
+        @usableFromInline var position: Int
+        @usableFromInline var remaining: Int
+
+        @inlinable @inline(__always)
+        init(document: UnsafePointer<JSONTapeDocument>, position: Int, remaining: Int) {
+            self.document = document
+            self.position = position
+            self.remaining = remaining
+        }
+
+        @inlinable @inline(__always)
+        package mutating func next() -> JSONTapeValue? {
             guard remaining > 0 else { return nil }
             remaining &-= 1
             let current = position
@@ -231,9 +284,9 @@ struct JSONTapeElements: Sequence {
         }
     }
 
-    @inline(__always)
-    func makeIterator() -> Iterator { Iterator(document: document, position: position &+ 1, remaining: count) }
+    @inlinable @inline(__always)
+    package func makeIterator() -> Iterator { Iterator(document: document, position: position &+ 1, remaining: count) }
 
-    @inline(__always)
-    var underestimatedCount: Int { count }
+    @inlinable @inline(__always)
+    package var underestimatedCount: Int { count }
 }

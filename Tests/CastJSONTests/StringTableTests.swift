@@ -1,4 +1,4 @@
-@testable import CastCore
+@testable import CastJSON
 import Testing
 
 @Suite("Interned strings and the byte compare under them")
