@@ -4,8 +4,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The built-in sink: one line per record (see ``LogRecordFormatter``) to standard error or
-/// standard output.
+/// The built-in sink: one line per record (see ``LogRecordFormatter``; short lines for people by
+/// default) to standard error or standard output.
 ///
 /// Colour is on when the stream is a terminal and `NO_COLOR` is unset. Each batch is written with
 /// as few `write(2)` calls as possible; short writes and `EINTR` are retried.
@@ -16,11 +16,11 @@ public final class ConsoleLogSink: LogSink {
     private let fd: Int32
     private let formatter: LogRecordFormatter
 
-    public init(name: String = "console", stream: Stream = .standardError, color: Bool? = nil, showLocation: Bool = true) {
+    public init(name: String = "console", stream: Stream = .standardError, color: Bool? = nil, style: LogRecordFormatter.Style = .short) {
         self.name = name
         self.fd = stream == .standardError ? 2 : 1
         let useColor = color ?? (isatty(stream == .standardError ? 2 : 1) == 1 && getenv("NO_COLOR") == nil)
-        self.formatter = LogRecordFormatter(color: useColor, showLocation: showLocation)
+        self.formatter = LogRecordFormatter(color: useColor, style: style)
     }
 
     public func write(_ records: [LogRecord]) {

@@ -71,6 +71,9 @@ public struct LoggingSettings: Sendable {
     public var rules: String?
     /// Console (stderr) output on or off.
     public var console = true
+    /// The console's lines: `short` (time, level, class, message; fields and location on debug
+    /// records) or `detailed` (UTC time, fields and location on every record).
+    public var consoleFormat = "short"
     public var sinks: [SinkEntry] = []
 
     public init() {}

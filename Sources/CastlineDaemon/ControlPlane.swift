@@ -133,10 +133,8 @@ public actor ControlPlane {
     }
 
     func devices() async -> JSONValue {
-        var list: [JSONValue] = []
         let now = MonotonicClock.seconds()
-        for entry in await registry.all { list.append(await registry.snapshot(entry, now: now).json(at: now)) }
-        return ["devices": .array(list)]
+        return ["devices": .array(await registry.snapshots(now: now).map { $0.json(at: now) })]
     }
 
     func device(_ reference: String) async throws(ControlError) -> JSONValue {

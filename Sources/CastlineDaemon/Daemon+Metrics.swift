@@ -9,7 +9,7 @@ extension Daemon {
         var owners: [String: Int] = [:]
         for entry in await registry.all {
             let state: String
-            if let link = entry.link { state = DeviceRegistry.linkName(await link.state) } else { state = entry.present ? "connecting" : "lost" }
+            if entry.link != nil { state = entry.view.state.map(DeviceRegistry.linkName) ?? "connecting" } else { state = entry.present ? "connecting" : "lost" }
             links[state, default: 0] += 1
             if let owner = entry.owner { owners[owner, default: 0] += 1 }
         }

@@ -23,6 +23,22 @@ public actor DeviceRegistry {
         var ownedSeen = false
         /// Config aliases of the device.
         public var aliases: [String]
+        /// What the link last reported, kept current by its updates: snapshots and observations
+        /// read it without a round trip to the link.
+        var view = LinkView()
+    }
+
+    /// The link's state, app and device status as of its last update.
+    struct LinkView: Sendable {
+        var state: CastSessionState?
+        var app: ApplicationInfo?
+        var status: CastDeviceStatus?
+
+        /// The app the device runs: the one the link follows, else the status's first non-idle app.
+        var runningApp: ApplicationInfo? {
+            guard case .connected? = state else { return app }
+            return app ?? status?.applications.first { $0.isIdleScreen != true }
+        }
     }
 
     /// What a device shows now, as a job sees it.
@@ -151,9 +167,18 @@ public actor DeviceRegistry {
         if case .didResume = event { metrics?.count("reconnects") }
         if case .didEnd = event, entries[id]?.link === link {
             entries[id]?.link = nil
+            entries[id]?.view = LinkView()
             if entries[id]?.present == true { connect(id) }
         }
         await notify(id)
+    }
+
+    /// Reads the link's state, app and device status into the entry's view (once per change of
+    /// the link, so that reading a device never waits on its link).
+    private func refresh(_ id: String, _ link: CastSession) async {
+        let view = LinkView(state: await link.state, app: await link.application, status: await link.deviceStatus)
+        guard entries[id]?.link === link else { return }
+        entries[id]?.view = view
     }
 
     private func mediaChanged(_ status: MediaStatus?, id: String) async {
@@ -183,7 +208,7 @@ public actor DeviceRegistry {
         let key = nextObserver
         observers[id, default: [:]][key] = continuation
         continuation.onTermination = { [weak self] _ in Task { await self?.removeObserver(id, key) } }
-        Task { await notify(id, only: key) }
+        Task { await self.notify(id, only: key) }
         return stream
     }
 
@@ -192,16 +217,15 @@ public actor DeviceRegistry {
     }
 
     /// The current observation of a device, nil before its link exists.
-    public func observation(_ id: String) async -> Observation? {
-        guard let entry = entries[id], let link = entry.link else { return nil }
-        let state = await link.state
-        var app = await link.application
-        if app == nil, case .connected = state { app = await link.deviceStatus?.applications.first { $0.isIdleScreen != true } }
-        return Observation(link: Self.linkName(state), app: app, media: link.remoteMediaClient.mediaStatus, owner: entry.owner)
+    public func observation(_ id: String) -> Observation? {
+        guard let entry = entries[id], let link = entry.link, let state = entry.view.state else { return nil }
+        return Observation(link: Self.linkName(state), app: entry.view.runningApp, media: link.remoteMediaClient.mediaStatus, owner: entry.owner)
     }
 
+    /// Refreshes the device's view from its link, then gives observers the observation.
     private func notify(_ id: String, only key: Int? = nil) async {
-        guard let targets = observers[id], !targets.isEmpty, let observation = await observation(id) else { return }
+        if let link = entries[id]?.link { await refresh(id, link) }
+        guard let targets = observers[id], !targets.isEmpty, let observation = observation(id) else { return }
         for (k, continuation) in targets where key == nil || k == key { continuation.yield(observation) }
     }
 
@@ -263,21 +287,24 @@ public actor DeviceRegistry {
 
     // MARK: Snapshots
 
+    /// Every device's snapshot, by name.
+    public func snapshots(now: Double = MonotonicClock.seconds()) -> [StatusSnapshot] {
+        all.map { snapshot($0, now: now) }
+    }
+
     /// The device's state as the API shows it (the `status --json` object plus the hub's fields).
-    public func snapshot(_ entry: Entry, now: Double = MonotonicClock.seconds()) async -> StatusSnapshot {
+    public func snapshot(_ entry: Entry, now: Double = MonotonicClock.seconds()) -> StatusSnapshot {
+        let entry = entries[entry.device.id] ?? entry
         var snapshot = StatusSnapshot(deviceName: entry.device.friendlyName, deviceID: entry.device.id, endpoint: entry.device.endpoint,
                                       receivedAt: now)
         snapshot.model = entry.device.modelName.isEmpty ? nil : entry.device.modelName
         snapshot.owner = entry.owner
         snapshot.aliases = entry.aliases
         if let link = entry.link {
-            let state = await link.state
-            snapshot.link = Self.linkName(state)
-            snapshot.app = await link.application
-            let status = await link.deviceStatus
-            snapshot.deviceVolume = status?.volumeLevel
-            snapshot.deviceMuted = status?.isMuted
-            if snapshot.app == nil { snapshot.app = status?.applications.first { $0.isIdleScreen != true } }
+            snapshot.link = entry.view.state.map(Self.linkName) ?? "connecting"
+            snapshot.app = entry.view.runningApp
+            snapshot.deviceVolume = entry.view.status?.volumeLevel
+            snapshot.deviceMuted = entry.view.status?.isMuted
             snapshot.media = link.remoteMediaClient.mediaStatus
             snapshot.receivedAt = link.remoteMediaClient.statusReceivedAt ?? now
         } else {

@@ -22,8 +22,11 @@ public actor JobDriver {
     var watchers: [String: Task<Void, Never>] = [:]
     /// The last observation of each device, and the app session the job's cast runs in.
     var observed: [String: DeviceRegistry.Observation] = [:]
-    var appSessions: [String: String] = [:]
+    var appSessions: [String: AppSession] = [:]
     var reconnected: Set<String> = []
+    /// Each device's latest cast: a cast the machine asked for again supersedes the one under
+    /// way, whose outcome is then ignored.
+    var castGenerations: [String: Int] = [:]
     var servers: [String: MediaFileServer] = [:]
     var stopped = false
 
@@ -121,7 +124,9 @@ public actor JobDriver {
             if before?.link != "connected" || afterReconnect { feed(id, .deviceFound(current: observation(now))) }
             return
         }
-        if let ours = appSessions[id], now.app?.sessionId != ours {
+        if let ours = appSessions[id], now.app?.sessionId == ours.id {
+            appSessions[id]?.seen = true
+        } else if let ours = appSessions[id], ours.seen {
             appSessions[id] = nil
             if let other = now.app {
                 feed(id, .sessionEnded(.appReplaced(by: other.appId)))
@@ -133,6 +138,14 @@ public actor JobDriver {
             return
         }
         feed(id, .media(observation(now)))
+    }
+
+    /// The app session a job's cast runs in. Its end counts once an observation has shown it:
+    /// observations taken before the launch completed (the driver takes them in while it waits
+    /// on the launch) still show the device without it, and that is not the app stopping.
+    struct AppSession {
+        var id: String
+        var seen = false
     }
 
     /// What plays, as the machine sees it: nil when nothing does; another app without media
@@ -184,7 +197,9 @@ public actor JobDriver {
     func perform(_ action: JobStateMachine.Action, on id: String) {
         switch action {
         case .cast(let reason):
-            Task { await self.cast(id, reason: reason) }
+            castGenerations[id, default: 0] += 1
+            let generation = castGenerations[id]!
+            Task { await self.cast(id, reason: reason, generation: generation) }
         case .endSession:
             appSessions[id] = nil
         case .checkStatus:
@@ -197,15 +212,19 @@ public actor JobDriver {
 
     // MARK: Casting
 
-    func cast(_ id: String, reason: String) async {
+    func cast(_ id: String, reason: String, generation: Int) async {
         guard let device = devices[id] else { return }
+        /// The machine's input, unless a newer cast superseded this one.
+        func report(_ input: JobStateMachine.Input) {
+            if castGenerations[id] == generation { feed(id, input) }
+        }
         log.info("casting to \(device.friendlyName): \(reason)", ["device": .string(id), "reason": .string(reason), "url": .string(job.media.url)])
         let link: CastSession
         do {
             (_, link) = try await registry.link(id)
         } catch {
             log.warning("cannot cast to \(device.friendlyName): \(error)", ["device": .string(id), "error": .string(error.code)])
-            feed(id, .castFailed("\(error)"))
+            report(.castFailed("\(error)"))
             return
         }
         let app: ApplicationInfo
@@ -213,14 +232,15 @@ public actor JobDriver {
             app = try await link.launch(appID: appID)
         } catch {
             log.warning("cannot launch app \(appID) on \(device.friendlyName): \(error)", ["device": .string(id), "error": .string(error.name)])
-            feed(id, .castFailed("\(error)"))
+            report(.castFailed("\(error)"))
             return
         }
-        appSessions[id] = app.sessionId
+        guard castGenerations[id] == generation else { return }
+        appSessions[id] = AppSession(id: app.sessionId)
         let url: String
         do { url = try await mediaURL(for: device) } catch {
             log.error("cannot serve \(job.media.url) to \(device.friendlyName): \(error)", ["device": .string(id)])
-            feed(id, .castFailed("\(error)"))
+            report(.castFailed("\(error)"))
             return
         }
         await registry.claim(id, owner: job.name, contentID: url)
@@ -229,11 +249,12 @@ public actor JobDriver {
                                                         until: job.media.autoplay ? .playing : .paused, timeout: 30) {
         case .success:
             log.info("\(device.friendlyName): playing \(job.media.url)", ["device": .string(id), "url": .string(job.media.url)])
-            feed(id, .castSucceeded)
+            report(.castSucceeded)
         case .failure(let error):
             log.warning("\(device.friendlyName): cast failed: \(error)", ["device": .string(id), "error": .string("\(error)")])
+            guard castGenerations[id] == generation else { return }
             await registry.release(id, owner: job.name)
-            feed(id, .castFailed("\(error)"))
+            report(.castFailed("\(error)"))
         }
     }
 

@@ -29,7 +29,7 @@ public enum JobMedia {
         let media = status.effectiveMedia
         let ours = media.map { m in urls.contains(m.contentId) || (m.contentUrl.map { urls.contains($0) } ?? false) } ?? true
         return JobStateMachine.MediaObservation(playerState: status.playerState.rawValue, idleReason: status.idleReason?.rawValue,
-                                                isOurs: ours, heldByCommand: heldByCommand && !ours)
+                                                isOurs: ours, heldByCommand: heldByCommand)
     }
 }
 

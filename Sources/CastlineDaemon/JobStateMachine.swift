@@ -219,7 +219,9 @@ public struct JobStateMachine: Sendable {
         guard observation.playerState == "IDLE" else { return [] }
         switch observation.idleReason {
         case "INTERRUPTED":
-            return takeover("our media was interrupted by another load", now: now)
+            // A command's load (claimed before it went out) is yielded to even with reclaim.
+            return takeover(observation.heldByCommand ? "a command's cast interrupted our media" : "our media was interrupted by another load",
+                            now: now, held: observation.heldByCommand)
         case nil:
             return []
         case let reason?:

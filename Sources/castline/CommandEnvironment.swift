@@ -29,7 +29,9 @@ final class CommandEnvironment: @unchecked Sendable {
         let env = environment()
         config = try Self.loadConfig(explicit: options.config, environment: env)
         logSystem = LogSystem(filter: LoggerFilter(minimumLevel: consoleMinimum))
-        if config.logging.console { logSystem.addSink(ConsoleLogSink()) }
+        if config.logging.console {
+            logSystem.addSink(ConsoleLogSink(style: LogRecordFormatter.Style(rawValue: config.logging.consoleFormat) ?? .short))
+        }
         if let rules = config.logging.rules { try? logSystem.applyRules(rules, source: config.file) }
         if let error = logSystem.applyEnvironment(env) { throw ValidationError("CASTLINE_LOG: \(error)") }
         if let rules = options.log {

@@ -125,4 +125,18 @@ import Synchronization
         let line = LogRecordFormatter(color: false).format(r)
         #expect(line == #"2023-11-14T22:13:20.123456Z INFO  CastSession: bell\u0007 esc\u001b[0m "quoted" C:\dir path="a \"b\" \\c\u0001""#)
     }
+
+    /// The console's short lines: local time, level, class, message; a debug record adds its
+    /// fields and location; still one line.
+    @Test func shortStyleLeavesDetailToDebugRecords() {
+        let nanos: UInt64 = 1_700_000_000_123_456_789
+        var info = LogRecord(timestampNanos: nanos, level: .info, className: "CastSession", function: "start()",
+                             file: "CastSender/CastSession.swift", line: 42, message: "two\nlines", fields: ["device": "Living Room"])
+        let formatter = LogRecordFormatter(color: false, style: .short)
+        let time = LogRecordFormatter.localTime(nanos)
+        #expect(time.count == 12 && time.hasSuffix(":20.123"))
+        #expect(formatter.format(info) == "\(time) INFO  CastSession: two\\nlines")
+        info.level = .debug
+        #expect(formatter.format(info) == "\(time) DEBUG CastSession: two\\nlines device=\"Living Room\" (CastSender/CastSession.swift:42 start())")
+    }
 }

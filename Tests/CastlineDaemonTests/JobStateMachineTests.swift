@@ -143,6 +143,17 @@ import Testing
         #expect(machine.handle(.media(interrupted), now: 3) == [.cast(reason: "our media was interrupted by another load; takeover: reclaim")])
     }
 
+    /// The first status after a command's LOAD may be our own media INTERRUPTED (before the
+    /// command's media shows): held by the command, so yielded to even with reclaim.
+    @Test func ourMediaInterruptedByACommandIsYieldedTo() {
+        var machine = playing(job { $0.takeover = .reclaim })
+        let interrupted = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "INTERRUPTED", isOurs: true, heldByCommand: true)
+        #expect(machine.handle(.media(interrupted), now: 3) == [])
+        #expect(machine.state == .yielding(since: 3))
+        #expect(machine.handle(.media(Self.command), now: 4) == [], "the command's media plays: still yielding")
+        #expect(machine.handle(.tick, now: 600) == [], "no reclaim while the command's cast is held")
+    }
+
     @Test func aStoppedAppCountsAsIdle() {
         var machine = playing(job())
         #expect(machine.handle(.sessionEnded(.appStopped), now: 3) == [.cast(reason: "the receiver app was stopped")])
