@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import REPO, Simulator, castline_binary, wait_until
+from conftest import REPO, JSONLines, Simulator, castline_binary, wait_until
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
@@ -189,3 +189,39 @@ def test_config_check_json_lists_every_diagnostic(netns, workdir):
     [diagnostic] = report["diagnostics"]
     assert (diagnostic["line"], diagnostic["column"], diagnostic["severity"]) == (1, 1, "error")
     assert 'unknown key "sesion"' in diagnostic["message"] and '"session"' in diagnostic["message"]
+
+
+def test_discover_json_prints_one_object_per_device_per_line(netns, workdir):
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--devices", "2"])
+    try:
+        result = castline(netns, "discover", "--json", "--host", "127.0.0.1", "--host", "127.0.0.2", "--timeout", "3")
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert len(lines) == 2, result.stdout
+        devices = [json.loads(line) for line in lines]
+        assert all(isinstance(d, dict) for d in devices), devices
+        assert sorted(d["id"] for d in devices) == sorted(d["uuid"] for d in sim.ready["devices"])
+        assert {d["host"] for d in devices} == {"127.0.0.1", "127.0.0.2"}
+    finally:
+        assert sim.stop() == 0
+
+
+def everything(lines):
+    """Every event of a stopped JSONLines (its readers have finished)."""
+    while not lines.events.empty():
+        lines.seen.append(lines.events.get_nowait()[1])
+    return lines.seen
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_discover_follow_stopped_by_a_signal_reports_no_device_lost(netns, sim, sig):
+    follow = JSONLines(netns.command(castline_binary(), "discover", "--follow", "--json", "--host", DEVICE), None)
+    try:
+        found = follow.wait_for(lambda e: e.get("event") == "found", 15)
+        assert found, f"not found: {follow.seen} {follow.log()}"
+        assert found[1]["device"]["id"] == sim.device["uuid"]
+    finally:
+        code = follow.stop(sig)
+    events = everything(follow)
+    assert code == 0, follow.log()
+    assert [e for e in events if e.get("event") == "lost"] == [], events
