@@ -191,6 +191,48 @@ def test_config_check_json_lists_every_diagnostic(netns, workdir):
     assert 'unknown key "sesion"' in diagnostic["message"] and '"session"' in diagnostic["message"]
 
 
+def test_config_check_warns_about_unmatched_globs_and_unreadable_local_files_and_passes(netns, workdir):
+    clip = os.path.join(workdir, "clip.mp4")
+    locked = os.path.join(workdir, "locked.mp4")
+    for path, mode in ((clip, 0o644), (locked, 0o600)):
+        with open(path, "wb") as f:
+            f.write(b"\0" * 64)
+        os.chmod(path, mode)
+    missing = os.path.join(workdir, "missing.mp4")
+    config = os.path.join(workdir, "jobs.yaml")
+    with open(config, "w") as f:
+        f.write("devices:\n  - {name: Lobby TV, host: 127.0.0.1, aliases: [lobby]}\n"
+                "discovery: {providers: [static]}\n"
+                "jobs:\n"
+                f"  - {{name: a, devices: [lobby, \"Kitchen*\"], media: {clip}}}\n"
+                f"  - {{name: b, devices: [\"Lobby*\"], media: {missing}}}\n"
+                f"  - {{name: c, devices: [\"Lobby*\"], media: {locked}}}\n")
+    os.chmod(config, 0o644)
+    result = castline(netns, "config", "check", "--no-plugins", config)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"{config}: ok (1 device(s), 3 job(s), 0 log sink(s))", result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f'{config}:5:32: warning: jobs[0].devices[1] "Kitchen*" matches no name, alias or id under devices:'), lines
+    assert "(discovery.providers: [static])" in lines[0] and "let discovery use mDNS" in lines[0], lines
+    assert lines[1] == (f"{config}:6:43: warning: jobs[1].media.url: cannot read {missing} (checked as uid 0): "
+                        "No such file or directory: the job cannot serve it to the device"), lines
+    # As another user (the daemon's may differ): the root-only file is the one it cannot read.
+    as_nobody = netns.run(castline_binary(), "config", "check", "--no-plugins", "--json", config, user="nobody")
+    assert as_nobody.returncode == 0, as_nobody.stderr
+    [report] = json_lines(as_nobody.stdout)
+    assert report["ok"] is True
+    warnings = [(d["line"], d["severity"], d["message"]) for d in report["diagnostics"]]
+    assert [w[:2] for w in warnings] == [(5, "warning"), (6, "warning"), (7, "warning")], warnings
+    assert f"cannot read {locked} (checked as uid " in warnings[2][2] and "Permission denied" in warnings[2][2], warnings
+    # With mDNS allowed a matching device may appear later: no glob warning.
+    with open(config, "w") as f:
+        f.write("devices:\n  - {name: Lobby TV, host: 127.0.0.1}\n"
+                f"jobs:\n  - {{name: a, devices: [\"Kitchen*\"], media: {clip}}}\n")
+    quiet = castline(netns, "config", "check", "--no-plugins", config)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+
+
 def test_discover_json_prints_one_object_per_device_per_line(netns, workdir):
     sim = Simulator(netns, workdir, extra=["--no-mdns", "--devices", "2"])
     try:
