@@ -17,13 +17,13 @@ struct ConfigCheckCommand: AsyncParsableCommand {
         commandName: "check",
         abstract: "Check config files: YAML syntax, keys, types, log rules, globs, plugin sinks.",
         discussion: """
-            Prints every problem as FILE:LINE:COLUMN: error|warning: message (unknown keys list the
+            Prints every problem as FILE:LINE:COLUMN: error|warning: message (unknown keys list the \
             allowed ones) and exits 2 when a file has an error; prints "FILE: ok (…)" otherwise.
-            Warnings do not fail the check: a job's local media file that is missing or unreadable
-            (checked as the user running the check), and, when discovery finds only the devices
-            under devices: (discovery.autostart: false or discovery.providers: [static]), a job
+            Warnings do not fail the check: a job's local media file that is missing or unreadable \
+            (checked as the user running the check), and, when discovery finds only the devices \
+            under devices: (discovery.autostart: false or discovery.providers: [static]), a job \
             device glob that matches none of them.
-            Also loads the plugins the file would load (plugins.paths, CASTLINE_PLUGIN_PATH, next to
+            Also loads the plugins the file would load (plugins.paths, CASTLINE_PLUGIN_PATH, next to \
             the binary) to check that each logging sink type exists; --no-plugins skips that.
             """ + "\n" + CastlineExit.summary)
 

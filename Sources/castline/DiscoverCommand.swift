@@ -12,12 +12,12 @@ struct DiscoverCommand: AsyncParsableCommand {
         commandName: "discover",
         abstract: "Find Cast devices (mDNS through the avahi plugin, and --host addresses).",
         discussion: """
-            Without --follow: waits --timeout seconds, prints the devices sorted by name (a table, or
-            one JSON object per device per line with --json) and exits 0; with no device found it
-            prints why on stderr (no provider, avahi-daemon not running, devices filtered out by
+            Without --follow: waits --timeout seconds, prints the devices sorted by name (a table, or \
+            one JSON object per device per line with --json) and exits 0; with no device found it \
+            prints why on stderr (no provider, avahi-daemon not running, devices filtered out by \
             --app…) and exits 1.
-            With --follow: prints each change as it happens (JSON lines with --json:
-            {"event":"found"|"updated"|"lost"|"problem"|"recovered",…}) until SIGINT/SIGTERM or
+            With --follow: prints each change as it happens (JSON lines with --json: \
+            {"event":"found"|"updated"|"lost"|"problem"|"recovered",…}) until SIGINT/SIGTERM or \
             --timeout, then exits 0 without reporting the devices as lost (they were not).
             Plugins are searched in --plugin-path, CASTLINE_PLUGIN_PATH, then next to the binary.
             """
