@@ -15,16 +15,18 @@ enum HelpText {
         return 80
     }
 
-    /// `text` with each line longer than `width` broken: a `USAGE: ` / `Usage: ` line between
-    /// synopsis items (`[--host <host> ...]` stays whole), continued 7 columns in; any other
-    /// line (`  See 'castline help …'`) between words, continued at its own indentation. A word
-    /// or item longer than the width stays whole on a line of its own.
+    /// `text` with the lines AP leaves whole broken when longer than `width`: a `USAGE: ` /
+    /// `Usage: ` line between synopsis items (`[--host <host> ...]` stays whole), continued 7
+    /// columns in; the `  See '…'` line between words, continued at its indentation. A word or
+    /// item longer than the width stays whole on a line of its own. Other lines (an error's
+    /// message) are left as they are.
     static func wrappingUsage(_ text: String, width: Int) -> String {
         text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
             guard line.count > width else { return String(line) }
             if line.hasPrefix("USAGE: ") || line.hasPrefix("Usage: ") {
                 return fill(items(line.dropFirst(7)), lead: String(line.prefix(7)), indent: String(repeating: " ", count: 7), width: width)
             }
+            guard line.hasPrefix("  See '") else { return String(line) }
             let indent = String(line.prefix { $0 == " " })
             let words = line.dropFirst(indent.count).split(separator: " ").map(String.init)
             return fill(words, lead: indent, indent: indent, width: width)
