@@ -89,14 +89,16 @@ let package = Package(
         ),
 
         // MARK: Sender.
-        // TLS client connection: the Cast codec, heartbeat and device auth on a socket. The only
-        // sender module that touches sockets.
+        // TLS client connection: the Cast codec, heartbeat and device auth on a socket; and the
+        // one eureka_info GET that names a device given by address. The only sender module that
+        // touches sockets.
         .target(
             name: "CastTransport",
             dependencies: [
                 "CastProtocol", "CastCore", "CastLogging", "CastDeviceAuth", "SystemCrypto",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]

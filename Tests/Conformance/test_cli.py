@@ -73,7 +73,7 @@ def test_cast_a_url_then_status_and_every_control_command(netns, sim):
 def test_text_output_is_one_readable_line_per_device(netns, sim):
     cast = castline(netns, "cast", "http://127.0.0.1:9/show.mp4", "--device", DEVICE, "--title", "Show")
     assert cast.returncode == 0, cast.stderr
-    assert cast.stdout.startswith(f"{DEVICE}:8009: PLAYING \"Show\""), cast.stdout
+    assert cast.stdout.startswith(f"{sim.device['name']}: PLAYING \"Show\""), cast.stdout
     status = castline(netns, "status", "--device", DEVICE)
     assert status.returncode == 0 and "Show" in status.stdout and "▶ PLAYING" in status.stdout, status.stdout
 
@@ -267,3 +267,32 @@ def test_discover_follow_stopped_by_a_signal_reports_no_device_lost(netns, sim, 
     events = everything(follow)
     assert code == 0, follow.log()
     assert [e for e in events if e.get("event") == "lost"] == [], events
+
+
+def test_a_device_given_by_address_reports_the_id_and_name_it_gives_in_eureka_info(netns, workdir):
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--name", "Lobby TV", "--model", "Chromecast Ultra"])
+    try:
+        for given in [DEVICE, f"{DEVICE}:8009"]:
+            result = castline(netns, "status", "--device", given, "--json", "--direct")
+            assert result.returncode == 0, result.stderr
+            [status] = json_lines(result.stdout)
+            assert (status["id"], status["device"], status["endpoint"]) == (sim.device["uuid"], "Lobby TV", "127.0.0.1:8009"), status
+        cast = castline(netns, "cast", "http://127.0.0.1:9/a.mp4", "--device", DEVICE, "--direct")
+        assert cast.returncode == 0 and cast.stdout.startswith('Lobby TV: PLAYING'), cast.stdout + cast.stderr
+    finally:
+        assert sim.stop() == 0
+
+
+def test_a_device_without_eureka_info_keeps_its_address_as_its_name(netns, workdir):
+    config = os.path.join(workdir, "sim.json")
+    with open(config, "w") as f:
+        json.dump({"devices": [{"name": "Hidden TV", "uuid": "00112233445566778899aabbccddeeff", "address": "127.0.0.1",
+                                "castPort": 8009, "httpPort": 18008, "httpsPort": 18443}]}, f)
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--config", config])
+    try:
+        result = castline(netns, "status", "--device", DEVICE, "--json", "--direct")
+        assert result.returncode == 0, result.stderr
+        [status] = json_lines(result.stdout)
+        assert (status["id"], status["device"]) == ("127.0.0.1:8009", "127.0.0.1:8009"), status
+    finally:
+        assert sim.stop() == 0
