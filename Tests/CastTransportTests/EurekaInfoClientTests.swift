@@ -15,48 +15,49 @@ struct EurekaInfoClientTests {
     /// Nothing listens there (the discard port): connecting is refused at once.
     static let refusingPort = 9
 
-    @Test func httpsAnswerNamesTheDeviceWithItsUUID() async throws {
+    /// Runs `body` with a simulated device and an event loop group, both stopped afterwards.
+    func withDevice(_ body: (SimulatedDeviceConfiguration, EventLoopGroup) async throws -> Void) async throws {
         let simulator = try await CastConnectionTests.simulator()
-        let device = simulator.devices[0].configuration
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let info = await EurekaInfoClient.describe(host: device.address, httpsPort: device.httpsPort, httpPort: Self.refusingPort,
-                                                   group: group, logSystem: LogSystem())
-        #expect(info == EurekaDeviceInfo(name: device.name, id: device.uuid, model: device.model))
-        await simulator.stop()
-        try await group.shutdownGracefully()
+        try await withTeardown((simulator, group), { rig in
+            await rig.0.stop()
+            try await rig.1.shutdownGracefully()
+        }) { rig in try await body(rig.0.devices[0].configuration, rig.1) }
+    }
+
+    @Test func httpsAnswerNamesTheDeviceWithItsUUID() async throws {
+        try await withDevice { device, group in
+            let info = await EurekaInfoClient.describe(host: device.address, httpsPort: device.httpsPort, httpPort: Self.refusingPort,
+                                                       group: group, logSystem: LogSystem())
+            #expect(info == EurekaDeviceInfo(name: device.name, id: device.uuid, model: device.model))
+        }
     }
 
     @Test func plainHTTPIsAskedWhenTheHTTPSPortRefuses() async throws {
-        let simulator = try await CastConnectionTests.simulator()
-        let device = simulator.devices[0].configuration
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let info = await EurekaInfoClient.describe(host: device.address, httpsPort: Self.refusingPort, httpPort: device.httpPort,
-                                                   group: group, logSystem: LogSystem())
-        #expect(info?.name == device.name && info?.id == device.uuid)
-        let nothing = await EurekaInfoClient.describe(host: device.address, httpsPort: Self.refusingPort, httpPort: Self.refusingPort,
-                                                      group: group, logSystem: LogSystem())
-        #expect(nothing == nil)
-        await simulator.stop()
-        try await group.shutdownGracefully()
+        try await withDevice { device, group in
+            let info = await EurekaInfoClient.describe(host: device.address, httpsPort: Self.refusingPort, httpPort: device.httpPort,
+                                                       group: group, logSystem: LogSystem())
+            #expect(info?.name == device.name && info?.id == device.uuid)
+            let nothing = await EurekaInfoClient.describe(host: device.address, httpsPort: Self.refusingPort, httpPort: Self.refusingPort,
+                                                          group: group, logSystem: LogSystem())
+            #expect(nothing == nil)
+        }
     }
 
     @Test func aSilentPortCostsTheTimeoutAndNoSecondRequest() async throws {
-        let simulator = try await CastConnectionTests.simulator()
-        let device = simulator.devices[0].configuration
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let silent = try await SilentListener.start(group: group)
-        let started = MonotonicClock.seconds()
-        // The HTTP port would answer: a timeout on HTTPS does not fall back to it.
-        let info = await EurekaInfoClient.describe(host: "127.0.0.1", httpsPort: silent.port, httpPort: device.httpPort, timeout: 0.3,
-                                                   group: group, logSystem: LogSystem())
-        let elapsed = MonotonicClock.seconds() - started
-        #expect(info == nil)
-        #expect(elapsed >= 0.25 && elapsed < 2, "\(elapsed) s")
-        #expect(silent.accepted == 1)
-        #expect(await silent.wait { $0.closedByPeer == 1 }, "the connection given up is closed")
-        await silent.stop()
-        await simulator.stop()
-        try await group.shutdownGracefully()
+        try await withDevice { device, group in
+            let silent = try await SilentListener.start(group: group)
+            let started = MonotonicClock.seconds()
+            // The HTTP port would answer: a timeout on HTTPS does not fall back to it.
+            let info = await EurekaInfoClient.describe(host: "127.0.0.1", httpsPort: silent.port, httpPort: device.httpPort, timeout: 0.3,
+                                                       group: group, logSystem: LogSystem())
+            let elapsed = MonotonicClock.seconds() - started
+            #expect(info == nil)
+            #expect(elapsed >= 0.25 && elapsed < 2, "\(elapsed) s")
+            #expect(silent.accepted == 1)
+            #expect(await silent.wait { $0.closedByPeer == 1 }, "the connection given up is closed")
+            await silent.stop()
+        }
     }
 
     @Test func theAnswerGivesNameIdAndModel() {
