@@ -41,6 +41,7 @@ let package = Package(
         .library(name: "TestPluginNoEntry", type: .dynamic, targets: ["TestPluginNoEntry"]),
         .library(name: "TestPluginInitFails", type: .dynamic, targets: ["TestPluginInitFails"]),
         .library(name: "TestPluginRanked", type: .dynamic, targets: ["TestPluginRanked"]),
+        .library(name: "TestPluginSendOnOpen", type: .dynamic, targets: ["TestPluginSendOnOpen"]),
         .executable(name: "castline-test-logwriter", targets: ["castline-test-logwriter"]),
     ],
     dependencies: [
@@ -164,6 +165,7 @@ let package = Package(
         .target(name: "TestPluginNoEntry", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NoEntry", publicHeadersPath: "."),
         .target(name: "TestPluginInitFails", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/InitFails", publicHeadersPath: "."),
         .target(name: "TestPluginRanked", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Ranked", publicHeadersPath: "."),
+        .target(name: "TestPluginSendOnOpen", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/SendOnOpen", publicHeadersPath: "."),
         // Drives a log-sink plugin from its own process (kill -9 and saturation tests).
         .executableTarget(name: "castline-test-logwriter", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/LogWriter",
                           linkerSettings: [.linkedLibrary("dl")]),
