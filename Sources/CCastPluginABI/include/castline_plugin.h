@@ -198,8 +198,14 @@ typedef struct castline_channel_vtable {
     /* since 1.0: a message arrived on one of the declared namespaces. */
     void (*on_message)(void *state, const char *namespace_, const char *source_id, const char *payload,
                        size_t payload_length);
-    /* since 1.0: the host (CLI, API) asks for something: a JSON object. Answer later, exactly once,
-     * with complete_command(ctx, command_id, ...). */
+    /* since 1.0: the host asks for something: a JSON object. Answer later, exactly once, with
+     * complete_command(ctx, command_id, ...); the host fails a command not answered in time.
+     * Commands come from the daemon's API: POST /v1/devices/{device}/channels/{namespace} with
+     * {"message": …} for a namespace the feature declares (a JSON object is the command, text
+     * becomes {"text": "…"}), which is what `castline channel send|request --device D --namespace
+     * NS MESSAGE` posts; the result is the answer's "reply". The daemon opens the feature on the
+     * device's session at the first one. In a program embedding the host:
+     * PluginHost.openChannel(id:on:), then PluginChannel.command(_:timeout:). */
     void (*command)(void *state, uint64_t command_id, const char *json, size_t json_length);
     /* since 1.0: the session ended; free state. Pending commands are failed by the host. */
     void (*close)(void *state);
