@@ -42,6 +42,7 @@ let package = Package(
         .library(name: "TestPluginNoEntry", type: .dynamic, targets: ["TestPluginNoEntry"]),
         .library(name: "TestPluginInitFails", type: .dynamic, targets: ["TestPluginInitFails"]),
         .library(name: "TestPluginRanked", type: .dynamic, targets: ["TestPluginRanked"]),
+        .library(name: "TestPluginSendOnOpen", type: .dynamic, targets: ["TestPluginSendOnOpen"]),
         .executable(name: "castline-test-logwriter", targets: ["castline-test-logwriter"]),
     ],
     dependencies: [
@@ -93,14 +94,16 @@ let package = Package(
         ),
 
         // MARK: Sender.
-        // TLS client connection: the Cast codec, heartbeat and device auth on a socket. The only
-        // sender module that touches sockets.
+        // TLS client connection: the Cast codec, heartbeat and device auth on a socket; and the
+        // one eureka_info GET that names a device given by address. The only sender module that
+        // touches sockets.
         .target(
             name: "CastTransport",
             dependencies: [
                 "CastProtocol", "CastCore", "CastLogging", "CastDeviceAuth", "SystemCrypto",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
@@ -163,6 +166,7 @@ let package = Package(
         .target(name: "TestPluginNoEntry", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NoEntry", publicHeadersPath: "."),
         .target(name: "TestPluginInitFails", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/InitFails", publicHeadersPath: "."),
         .target(name: "TestPluginRanked", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Ranked", publicHeadersPath: "."),
+        .target(name: "TestPluginSendOnOpen", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/SendOnOpen", publicHeadersPath: "."),
         // Drives a log-sink plugin from its own process (kill -9 and saturation tests).
         .executableTarget(name: "castline-test-logwriter", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/LogWriter",
                           linkerSettings: [.linkedLibrary("dl")]),

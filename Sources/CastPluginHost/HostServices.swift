@@ -57,6 +57,7 @@ enum HostServices {
     static let invalidArgument = Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue)
     static let invalidJSON = Int32(CASTLINE_ERR_INVALID_JSON.rawValue)
     static let undeclared = Int32(CASTLINE_ERR_UNDECLARED.rawValue)
+    static let notConnected = Int32(CASTLINE_ERR_NOT_CONNECTED.rawValue)
     static let failed = Int32(CASTLINE_ERR_FAILED.rawValue)
 
     private static func log(_ ctx: OpaquePointer?, _ level: Int32, _ className: UnsafePointer<CChar>?,
@@ -138,8 +139,7 @@ enum HostServices {
         }
         guard parseJSON(context, payload, length, what: "message on \(ns)") != nil, let payload else { return invalidJSON }
         let text = String(decoding: UnsafeRawBufferPointer(start: payload, count: length), as: UTF8.self)
-        callbacks.send(ns, destination.map { String(cString: $0) }, text)
-        return ok
+        return callbacks.send(ns, destination.map { String(cString: $0) }, text)
     }
 
     private static func complete(_ ctx: OpaquePointer?, _ id: UInt64, _ status: Int32, _ text: UnsafePointer<CChar>?, _ length: Int) -> Int32 {

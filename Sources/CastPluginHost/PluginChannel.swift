@@ -8,6 +8,9 @@ import Synchronization
 /// namespaces there (as ``GenericChannel``s), receives their messages, sends through the host's
 /// checks, and answers ``command(_:timeout:)`` calls from the CLI or the API.
 ///
+/// The namespaces are attached to the session before the plugin's `open` runs, so a message the
+/// plugin sends from `open` reaches the app; what the app sends meanwhile is delivered once
+/// `open` has returned. The plugin's sends go out in the order it made them, one at a time.
 /// Every call into the plugin runs on the instance's serial queue. Thread-safe.
 public final class PluginChannel: Sendable {
     public let feature: PluginFeature
@@ -16,18 +19,49 @@ public final class PluginChannel: Sendable {
     private let vtable: PluginVTableBox
     private let channels: [GenericChannel]
     private let session: CastSession
+    private let outbox: PluginOutbox
     private let pending = Mutex<(next: UInt64, waiting: [UInt64: CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>], closed: Bool)>((1, [:], false))
     private let log: Logger
 
     private init(feature: PluginFeature, context: PluginHostContext, instance: InstancePointer, vtable: PluginVTableBox,
-                 channels: [GenericChannel], session: CastSession, log: Logger) {
+                 channels: [GenericChannel], session: CastSession, outbox: PluginOutbox, log: Logger) {
         self.feature = feature
         self.context = context
         self.instance = instance
         self.vtable = vtable
         self.channels = channels
         self.session = session
+        self.outbox = outbox
         self.log = log
+    }
+
+    /// Where a plugin's `send_message` goes, decided when it is called: NULL or "" is the app
+    /// the session has joined, `receiver-0` the receiver platform, the app's transportId that
+    /// app; anything else is refused. Pure.
+    static func route(destination: String?, appTransportID: String?, sessionEnded: Bool) -> Result<GenericChannel.Destination, SendRefusal> {
+        if sessionEnded { return .failure(SendRefusal(status: HostServices.notConnected, reason: "the session has ended")) }
+        switch destination {
+        case nil, "":
+            guard appTransportID != nil else {
+                return .failure(SendRefusal(status: HostServices.notConnected, reason: "no app runs on the session (nothing to send to)"))
+            }
+            return .success(.app)
+        case "receiver-0"?:
+            return .success(.receiver)
+        case let transport?:
+            if transport == appTransportID { return .success(.app) }
+            guard let appTransportID else {
+                return .failure(SendRefusal(status: HostServices.notConnected, reason: "no app runs on the session (destination \(transport))"))
+            }
+            return .failure(SendRefusal(status: HostServices.invalidArgument, reason:
+                "destination \(transport) is neither the app's transportId (\(appTransportID)) nor receiver-0"))
+        }
+    }
+
+    /// Why a send was refused: the ABI status it returns and the text logged.
+    struct SendRefusal: Error, Equatable {
+        let status: Int32
+        let reason: String
     }
 
     /// Opens the feature `id` on `session` and attaches its namespaces.
@@ -40,15 +74,17 @@ public final class PluginChannel: Sendable {
         let namespaces = feature.declarations.compactMap { CastNamespace(rawValue: $0) }
         let channels = namespaces.map { GenericChannel(namespace: $0) }
         let holder = ChannelHolder()
+        let outbox = PluginOutbox(log: log)
         let callbacks = PluginHostContext.ChannelCallbacks(
-            send: { namespace, _, payload in
-                guard let channel = channels.first(where: { $0.namespace.rawValue == namespace }) else { return }
-                Task {
-                    do {
-                        try await channel.send(text: payload)
-                    } catch {
-                        log.warning("send on \(namespace) failed: \(error)", ["namespace": .string(namespace)])
-                    }
+            send: { namespace, destination, payload in
+                guard let channel = channels.first(where: { $0.namespace.rawValue == namespace }) else { return HostServices.undeclared }
+                switch Self.route(destination: destination, appTransportID: session.currentAppTransportID, sessionEnded: session.hasEnded) {
+                case .success(let route):
+                    outbox.send(payload, on: channel, to: route)
+                    return HostServices.ok
+                case .failure(let refusal):
+                    log.warning("send on \(namespace) refused: \(refusal.reason)", ["namespace": .string(namespace)])
+                    return refusal.status
                 }
             },
             complete: { id, result in holder.value?.finish(id, result) ?? false })
@@ -65,6 +101,13 @@ public final class PluginChannel: Sendable {
         }
         let sessionJSON = JSONValue.object(info).serialized()
         let config = host.config(for: feature.pluginID)
+        // Attached (and listened to) before open: a send from open has a session to go through,
+        // and the app's messages wait in the streams until the instance exists.
+        var streams: [AsyncStream<GenericChannel.Message>] = []
+        for generic in channels {
+            streams.append(generic.messages())
+            await session.add(generic)
+        }
         let errorText = PluginErrorText()
         let userdata = feature.userdata
         let (rc, instance) = context.queue.sync { () -> (Int32, InstancePointer) in
@@ -76,17 +119,17 @@ public final class PluginChannel: Sendable {
         }
         guard rc == 0 else {
             context.unregister()
+            await outbox.finish()
+            for generic in channels { await session.remove(generic) }
             let error = PluginLoadError(.initFailed, path: "", pluginID: feature.pluginID,
                                         "channel \(feature.id) could not open (status \(rc)): \(errorText.text ?? "no reason given")")
             log.error(error.description)
             throw error
         }
         let channel = PluginChannel(feature: feature, context: context, instance: instance, vtable: vtable, channels: channels,
-                                    session: session, log: log)
+                                    session: session, outbox: outbox, log: log)
         holder.value = channel
-        for generic in channels {
-            await session.add(generic)
-            let stream = generic.messages()
+        for (generic, stream) in zip(channels, streams) {
             Task { [weak channel] in
                 for await message in stream {
                     guard let channel else { return }
@@ -156,11 +199,53 @@ public final class PluginChannel: Sendable {
             return Array(p.waiting.values)
         }
         for c in waiting { c.resume(returning: .failure(PluginCommandError("channel \(feature.id) closed"))) }
+        await outbox.finish()
         for generic in channels { await session.remove(generic) }
         let vtable = vtable, instance = instance
         context.queue.sync { vtable.channel.close!(instance.pointer) }
         context.unregister()
         log.info("channel closed")
+    }
+}
+
+/// A channel plugin's outgoing messages, sent one at a time in the order the plugin made them
+/// (each `send_message` returns before its message is on the wire). A send the connection then
+/// fails is logged. Thread-safe.
+final class PluginOutbox: Sendable {
+    private struct Outgoing: Sendable {
+        let payload: String
+        let channel: GenericChannel
+        let destination: GenericChannel.Destination
+    }
+
+    private let continuation: AsyncStream<Outgoing>.Continuation
+    private let sender: Task<Void, Never>
+
+    init(log: Logger) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Outgoing.self)
+        self.continuation = continuation
+        sender = Task {
+            for await message in stream {
+                do {
+                    try await message.channel.send(text: message.payload, to: message.destination)
+                } catch {
+                    log.warning("send on \(message.channel.namespace.rawValue) failed: \(error)", ["namespace": .string(message.channel.namespace.rawValue)])
+                }
+            }
+        }
+    }
+
+    /// A channel dropped without close: the sending task ends once the queue is sent.
+    deinit { continuation.finish() }
+
+    func send(_ payload: String, on channel: GenericChannel, to destination: GenericChannel.Destination) {
+        continuation.yield(Outgoing(payload: payload, channel: channel, destination: destination))
+    }
+
+    /// Sends what is queued, then stops.
+    func finish() async {
+        continuation.finish()
+        await sender.value
     }
 }
 

@@ -25,8 +25,9 @@ final class PluginHostContext: Sendable {
     }
 
     struct ChannelCallbacks: Sendable {
-        /// Sends (asynchronously) after the host checked the namespace and the JSON.
-        var send: @Sendable (_ namespace: String, _ destination: String?, _ payload: String) -> Void
+        /// Queues a message after the host checked the namespace and the JSON; the ABI status
+        /// (`CASTLINE_OK`: queued, sent in order).
+        var send: @Sendable (_ namespace: String, _ destination: String?, _ payload: String) -> Int32
         var complete: @Sendable (_ commandID: UInt64, _ result: Result<JSONValue, PluginCommandError>) -> Bool
     }
 

@@ -82,7 +82,9 @@ public struct PluginHostServices: @unchecked Sendable {
         }
     }
 
-    /// Sends a JSON payload on a declared namespace (nil destination: the app). Returns the ABI status.
+    /// Queues a JSON payload on a declared namespace for `destination`: nil (the joined app), the
+    /// app's transport id, or "receiver-0"; anything else is refused. Returns the ABI status
+    /// (`CASTLINE_ERR_NOT_CONNECTED` when no app runs to send to). May be called from `open`.
     @discardableResult
     public func send(namespace: String, payload: String, destination: String? = nil) -> Int32 {
         guard let f = table.pointee.send_message else { return Int32(CASTLINE_ERR_FAILED.rawValue) }

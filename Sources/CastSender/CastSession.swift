@@ -24,7 +24,9 @@ public actor CastSession {
     /// await per session made each start O(sessions).
     let presence: Mutex<SessionPresence>
     /// The joined or launched app; nil before start and after the app is gone.
-    public internal(set) var application: ApplicationInfo?
+    public internal(set) var application: ApplicationInfo? {
+        didSet { presence.withLock { $0.appTransportID = application?.transportId } }
+    }
     /// The last RECEIVER_STATUS, as device status.
     public internal(set) var deviceStatus: CastDeviceStatus?
     /// How the device authenticated on the current connection.
@@ -132,6 +134,11 @@ public actor CastSession {
 
     /// Whether the session has ended or failed (its state is final), read without awaiting the actor.
     public nonisolated var hasEnded: Bool { presence.withLock { $0.hasEnded } }
+
+    /// The transportId of the app the session has joined, nil when none (or the session has
+    /// ended), read without awaiting the actor: what a synchronous caller (a plugin's
+    /// `send_message`) can check before it queues a message for the app.
+    public nonisolated var currentAppTransportID: String? { presence.withLock { $0.hasEnded ? nil : $0.appTransportID } }
 
     /// The device the session is on now while it is live, nil once it has ended: both read under
     /// one lock (``SessionManager`` asks this of every session on every start).
@@ -326,4 +333,5 @@ public actor CastSession {
 struct SessionPresence: Sendable {
     var deviceID: String
     var hasEnded: Bool
+    var appTransportID: String? = nil
 }

@@ -50,10 +50,29 @@ public final class GenericChannel: Sendable {
         try await send(.binary(binary))
     }
 
-    private func send(_ payload: CastMessage.Payload) async throws(CastRequestError) {
+    /// Where a message goes: the joined app (its transportId when the message is sent), or the
+    /// receiver platform, `receiver-0` (for the platform's own namespaces, such as multizone).
+    public enum Destination: Sendable, Equatable {
+        case app
+        case receiver
+    }
+
+    /// Sends text (usually JSON) to `destination`.
+    public func send(text: String, to destination: Destination) async throws(CastRequestError) {
+        try await send(.string(text), to: destination)
+    }
+
+    private func send(_ payload: CastMessage.Payload, to destination: Destination = .app) async throws(CastRequestError) {
         guard let session = session.withLock({ $0.value }) else { throw .disconnected("the channel is not on a session") }
-        guard let transport = await session.appTransport else { throw .disconnected("no app joined") }
-        try await session.send(namespace: namespace, destination: transport, payload: payload)
+        let endpoint: EndpointID
+        switch destination {
+        case .app:
+            guard let transport = await session.appTransport else { throw .disconnected("no app joined") }
+            endpoint = transport
+        case .receiver:
+            endpoint = .receiver0
+        }
+        try await session.send(namespace: namespace, destination: endpoint, payload: payload)
     }
 
     /// Sends a JSON object with a fresh `requestId` and waits for the reply with the same id on

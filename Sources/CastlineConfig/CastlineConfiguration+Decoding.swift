@@ -62,6 +62,11 @@ extension CastlineConfiguration {
         if let node = top.value("nearby") { decodeNearby(node, reader: reader) }
         if let items = top.list("jobs") {
             jobs = items.enumerated().compactMap { Self.job($1, path: "jobs[\($0)]", reader: reader) }
+            for item in items {
+                guard case .mapping(let pairs) = item.content,
+                      let name = pairs.first(where: { $0.key.scalarText == "name" })?.value.scalarText, jobMarks[name] == nil else { continue }
+                jobMarks[name] = JobSourceMarks.of(item)
+            }
             var seen: [String: SourceMark] = [:]
             for job in jobs {
                 if let first = seen[job.name] { reader.error(job.mark, "job name \"\(job.name)\" is used twice (first at \(first))") }

@@ -18,6 +18,9 @@ public struct CastlineConfiguration: Sendable {
     public var api = APISettings()
     public var nearby = NearbySettings()
     public var jobs: [JobEntry] = []
+    /// Where each job's device globs and media URL are in the file, by job name (kept beside
+    /// the jobs so that a job compares equal wherever it sits in the file).
+    public var jobMarks: [String: JobSourceMarks] = [:]
 
     public init() {}
 }

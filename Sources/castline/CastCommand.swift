@@ -14,13 +14,13 @@ struct CastCommand: AsyncParsableCommand {
         commandName: "cast",
         abstract: "Cast a URL or a local file to a device and wait until it plays.",
         discussion: """
-            Launches (or joins) the receiver app (--app, config receiver_app_id, default CC1AD845), loads the
-            media and waits until the device reports PLAYING (PAUSED with --no-autoplay), then prints the status
-            and exits, leaving the cast running. Content type and stream type come from --content-type and
+            Launches (or joins) the receiver app (--app, config receiver_app_id, default CC1AD845), loads the \
+            media and waits until the device reports PLAYING (PAUSED with --no-autoplay), then prints the status \
+            and exits, leaving the cast running. Content type and stream type come from --content-type and \
             --stream-type, else from the media-formats plugin (extension, HLS/DASH manifests, 4K/HDR info).
-            A local file is served by a built-in HTTP server (Range requests, an unguessable URL) on the
-            address that faces the device; castline then keeps running until playback ends or SIGINT/SIGTERM,
-            which stops the media (the file stops being served). --follow keeps printing status changes
+            A local file is served by a built-in HTTP server (Range requests, an unguessable URL) on the \
+            address that faces the device; castline then keeps running until playback ends or SIGINT/SIGTERM, \
+            which stops the media (the file stops being served). --follow keeps printing status changes \
             (JSON lines with --json) until the media ends, the session ends, or a signal.
             """ + "\n" + CastlineExit.summary)
 
@@ -37,8 +37,8 @@ struct CastCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Start position in seconds.") var start: Double?
     @Flag(name: .long, help: "Load paused.") var noAutoplay = false
     @Flag(name: .long, help: "Keep running and print status changes until the media ends.") var follow = false
-    @Option(name: .long, help: "Seconds to wait for PLAYING after the load (default 30).") var playTimeout: Double = 30
-    @Option(name: .long, help: "Port for the built-in file server (default: any free port).") var servePort: Int = 0
+    @Option(name: .long, help: "Seconds to wait for PLAYING after the load.") var playTimeout: Double = 30
+    @Option(name: .long, help: "Port for the built-in file server (0: any free port).") var servePort: Int = 0
 
     func validate() throws {
         if let streamType, StreamType.named(streamType) == nil { throw ValidationError("--stream-type must be buffered, live or none") }

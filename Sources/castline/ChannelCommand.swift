@@ -8,9 +8,9 @@ struct ChannelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "channel", abstract: "Send to, ask and listen on a custom namespace (through the daemon).",
         discussion: """
-            A namespace goes through the channel plugin that declares it (the message is the plugin's command;
-            its answer is the reply) or, when channels.allowed_namespaces lists it, a plain channel (a request
-            gets a requestId and waits for the message with the same id). --app launches the receiver app first
+            A namespace goes through the channel plugin that declares it (the message is the plugin's command; \
+            its answer is the reply) or, when channels.allowed_namespaces lists it, a plain channel (a request \
+            gets a requestId and waits for the message with the same id). --app launches the receiver app first \
             when it does not run.
             """ + "\n" + CastlineExit.summary,
         subcommands: [Send.self, Request.self, Listen.self])

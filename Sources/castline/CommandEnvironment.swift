@@ -96,6 +96,20 @@ final class CommandEnvironment: @unchecked Sendable {
         return CastDevice(id: endpoint, friendlyName: endpoint, host: host.host, port: host.port, provider: "address")
     }
 
+    /// A device given by its address, with the id and friendly name it gives in eureka_info
+    /// (one HTTPS request, at most a second; see ``EurekaInfoClient``). Only on the Cast port
+    /// 8009: eureka_info describes the device that owns the address, and another port on it is
+    /// something else (a speaker group). Unanswered, the endpoint stays its id and name.
+    func identified(_ device: CastDevice) async -> CastDevice {
+        guard device.port == 8009,
+              let info = await EurekaInfoClient.describe(host: device.host, group: group, logSystem: logSystem) else { return device }
+        var named = device
+        if let id = info.id { named.id = id }
+        if let name = info.name { named.friendlyName = name }
+        if let model = info.model { named.modelName = model }
+        return named
+    }
+
     static func isAddress(_ host: String) -> Bool {
         var v4 = in_addr(), v6 = in6_addr()
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1 || host == "localhost"
@@ -115,7 +129,9 @@ final class CommandEnvironment: @unchecked Sendable {
             printError("castline: --device is required (a name, alias, glob, device id or host[:port]); `castline discover` lists devices")
             throw CastlineExit.usage
         }
-        if let device = Self.directDevice(text, config: config) { return [device] }
+        if let device = Self.directDevice(text, config: config) {
+            return [device.provider == "address" ? await identified(device) : device]
+        }
         let selector: DeviceSelector
         do { selector = try DeviceSelector(text) } catch {
             printError("castline: --device \(text): \(error)")

@@ -3,6 +3,8 @@ import CastCore
 import CastLogging
 import CastPluginHost
 import CastlineConfig
+import CastMediaServer
+import Glibc
 
 /// `castline config check FILE…`: validates config files without running them.
 struct ConfigCommand: AsyncParsableCommand {
@@ -15,9 +17,13 @@ struct ConfigCheckCommand: AsyncParsableCommand {
         commandName: "check",
         abstract: "Check config files: YAML syntax, keys, types, log rules, globs, plugin sinks.",
         discussion: """
-            Prints every problem as FILE:LINE:COLUMN: error|warning: message (unknown keys list the
+            Prints every problem as FILE:LINE:COLUMN: error|warning: message (unknown keys list the \
             allowed ones) and exits 2 when a file has an error; prints "FILE: ok (…)" otherwise.
-            Also loads the plugins the file would load (plugins.paths, CASTLINE_PLUGIN_PATH, next to
+            Warnings do not fail the check: a job's local media file that is missing or unreadable \
+            (checked as the user running the check), and, when discovery finds only the devices \
+            under devices: (discovery.autostart: false or discovery.providers: [static]), a job \
+            device glob that matches none of them.
+            Also loads the plugins the file would load (plugins.paths, CASTLINE_PLUGIN_PATH, next to \
             the binary) to check that each logging sink type exists; --no-plugins skips that.
             """ + "\n" + CastlineExit.summary)
 
@@ -42,11 +48,14 @@ struct ConfigCheckCommand: AsyncParsableCommand {
             do {
                 let loaded = try CastlineConfiguration.load(path: file)
                 config = loaded.0
-                diagnostics = loaded.warnings
+                diagnostics = loaded.warnings + loaded.0.referenceWarnings(localFileProblem: Self.localFileProblem)
                 if !noPlugins { diagnostics += checkPlugins(loaded.0) }
             } catch {
                 diagnostics = error.diagnostics
-                if !noPlugins, let partial = error.partial { diagnostics += checkPlugins(partial) }
+                if let partial = error.partial {
+                    diagnostics += partial.referenceWarnings(localFileProblem: Self.localFileProblem)
+                    if !noPlugins { diagnostics += checkPlugins(partial) }
+                }
             }
             diagnostics.sort { ($0.mark.line, $0.mark.column) < ($1.mark.line, $1.mark.column) }
             let ok = config != nil && !diagnostics.contains { $0.severity == .error }
@@ -65,6 +74,17 @@ struct ConfigCheckCommand: AsyncParsableCommand {
             }
         }
         if failed { throw CastlineExit.configError }
+    }
+
+    /// Why a job's local media file cannot be served (opened as `castline run` opens it), or nil.
+    /// The daemon may run as another user (systemd's DynamicUser): the text says who checked.
+    static func localFileProblem(_ path: String) -> String? {
+        do {
+            _ = try LocalMediaFile.open(path)
+            return nil
+        } catch {
+            return "cannot read \(path) (checked as uid \(geteuid())): \(error)"
+        }
     }
 
     /// Sink types must name a log-sink feature of a loadable plugin; plugin configs should name a plugin.

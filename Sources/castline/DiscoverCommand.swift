@@ -12,11 +12,13 @@ struct DiscoverCommand: AsyncParsableCommand {
         commandName: "discover",
         abstract: "Find Cast devices (mDNS through the avahi plugin, and --host addresses).",
         discussion: """
-            Without --follow: waits --timeout seconds, prints the devices sorted by name (a table, or
-            a JSON array with --json) and exits 0; with no device found it prints why on stderr
-            (no provider, avahi-daemon not running, devices filtered out by --app…) and exits 1.
-            With --follow: prints each change as it happens (JSON lines with --json:
-            {"event":"found"|"updated"|"lost"|"problem"|"recovered",…}) until SIGINT/SIGTERM or --timeout.
+            Without --follow: waits --timeout seconds, prints the devices sorted by name (a table, or \
+            one JSON object per device per line with --json) and exits 0; with no device found it \
+            prints why on stderr (no provider, avahi-daemon not running, devices filtered out by \
+            --app…) and exits 1.
+            With --follow: prints each change as it happens (JSON lines with --json: \
+            {"event":"found"|"updated"|"lost"|"problem"|"recovered",…}) until SIGINT/SIGTERM or \
+            --timeout, then exits 0 without reporting the devices as lost (they were not).
             Plugins are searched in --plugin-path, CASTLINE_PLUGIN_PATH, then next to the binary.
             """
     )
@@ -98,12 +100,15 @@ struct DiscoverCommand: AsyncParsableCommand {
         }
         let printing = Task {
             for await event in events {
-                if follow { printer.print(event) }
                 if case .stopped = event { break }
+                if follow { printer.print(event) }
             }
         }
         for await _ in ending { break }
         timer.cancel()
+        // The printing ends before the manager stops: stopping reports every device removed,
+        // which is not a loss and is not printed.
+        printing.cancel()
         let devices = await manager.devices
         let reasons = devices.isEmpty ? (await manager.explanation?.lines ?? []) : []
         await manager.stop()
@@ -181,7 +186,7 @@ struct EventPrinter {
 
     func printList(_ devices: [CastDevice]) {
         if json {
-            Swift.print(JSONValue.array(devices.map(Self.object)).serialized())
+            for d in devices { Swift.print(Self.object(d).serialized()) }
             return
         }
         for d in devices {

@@ -7,9 +7,9 @@ struct LogLevelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log-level", abstract: "Show or change the running daemon's log rules.",
         discussion: """
-            With no RULES: the rules in force and the layers they come from (config logging.rules, CASTLINE_LOG,
-            --log, then the rules set here). RULES (the CASTLINE_LOG grammar, e.g. "info,CastSession:debug") replace
-            this command's layer until --reset or a restart; a reload keeps it. --explain CLASS says which rule
+            With no RULES: the rules in force and the layers they come from (config logging.rules, CASTLINE_LOG, \
+            --log, then the rules set here). RULES (the CASTLINE_LOG grammar, e.g. "info,CastSession:debug") replace \
+            this command's layer until --reset or a restart; a reload keeps it. --explain CLASS says which rule \
             decides that class's level.
             """ + "\n" + CastlineExit.summary)
 

@@ -11,9 +11,9 @@ struct LogsCommand: AsyncParsableCommand {
         commandName: "logs",
         abstract: "Analyse castline's logs: JSON Lines files (rotated sets in order), journalctl -o json on stdin, or the journal.",
         discussion: """
-            Inputs: files (each with its rotated older files: castline.jsonl.4 … .1, castline.jsonl), `-` for
-            standard input (JSON Lines or `journalctl -o json`), or --journal (the local journal through
-            sd_journal, or --journal-dir). Blank lines, non-JSON lines, other schemas, cut last lines and
+            Inputs: files (each with its rotated older files: castline.jsonl.4 … .1, castline.jsonl), `-` for \
+            standard input (JSON Lines or `journalctl -o json`), or --journal (the local journal through \
+            sd_journal, or --journal-dir). Blank lines, non-JSON lines, other schemas, cut last lines and \
             clock jumps are counted and reported on stderr, never fatal.
             """,
         subcommands: [LogsQueryCommand.self, LogsStatsCommand.self, LogsTimelineCommand.self, LogsExplainCommand.self])
@@ -27,7 +27,7 @@ struct LogInputOptions: ParsableArguments {
     var journal = false
     @Option(name: .long, help: "Read the journal files under this folder (journalctl -D).")
     var journalDir: String?
-    @Option(name: .long, help: "SYSLOG_IDENTIFIER of castline's journal entries (default castline; \"\" for any).")
+    @Option(name: .long, help: "SYSLOG_IDENTIFIER of castline's journal entries (\"\" for any).")
     var identifier = "castline"
     @Flag(name: .long, help: "Do not expand a file to its rotated set.")
     var noRotated = false
@@ -167,9 +167,9 @@ struct LogsStatsCommand: AsyncParsableCommand {
         commandName: "stats",
         abstract: "Message counts, request latency percentiles, errors, suspends, sessions, dropped records.",
         discussion: """
-            Messages by namespace, type and direction (traffic records: CastChannel.* at debug); request →
-            response latency p50/p95/p99/max per request type, paired by request id and connection; errors by
-            kind (failed replies, session end reasons, error records by class); suspends with their durations
+            Messages by namespace, type and direction (traffic records: CastChannel.* at debug); request → \
+            response latency p50/p95/p99/max per request type, paired by request id and connection; errors by \
+            kind (failed replies, session end reasons, error records by class); suspends with their durations \
             and reconnect attempts; sessions with their length and end reason; records dropped by log sinks.
             """)
     @OptionGroup var input: LogInputOptions
@@ -194,7 +194,7 @@ struct LogsExplainCommand: AsyncParsableCommand {
         commandName: "explain",
         abstract: "Which rule of the active configuration decides a class's level, and why.",
         discussion: """
-            The rules are layered as castline applies them: the config's logging.rules, then CASTLINE_LOG, then
+            The rules are layered as castline applies them: the config's logging.rules, then CASTLINE_LOG, then \
             --log (each replaces the ones before). The last matching rule wins; without one, the minimum level.
             """)
     @Argument(help: "A class name (CastSession, CastChannel.com.google.cast.tp.heartbeat).")

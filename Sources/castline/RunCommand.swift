@@ -14,10 +14,10 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "Run the config's jobs as a daemon (systemd Type=notify).",
         discussion: """
-            Discovers devices (plugins and the config's devices), keeps each job's media playing on the
-            devices it matches, casting again as the job's recast_on and takeover say. Tells systemd
+            Discovers devices (plugins and the config's devices), keeps each job's media playing on the \
+            devices it matches, casting again as the job's recast_on and takeover say. Tells systemd \
             READY=1, a STATUS= line (jobs and device states), WATCHDOG=1 at half WatchdogSec.
-            SIGHUP: re-reads the config: log rules apply at once, changed jobs restart (a config with
+            SIGHUP: re-reads the config: log rules apply at once, changed jobs restart (a config with \
             errors is refused with file:line:column and the previous one keeps running).
             SIGTERM/SIGINT: ends the sessions as daemon.on_stop says (leave | stop) and flushes the log sinks.
             """ + "\n" + CastlineExit.summary)

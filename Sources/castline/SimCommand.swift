@@ -11,9 +11,9 @@ struct SimCommand: AsyncParsableCommand {
         commandName: "sim",
         abstract: "Run simulated Cast devices (TLS 8009, eureka_info 8008/8443, mDNS via avahi).",
         discussion: """
-            Prints one JSON line {"event":"ready",…} on stdout when every device listens, then runs
-            until SIGINT or SIGTERM. Run-time control (list sessions, push messages, faults) goes
-            through --control-socket: one JSON command per line, e.g. {"command":"list"} or
+            Prints one JSON line {"event":"ready",…} on stdout when every device listens, then runs \
+            until SIGINT or SIGTERM. Run-time control (list sessions, push messages, faults) goes \
+            through --control-socket: one JSON command per line, e.g. {"command":"list"} or \
             {"command":"reboot","device":0,"downFor":3}.
             """
     )

@@ -11,14 +11,14 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show what plays on a device: title, state, progress, volume, 4K/HDR badge.",
         discussion: """
-            Through the castline daemon when one runs (--direct: always on its own). Directly, it connects to
-            the device and follows whatever app runs there (it launches nothing and leaves the app running);
+            Through the castline daemon when one runs (--direct: always on its own). Directly, it connects to \
+            the device and follows whatever app runs there (it launches nothing and leaves the app running); \
             an idle device is a normal answer (state NO_APP), not an error.
-            --follow: the state now, then a live view redrawn every second and on every change (in a terminal),
-            or one line (one JSON object with --json) per change; ends on SIGINT/SIGTERM, --for, or when the
+            --follow: the state now, then a live view redrawn every second and on every change (in a terminal), \
+            or one line (one JSON object with --json) per change; ends on SIGINT/SIGTERM, --for, or when the \
             session ends.
-            JSON keys: device, id, endpoint, state, app, appId, sessionId, volume, muted, title, subtitle,
-            contentId, contentType, streamType, duration, currentTime, playbackRate, video, badge,
+            JSON keys: device, id, endpoint, state, app, appId, sessionId, volume, muted, title, subtitle, \
+            contentId, contentType, streamType, duration, currentTime, playbackRate, video, badge, \
             idleReason, mediaSessionId, mediaStatus (the device's MEDIA_STATUS entry as sent).
             """ + "\n" + CastlineExit.summary)
 

@@ -1,9 +1,10 @@
 import CastCore
 import CastLogging
-import CastPluginHost
+@testable import CastPluginHost
 import CastReceiverSim
 import CastSender
 import CastTestSupport
+import Foundation
 import Testing
 
 /// Channel plugins loaded from their `.so` files, round-tripping through the simulator's plugin
@@ -105,5 +106,86 @@ import Testing
             #expect(errors.contains { $0.contains("command result") && $0.contains("not valid JSON") })
             await channel.close()
         }
+    }
+
+    /// The HELLO messages the simulator received on the test namespace, from its frame log.
+    static func hellosReceived(frameLog: String) throws -> [JSONValue] {
+        let lines: [Substring] = try String(contentsOfFile: frameLog, encoding: .utf8).split(separator: "\n")
+        let frames: [JSONValue] = lines.compactMap { try? JSONValue.parse(String($0)) }
+        return frames.filter { frame in
+            frame["direction"]?.string == "in" && frame["namespace"]?.string == "urn:x-cast:org.castline.test"
+                && frame["type"]?.string == "HELLO"
+        }
+    }
+
+    /// What the SendOnOpen fixture reports: the statuses its open got and the messages it received.
+    func report(_ channel: PluginChannel, messages: Int) async throws -> JSONValue? {
+        // (JSONValue takes `nil` as JSON null: the closure's type keeps it an Optional.)
+        try await pollValue(timeout: 5) { () async throws -> JSONValue? in
+            let report = try await channel.command([:]).get()
+            guard (report["messages"]?.array?.count ?? 0) >= messages else { return Optional<JSONValue>.none }
+            return report
+        }
+    }
+
+    @Test func messagesSentFromOpenReachTheAppInOrderAndTheirDestinationsAreChecked() async throws {
+        let frames = ScratchFolder("open-send")
+        defer { frames.remove() }
+        let frameLog = frames.path + "/frames.jsonl"
+        try await withSenderRig(settings: { $0.frameLogPath = frameLog }) { rig in
+            let session = try await rig.manager(appID: Self.appID).startSession(on: rig.device())
+            let transport = try #require(await session.application?.transportId)
+            let host = host(["TestPluginSendOnOpen"], rig: rig)
+            let channel = try await host.openChannel(id: "test-open-send", on: session)
+            // The simulator's app echoes what open sent to it (to NULL, then to its transportId), in order.
+            let report = try #require(try await report(channel, messages: 2), "the app's echoes of what open sent")
+            #expect(report["app"] == 0 && report["transport"] == 0 && report["receiver"] == 0)
+            #expect(report["other"] == 1, "sender-0 is neither the app nor receiver-0: CASTLINE_ERR_INVALID_ARGUMENT")
+            #expect(report["messages"]?.array?.map { $0["n"] } == [1, 2])
+            // receiver-0 got the third; the refused fourth went nowhere.
+            let received = try #require(try await pollValue(timeout: 5) { () -> [JSONValue]? in
+                let hellos = try Self.hellosReceived(frameLog: frameLog)
+                return hellos.count >= 3 ? hellos : nil
+            })
+            #expect(received.map { $0["destination"]?.string ?? "" } == [transport, transport, "receiver-0"])
+            #expect(received.map { $0["payload"]?["n"] } == [1, 2, 3])
+            let refusals = rig.logRecords.filter { $0.className == "PluginChannel" && $0.level == .warning }.map(\.message)
+            #expect(refusals == ["send on urn:x-cast:org.castline.test refused: destination sender-0 is neither the app's transportId (\(transport)) nor receiver-0"])
+            await channel.close()
+        }
+    }
+
+    @Test func withoutAnAppASendToTheAppIsRefusedAndOneToTheReceiverIsNot() async throws {
+        try await withSenderRig { rig in
+            let session = try await rig.manager(appID: Self.appID) { $0.joinPolicy = .follow }.startSession(on: rig.device())
+            #expect(await session.application == nil, "a device session on an idle device")
+            let host = host(["TestPluginSendOnOpen"], rig: rig)
+            let channel = try await host.openChannel(id: "test-open-send", on: session)
+            let report = try await channel.command([:]).get()
+            #expect(report["app"] == 4, "CASTLINE_ERR_NOT_CONNECTED: no app to send to")
+            #expect(report["transport"] == -1 && report["receiver"] == 0)
+            #expect(report["other"] == 4, "no app runs: whatever transport it names is gone")
+            await channel.close()
+            await session.end(stopCasting: false)
+        }
+    }
+
+    @Test func aSendIsRoutedByItsDestination() {
+        typealias R = Result<GenericChannel.Destination, PluginChannel.SendRefusal>
+        #expect(PluginChannel.route(destination: nil, appTransportID: "t1", sessionEnded: false) == R.success(.app))
+        #expect(PluginChannel.route(destination: "", appTransportID: "t1", sessionEnded: false) == R.success(.app))
+        #expect(PluginChannel.route(destination: "t1", appTransportID: "t1", sessionEnded: false) == R.success(.app))
+        #expect(PluginChannel.route(destination: "receiver-0", appTransportID: nil, sessionEnded: false) == R.success(.receiver))
+        #expect((try? PluginChannel.route(destination: nil, appTransportID: nil, sessionEnded: false).get()) == nil)
+        #expect(PluginChannel.route(destination: "t0", appTransportID: "t1", sessionEnded: false).failureStatus == 1)
+        #expect(PluginChannel.route(destination: "t0", appTransportID: nil, sessionEnded: false).failureStatus == 4)
+        #expect(PluginChannel.route(destination: "receiver-0", appTransportID: "t1", sessionEnded: true).failureStatus == 4)
+    }
+}
+
+extension Result where Failure == PluginChannel.SendRefusal {
+    var failureStatus: Int32? {
+        if case .failure(let refusal) = self { return refusal.status }
+        return nil
     }
 }

@@ -17,13 +17,15 @@ import Testing
     }
 
     /// Runs castline with stdout and stderr read apart (both drained while it runs); killed after `timeout` seconds.
-    /// HOME points at `home` (no ~/.config/castline/castline.yaml) and CASTLINE_* are unset.
-    static func run(_ arguments: [String], home: String, timeout: Double = 30) throws -> Run {
+    /// HOME points at `home` (no ~/.config/castline/castline.yaml) and CASTLINE_* are unset;
+    /// `environment` is added last.
+    static func run(_ arguments: [String], home: String, environment: [String: String] = [:], timeout: Double = 30) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: castline)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASTLINE_") && $0.key != "XDG_CONFIG_HOME" }
         env["HOME"] = home
+        env.merge(environment) { $1 }
         process.environment = env
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

@@ -26,6 +26,11 @@ class Discover(JSONLines):
         return super().stop(), "".join(self.stderr_lines)
 
 
+def json_lines(text):
+    """`discover --json` output: one JSON object per device per line."""
+    return [json.loads(line) for line in text.splitlines()]
+
+
 def found(uuid):
     return lambda e: e.get("event") == "found" and e["device"]["id"] == uuid
 
@@ -60,6 +65,32 @@ def test_finds_the_simulator_with_its_txt_fields_and_loses_it_when_it_stops(netn
         if discover:
             code, err = discover.stop()
             assert code == 0, err
+        if sim:
+            sim.stop()
+        stop_avahi(avahi)
+
+
+def test_a_follow_ended_by_a_signal_reports_no_loss_and_one_left_running_reports_the_real_one(netns, workdir):
+    avahi, env = start_avahi(netns, workdir)
+    sim = None
+    followers = []
+    try:
+        sim = Simulator(netns, workdir, env=env, frame_log=False)
+        uuid = sim.device["uuid"]
+        followers = [Discover(netns, env) for _ in range(3)]
+        for follower in followers:
+            assert follower.wait_for(found(uuid), 15), f"not found; events: {follower.seen}"
+        for follower, sig in zip(followers[:2], (signal.SIGINT, signal.SIGTERM)):
+            assert JSONLines.stop(follower, sig) == 0, follower.log()
+            while not follower.events.empty():
+                follower.seen.append(follower.events.get_nowait()[1])
+            assert not [e for e in follower.seen if e.get("event") == "lost"], f"{sig!r}: {follower.seen}"
+        assert sim.stop() == 0
+        sim = None
+        assert followers[2].wait_for(lost(uuid), 15), f"the simulator's end not reported lost; events: {followers[2].seen}"
+    finally:
+        for follower in followers:
+            follower.stop()
         if sim:
             sim.stop()
         stop_avahi(avahi)
@@ -130,15 +161,15 @@ def test_interface_allow_list_and_bad_plugin_config(netns, workdir):
         on_lo = netns.run(castline_binary(), "discover", "--json", "--timeout", "2",
                           "--plugin-config", 'avahi-discovery={"interfaces":["lo"]}', env=env, timeout=30)
         assert on_lo.returncode == 0, on_lo.stderr
-        assert [d["id"] for d in json.loads(on_lo.stdout)] == [uuid]
+        assert [d["id"] for d in json_lines(on_lo.stdout)] == [uuid]
         # The app's DNS-SD subtype (_CC1AD845._sub._googlecast._tcp) marks the device as supporting it.
         by_app = netns.run(castline_binary(), "discover", "--json", "--timeout", "2", "--app", "CC1AD845", env=env, timeout=30)
         assert by_app.returncode == 0, by_app.stderr
-        assert [d.get("app_ids") for d in json.loads(by_app.stdout)] == [["CC1AD845"]]
+        assert [d.get("app_ids") for d in json_lines(by_app.stdout)] == [["CC1AD845"]]
         elsewhere = netns.run(castline_binary(), "discover", "--json", "--timeout", "2",
                               "--plugin-config", 'avahi-discovery={"interfaces":["castline-none0"]}', env=env, timeout=30)
         assert elsewhere.returncode == 1
-        assert json.loads(elsewhere.stdout) == []
+        assert elsewhere.stdout == ""
         typo = netns.run(castline_binary(), "discover", "--timeout", "1",
                          "--plugin-config", 'avahi-discovery={"interface":["lo"]}', env=env, timeout=30)
         assert typo.returncode == 1

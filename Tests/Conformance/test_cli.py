@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import REPO, Simulator, castline_binary, wait_until
+from conftest import REPO, JSONLines, Simulator, castline_binary, wait_until
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
@@ -74,7 +74,7 @@ def test_cast_a_url_then_status_and_every_control_command(netns, sim):
 def test_text_output_is_one_readable_line_per_device(netns, sim):
     cast = castline(netns, "cast", "http://127.0.0.1:9/show.mp4", "--device", DEVICE, "--title", "Show")
     assert cast.returncode == 0, cast.stderr
-    assert cast.stdout.startswith(f"{DEVICE}:8009: PLAYING \"Show\""), cast.stdout
+    assert cast.stdout.startswith(f"{sim.device['name']}: PLAYING \"Show\""), cast.stdout
     status = castline(netns, "status", "--device", DEVICE)
     assert status.returncode == 0 and "Show" in status.stdout and "▶ PLAYING" in status.stdout, status.stdout
 
@@ -190,3 +190,110 @@ def test_config_check_json_lists_every_diagnostic(netns, workdir):
     [diagnostic] = report["diagnostics"]
     assert (diagnostic["line"], diagnostic["column"], diagnostic["severity"]) == (1, 1, "error")
     assert 'unknown key "sesion"' in diagnostic["message"] and '"session"' in diagnostic["message"]
+
+
+def test_config_check_warns_about_unmatched_globs_and_unreadable_local_files_and_passes(netns, workdir):
+    clip = os.path.join(workdir, "clip.mp4")
+    locked = os.path.join(workdir, "locked.mp4")
+    for path, mode in ((clip, 0o644), (locked, 0o600)):
+        with open(path, "wb") as f:
+            f.write(b"\0" * 64)
+        os.chmod(path, mode)
+    missing = os.path.join(workdir, "missing.mp4")
+    config = os.path.join(workdir, "jobs.yaml")
+    with open(config, "w") as f:
+        f.write("devices:\n  - {name: Lobby TV, host: 127.0.0.1, aliases: [lobby]}\n"
+                "discovery: {providers: [static]}\n"
+                "jobs:\n"
+                f"  - {{name: a, devices: [lobby, \"Kitchen*\"], media: {clip}}}\n"
+                f"  - {{name: b, devices: [\"Lobby*\"], media: {missing}}}\n"
+                f"  - {{name: c, devices: [\"Lobby*\"], media: {locked}}}\n")
+    os.chmod(config, 0o644)
+    result = castline(netns, "config", "check", "--no-plugins", config)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"{config}: ok (1 device(s), 3 job(s), 0 log sink(s))", result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f'{config}:5:32: warning: jobs[0].devices[1] "Kitchen*" matches no name, alias or id under devices:'), lines
+    assert "(discovery.providers: [static])" in lines[0] and "let discovery use mDNS" in lines[0], lines
+    assert lines[1] == (f"{config}:6:43: warning: jobs[1].media.url: cannot read {missing} (checked as uid 0): "
+                        "No such file or directory: the job cannot serve it to the device"), lines
+    # As another user (the daemon's may differ): the root-only file is the one it cannot read.
+    as_nobody = netns.run(castline_binary(), "config", "check", "--no-plugins", "--json", config, user="nobody")
+    assert as_nobody.returncode == 0, as_nobody.stderr
+    [report] = json_lines(as_nobody.stdout)
+    assert report["ok"] is True
+    warnings = [(d["line"], d["severity"], d["message"]) for d in report["diagnostics"]]
+    assert [w[:2] for w in warnings] == [(5, "warning"), (6, "warning"), (7, "warning")], warnings
+    assert f"cannot read {locked} (checked as uid " in warnings[2][2] and "Permission denied" in warnings[2][2], warnings
+    # With mDNS allowed a matching device may appear later: no glob warning.
+    with open(config, "w") as f:
+        f.write("devices:\n  - {name: Lobby TV, host: 127.0.0.1}\n"
+                f"jobs:\n  - {{name: a, devices: [\"Kitchen*\"], media: {clip}}}\n")
+    quiet = castline(netns, "config", "check", "--no-plugins", config)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+
+
+def test_discover_json_prints_one_object_per_device_per_line(netns, workdir):
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--devices", "2"])
+    try:
+        result = castline(netns, "discover", "--json", "--host", "127.0.0.1", "--host", "127.0.0.2", "--timeout", "3")
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert len(lines) == 2, result.stdout
+        devices = [json.loads(line) for line in lines]
+        assert all(isinstance(d, dict) for d in devices), devices
+        assert sorted(d["id"] for d in devices) == sorted(d["uuid"] for d in sim.ready["devices"])
+        assert {d["host"] for d in devices} == {"127.0.0.1", "127.0.0.2"}
+    finally:
+        assert sim.stop() == 0
+
+
+def everything(lines):
+    """Every event of a stopped JSONLines (its readers have finished)."""
+    while not lines.events.empty():
+        lines.seen.append(lines.events.get_nowait()[1])
+    return lines.seen
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_discover_follow_stopped_by_a_signal_reports_no_device_lost(netns, sim, sig):
+    follow = JSONLines(netns.command(castline_binary(), "discover", "--follow", "--json", "--host", DEVICE), None)
+    try:
+        found = follow.wait_for(lambda e: e.get("event") == "found", 15)
+        assert found, f"not found: {follow.seen} {follow.log()}"
+        assert found[1]["device"]["id"] == sim.device["uuid"]
+    finally:
+        code = follow.stop(sig)
+    events = everything(follow)
+    assert code == 0, follow.log()
+    assert [e for e in events if e.get("event") == "lost"] == [], events
+
+
+def test_a_device_given_by_address_reports_the_id_and_name_it_gives_in_eureka_info(netns, workdir):
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--name", "Lobby TV", "--model", "Chromecast Ultra"])
+    try:
+        for given in [DEVICE, f"{DEVICE}:8009"]:
+            result = castline(netns, "status", "--device", given, "--json", "--direct")
+            assert result.returncode == 0, result.stderr
+            [status] = json_lines(result.stdout)
+            assert (status["id"], status["device"], status["endpoint"]) == (sim.device["uuid"], "Lobby TV", "127.0.0.1:8009"), status
+        cast = castline(netns, "cast", "http://127.0.0.1:9/a.mp4", "--device", DEVICE, "--direct")
+        assert cast.returncode == 0 and cast.stdout.startswith('Lobby TV: PLAYING'), cast.stdout + cast.stderr
+    finally:
+        assert sim.stop() == 0
+
+
+def test_a_device_without_eureka_info_keeps_its_address_as_its_name(netns, workdir):
+    config = os.path.join(workdir, "sim.json")
+    with open(config, "w") as f:
+        json.dump({"devices": [{"name": "Hidden TV", "uuid": "00112233445566778899aabbccddeeff", "address": "127.0.0.1",
+                                "castPort": 8009, "httpPort": 18008, "httpsPort": 18443}]}, f)
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--config", config])
+    try:
+        result = castline(netns, "status", "--device", DEVICE, "--json", "--direct")
+        assert result.returncode == 0, result.stderr
+        [status] = json_lines(result.stdout)
+        assert (status["id"], status["device"]) == ("127.0.0.1:8009", "127.0.0.1:8009"), status
+    finally:
+        assert sim.stop() == 0

@@ -64,7 +64,8 @@ typedef enum castline_status {
     CASTLINE_ERR_INVALID_ARGUMENT = 1, /* NULL where a value is needed, bad level, unknown handle */
     CASTLINE_ERR_INVALID_JSON = 2,     /* text that must be JSON is not (the host logs why) */
     CASTLINE_ERR_UNDECLARED = 3,       /* namespace or service type the feature did not declare */
-    CASTLINE_ERR_NOT_CONNECTED = 4,    /* the channel's session has no connection now */
+    CASTLINE_ERR_NOT_CONNECTED = 4,    /* nothing to send to: no app runs on the channel's session
+                                        * (destination NULL or a transportId), or it has ended */
     CASTLINE_ERR_FAILED = 5            /* anything else; the error text says what */
 } castline_status;
 
@@ -121,9 +122,21 @@ typedef struct castline_host_services {
     /* since 1.0: 1 when a record of this level and class would be emitted, else 0. Cheap. */
     int32_t (*level_enabled)(castline_host_ctx *ctx, int32_t level, const char *class_name);
 
-    /* since 1.0 (channel instances): send a JSON payload on `namespace_` to destination_id
-     * (NULL: the session's app transport). Refused with CASTLINE_ERR_UNDECLARED when the feature
-     * did not declare the namespace, CASTLINE_ERR_INVALID_JSON when payload is not JSON. */
+    /* since 1.0 (channel instances): send a JSON payload on `namespace_` to destination_id, one of:
+     *   NULL or "":   the app the session has joined (its transport_id when the call is made);
+     *   the app's transport_id (as session_json gave it): the same, refused when that app is no
+     *                 longer the one running (CASTLINE_ERR_INVALID_ARGUMENT while another app runs,
+     *                 CASTLINE_ERR_NOT_CONNECTED when none does);
+     *   "receiver-0": the receiver platform, for its own namespaces (multizone, for example).
+     * Any other value is refused with CASTLINE_ERR_INVALID_ARGUMENT: a sender talks to the app it
+     * joined and to the platform, nothing else on the device.
+     * CASTLINE_OK means the message is queued: the host sends a channel's messages one at a time
+     * in the order they were made; a send the connection then fails is logged, not reported.
+     * Works from inside open: the namespaces are attached to the session before open is called,
+     * so with an app running a message sent there reaches it; with no app running (a device
+     * session following an idle device) a message to the app is refused with
+     * CASTLINE_ERR_NOT_CONNECTED. Also refused: CASTLINE_ERR_UNDECLARED when the feature did not
+     * declare the namespace, CASTLINE_ERR_INVALID_JSON when payload is not JSON. */
     int32_t (*send_message)(castline_host_ctx *ctx, const char *namespace_, const char *destination_id,
                             const char *payload, size_t payload_length);
     /* since 1.0 (channel instances): finish the command `command_id` with a JSON result
@@ -177,14 +190,22 @@ typedef struct castline_channel_vtable {
     uint32_t struct_size; /* since 1.0 */
     /* since 1.0: NULL-terminated namespaces ("urn:x-cast:com.example.echo"). Required. */
     const char *const *namespaces;
-    /* since 1.0: a session opened; session_json = {"session_id","device_id","transport_id","app_id"}. */
+    /* since 1.0: a session opened; session_json = {"device_id", and when an app runs
+     * "session_id","transport_id","app_id"}. send_message may be called from here. Messages the
+     * app sends before open returns are delivered (on_message) after it. */
     int32_t (*open)(void *feature_userdata, const castline_host_services *host, castline_host_ctx *ctx,
                     const char *config_json, const char *session_json, void **out_state, castline_error_buffer error);
     /* since 1.0: a message arrived on one of the declared namespaces. */
     void (*on_message)(void *state, const char *namespace_, const char *source_id, const char *payload,
                        size_t payload_length);
-    /* since 1.0: the host (CLI, API) asks for something: a JSON object. Answer later, exactly once,
-     * with complete_command(ctx, command_id, ...). */
+    /* since 1.0: the host asks for something: a JSON object. Answer later, exactly once, with
+     * complete_command(ctx, command_id, ...); the host fails a command not answered in time.
+     * Commands come from the daemon's API: POST /v1/devices/{device}/channels/{namespace} with
+     * {"message": …} for a namespace the feature declares (a JSON object is the command, text
+     * becomes {"text": "…"}), which is what `castline channel send|request --device D --namespace
+     * NS MESSAGE` posts; the result is the answer's "reply". The daemon opens the feature on the
+     * device's session at the first one. In a program embedding the host:
+     * PluginHost.openChannel(id:on:), then PluginChannel.command(_:timeout:). */
     void (*command)(void *state, uint64_t command_id, const char *json, size_t json_length);
     /* since 1.0: the session ended; free state. Pending commands are failed by the host. */
     void (*close)(void *state);
