@@ -113,7 +113,7 @@ public enum EurekaInfoClient {
         }
         let promise = loop.makePromise(of: Answer.self)
         let timer = loop.scheduleTask(in: deadline) {
-            promise.fail(Failure.failed("no answer within \(timeout.formattedSeconds) s on port \(port)"))
+            promise.fail(Failure.failed("no answer within \(timeout.formatted) s on port \(port)"))
         }
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
@@ -221,9 +221,4 @@ private final class EurekaResponseHandler: ChannelInboundHandler {
         promise.fail(EurekaInfoClient.Failure.failed("\(error)"))
         context.close(promise: nil)
     }
-}
-
-extension Double {
-    /// `1` or `0.5`, for messages.
-    fileprivate var formattedSeconds: String { self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String(self) }
 }

@@ -22,6 +22,8 @@ public actor ControlPlane {
     let allowedNamespaces: Set<String>
     let probe: MediaProbe?
     let plugins: (any ChannelPlugins)?
+    /// The port commands' files are served on (0: any free port).
+    let servePort: Int
     /// Files served for commands' casts, by device.
     var servers: [String: MediaFileServer] = [:]
     /// Channels open on devices, by device and namespace (a plugin's, or a generic one).
@@ -36,7 +38,8 @@ public actor ControlPlane {
     }
 
     public init(daemon: Daemon, config: CastlineConfiguration, logSystem: LogSystem, group: EventLoopGroup, probe: MediaProbe? = nil,
-                plugins: (any ChannelPlugins)? = nil) {
+                plugins: (any ChannelPlugins)? = nil, servePort: Int = 0) {
+        self.servePort = servePort
         self.daemon = daemon
         registry = daemon.registry
         self.logSystem = logSystem
@@ -138,16 +141,16 @@ public actor ControlPlane {
     }
 
     func device(_ reference: String) async throws(ControlError) -> JSONValue {
-        let entry = try await registry.resolve(reference)
-        let now = MonotonicClock.seconds()
-        return await registry.snapshot(entry, now: now).json(at: now)
+        try await result(try await registry.resolve(reference))
     }
 
-    /// The device's object after a command: what the device reports now.
+    /// The device's object as its link reports it now (after a command: what the device answered).
     func result(_ entry: DeviceRegistry.Entry) async -> JSONValue {
         let now = MonotonicClock.seconds()
-        let current = await registry.entry(entry.device.id) ?? entry
-        return await registry.snapshot(current, now: now).json(at: now)
+        guard let snapshot = await registry.currentSnapshot(entry.device.id, now: now) else {
+            return await registry.snapshot(entry, now: now).json(at: now)
+        }
+        return snapshot.json(at: now)
     }
 
     // MARK: Casting
@@ -164,9 +167,14 @@ public actor ControlPlane {
             }
             head = file.head
         }
-        let format = probe.flatMap { try? $0(arguments.media, arguments.contentType, head).get() }
+        let probed = probe.map { $0(arguments.media, arguments.contentType, head) }
+        let format = try? probed?.get()
         guard let type = arguments.contentType ?? format?.contentType else {
-            throw ControlError.usage("unknown_content_type", "cannot tell the content type of \(arguments.media); give content_type (e.g. video/mp4)")
+            // Why matters: a missing plugin (a binary copied without its plugins) reads like a
+            // bad file name otherwise.
+            let reason = if case .failure(let error)? = probed { ": \(error). `castline plugins` lists what is loaded" } else { "" }
+            throw ControlError.usage("unknown_content_type", "cannot tell the content type of \(arguments.media)\(reason). "
+                                     + "Give --content-type (content_type in the API), e.g. video/mp4")
         }
         if arguments.media.hasPrefix("/") { url = try await serve(arguments.media, contentType: type, to: device) }
         let appID = arguments.app ?? receiverAppID
@@ -209,7 +217,7 @@ public actor ControlPlane {
         if let old = servers.removeValue(forKey: device.id) { await old.stop() }
         do {
             let server = try await MediaFileServer.start(file: ServedFile(path: path, contentType: contentType), host: address,
-                                                         group: group, logSystem: logSystem)
+                                                         port: servePort, group: group, logSystem: logSystem)
             servers[device.id] = server
             return server.url(for: JobMedia.fileName(path))
         } catch {

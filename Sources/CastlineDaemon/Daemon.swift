@@ -44,7 +44,7 @@ public actor Daemon {
     /// `jobStore`: where API jobs are kept (nil: they last until the process ends).
     public init(config: CastlineConfiguration, providers: [any DiscoveryProvider], logSystem: LogSystem, group: EventLoopGroup,
                 logLayers: LogRuleLayers, jobStore: JobStore?, notifier: SystemdNotifier = SystemdNotifier(),
-                announcer: NearbyJobAnnouncer? = nil) {
+                announcer: NearbyJobAnnouncer? = nil, linkRetryDelay: Double? = 10) {
         self.config = config
         self.announcer = announcer
         var buffer = [CChar](repeating: 0, count: 256)
@@ -61,7 +61,8 @@ public actor Daemon {
         metrics = HubMetrics()
         var options = Self.castOptions(config, logSystem: logSystem)
         options.requestObserver = metrics.requestObserver
-        registry = DeviceRegistry(options: options, group: group, events: events, metrics: metrics, aliases: Self.aliases(config))
+        registry = DeviceRegistry(options: options, group: group, events: events, metrics: metrics, aliases: Self.aliases(config),
+                                  retryDelay: linkRetryDelay)
     }
 
     /// Session options from the config (the same mapping `cast` uses).

@@ -60,12 +60,20 @@ public actor DeviceRegistry {
     private let events: HubEvents
     private let metrics: HubMetrics?
     private var aliasesByEndpoint: [String: [String]]
+    private let retryDelay: Double?
     private var stopped = false
+    /// Commands waiting for a device's link, by device: resumed when it connects, when an
+    /// attempt to connect fails, or at their deadline.
+    private var linkWaiters: [String: [Int: CheckedContinuation<Result<CastSession, ControlError>, Never>]] = [:]
+    private var nextWaiter = 0
 
     /// `options`: session settings (the join policy is set to follow here).
+    /// `retryDelay`: seconds between attempts to connect to an unreachable device; nil: one
+    /// attempt (a command's own hub, whose caller hears the failure).
     public init(options: CastOptions, group: EventLoopGroup, events: HubEvents, metrics: HubMetrics? = nil,
-                aliases: [String: [String]] = [:]) {
+                aliases: [String: [String]] = [:], retryDelay: Double? = 10) {
         self.metrics = metrics
+        self.retryDelay = retryDelay
         var follow = options
         follow.joinPolicy = .follow
         follow.sessionResumeFile = nil   // a following session finds its app again by looking
@@ -127,10 +135,15 @@ public actor DeviceRegistry {
             await notify(device.id)
         } catch {
             guard !stopped else { return }
-            log.warning("cannot connect to \(device.friendlyName): \(error); retrying in 10 s", [
+            resumeWaiters(device.id, .failure(ControlError(.unavailable, "device_unreachable", "cannot connect to \(device.friendlyName): \(error)")))
+            guard let retryDelay else {
+                log.info("cannot connect to \(device.friendlyName): \(error)", ["device": .string(device.id), "error": .string("\(error)")])
+                return
+            }
+            log.warning("cannot connect to \(device.friendlyName): \(error); retrying in \(retryDelay.formatted) s", [
                 "device": .string(device.id), "error": .string("\(error)"),
             ])
-            try? await Task.sleep(for: .seconds(10))
+            try? await Task.sleep(for: .milliseconds(Int(retryDelay * 1000)))
             if entries[device.id]?.link == nil { starting.remove(device.id); connect(device.id) }
         }
     }
@@ -224,7 +237,10 @@ public actor DeviceRegistry {
 
     /// Refreshes the device's view from its link, then gives observers the observation.
     private func notify(_ id: String, only key: Int? = nil) async {
-        if let link = entries[id]?.link { await refresh(id, link) }
+        if let link = entries[id]?.link {
+            await refresh(id, link)
+            if case .connected? = entries[id]?.view.state, entries[id]?.link === link { resumeWaiters(id, .success(link)) }
+        }
         guard let targets = observers[id], !targets.isEmpty, let observation = observation(id) else { return }
         for (k, continuation) in targets where key == nil || k == key { continuation.yield(observation) }
     }
@@ -251,19 +267,40 @@ public actor DeviceRegistry {
     }
 
     /// The connected link of the device `reference` names, waiting up to `timeout` for a link
-    /// that is connecting or resuming.
+    /// that is connecting or resuming; an attempt to connect that fails ends the wait with its
+    /// reason.
     public func link(_ reference: String, timeout: Double = 10) async throws(ControlError) -> (Entry, CastSession) {
         let entry = try resolve(reference)
         let id = entry.device.id
-        let deadline = MonotonicClock.seconds() + timeout
-        while true {
-            if let link = entries[id]?.link, await link.state == .connected { return (entries[id] ?? entry, link) }
-            guard MonotonicClock.seconds() < deadline else { break }
-            if entries[id]?.link == nil { connect(id) }
-            try? await Task.sleep(for: .milliseconds(50))
+        if let link = entries[id]?.link, case .connected? = entries[id]?.view.state { return (entries[id] ?? entry, link) }
+        guard !stopped else { throw ControlError(.unavailable, "stopping", "castline is stopping") }
+        if entries[id]?.link == nil { connect(id) }
+        nextWaiter += 1
+        let key = nextWaiter
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+            await self?.expireWaiter(id, key)
         }
-        let state = await entries[id]?.link?.state.name ?? "not connected"
-        throw ControlError(.unavailable, "device_unreachable", "\(entry.device.friendlyName) is unreachable (\(state))")
+        let result = await withCheckedContinuation { continuation in
+            linkWaiters[id, default: [:]][key] = continuation
+        }
+        timer.cancel()
+        switch result {
+        case .success(let link): return (entries[id] ?? entry, link)
+        case .failure(let error): throw error
+        }
+    }
+
+    private func expireWaiter(_ id: String, _ key: Int) {
+        guard let continuation = linkWaiters[id]?.removeValue(forKey: key) else { return }
+        let name = entries[id]?.device.friendlyName ?? id
+        let state = entries[id]?.view.state?.name ?? (entries[id]?.link == nil ? "not connected" : "connecting")
+        continuation.resume(returning: .failure(ControlError(.unavailable, "device_unreachable", "\(name) is unreachable (\(state))")))
+    }
+
+    private func resumeWaiters(_ id: String, _ result: Result<CastSession, ControlError>) {
+        guard let waiting = linkWaiters.removeValue(forKey: id) else { return }
+        for continuation in waiting.values { continuation.resume(returning: result) }
     }
 
     /// Marks the media the device plays now as `owner`'s (a job's name, or `api`).
@@ -286,6 +323,13 @@ public actor DeviceRegistry {
     public var all: [Entry] { entries.values.sorted { $0.device.friendlyName < $1.device.friendlyName } }
 
     // MARK: Snapshots
+
+    /// The device's snapshot as its link says it now (after a command: what the device answered).
+    public func currentSnapshot(_ id: String, now: Double = MonotonicClock.seconds()) async -> StatusSnapshot? {
+        guard let entry = entries[id] else { return nil }
+        if let link = entry.link { await refresh(id, link) }
+        return snapshot(entries[id] ?? entry, now: now)
+    }
 
     /// Every device's snapshot, by name.
     public func snapshots(now: Double = MonotonicClock.seconds()) -> [StatusSnapshot] {
@@ -327,6 +371,7 @@ public actor DeviceRegistry {
     /// Ends every link; `stopCasting` devices (by id) get their app stopped first.
     public func shutdown(stopping: Set<String>) async {
         stopped = true
+        for id in Array(linkWaiters.keys) { resumeWaiters(id, .failure(ControlError(.unavailable, "stopping", "castline is stopping"))) }
         for (id, entry) in entries {
             guard let link = entry.link else { continue }
             if stopping.contains(id) { try? await link.stopApplication() }

@@ -69,198 +69,60 @@ struct CastCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let daemon = options.daemon, servePort == 0 {
-            var resolved = media
-            if !isURL {
-                do { resolved = try LocalMediaFile.open(media).path } catch {
-                    printError("castline cast: \(media): \(error) (expected an http(s) URL or a readable file)")
-                    throw CastlineExit.usage
-                }
-            }
-            try daemon.run(action: "cast", body: arguments(media: resolved).json, device: options.device.device, json: options.json)
-            if follow { try await DaemonFollow.untilIdle(daemon, device: options.device.device ?? "", json: options.json) }
-            return
-        }
-        SignalWaiter.block([SIGINT, SIGTERM])
-        var file: LocalMediaFile?
+        var resolved = media
         if !isURL {
-            do { file = try LocalMediaFile.open(media) } catch {
+            do { resolved = try LocalMediaFile.open(media).path } catch {
                 printError("castline cast: \(media): \(error) (expected an http(s) URL or a readable file)")
                 throw CastlineExit.usage
             }
         }
-        let environment = try CommandEnvironment(options: options.device.request, featureKinds: [.mediaFormat])
+        // A fixed serving port is this process's own: the cast runs here, not in the daemon.
+        let target: any ControlTarget
+        if servePort == 0 {
+            target = try options.target(featureKinds: [.mediaFormat])
+        } else {
+            target = LocalHub(environment: try CommandEnvironment(options: options.device.request, featureKinds: [.mediaFormat]),
+                              servePort: servePort)
+        }
         do {
-            try await cast(file: file, environment: environment)
+            try await cast(resolved, on: target)
         } catch {
-            await environment.shutdown()
+            await target.close()
             throw error
         }
-        await environment.shutdown()
+        await target.close()
     }
 
-    private func cast(file: LocalMediaFile?, environment: CommandEnvironment) async throws {
-        let log = Logger(class: "CastCommand", system: environment.logSystem)
-        let devices = try await environment.resolveDevices()
-        let probed = probe(file: file, environment: environment)
-        let format = try? probed.get()
-        guard let type = contentType ?? format?.contentType else {
-            // Why matters: a missing plugin (a binary copied without its plugins) reads like a
-            // bad file name otherwise.
-            let reason = if case .failure(let error) = probed { ": \(error). `castline plugins` lists what is loaded" } else { "" }
-            printError("castline cast: cannot tell the content type of \(media)\(reason). Give --content-type (e.g. video/mp4)")
-            throw CastlineExit.usage
+    /// Casts on every device `--device` names; then, with --follow, prints the changes until the
+    /// media ends. A file served from this process (not the daemon) is served until its media
+    /// ends there, or SIGINT/SIGTERM, which stops that media.
+    private func cast(_ resolved: String, on target: any ControlTarget) async throws {
+        SignalWaiter.block([SIGINT, SIGTERM])
+        let servedHere = !isURL && target is LocalHub
+        var failure: Error?
+        var playing: [String] = []
+        do {
+            playing = try await target.run(action: "cast", body: arguments(media: resolved).json, device: options.device.device, json: options.json)
+        } catch {
+            failure = error
+            if let exit = error as? ExitCode, exit.rawValue == CastlineExit.usage.rawValue { throw error }
         }
-        // Local files: one server per local address that faces a device.
-        var servers: [String: MediaFileServer] = [:]
-        var urls: [String: String] = [:]
-        if let file {
-            for device in devices {
-                let address: String
-                do { address = try FacingAddress.localAddress(facing: device.host, port: device.port) } catch {
-                    printError("castline cast: no local address reaches \(device.friendlyName) (\(device.host)): \(error)")
-                    for server in servers.values { await server.stop() }
-                    throw CastlineExit.failure
-                }
-                if servers[address] == nil {
-                    do {
-                        servers[address] = try await MediaFileServer.start(file: ServedFile(path: file.path, contentType: type), host: address,
-                                                                           port: servePort, group: environment.group, logSystem: environment.logSystem)
-                    } catch {
-                        printError("castline cast: cannot serve \(file.path) on \(address):\(servePort): \(error)")
-                        for server in servers.values { await server.stop() }
-                        throw CastlineExit.failure
+        if (follow || servedHere), !playing.isEmpty {
+            let endings = await withTaskGroup(of: DeviceFollower.Ending?.self) { group in
+                for device in playing {
+                    group.addTask {
+                        try? await DeviceFollower(target: target, device: device, json: options.json, view: false)
+                            .follow(untilIdle: true, printing: follow)
                     }
                 }
-                urls[device.id] = servers[address]!.url(for: file.name)
+                var endings: [DeviceFollower.Ending?] = []
+                for await ending in group { endings.append(ending) }
+                return endings
+            }
+            if servedHere, endings.contains(where: { $0 == .signal }) {
+                for device in playing { _ = await target.act(device, action: "stop", body: nil) }
             }
         }
-        let manager = SessionManager(options: environment.castOptions(policy: .joinOrLaunch, appID: app), group: environment.group)
-        let outcomes = await withTaskGroup(of: (Int, CastOutcome).self) { group in
-            for (index, device) in devices.enumerated() {
-                let url = urls[device.id] ?? media
-                let info = buildMedia(url: url, contentType: type, format: format)
-                group.addTask { (index, await self.castOne(device: device, media: info, manager: manager, log: log)) }
-            }
-            var results: [(Int, CastOutcome)] = []
-            for await result in group { results.append(result) }
-            return results.sorted { $0.0 < $1.0 }.map(\.1)
-        }
-        var exit: ExitCode?
-        var playing: [CastSession] = []
-        for (device, outcome) in zip(devices, outcomes) {
-            switch outcome {
-            case .playing(let session, let snapshot):
-                playing.append(session)
-                if options.json {
-                    var json = snapshot.json(at: MonotonicClock.seconds())
-                    if case .object(var o) = json, let url = urls[device.id] {
-                        o.set("servedURL", .string(url))
-                        json = .object(o)
-                    }
-                    printLine(json.serialized())
-                } else {
-                    printLine(DeviceRunner.oneLine(snapshot))
-                }
-            case .refused(let why):
-                printError("castline cast: \(device.friendlyName): \(why)")
-                if exit == nil { exit = CastlineExit.refused }
-            case .failed(let why):
-                printError("castline cast: \(device.friendlyName): \(why)")
-                exit = CastlineExit.failure
-            }
-        }
-        if (follow || file != nil) && !playing.isEmpty {
-            let interrupted = await watch(playing)
-            if interrupted && file != nil {
-                for session in playing { _ = await session.remoteMediaClient.stop().result }
-            }
-        }
-        await manager.shutdown(stopCasting: false)
-        for server in servers.values { await server.stop() }
-        if let exit { throw exit }
-    }
-
-    enum CastOutcome: Sendable {
-        case playing(CastSession, StatusSnapshot)
-        case refused(String)
-        case failed(String)
-    }
-
-    func buildMedia(url: String, contentType: String, format: MediaFormatInfo?) -> MediaInformation {
-        arguments(media: media).mediaInformation(url: url, contentType: contentType, format: format)
-    }
-
-    /// What the media-format plugins say of the media (content type, stream type, 4K/HDR), or
-    /// why they could not say (logged at debug).
-    func probe(file: LocalMediaFile?, environment: CommandEnvironment) -> Result<MediaFormatInfo, MediaFormatProbeError> {
-        let result = environment.plugins.probeMediaFormat(url: file?.path ?? media, contentType: contentType, body: file?.head)
-        if case .failure(let error) = result {
-            Logger(class: "CastCommand", system: environment.logSystem).debug("no media format: \(error)")
-        }
-        return result
-    }
-
-    func castOne(device: CastDevice, media info: MediaInformation, manager: SessionManager, log: Logger) async -> CastOutcome {
-        let started = MonotonicClock.seconds()
-        let session: CastSession
-        do { session = try await manager.startSession(on: device) } catch {
-            if case .requestFailed(_, .launchError) = error { return .refused("\(error)") }
-            return .failed("\(error)")
-        }
-        let wanted: PlayerState = noAutoplay ? .paused : .playing
-        switch await session.remoteMediaClient.loadAndWait(info, options: MediaLoadOptions(autoplay: !noAutoplay, startTime: start),
-                                                           until: wanted, timeout: playTimeout) {
-        case .success: break
-        case .failure(let error): return error.isRefusal ? .refused("\(error)") : .failed("\(error)")
-        }
-        let milliseconds = Int((MonotonicClock.seconds() - started) * 1000)
-        log.info("\(device.friendlyName): \(wanted.rawValue) in \(milliseconds) ms", [
-            "device": .string(device.id), "durationMs": .int(milliseconds), "contentType": .string(info.contentType),
-        ])
-        return .playing(session, await DeviceRunner.snapshot(of: session))
-    }
-
-    /// Prints status changes until every session's media ends or the session ends; true when a
-    /// signal ended the watch.
-    func watch(_ sessions: [CastSession]) async -> Bool {
-        let (events, continuation) = AsyncStream<(Int, MediaStatus?)?>.makeStream()
-        var tasks: [Task<Void, Never>] = []
-        for (index, session) in sessions.enumerated() {
-            let updates = session.remoteMediaClient.statusUpdates()
-            tasks.append(Task {
-                for await status in updates { continuation.yield((index, status)) }
-            })
-        }
-        tasks.append(Task {
-            _ = await SignalWaiter.wait([SIGINT, SIGTERM])
-            continuation.yield(nil)
-        })
-        tasks.append(Task {
-            // Session ends (app stopped elsewhere, connection given up) are polled: bounded, 1 s.
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                continuation.yield((-1, nil))
-            }
-        })
-        var finished = Set<Int>()
-        var interrupted = false
-        for await event in events {
-            guard let (index, status) = event else {
-                interrupted = true
-                break
-            }
-            if index >= 0 {
-                let snapshot = await DeviceRunner.snapshot(of: sessions[index])
-                if follow {
-                    if options.json { printLine(snapshot.json(at: MonotonicClock.seconds()).serialized()) } else { printLine(DeviceRunner.oneLine(snapshot)) }
-                }
-                if let status, status.playerState == .idle, status.idleReason != nil { finished.insert(index) }
-            }
-            for (i, session) in sessions.enumerated() where await session.state.isFinal { finished.insert(i) }
-            if finished.count == sessions.count { break }
-        }
-        for task in tasks { task.cancel() }
-        return interrupted
+        if let failure { throw failure }
     }
 }

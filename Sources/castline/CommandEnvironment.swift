@@ -10,8 +10,9 @@ import CastlineDaemon
 import Glibc
 import NIOPosix
 
-/// What a device command needs, built from its options and the config file: the log system
-/// (console on stderr, config sinks), the plugin host, device resolution and a session manager.
+/// What a command needs, built from its options and the config file: the log system (console
+/// on stderr, config sinks), the plugin host, device resolution and the event loop. Direct
+/// mode's sessions live in a ``LocalHub`` built on it.
 /// One per process; `shutdown()` before exit flushes the sinks.
 final class CommandEnvironment: @unchecked Sendable {
     let config: CastlineConfiguration
@@ -187,34 +188,4 @@ final class CommandEnvironment: @unchecked Sendable {
             config.discovery.allows([$0.name, $0.feature.pluginID, $0.feature.qualifiedName])
         }
     }
-
-    // MARK: Sessions.
-
-    /// Session options from the config (the daemon's mapping) with this command's join policy.
-    func castOptions(policy: CastOptions.JoinPolicy, appID: String? = nil) -> CastOptions {
-        var options = Daemon.castOptions(config, logSystem: logSystem)
-        if let appID { options.receiverAppID = appID }
-        options.joinPolicy = policy
-        return options
-    }
-
-    /// Starts a session on `device`; failures are printed and end the process (exit 4 when no
-    /// media app runs for a control command, 1 otherwise).
-    func startSession(on device: CastDevice, manager: SessionManager) async throws -> CastSession {
-        do {
-            return try await manager.startSession(on: device)
-        } catch {
-            if case .appNotRunning = error {
-                printError("castline: nothing is casting on \(device.friendlyName) (no media app runs)")
-                throw CastlineExit.refused
-            }
-            printError("castline: \(device.friendlyName) (\(device.endpoint)): \(error)")
-            throw CastlineExit.failure
-        }
-    }
-}
-
-extension Double {
-    /// `5` or `2.5`, for messages.
-    var formatted: String { self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String(self) }
 }

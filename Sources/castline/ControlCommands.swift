@@ -1,6 +1,7 @@
 import ArgumentParser
 import CastCore
 import CastProtocol
+import CastPluginHost
 import CastSender
 import CastlineDaemon
 
@@ -16,53 +17,46 @@ struct ControlOptions: ParsableArguments {
 
     /// The running daemon to go through, unless `--direct` or none answers.
     var daemon: DaemonClient? { DaemonClient.find(direct: direct, apiSocket: apiSocket, config: device.config, device: device.device) }
+
+    /// Where the command runs: the daemon, else a hub in this process with the plugins of
+    /// `featureKinds` loaded.
+    func target(featureKinds: Set<PluginFeatureKind> = [], servePort: Int = 0) throws -> any ControlTarget {
+        if let daemon { return daemon }
+        return LocalHub(environment: try CommandEnvironment(options: device.request, featureKinds: featureKinds), servePort: servePort)
+    }
 }
 
-/// A control command: through the daemon when one runs (the action and its body, as the API
-/// takes them), else directly: resolve the devices, join the app that runs there, act, print.
+/// A device control command: its action and body as the API takes them, run on every device
+/// `--device` names through the daemon or a hub in this process (``ControlTarget``).
 protocol DeviceControlCommand: AsyncParsableCommand, Sendable {
     var options: ControlOptions { get }
-    var policy: CastOptions.JoinPolicy { get }
     /// The API's action and body for this command.
-    var daemonAction: (name: String, body: JSONValue?) { get }
-    func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias>
+    var request: (name: String, body: JSONValue?) { get }
 }
 
-typealias CastRequestErrorAlias = CastRequestError
-
 extension DeviceControlCommand {
-    var policy: CastOptions.JoinPolicy { .joinAnyMediaApp }
-
-    func runControl() async throws {
-        if let daemon = options.daemon {
-            try daemon.run(action: daemonAction.name, body: daemonAction.body, device: options.device.device, json: options.json)
-            return
-        }
-        let environment = try CommandEnvironment(options: options.device.request, featureKinds: [])
+    func run() async throws {
+        let target = try options.target()
         do {
-            try await DeviceRunner(environment: environment, json: options.json, policy: policy).run { session in await act(session) }
+            try await target.run(action: request.name, body: request.body, device: options.device.device, json: options.json)
         } catch {
-            await environment.shutdown()
+            await target.close()
             throw error
         }
-        await environment.shutdown()
+        await target.close()
     }
 }
 
 struct PlayCommand: DeviceControlCommand {
     static let configuration = CommandConfiguration(commandName: "play", abstract: "Resume playback.", discussion: CastlineExit.summary)
     @OptionGroup var options: ControlOptions
-    var daemonAction: (name: String, body: JSONValue?) { ("play", nil) }
-    func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> { await session.remoteMediaClient.play().outcome }
-    func run() async throws { try await runControl() }
+    var request: (name: String, body: JSONValue?) { ("play", nil) }
 }
 
 struct PauseCommand: DeviceControlCommand {
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause playback.", discussion: CastlineExit.summary)
     @OptionGroup var options: ControlOptions
-    var daemonAction: (name: String, body: JSONValue?) { ("pause", nil) }
-    func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> { await session.remoteMediaClient.pause().outcome }
-    func run() async throws { try await runControl() }
+    var request: (name: String, body: JSONValue?) { ("pause", nil) }
 }
 
 struct StopCommand: DeviceControlCommand {
@@ -71,15 +65,7 @@ struct StopCommand: DeviceControlCommand {
     @OptionGroup var options: ControlOptions
     @Flag(name: .long, help: "Stop the receiver app instead of only the media.")
     var app = false
-    var daemonAction: (name: String, body: JSONValue?) { ("stop", app ? ["app": true] : nil) }
-    func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> {
-        if app {
-            await session.end(stopCasting: true)
-            return .success(())
-        }
-        return await session.remoteMediaClient.stop().outcome
-    }
-    func run() async throws { try await runControl() }
+    var request: (name: String, body: JSONValue?) { ("stop", app ? ["app": true] : nil) }
 }
 
 struct SeekCommand: DeviceControlCommand {
@@ -91,19 +77,12 @@ struct SeekCommand: DeviceControlCommand {
     @Argument(parsing: .allUnrecognized, help: "Seconds or [h:]mm:ss; a leading + or - seeks relative to the current position.")
     var positions: [String]
     var position: String { positions.first ?? "" }
-    var daemonAction: (name: String, body: JSONValue?) { ("seek", ["position": .string(position)]) }
+    var request: (name: String, body: JSONValue?) { ("seek", ["position": .string(position)]) }
 
     func validate() throws {
         guard positions.count == 1 else { throw ValidationError("seek takes one position (e.g. 90, 1:30, +30, -10)") }
         do { _ = try ControlArguments.seek(position) } catch { throw ValidationError(error.message) }
     }
-
-    func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> {
-        guard let seek = try? ControlArguments.seek(position) else { return .failure(.invalidRequest(nil)) }
-        if seek.relative { return await session.remoteMediaClient.seek(by: seek.seconds).outcome }
-        return await session.remoteMediaClient.seek(to: seek.seconds).outcome
-    }
-    func run() async throws { try await runControl() }
 }
 
 struct VolumeCommand: DeviceControlCommand {
@@ -118,25 +97,12 @@ struct VolumeCommand: DeviceControlCommand {
     var level: String { levels.first ?? "" }
     @Flag(name: .long, help: "Set the media stream's volume instead of the device's.")
     var stream = false
-    var daemonAction: (name: String, body: JSONValue?) { ("volume", ["level": .string(level), "stream": .bool(stream)]) }
-    /// The device volume needs no app: a device session, which also works on an idle device.
-    var policy: CastOptions.JoinPolicy { stream ? .joinAnyMediaApp : .follow }
+    var request: (name: String, body: JSONValue?) { ("volume", ["level": .string(level), "stream": .bool(stream)]) }
 
     func validate() throws {
         guard levels.count == 1 else { throw ValidationError("volume takes one level (e.g. 50, +10, -10)") }
         do { _ = try ControlArguments.volume(level) } catch { throw ValidationError(error.message) }
     }
-
-    func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> {
-        guard let volume = try? ControlArguments.volume(level) else { return .failure(.invalidRequest(nil)) }
-        if stream {
-            let current = session.remoteMediaClient.mediaStatus?.volume?.level ?? 1
-            return await session.remoteMediaClient.setStreamVolume(volume.level(from: current)).outcome
-        }
-        let current = await session.deviceStatus?.volumeLevel ?? 0
-        return await session.setDeviceVolume(volume.level(from: current)).outcome
-    }
-    func run() async throws { try await runControl() }
 }
 
 struct MuteCommand: DeviceControlCommand {
@@ -146,13 +112,7 @@ struct MuteCommand: DeviceControlCommand {
     var off = false
     @Flag(name: .long, help: "Mute the media stream instead of the device.")
     var stream = false
-    var daemonAction: (name: String, body: JSONValue?) { ("mute", ["muted": .bool(!off), "stream": .bool(stream)]) }
-    var policy: CastOptions.JoinPolicy { stream ? .joinAnyMediaApp : .follow }
-    func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> {
-        if stream { return await session.remoteMediaClient.setStreamMuted(!off).outcome }
-        return await session.setDeviceMuted(!off).outcome
-    }
-    func run() async throws { try await runControl() }
+    var request: (name: String, body: JSONValue?) { ("mute", ["muted": .bool(!off), "stream": .bool(stream)]) }
 }
 
 struct QueueCommand: DeviceControlCommand {
@@ -166,7 +126,7 @@ struct QueueCommand: DeviceControlCommand {
     @Argument(help: "Item ids (jump, remove) or the repeat mode.")
     var values: [String] = []
 
-    var daemonAction: (name: String, body: JSONValue?) {
+    var request: (name: String, body: JSONValue?) {
         action == .`repeat` ? ("queue", ["action": "repeat", "mode": .string(values.first ?? "")])
             : ("queue", ["action": .string(action.rawValue), "items": .array(values.map { .string($0) })])
     }
@@ -174,17 +134,4 @@ struct QueueCommand: DeviceControlCommand {
     func validate() throws {
         do { _ = try ControlArguments.queue(action: action.rawValue, values: values) } catch { throw ValidationError(error.message) }
     }
-
-    func act(_ session: CastSession) async -> Result<Void, CastRequestErrorAlias> {
-        let client = session.remoteMediaClient
-        switch try? ControlArguments.queue(action: action.rawValue, values: values) {
-        case .next?: return await client.queueNext().outcome
-        case .previous?: return await client.queuePrevious().outcome
-        case .jump(let item)?: return await client.queueJump(toItemID: item).outcome
-        case .remove(let items)?: return await client.queueRemove(itemIDs: items).outcome
-        case .repeatMode(let mode)?: return await client.queueSetRepeatMode(mode).outcome
-        case nil: return .failure(.invalidRequest(nil))
-        }
-    }
-    func run() async throws { try await runControl() }
 }

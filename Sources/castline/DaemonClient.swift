@@ -4,12 +4,14 @@ import CastProtocol
 import CastlineAPI
 import CastlineConfig
 import CastlineDaemon
+import Dispatch
 import Glibc
+import Synchronization
 
 /// A command's way through a running `castline run`: the daemon's socket (`--api-socket`, the
-/// config's `api.socket`, else the default places), its answers printed as direct mode prints
-/// them, its errors as exit codes. Nil when no daemon answers (or `--direct`): direct mode then.
-struct DaemonClient {
+/// config's `api.socket`, else the default places). Nil when no daemon answers (or `--direct`):
+/// the command then runs on a ``LocalHub``.
+struct DaemonClient: Sendable {
     let client: ControlClient
 
     /// The daemon a command for `device` should use, if one answers. A device given as an
@@ -63,23 +65,30 @@ struct DaemonClient {
     }
 
     private func sendRaw(_ method: String, _ path: String, raw: [UInt8]?, prefix: String) throws -> JSONValue {
-        let response: ControlClient.Response
-        do { response = try client.send(method, path, raw: raw) } catch {
-            printError("\(prefix): the daemon at \(client.endpoint) did not answer: \(error)")
-            throw CastlineExit.failure
-        }
-        let json = response.json ?? .null
-        guard (200..<300).contains(response.status) else {
-            let error = ControlError(json: json) ?? ControlError(.internal, "http_\(response.status)", "the daemon answered \(response.status)")
+        switch request(method, path, raw: raw) {
+        case .success(let json): return json
+        case .failure(let error):
             printError("\(prefix): \(error.message)")
             throw ExitCode(error.exitCode)
         }
-        return json
+    }
+
+    /// One request: the answer's JSON, or the daemon's error (an unanswered request: exit 1).
+    func request(_ method: String, _ path: String, raw: [UInt8]?) -> Result<JSONValue, ControlError> {
+        let response: ControlClient.Response
+        do { response = try client.send(method, path, raw: raw) } catch {
+            return .failure(ControlError(.internal, "no_answer", "the daemon at \(client.endpoint) did not answer: \(error)"))
+        }
+        let json = response.json ?? .null
+        guard (200..<300).contains(response.status) else {
+            return .failure(ControlError(json: json) ?? ControlError(.internal, "http_\(response.status)", "the daemon answered \(response.status)"))
+        }
+        return .success(json)
     }
 
     /// The references of the devices `--device` names: itself, or for a glob every known device
     /// that matches (by name, id or alias).
-    func devices(_ text: String?) throws -> [String] {
+    func devices(_ text: String?) async throws -> [String] {
         guard let text else {
             printError("castline: --device is required (a name, alias, glob, device id or host[:port]); `castline status --json` lists devices")
             throw CastlineExit.usage
@@ -119,29 +128,47 @@ struct DaemonClient {
         return out
     }
 
-    /// Runs a device action on every device `--device` names and prints each result as direct
-    /// mode does (one line, or one JSON object per line); the exit code is the worst.
-    func run(action: String, body: JSONValue?, device text: String?, json: Bool, extra: ((String, JSONValue) -> JSONValue)? = nil) throws {
-        var exit: ExitCode?
-        for device in try devices(text) {
-            do {
-                var answer = try send("POST", Self.path(device, action), body: body)
-                if let extra { answer = extra(device, answer) }
-                print(answer, json: json)
-            } catch let code as ExitCode {
-                if exit == nil || code.rawValue == 1 { exit = code }
-            }
-        }
-        if let exit { throw exit }
+    func act(_ device: String, action: String, body: JSONValue?) async -> Result<JSONValue, ControlError> {
+        request("POST", Self.path(device, action), raw: body.map { Array($0.serialized().utf8) })
     }
 
-    func print(_ answer: JSONValue, json: Bool) {
-        if json {
-            printLine(answer.serialized())
-        } else if let snapshot = StatusSnapshot(json: answer, receivedAt: MonotonicClock.seconds()) {
-            printLine(DeviceRunner.oneLine(snapshot))
-        }
+    func show(_ device: String) async -> Result<JSONValue, ControlError> {
+        request("GET", Self.path(device), raw: nil)
     }
+
+    /// The daemon's event stream, read on a thread of its own (the client's reads block), for
+    /// this device's media, device and session events. It ends with the stream; once nobody
+    /// listens, the reader stops at the next line (at worst the 15 s keep-alive).
+    func changes(of device: String) -> AsyncStream<Void> {
+        let id: String
+        if case .success(let json) = request("GET", Self.path(device), raw: nil), let known = json["id"]?.string { id = known } else { id = device }
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        let listening = ListeningFlag()
+        continuation.onTermination = { _ in listening.stop() }
+        let client = self.client
+        DispatchQueue(label: "castline.events").async {
+            try? client.stream("/v1/events?kinds=media,device,session") { line in
+                guard listening.isOn else { return false }
+                if line.hasPrefix("data: "), let event = try? JSONValue.parse(String(line.dropFirst(6))), event["device"]?.string == id {
+                    continuation.yield()
+                }
+                return true
+            }
+            continuation.finish()
+        }
+        return stream
+    }
+
+    func close() async {}
+}
+
+extension DaemonClient: ControlTarget {}
+
+/// Whether the event stream's reader still has a listener.
+private final class ListeningFlag: Sendable {
+    private let on = Atomic(true)
+    var isOn: Bool { on.load(ordering: .relaxed) }
+    func stop() { on.store(false, ordering: .relaxed) }
 }
 
 extension String {

@@ -9,11 +9,14 @@ import Synchronization
 /// kept for it: a supervisor's SIGTERM sent right after `castline sim` printed its ready line
 /// (or a Ctrl-C while `castline cast` connects) used to land between the two, where the signal
 /// was ignored and lost, and the process never stopped.
+///
+/// A termination signal is final: once one arrived, every wait for it returns at once, and all
+/// the tasks waiting when it arrives are woken (several devices followed at once each wait).
 enum SignalWaiter {
     private struct State: ~Copyable {
         var watched: [Int32: DispatchSourceSignal] = [:]
         var arrived: [Int32] = []
-        var waiter: (signals: [Int32], continuation: CheckedContinuation<Int32, Never>)?
+        var waiters: [(signals: [Int32], continuation: CheckedContinuation<Int32, Never>)] = []
     }
 
     private static let state = Mutex(State())
@@ -33,16 +36,14 @@ enum SignalWaiter {
         }
     }
 
-    /// Suspends until one of `signals` arrives, or returns at once if one arrived since
-    /// ``block(_:)``; its number. One waiter at a time.
+    /// Suspends until one of `signals` arrives, or returns at once if one already did since
+    /// ``block(_:)``; its number.
     static func wait(_ signals: [Int32]) async -> Int32 {
         block(signals)
         return await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
             let early: Int32? = state.withLock { state in
-                if let index = state.arrived.firstIndex(where: signals.contains) {
-                    return state.arrived.remove(at: index)
-                }
-                state.waiter = (signals, continuation)
+                if let number = state.arrived.first(where: signals.contains) { return number }
+                state.waiters.append((signals, continuation))
                 return nil
             }
             if let early { continuation.resume(returning: early) }
@@ -50,14 +51,12 @@ enum SignalWaiter {
     }
 
     private static func arrive(_ number: Int32) {
-        let waiting: CheckedContinuation<Int32, Never>? = state.withLock { state in
-            if let waiter = state.waiter, waiter.signals.contains(number) {
-                state.waiter = nil
-                return waiter.continuation
-            }
+        let woken: [CheckedContinuation<Int32, Never>] = state.withLock { state in
             state.arrived.append(number)
-            return nil
+            let woken = state.waiters.filter { $0.signals.contains(number) }.map(\.continuation)
+            state.waiters.removeAll { $0.signals.contains(number) }
+            return woken
         }
-        waiting?.resume(returning: number)
+        for continuation in woken { continuation.resume(returning: number) }
     }
 }

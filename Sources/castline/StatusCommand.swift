@@ -35,89 +35,36 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let daemon = options.daemon {
-            for device in try daemon.devices(options.device.device) {
-                if follow {
-                    try DaemonFollow.follow(daemon, device: device, json: options.json, for: duration)
-                    continue
-                }
-                let answer = try daemon.send("GET", DaemonClient.path(device))
-                if options.json || !isatty1 {
-                    daemon.print(answer, json: options.json)
-                } else if let snapshot = StatusSnapshot(json: answer, receivedAt: MonotonicClock.seconds()) {
-                    for line in StatusView.render(snapshot, now: snapshot.receivedAt, width: StatusView.terminalWidth()) { printLine(line) }
-                }
-            }
-            return
-        }
-        let environment = try CommandEnvironment(options: options.device.request, featureKinds: [])
+        let target = try options.target()
         do {
-            if follow { try await runFollow(environment) } else {
-                try await DeviceRunner(environment: environment, json: options.json, policy: .follow, fullView: true).run { _ in .success(()) }
-            }
+            try await show(on: target)
         } catch {
-            await environment.shutdown()
+            await target.close()
             throw error
         }
-        await environment.shutdown()
+        await target.close()
     }
 
-    private func runFollow(_ environment: CommandEnvironment) async throws {
-        SignalWaiter.block([SIGINT, SIGTERM])
-        guard let device = try await environment.resolveDevices().first else { return }
-        let manager = SessionManager(options: environment.castOptions(policy: .follow), group: environment.group)
-        let session: CastSession
-        do { session = try await environment.startSession(on: device, manager: manager) } catch {
-            await manager.shutdown()
-            throw error
-        }
-        let (ticks, tick) = AsyncStream<Bool>.makeStream()
-        let updates = session.remoteMediaClient.statusUpdates()
-        let forwarding = Task {
-            for await _ in updates { tick.yield(true) }
-        }
-        let timer = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                tick.yield(false)
+    private func show(on target: any ControlTarget) async throws {
+        let view = !options.json && isatty1
+        var worst: ExitCode?
+        for device in try await target.devices(options.device.device) {
+            if follow {
+                _ = try await DeviceFollower(target: target, device: device, json: options.json, view: view).follow(for: duration)
+                continue
+            }
+            switch await target.show(device) {
+            case .success(let answer):
+                if !options.json, let snapshot = StatusSnapshot(json: answer, receivedAt: MonotonicClock.seconds()) {
+                    for line in StatusView.render(snapshot, now: snapshot.receivedAt, width: StatusView.terminalWidth()) { printLine(line) }
+                } else {
+                    CommandOutput.print(answer, json: options.json)
+                }
+            case .failure(let error):
+                let code = CommandOutput.exit(error)
+                if worst == nil || code.rawValue == 1 { worst = code }
             }
         }
-        let ending = Task {
-            _ = await SignalWaiter.wait([SIGINT, SIGTERM])
-            tick.finish()
-        }
-        let deadline = duration.map { MonotonicClock.seconds() + $0 }
-        let terminal = !options.json && isatty(1) == 1
-        var drawn = 0
-        var receivedAt = MonotonicClock.seconds()
-        var lastLine = ""
-        // The state now comes first: a follower sees where things are before the first change.
-        if options.json { printLine(await DeviceRunner.snapshot(of: session).json(at: receivedAt).serialized()) }
-        for await changed in ticks {
-            let now = MonotonicClock.seconds()
-            if changed { receivedAt = now }
-            var snapshot = await DeviceRunner.snapshot(of: session)
-            snapshot.receivedAt = receivedAt
-            if options.json {
-                if changed { printLine(snapshot.json(at: now).serialized()) }
-            } else if terminal {
-                let lines = StatusView.render(snapshot, now: now, width: StatusView.terminalWidth())
-                var text = drawn > 0 ? "\u{1B}[\(drawn)A" : ""
-                for line in lines { text += "\u{1B}[2K" + line + "\n" }
-                if lines.count < drawn { text += "\u{1B}[J" }
-                drawn = lines.count
-                _ = text.withCString { write(1, $0, strlen($0)) }
-            } else {
-                let line = DeviceRunner.oneLine(snapshot, now: now)
-                if changed || line != lastLine { printLine(line) }
-                lastLine = line
-            }
-            if let deadline, now >= deadline { break }
-            if await session.state.isFinal { break }
-        }
-        forwarding.cancel()
-        timer.cancel()
-        ending.cancel()
-        await manager.shutdown(stopCasting: false)
+        if let worst { throw worst }
     }
 }

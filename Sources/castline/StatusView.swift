@@ -38,6 +38,21 @@ enum StatusView {
         return lines
     }
 
+    /// `Living Room TV: PLAYING "Title" 01:02 / 02:00 volume 40% [4K HDR]`, the position at `now`
+    /// (default: when the status arrived).
+    static func oneLine(_ s: StatusSnapshot, now: Double? = nil) -> String {
+        var line = "\(s.deviceName): \(s.state)"
+        if let title = s.title { line += " \"\(title)\"" }
+        if let position = s.position(at: now ?? s.receivedAt) {
+            line += " \(clock(position))"
+            if let duration = s.media?.effectiveMedia?.duration { line += " / \(clock(duration))" }
+        }
+        if let volume = s.deviceVolume { line += " volume \(Int((volume * 100).rounded()))%" }
+        if s.deviceMuted == true { line += " muted" }
+        if let badge = s.badge { line += " [\(badge)]" }
+        return line
+    }
+
     /// `1:02:03` or `02:03`.
     static func clock(_ seconds: Double) -> String {
         let total = Int(max(0, seconds.isFinite ? seconds : 0))

@@ -1,0 +1,4 @@
+extension Double {
+    /// `5` or `2.5`: a number of seconds (or any quantity) as a message says it.
+    public var formatted: String { self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String(self) }
+}
