@@ -29,8 +29,11 @@ public actor SessionManager {
     /// them) before shutting it down, since a session that loses its device reconnects on it, and
     /// NIO drops work handed to a loop that has shut down (SWIFTNIO_STRICT makes that a crash).
     /// A resume file that cannot be read is logged and ignored (nothing to resume).
-    public init(options: CastOptions, group: EventLoopGroup? = nil, threads: Int = SessionManager.defaultThreads) {
+    /// `transferCandidates`: see ``setTransferCandidates(_:)``.
+    public init(options: CastOptions, group: EventLoopGroup? = nil, threads: Int = SessionManager.defaultThreads,
+                transferCandidates: (@Sendable () async -> [CastDevice])? = nil) {
         self.options = options
+        self.transferCandidates = transferCandidates
         self.group = group ?? MultiThreadedEventLoopGroup(numberOfThreads: max(1, min(threads, 64)))
         self.ownsGroup = group == nil
         let log = Logger(class: "SessionManager", system: options.logSystem)

@@ -68,8 +68,7 @@ extension Daemon {
 
     /// Hands the devices discovery knows to the named jobs' drivers (a job that just started).
     func feedKnownDevices(to names: [String]) async {
-        guard let manager else { return }
-        for device in await manager.devices {
+        for device in await context.discoveryManager.devices {
             let aliases = await registry.entry(device.id)?.aliases ?? []
             for name in names { await drivers[name]?.deviceFound(device, aliases: aliases) }
         }
@@ -92,9 +91,9 @@ extension Daemon {
         let old = config
         config = new
         await registry.setAliases(Self.aliases(new))
-        if old.devices != new.devices || old.discovery.allows(["static"]) != new.discovery.allows(["static"]), let manager {
-            await manager.remove(providerNamed: "static")
-            if let provider = staticProvider(new) { await manager.add(provider) }
+        if old.devices != new.devices || old.discovery.allows(["static"]) != new.discovery.allows(["static"]) {
+            await context.discoveryManager.remove(providerNamed: "static")
+            if let provider = staticProvider(new) { await context.discoveryManager.add(provider) }
             log.info("config reload: \(new.devices.count) configured device(s)", ["devices": .int(new.devices.count)])
         }
         var changed: [String] = []

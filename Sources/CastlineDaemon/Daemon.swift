@@ -17,6 +17,9 @@ public actor Daemon {
     public nonisolated let events: HubEvents
     public nonisolated let registry: DeviceRegistry
     public nonisolated let metrics: HubMetrics
+    /// The sessions' options, event loops and managers: the one place the hub's sessions and
+    /// discovery are put together (a command's own hub too).
+    public nonisolated let context: CastContext
     let logSystem: LogSystem
     let group: EventLoopGroup
     let notifier: SystemdNotifier
@@ -30,7 +33,6 @@ public actor Daemon {
     /// Jobs by name: the config's, then those added through the API.
     var drivers: [String: JobDriver] = [:]
     var apiJobs: [String: JobEntry] = [:]
-    var manager: DiscoveryManager?
     var discoveryTask: Task<Void, Never>?
     var lastStatus = ""
     var lastWatchdog = 0.0
@@ -61,7 +63,10 @@ public actor Daemon {
         metrics = HubMetrics()
         var options = Self.castOptions(config, logSystem: logSystem)
         options.requestObserver = metrics.requestObserver
-        registry = DeviceRegistry(options: options, group: group, events: events, metrics: metrics, aliases: Self.aliases(config),
+        options.joinPolicy = .follow
+        options.sessionResumeFile = nil   // a following session finds its app again by looking
+        context = CastContext(options: options, group: group)
+        registry = DeviceRegistry(context: context, events: events, metrics: metrics, aliases: Self.aliases(config),
                                   retryDelay: linkRetryDelay)
     }
 
@@ -98,8 +103,7 @@ public actor Daemon {
         finished = continuation
         running = true
         for job in jobStore?.load() ?? [] where !config.jobs.contains(where: { $0.name == job.name }) { apiJobs[job.name] = job }
-        let manager = DiscoveryManager(criteria: DiscoveryCriteria(), logSystem: logSystem)
-        self.manager = manager
+        let manager = context.discoveryManager
         for provider in providers { await manager.add(provider) }
         if let staticHosts = staticProvider(config) { await manager.add(staticHosts) }
         for job in allJobs { startDriver(job) }
@@ -226,7 +230,7 @@ public actor Daemon {
         }
         await registry.shutdown(stopping: commandCasts)
         announcer?.stop()
-        await manager?.stop()
+        await context.discoveryManager.stop()
         finished?.yield()
         finished?.finish()
     }

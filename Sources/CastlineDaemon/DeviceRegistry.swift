@@ -68,17 +68,18 @@ public actor DeviceRegistry {
     private var nextWaiter = 0
 
     /// `options`: session settings (the join policy is set to follow here).
+    /// `context`: the sessions' options (a following session each: its join policy is
+    /// ``CastOptions/JoinPolicy/follow`` and it keeps no resume record) and event loops.
     /// `retryDelay`: seconds between attempts to connect to an unreachable device; nil: one
     /// attempt (a command's own hub, whose caller hears the failure).
-    public init(options: CastOptions, group: EventLoopGroup, events: HubEvents, metrics: HubMetrics? = nil,
+    public init(context: CastContext, events: HubEvents, metrics: HubMetrics? = nil,
                 aliases: [String: [String]] = [:], retryDelay: Double? = 10) {
+        precondition(context.options.joinPolicy == .follow && context.options.sessionResumeFile == nil,
+                     "the registry's sessions follow their device")
         self.metrics = metrics
         self.retryDelay = retryDelay
-        var follow = options
-        follow.joinPolicy = .follow
-        follow.sessionResumeFile = nil   // a following session finds its app again by looking
-        manager = SessionManager(options: follow, group: group)
-        log = Logger(class: "DeviceRegistry", system: options.logSystem)
+        manager = context.sessionManager
+        log = Logger(class: "DeviceRegistry", system: context.options.logSystem)
         self.events = events
         aliasesByEndpoint = aliases
     }
