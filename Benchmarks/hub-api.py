@@ -101,7 +101,30 @@ def stop_app(sim):
         time.sleep(0.01)
 
 
+TORN_WRITES = [0]
+
+
+class CastFailed(RuntimeError):
+    def __init__(self, message, stderr):
+        super().__init__(message)
+        self.stderr = stderr
+
+
 def cli_round(netns, sim, argv, timeout=60):
+    """One timed cast. A catt run that fails on pychromecast's torn TLS write (its two threads
+    writing to one socket at once, home-assistant-libs/pychromecast#1030; most runs against an
+    instant LAUNCH reply) is run again and counted (reported with the figures)."""
+    for _ in range(10):
+        try:
+            return timed_cast(netns, sim, argv, timeout)
+        except CastFailed as error:
+            if "EOF occurred in violation of protocol" not in error.stderr:
+                raise
+            TORN_WRITES[0] += 1
+    raise RuntimeError(f"{argv[0]}: ten torn writes in a row")
+
+
+def timed_cast(netns, sim, argv, timeout):
     stop_app(sim)
     start = time.monotonic()
     process = subprocess.Popen(netns.command(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -114,7 +137,7 @@ def cli_round(netns, sim, argv, timeout=60):
         time.sleep(0.002)
     out, err = process.communicate(timeout=timeout)
     if process.returncode != 0 or played is None:
-        raise RuntimeError(f"{argv[0]} rc={process.returncode} played={played}: {out[-800:]} {err[-1500:]}")
+        raise CastFailed(f"{argv[0]} rc={process.returncode} played={played}: {out[-800:]} {err[-1500:]}", err)
     return played
 
 
@@ -214,7 +237,8 @@ def main():
         print(json.dumps({"name": "castline cast via the daemon", **percentiles(ours)}), flush=True)
         print(json.dumps({"name": "catt cast", **percentiles(theirs)}), flush=True)
         print(f"castline cast via the daemon → PLAYING: median {statistics.median(ours) * 1000:.1f} ms; catt "
-              f"{statistics.median(theirs) * 1000:.1f} ms → {statistics.median(theirs) / statistics.median(ours):.1f}x (goal >= 50x)", flush=True)
+              f"{statistics.median(theirs) * 1000:.1f} ms → {statistics.median(theirs) / statistics.median(ours):.1f}x (goal >= 50x); "
+              f"catt runs repeated after pychromecast's torn TLS write: {TORN_WRITES[0]}", flush=True)
 
         # 2. API cast on a warm session against pychromecast's play_media.
         device = devices[1]

@@ -33,9 +33,13 @@ public struct PlaybackTiming: Sendable, Hashable {
     /// Before the LOAD reply, send the unsolicited status real firmware sends: top-level `IDLE`
     /// without `idleReason` and `extendedStatus.playerState: LOADING`.
     public var sendsLoadingStatus: Bool = true
+    /// LAUNCH → the app runs and the RECEIVER_STATUS reply goes out this many seconds later, as
+    /// a real device takes a second or more to load an app (0: at once).
+    public var launchDelay: Double = 0
 
-    public init(bufferingDelay: Double = 0.2, sendsLoadingStatus: Bool = true) {
+    public init(bufferingDelay: Double = 0.2, sendsLoadingStatus: Bool = true, launchDelay: Double = 0) {
         self.bufferingDelay = bufferingDelay
         self.sendsLoadingStatus = sendsLoadingStatus
+        self.launchDelay = launchDelay
     }
 }

@@ -49,6 +49,7 @@ extension ReceiverDevice {
         connections.removeAll()
         virtualConnections.removeAll()
         running = nil
+        pendingLaunch = nil
         player.reset()
         log.info("rebooted")
         out += announceIfChanged()

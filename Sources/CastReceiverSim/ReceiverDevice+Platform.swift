@@ -35,7 +35,7 @@ extension ReceiverDevice {
         case .getStatus:
             return [platformReply(receiverStatusMessage(requestId: requestId))]
         case .launch(let request):
-            return launch(request.appId, requestId: requestId, effects: &effects)
+            return launch(request.appId, requestId: requestId, requester: requester, now: now, effects: &effects)
         case .stop(_, let sessionId):
             return stop(sessionId: sessionId, requestId: requestId, effects: &effects)
         case .setVolume(_, let requested):
@@ -118,17 +118,41 @@ extension ReceiverDevice {
 
     // MARK: App lifecycle
 
-    mutating func launch(_ appId: String, requestId: RequestID, effects: inout [DeviceOutput]) -> [EndpointReply] {
+    mutating func launch(_ appId: String, requestId: RequestID, requester: Requester, now: Double,
+                         effects: inout [DeviceOutput]) -> [EndpointReply] {
         guard let definition = catalogue.first(where: { $0.appId == appId }) else {
             log.warning("LAUNCH of unknown app \(appId)", ["appId": .string(appId), "reason": "NOT_FOUND"])
             return [platformReply(ReceiverMessage.launchError(requestId: requestId, reason: .notFound).json)]
         }
-        if running?.definition.appId == appId {
+        if running?.definition.appId == appId, pendingLaunch == nil {
             return [platformReply(receiverStatusMessage(requestId: requestId))]
         }
-        effects += terminateApp(reason: "replaced by \(appId)")
-        start(definition)
-        return receiverStatusToAll(requestId: requestId)
+        guard launchDelay > 0 else {
+            effects += terminateApp(reason: "replaced by \(appId)")
+            start(definition)
+            return receiverStatusToAll(requestId: requestId)
+        }
+        // The app loads for a while; a LAUNCH meanwhile cancels the one under way, as on a device.
+        if let earlier = pendingLaunch {
+            log.info("LAUNCH of \(earlier.definition.appId) cancelled by a LAUNCH of \(appId)", ["appId": .string(earlier.definition.appId)])
+            effects += deliver([platformReply(ReceiverMessage.launchError(requestId: earlier.requestId, reason: .cancelled).json)],
+                               from: Self.platformEndpoint, requester: earlier.requester)
+        }
+        pendingLaunch = PendingLaunch(definition: definition, requestId: requestId, requester: requester, due: now + launchDelay)
+        log.info("launching app \(appId) (ready in \(launchDelay) s)", ["appId": .string(appId)])
+        return []
+    }
+
+    /// The app whose launch is due by `now` starts; the LAUNCH's reply goes to its sender and the
+    /// new status to every other sender.
+    mutating func finishLaunch(by now: Double) -> [DeviceOutput] {
+        guard let launch = pendingLaunch, now >= launch.due else { return [] }
+        pendingLaunch = nil
+        var out = terminateApp(reason: "replaced by \(launch.definition.appId)")
+        start(launch.definition)
+        out += deliver(receiverStatusToAll(requestId: launch.requestId), from: Self.platformEndpoint, requester: launch.requester)
+        out += announceIfChanged()
+        return out
     }
 
     mutating func stop(sessionId: String?, requestId: RequestID, effects: inout [DeviceOutput]) -> [EndpointReply] {

@@ -25,6 +25,16 @@ public struct ReceiverDevice: Sendable {
     /// Device volume (float32-rounded level, like real firmware).
     var volume: Volume
     var announced: DeviceAdvertisementState = .idle
+    /// A LAUNCH whose app is still loading (``PlaybackTiming/launchDelay``).
+    var pendingLaunch: PendingLaunch?
+    let launchDelay: Double
+
+    struct PendingLaunch: Sendable {
+        var definition: AppDefinition
+        var requestId: RequestID
+        var requester: Requester
+        var due: Double
+    }
     var ignoredMessages = 0
     var rejectedMessages = 0
 
@@ -46,6 +56,7 @@ public struct ReceiverDevice: Sendable {
     ) {
         self.profile = profile
         self.catalogue = catalogue
+        launchDelay = max(0, timing.launchDelay)
         let deviceFields: LogFields = ["device": .string(profile.uuid)]
         log = Logger(class: "ReceiverDevice", system: logSystem).with(deviceFields)
         ids = IdentifierGenerator(seed: idSeed)
@@ -131,14 +142,17 @@ public struct ReceiverDevice: Sendable {
     /// Runs the timed transitions due by `now`: end of buffering, end of an item, next item.
     /// Unsolicited statuses (requestId 0) go to every sender connected to the app.
     public mutating func advance(to now: Double) -> [DeviceOutput] {
-        guard let app = running, app.definition.isMediaPlayer else { return [] }
-        return deliver(player.advance(to: now), from: app.transportId, requester: nil)
+        var out = finishLaunch(by: now)
+        guard let app = running, app.definition.isMediaPlayer else { return out }
+        out += deliver(player.advance(to: now), from: app.transportId, requester: nil)
+        return out
     }
 
     /// When ``advance(to:)`` next has work; nil = nothing timed pending.
     public var nextDeadline: Double? {
-        guard let app = running, app.definition.isMediaPlayer else { return nil }
-        return player.nextDeadline
+        let launch = pendingLaunch?.due
+        guard let app = running, app.definition.isMediaPlayer, let player = player.nextDeadline else { return launch }
+        return launch.map { min($0, player) } ?? player
     }
 
     // MARK: Routing

@@ -66,6 +66,9 @@ struct SimCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds from BUFFERING to PLAYING after a LOAD.")
     var bufferingDelay: Double = 0.2
 
+    @Option(name: .long, help: "Seconds from a LAUNCH to the app running and its reply (real devices take a second or more).")
+    var launchDelay: Double = 0
+
     @Flag(name: .long, help: "Fault: never answer PING.")
     var ignorePings = false
 
@@ -96,6 +99,7 @@ struct SimCommand: AsyncParsableCommand {
         try seconds(pingInterval, "--ping-interval", positive: true)
         try seconds(heartbeatTimeout, "--heartbeat-timeout", positive: true)
         try seconds(bufferingDelay, "--buffering-delay")
+        try seconds(launchDelay, "--launch-delay")
         try seconds(replyDelay, "--reply-delay")
         try seconds(dropAfter, "--drop-after")
         guard heartbeatTimeout > pingInterval else {
@@ -138,6 +142,7 @@ struct SimCommand: AsyncParsableCommand {
         settings.pingInterval = pingInterval
         settings.heartbeatTimeout = heartbeatTimeout
         settings.timing.bufferingDelay = bufferingDelay
+        settings.timing.launchDelay = launchDelay
         settings.initialFaults = DeviceFaults(ignorePings: ignorePings, replyDelay: replyDelay, dropAfter: dropAfter)
         settings.threads = threads
         SignalWaiter.block([SIGINT, SIGTERM])

@@ -24,6 +24,32 @@ struct ReceiverPlatformTests {
         #expect(status.isActiveInput == false && status.isStandBy == false)
     }
 
+    /// With a launch delay the app loads first: no reply until the delay has passed (on the
+    /// hand-moved clock), then the reply to the LAUNCH's sender, the status to the others, and
+    /// the advertisement; a second LAUNCH meanwhile cancels the first (LAUNCH_ERROR CANCELLED).
+    @Test func launchDelayRepliesWhenTheAppHasLoaded() throws {
+        var sim = SimHarness(timing: PlaybackTiming(bufferingDelay: 0.25, launchDelay: 1.5))
+        sim.connect(1, sender: "sender-a")
+        sim.connect(2, sender: "sender-b")
+        let first = sim.receiver("LAUNCH", ["appId": "CC1AD845"], from: "sender-a", connection: 1)
+        #expect(SimHarness.receiverMessages(first).isEmpty && sim.transportId == nil, "nothing before the app has loaded")
+        #expect(sim.device.nextDeadline == 1001.5)
+        let second = sim.receiver("LAUNCH", ["appId": "CC1AD845"], from: "sender-b", connection: 2)
+        let cancelled = SimHarness.receiverMessages(second)
+        try #require(cancelled.count == 1)
+        #expect(cancelled[0].sent.connection == 1)
+        guard case .launchError(let id, let reason) = cancelled[0].message else { Issue.record("\(cancelled[0].message)"); return }
+        #expect(id == 1 && reason == .cancelled)
+        #expect(sim.advance(by: 1.0).isEmpty, "the second launch's delay starts at its own LAUNCH")
+        let ready = sim.advance(by: 0.5)
+        let statuses = SimHarness.receiverStatuses(ready)
+        #expect(statuses.map(\.sent.connection).sorted() == [1, 2])
+        #expect(statuses.first { $0.sent.connection == 2 }?.requestId == 2, "the reply goes to the LAUNCH still under way")
+        #expect(statuses.first { $0.sent.connection == 1 }?.requestId == 0)
+        #expect(sim.transportId != nil && SimHarness.advertisements(ready).first?.busy == true)
+        #expect(sim.device.nextDeadline == nil)
+    }
+
     @Test func audioDevicesOmitActiveInputAndStandBy() throws {
         var sim = SimHarness(isVideoDevice: false)
         sim.connect()
