@@ -52,7 +52,7 @@ extension SimulatedDevice {
 
     /// `http://127.x.y.z…`, `http://[::1]…`, `http://localhost…`.
     static func isLoopbackURL(_ url: String) -> Bool {
-        guard let schemeEnd = url.range(of: "://") else { return false }
+        guard let schemeEnd = url.firstRange(of: "://") else { return false }
         let rest = url[schemeEnd.upperBound...]
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         var host = Substring(authority)
