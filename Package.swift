@@ -74,6 +74,9 @@ let package = Package(
         // module with no dependencies, linked by the host's modules and by Swift plugins alike.
         .target(name: "CastJSON"),
         .target(name: "CastCore", dependencies: ["CastJSON"]),
+        // The wire: CastMessage, the hand-written proto2 reader and writer (ProtoWireReader,
+        // ProtoWireOutput), frame codec, NIO handlers. No SwiftProtobuf: product code stays free
+        // of Foundation, which SwiftProtobuf imports (the generated types are CastProtoReference's).
         .target(
             name: "CastProtocol",
             dependencies: [
@@ -86,8 +89,8 @@ let package = Package(
         // System OpenSSL behind a Swift-only surface (keys, X.509, signatures). Never imported
         // together with BoringSSL (NIOSSL) in one module: see ARCHITECTURE.md.
         .target(name: "SystemCrypto", dependencies: ["COpenSSL", "CastCore"]),
-        // Cast device authentication (deviceauth namespace): the device's answer to a challenge
-        // and the sender's check of that answer. No sockets.
+        // Cast device authentication (deviceauth namespace): its messages with a hand-written codec,
+        // the device's answer to a challenge and the sender's check of that answer. No sockets.
         .target(name: "CastDeviceAuth", dependencies: ["CastProtocol", "SystemCrypto"]),
 
         // MARK: Sender.
