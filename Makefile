@@ -103,7 +103,7 @@ bench-sinks: deps
 
 # Each libFuzzer target for FUZZ_SECONDS seconds.
 fuzz-smoke: deps
-	@for t in frame payload rules glob sim pluginjson config logline nearbytxt; do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+	@for t in frame payload rules glob sim pluginjson config logline nearbytxt deviceauth; do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
 
 # Casts a sample to the built-in simulator and shows the live status view (scripts/demo.sh).
 demo: deps

@@ -25,6 +25,10 @@ let package = Package(
         .library(name: "CastMediaServer", targets: ["CastMediaServer"]),
         .library(name: "CastlineLogs", targets: ["CastlineLogs"]),
         .library(name: "CastNearby", targets: ["CastNearby"]),
+        // The generated SwiftProtobuf types, the reference for the hand-written codecs: for the
+        // tests, the fuzz targets and the benchmarks only (never a dependency of the executable,
+        // a library above or a plugin).
+        .library(name: "CastProtoReference", targets: ["CastProtoReference"]),
         .executable(name: "castline", targets: ["castline"]),
         // First-party plugins: one dynamic library each, loaded by the host at run time
         // (never linked into it). The `libCastlinePlugin` prefix is what the host looks for
@@ -71,27 +75,24 @@ let package = Package(
         // module with no dependencies, linked by the host's modules and by Swift plugins alike.
         .target(name: "CastJSON"),
         .target(name: "CastCore", dependencies: ["CastJSON"]),
+        // The wire: CastMessage, the hand-written proto2 reader and writer (ProtoWireReader,
+        // ProtoWireOutput), frame codec, NIO handlers. No SwiftProtobuf: product code stays free
+        // of Foundation, which SwiftProtobuf imports (the generated types are CastProtoReference's).
         .target(
             name: "CastProtocol",
             dependencies: [
                 "CastCore",
                 "CastLogging",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
 
         // System OpenSSL behind a Swift-only surface (keys, X.509, signatures). Never imported
         // together with BoringSSL (NIOSSL) in one module: see ARCHITECTURE.md.
         .target(name: "SystemCrypto", dependencies: ["COpenSSL", "CastCore"]),
-        // Cast device authentication (deviceauth namespace): the device's answer to a challenge
-        // and the sender's check of that answer. No sockets.
-        .target(
-            name: "CastDeviceAuth",
-            dependencies: [
-                "CastProtocol", "SystemCrypto", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            ]
-        ),
+        // Cast device authentication (deviceauth namespace): its messages with a hand-written codec,
+        // the device's answer to a challenge and the sender's check of that answer. No sockets.
+        .target(name: "CastDeviceAuth", dependencies: ["CastProtocol", "SystemCrypto"]),
 
         // MARK: Sender.
         // TLS client connection: the Cast codec, heartbeat and device auth on a socket; and the
@@ -137,7 +138,6 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
 
@@ -225,6 +225,15 @@ let package = Package(
         ),
 
         // MARK: Tests.
+        // The generated SwiftProtobuf types (Generated/, from Protos/ by scripts/generate-protos.sh)
+        // and the conversions that make them the reference for CastProtocol's CastMessage wire
+        // reader and writer and CastDeviceAuth's device-auth codec. Test-only: SwiftProtobuf
+        // imports Foundation, which product code stays free of (process start-up cost).
+        .target(name: "CastProtoReference", dependencies: [
+            "CastProtocol", "CastCore", "CastDeviceAuth",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ]),
         // Test helpers shared by the test targets (in-memory log sink, seeded random numbers).
         .target(name: "CastTestSupport", dependencies: [
             "CastLogging", "SystemCrypto",
@@ -252,10 +261,11 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            "CastProtoReference",
         ]),
         .testTarget(name: "SystemCryptoTests", dependencies: ["SystemCrypto", "CastTestSupport"]),
         .testTarget(name: "CastDeviceAuthTests", dependencies: [
-            "CastDeviceAuth", "CastProtocol", "SystemCrypto", "CastTestSupport",
+            "CastDeviceAuth", "CastProtocol", "SystemCrypto", "CastTestSupport", "CastProtoReference",
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
@@ -268,7 +278,6 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
         .testTarget(name: "CastTransportTests", dependencies: [
             "CastTransport", "CastReceiverSimServer", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",

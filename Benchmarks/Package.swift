@@ -14,6 +14,8 @@ let package = Package(
                 .product(name: "CastLogging", package: "castline"),
                 .product(name: "CastProtocol", package: "castline"),
                 .product(name: "CastCore", package: "castline"),
+                // The generated SwiftProtobuf type, to compare the wire writer with.
+                .product(name: "CastProtoReference", package: "castline"),
             ]
         ),
         // Sessions on many simulated devices: time to all-PLAYING, RSS per session, idle CPU,

@@ -12,6 +12,8 @@ let package = Package(
             name: "castline-fuzz",
             dependencies: [
                 .product(name: "CastProtocol", package: "castline"),
+                // The generated SwiftProtobuf types, the hand-written codecs' reference.
+                .product(name: "CastProtoReference", package: "castline"),
                 .product(name: "CastCore", package: "castline"),
                 .product(name: "CastLogging", package: "castline"),
                 .product(name: "CastReceiverSim", package: "castline"),

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates Sources/CastProtocol/Generated/*.pb.swift from Protos/*.proto with Debian's protoc
+# Regenerates Sources/CastProtoReference/Generated/*.pb.swift from Protos/*.proto with Debian's protoc
 # and protoc-gen-swift built from the swift-protobuf version this package resolves.
 #   scripts/generate-protos.sh          rewrite the generated files
 #   scripts/generate-protos.sh --check  exit 1 if the committed files differ from a fresh generation
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=Sources/CastProtocol/Generated
+OUT=Sources/CastProtoReference/Generated
 command -v protoc >/dev/null || { echo "generate-protos: protoc missing (apt-get install protobuf-compiler)" >&2; exit 2; }
 swift build --product protoc-gen-swift >/dev/null
 PLUGIN="$(swift build --show-bin-path)/protoc-gen-swift"

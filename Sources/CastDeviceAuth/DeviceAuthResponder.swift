@@ -1,6 +1,4 @@
 import CastProtocol
-import Foundation
-import SwiftProtobuf
 import SystemCrypto
 
 /// Answers Cast device-auth challenges (`urn:x-cast:com.google.cast.tp.deviceauth`) like a
@@ -40,8 +38,8 @@ public struct DeviceAuthResponder: Sendable {
 
     private let signingKey: PrivateKey
     private let tlsCertificateDER: [UInt8]
-    private let deviceCertificateDER: Data
-    private let intermediatesDER: [Data]
+    private let deviceCertificateDER: [UInt8]
+    private let intermediatesDER: [[UInt8]]
 
     /// A responder for one device: it signs with `credentials.deviceAuthKey` and sends the
     /// device certificate plus `credentials.intermediateCertificates`.
@@ -58,8 +56,8 @@ public struct DeviceAuthResponder: Sendable {
     private init(credentials: DeviceCredentials, intermediates: [Certificate]) {
         signingKey = credentials.deviceAuthKey
         tlsCertificateDER = credentials.tlsCertificateDER
-        deviceCertificateDER = Data(credentials.deviceAuthCertificate.derBytes)
-        intermediatesDER = intermediates.map { Data($0.derBytes) }
+        deviceCertificateDER = credentials.deviceAuthCertificate.derBytes
+        intermediatesDER = intermediates.map(\.derBytes)
     }
 
     /// The reply to `challengeBytes` (a serialized `DeviceAuthMessage`): a response or an error.
@@ -67,57 +65,42 @@ public struct DeviceAuthResponder: Sendable {
 
     /// The reply to `challengeBytes` with its ``Outcome``.
     public func reply(to challengeBytes: [UInt8]) -> Reply {
-        let message: Cast_Channel_DeviceAuthMessage
+        let message: DeviceAuthMessage
         do {
-            message = try Cast_Channel_DeviceAuthMessage(serializedBytes: challengeBytes)
+            message = try DeviceAuthMessage(decoding: challengeBytes)
         } catch {
             return Self.error(.internalError, "\(challengeBytes.count) bytes are not a DeviceAuthMessage (\(error))")
         }
-        guard message.hasChallenge else { return Self.error(.internalError, "no challenge in the message") }
-        if message.hasResponse || message.hasError {
+        guard let challenge = message.challenge else { return Self.error(.internalError, "no challenge in the message") }
+        if message.response != nil || message.error != nil {
             return Self.error(.internalError, "challenge mixed with a response or error")
         }
-        let challenge = message.challenge
-        let unknown = UnknownVarints(challenge.unknownFields.data)
-        if let value = unknown.first(field: 1) {
+        if let value = challenge.unknownSignatureAlgorithm {
             return Self.error(.signatureAlgorithmUnavailable, "unknown signature_algorithm \(value)")
         }
-        if let value = unknown.first(field: 3) {
+        if let value = challenge.unknownHashAlgorithm {
             return Self.error(.signatureAlgorithmUnavailable, "unknown hash_algorithm \(value)")
         }
-        switch challenge.signatureAlgorithm {
-        case .unspecified, .rsassaPkcs1V15: break
-        case .rsassaPss: return Self.error(.signatureAlgorithmUnavailable, "RSASSA-PSS is not supported")
+        switch challenge.signatureAlgorithm ?? .rsassaPKCS1v15 {
+        case .unspecified, .rsassaPKCS1v15: break
+        case .rsassaPSS: return Self.error(.signatureAlgorithmUnavailable, "RSASSA-PSS is not supported")
         }
-        let hash: DigestAlgorithm = challenge.hashAlgorithm == .sha256 ? .sha256 : .sha1
-        let nonce = challenge.hasSenderNonce ? [UInt8](challenge.senderNonce) : []
+        let hash = DigestAlgorithm(challenge.hashAlgorithm ?? .sha1)
+        let nonce = challenge.senderNonce ?? []
         let signature: [UInt8]
         do {
             signature = try Signature.sign(nonce + tlsCertificateDER, key: signingKey, digest: hash)
         } catch {
             return Self.error(.internalError, "signing failed: \(error)")
         }
-        var response = Cast_Channel_AuthResponse()
-        response.signature = Data(signature)
-        response.clientAuthCertificate = deviceCertificateDER
-        response.intermediateCertificate = intermediatesDER
-        response.signatureAlgorithm = .rsassaPkcs1V15
-        response.hashAlgorithm = hash == .sha256 ? .sha256 : .sha1
-        if challenge.hasSenderNonce { response.senderNonce = challenge.senderNonce }
-        var reply = Cast_Channel_DeviceAuthMessage()
-        reply.response = response
-        guard let bytes: [UInt8] = try? reply.serializedBytes() else {
-            return Self.error(.internalError, "cannot serialize the response")
-        }
-        return Reply(bytes: bytes, outcome: .answered(hash: hash, nonceLength: nonce.count))
+        let response = AuthResponse(
+            signature: signature, clientAuthCertificate: deviceCertificateDER, intermediateCertificates: intermediatesDER,
+            signatureAlgorithm: .rsassaPKCS1v15, senderNonce: challenge.senderNonce, hashAlgorithm: AuthHashAlgorithm(hash))
+        return Reply(bytes: DeviceAuthMessage(response: response).serialized(), outcome: .answered(hash: hash, nonceLength: nonce.count))
     }
 
-    private static func error(_ type: Cast_Channel_AuthError.ErrorType, _ reason: String) -> Reply {
-        var message = Cast_Channel_DeviceAuthMessage()
-        message.error.errorType = type
-        // An AuthError with its one required field set always serializes.
-        let bytes: [UInt8] = (try? message.serializedBytes()) ?? []
-        return Reply(bytes: bytes, outcome: .rejected(reason: reason))
+    private static func error(_ type: AuthError.ErrorType, _ reason: String) -> Reply {
+        Reply(bytes: DeviceAuthMessage(error: AuthError(errorType: type)).serialized(), outcome: .rejected(reason: reason))
     }
 }
 
@@ -155,74 +138,38 @@ public struct DeviceAuthVerifier: Sendable {
     /// A serialized challenge: `DeviceAuthMessage{challenge{sender_nonce?, hash_algorithm?}}`
     /// (a field is left out when nil, so the device uses its default).
     public static func challenge(nonce: [UInt8]?, hash: DigestAlgorithm?) -> [UInt8] {
-        var message = Cast_Channel_DeviceAuthMessage()
-        message.challenge = Cast_Channel_AuthChallenge()
-        if let nonce { message.challenge.senderNonce = Data(nonce) }
-        if let hash { message.challenge.hashAlgorithm = hash == .sha256 ? .sha256 : .sha1 }
-        return (try? message.serializedBytes()) ?? []
+        let challenge = AuthChallenge(senderNonce: nonce, hashAlgorithm: hash.map(AuthHashAlgorithm.init))
+        return DeviceAuthMessage(challenge: challenge).serialized()
     }
 
     /// Verifies one reply received on a TLS connection whose peer certificate is
     /// `peerCertificateDER`. `expectedNonce`, when given, must equal the echoed nonce.
     public func verify(reply replyBytes: [UInt8], peerCertificateDER: [UInt8], expectedNonce: [UInt8]? = nil,
                        at time: Int64 = UnixTime.now) throws(DeviceAuthError) -> Verified {
-        let message: Cast_Channel_DeviceAuthMessage
-        do { message = try Cast_Channel_DeviceAuthMessage(serializedBytes: replyBytes) } catch {
+        let message: DeviceAuthMessage
+        do { message = try DeviceAuthMessage(decoding: replyBytes) } catch {
             throw .malformedReply("\(replyBytes.count) bytes are not a DeviceAuthMessage (\(error))")
         }
-        if message.hasError { throw .deviceReportedError(errorType: message.error.errorType.rawValue) }
-        guard message.hasResponse else { throw .malformedReply("no response in the message") }
-        let response = message.response
-        if response.signatureAlgorithm == .rsassaPss { throw .malformedReply("RSASSA-PSS signatures are not supported") }
-        let hash: DigestAlgorithm = response.hashAlgorithm == .sha256 ? .sha256 : .sha1
-        let nonce = [UInt8](response.senderNonce)
+        if let error = message.error { throw .deviceReportedError(errorType: Int(error.errorType.rawValue)) }
+        guard let response = message.response else { throw .malformedReply("no response in the message") }
+        if response.signatureAlgorithm == .rsassaPSS { throw .malformedReply("RSASSA-PSS signatures are not supported") }
+        let hash = DigestAlgorithm(response.hashAlgorithm ?? .sha1)
+        let nonce = response.senderNonce ?? []
         let device = try DeviceAuthCheck.verifyReply(
-            signature: [UInt8](response.signature), deviceCertificateDER: [UInt8](response.clientAuthCertificate),
-            intermediatesDER: response.intermediateCertificate.map { [UInt8]($0) }, senderNonce: nonce,
+            signature: response.signature, deviceCertificateDER: response.clientAuthCertificate,
+            intermediatesDER: response.intermediateCertificates, senderNonce: nonce,
             expectedNonce: expectedNonce, peerCertificateDER: peerCertificateDER, hash: hash,
             trustAnchors: trustAnchors, at: time)
-        let intermediates = response.intermediateCertificate.compactMap { try? Certificate(derBytes: [UInt8]($0)) }
+        let intermediates = response.intermediateCertificates.compactMap { try? Certificate(derBytes: $0) }
         let audioOnly = ([device] + intermediates).contains { $0.policyOIDs.contains(DeviceCredentials.audioOnlyPolicyOID) }
         return Verified(deviceCertificate: device, hash: hash, senderNonce: nonce, audioOnly: audioOnly)
     }
 }
 
-/// Varint fields of protobuf unknown-field bytes: proto2 keeps an enum value it does not know
-/// there, so an unknown `signature_algorithm` is only visible this way. Stops at the first
-/// malformed byte.
-private struct UnknownVarints {
-    private var fields: [(number: UInt64, value: UInt64)] = []
+extension DigestAlgorithm {
+    init(_ hash: AuthHashAlgorithm) { self = hash == .sha256 ? .sha256 : .sha1 }
+}
 
-    init(_ data: Data) {
-        let bytes = [UInt8](data)
-        var index = 0
-        func varint() -> UInt64? {
-            var result: UInt64 = 0
-            var shift: UInt64 = 0
-            while index < bytes.count, shift < 64 {
-                let byte = bytes[index]
-                index += 1
-                result |= UInt64(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { return result }
-                shift += 7
-            }
-            return nil
-        }
-        while index < bytes.count, let tag = varint() {
-            switch tag & 7 {
-            case 0:
-                guard let value = varint() else { return }
-                fields.append((tag >> 3, value))
-            case 1: index += 8
-            case 2:
-                guard let length = varint(), length <= UInt64(bytes.count - index) else { return }
-                index += Int(length)
-            case 3, 4: continue
-            case 5: index += 4
-            default: return
-            }
-        }
-    }
-
-    func first(field number: UInt64) -> UInt64? { fields.first { $0.number == number }?.value }
+extension AuthHashAlgorithm {
+    init(_ digest: DigestAlgorithm) { self = digest == .sha256 ? .sha256 : .sha1 }
 }

@@ -1,13 +1,11 @@
-import CastProtocol
-import SwiftProtobuf
-
-/// One word for a binary device-auth payload, for logs: `challenge`, `response`, `error` or `invalid`.
+/// One word for a binary device-auth payload, for logs: `challenge`, `response`, `error`, `empty`
+/// or `invalid`.
 public enum DeviceAuthSummary {
     public static func describe(_ bytes: [UInt8]) -> String {
-        guard let message = try? Cast_Channel_DeviceAuthMessage(serializedBytes: bytes) else { return "invalid" }
-        if message.hasChallenge { return "challenge" }
-        if message.hasResponse { return "response" }
-        if message.hasError { return "error" }
+        guard let message = try? DeviceAuthMessage(decoding: bytes) else { return "invalid" }
+        if message.challenge != nil { return "challenge" }
+        if message.response != nil { return "response" }
+        if message.error != nil { return "error" }
         return "empty"
     }
 }

@@ -10,7 +10,14 @@ public struct CastHeartbeatTimeout: Error, Sendable, Equatable, CustomStringConv
     public let timeout: Double
 
     public var description: String {
-        "no message from the peer for \(String(format: "%.1f", silentFor)) s (heartbeat timeout \(timeout) s)"
+        "no message from the peer for \(Self.oneDecimal(silentFor)) s (heartbeat timeout \(timeout) s)"
+    }
+
+    /// `value` rounded to tenths, e.g. `10.3` (`String(format: "%.1f")` without Foundation).
+    static func oneDecimal(_ value: Double) -> String {
+        guard value.isFinite, abs(value) < 1e15 else { return "\(value)" }
+        let tenths = Int64((abs(value) * 10).rounded())
+        return "\(value < 0 && tenths > 0 ? "-" : "")\(tenths / 10).\(tenths % 10)"
     }
 }
 

@@ -13,14 +13,14 @@ import NIOCore
 enum CastMessageWireWriter {
     /// The serialized size of `message` (the frame's length prefix).
     static func bodySize(of message: CastMessage) -> Int {
-        var size = 1 + varintSize(UInt64(message.protocolVersion))
-        size += stringFieldSize(message.sourceID.utf8.count)
-        size += stringFieldSize(message.destinationID.utf8.count)
-        size += stringFieldSize(message.namespace.rawValue.utf8.count)
+        var size = 1 + ProtoWireSize.varint(UInt64(message.protocolVersion))
+        size += ProtoWireSize.lengthDelimitedField(message.sourceID.utf8.count)
+        size += ProtoWireSize.lengthDelimitedField(message.destinationID.utf8.count)
+        size += ProtoWireSize.lengthDelimitedField(message.namespace.rawValue.utf8.count)
         size += 2   // payload_type: tag and a one-byte varint (0 or 1)
-        size += stringFieldSize(message.payload.byteCount)
+        size += ProtoWireSize.lengthDelimitedField(message.payload.byteCount)
         if message.continued != nil { size += 2 }
-        if let remaining = message.remainingLength { size += 1 + varintSize(UInt64(remaining)) }
+        if let remaining = message.remainingLength { size += 1 + ProtoWireSize.varint(UInt64(remaining)) }
         return size
     }
 
@@ -56,9 +56,7 @@ enum CastMessageWireWriter {
                 out.stringField(6, text)
             case .binary(let bytes):
                 out.varintField(5, 1)
-                out.byte(7 << 3 | 2)
-                out.varint(UInt64(bytes.count))
-                bytes.withUnsafeBytes { out.copy($0) }
+                out.bytesField(7, bytes)
             }
             if let continued = message.continued { out.varintField(8, continued ? 1 : 0) }
             if let remaining = message.remainingLength { out.varintField(9, UInt64(remaining)) }
@@ -69,7 +67,7 @@ enum CastMessageWireWriter {
     }
 
     /// A cursor over memory the caller sized with ``bodySize(of:)``.
-    private struct RawWriter {
+    private struct RawWriter: ProtoWireOutput {
         let base: UnsafeMutableRawPointer
         var count = 0
 
@@ -78,46 +76,10 @@ enum CastMessageWireWriter {
             count += 1
         }
 
-        mutating func varint(_ value: UInt64) {
-            var value = value
-            while value >= 0x80 {
-                byte(UInt8(truncatingIfNeeded: value) | 0x80)
-                value >>= 7
-            }
-            byte(UInt8(value))
-        }
-
-        mutating func varintField(_ field: UInt8, _ value: UInt64) {
-            byte(field << 3)
-            varint(value)
-        }
-
-        mutating func copy(_ bytes: UnsafeRawBufferPointer) {
+        mutating func append(_ bytes: UnsafeRawBufferPointer) {
             guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
             (base + count).copyMemory(from: source, byteCount: bytes.count)
             count += bytes.count
         }
-
-        mutating func stringField(_ field: UInt8, _ text: String) {
-            byte(field << 3 | 2)
-            let utf8 = text.utf8
-            varint(UInt64(utf8.count))
-            if utf8.withContiguousStorageIfAvailable({ copy(UnsafeRawBufferPointer($0)) }) == nil {
-                for unit in utf8 { byte(unit) }
-            }
-        }
     }
-
-    static func varintSize(_ value: UInt64) -> Int {
-        var value = value
-        var size = 1
-        while value >= 0x80 {
-            value >>= 7
-            size += 1
-        }
-        return size
-    }
-
-    /// Tag (one byte for fields 1–15), length varint, bytes.
-    private static func stringFieldSize(_ count: Int) -> Int { 1 + varintSize(UInt64(count)) + count }
 }

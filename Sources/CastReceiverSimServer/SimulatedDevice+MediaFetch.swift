@@ -39,7 +39,7 @@ extension SimulatedDevice {
     /// Whether `text` can be a LOAD whose media is on a loopback host: it holds `"LOAD"` and
     /// `127.`, `localhost` or `::1`. A byte scan, so the LOADs of media elsewhere (which the
     /// simulator never fetches) are not parsed a second time: the state machine has decoded them
-    /// already. (`String.contains` with a string argument is Foundation's CFString search here.)
+    /// already.
     static func mayBeLoopbackLoad(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
@@ -52,7 +52,7 @@ extension SimulatedDevice {
 
     /// `http://127.x.y.z…`, `http://[::1]…`, `http://localhost…`.
     static func isLoopbackURL(_ url: String) -> Bool {
-        guard let schemeEnd = url.range(of: "://") else { return false }
+        guard let schemeEnd = url.firstRange(of: "://") else { return false }
         let rest = url[schemeEnd.upperBound...]
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         var host = Substring(authority)

@@ -1,6 +1,7 @@
 import CastProtocol
 import CastTestSupport
 import CastDeviceAuth
+import CastProtoReference
 import Foundation
 import NIOSSL
 import SwiftProtobuf

@@ -1,6 +1,7 @@
 import CastCore
 import CastLogging
 import CastProtocol
+import CastProtoReference
 import CastTestSupport
 import NIOCore
 import NIOEmbedded

@@ -1,5 +1,6 @@
 import CastCore
 @testable import CastProtocol
+import CastProtoReference
 import CastTestSupport
 import NIOCore
 import SwiftProtobuf
@@ -163,6 +164,11 @@ extension CastMessage {
         base + [0x12, 0x05, 0x61],                             // truncated length
         base + [0x08],                                         // truncated varint
         base + [0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01],  // 11-byte varint
+        base + [0x78, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F],  // 10-byte varint, bits past 64 dropped
+        base + [0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F],  // the same as protocol_version
+        base + [0xC0, 0x80, 0x80, 0x80, 0x00, 0x01],           // continued (field 8) with a 5-byte tag
+        base + [0xC0, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01],     // a 6-byte tag: too long for a message's field
+        base + [0x73, 0xC0, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01, 0x74],  // but not inside an unknown group
         base + [0x0B],                                         // group start
         base + [0x00, 0x00],                                   // field number 0
         // Tags: SwiftProtobuf takes a tag below UInt32.max only (field numbers up to 2^29 - 1).

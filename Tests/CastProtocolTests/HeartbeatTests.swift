@@ -59,6 +59,18 @@ struct HeartbeatStateMachineTests {
     }
 }
 
+@Suite("CastHeartbeatTimeout")
+struct CastHeartbeatTimeoutTests {
+    @Test("the silence is printed to a tenth of a second, as %.1f would")
+    func description() {
+        #expect(CastHeartbeatTimeout(silentFor: 10.5, timeout: 10).description
+            == "no message from the peer for 10.5 s (heartbeat timeout 10.0 s)")
+        let cases: [(Double, String)] = [(0, "0.0"), (3, "3.0"), (10.04, "10.0"), (10.06, "10.1"), (9.96, "10.0"),
+                                         (0.04, "0.0"), (-2.26, "-2.3"), (.infinity, "inf")]
+        for (value, text) in cases { #expect(CastHeartbeatTimeout.oneDecimal(value) == text, "\(value)") }
+    }
+}
+
 @Suite("CastHeartbeatHandler")
 struct CastHeartbeatHandlerTests {
     final class FakeClock: Sendable {

@@ -1,6 +1,7 @@
 import CastCore
 import CastLogging
 import CastProtocol
+import CastProtoReference
 import NIOCore
 import Synchronization
 

@@ -2,6 +2,7 @@ import CastCore
 import CastLogging
 import CastPluginKit
 import CastProtocol
+import CastProtoReference
 import CastlineConfig
 import CastlineLogs
 import CastNearby
@@ -10,7 +11,7 @@ import NIOCore
 /// The fuzz targets. Each must never crash, hang or break an invariant (a broken invariant is
 /// a `precondition` failure, which libFuzzer reports as a crash with the input saved).
 enum FuzzTargets {
-    static let names = ["frame", "payload", "rules", "glob", "sim", "pluginjson", "config", "logline", "nearbytxt"]
+    static let names = ["frame", "payload", "rules", "glob", "sim", "pluginjson", "config", "logline", "nearbytxt", "deviceauth"]
 
     static func run(_ name: String, _ data: UnsafeRawBufferPointer) {
         switch name {
@@ -23,6 +24,7 @@ enum FuzzTargets {
         case "config": config(data)
         case "logline": logLine(data)
         case "nearbytxt": nearbyTXT(data)
+        case "deviceauth": DeviceAuthFuzzTarget.run(data)
         default: break
         }
     }
