@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 //
 // castline — a headless Google Cast sender for Linux.
-// Module graph and dependency direction: see ARCHITECTURE.md (arrows point at what a module may import).
+// Module graph, products and the rules that keep them: docs/architecture.md.
 
 import PackageDescription
 
@@ -9,26 +9,21 @@ let package = Package(
     name: "castline",
     platforms: [.macOS(.v15)],
     products: [
+        // What another package builds on: the sender framework (with the value types, wire
+        // messages and JSON its API speaks), logging, the plugin SDK, and the receiver simulator
+        // (the state machines and the server on sockets).
+        .library(name: "CastSender", targets: ["CastSender", "CastCore", "CastProtocol", "CastJSON"]),
         .library(name: "CastLogging", targets: ["CastLogging"]),
-        .library(name: "CastJSON", targets: ["CastJSON"]),
-        .library(name: "CastCore", targets: ["CastCore"]),
-        .library(name: "CastProtocol", targets: ["CastProtocol"]),
-        .library(name: "SystemCrypto", targets: ["SystemCrypto"]),
-        .library(name: "CastDeviceAuth", targets: ["CastDeviceAuth"]),
-        .library(name: "CastTransport", targets: ["CastTransport"]),
-        .library(name: "CastSender", targets: ["CastSender"]),
-        .library(name: "CastReceiverSim", targets: ["CastReceiverSim"]),
-        .library(name: "CastReceiverSimServer", targets: ["CastReceiverSimServer"]),
-        .library(name: "CastPluginHost", targets: ["CastPluginHost"]),
-        .library(name: "CastPluginKit", targets: ["CastPluginKit"]),
-        .library(name: "CastlineConfig", targets: ["CastlineConfig"]),
-        .library(name: "CastMediaServer", targets: ["CastMediaServer"]),
-        .library(name: "CastlineLogs", targets: ["CastlineLogs"]),
-        .library(name: "CastNearby", targets: ["CastNearby"]),
-        // The generated SwiftProtobuf types, the reference for the hand-written codecs: for the
-        // tests, the fuzz targets and the benchmarks only (never a dependency of the executable,
-        // a library above or a plugin).
-        .library(name: "CastProtoReference", targets: ["CastProtoReference"]),
+        .library(name: "CastPluginKit", targets: ["CastPluginKit", "CastJSON"]),
+        .library(name: "CastReceiverSim", targets: ["CastReceiverSim", "CastReceiverSimServer"]),
+        // castline's own Benchmarks/ and Fuzz/ packages (built with flags of their own, so not
+        // targets here) reach the modules they measure and fuzz through this; not an API: it
+        // changes with castline. CastProtoReference holds the generated SwiftProtobuf types, the
+        // reference for the hand-written codecs (tests, fuzzing, benchmarks; never a dependency of
+        // the executable, a library or a plugin).
+        .library(name: "_CastlineInternals", targets: [
+            "CastProtoReference", "CastDeviceAuth", "SystemCrypto", "CastPluginHost", "CastlineConfig", "CastlineLogs", "CastNearby",
+        ]),
         .executable(name: "castline", targets: ["castline"]),
         // First-party plugins: one dynamic library each, loaded by the host at run time
         // (never linked into it). The `libCastlinePlugin` prefix is what the host looks for

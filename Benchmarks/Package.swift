@@ -12,10 +12,9 @@ let package = Package(
             name: "castline-bench",
             dependencies: [
                 .product(name: "CastLogging", package: "castline"),
-                .product(name: "CastProtocol", package: "castline"),
-                .product(name: "CastCore", package: "castline"),
+                .product(name: "CastSender", package: "castline"),
                 // The generated SwiftProtobuf type, to compare the wire writer with.
-                .product(name: "CastProtoReference", package: "castline"),
+                .product(name: "_CastlineInternals", package: "castline"),
             ]
         ),
         // Sessions on many simulated devices: time to all-PLAYING, RSS per session, idle CPU,
@@ -24,8 +23,6 @@ let package = Package(
             name: "castline-sender-bench",
             dependencies: [
                 .product(name: "CastSender", package: "castline"),
-                .product(name: "CastProtocol", package: "castline"),
-                .product(name: "CastCore", package: "castline"),
                 .product(name: "CastLogging", package: "castline"),
             ]
         ),
@@ -33,7 +30,7 @@ let package = Package(
         .executableTarget(
             name: "castline-sink-bench",
             dependencies: [
-                .product(name: "CastPluginHost", package: "castline"),
+                .product(name: "_CastlineInternals", package: "castline"),
                 .product(name: "CastLogging", package: "castline"),
             ]
         ),

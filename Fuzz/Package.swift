@@ -11,18 +11,13 @@ let package = Package(
         .executableTarget(
             name: "castline-fuzz",
             dependencies: [
-                .product(name: "CastProtocol", package: "castline"),
-                // The generated SwiftProtobuf types, the hand-written codecs' reference.
-                .product(name: "CastProtoReference", package: "castline"),
-                .product(name: "CastCore", package: "castline"),
+                .product(name: "CastSender", package: "castline"),
                 .product(name: "CastLogging", package: "castline"),
                 .product(name: "CastReceiverSim", package: "castline"),
-                .product(name: "CastDeviceAuth", package: "castline"),
-                .product(name: "SystemCrypto", package: "castline"),
                 .product(name: "CastPluginKit", package: "castline"),
-                .product(name: "CastlineConfig", package: "castline"),
-                .product(name: "CastlineLogs", package: "castline"),
-                .product(name: "CastNearby", package: "castline"),
+                // The generated SwiftProtobuf types (the hand-written codecs' reference), device
+                // auth, crypto, config, logs and nearby: castline's internal modules.
+                .product(name: "_CastlineInternals", package: "castline"),
             ]
         )
     ],

@@ -1,11 +1,11 @@
 /// One app's answer in a GET_APP_AVAILABILITY reply (`availability: {<appId>: APP_AVAILABLE}`),
 /// kept as ordered pairs.
 public struct AppAvailabilityEntry: Hashable, Sendable {
-    public var appId: String
+    public var appID: String
     public var availability: AppAvailability
 
-    public init(appId: String, availability: AppAvailability) {
-        self.appId = appId
+    public init(appID: String, availability: AppAvailability) {
+        self.appID = appID
         self.availability = availability
     }
 }

@@ -3,11 +3,11 @@
 /// `appId`, `sessionId` and `transportId` are required; a missing `displayName` decodes as `""`.
 /// Talk to the app by CONNECTing to ``transport`` (in current firmware `transportId == sessionId`).
 public struct ApplicationInfo: CastPayloadModel, Hashable {
-    public var appId: String
+    public var appID: String
     /// `WEB`, `ANDROID_TV`, …
     public var appType: String?
     public var displayName: String
-    public var iconUrl: String?
+    public var iconURL: String?
     /// `true` for the ambient/backdrop app.
     public var isIdleScreen: Bool?
     public var launchedFromCloud: Bool?
@@ -15,56 +15,56 @@ public struct ApplicationInfo: CastPayloadModel, Hashable {
     public var namespaces: [CastNamespace]
     /// Newer firmware.
     public var senderConnected: Bool?
-    public var sessionId: String
+    public var sessionID: String
     public var statusText: String?
-    public var transportId: String
-    public var universalAppId: String?
+    public var transportID: String
+    public var universalAppID: String?
 
     public init(
-        appId: String, appType: String? = nil, displayName: String, iconUrl: String? = nil,
+        appID: String, appType: String? = nil, displayName: String, iconURL: String? = nil,
         isIdleScreen: Bool? = nil, launchedFromCloud: Bool? = nil, namespaces: [CastNamespace] = [],
-        senderConnected: Bool? = nil, sessionId: String, statusText: String? = nil, transportId: String,
-        universalAppId: String? = nil
+        senderConnected: Bool? = nil, sessionID: String, statusText: String? = nil, transportID: String,
+        universalAppID: String? = nil
     ) {
-        self.appId = appId
+        self.appID = appID
         self.appType = appType
         self.displayName = displayName
-        self.iconUrl = iconUrl
+        self.iconURL = iconURL
         self.isIdleScreen = isIdleScreen
         self.launchedFromCloud = launchedFromCloud
         self.namespaces = namespaces
         self.senderConnected = senderConnected
-        self.sessionId = sessionId
+        self.sessionID = sessionID
         self.statusText = statusText
-        self.transportId = transportId
-        self.universalAppId = universalAppId
+        self.transportID = transportID
+        self.universalAppID = universalAppID
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
-        var appId: String?
-        var sessionId: String?
-        var transportId: String?
-        self.init(appId: "", displayName: "", sessionId: "", transportId: "")
+        var appID: String?
+        var sessionID: String?
+        var transportID: String?
+        self.init(appID: "", displayName: "", sessionID: "", transportID: "")
         for (key, value) in try json.modelObject() {
             switch key {
-            case "appId": appId = try value.decodeString(key.string)
+            case "appId": appID = try value.decodeString(key.string)
             case "appType": appType = try value.decodeString(key.string)
             case "displayName": displayName = try value.decodeString(key.string) ?? ""
-            case "iconUrl": iconUrl = try value.decodeString(key.string)
+            case "iconUrl": iconURL = try value.decodeString(key.string)
             case "isIdleScreen": isIdleScreen = try value.decodeBool(key.string)
             case "launchedFromCloud": launchedFromCloud = try value.decodeBool(key.string)
             case "namespaces": namespaces = try value.decodeArray(key.string, Self.decodeNamespace) ?? []
             case "senderConnected": senderConnected = try value.decodeBool(key.string)
-            case "sessionId": sessionId = try value.decodeString(key.string)
+            case "sessionId": sessionID = try value.decodeString(key.string)
             case "statusText": statusText = try value.decodeString(key.string)
-            case "transportId": transportId = try value.decodeString(key.string)
-            case "universalAppId": universalAppId = try value.decodeString(key.string)
+            case "transportId": transportID = try value.decodeString(key.string)
+            case "universalAppId": universalAppID = try value.decodeString(key.string)
             default: break
             }
         }
-        self.appId = try requireKey(appId, "appId")
-        self.sessionId = try requireKey(sessionId, "sessionId")
-        self.transportId = try requireKey(transportId, "transportId")
+        self.appID = try requireKey(appID, "appId")
+        self.sessionID = try requireKey(sessionID, "sessionId")
+        self.transportID = try requireKey(transportID, "transportId")
     }
 
     /// `{"name": urn}`; a bare string is accepted too.
@@ -78,23 +78,23 @@ public struct ApplicationInfo: CastPayloadModel, Hashable {
     public var json: JSONValue {
         var object = JSONObject()
         object.reserveCapacity(12)
-        object.put("appId", appId)
+        object.put("appId", appID)
         object.put("appType", appType)
         object.put("displayName", displayName)
-        object.put("iconUrl", iconUrl)
+        object.put("iconUrl", iconURL)
         object.put("isIdleScreen", isIdleScreen)
         object.put("launchedFromCloud", launchedFromCloud)
         object.put("namespaces", JSONValue.array(namespaces.map { ["name": .string($0.rawValue)] }))
         object.put("senderConnected", senderConnected)
-        object.put("sessionId", sessionId)
+        object.put("sessionId", sessionID)
         object.put("statusText", statusText)
-        object.put("transportId", transportId)
-        object.put("universalAppId", universalAppId)
+        object.put("transportId", transportID)
+        object.put("universalAppId", universalAppID)
         return .object(object)
     }
 
     /// The endpoint to CONNECT to and address app messages to.
-    public var transport: EndpointID { EndpointID(rawValue: transportId) }
+    public var transport: EndpointID { EndpointID(rawValue: transportID) }
 
     /// Whether the app lists `namespace`.
     public func supports(_ namespace: CastNamespace) -> Bool { namespaces.contains(namespace) }

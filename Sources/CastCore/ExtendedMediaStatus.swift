@@ -8,27 +8,27 @@ public struct ExtendedMediaStatus: CastPayloadModel, Hashable {
         set { _media = newValue.map(IndirectBox.init) }
     }
     private var _media: IndirectBox<MediaInformation>?
-    public var mediaSessionId: Int?
+    public var mediaSessionID: Int?
 
-    public init(playerState: PlayerState, media: MediaInformation? = nil, mediaSessionId: Int? = nil) {
+    public init(playerState: PlayerState, media: MediaInformation? = nil, mediaSessionID: Int? = nil) {
         self.playerState = playerState
         self._media = media.map(IndirectBox.init)
-        self.mediaSessionId = mediaSessionId
+        self.mediaSessionID = mediaSessionID
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
         var playerState: PlayerState?
         var media: MediaInformation?
-        var mediaSessionId: Int?
+        var mediaSessionID: Int?
         for (key, value) in try json.modelObject() {
             switch key {
             case "playerState": playerState = try value.decodeEnum(key.string)
             case "media": media = try value.decodeModel(key.string)
-            case "mediaSessionId": mediaSessionId = try value.decodeInt(key.string)
+            case "mediaSessionId": mediaSessionID = try value.decodeInt(key.string)
             default: break
             }
         }
-        self.init(playerState: try requireKey(playerState, "playerState"), media: media, mediaSessionId: mediaSessionId)
+        self.init(playerState: try requireKey(playerState, "playerState"), media: media, mediaSessionID: mediaSessionID)
     }
 
     public var json: JSONValue {
@@ -36,7 +36,7 @@ public struct ExtendedMediaStatus: CastPayloadModel, Hashable {
         object.reserveCapacity(3)
         object.put("playerState", playerState)
         object.put("media", media)
-        object.put("mediaSessionId", mediaSessionId)
+        object.put("mediaSessionId", mediaSessionID)
         return .object(object)
     }
 }

@@ -2,8 +2,8 @@
 ///
 /// `json` is the complete message including `type` and `requestId`.
 public struct LaunchRequest: CastPayloadModel, Hashable {
-    public var requestId: RequestID
-    public var appId: String
+    public var requestID: RequestID
+    public var appID: String
     /// BCP 47 language tag for the app UI.
     public var language: String?
     /// e.g. `["WEB", "ANDROID_TV"]`.
@@ -12,36 +12,36 @@ public struct LaunchRequest: CastPayloadModel, Hashable {
     public var appParams: JSONValue?
 
     public init(
-        requestId: RequestID, appId: String, language: String? = nil, supportedAppTypes: [String]? = nil,
+        requestID: RequestID, appID: String, language: String? = nil, supportedAppTypes: [String]? = nil,
         appParams: JSONValue? = nil
     ) {
-        self.requestId = requestId
-        self.appId = appId
+        self.requestID = requestID
+        self.appID = appID
         self.language = language
         self.supportedAppTypes = supportedAppTypes
         self.appParams = appParams
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
-        var requestId: RequestID?
-        var appId: String?
+        var requestID: RequestID?
+        var appID: String?
         for (key, value) in try json.modelObject() {
             switch key {
-            case "requestId": requestId = try value.decodeRequestID()
-            case "appId": appId = try value.decodeString(key.string)
+            case "requestId": requestID = try value.decodeRequestID()
+            case "appId": appID = try value.decodeString(key.string)
             case "language": language = try value.decodeString(key.string)
             case "supportedAppTypes": supportedAppTypes = try value.decodeStrings(key.string)
             case "appParams": appParams = value.decodeAny()
             default: break
             }
         }
-        self.requestId = try requireKey(requestId, "requestId")
-        self.appId = try requireKey(appId, "appId")
+        self.requestID = try requireKey(requestID, "requestId")
+        self.appID = try requireKey(appID, "appId")
     }
 
     public var json: JSONValue {
-        var object = JSONObject.message("LAUNCH", requestID: requestId, capacity: 6)
-        object.put("appId", appId)
+        var object = JSONObject.message("LAUNCH", requestID: requestID, capacity: 6)
+        object.put("appId", appID)
         object.put("language", language)
         object.put("supportedAppTypes", supportedAppTypes)
         object.put("appParams", appParams)

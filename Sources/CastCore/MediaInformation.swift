@@ -5,9 +5,9 @@
 /// ``extra`` and re-encoded, so a receiver can echo what a sender loaded.
 public struct MediaInformation: CastPayloadModel, JSONSourceDecodable, Hashable {
     /// URL or app-specific id (may contain non-ASCII text).
-    public var contentId: String
+    public var contentID: String
     /// CAF: the URL when `contentId` is an app id.
-    public var contentUrl: String?
+    public var contentURL: String?
     public var streamType: StreamType
     /// MIME type as sent by the sender (devices echo it, e.g. `music`).
     public var contentType: String
@@ -34,13 +34,13 @@ public struct MediaInformation: CastPayloadModel, JSONSourceDecodable, Hashable 
 // retain and a release per reference).
 extension MediaInformation {
     public init(
-        contentId: String, contentUrl: String? = nil, streamType: StreamType = .buffered, contentType: String,
+        contentID: String, contentURL: String? = nil, streamType: StreamType = .buffered, contentType: String,
         metadata: MediaMetadata? = nil, duration: Double? = nil, tracks: [MediaTrack] = [],
         textTrackStyle: JSONValue? = nil, customData: JSONValue? = nil, mediaCategory: MediaCategory? = nil,
         entity: String? = nil, extra: JSONObject = JSONObject()
     ) {
-        self.contentId = contentId
-        self.contentUrl = contentUrl
+        self.contentID = contentID
+        self.contentURL = contentURL
         self.streamType = streamType
         self.contentType = contentType
         self._metadata = metadata.map(IndirectBox.init)
@@ -60,8 +60,8 @@ extension MediaInformation {
     /// Decodes into locals, then one call to the memberwise initializer (no whole-struct copies,
     /// see `MediaStatus.init(source:)`).
     init<Source: JSONDecodingSource>(source json: Source) throws(CastPayloadError) {
-        var contentId: String?
-        var contentUrl: String?
+        var contentID: String?
+        var contentURL: String?
         var streamType: StreamType?
         var contentType: String?
         var metadata: IndirectBox<MediaMetadata>?
@@ -74,8 +74,8 @@ extension MediaInformation {
         var extra = JSONObject()
         for (key, value) in try json.modelObject() {
             switch key {
-            case "contentId": contentId = try value.decodeString("contentId")
-            case "contentUrl": contentUrl = try value.decodeString("contentUrl")
+            case "contentId": contentID = try value.decodeString("contentId")
+            case "contentUrl": contentURL = try value.decodeString("contentUrl")
             case "streamType": streamType = try value.decodeEnum("streamType")
             case "contentType": contentType = try value.decodeString("contentType")
             case "metadata": metadata = try value.decodeModel("metadata", as: MediaMetadata.self).map(IndirectBox.init)
@@ -88,9 +88,9 @@ extension MediaInformation {
             default: extra.append(key: key.string, value: value.jsonValue)
             }
         }
-        guard let contentId = consume contentId else { throw .missingKey("contentId") }
+        guard let contentID = consume contentID else { throw .missingKey("contentId") }
         self.init(
-            contentId: contentId, contentUrl: consume contentUrl, streamType: (consume streamType) ?? .buffered,
+            contentID: contentID, contentURL: consume contentURL, streamType: (consume streamType) ?? .buffered,
             contentType: (consume contentType) ?? "", _metadata: consume metadata, duration: duration,
             tracks: (consume tracks) ?? [], textTrackStyle: consume textTrackStyle, customData: consume customData,
             mediaCategory: consume mediaCategory, entity: consume entity, extra: consume extra)
@@ -99,8 +99,8 @@ extension MediaInformation {
     public var json: JSONValue {
         var object = JSONObject()
         object.reserveCapacity(6 + extra.count)
-        object.put("contentId", contentId)
-        object.put("contentUrl", contentUrl)
+        object.put("contentId", contentID)
+        object.put("contentUrl", contentURL)
         object.put("streamType", streamType)
         if !contentType.isEmpty { object.put("contentType", contentType) }
         object.put("metadata", metadata)

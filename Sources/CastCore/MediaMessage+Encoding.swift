@@ -8,43 +8,43 @@ extension MediaMessage {
         case .queueUpdate(let request): return request.json
         case .queueRemove(let request): return request.json
         case .queueReorder(let request): return request.json
-        case .play(let requestId, let mediaSessionId), .pause(let requestId, let mediaSessionId),
-             .stop(let requestId, let mediaSessionId), .getStatus(let requestId, let mediaSessionId):
-            var object = JSONObject.message(typeName, requestID: requestId)
-            object.put("mediaSessionId", mediaSessionId)
+        case .play(let requestID, let mediaSessionID), .pause(let requestID, let mediaSessionID),
+             .stop(let requestID, let mediaSessionID), .getStatus(let requestID, let mediaSessionID):
+            var object = JSONObject.message(typeName, requestID: requestID)
+            object.put("mediaSessionId", mediaSessionID)
             return .object(object)
-        case .setVolume(let requestId, let mediaSessionId, let volume):
-            var object = JSONObject.message("SET_VOLUME", requestID: requestId)
-            object.put("mediaSessionId", mediaSessionId)
+        case .setVolume(let requestID, let mediaSessionID, let volume):
+            var object = JSONObject.message("SET_VOLUME", requestID: requestID)
+            object.put("mediaSessionId", mediaSessionID)
             object.put("volume", volume)
             return .object(object)
-        case .setPlaybackRate(let requestId, let mediaSessionId, let playbackRate):
-            var object = JSONObject.message("SET_PLAYBACK_RATE", requestID: requestId)
-            object.put("mediaSessionId", mediaSessionId)
+        case .setPlaybackRate(let requestID, let mediaSessionID, let playbackRate):
+            var object = JSONObject.message("SET_PLAYBACK_RATE", requestID: requestID)
+            object.put("mediaSessionId", mediaSessionID)
             object.put("playbackRate", playbackRate)
             return .object(object)
-        case .editTracksInfo(let requestId, let mediaSessionId, let activeTrackIds):
-            var object = JSONObject.message("EDIT_TRACKS_INFO", requestID: requestId)
-            object.put("mediaSessionId", mediaSessionId)
-            object.put("activeTrackIds", activeTrackIds)
+        case .editTracksInfo(let requestID, let mediaSessionID, let activeTrackIDs):
+            var object = JSONObject.message("EDIT_TRACKS_INFO", requestID: requestID)
+            object.put("mediaSessionId", mediaSessionID)
+            object.put("activeTrackIds", activeTrackIDs)
             return .object(object)
-        case .mediaStatus(let requestId, let status):
-            var object = JSONObject.message("MEDIA_STATUS", requestID: requestId)
+        case .mediaStatus(let requestID, let status):
+            var object = JSONObject.message("MEDIA_STATUS", requestID: requestID)
             object.put("status", status)
             return .object(object)
-        case .loadFailed(let requestId, let itemId, let detailedErrorCode):
-            var object = JSONObject.message("LOAD_FAILED", requestID: requestId)
-            object.put("itemId", itemId)
+        case .loadFailed(let requestID, let itemID, let detailedErrorCode):
+            var object = JSONObject.message("LOAD_FAILED", requestID: requestID)
+            object.put("itemId", itemID)
             object.put("detailedErrorCode", detailedErrorCode)
             return .object(object)
-        case .loadCancelled(let requestId, let itemId):
-            var object = JSONObject.message("LOAD_CANCELLED", requestID: requestId)
-            object.put("itemId", itemId)
+        case .loadCancelled(let requestID, let itemID):
+            var object = JSONObject.message("LOAD_CANCELLED", requestID: requestID)
+            object.put("itemId", itemID)
             return .object(object)
-        case .invalidPlayerState(let requestId):
-            return .object(.message("INVALID_PLAYER_STATE", requestID: requestId))
-        case .invalidRequest(let requestId, let reason):
-            var object = JSONObject.message("INVALID_REQUEST", requestID: requestId)
+        case .invalidPlayerState(let requestID):
+            return .object(.message("INVALID_PLAYER_STATE", requestID: requestID))
+        case .invalidRequest(let requestID, let reason):
+            var object = JSONObject.message("INVALID_REQUEST", requestID: requestID)
             object.put("reason", reason)
             return .object(object)
         case .error(let members):
@@ -84,13 +84,13 @@ extension MediaMessage {
     /// The `requestId`; nil when absent.
     public var requestID: RequestID? {
         switch self {
-        case .load(let request): return request.requestId
-        case .seek(let request): return request.requestId
-        case .queueLoad(let request): return request.requestId
-        case .queueInsert(let request): return request.requestId
-        case .queueUpdate(let request): return request.requestId
-        case .queueRemove(let request): return request.requestId
-        case .queueReorder(let request): return request.requestId
+        case .load(let request): return request.requestID
+        case .seek(let request): return request.requestID
+        case .queueLoad(let request): return request.requestID
+        case .queueInsert(let request): return request.requestID
+        case .queueUpdate(let request): return request.requestID
+        case .queueRemove(let request): return request.requestID
+        case .queueReorder(let request): return request.requestID
         case .play(let id, _), .pause(let id, _), .stop(let id, _), .getStatus(let id, _),
              .setVolume(let id, _, _), .setPlaybackRate(let id, _, _), .editTracksInfo(let id, _, _):
             return id
@@ -108,13 +108,13 @@ extension MediaMessage {
         switch self {
         case .play(_, let id), .pause(_, let id), .stop(_, let id), .getStatus(_, let id): return id
         case .setVolume(_, let id, _), .setPlaybackRate(_, let id, _), .editTracksInfo(_, let id, _): return id
-        case .seek(let request): return request.mediaSessionId
-        case .queueLoad(let request): return request.mediaSessionId
-        case .queueInsert(let request): return request.mediaSessionId
-        case .queueUpdate(let request): return request.mediaSessionId
-        case .queueRemove(let request): return request.mediaSessionId
-        case .queueReorder(let request): return request.mediaSessionId
-        case .mediaStatus(_, let status): return status.first?.mediaSessionId
+        case .seek(let request): return request.mediaSessionID
+        case .queueLoad(let request): return request.mediaSessionID
+        case .queueInsert(let request): return request.mediaSessionID
+        case .queueUpdate(let request): return request.mediaSessionID
+        case .queueRemove(let request): return request.mediaSessionID
+        case .queueReorder(let request): return request.mediaSessionID
+        case .mediaStatus(_, let status): return status.first?.mediaSessionID
         default: return nil
         }
     }

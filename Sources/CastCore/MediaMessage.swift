@@ -6,26 +6,26 @@
 /// ``unknown(type:json:)`` and re-encode unchanged.
 public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
     case load(LoadRequest)
-    case play(requestId: RequestID, mediaSessionId: Int?)
-    case pause(requestId: RequestID, mediaSessionId: Int?)
-    case stop(requestId: RequestID, mediaSessionId: Int?)
-    case getStatus(requestId: RequestID, mediaSessionId: Int?)
+    case play(requestID: RequestID, mediaSessionID: Int?)
+    case pause(requestID: RequestID, mediaSessionID: Int?)
+    case stop(requestID: RequestID, mediaSessionID: Int?)
+    case getStatus(requestID: RequestID, mediaSessionID: Int?)
     case seek(SeekRequest)
     /// Stream volume (not the device volume).
-    case setVolume(requestId: RequestID, mediaSessionId: Int, volume: Volume)
-    case setPlaybackRate(requestId: RequestID, mediaSessionId: Int, playbackRate: Double)
-    case editTracksInfo(requestId: RequestID, mediaSessionId: Int, activeTrackIds: [Int]?)
+    case setVolume(requestID: RequestID, mediaSessionID: Int, volume: Volume)
+    case setPlaybackRate(requestID: RequestID, mediaSessionID: Int, playbackRate: Double)
+    case editTracksInfo(requestID: RequestID, mediaSessionID: Int, activeTrackIDs: [Int]?)
     case queueLoad(QueueLoadRequest)
     case queueInsert(QueueInsertRequest)
     case queueUpdate(QueueUpdateRequest)
     case queueRemove(QueueRemoveRequest)
     case queueReorder(QueueReorderRequest)
     /// `status` may be empty (no media session); a missing `status` decodes as empty.
-    case mediaStatus(requestId: RequestID?, status: [MediaStatus])
-    case loadFailed(requestId: RequestID?, itemId: Int?, detailedErrorCode: DetailedErrorCode?)
-    case loadCancelled(requestId: RequestID?, itemId: Int?)
-    case invalidPlayerState(requestId: RequestID?)
-    case invalidRequest(requestId: RequestID?, reason: ErrorReason?)
+    case mediaStatus(requestID: RequestID?, status: [MediaStatus])
+    case loadFailed(requestID: RequestID?, itemID: Int?, detailedErrorCode: DetailedErrorCode?)
+    case loadCancelled(requestID: RequestID?, itemID: Int?)
+    case invalidPlayerState(requestID: RequestID?)
+    case invalidRequest(requestID: RequestID?, reason: ErrorReason?)
     /// CAF `ERROR`: every member except `type` (requestId, detailedErrorCode, reason, …), as sent.
     case error(JSONObject)
     case unknown(type: String, json: JSONValue)
@@ -41,7 +41,7 @@ public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
         case "MEDIA_STATUS":  // first: most messages a sender reads are this one
             let requestID = try object.member("requestId")?.decodeRequestID()
             let status: [MediaStatus]? = try object.member("status")?.decodeModels("status")
-            self = .mediaStatus(requestId: requestID, status: status ?? [])
+            self = .mediaStatus(requestID: requestID, status: status ?? [])
         case "LOAD": self = .load(try LoadRequest(json: source.jsonValue))
         case "SEEK": self = .seek(try SeekRequest(json: source.jsonValue))
         case "QUEUE_LOAD": self = .queueLoad(try QueueLoadRequest(json: source.jsonValue))
@@ -51,38 +51,38 @@ public enum MediaMessage: CastPayloadModel, JSONSourceDecodable, Hashable {
         case "QUEUE_REORDER": self = .queueReorder(try QueueReorderRequest(json: source.jsonValue))
         case "PLAY", "PAUSE", "STOP", "GET_STATUS":
             let requestID = try Self.requiredRequestID(object)
-            let mediaSessionId = try object.member("mediaSessionId")?.decodeInt("mediaSessionId")
+            let mediaSessionID = try object.member("mediaSessionId")?.decodeInt("mediaSessionId")
             switch type {
-            case "PLAY": self = .play(requestId: requestID, mediaSessionId: mediaSessionId)
-            case "PAUSE": self = .pause(requestId: requestID, mediaSessionId: mediaSessionId)
-            case "STOP": self = .stop(requestId: requestID, mediaSessionId: mediaSessionId)
-            default: self = .getStatus(requestId: requestID, mediaSessionId: mediaSessionId)
+            case "PLAY": self = .play(requestID: requestID, mediaSessionID: mediaSessionID)
+            case "PAUSE": self = .pause(requestID: requestID, mediaSessionID: mediaSessionID)
+            case "STOP": self = .stop(requestID: requestID, mediaSessionID: mediaSessionID)
+            default: self = .getStatus(requestID: requestID, mediaSessionID: mediaSessionID)
             }
         case "SET_VOLUME":
             let volume: Volume? = try object.member("volume")?.decodeModel("volume")
-            self = .setVolume(requestId: try Self.requiredRequestID(object),
-                              mediaSessionId: try Self.requiredSessionID(object),
+            self = .setVolume(requestID: try Self.requiredRequestID(object),
+                              mediaSessionID: try Self.requiredSessionID(object),
                               volume: try requireKey(volume, "volume"))
         case "SET_PLAYBACK_RATE":
             let rate = try object.member("playbackRate")?.decodeDouble("playbackRate")
-            self = .setPlaybackRate(requestId: try Self.requiredRequestID(object),
-                                    mediaSessionId: try Self.requiredSessionID(object),
+            self = .setPlaybackRate(requestID: try Self.requiredRequestID(object),
+                                    mediaSessionID: try Self.requiredSessionID(object),
                                     playbackRate: try requireKey(rate, "playbackRate"))
         case "EDIT_TRACKS_INFO":
-            self = .editTracksInfo(requestId: try Self.requiredRequestID(object),
-                                   mediaSessionId: try Self.requiredSessionID(object),
-                                   activeTrackIds: try object.member("activeTrackIds")?.decodeInts("activeTrackIds"))
+            self = .editTracksInfo(requestID: try Self.requiredRequestID(object),
+                                   mediaSessionID: try Self.requiredSessionID(object),
+                                   activeTrackIDs: try object.member("activeTrackIds")?.decodeInts("activeTrackIds"))
         case "LOAD_FAILED":
-            self = .loadFailed(requestId: try object.member("requestId")?.decodeRequestID(),
-                               itemId: try object.member("itemId")?.decodeInt("itemId"),
+            self = .loadFailed(requestID: try object.member("requestId")?.decodeRequestID(),
+                               itemID: try object.member("itemId")?.decodeInt("itemId"),
                                detailedErrorCode: try object.member("detailedErrorCode")?.decodeIntEnum("detailedErrorCode"))
         case "LOAD_CANCELLED":
-            self = .loadCancelled(requestId: try object.member("requestId")?.decodeRequestID(),
-                                  itemId: try object.member("itemId")?.decodeInt("itemId"))
+            self = .loadCancelled(requestID: try object.member("requestId")?.decodeRequestID(),
+                                  itemID: try object.member("itemId")?.decodeInt("itemId"))
         case "INVALID_PLAYER_STATE":
-            self = .invalidPlayerState(requestId: try object.member("requestId")?.decodeRequestID())
+            self = .invalidPlayerState(requestID: try object.member("requestId")?.decodeRequestID())
         case "INVALID_REQUEST":
-            self = .invalidRequest(requestId: try object.member("requestId")?.decodeRequestID(),
+            self = .invalidRequest(requestID: try object.member("requestId")?.decodeRequestID(),
                                    reason: try object.member("reason")?.decodeEnum("reason"))
         case "ERROR":
             self = .error(try source.jsonValue.modelObject().jsonObject.removingType())

@@ -6,7 +6,7 @@
 /// is `IDLE` without `idleReason` while `extendedStatus` says `LOADING`: use ``isLoading`` before
 /// treating IDLE as finished. Unknown keys are ignored; free-form members stay JSON.
 public struct MediaStatus: CastPayloadModel, JSONSourceDecodable, Hashable {
-    public var mediaSessionId: Int
+    public var mediaSessionID: Int
     public var playerState: PlayerState
     /// Only when `playerState` is IDLE.
     public var idleReason: IdleReason?
@@ -26,14 +26,14 @@ public struct MediaStatus: CastPayloadModel, JSONSourceDecodable, Hashable {
         set { _extendedStatus = newValue.map(IndirectBox.init) }
     }
     private var _extendedStatus: IndirectBox<ExtendedMediaStatus>?
-    public var currentItemId: Int?
-    public var loadingItemId: Int?
-    public var preloadedItemId: Int?
+    public var currentItemID: Int?
+    public var loadingItemID: Int?
+    public var preloadedItemID: Int?
     public var repeatMode: RepeatMode?
     public var items: [QueueItem]?
     /// `{queueType, startIndex, items, …}` as sent.
     public var queueData: JSONValue?
-    public var activeTrackIds: [Int]?
+    public var activeTrackIDs: [Int]?
     public var videoInfo: VideoInfo? {
         get { _videoInfo?.value }
         set { _videoInfo = newValue.map(IndirectBox.init) }
@@ -50,11 +50,11 @@ public struct MediaStatus: CastPayloadModel, JSONSourceDecodable, Hashable {
 // retain and a release per reference).
 extension MediaStatus {
     public init(
-        mediaSessionId: Int, playerState: PlayerState, idleReason: IdleReason? = nil, currentTime: Double = 0,
+        mediaSessionID: Int, playerState: PlayerState, idleReason: IdleReason? = nil, currentTime: Double = 0,
         playbackRate: Double = 1, supportedMediaCommands: SupportedMediaCommands = [], volume: Volume? = nil,
         media: MediaInformation? = nil, extendedStatus: ExtendedMediaStatus? = nil
     ) {
-        self.mediaSessionId = mediaSessionId
+        self.mediaSessionID = mediaSessionID
         self.playerState = playerState
         self.idleReason = idleReason
         self.currentTime = currentTime
@@ -73,7 +73,7 @@ extension MediaStatus {
     /// the note on this extension): a delegating `self.init(…)` followed by mutations, or stored
     /// properties assigned one by one, make the optimizer copy the whole struct.
     init<Source: JSONDecodingSource>(source json: Source) throws(CastPayloadError) {
-        var mediaSessionId: Int?
+        var mediaSessionID: Int?
         var playerState: PlayerState?
         var idleReason: IdleReason?
         var currentTime: Double = 0
@@ -84,20 +84,20 @@ extension MediaStatus {
         // with memcpy on every iteration.
         var media: IndirectBox<MediaInformation>?
         var extendedStatus: IndirectBox<ExtendedMediaStatus>?
-        var currentItemId: Int?
-        var loadingItemId: Int?
-        var preloadedItemId: Int?
+        var currentItemID: Int?
+        var loadingItemID: Int?
+        var preloadedItemID: Int?
         var repeatMode: RepeatMode?
         var items: [QueueItem]?
         var queueData: JSONValue?
-        var activeTrackIds: [Int]?
+        var activeTrackIDs: [Int]?
         var videoInfo: IndirectBox<VideoInfo>?
         var customData: JSONValue?
         var breakStatus: JSONValue?
         var liveSeekableRange: JSONValue?
         for (key, value) in try json.modelObject() {
             switch key {
-            case "mediaSessionId": mediaSessionId = try value.decodeInt("mediaSessionId")
+            case "mediaSessionId": mediaSessionID = try value.decodeInt("mediaSessionId")
             case "playerState": playerState = try value.decodeEnum("playerState")
             case "idleReason": idleReason = try value.decodeEnum("idleReason")
             case "currentTime": currentTime = try value.decodeDouble("currentTime") ?? 0
@@ -108,13 +108,13 @@ extension MediaStatus {
             case "volume": volume = try value.decodeModel("volume")
             case "media": media = try value.decodeModel("media", as: MediaInformation.self).map(IndirectBox.init)
             case "extendedStatus": extendedStatus = try value.decodeModel("extendedStatus", as: ExtendedMediaStatus.self).map(IndirectBox.init)
-            case "currentItemId": currentItemId = try value.decodeInt("currentItemId")
-            case "loadingItemId": loadingItemId = try value.decodeInt("loadingItemId")
-            case "preloadedItemId": preloadedItemId = try value.decodeInt("preloadedItemId")
+            case "currentItemId": currentItemID = try value.decodeInt("currentItemId")
+            case "loadingItemId": loadingItemID = try value.decodeInt("loadingItemId")
+            case "preloadedItemId": preloadedItemID = try value.decodeInt("preloadedItemId")
             case "repeatMode": repeatMode = try value.decodeEnum("repeatMode")
             case "items": items = try value.decodeModels("items")
             case "queueData": queueData = value.decodeAny()
-            case "activeTrackIds": activeTrackIds = try value.decodeInts("activeTrackIds")
+            case "activeTrackIds": activeTrackIDs = try value.decodeInts("activeTrackIds")
             case "videoInfo": videoInfo = try value.decodeModel("videoInfo", as: VideoInfo.self).map(IndirectBox.init)
             case "customData": customData = value.decodeAny()
             case "breakStatus": breakStatus = value.decodeAny()
@@ -122,22 +122,22 @@ extension MediaStatus {
             default: break
             }
         }
-        guard let mediaSessionId else { throw .missingKey("mediaSessionId") }
+        guard let mediaSessionID else { throw .missingKey("mediaSessionId") }
         guard let playerState = consume playerState else { throw .missingKey("playerState") }
         self.init(
-            mediaSessionId: mediaSessionId, playerState: playerState, idleReason: consume idleReason,
+            mediaSessionID: mediaSessionID, playerState: playerState, idleReason: consume idleReason,
             currentTime: currentTime, playbackRate: playbackRate, supportedMediaCommands: supportedMediaCommands,
             volume: consume volume, _media: consume media, _extendedStatus: consume extendedStatus,
-            currentItemId: currentItemId, loadingItemId: loadingItemId, preloadedItemId: preloadedItemId,
+            currentItemID: currentItemID, loadingItemID: loadingItemID, preloadedItemID: preloadedItemID,
             repeatMode: consume repeatMode, items: consume items, queueData: consume queueData,
-            activeTrackIds: consume activeTrackIds, _videoInfo: consume videoInfo, customData: consume customData,
+            activeTrackIDs: consume activeTrackIDs, _videoInfo: consume videoInfo, customData: consume customData,
             breakStatus: consume breakStatus, liveSeekableRange: consume liveSeekableRange)
     }
 
     public var json: JSONValue {
         var object = JSONObject()
         object.reserveCapacity(8)
-        object.put("mediaSessionId", mediaSessionId)
+        object.put("mediaSessionId", mediaSessionID)
         object.put("playerState", playerState)
         object.put("idleReason", idleReason)
         object.put("currentTime", currentTime)
@@ -146,13 +146,13 @@ extension MediaStatus {
         object.put("volume", volume)
         object.put("media", media)
         object.put("extendedStatus", extendedStatus)
-        object.put("currentItemId", currentItemId)
-        object.put("loadingItemId", loadingItemId)
-        object.put("preloadedItemId", preloadedItemId)
+        object.put("currentItemId", currentItemID)
+        object.put("loadingItemId", loadingItemID)
+        object.put("preloadedItemId", preloadedItemID)
         object.put("repeatMode", repeatMode)
         object.put("items", items)
         object.put("queueData", queueData)
-        object.put("activeTrackIds", activeTrackIds)
+        object.put("activeTrackIds", activeTrackIDs)
         object.put("videoInfo", videoInfo)
         object.put("customData", customData)
         object.put("breakStatus", breakStatus)

@@ -2,10 +2,10 @@
 ///
 /// `textTrackStyle` lives on ``MediaInformation`` as free-form JSON.
 public struct MediaTrack: CastPayloadModel, Hashable {
-    public var trackId: Int
+    public var trackID: Int
     public var type: TrackType
     /// URL of an out-of-band track (e.g. a WebVTT file).
-    public var trackContentId: String?
+    public var trackContentID: String?
     /// MIME type of `trackContentId` (`text/vtt`).
     public var trackContentType: String?
     /// TEXT tracks only.
@@ -16,12 +16,12 @@ public struct MediaTrack: CastPayloadModel, Hashable {
     public var customData: JSONValue?
 
     public init(
-        trackId: Int, type: TrackType, trackContentId: String? = nil, trackContentType: String? = nil,
+        trackID: Int, type: TrackType, trackContentID: String? = nil, trackContentType: String? = nil,
         subtype: TextTrackType? = nil, language: String? = nil, name: String? = nil, customData: JSONValue? = nil
     ) {
-        self.trackId = trackId
+        self.trackID = trackID
         self.type = type
-        self.trackContentId = trackContentId
+        self.trackContentID = trackContentID
         self.trackContentType = trackContentType
         self.subtype = subtype
         self.language = language
@@ -30,13 +30,13 @@ public struct MediaTrack: CastPayloadModel, Hashable {
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
-        var trackId: Int?
+        var trackID: Int?
         var type: TrackType?
         for (key, value) in try json.modelObject() {
             switch key {
-            case "trackId": trackId = try value.decodeInt(key.string)
+            case "trackId": trackID = try value.decodeInt(key.string)
             case "type": type = try value.decodeEnum(key.string)
-            case "trackContentId": trackContentId = try value.decodeString(key.string)
+            case "trackContentId": trackContentID = try value.decodeString(key.string)
             case "trackContentType": trackContentType = try value.decodeString(key.string)
             case "subtype": subtype = try value.decodeEnum(key.string)
             case "language": language = try value.decodeString(key.string)
@@ -45,16 +45,16 @@ public struct MediaTrack: CastPayloadModel, Hashable {
             default: break
             }
         }
-        self.trackId = try requireKey(trackId, "trackId")
+        self.trackID = try requireKey(trackID, "trackId")
         self.type = try requireKey(type, "type")
     }
 
     public var json: JSONValue {
         var object = JSONObject()
         object.reserveCapacity(8)
-        object.put("trackId", trackId)
+        object.put("trackId", trackID)
         object.put("type", type)
-        object.put("trackContentId", trackContentId)
+        object.put("trackContentId", trackContentID)
         object.put("trackContentType", trackContentType)
         object.put("subtype", subtype)
         object.put("language", language)

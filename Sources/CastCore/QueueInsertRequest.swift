@@ -2,8 +2,8 @@
 ///
 /// `json` is the complete message including `type` and `requestId`.
 public struct QueueInsertRequest: CastPayloadModel, Hashable {
-    public var requestId: RequestID
-    public var mediaSessionId: Int
+    public var requestID: RequestID
+    public var mediaSessionID: Int
     public var items: [QueueItem]
     /// itemId to insert before; nil appends.
     public var insertBefore: Int?
@@ -13,11 +13,11 @@ public struct QueueInsertRequest: CastPayloadModel, Hashable {
     public var customData: JSONValue?
 
     public init(
-        requestId: RequestID, mediaSessionId: Int, items: [QueueItem], insertBefore: Int? = nil,
+        requestID: RequestID, mediaSessionID: Int, items: [QueueItem], insertBefore: Int? = nil,
         currentItemIndex: Int? = nil, currentTime: Double? = nil, customData: JSONValue? = nil
     ) {
-        self.requestId = requestId
-        self.mediaSessionId = mediaSessionId
+        self.requestID = requestID
+        self.mediaSessionID = mediaSessionID
         self.items = items
         self.insertBefore = insertBefore
         self.currentItemIndex = currentItemIndex
@@ -26,13 +26,13 @@ public struct QueueInsertRequest: CastPayloadModel, Hashable {
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
-        var requestId: RequestID?
-        var mediaSessionId: Int?
+        var requestID: RequestID?
+        var mediaSessionID: Int?
         var items: [QueueItem]?
         for (key, value) in try json.modelObject() {
             switch key {
-            case "requestId": requestId = try value.decodeRequestID()
-            case "mediaSessionId": mediaSessionId = try value.decodeInt(key.string)
+            case "requestId": requestID = try value.decodeRequestID()
+            case "mediaSessionId": mediaSessionID = try value.decodeInt(key.string)
             case "items": items = try value.decodeModels(key.string)
             case "insertBefore": insertBefore = try value.decodeInt(key.string)
             case "currentItemIndex": currentItemIndex = try value.decodeInt(key.string)
@@ -41,14 +41,14 @@ public struct QueueInsertRequest: CastPayloadModel, Hashable {
             default: break
             }
         }
-        self.requestId = try requireKey(requestId, "requestId")
-        self.mediaSessionId = try requireKey(mediaSessionId, "mediaSessionId")
+        self.requestID = try requireKey(requestID, "requestId")
+        self.mediaSessionID = try requireKey(mediaSessionID, "mediaSessionId")
         self.items = try requireKey(items, "items")
     }
 
     public var json: JSONValue {
-        var object = JSONObject.message("QUEUE_INSERT", requestID: requestId, capacity: 8)
-        object.put("mediaSessionId", mediaSessionId)
+        var object = JSONObject.message("QUEUE_INSERT", requestID: requestID, capacity: 8)
+        object.put("mediaSessionId", mediaSessionID)
         object.put("items", items)
         object.put("insertBefore", insertBefore)
         object.put("currentItemIndex", currentItemIndex)

@@ -2,8 +2,8 @@
 ///
 /// `json` is the complete message including `type` and `requestId`.
 public struct QueueLoadRequest: CastPayloadModel, Hashable {
-    public var requestId: RequestID
-    public var mediaSessionId: Int?
+    public var requestID: RequestID
+    public var mediaSessionID: Int?
     public var items: [QueueItem]
     /// Index in `items` to start with.
     public var startIndex: Int?
@@ -12,11 +12,11 @@ public struct QueueLoadRequest: CastPayloadModel, Hashable {
     public var customData: JSONValue?
 
     public init(
-        requestId: RequestID, mediaSessionId: Int? = nil, items: [QueueItem], startIndex: Int? = nil,
+        requestID: RequestID, mediaSessionID: Int? = nil, items: [QueueItem], startIndex: Int? = nil,
         currentTime: Double? = nil, repeatMode: RepeatMode? = nil, customData: JSONValue? = nil
     ) {
-        self.requestId = requestId
-        self.mediaSessionId = mediaSessionId
+        self.requestID = requestID
+        self.mediaSessionID = mediaSessionID
         self.items = items
         self.startIndex = startIndex
         self.currentTime = currentTime
@@ -25,12 +25,12 @@ public struct QueueLoadRequest: CastPayloadModel, Hashable {
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
-        var requestId: RequestID?
+        var requestID: RequestID?
         var items: [QueueItem]?
         for (key, value) in try json.modelObject() {
             switch key {
-            case "requestId": requestId = try value.decodeRequestID()
-            case "mediaSessionId": mediaSessionId = try value.decodeInt(key.string)
+            case "requestId": requestID = try value.decodeRequestID()
+            case "mediaSessionId": mediaSessionID = try value.decodeInt(key.string)
             case "items": items = try value.decodeModels(key.string)
             case "startIndex": startIndex = try value.decodeInt(key.string)
             case "currentTime": currentTime = try value.decodeDouble(key.string)
@@ -39,13 +39,13 @@ public struct QueueLoadRequest: CastPayloadModel, Hashable {
             default: break
             }
         }
-        self.requestId = try requireKey(requestId, "requestId")
+        self.requestID = try requireKey(requestID, "requestId")
         self.items = try requireKey(items, "items")
     }
 
     public var json: JSONValue {
-        var object = JSONObject.message("QUEUE_LOAD", requestID: requestId, capacity: 8)
-        object.put("mediaSessionId", mediaSessionId)
+        var object = JSONObject.message("QUEUE_LOAD", requestID: requestID, capacity: 8)
+        object.put("mediaSessionId", mediaSessionID)
         object.put("items", items)
         object.put("startIndex", startIndex)
         object.put("currentTime", currentTime)

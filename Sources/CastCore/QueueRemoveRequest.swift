@@ -2,50 +2,50 @@
 ///
 /// `json` is the complete message including `type` and `requestId`.
 public struct QueueRemoveRequest: CastPayloadModel, Hashable {
-    public var requestId: RequestID
-    public var mediaSessionId: Int
-    public var itemIds: [Int]
-    public var currentItemId: Int?
+    public var requestID: RequestID
+    public var mediaSessionID: Int
+    public var itemIDs: [Int]
+    public var currentItemID: Int?
     public var currentTime: Double?
     public var customData: JSONValue?
 
     public init(
-        requestId: RequestID, mediaSessionId: Int, itemIds: [Int], currentItemId: Int? = nil,
+        requestID: RequestID, mediaSessionID: Int, itemIDs: [Int], currentItemID: Int? = nil,
         currentTime: Double? = nil, customData: JSONValue? = nil
     ) {
-        self.requestId = requestId
-        self.mediaSessionId = mediaSessionId
-        self.itemIds = itemIds
-        self.currentItemId = currentItemId
+        self.requestID = requestID
+        self.mediaSessionID = mediaSessionID
+        self.itemIDs = itemIDs
+        self.currentItemID = currentItemID
         self.currentTime = currentTime
         self.customData = customData
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
-        var requestId: RequestID?
-        var mediaSessionId: Int?
-        var itemIds: [Int]?
+        var requestID: RequestID?
+        var mediaSessionID: Int?
+        var itemIDs: [Int]?
         for (key, value) in try json.modelObject() {
             switch key {
-            case "requestId": requestId = try value.decodeRequestID()
-            case "mediaSessionId": mediaSessionId = try value.decodeInt(key.string)
-            case "itemIds": itemIds = try value.decodeInts(key.string)
-            case "currentItemId": currentItemId = try value.decodeInt(key.string)
+            case "requestId": requestID = try value.decodeRequestID()
+            case "mediaSessionId": mediaSessionID = try value.decodeInt(key.string)
+            case "itemIds": itemIDs = try value.decodeInts(key.string)
+            case "currentItemId": currentItemID = try value.decodeInt(key.string)
             case "currentTime": currentTime = try value.decodeDouble(key.string)
             case "customData": customData = value.decodeAny()
             default: break
             }
         }
-        self.requestId = try requireKey(requestId, "requestId")
-        self.mediaSessionId = try requireKey(mediaSessionId, "mediaSessionId")
-        self.itemIds = try requireKey(itemIds, "itemIds")
+        self.requestID = try requireKey(requestID, "requestId")
+        self.mediaSessionID = try requireKey(mediaSessionID, "mediaSessionId")
+        self.itemIDs = try requireKey(itemIDs, "itemIds")
     }
 
     public var json: JSONValue {
-        var object = JSONObject.message("QUEUE_REMOVE", requestID: requestId, capacity: 7)
-        object.put("mediaSessionId", mediaSessionId)
-        object.put("itemIds", itemIds)
-        object.put("currentItemId", currentItemId)
+        var object = JSONObject.message("QUEUE_REMOVE", requestID: requestID, capacity: 7)
+        object.put("mediaSessionId", mediaSessionID)
+        object.put("itemIds", itemIDs)
+        object.put("currentItemId", currentItemID)
         object.put("currentTime", currentTime)
         object.put("customData", customData)
         return .object(object)

@@ -3,11 +3,11 @@
 ///
 /// `json` is the complete message including `type` and `requestId`.
 public struct QueueUpdateRequest: CastPayloadModel, Hashable {
-    public var requestId: RequestID
-    public var mediaSessionId: Int
+    public var requestID: RequestID
+    public var mediaSessionID: Int
     /// Relative move in the queue (+1 next, -1 previous).
     public var jump: Int?
-    public var currentItemId: Int?
+    public var currentItemID: Int?
     public var repeatMode: RepeatMode?
     public var shuffle: Bool?
     public var currentTime: Double?
@@ -15,14 +15,14 @@ public struct QueueUpdateRequest: CastPayloadModel, Hashable {
     public var customData: JSONValue?
 
     public init(
-        requestId: RequestID, mediaSessionId: Int, jump: Int? = nil, currentItemId: Int? = nil,
+        requestID: RequestID, mediaSessionID: Int, jump: Int? = nil, currentItemID: Int? = nil,
         repeatMode: RepeatMode? = nil, shuffle: Bool? = nil, currentTime: Double? = nil,
         items: [QueueItem]? = nil, customData: JSONValue? = nil
     ) {
-        self.requestId = requestId
-        self.mediaSessionId = mediaSessionId
+        self.requestID = requestID
+        self.mediaSessionID = mediaSessionID
         self.jump = jump
-        self.currentItemId = currentItemId
+        self.currentItemID = currentItemID
         self.repeatMode = repeatMode
         self.shuffle = shuffle
         self.currentTime = currentTime
@@ -31,14 +31,14 @@ public struct QueueUpdateRequest: CastPayloadModel, Hashable {
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
-        var requestId: RequestID?
-        var mediaSessionId: Int?
+        var requestID: RequestID?
+        var mediaSessionID: Int?
         for (key, value) in try json.modelObject() {
             switch key {
-            case "requestId": requestId = try value.decodeRequestID()
-            case "mediaSessionId": mediaSessionId = try value.decodeInt(key.string)
+            case "requestId": requestID = try value.decodeRequestID()
+            case "mediaSessionId": mediaSessionID = try value.decodeInt(key.string)
             case "jump": jump = try value.decodeInt(key.string)
-            case "currentItemId": currentItemId = try value.decodeInt(key.string)
+            case "currentItemId": currentItemID = try value.decodeInt(key.string)
             case "repeatMode": repeatMode = try value.decodeEnum(key.string)
             case "shuffle": shuffle = try value.decodeBool(key.string)
             case "currentTime": currentTime = try value.decodeDouble(key.string)
@@ -47,15 +47,15 @@ public struct QueueUpdateRequest: CastPayloadModel, Hashable {
             default: break
             }
         }
-        self.requestId = try requireKey(requestId, "requestId")
-        self.mediaSessionId = try requireKey(mediaSessionId, "mediaSessionId")
+        self.requestID = try requireKey(requestID, "requestId")
+        self.mediaSessionID = try requireKey(mediaSessionID, "mediaSessionId")
     }
 
     public var json: JSONValue {
-        var object = JSONObject.message("QUEUE_UPDATE", requestID: requestId, capacity: 8)
-        object.put("mediaSessionId", mediaSessionId)
+        var object = JSONObject.message("QUEUE_UPDATE", requestID: requestID, capacity: 8)
+        object.put("mediaSessionId", mediaSessionID)
         object.put("jump", jump)
-        object.put("currentItemId", currentItemId)
+        object.put("currentItemId", currentItemID)
         object.put("repeatMode", repeatMode)
         object.put("shuffle", shuffle)
         object.put("currentTime", currentTime)

@@ -6,17 +6,17 @@
 /// Unknown `type`s decode as ``unknown(type:json:)`` and re-encode unchanged.
 public enum ReceiverMessage: CastPayloadModel, Hashable {
     case launch(LaunchRequest)
-    case stop(requestId: RequestID, sessionId: String?)
-    case getStatus(requestId: RequestID)
+    case stop(requestID: RequestID, sessionID: String?)
+    case getStatus(requestID: RequestID)
     /// `appId: [String]` on the wire.
-    case getAppAvailability(requestId: RequestID, appIds: [String])
+    case getAppAvailability(requestID: RequestID, appIDs: [String])
     /// Device volume: send either `level` or `muted`.
-    case setVolume(requestId: RequestID, volume: Volume)
-    case receiverStatus(requestId: RequestID?, status: ReceiverStatus)
-    case launchError(requestId: RequestID?, reason: ErrorReason?)
-    case invalidRequest(requestId: RequestID?, reason: ErrorReason?)
+    case setVolume(requestID: RequestID, volume: Volume)
+    case receiverStatus(requestID: RequestID?, status: ReceiverStatus)
+    case launchError(requestID: RequestID?, reason: ErrorReason?)
+    case invalidRequest(requestID: RequestID?, reason: ErrorReason?)
     /// Reply to GET_APP_AVAILABILITY.
-    case appAvailability(requestId: RequestID?, availability: [AppAvailabilityEntry])
+    case appAvailability(requestID: RequestID?, availability: [AppAvailabilityEntry])
     case unknown(type: String, json: JSONValue)
 
     public init(json: JSONValue) throws(CastPayloadError) {
@@ -26,7 +26,7 @@ public enum ReceiverMessage: CastPayloadModel, Hashable {
             let responseType = JSONStringKey(try object.member("responseType")?.decodeString("responseType") ?? "")
             switch responseType {
             case "GET_APP_AVAILABILITY":
-                self = .appAvailability(requestId: requestID, availability: try Self.decodeAvailability(object))
+                self = .appAvailability(requestID: requestID, availability: try Self.decodeAvailability(object))
             default:
                 self = .unknown(type: responseType.string, json: json)
             }
@@ -36,30 +36,30 @@ public enum ReceiverMessage: CastPayloadModel, Hashable {
         case "LAUNCH":
             self = .launch(try LaunchRequest(json: json))
         case "STOP":
-            self = .stop(requestId: try requireKey(requestID, "requestId"),
-                         sessionId: try object.member("sessionId")?.decodeString("sessionId"))
+            self = .stop(requestID: try requireKey(requestID, "requestId"),
+                         sessionID: try object.member("sessionId")?.decodeString("sessionId"))
         case "GET_STATUS":
-            self = .getStatus(requestId: try requireKey(requestID, "requestId"))
+            self = .getStatus(requestID: try requireKey(requestID, "requestId"))
         case "GET_APP_AVAILABILITY" where object.member("availability") != nil && object.member("appId") == nil:
-            self = .appAvailability(requestId: requestID, availability: try Self.decodeAvailability(object))
+            self = .appAvailability(requestID: requestID, availability: try Self.decodeAvailability(object))
         case "GET_APP_AVAILABILITY":
-            let appIds: [String]
+            let appIDs: [String]
             if case .string(let single)? = object.member("appId") {
-                appIds = [single]
+                appIDs = [single]
             } else {
-                appIds = try requireKey(try object.member("appId")?.decodeStrings("appId"), "appId")
+                appIDs = try requireKey(try object.member("appId")?.decodeStrings("appId"), "appId")
             }
-            self = .getAppAvailability(requestId: try requireKey(requestID, "requestId"), appIds: appIds)
+            self = .getAppAvailability(requestID: try requireKey(requestID, "requestId"), appIDs: appIDs)
         case "SET_VOLUME":
             let volume: Volume? = try object.member("volume")?.decodeModel("volume")
-            self = .setVolume(requestId: try requireKey(requestID, "requestId"), volume: try requireKey(volume, "volume"))
+            self = .setVolume(requestID: try requireKey(requestID, "requestId"), volume: try requireKey(volume, "volume"))
         case "RECEIVER_STATUS":
             let status: ReceiverStatus? = try object.member("status")?.decodeModel("status")
-            self = .receiverStatus(requestId: requestID, status: status ?? ReceiverStatus())
+            self = .receiverStatus(requestID: requestID, status: status ?? ReceiverStatus())
         case "LAUNCH_ERROR":
-            self = .launchError(requestId: requestID, reason: try object.member("reason")?.decodeEnum("reason"))
+            self = .launchError(requestID: requestID, reason: try object.member("reason")?.decodeEnum("reason"))
         case "INVALID_REQUEST":
-            self = .invalidRequest(requestId: requestID, reason: try object.member("reason")?.decodeEnum("reason"))
+            self = .invalidRequest(requestID: requestID, reason: try object.member("reason")?.decodeEnum("reason"))
         default:
             self = .unknown(type: type, json: json)
         }
@@ -70,9 +70,9 @@ public enum ReceiverMessage: CastPayloadModel, Hashable {
         var entries: [AppAvailabilityEntry] = []
         do throws(CastPayloadError) {
             for (key, answer) in try value.modelObject() {
-                let appId = key.string
-                guard let text = try answer.decodeString(appId) else { throw CastPayloadError.missingKey(appId) }
-                entries.append(AppAvailabilityEntry(appId: appId, availability: AppAvailability(rawValue: text)))
+                let appID = key.string
+                guard let text = try answer.decodeString(appID) else { throw CastPayloadError.missingKey(appID) }
+                entries.append(AppAvailabilityEntry(appID: appID, availability: AppAvailability(rawValue: text)))
             }
         } catch {
             throw error.prefixed(with: .key("availability"))
@@ -84,38 +84,38 @@ public enum ReceiverMessage: CastPayloadModel, Hashable {
         switch self {
         case .launch(let request):
             return request.json
-        case .stop(let requestId, let sessionId):
-            var object = JSONObject.message("STOP", requestID: requestId)
-            object.put("sessionId", sessionId)
+        case .stop(let requestID, let sessionID):
+            var object = JSONObject.message("STOP", requestID: requestID)
+            object.put("sessionId", sessionID)
             return .object(object)
-        case .getStatus(let requestId):
-            return .object(.message("GET_STATUS", requestID: requestId))
-        case .getAppAvailability(let requestId, let appIds):
-            var object = JSONObject.message("GET_APP_AVAILABILITY", requestID: requestId)
-            object.put("appId", appIds)
+        case .getStatus(let requestID):
+            return .object(.message("GET_STATUS", requestID: requestID))
+        case .getAppAvailability(let requestID, let appIDs):
+            var object = JSONObject.message("GET_APP_AVAILABILITY", requestID: requestID)
+            object.put("appId", appIDs)
             return .object(object)
-        case .setVolume(let requestId, let volume):
-            var object = JSONObject.message("SET_VOLUME", requestID: requestId)
+        case .setVolume(let requestID, let volume):
+            var object = JSONObject.message("SET_VOLUME", requestID: requestID)
             object.put("volume", volume)
             return .object(object)
-        case .receiverStatus(let requestId, let status):
-            var object = JSONObject.message("RECEIVER_STATUS", requestID: requestId)
+        case .receiverStatus(let requestID, let status):
+            var object = JSONObject.message("RECEIVER_STATUS", requestID: requestID)
             object.put("status", status)
             return .object(object)
-        case .launchError(let requestId, let reason):
-            var object = JSONObject.message("LAUNCH_ERROR", requestID: requestId)
+        case .launchError(let requestID, let reason):
+            var object = JSONObject.message("LAUNCH_ERROR", requestID: requestID)
             object.put("reason", reason)
             return .object(object)
-        case .invalidRequest(let requestId, let reason):
-            var object = JSONObject.message("INVALID_REQUEST", requestID: requestId)
+        case .invalidRequest(let requestID, let reason):
+            var object = JSONObject.message("INVALID_REQUEST", requestID: requestID)
             object.put("reason", reason)
             return .object(object)
-        case .appAvailability(let requestId, let availability):
+        case .appAvailability(let requestID, let availability):
             var object = JSONObject()
             object.put("responseType", "GET_APP_AVAILABILITY")
-            object.put("requestId", requestId)
+            object.put("requestId", requestID)
             var answers = JSONObject()
-            for entry in availability { answers.append(key: entry.appId, value: .string(entry.availability.rawValue)) }
+            for entry in availability { answers.append(key: entry.appID, value: .string(entry.availability.rawValue)) }
             object.put("availability", JSONValue.object(answers))
             return .object(object)
         case .unknown(_, let json):
@@ -141,7 +141,7 @@ public enum ReceiverMessage: CastPayloadModel, Hashable {
     /// The `requestId`; nil when absent.
     public var requestID: RequestID? {
         switch self {
-        case .launch(let request): return request.requestId
+        case .launch(let request): return request.requestID
         case .stop(let id, _), .getStatus(let id), .getAppAvailability(let id, _), .setVolume(let id, _): return id
         case .receiverStatus(let id, _), .launchError(let id, _), .invalidRequest(let id, _), .appAvailability(let id, _):
             return id

@@ -54,7 +54,7 @@ public struct ReceiverStatus: CastPayloadModel, Hashable {
     }
 
     /// The first app with `appId`.
-    public func application(withID appId: String) -> ApplicationInfo? {
-        applications.first { $0.appId == appId }
+    public func application(withID appID: String) -> ApplicationInfo? {
+        applications.first { $0.appID == appID }
     }
 }

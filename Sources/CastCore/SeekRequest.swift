@@ -2,19 +2,19 @@
 ///
 /// `json` is the complete message including `type` and `requestId`.
 public struct SeekRequest: CastPayloadModel, Hashable {
-    public var requestId: RequestID
-    public var mediaSessionId: Int
+    public var requestID: RequestID
+    public var mediaSessionID: Int
     public var currentTime: Double?
     public var relativeTime: Double?
     public var resumeState: ResumeState?
     public var customData: JSONValue?
 
     public init(
-        requestId: RequestID, mediaSessionId: Int, currentTime: Double? = nil, relativeTime: Double? = nil,
+        requestID: RequestID, mediaSessionID: Int, currentTime: Double? = nil, relativeTime: Double? = nil,
         resumeState: ResumeState? = nil, customData: JSONValue? = nil
     ) {
-        self.requestId = requestId
-        self.mediaSessionId = mediaSessionId
+        self.requestID = requestID
+        self.mediaSessionID = mediaSessionID
         self.currentTime = currentTime
         self.relativeTime = relativeTime
         self.resumeState = resumeState
@@ -22,12 +22,12 @@ public struct SeekRequest: CastPayloadModel, Hashable {
     }
 
     public init(json: JSONValue) throws(CastPayloadError) {
-        var requestId: RequestID?
-        var mediaSessionId: Int?
+        var requestID: RequestID?
+        var mediaSessionID: Int?
         for (key, value) in try json.modelObject() {
             switch key {
-            case "requestId": requestId = try value.decodeRequestID()
-            case "mediaSessionId": mediaSessionId = try value.decodeInt(key.string)
+            case "requestId": requestID = try value.decodeRequestID()
+            case "mediaSessionId": mediaSessionID = try value.decodeInt(key.string)
             case "currentTime": currentTime = try value.decodeDouble(key.string)
             case "relativeTime": relativeTime = try value.decodeDouble(key.string)
             case "resumeState": resumeState = try value.decodeEnum(key.string)
@@ -35,13 +35,13 @@ public struct SeekRequest: CastPayloadModel, Hashable {
             default: break
             }
         }
-        self.requestId = try requireKey(requestId, "requestId")
-        self.mediaSessionId = try requireKey(mediaSessionId, "mediaSessionId")
+        self.requestID = try requireKey(requestID, "requestId")
+        self.mediaSessionID = try requireKey(mediaSessionID, "mediaSessionId")
     }
 
     public var json: JSONValue {
-        var object = JSONObject.message("SEEK", requestID: requestId, capacity: 7)
-        object.put("mediaSessionId", mediaSessionId)
+        var object = JSONObject.message("SEEK", requestID: requestID, capacity: 7)
+        object.put("mediaSessionId", mediaSessionID)
         object.put("currentTime", currentTime)
         object.put("relativeTime", relativeTime)
         object.put("resumeState", resumeState)

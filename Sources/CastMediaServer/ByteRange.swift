@@ -13,7 +13,7 @@
 ///
 /// A request for several ranges (`bytes=0-1,5-6`) is answered with the whole file (a server may
 /// ignore `Range`, §14.2) unless none of its ranges is satisfiable, which is a 416.
-public enum ByteRange: Sendable, Hashable {
+package enum ByteRange: Sendable, Hashable {
     /// No `Range` header, or a range unit other than `bytes`: send the whole file.
     case full
     /// One satisfiable range, inclusive, already clamped to the file (`upperBound <= size - 1`).
@@ -25,7 +25,7 @@ public enum ByteRange: Sendable, Hashable {
 
     /// Decides what to send for `header` (the `Range` field value, nil when absent) against a
     /// file of `size` bytes (negative sizes count as 0).
-    public static func parse(_ header: String?, size: Int64) -> ByteRange {
+    package static func parse(_ header: String?, size: Int64) -> ByteRange {
         guard let header else { return .full }
         let size = max(size, 0)
         let bytes = Array(header.utf8)
@@ -52,7 +52,7 @@ public enum ByteRange: Sendable, Hashable {
 
     /// The `Content-Range` value for this result: `bytes a-b/size` for ``partial(_:)``,
     /// `bytes */size` for ``unsatisfiable``, nil otherwise.
-    public func contentRange(size: Int64) -> String? {
+    package func contentRange(size: Int64) -> String? {
         switch self {
         case .partial(let range): return "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
         case .unsatisfiable: return "bytes */\(size)"
@@ -61,7 +61,7 @@ public enum ByteRange: Sendable, Hashable {
     }
 
     /// Number of body bytes a response sends for this result against a file of `size` bytes.
-    public func bodyLength(size: Int64) -> Int64 {
+    package func bodyLength(size: Int64) -> Int64 {
         switch self {
         case .partial(let range): return range.upperBound - range.lowerBound + 1
         case .unsatisfiable: return 0

@@ -11,14 +11,14 @@ import Darwin
 /// A Cast device fetches media from the URL the sender hands it, so that URL must name an
 /// address of this machine the device can reach. On a multi-homed machine (Wi-Fi + VPN +
 /// Docker bridges) only the routing table knows which one that is.
-public enum FacingAddress {
+package enum FacingAddress {
     /// Why no facing address could be found (name does not resolve, no route to the device).
-    public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
+    package struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
         /// A sentence naming the device and the cause.
-        public let description: String
+        package let description: String
 
         /// A failure described by `description`.
-        public init(_ description: String) { self.description = description }
+        package init(_ description: String) { self.description = description }
     }
 
     /// The numeric local IP (`192.168.1.10`, `fe80::1%wlan0`, `127.0.0.1`) the kernel would use
@@ -28,7 +28,7 @@ public enum FacingAddress {
     /// socket to each result in turn (a UDP connect only picks a route: no packet is sent) and
     /// reads the chosen source address with `getsockname()`. Blocking only when `host` is a
     /// name that needs DNS. Throws ``Failure`` when nothing resolves or no route exists.
-    public static func localAddress(facing host: String, port: Int) throws -> String {
+    package static func localAddress(facing host: String, port: Int) throws -> String {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = socketTypeDatagram

@@ -1,17 +1,17 @@
 import Glibc
 
 /// A local file to cast: its absolute path, name and first bytes (for the media-format probe).
-public struct LocalMediaFile: Sendable {
-    public struct Failure: Error, CustomStringConvertible { public var description: String }
+package struct LocalMediaFile: Sendable {
+    package struct Failure: Error, CustomStringConvertible { package var description: String }
 
-    public static let headSize = 65_536
+    package static let headSize = 65_536
 
-    public let path: String
-    public let name: String
-    public let size: Int64
-    public let head: [UInt8]
+    package let path: String
+    package let name: String
+    package let size: Int64
+    package let head: [UInt8]
 
-    public static func open(_ given: String) throws(Failure) -> LocalMediaFile {
+    package static func open(_ given: String) throws(Failure) -> LocalMediaFile {
         guard let resolved = realpath(given, nil) else { throw Failure(description: String(cString: strerror(errno))) }
         let path = String(cString: resolved)
         free(resolved)

@@ -24,17 +24,17 @@ import Synchronization
 ///
 /// Thread-safe; `Sendable`. Logs under class `MediaFileServer`: start and stop at info, each
 /// request at debug, errors at warning.
-public final class MediaFileServer: Sendable {
+package final class MediaFileServer: Sendable {
     /// The address the server listens on and puts in URLs.
-    public let host: String
+    package let host: String
     /// The bound port (the one the kernel picked when started with port 0).
-    public let port: Int
+    package let port: Int
     /// The random first path segment of every served URL.
-    public let token: String
+    package let token: String
     /// Published name → file.
-    public let files: [String: ServedFile]
+    package let files: [String: ServedFile]
     /// How many requests ``requests`` keeps.
-    public static let requestHistoryLimit = 100
+    package static let requestHistoryLimit = 100
 
     private let listener: Channel
     private let shared: Shared
@@ -55,7 +55,7 @@ public final class MediaFileServer: Sendable {
     ///
     /// `host` is a numeric address of this machine, typically
     /// ``FacingAddress/localAddress(facing:port:)`` of the device. Throws when it cannot bind.
-    public static func start(files: [String: ServedFile], host: String, port: Int = 0, group: EventLoopGroup,
+    package static func start(files: [String: ServedFile], host: String, port: Int = 0, group: EventLoopGroup,
                              logSystem: LogSystem) async throws -> MediaFileServer {
         let log = Logger(class: "MediaFileServer", system: logSystem)
         let token = randomToken()
@@ -87,7 +87,7 @@ public final class MediaFileServer: Sendable {
     }
 
     /// Starts serving one file under its own name (``ServedFile/fileName``).
-    public static func start(file: ServedFile, host: String, port: Int = 0, group: EventLoopGroup,
+    package static func start(file: ServedFile, host: String, port: Int = 0, group: EventLoopGroup,
                              logSystem: LogSystem) async throws -> MediaFileServer {
         try await start(files: [file.fileName: file], host: host, port: port, group: group, logSystem: logSystem)
     }
@@ -95,17 +95,17 @@ public final class MediaFileServer: Sendable {
     /// The URL of the file published as `name`: `http://host:port/<token>/<percent-encoded name>`,
     /// IPv6 hosts in brackets (a zone's `%` written `%25`). Built even when no file has that name
     /// (the server then answers 404).
-    public func url(for name: String) -> String {
+    package func url(for name: String) -> String {
         let urlHost = host.contains(":") ? "[\(host.replacingPercent())]" : host
         return "http://\(urlHost):\(port)/\(token)/\(Self.percentEncoded(name))"
     }
 
     /// The last ``requestHistoryLimit`` requests answered, oldest first.
-    public var requests: [ServedRequest] { shared.state.withLock { $0.requests } }
+    package var requests: [ServedRequest] { shared.state.withLock { $0.requests } }
 
     /// Stops listening and closes open connections (a device mid-download sees the connection
     /// close). Idempotent.
-    public func stop() async {
+    package func stop() async {
         let connections = shared.state.withLock { state -> [Channel] in
             state.stopped = true
             defer { state.connections = [:] }

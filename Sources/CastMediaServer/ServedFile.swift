@@ -2,21 +2,21 @@
 ///
 /// The file is opened per request, so it may grow or be replaced while the server runs; its
 /// size is taken when a request opens it.
-public struct ServedFile: Sendable, Hashable {
+package struct ServedFile: Sendable, Hashable {
     /// The file's path on this machine (absolute, or relative to the working directory).
-    public var path: String
+    package var path: String
     /// The `Content-Type` sent with the file (`video/mp4`, `audio/mpeg`, …).
-    public var contentType: String
+    package var contentType: String
 
     /// A file served as `contentType` (`application/octet-stream` when not given).
-    public init(path: String, contentType: String = "application/octet-stream") {
+    package init(path: String, contentType: String = "application/octet-stream") {
         self.path = path
         self.contentType = contentType
     }
 
     /// The last component of ``path`` (`/home/me/movie.mp4` → `movie.mp4`): the name the file is
     /// published under when no other name is given.
-    public var fileName: String {
+    package var fileName: String {
         let components = path.split(separator: "/", omittingEmptySubsequences: true)
         return components.last.map(String.init) ?? path
     }

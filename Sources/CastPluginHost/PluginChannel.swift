@@ -95,9 +95,9 @@ public final class PluginChannel: Sendable {
         var info = JSONObject()
         info.set("device_id", .string(device.id))
         if let app {
-            info.set("session_id", .string(app.sessionId))
-            info.set("transport_id", .string(app.transportId))
-            info.set("app_id", .string(app.appId))
+            info.set("session_id", .string(app.sessionID))
+            info.set("transport_id", .string(app.transportID))
+            info.set("app_id", .string(app.appID))
         }
         let sessionJSON = JSONValue.object(info).serialized()
         let config = host.config(for: feature.pluginID)

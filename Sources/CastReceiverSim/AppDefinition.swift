@@ -2,7 +2,7 @@ import CastCore
 
 /// One app of a simulated device's catalogue. Value type.
 public struct AppDefinition: Sendable, Hashable {
-    public var appId: String
+    public var appID: String
     public var displayName: String
     /// Announced in RECEIVER_STATUS `applications[].namespaces` (custom namespaces are added when
     /// missing). The media namespace makes the app a media player.
@@ -13,21 +13,21 @@ public struct AppDefinition: Sendable, Hashable {
     /// How the app answers on its own namespaces. A namespace in ``namespaces`` that is neither
     /// media nor listed here echoes.
     public var customNamespaces: [CustomNamespaceBehaviour]
-    public var iconUrl: String
+    public var iconURL: String
     /// The ambient app: reported with `isIdleScreen: true`; does not make the device busy.
     public var isIdleScreen: Bool
 
     public init(
-        appId: String, displayName: String, namespaces: [CastNamespace] = [],
+        appID: String, displayName: String, namespaces: [CastNamespace] = [],
         supportedMediaCommands: SupportedMediaCommands = .allBasicMedia, customNamespaces: [CustomNamespaceBehaviour] = [],
-        iconUrl: String = "", isIdleScreen: Bool = false
+        iconURL: String = "", isIdleScreen: Bool = false
     ) {
-        self.appId = appId
+        self.appID = appID
         self.displayName = displayName
         self.namespaces = namespaces
         self.supportedMediaCommands = supportedMediaCommands
         self.customNamespaces = customNamespaces
-        self.iconUrl = iconUrl
+        self.iconURL = iconURL
         self.isIdleScreen = isIdleScreen
     }
 
@@ -53,7 +53,7 @@ public struct AppDefinition: Sendable, Hashable {
     /// `supportedMediaCommands` 274447 (ALL_BASIC_MEDIA | STREAM_TRANSFER). Its platform side
     /// channels (cac, debugoverlay, broadcast) stay silent.
     public static let defaultMediaReceiver = AppDefinition(
-        appId: "CC1AD845", displayName: "Default Media Receiver",
+        appID: "CC1AD845", displayName: "Default Media Receiver",
         namespaces: [
             "urn:x-cast:com.google.cast.cac", "urn:x-cast:com.google.cast.debugoverlay",
             "urn:x-cast:com.google.cast.broadcast", .media,
@@ -70,7 +70,7 @@ public struct AppDefinition: Sendable, Hashable {
     /// plugins so they can be tried and tested end to end. `…example.echo` echoes (EchoChannelC),
     /// `…example.ping` answers PING with PONG (PingChannel), `org.castline.test` echoes (test fixtures).
     public static let pluginExamples = AppDefinition(
-        appId: "CA571E00", displayName: "castline plugin examples",
+        appID: "CA571E00", displayName: "castline plugin examples",
         namespaces: ["urn:x-cast:org.castline.example.echo", "urn:x-cast:org.castline.example.ping", "urn:x-cast:org.castline.test"],
         supportedMediaCommands: [],
         customNamespaces: [
@@ -83,7 +83,7 @@ public struct AppDefinition: Sendable, Hashable {
 
     /// Backdrop (`E8C28D3C`), the idle-screen app. Not running unless launched.
     public static let backdrop = AppDefinition(
-        appId: "E8C28D3C", displayName: "Backdrop", namespaces: [], supportedMediaCommands: [],
+        appID: "E8C28D3C", displayName: "Backdrop", namespaces: [], supportedMediaCommands: [],
         isIdleScreen: true
     )
 }

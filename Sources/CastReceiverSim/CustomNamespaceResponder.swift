@@ -15,11 +15,11 @@ enum CustomNamespaceResponder {
         case .scripted(let table):
             var incoming: JSONObject?
             if case .string(let text) = payload, let object = (try? JSONValue.parse(text))?.object { incoming = object }
-            let requestId = incoming?["requestId"]
+            let requestID = incoming?["requestId"]
             var answer: JSONValue = ["type": "ERROR", "reason": "NOT_SUPPORTED"]
             if let type = incoming?["type"]?.string, let scripted = table[type] { answer = scripted }
-            if let requestId, !requestId.isNull, case .object(var object) = answer {
-                object.set("requestId", requestId)
+            if let requestID, !requestID.isNull, case .object(var object) = answer {
+                object.set("requestId", requestID)
                 answer = .object(object)
             }
             return EndpointReply(namespace, answer, to: .requester)

@@ -18,16 +18,16 @@ public struct DeviceAdvertisementState: Sendable, Equatable {
     /// `rs`: the running app's status text; empty when idle.
     public var statusText: String
     /// The running app, idle screen included; nil when nothing runs.
-    public var runningAppId: String?
+    public var runningAppID: String?
 
-    public init(busy: Bool, statusText: String, runningAppId: String?) {
+    public init(busy: Bool, statusText: String, runningAppID: String?) {
         self.busy = busy
         self.statusText = statusText
-        self.runningAppId = runningAppId
+        self.runningAppID = runningAppID
     }
 
     /// Nothing runs.
-    public static let idle = DeviceAdvertisementState(busy: false, statusText: "", runningAppId: nil)
+    public static let idle = DeviceAdvertisementState(busy: false, statusText: "", runningAppID: nil)
 }
 
 extension DeviceOutput {

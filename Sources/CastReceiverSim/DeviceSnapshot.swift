@@ -4,17 +4,17 @@ import CastCore
 /// socket.
 public struct DeviceSnapshot: Sendable, Equatable {
     public struct App: Sendable, Equatable {
-        public var appId: String
+        public var appID: String
         public var displayName: String
-        public var sessionId: String
-        public var transportId: String
+        public var sessionID: String
+        public var transportID: String
         public var isIdleScreen: Bool
     }
 
     /// One virtual connection.
     public struct Sender: Sendable, Equatable {
         public var connection: SenderConnectionID
-        public var senderId: String
+        public var senderID: String
         /// `receiver-0` or the app's transportId.
         public var endpoint: String
         public var connType: ConnectionType
@@ -22,14 +22,14 @@ public struct DeviceSnapshot: Sendable, Equatable {
     }
 
     public struct Media: Sendable, Equatable {
-        public var mediaSessionId: Int
+        public var mediaSessionID: Int
         public var playerState: PlayerState
         public var currentTime: Double
         public var playbackRate: Double
-        public var contentId: String
+        public var contentID: String
         public var contentType: String
         public var title: String?
-        public var currentItemId: Int?
+        public var currentItemID: Int?
         public var itemCount: Int
         public var repeatMode: RepeatMode
     }
@@ -58,8 +58,8 @@ public struct DeviceSnapshot: Sendable, Equatable {
         object.append(key: "friendlyName", value: .string(friendlyName))
         if let app {
             object.append(key: "app", value: [
-                "appId": .string(app.appId), "displayName": .string(app.displayName), "sessionId": .string(app.sessionId),
-                "transportId": .string(app.transportId), "isIdleScreen": .bool(app.isIdleScreen),
+                "appId": .string(app.appID), "displayName": .string(app.displayName), "sessionId": .string(app.sessionID),
+                "transportId": .string(app.transportID), "isIdleScreen": .bool(app.isIdleScreen),
             ])
         } else {
             object.append(key: "app", value: .null)
@@ -67,7 +67,7 @@ public struct DeviceSnapshot: Sendable, Equatable {
         object.append(key: "connections", value: .array(connections.map { .int(Int64($0.rawValue)) }))
         object.append(key: "senders", value: .array(senders.map { sender in
             var entry: JSONObject = [
-                "connection": .int(Int64(sender.connection.rawValue)), "senderId": .string(sender.senderId),
+                "connection": .int(Int64(sender.connection.rawValue)), "senderId": .string(sender.senderID),
                 "endpoint": .string(sender.endpoint), "connType": .int(Int64(sender.connType.rawValue)),
             ]
             if let agent = sender.userAgent { entry.set("userAgent", .string(agent)) }
@@ -75,13 +75,13 @@ public struct DeviceSnapshot: Sendable, Equatable {
         }))
         if let media {
             var entry: JSONObject = [
-                "mediaSessionId": .int(Int64(media.mediaSessionId)), "playerState": .string(media.playerState.rawValue),
+                "mediaSessionId": .int(Int64(media.mediaSessionID)), "playerState": .string(media.playerState.rawValue),
                 "currentTime": .double(media.currentTime), "playbackRate": .double(media.playbackRate),
-                "contentId": .string(media.contentId), "contentType": .string(media.contentType),
+                "contentId": .string(media.contentID), "contentType": .string(media.contentType),
                 "itemCount": .int(Int64(media.itemCount)), "repeatMode": .string(media.repeatMode.rawValue),
             ]
             if let title = media.title { entry.set("title", .string(title)) }
-            if let item = media.currentItemId { entry.set("currentItemId", .int(Int64(item))) }
+            if let item = media.currentItemID { entry.set("currentItemId", .int(Int64(item))) }
             object.append(key: "media", value: .object(entry))
         } else {
             object.append(key: "media", value: .null)
@@ -89,7 +89,7 @@ public struct DeviceSnapshot: Sendable, Equatable {
         object.append(key: "volume", value: ["level": .double(volume.level ?? 1), "muted": .bool(volume.muted ?? false)])
         object.append(key: "advertisement", value: [
             "busy": .bool(advertisement.busy), "statusText": .string(advertisement.statusText),
-            "runningAppId": advertisement.runningAppId.map { .string($0) } ?? .null,
+            "runningAppId": advertisement.runningAppID.map { .string($0) } ?? .null,
         ])
         object.append(key: "ignoredMessages", value: .int(Int64(ignoredMessages)))
         object.append(key: "rejectedMessages", value: .int(Int64(rejectedMessages)))

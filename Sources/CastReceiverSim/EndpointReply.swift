@@ -41,34 +41,34 @@ struct EndpointReply: Sendable {
 /// A request's JSON after the checks every request namespace shares: an object with an
 /// integer `requestId`.
 enum RequestEnvelope {
-    case valid(json: JSONValue, requestId: RequestID)
+    case valid(json: JSONValue, requestID: RequestID)
     /// Answer INVALID_REQUEST / INVALID_COMMAND with this requestId (0 when there was none).
-    case invalid(requestId: RequestID, why: String)
+    case invalid(requestID: RequestID, why: String)
 
     init(_ payload: CastMessage.Payload) {
         guard case .string(let text) = payload else {
-            self = .invalid(requestId: .unsolicited, why: "binary payload")
+            self = .invalid(requestID: .unsolicited, why: "binary payload")
             return
         }
         let json: JSONValue
         do {
             json = try JSONValue.parse(text)
         } catch {
-            self = .invalid(requestId: .unsolicited, why: "\(error)")
+            self = .invalid(requestID: .unsolicited, why: "\(error)")
             return
         }
         guard case .object(let object) = json else {
-            self = .invalid(requestId: .unsolicited, why: "payload is \(json.kindDescription), not an object")
+            self = .invalid(requestID: .unsolicited, why: "payload is \(json.kindDescription), not an object")
             return
         }
         guard let id = object["requestId"]?.int else {
-            self = .invalid(requestId: .unsolicited, why: "missing or non-integer requestId")
+            self = .invalid(requestID: .unsolicited, why: "missing or non-integer requestId")
             return
         }
         guard object["type"]?.string != nil else {
-            self = .invalid(requestId: RequestID(rawValue: Int(truncatingIfNeeded: id)), why: "missing type")
+            self = .invalid(requestID: RequestID(rawValue: Int(truncatingIfNeeded: id)), why: "missing type")
             return
         }
-        self = .valid(json: json, requestId: RequestID(rawValue: Int(truncatingIfNeeded: id)))
+        self = .valid(json: json, requestID: RequestID(rawValue: Int(truncatingIfNeeded: id)))
     }
 }

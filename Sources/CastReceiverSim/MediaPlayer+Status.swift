@@ -9,24 +9,24 @@ extension MediaPlayer {
     }
 
     /// MEDIA_STATUS with the current session (`status: []` without one).
-    func statusMessage(requestId: RequestID, now: Double) -> JSONValue {
-        MediaMessage.mediaStatus(requestId: requestId, status: session.map { [mediaStatus(of: $0, now: now)] } ?? []).json
+    func statusMessage(requestID: RequestID, now: Double) -> JSONValue {
+        MediaMessage.mediaStatus(requestID: requestID, status: session.map { [mediaStatus(of: $0, now: now)] } ?? []).json
     }
 
     /// The current status to the requester (with `requestId`) and to the other senders (0).
-    func statusToAll(requestId: RequestID, now: Double) -> [EndpointReply] {
-        deliver(status: session.map { [mediaStatus(of: $0, now: now)] } ?? [], requestId: requestId)
+    func statusToAll(requestID: RequestID, now: Double) -> [EndpointReply] {
+        deliver(status: session.map { [mediaStatus(of: $0, now: now)] } ?? [], requestID: requestID)
     }
 
     /// `status` to the requester with `requestId` and to the others with 0; to everyone with 0
     /// when `requestId` is nil (unsolicited).
-    func deliver(status: [MediaStatus], requestId: RequestID?) -> [EndpointReply] {
-        guard let requestId else {
-            return [EndpointReply(Self.namespace, MediaMessage.mediaStatus(requestId: .unsolicited, status: status).json, to: .everyone)]
+    func deliver(status: [MediaStatus], requestID: RequestID?) -> [EndpointReply] {
+        guard let requestID else {
+            return [EndpointReply(Self.namespace, MediaMessage.mediaStatus(requestID: .unsolicited, status: status).json, to: .everyone)]
         }
         return [
-            EndpointReply(Self.namespace, MediaMessage.mediaStatus(requestId: requestId, status: status).json, to: .requester),
-            EndpointReply(Self.namespace, MediaMessage.mediaStatus(requestId: .unsolicited, status: status).json, to: .others),
+            EndpointReply(Self.namespace, MediaMessage.mediaStatus(requestID: requestID, status: status).json, to: .requester),
+            EndpointReply(Self.namespace, MediaMessage.mediaStatus(requestID: .unsolicited, status: status).json, to: .others),
         ]
     }
 
@@ -37,13 +37,13 @@ extension MediaPlayer {
         var commands = supportedMediaCommands
         if session.items.count > 1 { commands.formUnion([.queueNext, .queuePrev]) }
         var status = MediaStatus(
-            mediaSessionId: session.mediaSessionId, playerState: session.playerState, currentTime: session.currentTime(at: now),
+            mediaSessionID: session.mediaSessionID, playerState: session.playerState, currentTime: session.currentTime(at: now),
             playbackRate: session.playbackRate, supportedMediaCommands: commands, volume: session.volume, media: media
         )
-        status.currentItemId = session.currentItem.itemId
+        status.currentItemID = session.currentItem.itemID
         status.repeatMode = session.repeatMode
         if session.isQueue { status.items = session.items }
-        status.activeTrackIds = session.activeTrackIds
+        status.activeTrackIDs = session.activeTrackIDs
         status.videoInfo = session.rule?.videoInfo
         return status
     }
@@ -51,13 +51,13 @@ extension MediaPlayer {
     /// What real firmware sends right after accepting a LOAD: top-level IDLE without
     /// idleReason, `extendedStatus.playerState` LOADING with the new media.
     func loadingStatusMessage() -> JSONValue {
-        guard let session else { return MediaMessage.mediaStatus(requestId: .unsolicited, status: []).json }
+        guard let session else { return MediaMessage.mediaStatus(requestID: .unsolicited, status: []).json }
         let status = MediaStatus(
-            mediaSessionId: session.mediaSessionId, playerState: .idle, currentTime: 0, playbackRate: session.playbackRate,
+            mediaSessionID: session.mediaSessionID, playerState: .idle, currentTime: 0, playbackRate: session.playbackRate,
             supportedMediaCommands: supportedMediaCommands, volume: session.volume,
-            extendedStatus: ExtendedMediaStatus(playerState: .loading, media: session.currentMedia, mediaSessionId: session.mediaSessionId)
+            extendedStatus: ExtendedMediaStatus(playerState: .loading, media: session.currentMedia, mediaSessionID: session.mediaSessionID)
         )
-        return MediaMessage.mediaStatus(requestId: .unsolicited, status: [status]).json
+        return MediaMessage.mediaStatus(requestID: .unsolicited, status: [status]).json
     }
 
     // MARK: Clock
@@ -76,7 +76,7 @@ extension MediaPlayer {
             if current.playerState == .buffering {
                 session!.finishBuffering(at: deadline)
                 log.info("\(session!.playerState) after buffering", logFields.merging(["playerState": .string(session!.playerState.rawValue)]))
-                out += deliver(status: [mediaStatus(of: session!, now: deadline)], requestId: nil)
+                out += deliver(status: [mediaStatus(of: session!, now: deadline)], requestID: nil)
             } else {
                 out += itemFinished(at: deadline)
             }
@@ -90,11 +90,11 @@ extension MediaPlayer {
         current.settle(at: time)
         session = current
         guard let next = current.indexAfterFinish() else {
-            return end(reason: .finished, requestId: nil, now: time)
+            return end(reason: .finished, requestID: nil, now: time)
         }
         startItem(next, at: time, position: nil)
-        log.info("next queue item \(session!.currentItem.itemId ?? 0)", logFields.merging(["itemId": .int(session!.currentItem.itemId ?? 0)]))
-        return deliver(status: [mediaStatus(of: session!, now: time)], requestId: nil)
+        log.info("next queue item \(session!.currentItem.itemID ?? 0)", logFields.merging(["itemId": .int(session!.currentItem.itemID ?? 0)]))
+        return deliver(status: [mediaStatus(of: session!, now: time)], requestID: nil)
     }
 
     /// Switches to item `index` (BUFFERING, then as the item's autoplay says, default play).
@@ -103,7 +103,7 @@ extension MediaPlayer {
         let item = current.items[index]
         current.start(index: index, at: time, position: position, autoplay: item.autoplay ?? true,
                       delay: timing.bufferingDelay, rule: item.media.flatMap { rules.match($0) })
-        if let tracks = item.activeTrackIds { current.activeTrackIds = tracks }
+        if let tracks = item.activeTrackIDs { current.activeTrackIDs = tracks }
         session = current
     }
 
@@ -114,9 +114,9 @@ extension MediaPlayer {
         guard let session else { return nil }
         let state: PlayerState = session.playerState == .buffering ? (session.resumePlaying ? .playing : .paused) : session.playerState
         return TransferredMedia(
-            items: session.items, currentItemId: session.currentItem.itemId ?? 0, currentTime: session.currentTime(at: now),
+            items: session.items, currentItemID: session.currentItem.itemID ?? 0, currentTime: session.currentTime(at: now),
             playerState: state, playbackRate: session.playbackRate, repeatMode: session.repeatMode, isQueue: session.isQueue,
-            activeTrackIds: session.activeTrackIds, volume: session.volume
+            activeTrackIDs: session.activeTrackIDs, volume: session.volume
         )
     }
 }

@@ -15,10 +15,10 @@ struct MediaPlayer: Sendable {
     /// Of the running app; see ``AppDefinition/supportedMediaCommands``.
     var supportedMediaCommands: SupportedMediaCommands = []
     /// The running app's transportId (log field).
-    var transportId = ""
+    var transportID = ""
     var session: MediaSession?
-    var nextMediaSessionId = 1
-    var nextItemId = 1
+    var nextMediaSessionID = 1
+    var nextItemID = 1
     /// ``ReceiverDevice/failNextLoad(_:)``: consumed by the next LOAD or QUEUE_LOAD.
     var pendingLoadFailure: DetailedErrorCode?
     var random: IdentifierGenerator
@@ -32,8 +32,8 @@ struct MediaPlayer: Sendable {
     }
 
     var logFields: LogFields {
-        var fields: LogFields = ["session": .string(transportId)]
-        if let session { fields["mediaSessionId"] = .int(session.mediaSessionId) }
+        var fields: LogFields = ["session": .string(transportID)]
+        if let session { fields["mediaSessionId"] = .int(session.mediaSessionID) }
         return fields
     }
 
@@ -41,15 +41,15 @@ struct MediaPlayer: Sendable {
 
     /// Handles one media-namespace message from a sender (after ``advance(to:)`` to `now`).
     mutating func handle(_ payload: CastMessage.Payload, now: Double) -> [EndpointReply] {
-        let requestId: RequestID
+        let requestID: RequestID
         let json: JSONValue
         switch RequestEnvelope(payload) {
         case .invalid(let id, let why):
             log.warning("rejected media request: \(why)", logFields.merging(["reason": "INVALID_COMMAND"]))
-            return [reply(MediaMessage.invalidRequest(requestId: id, reason: .invalidCommand).json)]
+            return [reply(MediaMessage.invalidRequest(requestID: id, reason: .invalidCommand).json)]
         case .valid(let value, let id):
             json = value
-            requestId = id
+            requestID = id
         }
         let message: MediaMessage
         do {
@@ -57,131 +57,131 @@ struct MediaPlayer: Sendable {
         } catch {
             log.warning("rejected media request: \(error)",
                         logFields.merging(["type": .string(json["type"]?.string ?? ""), "reason": "INVALID_PARAMS"]))
-            return [reply(MediaMessage.invalidRequest(requestId: requestId, reason: .invalidParams).json)]
+            return [reply(MediaMessage.invalidRequest(requestID: requestID, reason: .invalidParams).json)]
         }
         log.debug("media request \(message.typeName)",
-                  logFields.merging(["type": .string(message.typeName), "requestId": .int(requestId.rawValue)]))
+                  logFields.merging(["type": .string(message.typeName), "requestId": .int(requestID.rawValue)]))
         switch message {
         case .load(let request): return load(request, now: now)
         case .queueLoad(let request): return queueLoad(request, now: now)
-        case .getStatus: return [reply(statusMessage(requestId: requestId, now: now))]
-        case .play(_, let id): return setPlaying(true, requestId: requestId, mediaSessionId: id, now: now)
-        case .pause(_, let id): return setPlaying(false, requestId: requestId, mediaSessionId: id, now: now)
-        case .stop(_, let id): return stop(requestId: requestId, mediaSessionId: id, now: now)
+        case .getStatus: return [reply(statusMessage(requestID: requestID, now: now))]
+        case .play(_, let id): return setPlaying(true, requestID: requestID, mediaSessionID: id, now: now)
+        case .pause(_, let id): return setPlaying(false, requestID: requestID, mediaSessionID: id, now: now)
+        case .stop(_, let id): return stop(requestID: requestID, mediaSessionID: id, now: now)
         case .seek(let request): return seek(request, now: now)
-        case .setVolume(_, let id, let volume): return setStreamVolume(volume, requestId: requestId, mediaSessionId: id, now: now)
-        case .setPlaybackRate(_, let id, let rate): return setPlaybackRate(rate, requestId: requestId, mediaSessionId: id, now: now)
-        case .editTracksInfo(_, let id, let tracks): return editTracks(tracks, requestId: requestId, mediaSessionId: id, now: now)
+        case .setVolume(_, let id, let volume): return setStreamVolume(volume, requestID: requestID, mediaSessionID: id, now: now)
+        case .setPlaybackRate(_, let id, let rate): return setPlaybackRate(rate, requestID: requestID, mediaSessionID: id, now: now)
+        case .editTracksInfo(_, let id, let tracks): return editTracks(tracks, requestID: requestID, mediaSessionID: id, now: now)
         case .queueInsert(let request): return queueInsert(request, now: now)
         case .queueUpdate(let request): return queueUpdate(request, now: now)
         case .queueRemove(let request): return queueRemove(request, now: now)
         case .queueReorder(let request): return queueReorder(request, now: now)
-        case .unknown(let type, let json): return unmodelled(type: type, json: json, requestId: requestId, now: now)
+        case .unknown(let type, let json): return unmodelled(type: type, json: json, requestID: requestID, now: now)
         case .mediaStatus, .loadFailed, .loadCancelled, .invalidPlayerState, .invalidRequest, .error:
-            return rejectCommand(message.typeName, requestId: requestId)
+            return rejectCommand(message.typeName, requestID: requestID)
         }
     }
 
     /// Queue commands the CastCore model has no case for; anything else is INVALID_COMMAND.
-    private mutating func unmodelled(type: String, json: JSONValue, requestId: RequestID, now: Double) -> [EndpointReply] {
-        let mediaSessionId = json["mediaSessionId"]?.int.map { Int(truncatingIfNeeded: $0) }
+    private mutating func unmodelled(type: String, json: JSONValue, requestID: RequestID, now: Double) -> [EndpointReply] {
+        let mediaSessionID = json["mediaSessionId"]?.int.map { Int(truncatingIfNeeded: $0) }
         switch type {
         case "QUEUE_NEXT", "QUEUE_PREV":
-            return jump(type == "QUEUE_NEXT" ? 1 : -1, requestId: requestId, mediaSessionId: mediaSessionId, now: now)
+            return jump(type == "QUEUE_NEXT" ? 1 : -1, requestID: requestID, mediaSessionID: mediaSessionID, now: now)
         case "QUEUE_GET_ITEM_IDS":
-            if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
-            let ids = (session?.items ?? []).compactMap(\.itemId).map { JSONValue.int(Int64($0)) }
-            return [reply(["type": "QUEUE_ITEM_IDS", "requestId": .int(Int64(requestId.rawValue)), "itemIds": .array(ids)])]
+            if let error = check(requestID: requestID, mediaSessionID: mediaSessionID) { return error }
+            let ids = (session?.items ?? []).compactMap(\.itemID).map { JSONValue.int(Int64($0)) }
+            return [reply(["type": "QUEUE_ITEM_IDS", "requestId": .int(Int64(requestID.rawValue)), "itemIds": .array(ids)])]
         case "QUEUE_GET_ITEMS":
-            if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
+            if let error = check(requestID: requestID, mediaSessionID: mediaSessionID) { return error }
             let wanted = Set((json["itemIds"]?.array ?? []).compactMap(\.int).map { Int(truncatingIfNeeded: $0) })
-            let items = (session?.items ?? []).filter { wanted.contains($0.itemId ?? -1) }.map(\.json)
-            return [reply(["type": "QUEUE_ITEMS", "requestId": .int(Int64(requestId.rawValue)), "items": .array(items)])]
+            let items = (session?.items ?? []).filter { wanted.contains($0.itemID ?? -1) }.map(\.json)
+            return [reply(["type": "QUEUE_ITEMS", "requestId": .int(Int64(requestID.rawValue)), "items": .array(items)])]
         default:
-            return rejectCommand(type, requestId: requestId)
+            return rejectCommand(type, requestID: requestID)
         }
     }
 
-    func rejectCommand(_ type: String, requestId: RequestID) -> [EndpointReply] {
+    func rejectCommand(_ type: String, requestID: RequestID) -> [EndpointReply] {
         log.warning("unknown media command \(type)", logFields.merging(["type": .string(type), "reason": "INVALID_COMMAND"]))
-        return [reply(MediaMessage.invalidRequest(requestId: requestId, reason: .invalidCommand).json)]
+        return [reply(MediaMessage.invalidRequest(requestID: requestID, reason: .invalidCommand).json)]
     }
 
     /// nil when a session exists and `mediaSessionId` (if given) names it; otherwise the error
     /// reply: INVALID_PLAYER_STATE without a session, INVALID_MEDIA_SESSION_ID for another id.
-    func check(requestId: RequestID, mediaSessionId: Int?) -> [EndpointReply]? {
+    func check(requestID: RequestID, mediaSessionID: Int?) -> [EndpointReply]? {
         guard let session else {
             log.warning("media command without a media session", logFields.merging(["reason": "INVALID_PLAYER_STATE"]))
-            return [reply(MediaMessage.invalidPlayerState(requestId: requestId).json)]
+            return [reply(MediaMessage.invalidPlayerState(requestID: requestID).json)]
         }
-        if let mediaSessionId, mediaSessionId != session.mediaSessionId {
-            log.warning("media command for session \(mediaSessionId), current is \(session.mediaSessionId)",
+        if let mediaSessionID, mediaSessionID != session.mediaSessionID {
+            log.warning("media command for session \(mediaSessionID), current is \(session.mediaSessionID)",
                         logFields.merging(["reason": "INVALID_MEDIA_SESSION_ID"]))
-            return [reply(MediaMessage.invalidRequest(requestId: requestId, reason: .invalidMediaSessionID).json)]
+            return [reply(MediaMessage.invalidRequest(requestID: requestID, reason: .invalidMediaSessionID).json)]
         }
         return nil
     }
 
-    func invalidParams(_ requestId: RequestID, _ why: String) -> [EndpointReply] {
+    func invalidParams(_ requestID: RequestID, _ why: String) -> [EndpointReply] {
         log.warning("rejected media request: \(why)", logFields.merging(["reason": "INVALID_PARAMS"]))
-        return [reply(MediaMessage.invalidRequest(requestId: requestId, reason: .invalidParams).json)]
+        return [reply(MediaMessage.invalidRequest(requestID: requestID, reason: .invalidParams).json)]
     }
 
     // MARK: LOAD
 
     mutating func load(_ request: LoadRequest, now: Double) -> [EndpointReply] {
         let item = QueueItem(media: request.media, autoplay: request.autoplay ?? true,
-                             activeTrackIds: request.activeTrackIds, customData: request.customData)
+                             activeTrackIDs: request.activeTrackIDs, customData: request.customData)
         return begin(items: [item], startIndex: 0, isQueue: false, repeatMode: .off, position: request.currentTime,
-                     playbackRate: request.playbackRate, activeTrackIds: request.activeTrackIds,
-                     requestId: request.requestId, now: now)
+                     playbackRate: request.playbackRate, activeTrackIDs: request.activeTrackIDs,
+                     requestID: request.requestID, now: now)
     }
 
     /// A new media session with `items` (LOAD, QUEUE_LOAD): the old one is INTERRUPTED first.
     mutating func begin(
         items: [QueueItem], startIndex: Int, isQueue: Bool, repeatMode: RepeatMode, position: Double?,
-        playbackRate: Double?, activeTrackIds: [Int]?, requestId: RequestID, now: Double
+        playbackRate: Double?, activeTrackIDs: [Int]?, requestID: RequestID, now: Double
     ) -> [EndpointReply] {
-        let first = items[startIndex].media ?? MediaInformation(contentId: "", contentType: "")
+        let first = items[startIndex].media ?? MediaInformation(contentID: "", contentType: "")
         let rule = rules.match(first)
         var out = interrupt(now: now)
         if let code = pendingLoadFailure ?? rule?.loadError {
             let injected = pendingLoadFailure != nil
             pendingLoadFailure = nil
-            log.warning("LOAD of \(first.contentId) fails with \(code)\(injected ? " (injected)" : "")",
-                        logFields.merging(["contentId": .string(first.contentId), "detailedErrorCode": .int(code.rawValue)]))
-            out.append(reply(MediaMessage.loadFailed(requestId: requestId, itemId: nil, detailedErrorCode: code).json))
+            log.warning("LOAD of \(first.contentID) fails with \(code)\(injected ? " (injected)" : "")",
+                        logFields.merging(["contentId": .string(first.contentID), "detailedErrorCode": .int(code.rawValue)]))
+            out.append(reply(MediaMessage.loadFailed(requestID: requestID, itemID: nil, detailedErrorCode: code).json))
             return out
         }
         var numbered = items
         for index in numbered.indices {
-            numbered[index].itemId = nextItemId
-            nextItemId += 1
+            numbered[index].itemID = nextItemID
+            nextItemID += 1
         }
-        var session = MediaSession(mediaSessionId: nextMediaSessionId, items: numbered, currentIndex: startIndex, isQueue: isQueue)
-        nextMediaSessionId += 1
+        var session = MediaSession(mediaSessionID: nextMediaSessionID, items: numbered, currentIndex: startIndex, isQueue: isQueue)
+        nextMediaSessionID += 1
         session.repeatMode = repeatMode
         if let playbackRate, MediaSession.playbackRates.contains(playbackRate) { session.playbackRate = playbackRate }
-        session.activeTrackIds = activeTrackIds ?? numbered[startIndex].activeTrackIds
+        session.activeTrackIDs = activeTrackIDs ?? numbered[startIndex].activeTrackIDs
         session.start(index: startIndex, at: now, position: position, autoplay: numbered[startIndex].autoplay ?? true,
                       delay: timing.bufferingDelay, rule: rule)
         self.session = session
-        log.info("loaded \(first.contentId) (\(first.contentType), \(first.streamType))", logFields.merging([
-            "contentId": .string(first.contentId), "contentType": .string(first.contentType), "items": .int(numbered.count),
+        log.info("loaded \(first.contentID) (\(first.contentType), \(first.streamType))", logFields.merging([
+            "contentId": .string(first.contentID), "contentType": .string(first.contentType), "items": .int(numbered.count),
         ]))
         if timing.sendsLoadingStatus { out.append(EndpointReply(Self.namespace, loadingStatusMessage(), to: .everyone)) }
-        out += statusToAll(requestId: requestId, now: now)
+        out += statusToAll(requestID: requestID, now: now)
         return out
     }
 
     /// Ends the current session with IDLE / INTERRUPTED, told to every connected sender.
     mutating func interrupt(now: Double) -> [EndpointReply] {
-        end(reason: .interrupted, requestId: nil, now: now)
+        end(reason: .interrupted, requestID: nil, now: now)
     }
 
     /// Reports the session IDLE with `reason` and drops it: to the requester with `requestId`
     /// and to the others with 0 (everyone with 0 when `requestId` is nil).
-    mutating func end(reason: IdleReason, requestId: RequestID?, now: Double) -> [EndpointReply] {
+    mutating func end(reason: IdleReason, requestID: RequestID?, now: Double) -> [EndpointReply] {
         guard var ending = session else { return [] }
         ending.settle(at: now)
         log.info("media session ends: IDLE \(reason)", logFields.merging(["playerState": "IDLE", "idleReason": .string(reason.rawValue)]))
@@ -189,25 +189,25 @@ struct MediaPlayer: Sendable {
         status.playerState = .idle
         status.idleReason = reason
         session = nil
-        return deliver(status: [status], requestId: requestId)
+        return deliver(status: [status], requestID: requestID)
     }
 
     // MARK: Transport controls
 
-    mutating func setPlaying(_ playing: Bool, requestId: RequestID, mediaSessionId: Int?, now: Double) -> [EndpointReply] {
-        if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
+    mutating func setPlaying(_ playing: Bool, requestID: RequestID, mediaSessionID: Int?, now: Double) -> [EndpointReply] {
+        if let error = check(requestID: requestID, mediaSessionID: mediaSessionID) { return error }
         let changed = session!.setPlaying(playing, at: now)
         if changed { log.info(playing ? "PLAY" : "PAUSE", logFields.merging(["playerState": .string(session!.playerState.rawValue)])) }
-        return changed ? statusToAll(requestId: requestId, now: now) : [reply(statusMessage(requestId: requestId, now: now))]
+        return changed ? statusToAll(requestID: requestID, now: now) : [reply(statusMessage(requestID: requestID, now: now))]
     }
 
-    mutating func stop(requestId: RequestID, mediaSessionId: Int?, now: Double) -> [EndpointReply] {
-        if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
-        return end(reason: .cancelled, requestId: requestId, now: now)
+    mutating func stop(requestID: RequestID, mediaSessionID: Int?, now: Double) -> [EndpointReply] {
+        if let error = check(requestID: requestID, mediaSessionID: mediaSessionID) { return error }
+        return end(reason: .cancelled, requestID: requestID, now: now)
     }
 
     mutating func seek(_ request: SeekRequest, now: Double) -> [EndpointReply] {
-        if let error = check(requestId: request.requestId, mediaSessionId: request.mediaSessionId) { return error }
+        if let error = check(requestID: request.requestID, mediaSessionID: request.mediaSessionID) { return error }
         var session = self.session!
         session.settle(at: now)
         let target = request.currentTime ?? (session.position + (request.relativeTime ?? 0))
@@ -219,28 +219,28 @@ struct MediaPlayer: Sendable {
         }
         self.session = session
         log.info("SEEK to \(session.position)", logFields.merging(["currentTime": .double(session.position)]))
-        return statusToAll(requestId: request.requestId, now: now)
+        return statusToAll(requestID: request.requestID, now: now)
     }
 
-    mutating func setStreamVolume(_ volume: Volume, requestId: RequestID, mediaSessionId: Int, now: Double) -> [EndpointReply] {
-        if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
+    mutating func setStreamVolume(_ volume: Volume, requestID: RequestID, mediaSessionID: Int, now: Double) -> [EndpointReply] {
+        if let error = check(requestID: requestID, mediaSessionID: mediaSessionID) { return error }
         if let level = volume.level { session!.volume.level = level.isNaN ? 0 : min(1, max(0, level)) }
         if let muted = volume.muted { session!.volume.muted = muted }
-        return statusToAll(requestId: requestId, now: now)
+        return statusToAll(requestID: requestID, now: now)
     }
 
-    mutating func setPlaybackRate(_ rate: Double, requestId: RequestID, mediaSessionId: Int, now: Double) -> [EndpointReply] {
-        if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
-        guard MediaSession.playbackRates.contains(rate) else { return invalidParams(requestId, "playbackRate \(rate) outside 0.0625…16") }
+    mutating func setPlaybackRate(_ rate: Double, requestID: RequestID, mediaSessionID: Int, now: Double) -> [EndpointReply] {
+        if let error = check(requestID: requestID, mediaSessionID: mediaSessionID) { return error }
+        guard MediaSession.playbackRates.contains(rate) else { return invalidParams(requestID, "playbackRate \(rate) outside 0.0625…16") }
         session!.settle(at: now)
         session!.playbackRate = rate
-        return statusToAll(requestId: requestId, now: now)
+        return statusToAll(requestID: requestID, now: now)
     }
 
-    mutating func editTracks(_ trackIds: [Int]?, requestId: RequestID, mediaSessionId: Int, now: Double) -> [EndpointReply] {
-        if let error = check(requestId: requestId, mediaSessionId: mediaSessionId) { return error }
-        if let trackIds { session!.activeTrackIds = trackIds }
-        return statusToAll(requestId: requestId, now: now)
+    mutating func editTracks(_ trackIDs: [Int]?, requestID: RequestID, mediaSessionID: Int, now: Double) -> [EndpointReply] {
+        if let error = check(requestID: requestID, mediaSessionID: mediaSessionID) { return error }
+        if let trackIDs { session!.activeTrackIDs = trackIDs }
+        return statusToAll(requestID: requestID, now: now)
     }
 
     /// Drops the session silently (the app stopped).
@@ -251,18 +251,18 @@ struct MediaPlayer: Sendable {
     /// Puts an exported session in place (stream transfer): BUFFERING, then the old state.
     mutating func restore(_ media: TransferredMedia, now: Double) {
         guard !media.items.isEmpty, media.items.allSatisfy({ $0.media != nil }) else { return }
-        var session = MediaSession(mediaSessionId: nextMediaSessionId, items: media.items,
-                                   currentIndex: max(0, media.items.firstIndex { $0.itemId == media.currentItemId } ?? 0),
+        var session = MediaSession(mediaSessionID: nextMediaSessionID, items: media.items,
+                                   currentIndex: max(0, media.items.firstIndex { $0.itemID == media.currentItemID } ?? 0),
                                    isQueue: media.isQueue)
-        nextMediaSessionId += 1
-        nextItemId = max(nextItemId, (media.items.compactMap(\.itemId).max() ?? 0) + 1)
+        nextMediaSessionID += 1
+        nextItemID = max(nextItemID, (media.items.compactMap(\.itemID).max() ?? 0) + 1)
         session.repeatMode = media.repeatMode
         if MediaSession.playbackRates.contains(media.playbackRate) { session.playbackRate = media.playbackRate }
         session.volume = media.volume
-        session.activeTrackIds = media.activeTrackIds
+        session.activeTrackIDs = media.activeTrackIDs
         session.start(index: session.currentIndex, at: now, position: media.currentTime, autoplay: media.playerState != .paused,
                       delay: timing.bufferingDelay, rule: rules.match(media.media))
         self.session = session
-        log.info("resumed transferred media \(media.media.contentId) at \(media.currentTime)", logFields)
+        log.info("resumed transferred media \(media.media.contentID) at \(media.currentTime)", logFields)
     }
 }

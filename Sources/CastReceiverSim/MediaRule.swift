@@ -33,7 +33,7 @@ public struct MediaRule: Sendable, Hashable {
 struct MediaRuleSet: Sendable {
     struct Compiled: Sendable {
         var rule: MediaRule
-        var contentId: GlobPattern?
+        var contentID: GlobPattern?
         var contentType: GlobPattern?
     }
 
@@ -44,9 +44,9 @@ struct MediaRuleSet: Sendable {
     init(_ rules: [MediaRule]) {
         for (index, rule) in rules.enumerated() {
             do throws(GlobSyntaxError) {
-                let contentId = try rule.contentIdGlob.map { (text) throws(GlobSyntaxError) in try GlobPattern(text) }
+                let contentID = try rule.contentIdGlob.map { (text) throws(GlobSyntaxError) in try GlobPattern(text) }
                 let contentType = try rule.contentTypeGlob.map { (text) throws(GlobSyntaxError) in try GlobPattern(text) }
-                self.rules.append(Compiled(rule: rule, contentId: contentId, contentType: contentType))
+                self.rules.append(Compiled(rule: rule, contentID: contentID, contentType: contentType))
             } catch {
                 invalidRules.append((index, "\(error)"))
             }
@@ -56,9 +56,9 @@ struct MediaRuleSet: Sendable {
     /// The first rule matching `media`, if any.
     func match(_ media: MediaInformation) -> MediaRule? {
         for compiled in rules {
-            if let pattern = compiled.contentId {
-                let byURL = media.contentUrl.map { pattern.matches($0) } ?? false
-                guard pattern.matches(media.contentId) || byURL else { continue }
+            if let pattern = compiled.contentID {
+                let byURL = media.contentURL.map { pattern.matches($0) } ?? false
+                guard pattern.matches(media.contentID) || byURL else { continue }
             }
             if let pattern = compiled.contentType, !pattern.matches(media.contentType) { continue }
             return compiled.rule

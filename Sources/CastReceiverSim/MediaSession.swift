@@ -5,7 +5,7 @@ import CastCore
 /// `currentTime` is kept as `position` at time `anchor`; while PLAYING it advances with
 /// `playbackRate`. IDLE is never stored: a session that goes IDLE is reported once and dropped.
 struct MediaSession: Sendable, Equatable {
-    var mediaSessionId: Int
+    var mediaSessionID: Int
     /// Every item has an `itemId` and `media`.
     var items: [QueueItem]
     var currentIndex: Int
@@ -21,14 +21,14 @@ struct MediaSession: Sendable, Equatable {
     var anchor: Double = 0
     var playbackRate: Double = 1
     var volume = Volume(level: 1, muted: false)
-    var activeTrackIds: [Int]?
+    var activeTrackIDs: [Int]?
     /// The media rule matching the current item.
     var rule: MediaRule?
 
     var currentItem: QueueItem { items[currentIndex] }
 
     /// Current item's media (always present, see ``items``).
-    var currentMedia: MediaInformation { currentItem.media ?? MediaInformation(contentId: "", contentType: "") }
+    var currentMedia: MediaInformation { currentItem.media ?? MediaInformation(contentID: "", contentType: "") }
 
     var isLive: Bool { currentMedia.streamType == .live }
 
@@ -142,5 +142,5 @@ struct MediaSession: Sendable, Equatable {
         }
     }
 
-    func index(ofItem itemId: Int) -> Int? { items.firstIndex { $0.itemId == itemId } }
+    func index(ofItem itemID: Int) -> Int? { items.firstIndex { $0.itemID == itemID } }
 }

@@ -21,7 +21,7 @@ extension ReceiverDevice {
         let endpoint = message.destinationID
         switch decoded {
         case .connect(let request):
-            guard endpoint == Self.platformEndpoint || endpoint == running?.transportId else {
+            guard endpoint == Self.platformEndpoint || endpoint == running?.transportID else {
                 return ignore(message, id, "CONNECT to an unknown destination")
             }
             let reply = { (json: JSONValue) -> DeviceOutput in
@@ -34,7 +34,7 @@ extension ReceiverDevice {
                 ])
                 return [reply(ConnectionMessage.close(reasonCode: nil).json)]
             }
-            let isKnown = virtualConnections.exists(connection: id, senderId: message.sourceID, endpoint: endpoint)
+            let isKnown = virtualConnections.exists(connection: id, senderID: message.sourceID, endpoint: endpoint)
             guard isKnown || virtualConnections.count(on: id) < Self.maxVirtualConnectionsPerConnection else {
                 log.warning("CONNECT refused: \(Self.maxVirtualConnectionsPerConnection) virtual connections on connection \(id) already", [
                     "connection": .int(id.rawValue), "source": .string(message.sourceID), "destination": .string(endpoint),
@@ -43,7 +43,7 @@ extension ReceiverDevice {
             }
             let version = Self.negotiatedVersion(request)
             let isNew = virtualConnections.open(VirtualConnection(
-                connection: id, senderId: message.sourceID, endpoint: endpoint, connType: type, userAgent: request.userAgent,
+                connection: id, senderID: message.sourceID, endpoint: endpoint, connType: type, userAgent: request.userAgent,
                 senderInfo: request.senderInfo, protocolVersion: version, openedAt: now
             ))
             log.debug("virtual connection \(message.sourceID) → \(endpoint)\(isNew ? "" : " (again)")", [
@@ -53,7 +53,7 @@ extension ReceiverDevice {
             guard let version else { return [] }
             return [reply(ConnectionMessage.connected(["protocolVersion": .int(Int64(version))]).json)]
         case .close:
-            let closed = virtualConnections.close(connection: id, senderId: message.sourceID, endpoint: endpoint)
+            let closed = virtualConnections.close(connection: id, senderID: message.sourceID, endpoint: endpoint)
             log.debug("virtual connection \(message.sourceID) → \(endpoint) closed\(closed == nil ? " (was not open)" : "")", [
                 "connection": .int(id.rawValue), "source": .string(message.sourceID), "destination": .string(endpoint),
             ])

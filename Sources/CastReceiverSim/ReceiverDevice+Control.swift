@@ -16,7 +16,7 @@ extension ReceiverDevice {
         var out = advance(to: now)
         guard running != nil else { return out }
         out += terminateApp(reason: "stopped by control")
-        out += deliver([EndpointReply(.receiver, receiverStatusMessage(requestId: .unsolicited), to: .everyone)],
+        out += deliver([EndpointReply(.receiver, receiverStatusMessage(requestID: .unsolicited), to: .everyone)],
                        from: Self.platformEndpoint, requester: nil)
         out += announceIfChanged()
         return out
@@ -31,7 +31,7 @@ extension ReceiverDevice {
         let isPlatform = namespace.rawValue.hasPrefix("urn:x-cast:com.google.cast.")
         var endpoint = Self.platformEndpoint
         if let app = running, !isPlatform || app.definition.announcedNamespaces.contains(namespace) {
-            endpoint = app.transportId
+            endpoint = app.transportID
         }
         let targets = virtualConnections.connections(to: endpoint)
         log.info("push on \(namespace) from \(endpoint) to \(targets.count) sender(s)", [
@@ -45,7 +45,7 @@ extension ReceiverDevice {
     /// counters and a pending load failure stay.
     public mutating func reboot(now: Double) -> [DeviceOutput] {
         var out: [DeviceOutput] = connections.sorted().map { .closeConnection($0, reason: "reboot") }
-        if let app = running { log.info("reboot stops app \(app.definition.appId)", ["appId": .string(app.definition.appId)]) }
+        if let app = running { log.info("reboot stops app \(app.definition.appID)", ["appId": .string(app.definition.appID)]) }
         connections.removeAll()
         virtualConnections.removeAll()
         running = nil
@@ -69,12 +69,12 @@ extension ReceiverDevice {
     /// RECEIVER_STATUS (requestId 0) goes to the senders on receiver-0.
     public mutating func importSession(_ session: TransferredSession, now: Double) -> [DeviceOutput] {
         var out = advance(to: now)
-        let definition = catalogue.first { $0.appId == session.app.appId } ?? session.app
+        let definition = catalogue.first { $0.appID == session.app.appID } ?? session.app
         out += terminateApp(reason: "replaced by a transferred session")
         start(definition)
         if let media = session.media, definition.isMediaPlayer { player.restore(media, now: now) }
-        log.info("imported session of \(definition.appId)", ["appId": .string(definition.appId)])
-        out += deliver([EndpointReply(.receiver, receiverStatusMessage(requestId: .unsolicited), to: .everyone)],
+        log.info("imported session of \(definition.appID)", ["appId": .string(definition.appID)])
+        out += deliver([EndpointReply(.receiver, receiverStatusMessage(requestID: .unsolicited), to: .everyone)],
                        from: Self.platformEndpoint, requester: nil)
         out += announceIfChanged()
         return out
@@ -89,19 +89,19 @@ extension ReceiverDevice {
 
     private func makeSnapshot(now: Double) -> DeviceSnapshot {
         let app = running.map {
-            DeviceSnapshot.App(appId: $0.definition.appId, displayName: $0.definition.displayName, sessionId: $0.sessionId,
-                               transportId: $0.transportId, isIdleScreen: $0.definition.isIdleScreen)
+            DeviceSnapshot.App(appID: $0.definition.appID, displayName: $0.definition.displayName, sessionID: $0.sessionID,
+                               transportID: $0.transportID, isIdleScreen: $0.definition.isIdleScreen)
         }
         let senders = virtualConnections.all.map {
-            DeviceSnapshot.Sender(connection: $0.connection, senderId: $0.senderId, endpoint: $0.endpoint,
+            DeviceSnapshot.Sender(connection: $0.connection, senderID: $0.senderID, endpoint: $0.endpoint,
                                   connType: $0.connType, userAgent: $0.userAgent)
         }
         let media = player.session.map { session in
             DeviceSnapshot.Media(
-                mediaSessionId: session.mediaSessionId, playerState: session.playerState, currentTime: session.currentTime(at: now),
-                playbackRate: session.playbackRate, contentId: session.currentMedia.contentId,
+                mediaSessionID: session.mediaSessionID, playerState: session.playerState, currentTime: session.currentTime(at: now),
+                playbackRate: session.playbackRate, contentID: session.currentMedia.contentID,
                 contentType: session.currentMedia.contentType, title: session.currentMedia.metadata?.title,
-                currentItemId: session.currentItem.itemId, itemCount: session.items.count, repeatMode: session.repeatMode
+                currentItemID: session.currentItem.itemID, itemCount: session.items.count, repeatMode: session.repeatMode
             )
         }
         return DeviceSnapshot(

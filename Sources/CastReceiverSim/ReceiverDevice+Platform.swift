@@ -12,13 +12,13 @@ extension ReceiverDevice {
         _ payload: CastMessage.Payload, requester: Requester, now: Double, effects: inout [DeviceOutput]
     ) -> [EndpointReply] {
         let json: JSONValue
-        let requestId: RequestID
+        let requestID: RequestID
         switch RequestEnvelope(payload) {
         case .invalid(let id, let why):
             return invalidCommand(id, why)
         case .valid(let value, let id):
             json = value
-            requestId = id
+            requestID = id
         }
         let message: ReceiverMessage
         do {
@@ -26,41 +26,41 @@ extension ReceiverDevice {
         } catch {
             if json["type"]?.string == "LAUNCH" {
                 log.warning("LAUNCH rejected: \(error)", ["type": "LAUNCH", "reason": "BAD_PARAMETER"])
-                return [platformReply(ReceiverMessage.launchError(requestId: requestId, reason: .badParameter).json)]
+                return [platformReply(ReceiverMessage.launchError(requestID: requestID, reason: .badParameter).json)]
             }
-            return invalidCommand(requestId, "\(error)")
+            return invalidCommand(requestID, "\(error)")
         }
-        log.debug("receiver request \(message.typeName)", ["type": .string(message.typeName), "requestId": .int(requestId.rawValue)])
+        log.debug("receiver request \(message.typeName)", ["type": .string(message.typeName), "requestId": .int(requestID.rawValue)])
         switch message {
         case .getStatus:
-            return [platformReply(receiverStatusMessage(requestId: requestId))]
+            return [platformReply(receiverStatusMessage(requestID: requestID))]
         case .launch(let request):
-            return launch(request.appId, requestId: requestId, requester: requester, now: now, effects: &effects)
-        case .stop(_, let sessionId):
-            return stop(sessionId: sessionId, requestId: requestId, effects: &effects)
+            return launch(request.appID, requestID: requestID, requester: requester, now: now, effects: &effects)
+        case .stop(_, let sessionID):
+            return stop(sessionID: sessionID, requestID: requestID, effects: &effects)
         case .setVolume(_, let requested):
             var updated = volume
             if let level = requested.level { updated.level = Self.deviceLevel(level) }
             if let muted = requested.muted { updated.muted = muted }
-            guard updated != volume else { return [platformReply(receiverStatusMessage(requestId: requestId))] }
+            guard updated != volume else { return [platformReply(receiverStatusMessage(requestID: requestID))] }
             volume = updated
             log.info("device volume \(updated.level ?? 0)\(updated.muted == true ? " (muted)" : "")", [
                 "level": .double(updated.level ?? 0), "muted": .bool(updated.muted ?? false),
             ])
-            return receiverStatusToAll(requestId: requestId)
-        case .getAppAvailability(_, let appIds):
-            let entries = appIds.map { appId in
-                AppAvailabilityEntry(appId: appId, availability: catalogue.contains { $0.appId == appId } ? .available : .unavailable)
+            return receiverStatusToAll(requestID: requestID)
+        case .getAppAvailability(_, let appIDs):
+            let entries = appIDs.map { appID in
+                AppAvailabilityEntry(appID: appID, availability: catalogue.contains { $0.appID == appID } ? .available : .unavailable)
             }
-            return [platformReply(ReceiverMessage.appAvailability(requestId: requestId, availability: entries).json)]
+            return [platformReply(ReceiverMessage.appAvailability(requestID: requestID, availability: entries).json)]
         case .receiverStatus, .launchError, .invalidRequest, .appAvailability, .unknown:
-            return invalidCommand(requestId, "unknown receiver command \(message.typeName)")
+            return invalidCommand(requestID, "unknown receiver command \(message.typeName)")
         }
     }
 
-    func invalidCommand(_ requestId: RequestID, _ why: String) -> [EndpointReply] {
-        log.warning("rejected receiver request: \(why)", ["reason": "INVALID_COMMAND", "requestId": .int(requestId.rawValue)])
-        return [platformReply(ReceiverMessage.invalidRequest(requestId: requestId, reason: .invalidCommand).json)]
+    func invalidCommand(_ requestID: RequestID, _ why: String) -> [EndpointReply] {
+        log.warning("rejected receiver request: \(why)", ["reason": "INVALID_COMMAND", "requestId": .int(requestID.rawValue)])
+        return [platformReply(ReceiverMessage.invalidRequest(requestID: requestID, reason: .invalidCommand).json)]
     }
 
     func platformReply(_ json: JSONValue) -> EndpointReply {
@@ -75,10 +75,10 @@ extension ReceiverDevice {
         if let app = running {
             let definition = app.definition
             status.applications = [ApplicationInfo(
-                appId: definition.appId, appType: "WEB", displayName: definition.displayName, iconUrl: definition.iconUrl,
+                appID: definition.appID, appType: "WEB", displayName: definition.displayName, iconURL: definition.iconURL,
                 isIdleScreen: definition.isIdleScreen, launchedFromCloud: false, namespaces: definition.announcedNamespaces,
-                senderConnected: !virtualConnections.connections(to: app.transportId).isEmpty, sessionId: app.sessionId,
-                statusText: definition.displayName, transportId: app.transportId, universalAppId: definition.appId
+                senderConnected: !virtualConnections.connections(to: app.transportID).isEmpty, sessionID: app.sessionID,
+                statusText: definition.displayName, transportID: app.transportID, universalAppID: definition.appID
             )]
         }
         if profile.isVideoDevice {
@@ -88,24 +88,24 @@ extension ReceiverDevice {
         return status
     }
 
-    func receiverStatusMessage(requestId: RequestID) -> JSONValue {
-        ReceiverMessage.receiverStatus(requestId: requestId, status: receiverStatus).json
+    func receiverStatusMessage(requestID: RequestID) -> JSONValue {
+        ReceiverMessage.receiverStatus(requestID: requestID, status: receiverStatus).json
     }
 
     /// RECEIVER_STATUS to the requester with `requestId` and to the other senders on
     /// `receiver-0` with 0.
-    func receiverStatusToAll(requestId: RequestID) -> [EndpointReply] {
+    func receiverStatusToAll(requestID: RequestID) -> [EndpointReply] {
         [
-            platformReply(receiverStatusMessage(requestId: requestId)),
-            EndpointReply(.receiver, receiverStatusMessage(requestId: .unsolicited), to: .others),
+            platformReply(receiverStatusMessage(requestID: requestID)),
+            EndpointReply(.receiver, receiverStatusMessage(requestID: .unsolicited), to: .others),
         ]
     }
 
     /// The TXT-record view of the running app.
     var advertisement: DeviceAdvertisementState {
         guard let app = running else { return .idle }
-        if app.definition.isIdleScreen { return DeviceAdvertisementState(busy: false, statusText: "", runningAppId: app.definition.appId) }
-        return DeviceAdvertisementState(busy: true, statusText: app.definition.displayName, runningAppId: app.definition.appId)
+        if app.definition.isIdleScreen { return DeviceAdvertisementState(busy: false, statusText: "", runningAppID: app.definition.appID) }
+        return DeviceAdvertisementState(busy: true, statusText: app.definition.displayName, runningAppID: app.definition.appID)
     }
 
     /// `advertisementChanged` when `st`/`rs`/the app differ from what was last announced.
@@ -118,28 +118,28 @@ extension ReceiverDevice {
 
     // MARK: App lifecycle
 
-    mutating func launch(_ appId: String, requestId: RequestID, requester: Requester, now: Double,
+    mutating func launch(_ appID: String, requestID: RequestID, requester: Requester, now: Double,
                          effects: inout [DeviceOutput]) -> [EndpointReply] {
-        guard let definition = catalogue.first(where: { $0.appId == appId }) else {
-            log.warning("LAUNCH of unknown app \(appId)", ["appId": .string(appId), "reason": "NOT_FOUND"])
-            return [platformReply(ReceiverMessage.launchError(requestId: requestId, reason: .notFound).json)]
+        guard let definition = catalogue.first(where: { $0.appID == appID }) else {
+            log.warning("LAUNCH of unknown app \(appID)", ["appId": .string(appID), "reason": "NOT_FOUND"])
+            return [platformReply(ReceiverMessage.launchError(requestID: requestID, reason: .notFound).json)]
         }
-        if running?.definition.appId == appId, pendingLaunch == nil {
-            return [platformReply(receiverStatusMessage(requestId: requestId))]
+        if running?.definition.appID == appID, pendingLaunch == nil {
+            return [platformReply(receiverStatusMessage(requestID: requestID))]
         }
         guard launchDelay > 0 else {
-            effects += terminateApp(reason: "replaced by \(appId)")
+            effects += terminateApp(reason: "replaced by \(appID)")
             start(definition)
-            return receiverStatusToAll(requestId: requestId)
+            return receiverStatusToAll(requestID: requestID)
         }
         // The app loads for a while; a LAUNCH meanwhile cancels the one under way, as on a device.
         if let earlier = pendingLaunch {
-            log.info("LAUNCH of \(earlier.definition.appId) cancelled by a LAUNCH of \(appId)", ["appId": .string(earlier.definition.appId)])
-            effects += deliver([platformReply(ReceiverMessage.launchError(requestId: earlier.requestId, reason: .cancelled).json)],
+            log.info("LAUNCH of \(earlier.definition.appID) cancelled by a LAUNCH of \(appID)", ["appId": .string(earlier.definition.appID)])
+            effects += deliver([platformReply(ReceiverMessage.launchError(requestID: earlier.requestID, reason: .cancelled).json)],
                                from: Self.platformEndpoint, requester: earlier.requester)
         }
-        pendingLaunch = PendingLaunch(definition: definition, requestId: requestId, requester: requester, due: now + launchDelay)
-        log.info("launching app \(appId) (ready in \(launchDelay) s)", ["appId": .string(appId)])
+        pendingLaunch = PendingLaunch(definition: definition, requestID: requestID, requester: requester, due: now + launchDelay)
+        log.info("launching app \(appID) (ready in \(launchDelay) s)", ["appId": .string(appID)])
         return []
     }
 
@@ -148,33 +148,33 @@ extension ReceiverDevice {
     mutating func finishLaunch(by now: Double) -> [DeviceOutput] {
         guard let launch = pendingLaunch, now >= launch.due else { return [] }
         pendingLaunch = nil
-        var out = terminateApp(reason: "replaced by \(launch.definition.appId)")
+        var out = terminateApp(reason: "replaced by \(launch.definition.appID)")
         start(launch.definition)
-        out += deliver(receiverStatusToAll(requestId: launch.requestId), from: Self.platformEndpoint, requester: launch.requester)
+        out += deliver(receiverStatusToAll(requestID: launch.requestID), from: Self.platformEndpoint, requester: launch.requester)
         out += announceIfChanged()
         return out
     }
 
-    mutating func stop(sessionId: String?, requestId: RequestID, effects: inout [DeviceOutput]) -> [EndpointReply] {
-        guard let app = running, sessionId == nil || sessionId == app.sessionId else {
-            log.warning("STOP of session \(sessionId ?? "(none)") that does not run", [
-                "session": .string(sessionId ?? ""), "reason": "INVALID_SESSION_ID",
+    mutating func stop(sessionID: String?, requestID: RequestID, effects: inout [DeviceOutput]) -> [EndpointReply] {
+        guard let app = running, sessionID == nil || sessionID == app.sessionID else {
+            log.warning("STOP of session \(sessionID ?? "(none)") that does not run", [
+                "session": .string(sessionID ?? ""), "reason": "INVALID_SESSION_ID",
             ])
-            return [platformReply(ReceiverMessage.invalidRequest(requestId: requestId, reason: .invalidSessionID).json)]
+            return [platformReply(ReceiverMessage.invalidRequest(requestID: requestID, reason: .invalidSessionID).json)]
         }
         effects += terminateApp(reason: "STOP")
-        return receiverStatusToAll(requestId: requestId)
+        return receiverStatusToAll(requestID: requestID)
     }
 
     /// Starts `definition` with a fresh session/transport id.
     mutating func start(_ definition: AppDefinition) {
-        let sessionId = ids.uuid()
-        running = RunningApp(definition: definition, sessionId: sessionId)
+        let sessionID = ids.uuid()
+        running = RunningApp(definition: definition, sessionID: sessionID)
         player.reset()
         player.supportedMediaCommands = definition.supportedMediaCommands
-        player.transportId = sessionId
-        log.info("app \(definition.appId) (\(definition.displayName)) started", [
-            "appId": .string(definition.appId), "session": .string(sessionId),
+        player.transportID = sessionID
+        log.info("app \(definition.appID) (\(definition.displayName)) started", [
+            "appId": .string(definition.appID), "session": .string(sessionID),
         ])
     }
 
@@ -183,14 +183,14 @@ extension ReceiverDevice {
     mutating func terminateApp(reason: String) -> [DeviceOutput] {
         guard let app = running else { return [] }
         let close = ConnectionMessage.close(reasonCode: nil).json.serialized()
-        let out: [DeviceOutput] = virtualConnections.closeAll(to: app.transportId).map { vc in
-            .send(CastMessage(sourceID: app.transportId, destinationID: vc.senderId, namespace: .connection, payload: .string(close)),
+        let out: [DeviceOutput] = virtualConnections.closeAll(to: app.transportID).map { vc in
+            .send(CastMessage(sourceID: app.transportID, destinationID: vc.senderID, namespace: .connection, payload: .string(close)),
                   to: vc.connection)
         }
         running = nil
         player.reset()
-        log.info("app \(app.definition.appId) stopped: \(reason)", [
-            "appId": .string(app.definition.appId), "session": .string(app.sessionId),
+        log.info("app \(app.definition.appID) stopped: \(reason)", [
+            "appId": .string(app.definition.appID), "session": .string(app.sessionID),
         ])
         return out
     }

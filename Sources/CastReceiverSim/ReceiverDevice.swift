@@ -31,7 +31,7 @@ public struct ReceiverDevice: Sendable {
 
     struct PendingLaunch: Sendable {
         var definition: AppDefinition
-        var requestId: RequestID
+        var requestID: RequestID
         var requester: Requester
         var due: Double
     }
@@ -41,8 +41,8 @@ public struct ReceiverDevice: Sendable {
     /// The app that runs: its definition and session (`sessionId == transportId`).
     struct RunningApp: Sendable {
         var definition: AppDefinition
-        var sessionId: String
-        var transportId: String { sessionId }
+        var sessionID: String
+        var transportID: String { sessionID }
     }
 
     /// - Parameters:
@@ -112,7 +112,7 @@ public struct ReceiverDevice: Sendable {
             return out
         }
         let destination = message.destinationID
-        let requester = Requester(connection: id, senderId: message.sourceID)
+        let requester = Requester(connection: id, senderID: message.sourceID)
         if destination == Self.platformEndpoint {
             guard namespace == .receiver else { return out + ignore(message, id, "no handler for the namespace on receiver-0") }
             guard mayTalk(requester, to: destination) else { return out + ignore(message, id, "no virtual connection") }
@@ -123,14 +123,14 @@ public struct ReceiverDevice: Sendable {
             out += announceIfChanged()
             return out
         }
-        guard let app = running, destination == app.transportId else {
+        guard let app = running, destination == app.transportID else {
             return out + ignore(message, id, "unknown destination")
         }
         guard mayTalk(requester, to: destination) else { return out + ignore(message, id, "no virtual connection") }
         if namespace == .media && app.definition.isMediaPlayer {
             out += deliver(player.handle(message.payload, now: now), from: destination, requester: requester)
         } else if let mode = app.definition.behaviour(for: namespace) {
-            log.debug("app message on \(namespace)", ["namespace": .string(namespace.rawValue), "session": .string(app.sessionId)])
+            log.debug("app message on \(namespace)", ["namespace": .string(namespace.rawValue), "session": .string(app.sessionID)])
             let reply = CustomNamespaceResponder.respond(to: message.payload, on: namespace, mode: mode)
             out += deliver(reply.map { [$0] } ?? [], from: destination, requester: requester)
         } else {
@@ -144,7 +144,7 @@ public struct ReceiverDevice: Sendable {
     public mutating func advance(to now: Double) -> [DeviceOutput] {
         var out = finishLaunch(by: now)
         guard let app = running, app.definition.isMediaPlayer else { return out }
-        out += deliver(player.advance(to: now), from: app.transportId, requester: nil)
+        out += deliver(player.advance(to: now), from: app.transportID, requester: nil)
         return out
     }
 
@@ -160,12 +160,12 @@ public struct ReceiverDevice: Sendable {
     /// The sender of the message being handled.
     struct Requester: Equatable {
         var connection: SenderConnectionID
-        var senderId: String
+        var senderID: String
     }
 
     func mayTalk(_ requester: Requester, to endpoint: String) -> Bool {
         !profile.requiresVirtualConnection
-            || virtualConnections.exists(connection: requester.connection, senderId: requester.senderId, endpoint: endpoint)
+            || virtualConnections.exists(connection: requester.connection, senderID: requester.senderID, endpoint: endpoint)
     }
 
     /// Turns endpoint replies into sends: source = the endpoint, destination = each sender id.
@@ -173,19 +173,19 @@ public struct ReceiverDevice: Sendable {
         var out: [DeviceOutput] = []
         for reply in replies {
             if reply.isRejection { rejectedMessages += 1 }
-            func send(to connection: SenderConnectionID, _ senderId: String) {
-                out.append(.send(CastMessage(sourceID: endpoint, destinationID: senderId, namespace: reply.namespace,
+            func send(to connection: SenderConnectionID, _ senderID: String) {
+                out.append(.send(CastMessage(sourceID: endpoint, destinationID: senderID, namespace: reply.namespace,
                                              payload: reply.payload), to: connection))
             }
             switch reply.audience {
             case .requester:
-                if let requester { send(to: requester.connection, requester.senderId) }
+                if let requester { send(to: requester.connection, requester.senderID) }
             case .others, .everyone:
                 for vc in virtualConnections.connections(to: endpoint) {
-                    if reply.audience == .others, let requester, vc.connection == requester.connection, vc.senderId == requester.senderId {
+                    if reply.audience == .others, let requester, vc.connection == requester.connection, vc.senderID == requester.senderID {
                         continue
                     }
-                    send(to: vc.connection, vc.senderId)
+                    send(to: vc.connection, vc.senderID)
                 }
             }
         }

@@ -14,7 +14,7 @@ public struct TransferredSession: Sendable, Equatable {
 
     /// Summary for logs and the control socket.
     public var json: JSONValue {
-        var object: JSONObject = ["appId": .string(app.appId), "displayName": .string(app.displayName)]
+        var object: JSONObject = ["appId": .string(app.appID), "displayName": .string(app.displayName)]
         if let media { object.set("media", media.json) }
         return .object(object)
     }
@@ -24,7 +24,7 @@ public struct TransferredSession: Sendable, Equatable {
 public struct TransferredMedia: Sendable, Equatable {
     /// The queue (a single LOAD is a queue of one); every item has an itemId and media.
     public var items: [QueueItem]
-    public var currentItemId: Int
+    public var currentItemID: Int
     public var currentTime: Double
     /// PLAYING or PAUSED (BUFFERING is exported as the state it was heading for).
     public var playerState: PlayerState
@@ -32,35 +32,35 @@ public struct TransferredMedia: Sendable, Equatable {
     public var repeatMode: RepeatMode
     /// Loaded with QUEUE_LOAD / grown with QUEUE_INSERT (items reported in MEDIA_STATUS).
     public var isQueue: Bool
-    public var activeTrackIds: [Int]?
+    public var activeTrackIDs: [Int]?
     /// Stream volume.
     public var volume: Volume
 
     public init(
-        items: [QueueItem], currentItemId: Int, currentTime: Double, playerState: PlayerState, playbackRate: Double = 1,
-        repeatMode: RepeatMode = .off, isQueue: Bool = false, activeTrackIds: [Int]? = nil,
+        items: [QueueItem], currentItemID: Int, currentTime: Double, playerState: PlayerState, playbackRate: Double = 1,
+        repeatMode: RepeatMode = .off, isQueue: Bool = false, activeTrackIDs: [Int]? = nil,
         volume: Volume = Volume(level: 1, muted: false)
     ) {
         self.items = items
-        self.currentItemId = currentItemId
+        self.currentItemID = currentItemID
         self.currentTime = currentTime
         self.playerState = playerState
         self.playbackRate = playbackRate
         self.repeatMode = repeatMode
         self.isQueue = isQueue
-        self.activeTrackIds = activeTrackIds
+        self.activeTrackIDs = activeTrackIDs
         self.volume = volume
     }
 
     /// The current item's media.
     public var media: MediaInformation {
-        (items.first { $0.itemId == currentItemId } ?? items.first)?.media ?? MediaInformation(contentId: "", contentType: "")
+        (items.first { $0.itemID == currentItemID } ?? items.first)?.media ?? MediaInformation(contentID: "", contentType: "")
     }
 
     public var json: JSONValue {
         [
-            "contentId": .string(media.contentId), "contentType": .string(media.contentType),
-            "currentItemId": .int(Int64(currentItemId)), "items": .int(Int64(items.count)),
+            "contentId": .string(media.contentID), "contentType": .string(media.contentType),
+            "currentItemId": .int(Int64(currentItemID)), "items": .int(Int64(items.count)),
             "currentTime": .double(currentTime), "playerState": .string(playerState.rawValue),
             "playbackRate": .double(playbackRate), "repeatMode": .string(repeatMode.rawValue),
         ]

@@ -5,7 +5,7 @@ import CastCore
 struct VirtualConnection: Sendable, Hashable {
     var connection: SenderConnectionID
     /// The sender's `source_id` (`sender-0`, `sender-vlc`, …).
-    var senderId: String
+    var senderID: String
     /// `receiver-0` or a transportId.
     var endpoint: String
     var connType: ConnectionType
@@ -18,11 +18,11 @@ struct VirtualConnection: Sendable, Hashable {
     /// The identity of a virtual connection (the rest is associated data).
     struct Key: Hashable {
         var connection: SenderConnectionID
-        var senderId: String
+        var senderID: String
         var endpoint: String
     }
 
-    var key: Key { Key(connection: connection, senderId: senderId, endpoint: endpoint) }
+    var key: Key { Key(connection: connection, senderID: senderID, endpoint: endpoint) }
 }
 
 /// The virtual connections of one device, in the order they were opened. Value type.
@@ -43,8 +43,8 @@ struct VirtualConnectionTable: Sendable {
 
     /// Removes one; returns it when it existed.
     @discardableResult
-    mutating func close(connection: SenderConnectionID, senderId: String, endpoint: String) -> VirtualConnection? {
-        let key = VirtualConnection.Key(connection: connection, senderId: senderId, endpoint: endpoint)
+    mutating func close(connection: SenderConnectionID, senderID: String, endpoint: String) -> VirtualConnection? {
+        let key = VirtualConnection.Key(connection: connection, senderID: senderID, endpoint: endpoint)
         guard let index = all.firstIndex(where: { $0.key == key }) else { return nil }
         return all.remove(at: index)
     }
@@ -67,8 +67,8 @@ struct VirtualConnectionTable: Sendable {
 
     mutating func removeAll() { all.removeAll() }
 
-    func exists(connection: SenderConnectionID, senderId: String, endpoint: String) -> Bool {
-        all.contains { $0.connection == connection && $0.senderId == senderId && $0.endpoint == endpoint }
+    func exists(connection: SenderConnectionID, senderID: String, endpoint: String) -> Bool {
+        all.contains { $0.connection == connection && $0.senderID == senderID && $0.endpoint == endpoint }
     }
 
     /// How many virtual connections TCP connection `connection` carries.

@@ -10,7 +10,7 @@ public struct MDNSAdvertisement: Sendable, Equatable {
     /// `rs`: the running app's status text; empty when idle.
     public var statusText: String
     /// Installed apps (one subtype each).
-    public var appIds: [String]
+    public var appIDs: [String]
 
     public static let serviceType = "_googlecast._tcp"
 
@@ -30,7 +30,7 @@ public struct MDNSAdvertisement: Sendable, Equatable {
 
     /// `_<APPID>._sub._googlecast._tcp` for every installed app whose id is a valid DNS label.
     public var subtypes: [String] {
-        appIds.filter { id in !id.isEmpty && id.utf8.count <= 62 && id.utf8.allSatisfy { $0 != UInt8(ascii: ".") } }
+        appIDs.filter { id in !id.isEmpty && id.utf8.count <= 62 && id.utf8.allSatisfy { $0 != UInt8(ascii: ".") } }
             .map { "_\($0)._sub.\(Self.serviceType)" }
     }
 }

@@ -263,7 +263,7 @@ public final class SimulatedDevice: @unchecked Sendable {
     /// The mDNS record for `state` (st/rs as the state machine reported them).
     func advertisement(_ state: DeviceAdvertisementState) -> MDNSAdvertisement {
         MDNSAdvertisement(configuration: configuration, busy: state.busy, statusText: state.statusText,
-                          appIds: settings.catalogue.map(\.appId))
+                          appIDs: settings.catalogue.map(\.appID))
     }
 
     // MARK: Control (any thread)

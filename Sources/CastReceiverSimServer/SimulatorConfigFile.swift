@@ -156,8 +156,8 @@ private struct ConfigReader {
         let o = try object(value, path, allowed: ["appId", "displayName", "namespaces", "supportedMediaCommands", "iconUrl",
                                                   "customNamespaces"])
         guard let idValue = o["appId"] else { throw fail(path, "missing \"appId\"") }
-        let appId = try string(idValue, "\(path).appId")
-        guard !appId.isEmpty else { throw fail("\(path).appId", "must not be empty") }
+        let appID = try string(idValue, "\(path).appId")
+        guard !appID.isEmpty else { throw fail("\(path).appId", "must not be empty") }
         var namespaces: [CastNamespace] = []
         if let list = o["namespaces"] {
             for (i, item) in try array(list, "\(path).namespaces").enumerated() {
@@ -184,10 +184,10 @@ private struct ConfigReader {
         if let v = o["supportedMediaCommands"] {
             commands = SupportedMediaCommands(rawValue: UInt64(try int(v, "\(path).supportedMediaCommands", range: 0...Int64(Int32.max))))
         }
-        let displayName = try o["displayName"].map { v throws(SimulatorError) in try string(v, "\(path).displayName") } ?? appId
-        let iconUrl = try o["iconUrl"].map { v throws(SimulatorError) in try string(v, "\(path).iconUrl") } ?? ""
-        return AppDefinition(appId: appId, displayName: displayName, namespaces: namespaces,
-                             supportedMediaCommands: commands, customNamespaces: custom, iconUrl: iconUrl)
+        let displayName = try o["displayName"].map { v throws(SimulatorError) in try string(v, "\(path).displayName") } ?? appID
+        let iconURL = try o["iconUrl"].map { v throws(SimulatorError) in try string(v, "\(path).iconUrl") } ?? ""
+        return AppDefinition(appID: appID, displayName: displayName, namespaces: namespaces,
+                             supportedMediaCommands: commands, customNamespaces: custom, iconURL: iconURL)
     }
 
     func customNamespace(_ value: JSONValue, _ path: String) throws(SimulatorError) -> CustomNamespaceBehaviour {

@@ -39,7 +39,7 @@ public struct SimulatorSettings: Sendable {
     public var catalogue: [AppDefinition] {
         var apps = [AppDefinition.defaultMediaReceiver, AppDefinition.pluginExamples]
         for app in self.apps {
-            if let index = apps.firstIndex(where: { $0.appId == app.appId }) { apps[index] = app } else { apps.append(app) }
+            if let index = apps.firstIndex(where: { $0.appID == app.appID }) { apps[index] = app } else { apps.append(app) }
         }
         return apps
     }

@@ -46,7 +46,7 @@ extension CastSession {
 
     func deviceVolumeRequest(_ volume: Volume) -> CastRequest<CastDeviceStatus> {
         request(namespace: .receiver, destination: .receiver0, type: "SET_VOLUME", timeout: nil,
-                build: { ReceiverMessage.setVolume(requestId: $0, volume: volume).json },
+                build: { ReceiverMessage.setVolume(requestID: $0, volume: volume).json },
                 map: { Self.receiverStatusReply($0).map(CastDeviceStatus.init) })
     }
 }

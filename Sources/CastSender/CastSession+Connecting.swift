@@ -12,7 +12,7 @@ extension CastSession {
         let target: SessionResumeRecord?
         if resume {
             if let app = application {
-                target = SessionResumeRecord(device: device, appID: app.appId, sessionID: app.sessionId, transportID: app.transportId)
+                target = SessionResumeRecord(device: device, appID: app.appID, sessionID: app.sessionID, transportID: app.transportID)
             } else {
                 target = resumeTarget
             }
@@ -87,7 +87,7 @@ extension CastSession {
         startReading(newConnection, generation: attemptGeneration)
         try await sendConnect(to: .receiver0, on: newConnection, requestFollows: true)
 
-        let status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestId: $0) }
+        let status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestID: $0) }
         var app: ApplicationInfo
         if policy == .follow {
             guard let running = Self.followed(in: status) else {
@@ -96,7 +96,7 @@ extension CastSession {
             }
             app = running
         } else if let target {
-            guard let running = status.applications.first(where: { $0.sessionId == target.sessionID }) else {
+            guard let running = status.applications.first(where: { $0.sessionID == target.sessionID }) else {
                 throw .sessionGone(appID: target.appID, sessionID: target.sessionID)
             }
             app = running
@@ -104,13 +104,13 @@ extension CastSession {
             guard let running = status.applications.first(where: { $0.isIdleScreen != true && $0.supports(.media) }) else {
                 throw .appNotRunning(appID: "any media app")
             }
-            log.info("joining running media app \(running.appId) session \(running.sessionId)", [
-                "appId": .string(running.appId), "session": .string(running.sessionId),
+            log.info("joining running media app \(running.appID) session \(running.sessionID)", [
+                "appId": .string(running.appID), "session": .string(running.sessionID),
             ])
             app = running
         } else if policy != .alwaysLaunch, let running = status.application(withID: options.receiverAppID) {
-            log.info("joining running app \(running.appId) session \(running.sessionId)", [
-                "appId": .string(running.appId), "session": .string(running.sessionId),
+            log.info("joining running app \(running.appID) session \(running.sessionID)", [
+                "appId": .string(running.appID), "session": .string(running.sessionID),
             ])
             app = running
         } else if policy == .joinOnly {
@@ -124,11 +124,11 @@ extension CastSession {
         if mediaStatusFollows {
             let media = await remoteMediaClient.requestStatus()
             if case .failure(let error) = await media.result {
-                log.warning("media GET_STATUS failed: \(error); going on", ["session": .string(app.sessionId)])
+                log.warning("media GET_STATUS failed: \(error); going on", ["session": .string(app.sessionID)])
             }
         }
-        log.info("\(target == nil ? "started" : "re-joined") app \(app.appId) session \(app.sessionId) in \(Int((MonotonicClock.seconds() - started) * 1000)) ms", [
-            "appId": .string(app.appId), "session": .string(app.sessionId), "transportId": .string(app.transportId),
+        log.info("\(target == nil ? "started" : "re-joined") app \(app.appID) session \(app.sessionID) in \(Int((MonotonicClock.seconds() - started) * 1000)) ms", [
+            "appId": .string(app.appID), "session": .string(app.sessionID), "transportId": .string(app.transportID),
             "durationMs": .int(Int((MonotonicClock.seconds() - started) * 1000)),
         ])
         return app
@@ -140,7 +140,7 @@ extension CastSession {
         let appID = options.receiverAppID
         log.info("launching app \(appID)", ["appId": .string(appID)])
         var status = try await receiverRequest(step: "LAUNCH", type: "LAUNCH") {
-            .launch(LaunchRequest(requestId: $0, appId: appID))
+            .launch(LaunchRequest(requestID: $0, appID: appID))
         }
         let deadline = MonotonicClock.seconds() + options.requestTimeout
         while status.application(withID: appID) == nil {
@@ -148,7 +148,7 @@ extension CastSession {
                 throw .requestFailed(step: "LAUNCH", .timedOut(after: options.requestTimeout))
             }
             try? await Task.sleep(for: .milliseconds(250))
-            status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestId: $0) }
+            status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestID: $0) }
         }
         return status.application(withID: appID)!
     }
@@ -210,16 +210,16 @@ extension CastSession {
         guard let current = connection else { return }
         if stopApp, let app = application {
             let stop = receiverStatusRequest(type: "STOP", timeout: min(options.requestTimeout, 5)) {
-                .stop(requestId: $0, sessionId: app.sessionId)
+                .stop(requestID: $0, sessionID: app.sessionID)
             }
             if case .failure(let error) = await stop.result {
-                log.warning("STOP of app \(app.appId) failed: \(error)", ["session": .string(app.sessionId)])
+                log.warning("STOP of app \(app.appID) failed: \(error)", ["session": .string(app.sessionID)])
             } else {
-                log.info("stopped app \(app.appId)", ["session": .string(app.sessionId)])
+                log.info("stopped app \(app.appID)", ["session": .string(app.sessionID)])
             }
         } else if let app = application, current.isActive {
             let close = ConnectionMessage.close(reasonCode: nil).json
-            try? await current.send(CastMessage(source: options.senderID, destination: app.transportId, namespace: .connection, json: close))
+            try? await current.send(CastMessage(source: options.senderID, destination: app.transportID, namespace: .connection, json: close))
         }
         if current.isActive {
             let close = ConnectionMessage.close(reasonCode: nil).json

@@ -20,25 +20,25 @@ extension CastSession {
     func follow(_ status: ReceiverStatus) {
         guard case .connected = machine.state, let connection else { return }
         let running = Self.followed(in: status)
-        if running?.sessionId == application?.sessionId { return }
+        if running?.sessionID == application?.sessionID { return }
         if let old = application {
-            let how = running.map { "replaced by \($0.appId)" } ?? "stopped"
-            log.info("app \(old.appId) \(how)", stateFields(["appId": .string(old.appId), "change": .string(running == nil ? "stopped" : "replaced")]))
+            let how = running.map { "replaced by \($0.appID)" } ?? "stopped"
+            log.info("app \(old.appID) \(how)", stateFields(["appId": .string(old.appID), "change": .string(running == nil ? "stopped" : "replaced")]))
             application = nil
             remoteMediaClient.apply([])
         }
         guard let running else { return }
-        log.info("following app \(running.appId) session \(running.sessionId)", [
-            "appId": .string(running.appId), "session": .string(running.sessionId),
+        log.info("following app \(running.appID) session \(running.sessionID)", [
+            "appId": .string(running.appID), "session": .string(running.sessionID),
         ])
         application = running
         let mediaStatusFollows = running.namespaces.isEmpty || running.supports(.media)
         let connect = ConnectionMessage.connect(connectRequest).json
-        connection.enqueue(CastMessage(source: options.senderID, destination: running.transportId, namespace: .connection, json: connect),
+        connection.enqueue(CastMessage(source: options.senderID, destination: running.transportID, namespace: .connection, json: connect),
                            flush: !mediaStatusFollows)
         if mediaStatusFollows {
             _ = appRequest(namespace: .media, type: "GET_STATUS", timeout: nil,
-                           build: { id, _ in MediaMessage.getStatus(requestId: id, mediaSessionId: nil).json },
+                           build: { id, _ in MediaMessage.getStatus(requestID: id, mediaSessionID: nil).json },
                            map: RemoteMediaClient.mediaStatusReply)
         }
     }
@@ -47,26 +47,26 @@ extension CastSession {
     /// has joined it. Only for a following session.
     public func launch(appID: String) async throws(CastSessionError) -> ApplicationInfo {
         guard isFollowing else { throw .requestFailed(step: "LAUNCH", .invalidRequest(ErrorReason(rawValue: "not a following session"))) }
-        if let app = application, app.appId == appID { return app }
+        if let app = application, app.appID == appID { return app }
         log.info("launching app \(appID)", ["appId": .string(appID)])
         // The reply's RECEIVER_STATUS is followed (the app joined) before the request completes.
-        let status = try await receiverRequest(step: "LAUNCH", type: "LAUNCH") { .launch(LaunchRequest(requestId: $0, appId: appID)) }
-        if let app = application, app.appId == appID { return app }
+        let status = try await receiverRequest(step: "LAUNCH", type: "LAUNCH") { .launch(LaunchRequest(requestID: $0, appID: appID)) }
+        if let app = application, app.appID == appID { return app }
         // Some devices answer before the app is up: ask again until it shows (bounded).
         let deadline = MonotonicClock.seconds() + options.requestTimeout
         var latest = status
         while MonotonicClock.seconds() < deadline {
-            if let app = application, app.appId == appID { return app }
+            if let app = application, app.appID == appID { return app }
             try? await Task.sleep(for: .milliseconds(250))
-            latest = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestId: $0) }
+            latest = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestID: $0) }
         }
-        if let app = application, app.appId == appID { return app }
-        throw .appNotRunning(appID: appID + (latest.activeApplication.map { " (\($0.appId) runs)" } ?? ""))
+        if let app = application, app.appID == appID { return app }
+        throw .appNotRunning(appID: appID + (latest.activeApplication.map { " (\($0.appID) runs)" } ?? ""))
     }
 
     /// Stops the app the session follows (receiver STOP); the session stays on the device.
     public func stopApplication() async throws(CastSessionError) {
         guard let app = application else { return }
-        _ = try await receiverRequest(step: "STOP", type: "STOP") { .stop(requestId: $0, sessionId: app.sessionId) }
+        _ = try await receiverRequest(step: "STOP", type: "STOP") { .stop(requestID: $0, sessionID: app.sessionID) }
     }
 }

@@ -28,7 +28,7 @@ extension CastSession {
         case .receiver(.receiverStatus(_, let status)):
             await handleReceiverStatus(status)
         case .media(.mediaStatus(_, let statuses)):
-            if message.sourceID == application?.transportId || (application == nil && !isFollowing) {
+            if message.sourceID == application?.transportID || (application == nil && !isFollowing) {
                 remoteMediaClient.apply(statuses)
             }
         default:
@@ -42,26 +42,26 @@ extension CastSession {
             await connection?.close()
             return
         }
-        guard let app = application, source == app.transportId, case .connected = machine.state else { return }
+        guard let app = application, source == app.transportID, case .connected = machine.state else { return }
         if isFollowing {
             // The RECEIVER_STATUS that answers says what runs now; following it lets the app go.
-            _ = receiverStatusRequest(type: "GET_STATUS") { .getStatus(requestId: $0) }
+            _ = receiverStatusRequest(type: "GET_STATUS") { .getStatus(requestID: $0) }
             return
         }
         // Find out why: the RECEIVER_STATUS that follows (or answers GET_STATUS) says whether the
         // app is gone. Asked from a new task: this one must go on reading messages.
-        log.info("app \(app.appId) closed our connection; checking whether it still runs", stateFields())
+        log.info("app \(app.appID) closed our connection; checking whether it still runs", stateFields())
         Task { await self.checkApp(afterCloseOf: app) }
     }
 
     func checkApp(afterCloseOf app: ApplicationInfo) async {
         guard !transferring else { return }
-        let status = try? await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestId: $0) }
-        guard case .connected = machine.state, !transferring, application?.sessionId == app.sessionId else { return }
-        if let status, !status.applications.contains(where: { $0.sessionId == app.sessionId }) {
+        let status = try? await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestID: $0) }
+        guard case .connected = machine.state, !transferring, application?.sessionID == app.sessionID else { return }
+        if let status, !status.applications.contains(where: { $0.sessionID == app.sessionID }) {
             await handleReceiverStatus(status)
         } else {
-            await apply(.appGone(.appClosedConnection(appID: app.appId)))
+            await apply(.appGone(.appClosedConnection(appID: app.appID)))
         }
     }
 
@@ -70,19 +70,19 @@ extension CastSession {
         if isFollowing { follow(status) }
         if deviceStatus != self.deviceStatus {
             self.deviceStatus = deviceStatus
-            let apps = deviceStatus.applications.map(\.appId).joined(separator: ",")
+            let apps = deviceStatus.applications.map(\.appID).joined(separator: ",")
             log.debug("device status: volume \(deviceStatus.volumeLevel.map { "\($0)" } ?? "?"), muted \(deviceStatus.isMuted.map { "\($0)" } ?? "?"), standby \(deviceStatus.isStandBy.map { "\($0)" } ?? "?"), apps [\(apps)]", stateFields(["apps": .string(apps)]))
             fanout.emit(.deviceStatus(deviceStatus))
             for listener in listeners.current { listener.session(self, didReceiveDeviceStatus: deviceStatus) }
         }
         guard case .connected = machine.state, !transferring, !isFollowing, let app = application else { return }
-        guard !status.applications.contains(where: { $0.sessionId == app.sessionId }) else { return }
-        if let other = status.activeApplication, other.appId != app.appId || other.sessionId != app.sessionId {
-            await apply(.appGone(.appReplaced(appID: app.appId, by: other.appId)))
+        guard !status.applications.contains(where: { $0.sessionID == app.sessionID }) else { return }
+        if let other = status.activeApplication, other.appID != app.appID || other.sessionID != app.sessionID {
+            await apply(.appGone(.appReplaced(appID: app.appID, by: other.appID)))
         } else if await followTransfer(of: app) {
             return
         } else if case .connected = machine.state {
-            await apply(.appGone(.appStopped(appID: app.appId)))
+            await apply(.appGone(.appStopped(appID: app.appID)))
         }
     }
 }

@@ -44,7 +44,7 @@ extension CastSession {
         guard let transport = appTransport else {
             return .failed(type: type, .disconnected("no app joined (session \(state.name))"))
         }
-        let appSessionID = application?.sessionId
+        let appSessionID = application?.sessionID
         return request(namespace: namespace, destination: transport, type: type, timeout: timeout, supersedes: supersedes,
                        build: { build($0, appSessionID) }, map: map)
     }

@@ -49,7 +49,7 @@ extension CastSession {
         }
         if let status, let media = status.media {
             let load = await remoteMediaClient.load(media, options: MediaLoadOptions(
-                autoplay: status.playerState != .paused, startTime: status.currentTime, activeTrackIDs: status.activeTrackIds,
+                autoplay: status.playerState != .paused, startTime: status.currentTime, activeTrackIDs: status.activeTrackIDs,
                 playbackRate: status.playbackRate))
             if case .failure(let error) = await load.result {
                 log.warning("transfer: LOAD on \(target) failed: \(error)", ["target": .string(target.id)])
@@ -57,7 +57,7 @@ extension CastSession {
         }
         // Stop the app on the old device over the old connection, then let it go.
         if let oldConnection = previous.connection {
-            let stop = ReceiverMessage.stop(requestId: RequestID(1), sessionId: app.sessionId).json
+            let stop = ReceiverMessage.stop(requestID: RequestID(1), sessionID: app.sessionID).json
             try? await oldConnection.send(CastMessage(source: options.senderID, destination: EndpointID.receiver0.rawValue,
                                                       namespace: .receiver, json: stop))
             await oldConnection.close()
@@ -148,7 +148,7 @@ extension CastSession {
     /// The app stopped here: if the same app now plays the same media on another known device,
     /// the session moved there. Joins it and reports ``CastSessionEvent/didResume(transferred:)``.
     func followTransfer(of app: ApplicationInfo) async -> Bool {
-        guard let provider = transferCandidates, let contentID = remoteMediaClient.mediaStatus?.media?.contentId else { return false }
+        guard let provider = transferCandidates, let contentID = remoteMediaClient.mediaStatus?.media?.contentID else { return false }
         let here = device
         let candidates = await provider().filter { $0.id != here.id }.prefix(16)
         guard !candidates.isEmpty else { return false }
@@ -164,13 +164,13 @@ extension CastSession {
             transferring = false
             finishOpenAttempt(work)
         }
-        log.info("app \(app.appId) stopped here; looking for it on \(candidates.count) other device(s)", stateFields())
+        log.info("app \(app.appID) stopped here; looking for it on \(candidates.count) other device(s)", stateFields())
         for candidate in candidates {
             guard case .connected = machine.state else { return false }
             guard let previous = try? await switchDevice(to: candidate, policy: .joinOnly) else { continue }
-            if application?.appId == app.appId, remoteMediaClient.mediaStatus?.media?.contentId == contentID {
+            if application?.appID == app.appID, remoteMediaClient.mediaStatus?.media?.contentID == contentID {
                 await previous.connection?.close()
-                log.info("session moved from \(here) to \(candidate): app \(app.appId) plays \(contentID) there", [
+                log.info("session moved from \(here) to \(candidate): app \(app.appID) plays \(contentID) there", [
                     "from": .string(here.id), "to": .string(candidate.id),
                 ])
                 dropResumeRecord(of: previous.device)
@@ -179,7 +179,7 @@ extension CastSession {
             }
             await restore(previous)
         }
-        log.info("app \(app.appId) not found on another device", stateFields())
+        log.info("app \(app.appID) not found on another device", stateFields())
         return false
     }
 

@@ -25,7 +25,7 @@ public actor CastSession {
     let presence: Mutex<SessionPresence>
     /// The joined or launched app; nil before start and after the app is gone.
     public internal(set) var application: ApplicationInfo? {
-        didSet { presence.withLock { $0.appTransportID = application?.transportId } }
+        didSet { presence.withLock { $0.appTransportID = application?.transportID } }
     }
     /// The last RECEIVER_STATUS, as device status.
     public internal(set) var deviceStatus: CastDeviceStatus?
@@ -243,7 +243,7 @@ public actor CastSession {
     func stateFields(_ extra: LogFields = [:]) -> LogFields {
         var fields = extra
         fields["state"] = .string(machine.state.name)
-        if let app = application { fields["session"] = .string(app.sessionId) }
+        if let app = application { fields["session"] = .string(app.sessionID) }
         if case .ended(let error?) = machine.state { fields["endReason"] = .string(error.name) }
         if case .failed(let error) = machine.state { fields["endReason"] = .string(error.name) }
         return fields
@@ -307,7 +307,7 @@ public actor CastSession {
             if case .ending = machine.state { await apply(.endFinished) }
         case .saveResumeRecord:
             guard let resumeStore, let app = application else { return }
-            let record = SessionResumeRecord(device: device, appID: app.appId, sessionID: app.sessionId, transportID: app.transportId)
+            let record = SessionResumeRecord(device: device, appID: app.appID, sessionID: app.sessionID, transportID: app.transportID)
             await changeResumeFile(resumeStore, "save") { try $0.save(record) }
         case .deleteResumeRecord:
             guard let resumeStore, !keepResumeRecord else { return }

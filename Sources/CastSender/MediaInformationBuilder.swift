@@ -29,15 +29,15 @@ public struct MediaInformationBuilder: Sendable {
 
     /// `contentID`: a URL or an app-specific id.
     public init(contentID: String) {
-        media = MediaInformation(contentId: contentID, contentType: "")
+        media = MediaInformation(contentID: contentID, contentType: "")
     }
 
     /// The content is a URL: it becomes both `contentId` and `contentUrl`.
     public init(contentURL: String) {
-        media = MediaInformation(contentId: contentURL, contentUrl: contentURL, contentType: "")
+        media = MediaInformation(contentID: contentURL, contentURL: contentURL, contentType: "")
     }
 
-    public func contentURL(_ url: String) -> Self { copy { $0.media.contentUrl = url } }
+    public func contentURL(_ url: String) -> Self { copy { $0.media.contentURL = url } }
     public func streamType(_ type: StreamType) -> Self {
         copy {
             $0.media.streamType = type
@@ -114,10 +114,10 @@ public struct MediaInformationBuilder: Sendable {
     /// The media, checked: non-empty content id, finite non-negative duration, unique track ids.
     public func build() throws(Error) -> MediaInformation {
         var result = media
-        guard !result.contentId.isEmpty else { throw .emptyContentID }
+        guard !result.contentID.isEmpty else { throw .emptyContentID }
         if let duration = result.duration, !(duration.isFinite && duration >= 0) { throw .invalidDuration(duration) }
         var seen = Set<Int>()
-        for track in result.tracks where !seen.insert(track.trackId).inserted { throw .duplicateTrackID(track.trackId) }
+        for track in result.tracks where !seen.insert(track.trackID).inserted { throw .duplicateTrackID(track.trackID) }
         result.metadata = metadata
         return result
     }

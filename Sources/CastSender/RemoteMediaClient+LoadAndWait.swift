@@ -50,8 +50,8 @@ extension RemoteMediaClient {
         case .success(let status): loaded = status
         }
         // Only statuses of the new media session count: the one it replaced ends IDLE/INTERRUPTED.
-        let sessionID = loaded?.mediaSessionId
-        @Sendable func isOurs(_ status: MediaStatus) -> Bool { sessionID == nil || status.mediaSessionId == sessionID }
+        let sessionID = loaded?.mediaSessionID
+        @Sendable func isOurs(_ status: MediaStatus) -> Bool { sessionID == nil || status.mediaSessionID == sessionID }
         if let status = mediaStatus, isOurs(status), status.effectivePlayerState == wanted { return .success(status) }
         let reached = await updates.first(within: timeout) { status in
             guard let status, isOurs(status) else { return false }

@@ -81,35 +81,35 @@ public final class RemoteMediaClient: Sendable {
             ])
         }
         return await command("LOAD", needsMediaSession: false, timeout: options.timeout, supersedes: true) { id, _, sessionID in
-            LoadRequest(requestId: id, sessionId: sessionID, media: media, autoplay: options.autoplay, currentTime: options.startTime,
-                        activeTrackIds: options.activeTrackIDs, playbackRate: options.playbackRate,
+            LoadRequest(requestID: id, sessionID: sessionID, media: media, autoplay: options.autoplay, currentTime: options.startTime,
+                        activeTrackIDs: options.activeTrackIDs, playbackRate: options.playbackRate,
                         customData: options.customData).json
         }
     }
 
     public func play() async -> CastRequest<MediaStatus?> {
-        await command("PLAY") { id, media, _ in MediaMessage.play(requestId: id, mediaSessionId: media).json }
+        await command("PLAY") { id, media, _ in MediaMessage.play(requestID: id, mediaSessionID: media).json }
     }
 
     public func pause() async -> CastRequest<MediaStatus?> {
-        await command("PAUSE") { id, media, _ in MediaMessage.pause(requestId: id, mediaSessionId: media).json }
+        await command("PAUSE") { id, media, _ in MediaMessage.pause(requestID: id, mediaSessionID: media).json }
     }
 
     public func stop() async -> CastRequest<MediaStatus?> {
-        await command("STOP") { id, media, _ in MediaMessage.stop(requestId: id, mediaSessionId: media).json }
+        await command("STOP") { id, media, _ in MediaMessage.stop(requestID: id, mediaSessionID: media).json }
     }
 
     /// Seeks to `position` seconds; `resumeState` PLAYBACK_START / PLAYBACK_PAUSE or unchanged.
     public func seek(to position: Double, resumeState: ResumeState? = nil) async -> CastRequest<MediaStatus?> {
         await command("SEEK") { id, media, _ in
-            SeekRequest(requestId: id, mediaSessionId: media ?? 0, currentTime: position, resumeState: resumeState).json
+            SeekRequest(requestID: id, mediaSessionID: media ?? 0, currentTime: position, resumeState: resumeState).json
         }
     }
 
     /// Seeks by `offset` seconds from the current position.
     public func seek(by offset: Double, resumeState: ResumeState? = nil) async -> CastRequest<MediaStatus?> {
         await command("SEEK") { id, media, _ in
-            SeekRequest(requestId: id, mediaSessionId: media ?? 0, relativeTime: offset, resumeState: resumeState).json
+            SeekRequest(requestID: id, mediaSessionID: media ?? 0, relativeTime: offset, resumeState: resumeState).json
         }
     }
 
@@ -117,33 +117,33 @@ public final class RemoteMediaClient: Sendable {
     public func setStreamVolume(_ level: Double) async -> CastRequest<MediaStatus?> {
         let level = min(max(level.isNaN ? 0 : level, 0), 1)
         return await command("SET_VOLUME") { id, media, _ in
-            MediaMessage.setVolume(requestId: id, mediaSessionId: media ?? 0, volume: Volume(level: level)).json
+            MediaMessage.setVolume(requestID: id, mediaSessionID: media ?? 0, volume: Volume(level: level)).json
         }
     }
 
     public func setStreamMuted(_ muted: Bool) async -> CastRequest<MediaStatus?> {
         await command("SET_VOLUME") { id, media, _ in
-            MediaMessage.setVolume(requestId: id, mediaSessionId: media ?? 0, volume: Volume(muted: muted)).json
+            MediaMessage.setVolume(requestID: id, mediaSessionID: media ?? 0, volume: Volume(muted: muted)).json
         }
     }
 
     public func setPlaybackRate(_ rate: Double) async -> CastRequest<MediaStatus?> {
         await command("SET_PLAYBACK_RATE") { id, media, _ in
-            MediaMessage.setPlaybackRate(requestId: id, mediaSessionId: media ?? 0, playbackRate: rate).json
+            MediaMessage.setPlaybackRate(requestID: id, mediaSessionID: media ?? 0, playbackRate: rate).json
         }
     }
 
     /// Selects the active tracks (subtitles, audio); `[]` turns every optional track off.
     public func setActiveTrackIDs(_ ids: [Int]) async -> CastRequest<MediaStatus?> {
         await command("EDIT_TRACKS_INFO") { id, media, _ in
-            MediaMessage.editTracksInfo(requestId: id, mediaSessionId: media ?? 0, activeTrackIds: ids).json
+            MediaMessage.editTracksInfo(requestID: id, mediaSessionID: media ?? 0, activeTrackIDs: ids).json
         }
     }
 
     /// MEDIA GET_STATUS.
     public func requestStatus() async -> CastRequest<MediaStatus?> {
         await command("GET_STATUS", needsMediaSession: false) { id, media, _ in
-            MediaMessage.getStatus(requestId: id, mediaSessionId: media).json
+            MediaMessage.getStatus(requestID: id, mediaSessionID: media).json
         }
     }
 
@@ -152,14 +152,14 @@ public final class RemoteMediaClient: Sendable {
     public func queueLoad(_ items: [QueueItem], startIndex: Int = 0, repeatMode: RepeatMode? = nil,
                           startTime: Double? = nil) async -> CastRequest<MediaStatus?> {
         await command("QUEUE_LOAD", needsMediaSession: false, supersedes: true) { id, _, _ in
-            QueueLoadRequest(requestId: id, items: items, startIndex: startIndex, currentTime: startTime, repeatMode: repeatMode).json
+            QueueLoadRequest(requestID: id, items: items, startIndex: startIndex, currentTime: startTime, repeatMode: repeatMode).json
         }
     }
 
     /// Inserts `items` before the item with id `beforeItemID` (nil = at the end).
     public func queueInsert(_ items: [QueueItem], beforeItemID: Int? = nil) async -> CastRequest<MediaStatus?> {
         await command("QUEUE_INSERT") { id, media, _ in
-            QueueInsertRequest(requestId: id, mediaSessionId: media ?? 0, items: items, insertBefore: beforeItemID).json
+            QueueInsertRequest(requestID: id, mediaSessionID: media ?? 0, items: items, insertBefore: beforeItemID).json
         }
     }
 
@@ -168,33 +168,33 @@ public final class RemoteMediaClient: Sendable {
 
     private func queueJump(_ jump: Int) async -> CastRequest<MediaStatus?> {
         await command("QUEUE_UPDATE") { id, media, _ in
-            QueueUpdateRequest(requestId: id, mediaSessionId: media ?? 0, jump: jump).json
+            QueueUpdateRequest(requestID: id, mediaSessionID: media ?? 0, jump: jump).json
         }
     }
 
     /// Plays the item with `itemID` now.
     public func queueJump(toItemID itemID: Int) async -> CastRequest<MediaStatus?> {
         await command("QUEUE_UPDATE") { id, media, _ in
-            QueueUpdateRequest(requestId: id, mediaSessionId: media ?? 0, currentItemId: itemID).json
+            QueueUpdateRequest(requestID: id, mediaSessionID: media ?? 0, currentItemID: itemID).json
         }
     }
 
     public func queueRemove(itemIDs: [Int]) async -> CastRequest<MediaStatus?> {
         await command("QUEUE_REMOVE") { id, media, _ in
-            QueueRemoveRequest(requestId: id, mediaSessionId: media ?? 0, itemIds: itemIDs).json
+            QueueRemoveRequest(requestID: id, mediaSessionID: media ?? 0, itemIDs: itemIDs).json
         }
     }
 
     /// Moves `itemIDs` (in this order) before `beforeItemID` (nil = to the end).
     public func queueReorder(itemIDs: [Int], beforeItemID: Int? = nil) async -> CastRequest<MediaStatus?> {
         await command("QUEUE_REORDER") { id, media, _ in
-            QueueReorderRequest(requestId: id, mediaSessionId: media ?? 0, itemIds: itemIDs, insertBefore: beforeItemID).json
+            QueueReorderRequest(requestID: id, mediaSessionID: media ?? 0, itemIDs: itemIDs, insertBefore: beforeItemID).json
         }
     }
 
     public func queueSetRepeatMode(_ mode: RepeatMode) async -> CastRequest<MediaStatus?> {
         await command("QUEUE_UPDATE") { id, media, _ in
-            QueueUpdateRequest(requestId: id, mediaSessionId: media ?? 0, repeatMode: mode).json
+            QueueUpdateRequest(requestID: id, mediaSessionID: media ?? 0, repeatMode: mode).json
         }
     }
 
@@ -203,7 +203,7 @@ public final class RemoteMediaClient: Sendable {
     /// Builds and sends one media request: `build(requestId, mediaSessionId, appSessionId)`.
     private func command(_ type: String, needsMediaSession: Bool = true, timeout: Double? = nil, supersedes: Bool = false,
                          build: @escaping @Sendable (RequestID, Int?, String?) -> JSONValue) async -> CastRequest<MediaStatus?> {
-        let (session, mediaSessionID) = state.withLock { ($0.session, $0.status?.mediaSessionId) }
+        let (session, mediaSessionID) = state.withLock { ($0.session, $0.status?.mediaSessionID) }
         guard let session else { return .failed(type: type, .disconnected("the session is gone")) }
         if needsMediaSession, mediaSessionID == nil {
             log.warning("\(type) refused: no media session", ["type": .string(type)])
@@ -234,7 +234,7 @@ public final class RemoteMediaClient: Sendable {
         guard changed else { return }
         if let status {
             var fields: LogFields = [
-                "mediaSessionId": .int(status.mediaSessionId), "playerState": .string(status.playerState.rawValue),
+                "mediaSessionId": .int(status.mediaSessionID), "playerState": .string(status.playerState.rawValue),
                 "currentTime": .double(status.currentTime),
             ]
             if let video = status.videoInfo {

@@ -191,12 +191,12 @@ public final class StaticHostProvider: DiscoveryProvider {
                            flush: false)
         let availability = connection.request(
             source: "sender-probe", destination: "receiver-0", namespace: .receiver, type: "GET_APP_AVAILABILITY", timeout: timeout,
-            build: { ReceiverMessage.getAppAvailability(requestId: $0, appIds: appIDs).json },
+            build: { ReceiverMessage.getAppAvailability(requestID: $0, appIDs: appIDs).json },
             map: { payload -> Result<[String: Bool], CastRequestError> in
                 guard case .receiver(.appAvailability(_, let entries)) = payload else {
                     return .failure(.deviceError(nil, ErrorReason(rawValue: "unexpected reply \(payload.typeName ?? "?")")))
                 }
-                return .success(Dictionary(entries.map { ($0.appId, $0.availability == .available) }, uniquingKeysWith: { $1 }))
+                return .success(Dictionary(entries.map { ($0.appID, $0.availability == .available) }, uniquingKeysWith: { $1 }))
             })
         return (try? await availability.value()) ?? [:]
     }

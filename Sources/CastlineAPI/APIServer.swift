@@ -14,13 +14,13 @@ import Glibc
 /// socket (mode 0660) and, optionally, on TCP, where every request needs the bearer token (and
 /// TLS when configured). Bodies over 1 MiB are refused; a connection silent for `readTimeout`
 /// (default 30 s) mid-request or between requests is closed. Thread-safe.
-public final class APIServer: Sendable {
-    public static let maxBodySize = 1 << 20
+package final class APIServer: Sendable {
+    package static let maxBodySize = 1 << 20
 
     /// The Unix socket's path, if it listens on one.
-    public let socketPath: String?
+    package let socketPath: String?
     /// The TCP address it listens on (`host:port`, the port the kernel gave for 0), if any.
-    public let tcpAddress: String?
+    package let tcpAddress: String?
     private let listeners: [Channel]
     private let log: Logger
 
@@ -31,13 +31,13 @@ public final class APIServer: Sendable {
         self.log = log
     }
 
-    public struct StartError: Error, CustomStringConvertible {
-        public let description: String
+    package struct StartError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Starts listening. `listen` is `host:port`; over it `token` is required and `tls`, when
     /// given, wraps every connection.
-    public static func start(plane: ControlPlane, events: HubEvents, metrics: @escaping @Sendable () async -> String,
+    package static func start(plane: ControlPlane, events: HubEvents, metrics: @escaping @Sendable () async -> String,
                              socket: String?, listen: String?, token: APIToken?, tls: NIOSSLContext?, readTimeout: Double = 30,
                              group: EventLoopGroup, logSystem: LogSystem) async throws(StartError) -> APIServer {
         let timeout = TimeAmount.milliseconds(Int64(min(max(readTimeout, 0.1), 3600) * 1000))
@@ -111,7 +111,7 @@ public final class APIServer: Sendable {
     }
 
     /// Stops listening (open connections close with the event loops) and removes the socket file.
-    public func stop() async {
+    package func stop() async {
         for channel in listeners { try? await channel.close().get() }
         if let socketPath { unlink(socketPath) }
     }

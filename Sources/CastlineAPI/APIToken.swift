@@ -7,14 +7,14 @@ import Glibc
 /// The bearer token of the TCP listener, read from `api.token_file`. The file must be a regular
 /// file that only its owner can read (mode 0600 or stricter): castline refuses one that others
 /// can read, as ssh does a private key. The token never appears in a log.
-public struct APIToken: Sendable {
+package struct APIToken: Sendable {
     let value: [UInt8]
 
-    public struct Refusal: Error, CustomStringConvertible {
-        public let description: String
+    package struct Refusal: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    public init(file path: String) throws(Refusal) {
+    package init(file path: String) throws(Refusal) {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw Refusal(description: "api.token_file \(path): \(String(cString: strerror(errno)))")

@@ -8,12 +8,12 @@ import Glibc
 /// plain TCP with the bearer token), with blocking calls and a deadline for each step. No event
 /// loop to start, which keeps `castline cast` through the daemon a few milliseconds from start
 /// to answer.
-public struct ControlClient: Sendable {
-    public enum Endpoint: Sendable, Equatable, CustomStringConvertible {
+package struct ControlClient: Sendable {
+    package enum Endpoint: Sendable, Equatable, CustomStringConvertible {
         case unix(String)
         case tcp(host: String, port: Int, token: String?)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unix(let path): return path
             case .tcp(let host, let port, _): return "\(host):\(port)"
@@ -21,36 +21,36 @@ public struct ControlClient: Sendable {
         }
     }
 
-    public struct Failure: Error, CustomStringConvertible {
+    package struct Failure: Error, CustomStringConvertible {
         /// Nothing listens there (no daemon): the caller may fall back to direct mode.
-        public let noDaemon: Bool
-        public let description: String
+        package let noDaemon: Bool
+        package let description: String
     }
 
-    public struct Response: Sendable {
-        public let status: Int
-        public let body: [UInt8]
-        public var json: JSONValue? { try? JSONValue.parse(String(decoding: body, as: UTF8.self)) }
+    package struct Response: Sendable {
+        package let status: Int
+        package let body: [UInt8]
+        package var json: JSONValue? { try? JSONValue.parse(String(decoding: body, as: UTF8.self)) }
     }
 
-    public let endpoint: Endpoint
+    package let endpoint: Endpoint
     /// Seconds for the connect, and for the whole exchange after it.
-    public let connectTimeout: Double
-    public let timeout: Double
+    package let connectTimeout: Double
+    package let timeout: Double
 
-    public init(endpoint: Endpoint, connectTimeout: Double = 1, timeout: Double = 60) {
+    package init(endpoint: Endpoint, connectTimeout: Double = 1, timeout: Double = 60) {
         self.endpoint = endpoint
         self.connectTimeout = connectTimeout
         self.timeout = timeout
     }
 
     /// Sends one request and returns the response.
-    public func send(_ method: String, _ path: String, body: JSONValue? = nil) throws(Failure) -> Response {
+    package func send(_ method: String, _ path: String, body: JSONValue? = nil) throws(Failure) -> Response {
         try send(method, path, raw: body.map { Array($0.serialized().utf8) })
     }
 
     /// Sends one request with `raw` as its body (JSON or YAML text) and returns the response.
-    public func send(_ method: String, _ path: String, raw: [UInt8]?) throws(Failure) -> Response {
+    package func send(_ method: String, _ path: String, raw: [UInt8]?) throws(Failure) -> Response {
         let fd = try connect()
         defer { close(fd) }
         let deadline = Self.now() + timeout
@@ -84,7 +84,7 @@ public struct ControlClient: Sendable {
 
     /// Reads a streaming response line by line (the event stream) until `line` returns false, the
     /// server closes, or `seconds` pass (nil: no limit).
-    public func stream(_ path: String, for seconds: Double? = nil, line: (String) -> Bool) throws(Failure) {
+    package func stream(_ path: String, for seconds: Double? = nil, line: (String) -> Bool) throws(Failure) {
         let fd = try connect()
         defer { close(fd) }
         var request = "GET \(path) HTTP/1.1\r\nHost: castline\r\nAccept: text/event-stream\r\n"
@@ -238,8 +238,8 @@ public struct ControlClient: Sendable {
 }
 
 /// Whether a server answers on a Unix socket path (a connect that succeeds).
-public enum SocketProbe {
-    public static func answers(_ path: String) -> Bool {
+package enum SocketProbe {
+    package static func answers(_ path: String) -> Bool {
         (try? ControlClient(endpoint: .unix(path), connectTimeout: 0.5, timeout: 1).connect()).map { close($0); return true } ?? false
     }
 }

@@ -4,30 +4,30 @@ import CastlineConfig
 
 /// What to cast and how: `castline cast`'s argument and options, in the same names for the API
 /// and MQTT (`{"media": "http://…/a.mp4", "title": "…", "content_type": "video/mp4"}`).
-public struct CastArguments: Sendable, Equatable {
+package struct CastArguments: Sendable, Equatable {
     /// An http(s) URL, or an absolute path the daemon serves.
-    public var media: String
-    public var title: String?
-    public var subtitle: String?
-    public var studio: String?
-    public var image: String?
-    public var contentType: String?
-    public var streamType: StreamType?
+    package var media: String
+    package var title: String?
+    package var subtitle: String?
+    package var studio: String?
+    package var image: String?
+    package var contentType: String?
+    package var streamType: StreamType?
     /// The receiver app (default: the config's `receiver_app_id`).
-    public var app: String?
+    package var app: String?
     /// Seconds into the media.
-    public var start: Double?
-    public var noAutoplay = false
+    package var start: Double?
+    package var noAutoplay = false
     /// Seconds to wait for PLAYING (PAUSED with `noAutoplay`).
-    public var playTimeout = 30.0
+    package var playTimeout = 30.0
 
-    public init(media: String) { self.media = media }
+    package init(media: String) { self.media = media }
 
-    public static let keys = ["media", "title", "subtitle", "studio", "image", "content_type", "stream_type", "app", "start",
+    package static let keys = ["media", "title", "subtitle", "studio", "image", "content_type", "stream_type", "app", "start",
                               "no_autoplay", "play_timeout"]
 
     /// From a request body; every problem is a usage error naming the key.
-    public init(json: JSONValue) throws(ControlError) {
+    package init(json: JSONValue) throws(ControlError) {
         let body = try ArgumentObject(json, allowed: Self.keys, what: "cast")
         guard let media = try body.string("media"), !media.isEmpty else {
             throw ControlError.usage("missing_media", "cast needs \"media\": an http(s) URL or an absolute file path")
@@ -67,7 +67,7 @@ public struct CastArguments: Sendable, Equatable {
     }
 
     /// The body that makes these arguments again (what the CLI sends).
-    public var json: JSONValue {
+    package var json: JSONValue {
         var o = JSONObject()
         o.set("media", .string(media))
         if let title { o.set("title", .string(title)) }
@@ -85,7 +85,7 @@ public struct CastArguments: Sendable, Equatable {
 
     /// The LOAD's media: the URL (the served one for a file), its type, the media-format probe's
     /// findings (stream type, 4K/HDR), and the title (the file or URL's last part when none).
-    public func mediaInformation(url: String, contentType type: String, format: MediaFormatInfo?) -> MediaInformation {
+    package func mediaInformation(url: String, contentType type: String, format: MediaFormatInfo?) -> MediaInformation {
         var builder = MediaInformationBuilder(contentURL: url).contentType(type)
         if let streamType { builder = builder.streamType(streamType) }
         if let format { builder = builder.applying(format) }
@@ -97,13 +97,13 @@ public struct CastArguments: Sendable, Equatable {
         }
         if let image { builder = builder.image(image) }
         // The builder only fails for a missing content id or type, both set above.
-        return (try? builder.build()) ?? MediaInformation(contentId: url, contentUrl: url, contentType: type)
+        return (try? builder.build()) ?? MediaInformation(contentID: url, contentURL: url, contentType: type)
     }
 }
 
 extension StreamType {
     /// `buffered`, `live` or `none`, any case.
-    public static func named(_ text: String) -> StreamType? {
+    package static func named(_ text: String) -> StreamType? {
         switch text.lowercased() {
         case "buffered": return .buffered
         case "live": return .live
@@ -115,12 +115,12 @@ extension StreamType {
 
 /// A request body as an object with known keys: an unknown key, or a value of the wrong type, is
 /// a usage error that names it (and the key meant, for a typo).
-public struct ArgumentObject: Sendable {
+package struct ArgumentObject: Sendable {
     let object: JSONObject
     let what: String
 
     /// `nullable`: keys whose value may be `null` (for the others `null` is a wrong type).
-    public init(_ json: JSONValue, allowed: [String], nullable: Set<String> = [], what: String) throws(ControlError) {
+    package init(_ json: JSONValue, allowed: [String], nullable: Set<String> = [], what: String) throws(ControlError) {
         guard case .object(let object) = json else {
             throw ControlError.usage("body_not_object", "\(what): the request body must be a JSON object")
         }
@@ -137,18 +137,18 @@ public struct ArgumentObject: Sendable {
         self.what = what
     }
 
-    public func value(_ key: String) -> JSONValue? {
+    package func value(_ key: String) -> JSONValue? {
         guard let value = object[key], value != .null else { return nil }
         return value
     }
 
-    public func string(_ key: String) throws(ControlError) -> String? {
+    package func string(_ key: String) throws(ControlError) -> String? {
         guard let value = value(key) else { return nil }
         guard case .string(let text) = value else { throw wrongType(key, "a string") }
         return text
     }
 
-    public func number(_ key: String) throws(ControlError) -> Double? {
+    package func number(_ key: String) throws(ControlError) -> Double? {
         switch value(key) {
         case nil: return nil
         case .int(let n)?: return Double(n)
@@ -157,13 +157,13 @@ public struct ArgumentObject: Sendable {
         }
     }
 
-    public func bool(_ key: String) throws(ControlError) -> Bool? {
+    package func bool(_ key: String) throws(ControlError) -> Bool? {
         guard let value = value(key) else { return nil }
         guard case .bool(let flag) = value else { throw wrongType(key, "true or false") }
         return flag
     }
 
-    public func strings(_ key: String) throws(ControlError) -> [String]? {
+    package func strings(_ key: String) throws(ControlError) -> [String]? {
         guard let value = value(key) else { return nil }
         guard case .array(let items) = value else { throw wrongType(key, "a list of strings") }
         var result: [String] = []

@@ -2,19 +2,19 @@ import CastCore
 
 /// The arguments the control commands share between the command line, the API and MQTT, and the
 /// one place that checks them: a seek position, a volume in percent, a queue action.
-public enum ControlArguments {
+package enum ControlArguments {
     /// Where to seek: seconds from the start, or an offset from the current position.
-    public struct Seek: Sendable, Equatable {
-        public var seconds: Double
-        public var relative: Bool
+    package struct Seek: Sendable, Equatable {
+        package var seconds: Double
+        package var relative: Bool
     }
 
     /// The furthest a seek goes: a year (366 days) in seconds.
-    public static let maximumSeek = 86_400.0 * 366
+    package static let maximumSeek = 86_400.0 * 366
 
     /// `90`, `1:30`, `1:02:03`, `+30`, `-10`. Minutes and seconds below an hour or minute field
     /// are 0–59 (`99:99:99` is refused).
-    public static func seek(_ text: String) throws(ControlError) -> Seek {
+    package static func seek(_ text: String) throws(ControlError) -> Seek {
         var body = Substring(text.trimmingSpaces)
         var sign = 0.0
         if body.first == "+" { sign = 1; body = body.dropFirst() } else if body.first == "-" { sign = -1; body = body.dropFirst() }
@@ -38,7 +38,7 @@ public enum ControlArguments {
 
     /// A seek position as the API takes it: a number of seconds from the start, or the text form
     /// (which may also be an offset: `"+30"`, `"-10"`).
-    public static func seek(_ value: JSONValue?) throws(ControlError) -> Seek {
+    package static func seek(_ value: JSONValue?) throws(ControlError) -> Seek {
         switch value {
         case .int(let n)? where n < 0: throw ControlError.usage("bad_position", "seek: \(n) is below 0; an offset is a string such as \"-10\"")
         case .int(let n)?: return try seek(String(n))
@@ -49,12 +49,12 @@ public enum ControlArguments {
     }
 
     /// A volume in whole percent, or a change by whole percent points.
-    public struct Volume: Sendable, Equatable {
-        public var percent: Int
-        public var relative: Bool
+    package struct Volume: Sendable, Equatable {
+        package var percent: Int
+        package var relative: Bool
 
         /// The level (0…1) this makes of `current` (0…1).
-        public func level(from current: Double) -> Double {
+        package func level(from current: Double) -> Double {
             let target = relative ? current * 100 + Double(percent) : Double(percent)
             return min(100, max(0, target)) / 100
         }
@@ -62,7 +62,7 @@ public enum ControlArguments {
 
     /// `40`, `+10`, `-10`: percent, as everywhere in castline. A fraction such as `0.5` is refused
     /// (it is 0.5 %, which is never what was meant).
-    public static func volume(_ text: String) throws(ControlError) -> Volume {
+    package static func volume(_ text: String) throws(ControlError) -> Volume {
         let trimmed = text.trimmingSpaces
         let relative = trimmed.hasPrefix("+") || trimmed.hasPrefix("-")
         let number = trimmed.hasPrefix("+") ? String(trimmed.dropFirst()) : trimmed
@@ -78,7 +78,7 @@ public enum ControlArguments {
 
     /// A volume as the API takes it, under `level`: a number is a level (0-100), a string may
     /// also be a change (`"+10"`, `"-10"`).
-    public static func volume(_ value: JSONValue?) throws(ControlError) -> Volume {
+    package static func volume(_ value: JSONValue?) throws(ControlError) -> Volume {
         switch value {
         case .int(let n)? where n < 0: throw ControlError.usage("bad_volume", "volume: \(n) is below 0; a change is a string such as \"-10\"")
         case .int(let n)?: return try volume(String(n))
@@ -90,17 +90,17 @@ public enum ControlArguments {
     }
 
     /// A queue action: next, prev, jump to an item, remove items, or the repeat mode.
-    public enum Queue: Sendable, Equatable {
+    package enum Queue: Sendable, Equatable {
         case next, previous
         case jump(item: Int)
         case remove(items: [Int])
         case repeatMode(RepeatMode)
 
-        public static let repeatModes: [String: RepeatMode] = ["off": .off, "all": .all, "single": .single, "shuffle": .allAndShuffle]
+        package static let repeatModes: [String: RepeatMode] = ["off": .off, "all": .all, "single": .single, "shuffle": .allAndShuffle]
     }
 
     /// `next`, `prev`, `jump ID`, `remove ID…`, `repeat off|all|single|shuffle`.
-    public static func queue(action: String, values: [String]) throws(ControlError) -> Queue {
+    package static func queue(action: String, values: [String]) throws(ControlError) -> Queue {
         switch action {
         case "next", "prev", "previous":
             guard values.isEmpty else { throw ControlError.usage("bad_queue", "queue \(action) takes no values") }

@@ -4,7 +4,7 @@ import CastLogging
 /// Everything that can be asked of the hub: what the HTTP API's routes, the CLI's commands and
 /// MQTT's `…/set` topics map to, one to one. Decoding checks every argument (``ControlError``
 /// usage errors), so nothing malformed reaches a device.
-public enum ControlCommand: Sendable, Equatable {
+package enum ControlCommand: Sendable, Equatable {
     case status
     case listDevices
     case showDevice(String)
@@ -29,10 +29,10 @@ public enum ControlCommand: Sendable, Equatable {
     case explainLogging(className: String, function: String)
 
     /// The device actions (`POST /v1/devices/{device}/{action}`, MQTT `{"command": action, …}`).
-    public static let deviceActions = ["cast", "play", "pause", "stop", "seek", "volume", "mute", "queue"]
+    package static let deviceActions = ["cast", "play", "pause", "stop", "seek", "volume", "mute", "queue"]
 
     /// A device action with its body. `device` is an id or a name.
-    public static func device(_ device: String, action: String, body: JSONValue) throws(ControlError) -> ControlCommand {
+    package static func device(_ device: String, action: String, body: JSONValue) throws(ControlError) -> ControlCommand {
         switch action {
         case "cast":
             return .cast(device, try CastArguments(json: body))
@@ -67,7 +67,7 @@ public enum ControlCommand: Sendable, Equatable {
     }
 
     /// `PUT /v1/logging`: `{"rules": "…"}` (null removes the API's layer).
-    public static func setLogging(body: JSONValue) throws(ControlError) -> ControlCommand {
+    package static func setLogging(body: JSONValue) throws(ControlError) -> ControlCommand {
         let args = try ArgumentObject(body, allowed: ["rules"], nullable: ["rules"], what: "logging")
         guard case .object(let object) = body, object["rules"] != nil else {
             throw ControlError.usage("missing_rules", "logging needs \"rules\": a rule string such as \"info,CastSession:debug\", or null")
@@ -80,7 +80,7 @@ public enum ControlCommand: Sendable, Equatable {
     }
 
     /// The device the command acts on, if any (for logs and per-device limits).
-    public var device: String? {
+    package var device: String? {
         switch self {
         case .showDevice(let d), .cast(let d, _), .play(let d), .pause(let d), .stop(let d, _), .seek(let d, _), .volume(let d, _, _),
              .mute(let d, _, _), .queue(let d, _), .channel(let d, _, _):
@@ -96,14 +96,14 @@ public enum ControlCommand: Sendable, Equatable {
 /// `requestId`, or the channel plugin's own answer) comes back within `timeout` seconds. `app`:
 /// the receiver app to launch first when it does not run (the custom app the namespace belongs to).
 /// `listen` (with no message): open the namespace so the app's messages become `channel` events.
-public struct ChannelArguments: Sendable, Equatable {
-    public var message: JSONValue?
-    public var wait: Bool
-    public var timeout: Double
-    public var app: String?
-    public var listen: Bool
+package struct ChannelArguments: Sendable, Equatable {
+    package var message: JSONValue?
+    package var wait: Bool
+    package var timeout: Double
+    package var app: String?
+    package var listen: Bool
 
-    public init(json: JSONValue) throws(ControlError) {
+    package init(json: JSONValue) throws(ControlError) {
         let args = try ArgumentObject(json, allowed: ["message", "wait", "timeout", "app", "listen"], what: "channel")
         listen = try args.bool("listen") ?? false
         if let app = try args.string("app") {

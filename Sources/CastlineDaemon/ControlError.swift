@@ -2,8 +2,8 @@ import CastCore
 
 /// Why a control command failed, in the words every face gives it: an HTTP status, an exit code
 /// and a stable `code` for programs, and a message that says what to fix.
-public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable {
+package struct ControlError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: String, Sendable {
         /// The request is malformed: a wrong argument, an unknown key, a value out of range (400, exit 64).
         case usage
         /// No such device, job or route (404, exit 3).
@@ -26,20 +26,20 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
         case `internal`
     }
 
-    public let kind: Kind
-    public let message: String
+    package let kind: Kind
+    package let message: String
     /// A stable identifier for programs (`unknown_device`, `volume_not_percent`, …).
-    public let code: String
+    package let code: String
 
-    public init(_ kind: Kind, _ code: String, _ message: String) {
+    package init(_ kind: Kind, _ code: String, _ message: String) {
         self.kind = kind
         self.code = code
         self.message = message
     }
 
-    public static func usage(_ code: String, _ message: String) -> ControlError { ControlError(.usage, code, message) }
+    package static func usage(_ code: String, _ message: String) -> ControlError { ControlError(.usage, code, message) }
 
-    public var httpStatus: Int {
+    package var httpStatus: Int {
         switch kind {
         case .usage: return 400
         case .unauthorized: return 401
@@ -55,7 +55,7 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// The CLI's exit code for this failure (the codes `castline --help` lists).
-    public var exitCode: Int32 {
+    package var exitCode: Int32 {
         switch kind {
         case .usage, .tooLarge, .methodNotAllowed: return 64
         case .notFound: return 3
@@ -65,12 +65,12 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// `{"error": {"code", "message", "status"}}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         ["error": ["code": .string(code), "message": .string(message), "status": .int(Int64(httpStatus))]]
     }
 
     /// The error an API reply carries, or nil when the JSON is not one.
-    public init?(json: JSONValue) {
+    package init?(json: JSONValue) {
         guard let error = json["error"], let code = error["code"]?.string, let message = error["message"]?.string,
               let status = error["status"]?.int else { return nil }
         let kind: Kind
@@ -89,5 +89,5 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
         self.init(kind, code, message)
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

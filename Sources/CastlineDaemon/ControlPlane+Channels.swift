@@ -6,7 +6,7 @@ import CastlineLogs
 
 /// Channel plugins as the control plane reaches them: which loaded feature declares a namespace,
 /// and a handle on one opened on a device's session. (`castline run` adapts its plugin host.)
-public protocol ChannelPlugins: Sendable {
+package protocol ChannelPlugins: Sendable {
     /// The id of the loaded channel feature that declares `namespace`, if any.
     func feature(forNamespace namespace: String) -> String?
     /// Opens `feature` on `session`.
@@ -14,7 +14,7 @@ public protocol ChannelPlugins: Sendable {
 }
 
 /// A channel plugin opened on one device: it takes command objects and answers each one.
-public protocol ChannelHandle: Sendable {
+package protocol ChannelHandle: Sendable {
     func command(_ object: JSONValue, timeout: Double) async -> Result<JSONValue, ControlError>
     func close() async
 }
@@ -32,7 +32,7 @@ extension ControlPlane {
         }
         let (entry, link) = try await registry.link(reference)
         let id = entry.device.id
-        if let app = arguments.app, await link.application?.appId != app {
+        if let app = arguments.app, await link.application?.appID != app {
             do { _ = try await link.launch(appID: app) } catch {
                 throw ControlError(.refused, "launch_refused", "\(entry.device.friendlyName): cannot launch \(app): \(error)")
             }

@@ -12,8 +12,8 @@ import Glibc
 /// The one way into a running castline: every ``ControlCommand`` (from the HTTP API, the CLI or
 /// MQTT) is carried out here, on the hub's devices and jobs, and answered with JSON or a
 /// ``ControlError``. Isolation: an actor (it keeps the files it serves for commands' casts).
-public actor ControlPlane {
-    public nonisolated let daemon: Daemon
+package actor ControlPlane {
+    package nonisolated let daemon: Daemon
     let registry: DeviceRegistry
     let logSystem: LogSystem
     let group: EventLoopGroup
@@ -30,14 +30,14 @@ public actor ControlPlane {
     var channels: [String: [String: OpenChannel]] = [:]
 
     /// What the media-format plugins say of a URL or file head (content type, stream type, 4K/HDR).
-    public typealias MediaProbe = @Sendable (_ media: String, _ contentType: String?, _ head: [UInt8]?) -> Result<MediaFormatInfo, any Error>
+    package typealias MediaProbe = @Sendable (_ media: String, _ contentType: String?, _ head: [UInt8]?) -> Result<MediaFormatInfo, any Error>
 
     enum OpenChannel {
         case plugin(any ChannelHandle)
         case generic(GenericChannel)
     }
 
-    public init(daemon: Daemon, config: CastlineConfiguration, logSystem: LogSystem, group: EventLoopGroup, probe: MediaProbe? = nil,
+    package init(daemon: Daemon, config: CastlineConfiguration, logSystem: LogSystem, group: EventLoopGroup, probe: MediaProbe? = nil,
                 plugins: (any ChannelPlugins)? = nil, servePort: Int = 0) {
         self.servePort = servePort
         self.daemon = daemon
@@ -52,7 +52,7 @@ public actor ControlPlane {
     }
 
     /// Carries out `command`.
-    public func execute(_ command: ControlCommand) async -> Result<JSONValue, ControlError> {
+    package func execute(_ command: ControlCommand) async -> Result<JSONValue, ControlError> {
         do throws(ControlError) {
             return .success(try await run(command))
         } catch {
@@ -226,7 +226,7 @@ public actor ControlPlane {
     }
 
     /// Stops what serves commands' files (the daemon is stopping).
-    public func shutdown() async {
+    package func shutdown() async {
         for server in servers.values { await server.stop() }
         servers = [:]
         for byNamespace in channels.values {
@@ -319,6 +319,6 @@ public actor ControlPlane {
 }
 
 /// castline's version, as `--version` and the API say it.
-public enum CastlineVersion {
-    public static let string = "0.9.0"
+package enum CastlineVersion {
+    package static let string = "0.9.0"
 }

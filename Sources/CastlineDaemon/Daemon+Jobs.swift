@@ -8,14 +8,14 @@ extension Daemon {
     // MARK: Jobs
 
     /// Every job with where it comes from, its definition and its state on each device.
-    public func jobsJSON() async -> JSONValue {
+    package func jobsJSON() async -> JSONValue {
         var list: [JSONValue] = []
         for job in allJobs { list.append(await jobJSON(job)) }
         return ["jobs": .array(list)]
     }
 
     /// One job, or nil when there is none by that name.
-    public func jobJSON(named name: String) async -> JSONValue? {
+    package func jobJSON(named name: String) async -> JSONValue? {
         guard let job = allJobs.first(where: { $0.name == name }) else { return nil }
         return await jobJSON(job)
     }
@@ -32,7 +32,7 @@ extension Daemon {
 
     /// Adds or replaces an API job and keeps it in the jobs file. A job of the config file is
     /// refused (edit the file and reload instead).
-    public func putJob(_ job: JobEntry) async throws(ControlError) -> (JSONValue, created: Bool) {
+    package func putJob(_ job: JobEntry) async throws(ControlError) -> (JSONValue, created: Bool) {
         if let owned = config.jobs.first(where: { $0.name == job.name }) {
             throw ControlError(.conflict, "job_in_config", "job \"\(job.name)\" is defined in \(config.file):\(owned.mark.line); edit that file and reload (SIGHUP)")
         }
@@ -51,7 +51,7 @@ extension Daemon {
     }
 
     /// Removes an API job; its cast stops unless `daemon.on_job_removed: leave`.
-    public func deleteJob(_ name: String) async throws(ControlError) {
+    package func deleteJob(_ name: String) async throws(ControlError) {
         if let owned = config.jobs.first(where: { $0.name == name }) {
             throw ControlError(.conflict, "job_in_config", "job \"\(name)\" is defined in \(config.file):\(owned.mark.line); remove it there and reload (SIGHUP)")
         }
@@ -80,7 +80,7 @@ extension Daemon {
     /// devices and aliases, and jobs: changed ones restart, removed ones stop their cast unless
     /// `daemon.on_job_removed: leave`, unchanged ones keep playing. What needs a restart is
     /// logged with its key.
-    public func reload(_ new: CastlineConfiguration) async {
+    package func reload(_ new: CastlineConfiguration) async {
         notifier.reloading()
         logLayers.config = new.logging.rules
         logLayers.configSource = new.file
@@ -147,7 +147,7 @@ extension Daemon {
 
     /// Replaces the API's layer of log rules (nil: removes it); the result is the same as the
     /// layers replayed by `logs explain`.
-    public func setAPILogRules(_ rules: String?) throws(ControlError) {
+    package func setAPILogRules(_ rules: String?) throws(ControlError) {
         if let rules {
             do { _ = try LogRuleParser.parse(rules) } catch {
                 throw ControlError.usage("bad_log_rules", "log rules: column \(error.column): \(error.reason)")

@@ -4,7 +4,7 @@ import CastProtocol
 
 /// `GET /metrics`: the hub's state in the Prometheus text format.
 extension Daemon {
-    public func metricsText() async -> String {
+    package func metricsText() async -> String {
         var links: [String: Int] = ["connected": 0, "connecting": 0, "reconnecting": 0, "closed": 0, "lost": 0]
         var owners: [String: Int] = [:]
         for entry in await registry.all {

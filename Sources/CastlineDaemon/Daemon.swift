@@ -13,13 +13,13 @@ import Glibc
 /// ``ControlPlane`` serves the CLI, the API and bridges on top of them; systemd hears READY,
 /// STATUS, WATCHDOG, RELOADING and STOPPING. Isolation: an actor; `run()` returns when `stop`
 /// is called.
-public actor Daemon {
-    public nonisolated let events: HubEvents
-    public nonisolated let registry: DeviceRegistry
-    public nonisolated let metrics: HubMetrics
+package actor Daemon {
+    package nonisolated let events: HubEvents
+    package nonisolated let registry: DeviceRegistry
+    package nonisolated let metrics: HubMetrics
     /// The sessions' options, event loops and managers: the one place the hub's sessions and
     /// discovery are put together (a command's own hub too).
-    public nonisolated let context: CastContext
+    package nonisolated let context: CastContext
     let logSystem: LogSystem
     let group: EventLoopGroup
     let notifier: SystemdNotifier
@@ -29,7 +29,7 @@ public actor Daemon {
     let hostName: String
     let jobStore: JobStore?
     var config: CastlineConfiguration
-    public internal(set) var logLayers: LogRuleLayers
+    package internal(set) var logLayers: LogRuleLayers
     /// Jobs by name: the config's, then those added through the API.
     var drivers: [String: JobDriver] = [:]
     var apiJobs: [String: JobEntry] = [:]
@@ -38,13 +38,13 @@ public actor Daemon {
     var lastWatchdog = 0.0
     var running = false
     var finished: AsyncStream<Void>.Continuation?
-    public nonisolated let startedAt = MonotonicClock.seconds()
+    package nonisolated let startedAt = MonotonicClock.seconds()
 
     /// `providers`: the discovery plugin providers the config lets run (filtered by the caller,
     /// which knows their plugin ids); the config's static devices are added here.
     /// `announcer`: publishes the job states as nearby messages (config `nearby.announce_jobs`).
     /// `jobStore`: where API jobs are kept (nil: they last until the process ends).
-    public init(config: CastlineConfiguration, providers: [any DiscoveryProvider], logSystem: LogSystem, group: EventLoopGroup,
+    package init(config: CastlineConfiguration, providers: [any DiscoveryProvider], logSystem: LogSystem, group: EventLoopGroup,
                 logLayers: LogRuleLayers, jobStore: JobStore?, notifier: SystemdNotifier = SystemdNotifier(),
                 announcer: NearbyJobAnnouncer? = nil, linkRetryDelay: Double? = 10) {
         self.config = config
@@ -71,7 +71,7 @@ public actor Daemon {
     }
 
     /// Session options from the config (the same mapping `cast` uses).
-    public static func castOptions(_ config: CastlineConfiguration, logSystem: LogSystem) -> CastOptions {
+    package static func castOptions(_ config: CastlineConfiguration, logSystem: LogSystem) -> CastOptions {
         var options = CastOptions(receiverAppID: config.receiverAppID)
         options.logSystem = logSystem
         if let sender = config.senderID { options.senderID = sender }
@@ -98,7 +98,7 @@ public actor Daemon {
     // MARK: Running
 
     /// Starts discovery and the jobs, tells systemd READY, and runs until ``stop(stopCasting:)``.
-    public func run() async {
+    package func run() async {
         let (done, continuation) = AsyncStream<Void>.makeStream()
         finished = continuation
         running = true
@@ -178,7 +178,7 @@ public actor Daemon {
     }
 
     /// `2 job(s): 3 playing, 1 yielding` — the systemd STATUS line.
-    public func statusLine() async -> String {
+    package func statusLine() async -> String {
         var counts: [String: Int] = [:]
         for driver in drivers.values {
             for entry in await driver.summary { counts[entry.state.description, default: 0] += 1 }
@@ -188,7 +188,7 @@ public actor Daemon {
     }
 
     /// Each job's state on each of its devices, as nearby announcements.
-    public func announcements() async -> [JobAnnouncement] {
+    package func announcements() async -> [JobAnnouncement] {
         var result: [JobAnnouncement] = []
         for driver in drivers.values {
             for entry in await driver.summary {
@@ -200,10 +200,10 @@ public actor Daemon {
     }
 
     /// What SIGTERM does, from the current config.
-    public var currentOnStop: DaemonSettings.OnStop { config.daemon.onStop }
+    package var currentOnStop: DaemonSettings.OnStop { config.daemon.onStop }
 
     /// Per-job, per-device states (for logs and tests).
-    public func jobStates() async -> [String: [String: String]] {
+    package func jobStates() async -> [String: [String: String]] {
         var result: [String: [String: String]] = [:]
         for (name, driver) in drivers {
             result[name] = Dictionary(await driver.summary.map { ($0.device, $0.state.description) }, uniquingKeysWith: { a, _ in a })
@@ -216,7 +216,7 @@ public actor Daemon {
     /// Ends the jobs and the device links and stops discovery, then ends ``run()``. With
     /// `stopCasting`, castline's own casts stop (the jobs' and the commands'), never another
     /// sender's media, nor media a job was yielding to.
-    public func stop(stopCasting: Bool) async {
+    package func stop(stopCasting: Bool) async {
         guard running else { return }
         running = false
         notifier.stopping(stopCasting ? "stopping: ending castline's casts" : "stopping: leaving casts running")

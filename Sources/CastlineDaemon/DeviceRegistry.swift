@@ -10,19 +10,19 @@ import NIOCore
 ///
 /// Isolation: an actor. Links start when a device is found and retry while it stays unreachable;
 /// a lost device keeps its link (it reconnects if the device comes back).
-public actor DeviceRegistry {
-    public struct Entry: Sendable {
-        public var device: CastDevice
-        public var link: CastSession?
+package actor DeviceRegistry {
+    package struct Entry: Sendable {
+        package var device: CastDevice
+        package var link: CastSession?
         /// Discovered now (false once discovery reported it gone).
-        public var present: Bool
+        package var present: Bool
         /// Who cast what plays there now: a job's name, or `api` for a command's cast.
-        public var owner: String?
+        package var owner: String?
         /// The contentId the owner cast, and whether it has been seen playing.
-        public var ownedContent: String?
+        package var ownedContent: String?
         var ownedSeen = false
         /// Config aliases of the device.
-        public var aliases: [String]
+        package var aliases: [String]
         /// What the link last reported, kept current by its updates: snapshots and observations
         /// read it without a round trip to the link.
         var view = LinkView()
@@ -42,13 +42,13 @@ public actor DeviceRegistry {
     }
 
     /// What a device shows now, as a job sees it.
-    public struct Observation: Sendable, Equatable {
+    package struct Observation: Sendable, Equatable {
         /// connecting, connected, reconnecting, closed.
-        public var link: String
-        public var app: ApplicationInfo?
-        public var media: MediaStatus?
+        package var link: String
+        package var app: ApplicationInfo?
+        package var media: MediaStatus?
         /// The job or command whose cast plays there.
-        public var owner: String?
+        package var owner: String?
     }
 
     private var entries: [String: Entry] = [:]
@@ -60,6 +60,8 @@ public actor DeviceRegistry {
     private let events: HubEvents
     private let metrics: HubMetrics?
     private var aliasesByEndpoint: [String: [String]]
+    /// ``all``'s order: device ids by name (nil: to be sorted again).
+    private var byName: [String]?
     private let retryDelay: Double?
     private var stopped = false
     /// Commands waiting for a device's link, by device: resumed when it connects, when an
@@ -72,7 +74,7 @@ public actor DeviceRegistry {
     /// ``CastOptions/JoinPolicy/follow`` and it keeps no resume record) and event loops.
     /// `retryDelay`: seconds between attempts to connect to an unreachable device; nil: one
     /// attempt (a command's own hub, whose caller hears the failure).
-    public init(context: CastContext, events: HubEvents, metrics: HubMetrics? = nil,
+    package init(context: CastContext, events: HubEvents, metrics: HubMetrics? = nil,
                 aliases: [String: [String]] = [:], retryDelay: Double? = 10) {
         precondition(context.options.joinPolicy == .follow && context.options.sessionResumeFile == nil,
                      "the registry's sessions follow their device")
@@ -87,13 +89,14 @@ public actor DeviceRegistry {
     // MARK: Discovery
 
     /// A device was found or updated: known from now on, its link started.
-    public func deviceFound(_ device: CastDevice) {
+    package func deviceFound(_ device: CastDevice) {
         guard !stopped else { return }
         let known = entries[device.id] != nil
         var entry = entries[device.id] ?? Entry(device: device, link: nil, present: true, aliases: [])
         entry.device = device
         entry.present = true
         entry.aliases = aliasesByEndpoint[device.endpoint] ?? aliasesByEndpoint["\(device.host):\(device.port)"] ?? []
+        if entries[device.id]?.device.friendlyName != device.friendlyName { byName = nil }
         entries[device.id] = entry
         if !known {
             log.info("device \(device.friendlyName) found", ["device": .string(device.id), "deviceName": .string(device.friendlyName)])
@@ -103,7 +106,7 @@ public actor DeviceRegistry {
     }
 
     /// Discovery reported the device gone: listed as absent; its link keeps trying.
-    public func deviceLost(_ id: String) {
+    package func deviceLost(_ id: String) {
         guard var entry = entries[id], entry.present else { return }
         entry.present = false
         entries[id] = entry
@@ -112,7 +115,7 @@ public actor DeviceRegistry {
     }
 
     /// Config aliases by `host:port` (after a reload).
-    public func setAliases(_ aliases: [String: [String]]) {
+    package func setAliases(_ aliases: [String: [String]]) {
         aliasesByEndpoint = aliases
         for (id, entry) in entries {
             entries[id]?.aliases = aliases[entry.device.endpoint] ?? []
@@ -163,7 +166,7 @@ public actor DeviceRegistry {
                     await self.notify(id)
                     self.events.emit(.device, "status", device: id, [
                         "volume": status.volumeLevel.map { .double($0) } ?? .null, "muted": status.isMuted.map { .bool($0) } ?? .null,
-                        "app": status.applications.first { $0.isIdleScreen != true }.map { .string($0.appId) } ?? .null,
+                        "app": status.applications.first { $0.isIdleScreen != true }.map { .string($0.appID) } ?? .null,
                     ])
                 }
             }
@@ -199,7 +202,7 @@ public actor DeviceRegistry {
         // What the owner cast is over once it has played and then ended or given way to other
         // media (statuses of the media it replaced, before it plays, do not count).
         if let content = entries[id]?.ownedContent {
-            let isOwned = status?.effectiveMedia?.contentId == content
+            let isOwned = status?.effectiveMedia?.contentID == content
             if isOwned, status?.playerState != .idle {
                 entries[id]?.ownedSeen = true
             } else if entries[id]?.ownedSeen == true {
@@ -216,7 +219,7 @@ public actor DeviceRegistry {
 
     /// Every change of what the device shows (link state, app, media, owner), starting with the
     /// current one once its link has connected.
-    public func observe(_ id: String) -> AsyncStream<Observation> {
+    package func observe(_ id: String) -> AsyncStream<Observation> {
         let (stream, continuation) = AsyncStream.makeStream(of: Observation.self, bufferingPolicy: .bufferingNewest(64))
         nextObserver += 1
         let key = nextObserver
@@ -231,7 +234,7 @@ public actor DeviceRegistry {
     }
 
     /// The current observation of a device, nil before its link exists.
-    public func observation(_ id: String) -> Observation? {
+    package func observation(_ id: String) -> Observation? {
         guard let entry = entries[id], let link = entry.link, let state = entry.view.state else { return nil }
         return Observation(link: Self.linkName(state), app: entry.view.runningApp, media: link.remoteMediaClient.mediaStatus, owner: entry.owner)
     }
@@ -249,9 +252,9 @@ public actor DeviceRegistry {
     // MARK: Lookup
 
     /// The device `reference` names: its id, its name (exact, then ignoring case), or a config alias.
-    public func resolve(_ reference: String) throws(ControlError) -> Entry {
+    package func resolve(_ reference: String) throws(ControlError) -> Entry {
         if let entry = entries[reference] { return entry }
-        let all = entries.values.sorted { $0.device.friendlyName < $1.device.friendlyName }
+        let all = self.all
         if let entry = all.first(where: { $0.device.friendlyName == reference }) { return entry }
         let lowered = reference.lowercased()
         if let entry = all.first(where: { $0.device.friendlyName.lowercased() == lowered || $0.aliases.contains(reference) }) {
@@ -270,7 +273,7 @@ public actor DeviceRegistry {
     /// The connected link of the device `reference` names, waiting up to `timeout` for a link
     /// that is connecting or resuming; an attempt to connect that fails ends the wait with its
     /// reason.
-    public func link(_ reference: String, timeout: Double = 10) async throws(ControlError) -> (Entry, CastSession) {
+    package func link(_ reference: String, timeout: Double = 10) async throws(ControlError) -> (Entry, CastSession) {
         let entry = try resolve(reference)
         let id = entry.device.id
         if let link = entries[id]?.link, case .connected? = entries[id]?.view.state { return (entries[id] ?? entry, link) }
@@ -305,41 +308,51 @@ public actor DeviceRegistry {
     }
 
     /// Marks the media the device plays now as `owner`'s (a job's name, or `api`).
-    public func claim(_ id: String, owner: String, contentID: String) async {
+    package func claim(_ id: String, owner: String, contentID: String) async {
         entries[id]?.owner = owner
         entries[id]?.ownedContent = contentID
         entries[id]?.ownedSeen = false
         await notify(id)
     }
 
-    public func release(_ id: String, owner: String) async {
+    package func release(_ id: String, owner: String) async {
         guard entries[id]?.owner == owner else { return }
         entries[id]?.owner = nil
         entries[id]?.ownedContent = nil
         await notify(id)
     }
 
-    public func entry(_ id: String) -> Entry? { entries[id] }
+    package func entry(_ id: String) -> Entry? { entries[id] }
 
-    public var all: [Entry] { entries.values.sorted { $0.device.friendlyName < $1.device.friendlyName } }
+    /// Every device, by name.
+    package var all: [Entry] { sortedIDs().compactMap { entries[$0] } }
+
+    /// The device ids by name, kept until a device is added or renamed (sorting the entries
+    /// themselves on every listing copied them around: most of a `GET /v1/devices`).
+    private func sortedIDs() -> [String] {
+        if let byName { return byName }
+        let ids = entries.keys.sorted { (entries[$0]!.device.friendlyName, $0) < (entries[$1]!.device.friendlyName, $1) }
+        byName = ids
+        return ids
+    }
 
     // MARK: Snapshots
 
     /// The device's snapshot as its link says it now (after a command: what the device answered).
-    public func currentSnapshot(_ id: String, now: Double = MonotonicClock.seconds()) async -> StatusSnapshot? {
+    package func currentSnapshot(_ id: String, now: Double = MonotonicClock.seconds()) async -> StatusSnapshot? {
         guard let entry = entries[id] else { return nil }
         if let link = entry.link { await refresh(id, link) }
         return snapshot(entries[id] ?? entry, now: now)
     }
 
     /// Every device's snapshot, by name.
-    public func snapshots(now: Double = MonotonicClock.seconds()) -> [StatusSnapshot] {
-        all.map { snapshot($0, now: now) }
+    package func snapshots(now: Double = MonotonicClock.seconds()) -> [StatusSnapshot] {
+        sortedIDs().compactMap { id in entries[id].map { snapshot($0, now: now) } }
     }
 
     /// The device's state as the API shows it (the `status --json` object plus the hub's fields).
-    public func snapshot(_ entry: Entry, now: Double = MonotonicClock.seconds()) -> StatusSnapshot {
-        let entry = entries[entry.device.id] ?? entry
+    package func snapshot(_ given: Entry, now: Double = MonotonicClock.seconds()) -> StatusSnapshot {
+        let entry = entries[given.device.id] ?? given
         var snapshot = StatusSnapshot(deviceName: entry.device.friendlyName, deviceID: entry.device.id, endpoint: entry.device.endpoint,
                                       receivedAt: now)
         snapshot.model = entry.device.modelName.isEmpty ? nil : entry.device.modelName
@@ -370,7 +383,7 @@ public actor DeviceRegistry {
     // MARK: Shutdown
 
     /// Ends every link; `stopCasting` devices (by id) get their app stopped first.
-    public func shutdown(stopping: Set<String>) async {
+    package func shutdown(stopping: Set<String>) async {
         stopped = true
         for id in Array(linkWaiters.keys) { resumeWaiters(id, .failure(ControlError(.unavailable, "stopping", "castline is stopping"))) }
         for (id, entry) in entries {

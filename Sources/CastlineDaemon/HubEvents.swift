@@ -9,23 +9,23 @@ import Glibc
 ///
 /// Each subscriber has a bounded buffer (``bufferSize``): a subscriber that does not keep up
 /// loses its oldest events, and the next event it gets says how many (`"lost": N`), never silently.
-public final class HubEvents: Sendable {
-    public enum Kind: String, Sendable, CaseIterable {
+package final class HubEvents: Sendable {
+    package enum Kind: String, Sendable, CaseIterable {
         case session, job, device, media, channel, logging
     }
 
-    public struct Event: Sendable {
+    package struct Event: Sendable {
         /// Increases by one per event, across kinds (a gap means events were lost).
-        public let sequence: Int
+        package let sequence: Int
         /// Unix seconds.
-        public let time: Double
-        public let kind: Kind
-        public let type: String
-        public let device: String?
-        public let job: String?
-        public let fields: [String: JSONValue]
+        package let time: Double
+        package let kind: Kind
+        package let type: String
+        package let device: String?
+        package let job: String?
+        package let fields: [String: JSONValue]
 
-        public var json: JSONValue {
+        package var json: JSONValue {
             var object = JSONObject()
             object.set("seq", .int(Int64(sequence)))
             object.set("time", .double((time * 1000).rounded() / 1000))
@@ -39,8 +39,8 @@ public final class HubEvents: Sendable {
     }
 
     /// One subscriber's events: iterate ``events``; ``cancel()`` (or dropping it) unsubscribes.
-    public final class Subscription: Sendable {
-        public let events: AsyncStream<Event>
+    package final class Subscription: Sendable {
+        package let events: AsyncStream<Event>
         let id: Int
         private let hub: HubEvents
 
@@ -50,7 +50,7 @@ public final class HubEvents: Sendable {
             self.hub = hub
         }
 
-        public func cancel() { hub.unsubscribe(id) }
+        package func cancel() { hub.unsubscribe(id) }
         deinit { hub.unsubscribe(id) }
     }
 
@@ -66,13 +66,13 @@ public final class HubEvents: Sendable {
         var subscribers: [Int: Subscriber] = [:]
     }
 
-    public static let bufferSize = 1_024
+    package static let bufferSize = 1_024
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// Publishes one event to every subscriber of its kind.
-    public func emit(_ kind: Kind, _ type: String, device: String? = nil, job: String? = nil, _ fields: [String: JSONValue] = [:]) {
+    package func emit(_ kind: Kind, _ type: String, device: String? = nil, job: String? = nil, _ fields: [String: JSONValue] = [:]) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         state.withLock { state in
@@ -97,7 +97,7 @@ public final class HubEvents: Sendable {
     }
 
     /// A subscription to `kinds` (all when nil), from now on.
-    public func subscribe(_ kinds: Set<Kind>? = nil) -> Subscription {
+    package func subscribe(_ kinds: Set<Kind>? = nil) -> Subscription {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(Self.bufferSize))
         let id = state.withLock { state -> Int in
             state.nextID += 1
@@ -108,7 +108,7 @@ public final class HubEvents: Sendable {
     }
 
     /// Subscribers now (metrics, tests).
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    package var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     fileprivate func unsubscribe(_ id: Int) {
         let gone = state.withLock { $0.subscribers.removeValue(forKey: id) }

@@ -3,9 +3,9 @@ import Synchronization
 
 /// The hub's counters and the request-latency histogram, rendered with the gauges of the moment
 /// in the Prometheus text exposition format (`GET /metrics`). Thread-safe.
-public final class HubMetrics: Sendable {
+package final class HubMetrics: Sendable {
     /// Upper bounds of the latency buckets, in seconds.
-    public static let buckets: [Double] = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    package static let buckets: [Double] = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     private struct Histogram {
         var counts = [Int](repeating: 0, count: HubMetrics.buckets.count)
@@ -21,10 +21,10 @@ public final class HubMetrics: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// What the sessions' connections call with every request's outcome.
-    public var requestObserver: CastRequestObserver {
+    package var requestObserver: CastRequestObserver {
         { [self] type, seconds, failure in self.record(type: type, seconds: seconds, failure: failure) }
     }
 
@@ -43,7 +43,7 @@ public final class HubMetrics: Sendable {
     }
 
     /// Adds one to a plain counter (`reconnects`, `api_requests`, …).
-    public func count(_ name: String, by amount: Int = 1) {
+    package func count(_ name: String, by amount: Int = 1) {
         state.withLock { $0.counters[name, default: 0] += amount }
     }
 
@@ -63,12 +63,12 @@ public final class HubMetrics: Sendable {
     }
 
     /// A gauge family of the moment: a name, its help, and values by label set.
-    public struct Gauge: Sendable {
-        public var name: String
-        public var help: String
-        public var values: [(labels: [(String, String)], value: Double)]
+    package struct Gauge: Sendable {
+        package var name: String
+        package var help: String
+        package var values: [(labels: [(String, String)], value: Double)]
 
-        public init(_ name: String, _ help: String, _ values: [(labels: [(String, String)], value: Double)]) {
+        package init(_ name: String, _ help: String, _ values: [(labels: [(String, String)], value: Double)]) {
             self.name = name
             self.help = help
             self.values = values
@@ -76,7 +76,7 @@ public final class HubMetrics: Sendable {
     }
 
     /// The exposition text: `gauges`, then the counters and the histogram.
-    public func render(gauges: [Gauge], counters extra: [Gauge] = []) -> String {
+    package func render(gauges: [Gauge], counters extra: [Gauge] = []) -> String {
         let snapshot = state.withLock { $0 }
         var out = ""
         for gauge in gauges { Self.family(&out, gauge, type: "gauge") }

@@ -9,8 +9,8 @@ import NIOCore
 /// Runs one job: a ``JobStateMachine`` per matching device, fed by what the device's link shows
 /// (``DeviceRegistry/observe(_:)``: app, media, owner, connection) and a 1 s tick; its casts go
 /// through the same link every other command uses. Isolation: an actor.
-public actor JobDriver {
-    public nonisolated let job: JobEntry
+package actor JobDriver {
+    package nonisolated let job: JobEntry
     let registry: DeviceRegistry
     let events: HubEvents
     let group: EventLoopGroup
@@ -31,7 +31,7 @@ public actor JobDriver {
     var stopped = false
 
     /// `defaultAppID`: the app when the job names none (the config's `receiver_app_id`).
-    public init(job: JobEntry, registry: DeviceRegistry, events: HubEvents, defaultAppID: String, group: EventLoopGroup,
+    package init(job: JobEntry, registry: DeviceRegistry, events: HubEvents, defaultAppID: String, group: EventLoopGroup,
                 logSystem: LogSystem) {
         self.job = job
         self.registry = registry
@@ -45,17 +45,17 @@ public actor JobDriver {
     var appID: String { job.appID ?? defaultAppID }
 
     /// Whether `device` (with its config aliases) is one of this job's.
-    public nonisolated func matches(_ device: CastDevice, aliases: [String]) -> Bool {
+    package nonisolated func matches(_ device: CastDevice, aliases: [String]) -> Bool {
         let selectors = job.devices.compactMap { try? DeviceSelector($0) }
         return selectors.contains { $0.matches(name: device.friendlyName, id: device.id, aliases: aliases) }
     }
 
     /// Per device: name, state, casts (for STATUS=, the API and logs).
-    public var summary: [(device: String, id: String, state: JobStateMachine.State, casts: Int)] {
+    package var summary: [(device: String, id: String, state: JobStateMachine.State, casts: Int)] {
         machines.keys.sorted().map { id in (devices[id]?.friendlyName ?? id, id, machines[id]!.state, machines[id]!.casts) }
     }
 
-    public func deviceFound(_ device: CastDevice, aliases: [String]) {
+    package func deviceFound(_ device: CastDevice, aliases: [String]) {
         guard !stopped, matches(device, aliases: aliases) else { return }
         let known = devices[device.id] != nil
         devices[device.id] = device
@@ -68,20 +68,20 @@ public actor JobDriver {
         }
     }
 
-    public func deviceLost(_ id: String) {
+    package func deviceLost(_ id: String) {
         guard machines[id] != nil else { return }
         log.info("device \(devices[id]?.friendlyName ?? id) lost", ["device": .string(id)])
         feed(id, .deviceLost)
     }
 
-    public func tick() {
+    package func tick() {
         guard !stopped else { return }
         for id in machines.keys.sorted() { feed(id, .tick) }
     }
 
     /// Stops the job: with `stopCasting`, the app on each device that plays the job's own cast
     /// is stopped (never another sender's); files stop being served.
-    public func stop(stopCasting: Bool) async {
+    package func stop(stopCasting: Bool) async {
         stopped = true
         for task in watchers.values { task.cancel() }
         watchers = [:]
@@ -124,12 +124,12 @@ public actor JobDriver {
             if before?.link != "connected" || afterReconnect { feed(id, .deviceFound(current: observation(now))) }
             return
         }
-        if let ours = appSessions[id], now.app?.sessionId == ours.id {
+        if let ours = appSessions[id], now.app?.sessionID == ours.id {
             appSessions[id]?.seen = true
         } else if let ours = appSessions[id], ours.seen {
             appSessions[id] = nil
             if let other = now.app {
-                feed(id, .sessionEnded(.appReplaced(by: other.appId)))
+                feed(id, .sessionEnded(.appReplaced(by: other.appID)))
             } else if afterReconnect {
                 feed(id, .sessionEnded(.lost("the app session is gone after a reconnect (the device restarted?)")))
             } else {
@@ -155,7 +155,7 @@ public actor JobDriver {
         if let media = now.media {
             return JobMedia.observation(media, urls: urls, heldByCommand: held)
         }
-        if let app = now.app, app.appId != appID {
+        if let app = now.app, app.appID != appID {
             return JobStateMachine.MediaObservation(playerState: "APP", isOurs: false, heldByCommand: held)
         }
         return nil
@@ -236,7 +236,7 @@ public actor JobDriver {
             return
         }
         guard castGenerations[id] == generation else { return }
-        appSessions[id] = AppSession(id: app.sessionId)
+        appSessions[id] = AppSession(id: app.sessionID)
         let url: String
         do { url = try await mediaURL(for: device) } catch {
             log.error("cannot serve \(job.media.url) to \(device.friendlyName): \(error)", ["device": .string(id)])
@@ -273,6 +273,6 @@ public actor JobDriver {
 }
 
 /// The owner name of a cast made by a command (`castline cast`, the API) through the hub.
-public enum CommandOwner {
-    public static let name = "command"
+package enum CommandOwner {
+    package static let name = "command"
 }

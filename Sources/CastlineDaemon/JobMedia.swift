@@ -3,8 +3,8 @@ import CastSender
 import CastlineConfig
 
 /// Conversions between a job's media entry, the sender's types and the machine's inputs. Pure.
-public enum JobMedia {
-    public static func information(_ media: MediaEntry, url: String) -> MediaInformation {
+package enum JobMedia {
+    package static func information(_ media: MediaEntry, url: String) -> MediaInformation {
         var builder = MediaInformationBuilder(contentURL: url)
             .contentType(media.contentType ?? ContentTypeGuess.forPath(url) ?? "application/octet-stream")
         switch media.streamType {
@@ -18,16 +18,16 @@ public enum JobMedia {
             ? builder.movie(title: title, subtitle: media.subtitle, studio: media.studio)
             : builder.generic(title: title, subtitle: media.subtitle)
         if let image = media.image { builder = builder.image(image) }
-        return (try? builder.build()) ?? MediaInformation(contentId: url, contentUrl: url, contentType: "application/octet-stream")
+        return (try? builder.build()) ?? MediaInformation(contentID: url, contentURL: url, contentType: "application/octet-stream")
     }
 
-    public static func fileName(_ path: String) -> String {
+    package static func fileName(_ path: String) -> String {
         String(path.split(separator: "/").last ?? Substring(path))
     }
 
-    public static func observation(_ status: MediaStatus, urls: [String], heldByCommand: Bool = false) -> JobStateMachine.MediaObservation {
+    package static func observation(_ status: MediaStatus, urls: [String], heldByCommand: Bool = false) -> JobStateMachine.MediaObservation {
         let media = status.effectiveMedia
-        let ours = media.map { m in urls.contains(m.contentId) || (m.contentUrl.map { urls.contains($0) } ?? false) } ?? true
+        let ours = media.map { m in urls.contains(m.contentID) || (m.contentURL.map { urls.contains($0) } ?? false) } ?? true
         return JobStateMachine.MediaObservation(playerState: status.playerState.rawValue, idleReason: status.idleReason?.rawValue,
                                                 isOurs: ours, heldByCommand: heldByCommand)
     }
@@ -35,8 +35,8 @@ public enum JobMedia {
 
 /// Content types for the common extensions (jobs without `content_type`; `cast` asks the
 /// media-formats plugin instead).
-public enum ContentTypeGuess {
-    public static func forPath(_ path: String) -> String? {
+package enum ContentTypeGuess {
+    package static func forPath(_ path: String) -> String? {
         let name = path.split(separator: "?").first.map(String.init) ?? path
         guard let dot = name.lastIndex(of: "."), !name[dot...].contains("/") else { return nil }
         switch name[name.index(after: dot)...].lowercased() {

@@ -5,8 +5,8 @@ import CastlineConfig
 /// clock of its own (`now` comes with every input), so tests drive it directly. Another sender's
 /// media is an observed fact the job's takeover policy reacts to (a command's cast through the
 /// hub always makes it yield), never something it overwrites by accident.
-public struct JobStateMachine: Sendable {
-    public enum State: Sendable, Equatable, CustomStringConvertible {
+package struct JobStateMachine: Sendable {
+    package enum State: Sendable, Equatable, CustomStringConvertible {
         /// The device is not (or no longer) discovered.
         case waitingForDevice
         /// A cast is under way.
@@ -20,7 +20,7 @@ public struct JobStateMachine: Sendable {
         /// The job's triggers say not to cast again (e.g. `recast_on` without `idle`).
         case stopped(reason: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .waitingForDevice: return "waiting-for-device"
             case .casting: return "casting"
@@ -33,7 +33,7 @@ public struct JobStateMachine: Sendable {
     }
 
     /// How a session ended, as far as the job cares.
-    public enum SessionEnd: Sendable, Equatable {
+    package enum SessionEnd: Sendable, Equatable {
         /// The app was stopped (on the device or by another sender): the device is idle.
         case appStopped
         /// Another sender launched another app: a takeover.
@@ -45,16 +45,16 @@ public struct JobStateMachine: Sendable {
     }
 
     /// A media status, reduced to what the job needs.
-    public struct MediaObservation: Sendable, Equatable {
-        public var playerState: String
-        public var idleReason: String?
+    package struct MediaObservation: Sendable, Equatable {
+        package var playerState: String
+        package var idleReason: String?
         /// True when the content is the job's (contentId or contentUrl equal to the job's URL).
-        public var isOurs: Bool
+        package var isOurs: Bool
         /// Cast by a command through the hub (`castline cast`, the API): the job yields to it
         /// whatever its takeover policy, and takes over again when it ends.
-        public var heldByCommand: Bool
+        package var heldByCommand: Bool
 
-        public init(playerState: String, idleReason: String? = nil, isOurs: Bool, heldByCommand: Bool = false) {
+        package init(playerState: String, idleReason: String? = nil, isOurs: Bool, heldByCommand: Bool = false) {
             self.playerState = playerState
             self.idleReason = idleReason
             self.isOurs = isOurs
@@ -63,10 +63,10 @@ public struct JobStateMachine: Sendable {
 
         /// Loading, buffering, playing or paused: something occupies the device.
         /// (`APP`: another app runs that reports no media, a web page say.)
-        public var isActive: Bool { ["PLAYING", "PAUSED", "BUFFERING", "LOADING", "APP"].contains(playerState) }
+        package var isActive: Bool { ["PLAYING", "PAUSED", "BUFFERING", "LOADING", "APP"].contains(playerState) }
     }
 
-    public enum Input: Sendable, Equatable {
+    package enum Input: Sendable, Equatable {
         /// The device is there, with what it plays now (nil: nothing, or not known).
         case deviceFound(current: MediaObservation?)
         case deviceLost
@@ -77,34 +77,34 @@ public struct JobStateMachine: Sendable {
         case tick
     }
 
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         case cast(reason: String)
         case endSession
         /// Ask the device for the media status (periodic check while playing).
         case checkStatus
     }
 
-    public let job: JobEntry
-    public private(set) var state: State = .waitingForDevice
+    package let job: JobEntry
+    package private(set) var state: State = .waitingForDevice
     /// Consecutive failed casts (for the backoff); reset when a cast succeeds.
-    public private(set) var failures = 0
+    package private(set) var failures = 0
     /// Casts started, for the status line and tests.
-    public private(set) var casts = 0
+    package private(set) var casts = 0
     /// Why the last cast was started.
-    public private(set) var lastReason = ""
+    package private(set) var lastReason = ""
     private var seenBefore = false
     private var lastCheck = 0.0
     /// While yielding: to a command's cast (no `reclaim_after`).
     private var heldByCommand = false
 
-    public init(job: JobEntry) { self.job = job }
+    package init(job: JobEntry) { self.job = job }
 
     /// Seconds to wait after `failures` consecutive failures: `retry_delay` doubling up to 16×.
-    public func backoff(after failures: Int) -> Double {
+    package func backoff(after failures: Int) -> Double {
         job.retryDelay * Double(1 << min(max(failures - 1, 0), 4))
     }
 
-    public mutating func handle(_ input: Input, now: Double) -> [Action] {
+    package mutating func handle(_ input: Input, now: Double) -> [Action] {
         switch (input, state) {
         case (.deviceFound(let current), .waitingForDevice):
             defer { seenBefore = true }

@@ -9,17 +9,17 @@ import Glibc
 /// (`{"version": 1, "jobs": [...]}`, the config's job keys), written atomically on every change
 /// so they survive a restart. A job in the file that no longer passes the checks is logged with
 /// its position and left out; the others load.
-public struct JobStore: Sendable {
-    public let path: String
+package struct JobStore: Sendable {
+    package let path: String
     let log: Logger
 
-    public init(path: String, logSystem: LogSystem) {
+    package init(path: String, logSystem: LogSystem) {
         self.path = path
         log = Logger(class: "JobStore", system: logSystem)
     }
 
     /// The saved jobs (none when the file does not exist yet).
-    public func load() -> [JobEntry] {
+    package func load() -> [JobEntry] {
         let bytes: [UInt8]
         do {
             guard let read = try SmallFile.read(path: path, limit: 16 << 20) else { return [] }
@@ -45,7 +45,7 @@ public struct JobStore: Sendable {
     }
 
     /// Replaces the file with `jobs` (mode 0600: URLs may carry credentials).
-    public func save(_ jobs: [JobEntry]) throws(ControlError) {
+    package func save(_ jobs: [JobEntry]) throws(ControlError) {
         let document: JSONValue = ["version": 1, "jobs": .array(jobs.map(\.json))]
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty { mkdir(directory, 0o700) }

@@ -4,16 +4,16 @@ import CastLogging
 /// the rules before it: the config's `logging.rules`, `CASTLINE_LOG`, `--log`, then rules set
 /// through the API. A reload changes the config layer and applies them all again, so the layers
 /// above it stay in force and `logs explain` (which replays the same layers) still matches.
-public struct LogRuleLayers: Sendable, Equatable {
-    public var config: String?
-    public var configSource: String
-    public var environment: String?
-    public var commandLine: String?
-    public var api: String?
+package struct LogRuleLayers: Sendable, Equatable {
+    package var config: String?
+    package var configSource: String
+    package var environment: String?
+    package var commandLine: String?
+    package var api: String?
     /// The minimum level before any layer (the console's default).
-    public var defaultMinimum: LogLevel
+    package var defaultMinimum: LogLevel
 
-    public init(config: String?, configSource: String, environment: String?, commandLine: String?, defaultMinimum: LogLevel) {
+    package init(config: String?, configSource: String, environment: String?, commandLine: String?, defaultMinimum: LogLevel) {
         self.config = config
         self.configSource = configSource
         self.environment = environment
@@ -22,7 +22,7 @@ public struct LogRuleLayers: Sendable, Equatable {
     }
 
     /// `(source, rules)` of each layer that is set, in order.
-    public var layers: [(source: String, rules: String)] {
+    package var layers: [(source: String, rules: String)] {
         var result: [(String, String)] = []
         if let config { result.append((configSource, config)) }
         if let environment { result.append((LogSystem.environmentVariable, environment)) }
@@ -33,7 +33,7 @@ public struct LogRuleLayers: Sendable, Equatable {
 
     /// Applies every layer from the default minimum up. A layer that does not parse is skipped
     /// (logged by the log system) and the ones after it still apply.
-    public func apply(to system: LogSystem) {
+    package func apply(to system: LogSystem) {
         system.filter.replaceRules(with: LogRuleSet(minimumLevel: defaultMinimum, rules: []))
         for (source, rules) in layers { try? system.applyRules(rules, source: source) }
     }

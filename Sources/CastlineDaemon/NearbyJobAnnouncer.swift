@@ -3,17 +3,17 @@ import CastLogging
 import CastNearby
 
 /// What one job is doing on one device, as `castline run` announces it to nearby hosts.
-public struct JobAnnouncement: Hashable, Sendable {
-    public static let messageType = "castline.job"
+package struct JobAnnouncement: Hashable, Sendable {
+    package static let messageType = "castline.job"
 
-    public var host: String
-    public var job: String
-    public var device: String
-    public var state: String
-    public var title: String?
-    public var url: String
+    package var host: String
+    package var job: String
+    package var device: String
+    package var state: String
+    package var title: String?
+    package var url: String
 
-    public init(host: String, job: String, device: String, state: String, title: String?, url: String) {
+    package init(host: String, job: String, device: String, state: String, title: String?, url: String) {
         self.host = host
         self.job = job
         self.device = device
@@ -24,7 +24,7 @@ public struct JobAnnouncement: Hashable, Sendable {
 
     /// `{"host","job","device","state","title","url"}` (the URL left out when the whole would not
     /// fit one nearby message).
-    public func message(namespace: String) -> NearbyMessage {
+    package func message(namespace: String) -> NearbyMessage {
         var object: JSONObject = ["host": .string(host), "job": .string(job), "device": .string(device), "state": .string(state)]
         if let title { object.set("title", .string(title)) }
         object.set("url", .string(url))
@@ -41,7 +41,7 @@ public struct JobAnnouncement: Hashable, Sendable {
 /// publishes new ones, replaces those whose state changed (subscribers see the old one lost and
 /// the new one found), withdraws the rest. Without the nearby permission it publishes nothing and
 /// says so once; it catches up on the first update after the permission is granted.
-public final class NearbyJobAnnouncer: @unchecked Sendable {
+package final class NearbyJobAnnouncer: @unchecked Sendable {
     private let manager: NearbyMessagesManager
     private let namespace: String
     private let strategy: NearbyStrategy
@@ -50,7 +50,7 @@ public final class NearbyJobAnnouncer: @unchecked Sendable {
     private var lastProblem: String?
 
     /// `medium`: mdns for the daemon; loopback in tests.
-    public init(manager: NearbyMessagesManager, namespace: String, logSystem: LogSystem, medium: NearbyMediumKind = .mdns) {
+    package init(manager: NearbyMessagesManager, namespace: String, logSystem: LogSystem, medium: NearbyMediumKind = .mdns) {
         self.manager = manager
         self.namespace = namespace
         strategy = NearbyStrategy(discoveryMode: .publish, medium: medium)
@@ -58,10 +58,10 @@ public final class NearbyJobAnnouncer: @unchecked Sendable {
     }
 
     /// The publications now (job/device → message), for tests and logs.
-    public var published: [String: NearbyMessage] { active.mapValues(\.message) }
+    package var published: [String: NearbyMessage] { active.mapValues(\.message) }
 
     /// Makes the publications match `announcements`. Call from one task at a time.
-    public func update(_ announcements: [JobAnnouncement]) {
+    package func update(_ announcements: [JobAnnouncement]) {
         var wanted: [String: NearbyMessage] = [:]
         for a in announcements { wanted["\(a.job)/\(a.device)"] = a.message(namespace: namespace) }
         for (key, entry) in active where wanted[key] != entry.message {
@@ -87,7 +87,7 @@ public final class NearbyJobAnnouncer: @unchecked Sendable {
     }
 
     /// Withdraws every announcement.
-    public func stop() {
+    package func stop() {
         for entry in active.values { entry.publication.cancel() }
         active = [:]
     }

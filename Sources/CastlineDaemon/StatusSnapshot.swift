@@ -4,24 +4,24 @@ import CastSender
 /// What a device shows at one moment: the app, the device volume and the media status, with the
 /// playback position estimated between status messages. `castline status`, the API's device
 /// objects and the MQTT device state are this object's ``json(at:)``.
-public struct StatusSnapshot: Sendable {
-    public var deviceName: String
-    public var deviceID: String
-    public var endpoint: String
-    public var app: ApplicationInfo?
-    public var deviceVolume: Double?
-    public var deviceMuted: Bool?
-    public var media: MediaStatus?
+package struct StatusSnapshot: Sendable {
+    package var deviceName: String
+    package var deviceID: String
+    package var endpoint: String
+    package var app: ApplicationInfo?
+    package var deviceVolume: Double?
+    package var deviceMuted: Bool?
+    package var media: MediaStatus?
     /// Monotonic seconds when `media` arrived (for the position estimate).
-    public var receivedAt: Double
+    package var receivedAt: Double
     /// Hub fields (`castline run`): the device's model, its connection state and the job or
     /// command that owns it; absent from a direct `castline status`.
-    public var model: String?
-    public var link: String?
-    public var owner: String?
-    public var aliases: [String] = []
+    package var model: String?
+    package var link: String?
+    package var owner: String?
+    package var aliases: [String] = []
 
-    public init(deviceName: String, deviceID: String, endpoint: String, app: ApplicationInfo? = nil, deviceVolume: Double? = nil,
+    package init(deviceName: String, deviceID: String, endpoint: String, app: ApplicationInfo? = nil, deviceVolume: Double? = nil,
                 deviceMuted: Bool? = nil, media: MediaStatus? = nil, receivedAt: Double) {
         self.deviceName = deviceName
         self.deviceID = deviceID
@@ -35,12 +35,12 @@ public struct StatusSnapshot: Sendable {
 
     /// A snapshot from its JSON object (what the API answers), with `receivedAt` as the time it
     /// was read. Nil when the object has no device.
-    public init?(json: JSONValue, receivedAt: Double) {
+    package init?(json: JSONValue, receivedAt: Double) {
         guard let name = json["device"]?.string, let id = json["id"]?.string else { return nil }
         self.init(deviceName: name, deviceID: id, endpoint: json["endpoint"]?.string ?? "", receivedAt: receivedAt)
         if let appID = json["appId"]?.string {
-            app = ApplicationInfo(appId: appID, displayName: json["app"]?.string ?? appID, sessionId: json["sessionId"]?.string ?? "",
-                                  transportId: json["sessionId"]?.string ?? "")
+            app = ApplicationInfo(appID: appID, displayName: json["app"]?.string ?? appID, sessionID: json["sessionId"]?.string ?? "",
+                                  transportID: json["sessionId"]?.string ?? "")
         }
         deviceVolume = json["volume"]?.double
         deviceMuted = json["muted"]?.bool
@@ -57,7 +57,7 @@ public struct StatusSnapshot: Sendable {
 
     /// The position now: the reported time plus the time since, at the playback rate, while
     /// playing (capped at the duration).
-    public func position(at now: Double) -> Double? {
+    package func position(at now: Double) -> Double? {
         guard let media else { return nil }
         var position = media.currentTime
         if media.effectivePlayerState == .playing { position += max(0, now - receivedAt) * (media.playbackRate > 0 ? media.playbackRate : 1) }
@@ -65,19 +65,19 @@ public struct StatusSnapshot: Sendable {
         return position
     }
 
-    public var state: String {
+    package var state: String {
         guard let media else { return app == nil ? "NO_APP" : "NO_MEDIA" }
         // (NO_APP: nothing casts, or the app was just stopped.)
         return media.effectivePlayerState.rawValue
     }
 
-    public var title: String? { media?.effectiveMedia?.metadata?.title }
-    public var subtitle: String? { media?.effectiveMedia?.metadata?.subtitle ?? media?.effectiveMedia?.metadata?.studio }
-    public var badge: String? { media?.videoInfo?.badge }
+    package var title: String? { media?.effectiveMedia?.metadata?.title }
+    package var subtitle: String? { media?.effectiveMedia?.metadata?.subtitle ?? media?.effectiveMedia?.metadata?.studio }
+    package var badge: String? { media?.videoInfo?.badge }
 
     /// The JSON object (docs/cli.md, docs/api/openapi.yaml): flat, stable keys plus the raw media
     /// status.
-    public func json(at now: Double) -> JSONValue {
+    package func json(at now: Double) -> JSONValue {
         var o = JSONObject()
         o.set("device", .string(deviceName))
         o.set("id", .string(deviceID))
@@ -89,8 +89,8 @@ public struct StatusSnapshot: Sendable {
         o.set("state", .string(state))
         if let app {
             o.set("app", .string(app.displayName))
-            o.set("appId", .string(app.appId))
-            o.set("sessionId", .string(app.sessionId))
+            o.set("appId", .string(app.appID))
+            o.set("sessionId", .string(app.sessionID))
         }
         if let deviceVolume { o.set("volume", .double((deviceVolume * 1000).rounded() / 1000)) }
         if let deviceMuted { o.set("muted", .bool(deviceMuted)) }
@@ -100,7 +100,7 @@ public struct StatusSnapshot: Sendable {
             if let title { o.set("title", .string(title)) }
             if let subtitle { o.set("subtitle", .string(subtitle)) }
             if let info {
-                o.set("contentId", .string(info.contentId))
+                o.set("contentId", .string(info.contentID))
                 if !info.contentType.isEmpty { o.set("contentType", .string(info.contentType)) }
                 o.set("streamType", .string(info.streamType.rawValue))
                 if let duration = info.duration { o.set("duration", .double(duration)) }
@@ -111,7 +111,7 @@ public struct StatusSnapshot: Sendable {
                 o.set("video", video.json)
                 o.set("badge", .string(video.badge))
             }
-            o.set("mediaSessionId", .int(Int64(media.mediaSessionId)))
+            o.set("mediaSessionId", .int(Int64(media.mediaSessionID)))
             o.set("mediaStatus", media.json)
         }
         return .object(o)

@@ -4,14 +4,14 @@ import Glibc
 /// systemd's notify protocol through libsystemd's `sd_notify`: READY, STATUS, WATCHDOG,
 /// RELOADING and STOPPING. Without `NOTIFY_SOCKET` (not run by systemd) every call is a no-op.
 /// Thread-safe (sd_notify opens its own socket per call).
-public struct SystemdNotifier: Sendable {
-    public init() {}
+package struct SystemdNotifier: Sendable {
+    package init() {}
 
     /// True when a service manager listens (`NOTIFY_SOCKET` is set).
-    public var isActive: Bool { getenv("NOTIFY_SOCKET") != nil }
+    package var isActive: Bool { getenv("NOTIFY_SOCKET") != nil }
 
     /// The watchdog interval systemd expects pings within (`WatchdogSec=`), or nil when off.
-    public var watchdogInterval: Double? {
+    package var watchdogInterval: Double? {
         var usec: UInt64 = 0
         guard sd_watchdog_enabled(0, &usec) > 0, usec > 0 else { return nil }
         return Double(usec) / 1_000_000
@@ -19,24 +19,24 @@ public struct SystemdNotifier: Sendable {
 
     /// Sends `state` lines (`READY=1\nSTATUS=…`); returns false when systemd did not get it.
     @discardableResult
-    public func notify(_ state: String) -> Bool {
+    package func notify(_ state: String) -> Bool {
         sd_notify(0, state) > 0
     }
 
-    public func ready(status: String) { notify("READY=1\nSTATUS=\(Self.clean(status))\nMAINPID=\(getpid())") }
-    public func status(_ text: String) { notify("STATUS=\(Self.clean(text))") }
-    public func watchdog() { notify("WATCHDOG=1") }
-    public func stopping(_ text: String) { notify("STOPPING=1\nSTATUS=\(Self.clean(text))") }
+    package func ready(status: String) { notify("READY=1\nSTATUS=\(Self.clean(status))\nMAINPID=\(getpid())") }
+    package func status(_ text: String) { notify("STATUS=\(Self.clean(text))") }
+    package func watchdog() { notify("WATCHDOG=1") }
+    package func stopping(_ text: String) { notify("STOPPING=1\nSTATUS=\(Self.clean(text))") }
 
     /// Reload notification as systemd 253+ `Type=notify-reload` expects (harmless before).
-    public func reloading() {
+    package func reloading() {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let usec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
         notify("RELOADING=1\nMONOTONIC_USEC=\(usec)")
     }
 
-    public func reloaded(status: String) { notify("READY=1\nSTATUS=\(Self.clean(status))") }
+    package func reloaded(status: String) { notify("READY=1\nSTATUS=\(Self.clean(status))") }
 
     /// STATUS is one line.
     static func clean(_ text: String) -> String {

@@ -68,7 +68,7 @@ struct LogFilterOptions: ParsableArguments {
     @Option(name: .long, help: "A message type (LOAD, MEDIA_STATUS, …).")
     var type: String?
     @Option(name: .long, help: "A request id.")
-    var requestId: Int64?
+    var requestID: Int64?
     @Option(name: .long, help: "From this time: RFC 3339 (2026-11-22T10:00:00Z), a date, or an age (30s, 10m, 2h, 1d ago).")
     var since: String?
     @Option(name: .long, help: "Until this time (same forms).")
@@ -89,7 +89,7 @@ struct LogFilterOptions: ParsableArguments {
         f.session = session
         f.namespace = namespace
         f.messageType = type
-        f.requestID = requestId
+        f.requestID = requestID
         f.text = grep
         if let since { f.since = try Self.time(since, option: "--since") }
         if let until { f.until = try Self.time(until, option: "--until") }

@@ -8,7 +8,7 @@ enum StatusView {
         let width = max(40, min(width, 200))
         var lines: [String] = []
         var head = "\(s.deviceName)"
-        if let app = s.app { head += " · \(app.displayName.isEmpty ? app.appId : app.displayName)" }
+        if let app = s.app { head += " · \(app.displayName.isEmpty ? app.appID : app.displayName)" }
         if let badge = s.badge { head += "  [\(badge)]" }
         lines.append(clip(head, width))
         lines.append(clip("  \(s.title ?? (s.media == nil ? "(nothing playing)" : "(untitled)"))", width))

@@ -31,32 +31,32 @@ enum Samples {
     }
 
     static let mediaInfo = MediaInformation(
-        contentId: "http://192.168.1.2:8000/\u{e9}t\u{e9}.mp4", contentUrl: "http://192.168.1.2:8000/x.mp4",
+        contentID: "http://192.168.1.2:8000/\u{e9}t\u{e9}.mp4", contentURL: "http://192.168.1.2:8000/x.mp4",
         streamType: .buffered, contentType: "video/mp4", metadata: fullMetadata, duration: 123.5,
         tracks: [
-            MediaTrack(trackId: 1, type: .text, trackContentId: "http://x/sub.vtt", trackContentType: "text/vtt",
+            MediaTrack(trackID: 1, type: .text, trackContentID: "http://x/sub.vtt", trackContentType: "text/vtt",
                        subtype: .subtitles, language: "en-US", name: "English", customData: ["k": "v"]),
-            MediaTrack(trackId: 2, type: .audio),
+            MediaTrack(trackID: 2, type: .audio),
         ],
         textTrackStyle: ["backgroundColor": "#00000000"], customData: ["app": [1, 2]], mediaCategory: .video,
         entity: "myapp://movie/1", extra: ["hlsSegmentFormat": "ts"])
 
     static let item = QueueItem(
-        itemId: 4, media: mediaInfo, autoplay: true, startTime: 1.5, preloadTime: 10, playbackDuration: 30,
-        activeTrackIds: [1], customData: ["i": 1])
+        itemID: 4, media: mediaInfo, autoplay: true, startTime: 1.5, preloadTime: 10, playbackDuration: 30,
+        activeTrackIDs: [1], customData: ["i": 1])
 
     static var fullStatus: MediaStatus {
         var status = MediaStatus(
-            mediaSessionId: 12, playerState: .idle, idleReason: .finished, currentTime: 42.25, playbackRate: 1.5,
+            mediaSessionID: 12, playerState: .idle, idleReason: .finished, currentTime: 42.25, playbackRate: 1.5,
             supportedMediaCommands: .allBasicMedia, volume: Volume(level: 0.5, muted: false), media: mediaInfo,
-            extendedStatus: ExtendedMediaStatus(playerState: .loading, media: mediaInfo, mediaSessionId: 13))
-        status.currentItemId = 4
-        status.loadingItemId = 5
-        status.preloadedItemId = 6
+            extendedStatus: ExtendedMediaStatus(playerState: .loading, media: mediaInfo, mediaSessionID: 13))
+        status.currentItemID = 4
+        status.loadingItemID = 5
+        status.preloadedItemID = 6
         status.repeatMode = .all
-        status.items = [item, QueueItem(itemId: 5)]
+        status.items = [item, QueueItem(itemID: 5)]
         status.queueData = ["queueType": "PLAYLIST", "startIndex": 0]
-        status.activeTrackIds = [1, 2]
+        status.activeTrackIDs = [1, 2]
         status.videoInfo = VideoInfo(width: 3840, height: 2160, hdrType: .dolbyVision)
         status.customData = ["c": true]
         status.breakStatus = ["currentBreakTime": 0]
@@ -67,10 +67,10 @@ enum Samples {
     static let receiverStatus = ReceiverStatus(
         applications: [
             ApplicationInfo(
-                appId: "CC1AD845", appType: "WEB", displayName: "Default Media Receiver", iconUrl: "",
+                appID: "CC1AD845", appType: "WEB", displayName: "Default Media Receiver", iconURL: "",
                 isIdleScreen: false, launchedFromCloud: false, namespaces: [.media, "urn:x-cast:com.google.cast.cac"],
-                senderConnected: true, sessionId: "8b2b7c52-aaaa", statusText: "Ready To Cast",
-                transportId: "8b2b7c52-aaaa", universalAppId: "CC1AD845"),
+                senderConnected: true, sessionID: "8b2b7c52-aaaa", statusText: "Ready To Cast",
+                transportID: "8b2b7c52-aaaa", universalAppID: "CC1AD845"),
         ],
         isActiveInput: true, isStandBy: false,
         volume: Volume(level: 0.44999998807907104, muted: false, controlType: .attenuation, stepInterval: 0.05),
@@ -93,65 +93,65 @@ enum Samples {
     static let heartbeat: [HeartbeatMessage] = [.ping, .pong, .unknown(type: "PANG", json: ["type": "PANG"])]
 
     static let receiver: [ReceiverMessage] = [
-        .launch(LaunchRequest(requestId: 1, appId: "CC1AD845")),
-        .launch(LaunchRequest(requestId: 2, appId: "CC1AD845", language: "en-US",
+        .launch(LaunchRequest(requestID: 1, appID: "CC1AD845")),
+        .launch(LaunchRequest(requestID: 2, appID: "CC1AD845", language: "en-US",
                               supportedAppTypes: ["WEB", "ANDROID_TV"], appParams: ["a": 1])),
-        .stop(requestId: 3, sessionId: "abc"),
-        .stop(requestId: 4, sessionId: nil),
-        .getStatus(requestId: 5),
-        .getAppAvailability(requestId: 6, appIds: ["CC1AD845", "233637DE"]),
-        .setVolume(requestId: 7, volume: Volume(level: 0.25)),
-        .setVolume(requestId: 8, volume: Volume(muted: true)),
-        .receiverStatus(requestId: 0, status: receiverStatus),
-        .receiverStatus(requestId: nil, status: ReceiverStatus()),
-        .launchError(requestId: 9, reason: .notFound),
-        .launchError(requestId: nil, reason: nil),
-        .invalidRequest(requestId: 10, reason: .invalidCommand),
-        .appAvailability(requestId: 11, availability: [
-            AppAvailabilityEntry(appId: "CC1AD845", availability: .available),
-            AppAvailabilityEntry(appId: "00000000", availability: .unavailable),
-            AppAvailabilityEntry(appId: "11111111", availability: AppAvailability(rawValue: "APP_MAYBE")),
+        .stop(requestID: 3, sessionID: "abc"),
+        .stop(requestID: 4, sessionID: nil),
+        .getStatus(requestID: 5),
+        .getAppAvailability(requestID: 6, appIDs: ["CC1AD845", "233637DE"]),
+        .setVolume(requestID: 7, volume: Volume(level: 0.25)),
+        .setVolume(requestID: 8, volume: Volume(muted: true)),
+        .receiverStatus(requestID: 0, status: receiverStatus),
+        .receiverStatus(requestID: nil, status: ReceiverStatus()),
+        .launchError(requestID: 9, reason: .notFound),
+        .launchError(requestID: nil, reason: nil),
+        .invalidRequest(requestID: 10, reason: .invalidCommand),
+        .appAvailability(requestID: 11, availability: [
+            AppAvailabilityEntry(appID: "CC1AD845", availability: .available),
+            AppAvailabilityEntry(appID: "00000000", availability: .unavailable),
+            AppAvailabilityEntry(appID: "11111111", availability: AppAvailability(rawValue: "APP_MAYBE")),
         ]),
-        .appAvailability(requestId: nil, availability: []),
+        .appAvailability(requestID: nil, availability: []),
         .unknown(type: "NEW_THING", json: ["type": "NEW_THING", "requestId": 12]),
     ]
 
     static let mediaMessages: [MediaMessage] = [
-        .load(LoadRequest(requestId: 1, media: MediaInformation(contentId: "x", contentType: "audio/mpeg"))),
-        .load(LoadRequest(requestId: 2, sessionId: "s", media: mediaInfo, autoplay: false, currentTime: 0,
-                          activeTrackIds: [1], playbackRate: 1.25, customData: ["c": 1])),
-        .play(requestId: 3, mediaSessionId: 1),
-        .play(requestId: 4, mediaSessionId: nil),
-        .pause(requestId: 5, mediaSessionId: 1),
-        .stop(requestId: 6, mediaSessionId: 1),
-        .getStatus(requestId: 7, mediaSessionId: nil),
-        .seek(SeekRequest(requestId: 8, mediaSessionId: 1, currentTime: 30)),
-        .seek(SeekRequest(requestId: 9, mediaSessionId: 1, relativeTime: -10, resumeState: .playbackPause, customData: [:])),
-        .setVolume(requestId: 10, mediaSessionId: 1, volume: Volume(level: 0.1, muted: false)),
-        .setPlaybackRate(requestId: 11, mediaSessionId: 1, playbackRate: 2),
-        .editTracksInfo(requestId: 12, mediaSessionId: 1, activeTrackIds: [1, 3]),
-        .editTracksInfo(requestId: 13, mediaSessionId: 1, activeTrackIds: nil),
-        .queueLoad(QueueLoadRequest(requestId: 14, items: [item, QueueItem(media: mediaInfo, autoplay: true, playbackDuration: 5)],
+        .load(LoadRequest(requestID: 1, media: MediaInformation(contentID: "x", contentType: "audio/mpeg"))),
+        .load(LoadRequest(requestID: 2, sessionID: "s", media: mediaInfo, autoplay: false, currentTime: 0,
+                          activeTrackIDs: [1], playbackRate: 1.25, customData: ["c": 1])),
+        .play(requestID: 3, mediaSessionID: 1),
+        .play(requestID: 4, mediaSessionID: nil),
+        .pause(requestID: 5, mediaSessionID: 1),
+        .stop(requestID: 6, mediaSessionID: 1),
+        .getStatus(requestID: 7, mediaSessionID: nil),
+        .seek(SeekRequest(requestID: 8, mediaSessionID: 1, currentTime: 30)),
+        .seek(SeekRequest(requestID: 9, mediaSessionID: 1, relativeTime: -10, resumeState: .playbackPause, customData: [:])),
+        .setVolume(requestID: 10, mediaSessionID: 1, volume: Volume(level: 0.1, muted: false)),
+        .setPlaybackRate(requestID: 11, mediaSessionID: 1, playbackRate: 2),
+        .editTracksInfo(requestID: 12, mediaSessionID: 1, activeTrackIDs: [1, 3]),
+        .editTracksInfo(requestID: 13, mediaSessionID: 1, activeTrackIDs: nil),
+        .queueLoad(QueueLoadRequest(requestID: 14, items: [item, QueueItem(media: mediaInfo, autoplay: true, playbackDuration: 5)],
                                     startIndex: 1, currentTime: 3, repeatMode: .single, customData: ["q": 1])),
-        .queueInsert(QueueInsertRequest(requestId: 15, mediaSessionId: 1, items: [QueueItem(media: mediaInfo, autoplay: true,
+        .queueInsert(QueueInsertRequest(requestID: 15, mediaSessionID: 1, items: [QueueItem(media: mediaInfo, autoplay: true,
                                         startTime: 0, preloadTime: 20)], insertBefore: 4, currentItemIndex: 0,
                                         currentTime: 1, customData: nil)),
-        .queueUpdate(QueueUpdateRequest(requestId: 16, mediaSessionId: 1, jump: -1)),
-        .queueUpdate(QueueUpdateRequest(requestId: 17, mediaSessionId: 1, currentItemId: 4, repeatMode: .allAndShuffle,
-                                        shuffle: true, currentTime: 2, items: [QueueItem(itemId: 4, autoplay: false)],
+        .queueUpdate(QueueUpdateRequest(requestID: 16, mediaSessionID: 1, jump: -1)),
+        .queueUpdate(QueueUpdateRequest(requestID: 17, mediaSessionID: 1, currentItemID: 4, repeatMode: .allAndShuffle,
+                                        shuffle: true, currentTime: 2, items: [QueueItem(itemID: 4, autoplay: false)],
                                         customData: ["u": nil])),
-        .queueRemove(QueueRemoveRequest(requestId: 18, mediaSessionId: 1, itemIds: [4, 5], currentItemId: 6, currentTime: 0)),
-        .queueReorder(QueueReorderRequest(requestId: 19, mediaSessionId: 1, itemIds: [5, 4], insertBefore: 6,
-                                          currentItemId: 5, currentTime: 1, customData: [1])),
-        .mediaStatus(requestId: 0, status: []),
-        .mediaStatus(requestId: 20, status: [fullStatus, MediaStatus(mediaSessionId: 2, playerState: "SCANNING")]),
-        .mediaStatus(requestId: nil, status: [MediaStatus(mediaSessionId: 1, playerState: .playing)]),
-        .loadFailed(requestId: 21, itemId: 4, detailedErrorCode: .mediaSrcNotSupported),
-        .loadFailed(requestId: nil, itemId: nil, detailedErrorCode: DetailedErrorCode(rawValue: 999)),
-        .loadCancelled(requestId: 22, itemId: 4),
-        .invalidPlayerState(requestId: 23),
-        .invalidRequest(requestId: 24, reason: .invalidMediaSessionID),
-        .invalidRequest(requestId: nil, reason: ErrorReason(rawValue: "SOMETHING")),
+        .queueRemove(QueueRemoveRequest(requestID: 18, mediaSessionID: 1, itemIDs: [4, 5], currentItemID: 6, currentTime: 0)),
+        .queueReorder(QueueReorderRequest(requestID: 19, mediaSessionID: 1, itemIDs: [5, 4], insertBefore: 6,
+                                          currentItemID: 5, currentTime: 1, customData: [1])),
+        .mediaStatus(requestID: 0, status: []),
+        .mediaStatus(requestID: 20, status: [fullStatus, MediaStatus(mediaSessionID: 2, playerState: "SCANNING")]),
+        .mediaStatus(requestID: nil, status: [MediaStatus(mediaSessionID: 1, playerState: .playing)]),
+        .loadFailed(requestID: 21, itemID: 4, detailedErrorCode: .mediaSrcNotSupported),
+        .loadFailed(requestID: nil, itemID: nil, detailedErrorCode: DetailedErrorCode(rawValue: 999)),
+        .loadCancelled(requestID: 22, itemID: 4),
+        .invalidPlayerState(requestID: 23),
+        .invalidRequest(requestID: 24, reason: .invalidMediaSessionID),
+        .invalidRequest(requestID: nil, reason: ErrorReason(rawValue: "SOMETHING")),
         .error(["requestId": 25, "detailedErrorCode": 104, "reason": "GENERIC_LOAD_ERROR", "itemId": 1]),
         .unknown(type: "QUEUE_GET_ITEM_IDS", json: ["type": "QUEUE_GET_ITEM_IDS", "requestId": 26, "mediaSessionId": 1]),
     ]
@@ -237,18 +237,18 @@ struct MessageRoundTripTests {
     }
 
     @Test func requestShapesMatchWhatSendersSend() throws {
-        let load = MediaMessage.load(LoadRequest(requestId: 3, sessionId: "s1",
-                                                 media: MediaInformation(contentId: "u", contentType: "video/mp4"),
+        let load = MediaMessage.load(LoadRequest(requestID: 3, sessionID: "s1",
+                                                 media: MediaInformation(contentID: "u", contentType: "video/mp4"),
                                                  autoplay: true, currentTime: 0))
         #expect(load.json.serialized()
             == #"{"type":"LOAD","requestId":3,"sessionId":"s1","media":{"contentId":"u","streamType":"BUFFERED","contentType":"video/mp4"},"autoplay":true,"currentTime":0.0}"#)
         #expect(ConnectionMessage.connect(ConnectRequest()).json.serialized() == #"{"type":"CONNECT"}"#)
         #expect(HeartbeatMessage.ping.json.serialized() == #"{"type":"PING"}"#)
-        #expect(ReceiverMessage.getAppAvailability(requestId: 2, appIds: ["CC1AD845"]).json.serialized()
+        #expect(ReceiverMessage.getAppAvailability(requestID: 2, appIDs: ["CC1AD845"]).json.serialized()
             == #"{"type":"GET_APP_AVAILABILITY","requestId":2,"appId":["CC1AD845"]}"#)
-        #expect(ReceiverMessage.setVolume(requestId: 5, volume: Volume(muted: true)).json.serialized()
+        #expect(ReceiverMessage.setVolume(requestID: 5, volume: Volume(muted: true)).json.serialized()
             == #"{"type":"SET_VOLUME","requestId":5,"volume":{"muted":true}}"#)
-        #expect(MediaMessage.queueUpdate(QueueUpdateRequest(requestId: 9, mediaSessionId: 2, jump: 1)).json.serialized()
+        #expect(MediaMessage.queueUpdate(QueueUpdateRequest(requestID: 9, mediaSessionID: 2, jump: 1)).json.serialized()
             == #"{"type":"QUEUE_UPDATE","requestId":9,"mediaSessionId":2,"jump":1}"#)
         // An idle receiver's status has no applications key at all.
         #expect(ReceiverStatus().json.serialized() == "{}")

@@ -30,9 +30,9 @@ struct RealDeviceFixtureTests {
         #expect(volume.stepInterval == 0.009999999776482582)
         #expect(volume.controlType == .master && volume.muted == false)
         let app = try #require(status.applications.first)
-        #expect(app.appId == "CC1AD845" && app.universalAppId == app.appId && app.statusText == app.displayName)
-        #expect(app.iconUrl == "" && app.senderConnected == true)
-        #expect(app.transport == EndpointID(app.sessionId))
+        #expect(app.appID == "CC1AD845" && app.universalAppID == app.appID && app.statusText == app.displayName)
+        #expect(app.iconURL == "" && app.senderConnected == true)
+        #expect(app.transport == EndpointID(app.sessionID))
         #expect(app.supports(.media) && !app.supports(.multizone) && app.namespaces.count == 4)
         #expect(status.activeApplication == app && status.application(withID: "CC1AD845") == app)
         #expect(status.userEq?["max_peaking_eqs"] == .int(0))
@@ -46,8 +46,8 @@ struct RealDeviceFixtureTests {
 
     @Test func mediaStatusWithEmptyStatus() throws {
         let payload = try CastPayload.decode(namespace: .media, utf8: #"{"type":"MEDIA_STATUS","status":[],"requestId":5}"#)
-        #expect(payload == .media(.mediaStatus(requestId: 5, status: [])))
-        #expect(try MediaMessage(json: json(#"{"type":"MEDIA_STATUS"}"#)) == .mediaStatus(requestId: nil, status: []))
+        #expect(payload == .media(.mediaStatus(requestID: 5, status: [])))
+        #expect(try MediaMessage(json: json(#"{"type":"MEDIA_STATUS"}"#)) == .mediaStatus(requestID: nil, status: []))
     }
 
     static let spotifyLikeStatus = """
@@ -67,7 +67,7 @@ struct RealDeviceFixtureTests {
         }
         #expect(requestID?.isUnsolicited == true)
         #expect(status.media == nil)
-        #expect(status.effectiveMedia?.contentId == "spotify:track:4uLU6hMCjMI75M1A2tKUQC")
+        #expect(status.effectiveMedia?.contentID == "spotify:track:4uLU6hMCjMI75M1A2tKUQC")
         #expect(status.effectiveMedia?.mediaCategory == .audio)
         #expect(status.effectiveMedia?.metadata?.metadataType == .musicTrack)
         #expect(status.effectiveMedia?.metadata?.images.first?.width == 640)
@@ -76,7 +76,7 @@ struct RealDeviceFixtureTests {
         #expect(status.supportedMediaCommands.rawValue == 514_383)
         #expect(status.supportedMediaCommands.contains([.like, .dislike, .follow, .unfollow, .streamTransfer, .queueShuffle]))
         #expect(!status.supportedMediaCommands.contains(.playbackRate))
-        #expect(status.repeatMode == .off && status.currentItemId == 1 && status.activeTrackIds == [])
+        #expect(status.repeatMode == .off && status.currentItemID == 1 && status.activeTrackIDs == [])
         try expectRoundTrip(message)
     }
 
@@ -95,7 +95,7 @@ struct RealDeviceFixtureTests {
         #expect(status.supportedMediaCommands == SupportedMediaCommands.allBasicMedia.union(.streamTransfer))
         // Doubles with integral values where integers go (JavaScript senders).
         let fromDoubles = try MediaStatus(json: json(#"{"mediaSessionId":2.0,"playerState":"PAUSED","supportedMediaCommands":15.0}"#))
-        #expect(fromDoubles.mediaSessionId == 2 && fromDoubles.supportedMediaCommands.rawValue == 15)
+        #expect(fromDoubles.mediaSessionID == 2 && fromDoubles.supportedMediaCommands.rawValue == 15)
     }
 
     @Test func missingOptionalsTakeDefaults() throws {
@@ -143,7 +143,7 @@ struct RealDeviceFixtureTests {
             Issue.record("not a LOAD")
             return
         }
-        #expect(request.autoplay == false && request.currentTime == 0 && request.sessionId == "5f0b")
+        #expect(request.autoplay == false && request.currentTime == 0 && request.sessionID == "5f0b")
         #expect(request.media.streamType == .live && request.media.metadata?.title == "movie.mkv")
         #expect(try LoadRequest(json: json(#"{"requestId":1,"media":{"contentId":"x"},"autoplay":"true"}"#)).autoplay == true)
         let yes = try json(#"{"requestId":1,"media":{"contentId":"x"},"autoplay":"yes"}"#)
@@ -153,9 +153,9 @@ struct RealDeviceFixtureTests {
     @Test func openscreenAvailabilityReplyUsesResponseType() throws {
         let text = #"{"requestId":3,"responseType":"GET_APP_AVAILABILITY","availability":{"CC1AD845":"APP_AVAILABLE","0F5096E8":"APP_UNAVAILABLE"}}"#
         let payload = try CastPayload.decode(namespace: .receiver, utf8: text)
-        let expected = ReceiverMessage.appAvailability(requestId: 3, availability: [
-            AppAvailabilityEntry(appId: "CC1AD845", availability: .available),
-            AppAvailabilityEntry(appId: "0F5096E8", availability: .unavailable),
+        let expected = ReceiverMessage.appAvailability(requestID: 3, availability: [
+            AppAvailabilityEntry(appID: "CC1AD845", availability: .available),
+            AppAvailabilityEntry(appID: "0F5096E8", availability: .unavailable),
         ])
         #expect(payload == .receiver(expected))
         #expect(payload.serialized()
@@ -165,9 +165,9 @@ struct RealDeviceFixtureTests {
         #expect(try ReceiverMessage(json: json(typed)) == expected)
         // A request stays a request.
         #expect(try ReceiverMessage(json: json(#"{"type":"GET_APP_AVAILABILITY","requestId":4,"appId":["CC1AD845"]}"#))
-            == .getAppAvailability(requestId: 4, appIds: ["CC1AD845"]))
+            == .getAppAvailability(requestID: 4, appIDs: ["CC1AD845"]))
         #expect(try ReceiverMessage(json: json(#"{"type":"GET_APP_AVAILABILITY","requestId":4,"appId":"CC1AD845"}"#))
-            == .getAppAvailability(requestId: 4, appIds: ["CC1AD845"]))
+            == .getAppAvailability(requestID: 4, appIDs: ["CC1AD845"]))
         // An unknown responseType is kept.
         let other = try ReceiverMessage(json: json(#"{"responseType":"SOMETHING","requestId":1}"#))
         #expect(other.typeName == "SOMETHING" && other.requestID == 1)
@@ -181,7 +181,7 @@ struct RealDeviceFixtureTests {
         let receiver = try ReceiverMessage(json: json(#"{"type":"RECEIVER_STATUS","status":{}}"#))
         #expect(receiver.requestID == nil)
         #expect(try MediaMessage(json: json(#"{"type":"LOAD_FAILED","requestId":8,"detailedErrorCode":104}"#))
-            == .loadFailed(requestId: 8, itemId: nil, detailedErrorCode: .mediaSrcNotSupported))
+            == .loadFailed(requestID: 8, itemID: nil, detailedErrorCode: .mediaSrcNotSupported))
     }
 
     @Test func connectionAndHeartbeatFromPeers() throws {
@@ -204,11 +204,11 @@ struct RealDeviceFixtureTests {
 
     @Test func launchErrorAndInvalidRequestReasons() throws {
         #expect(try ReceiverMessage(json: json(#"{"type":"LAUNCH_ERROR","requestId":2,"reason":"NOT_FOUND"}"#))
-            == .launchError(requestId: 2, reason: .notFound))
+            == .launchError(requestID: 2, reason: .notFound))
         #expect(try ReceiverMessage(json: json(#"{"type":"INVALID_REQUEST","requestId":2,"reason":"INVALID_COMMAND"}"#))
-            == .invalidRequest(requestId: 2, reason: .invalidCommand))
+            == .invalidRequest(requestID: 2, reason: .invalidCommand))
         let media = try MediaMessage(json: json(#"{"type":"INVALID_REQUEST","requestId":3,"reason":"INVALID_MEDIA_SESSION_ID"}"#))
-        #expect(media == .invalidRequest(requestId: 3, reason: .invalidMediaSessionID))
+        #expect(media == .invalidRequest(requestID: 3, reason: .invalidMediaSessionID))
         let error = try MediaMessage(json: json(#"{"type":"ERROR","requestId":4,"detailedErrorCode":311,"reason":"GENERIC_LOAD_ERROR"}"#))
         #expect(error.requestID == 4 && error.typeName == "ERROR")
         guard case .error(let members) = error else {

@@ -97,11 +97,11 @@ struct TapeDecodingTests {
         #expect(status.first?.currentTime == 12.5)
         #expect(status.first?.supportedMediaCommands == .allBasicMedia)
         #expect(status.first?.volume == Volume(level: 1, muted: false))
-        #expect(status.first?.media == MediaInformation(contentId: "http://192.168.1.5/a.mp4", streamType: .buffered, contentType: "video/mp4"))
+        #expect(status.first?.media == MediaInformation(contentID: "http://192.168.1.5/a.mp4", streamType: .buffered, contentType: "video/mp4"))
     }
 
     @Test func escapedKeysAreFoundByLookup() throws {
         let payload = try CastPayload.decode(namespace: .media, utf8: #"{"\u0074ype":"PAUSE","requestId":9}"#)
-        #expect(payload == .media(.pause(requestId: 9, mediaSessionId: nil)))
+        #expect(payload == .media(.pause(requestID: 9, mediaSessionID: nil)))
     }
 }

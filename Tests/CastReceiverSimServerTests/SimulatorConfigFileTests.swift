@@ -18,13 +18,13 @@ struct SimulatorConfigFileTests {
         #expect(file.devices[0].uuid == "5f3d1c0e9a2b4c6d8e7f0a1b2c3d4e5f")
         #expect(file.devices[1].isVideoDevice == false)
         #expect(file.devices[1].address == "127.0.0.2")
-        let signage = try #require(file.apps.first { $0.appId == "C0FFEE00" })
+        let signage = try #require(file.apps.first { $0.appID == "C0FFEE00" })
         #expect(signage.isMediaPlayer)
         #expect(signage.behaviour(for: "urn:x-cast:com.example.signage") == .scripted([
             "SHOW": ["type": "SHOWING"], "PING_APP": ["type": "PONG_APP"],
         ]))
         #expect(signage.behaviour(for: "urn:x-cast:com.example.telemetry") == .silent)
-        #expect(file.apps.first { $0.appId == "ECHO0001" }?.behaviour(for: "urn:x-cast:com.example.echo") == .echo)
+        #expect(file.apps.first { $0.appID == "ECHO0001" }?.behaviour(for: "urn:x-cast:com.example.echo") == .echo)
         #expect(file.mediaRules.count == 4)
         #expect(file.mediaRules[0].loadError == .init(rawValue: 104))
         #expect(file.mediaRules[1].videoInfo == VideoInfo(width: 3840, height: 2160, hdrType: .dolbyVision))

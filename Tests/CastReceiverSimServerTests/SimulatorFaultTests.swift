@@ -13,7 +13,7 @@ import Testing
 @Suite("Simulator faults over loopback TLS")
 struct SimulatorFaultTests {
     /// CONNECT, LAUNCH CC1AD845, CONNECT to the app, LOAD; returns the app's transportId.
-    static func startPlayback(_ client: TestCastClient, contentId: String = "http://media.local/a.mp4") async throws -> String? {
+    static func startPlayback(_ client: TestCastClient, contentID: String = "http://media.local/a.mp4") async throws -> String? {
         try await client.send(namespace: .connection, ["type": "CONNECT"])
         try await client.send(namespace: .receiver, ["type": "LAUNCH", "appId": "CC1AD845", "requestId": 1])
         guard let status = await client.next(type: "RECEIVER_STATUS", namespace: .receiver),
@@ -21,7 +21,7 @@ struct SimulatorFaultTests {
         try await client.send(namespace: .connection, destination: transport, ["type": "CONNECT"])
         try await client.send(namespace: .media, destination: transport, [
             "type": "LOAD", "requestId": 2, "autoplay": true,
-            "media": ["contentId": .string(contentId), "contentType": "video/mp4", "streamType": "BUFFERED", "duration": 600],
+            "media": ["contentId": .string(contentID), "contentType": "video/mp4", "streamType": "BUFFERED", "duration": 600],
         ])
         return transport
     }
@@ -111,7 +111,7 @@ struct SimulatorFaultTests {
     func transfer() async throws {
         try await withSimulatorRig(count: 2) { rig in
             let source = try await rig.connect(0)
-            _ = try #require(try await Self.startPlayback(source, contentId: "http://media.local/transfer.mp4"))
+            _ = try #require(try await Self.startPlayback(source, contentID: "http://media.local/transfer.mp4"))
             let playing = await source.next(timeout: 10) { message in
                 message.namespace == .media && (message.payload.text?.contains("\"PLAYING\"") ?? false)
             }

@@ -10,7 +10,7 @@ struct AppAndControlTests {
     static let quietNS: CastNamespace = "urn:x-cast:com.example.quiet"
 
     static let customApp = AppDefinition(
-        appId: "C0FFEE00", displayName: "Custom", namespaces: [echoNS, .media],
+        appID: "C0FFEE00", displayName: "Custom", namespaces: [echoNS, .media],
         customNamespaces: [
             CustomNamespaceBehaviour(namespace: scriptNS, mode: .scripted(["HELLO": ["type": "WELCOME", "version": 2]])),
             CustomNamespaceBehaviour(namespace: quietNS, mode: .silent),
@@ -20,7 +20,7 @@ struct AppAndControlTests {
     static func launchCustom(_ sim: inout SimHarness) -> String {
         sim.connect()
         sim.receiver("LAUNCH", ["appId": "C0FFEE00"])
-        let transport = sim.transportId!
+        let transport = sim.transportID!
         sim.connect(to: transport)
         return transport
     }
@@ -62,7 +62,7 @@ struct AppAndControlTests {
         var sim = SimHarness(catalogue: [Self.customApp])
         sim.connect()
         sim.receiver("LAUNCH", ["appId": "C0FFEE00"])
-        let transport = sim.transportId!
+        let transport = sim.transportID!
         #expect(sim.send(["type": "HELLO"], on: Self.echoNS, to: transport).isEmpty)
         #expect(sim.media("GET_STATUS").isEmpty)
         #expect(sim.snapshot.ignoredMessages == 2)
@@ -109,7 +109,7 @@ struct AppAndControlTests {
         let sent = SimHarness.sent(outputs)
         #expect(sent.filter { $0.message.namespace == .connection }.map(\.message.sourceID) == [transport])
         let statuses = SimHarness.receiverStatuses(outputs)
-        #expect(statuses.count == 2 && statuses.allSatisfy { $0.requestId == 0 && $0.status.applications.isEmpty })
+        #expect(statuses.count == 2 && statuses.allSatisfy { $0.requestID == 0 && $0.status.applications.isEmpty })
         #expect(SimHarness.advertisements(outputs) == [.idle])
         #expect(sim.device.stopRunningApp(now: sim.now).isEmpty)
     }
@@ -121,7 +121,7 @@ struct AppAndControlTests {
         source.advance(by: 0.25)
         source.advance(by: 17)
         let session = try #require(source.device.exportSession(now: source.now))
-        #expect(session.app.appId == "CC1AD845")
+        #expect(session.app.appID == "CC1AD845")
         let media = try #require(session.media)
         #expect(media.currentTime == 17 && media.playerState == .playing && media.media.metadata?.title == "Travelling")
         #expect(session.json["media"]?["currentTime"] == 17.0)
@@ -131,15 +131,15 @@ struct AppAndControlTests {
         target.connect()
         let outputs = target.device.importSession(session, now: target.now)
         let status = try #require(SimHarness.receiverStatuses(outputs).first)
-        #expect(status.requestId == 0 && status.status.applications.first?.appId == "CC1AD845")
+        #expect(status.requestID == 0 && status.status.applications.first?.appID == "CC1AD845")
         #expect(SimHarness.advertisements(outputs).first?.busy == true)
-        let transport = try #require(target.transportId)
-        #expect(transport != source.transportId)
+        let transport = try #require(target.transportID)
+        #expect(transport != source.transportID)
         target.connect(to: transport)
         let resumedStatus = target.mediaStatus()
         let resumed = try #require(resumedStatus)
         #expect(resumed.playerState == .buffering && resumed.currentTime == 17)
-        #expect(resumed.media?.contentId == "http://example.com/movie.mp4" && resumed.media?.metadata?.title == "Travelling")
+        #expect(resumed.media?.contentID == "http://example.com/movie.mp4" && resumed.media?.metadata?.title == "Travelling")
         target.advance(by: 0.25)
         target.advance(by: 3)
         let laterStatus = target.mediaStatus()
@@ -169,13 +169,13 @@ struct AppAndControlTests {
         let outputs = sim.receiver("LAUNCH", ["appId": "E8C28D3C"])
         let app = try #require(SimHarness.receiverStatuses(outputs).first?.status.applications.first)
         #expect(app.isIdleScreen == true && app.displayName == "Backdrop")
-        #expect(SimHarness.advertisements(outputs) == [DeviceAdvertisementState(busy: false, statusText: "", runningAppId: "E8C28D3C")])
+        #expect(SimHarness.advertisements(outputs) == [DeviceAdvertisementState(busy: false, statusText: "", runningAppID: "E8C28D3C")])
     }
 
     @Test func contractDefaults() {
         #expect(PlaybackTiming().bufferingDelay == 0.2)
         #expect(AppDefinition.defaultMediaReceiver.supportedMediaCommands.rawValue == 274_447)
-        #expect(AppDefinition.defaultMediaReceiver.appId == "CC1AD845" && AppDefinition.defaultMediaReceiver.isMediaPlayer)
+        #expect(AppDefinition.defaultMediaReceiver.appID == "CC1AD845" && AppDefinition.defaultMediaReceiver.isMediaPlayer)
         var sim = SimHarness(timing: PlaybackTiming())
         sim.launchDMR()
         sim.load()
@@ -186,6 +186,6 @@ struct AppAndControlTests {
     @Test func invalidGlobNeverMatches() throws {
         var sim = SimHarness(rules: [MediaRule(contentIdGlob: "[unclosed", loadError: .mediaDecode)])
         sim.launchDMR()
-        #expect(SimHarness.mediaStatuses(sim.load(contentId: "[unclosed")).last?.status.first?.playerState == .buffering)
+        #expect(SimHarness.mediaStatuses(sim.load(contentID: "[unclosed")).last?.status.first?.playerState == .buffering)
     }
 }

@@ -18,24 +18,24 @@ struct MediaPlaybackTests {
         // Unsolicited IDLE + extendedStatus LOADING to both, then BUFFERING (requestId to the requester).
         try #require(statuses.count == 4)
         let loading = statuses[0]
-        #expect(loading.requestId == 0 && loading.status.first?.playerState == .idle && loading.status.first?.idleReason == nil)
+        #expect(loading.requestID == 0 && loading.status.first?.playerState == .idle && loading.status.first?.idleReason == nil)
         #expect(loading.status.first?.extendedStatus?.playerState == .loading)
         #expect(loading.status.first?.isLoading == true)
-        let reply = try #require(statuses.first { $0.requestId == 2 })
+        let reply = try #require(statuses.first { $0.requestID == 2 })
         #expect(reply.sent.connection == 1 && reply.sent.message.sourceID == transport && reply.sent.message.destinationID == "sender-0")
         let status = try #require(reply.status.first)
-        #expect(status.playerState == .buffering && status.mediaSessionId == 1)
+        #expect(status.playerState == .buffering && status.mediaSessionID == 1)
         #expect(status.media?.contentType == "video/mp4" && status.media?.metadata?.title == "Big Buck Bunny")
-        #expect(status.media?.contentId == "http://example.com/movie.mp4" && status.media?.streamType == .buffered)
+        #expect(status.media?.contentID == "http://example.com/movie.mp4" && status.media?.streamType == .buffered)
         #expect(status.supportedMediaCommands.rawValue == 274_447)
         #expect(status.volume == Volume(level: 1, muted: false))
-        #expect(status.currentItemId != nil && status.repeatMode == .off && status.items == nil)
+        #expect(status.currentItemID != nil && status.repeatMode == .off && status.items == nil)
         let toOther = statuses.filter { $0.sent.connection == 2 }
-        #expect(toOther.count == 2 && toOther.allSatisfy { $0.requestId == 0 && $0.sent.message.destinationID == "sender-b" })
+        #expect(toOther.count == 2 && toOther.allSatisfy { $0.requestID == 0 && $0.sent.message.destinationID == "sender-b" })
         #expect(sim.device.nextDeadline == start + 0.25)
         #expect(sim.advance(by: 0.125).isEmpty)
         let played = SimHarness.mediaStatuses(sim.advance(by: 0.125))
-        #expect(played.count == 2 && played.allSatisfy { $0.requestId == 0 && $0.status.first?.playerState == .playing })
+        #expect(played.count == 2 && played.allSatisfy { $0.requestID == 0 && $0.status.first?.playerState == .playing })
         #expect(played.first?.status.first?.currentTime == 0)
         #expect(sim.device.nextDeadline == start + 60.25)
     }
@@ -123,7 +123,7 @@ struct MediaPlaybackTests {
         #expect(sim.advance(by: 29.9).isEmpty)
         let end = SimHarness.mediaStatuses(sim.advance(by: 10))
         let status = try #require(end.first?.status.first)
-        #expect(end.count == 1 && end.first?.requestId == 0)
+        #expect(end.count == 1 && end.first?.requestID == 0)
         #expect(status.playerState == .idle && status.idleReason == .finished && status.currentTime == 30)
         #expect(sim.device.nextDeadline == nil)
         #expect(sim.mediaStatus() == nil)
@@ -207,13 +207,13 @@ struct MediaPlaybackTests {
             MediaRule(videoInfo: VideoInfo(width: 1280, height: 720, hdrType: .sdr)),
         ])
         sim.launchDMR()
-        let outputs = sim.load(contentId: "http://cdn.example/uhd/film.mp4")
+        let outputs = sim.load(contentID: "http://cdn.example/uhd/film.mp4")
         let reply = try #require(SimHarness.mediaStatuses(outputs).last)
         #expect(reply.status.first?.videoInfo == uhd)
         #expect(reply.sent.json["status"]?[0]?["videoInfo"] == ["width": 3840, "height": 2160, "hdrType": "hdr"])
-        let other = try #require(SimHarness.mediaStatuses(sim.load(contentId: "http://cdn.example/sd/film.mp4")).last)
+        let other = try #require(SimHarness.mediaStatuses(sim.load(contentID: "http://cdn.example/sd/film.mp4")).last)
         #expect(other.status.first?.videoInfo == VideoInfo(width: 1280, height: 720, hdrType: .sdr))
-        let audio = try #require(SimHarness.mediaStatuses(sim.load(contentId: "http://cdn.example/uhd/a.mp4", contentType: "audio/mp4")).last)
+        let audio = try #require(SimHarness.mediaStatuses(sim.load(contentID: "http://cdn.example/uhd/a.mp4", contentType: "audio/mp4")).last)
         #expect(audio.status.first?.videoInfo?.width == 1280)
     }
 
@@ -224,15 +224,15 @@ struct MediaPlaybackTests {
             "contentId": "entity-42", "contentUrl": "https://example.com/live.m3u8", "contentType": "application/x-mpegurl",
         ]])
         #expect(SimHarness.mediaMessage(outputs, type: "LOAD_FAILED")
-            == .loadFailed(requestId: 2, itemId: nil, detailedErrorCode: .hlsManifestMaster))
+            == .loadFailed(requestID: 2, itemID: nil, detailedErrorCode: .hlsManifestMaster))
     }
 
     @Test func loadErrorsFromRulesAndInjection() throws {
         var sim = SimHarness(rules: [MediaRule(contentIdGlob: "*broken*", loadError: .mediaSrcNotSupported)])
         sim.launchDMR()
-        let failed = sim.load(contentId: "http://example.com/broken.mkv")
+        let failed = sim.load(contentID: "http://example.com/broken.mkv")
         #expect(SimHarness.mediaMessage(failed, type: "LOAD_FAILED")
-            == .loadFailed(requestId: 2, itemId: nil, detailedErrorCode: .mediaSrcNotSupported))
+            == .loadFailed(requestID: 2, itemID: nil, detailedErrorCode: .mediaSrcNotSupported))
         #expect(SimHarness.mediaStatuses(failed).isEmpty)
         sim.device.failNextLoad(.mediaNetwork)
         #expect(sim.snapshot.pendingLoadFailure == .mediaNetwork)
@@ -240,7 +240,7 @@ struct MediaPlaybackTests {
         #expect(SimHarness.sent(injected).map(\.json) == [["type": "LOAD_FAILED", "requestId": 3, "detailedErrorCode": 103]])
         #expect(sim.snapshot.pendingLoadFailure == nil)
         let works = SimHarness.mediaStatuses(sim.load())
-        #expect(works.last?.status.first?.playerState == .buffering && works.last?.status.first?.mediaSessionId == 1)
+        #expect(works.last?.status.first?.playerState == .buffering && works.last?.status.first?.mediaSessionID == 1)
     }
 
     @Test func newLoadInterruptsTheOldSession() throws {
@@ -250,14 +250,14 @@ struct MediaPlaybackTests {
         sim.connect(2, sender: "sender-b", to: transport)
         sim.load()
         sim.advance(by: 3)
-        let outputs = sim.load(contentId: "http://example.com/second.mp4", connection: 1)
+        let outputs = sim.load(contentID: "http://example.com/second.mp4", connection: 1)
         let statuses = SimHarness.mediaStatuses(outputs)
         let interrupted = statuses.filter { $0.status.first?.idleReason == .interrupted }
-        #expect(interrupted.count == 2 && interrupted.allSatisfy { $0.requestId == 0 && $0.status.first?.mediaSessionId == 1 })
+        #expect(interrupted.count == 2 && interrupted.allSatisfy { $0.requestID == 0 && $0.status.first?.mediaSessionID == 1 })
         #expect(interrupted.first?.status.first?.currentTime == 2.75)
         #expect(statuses.first?.status.first?.idleReason == .interrupted)
-        let reply = try #require(statuses.first { $0.requestId == 3 })
-        #expect(reply.status.first?.mediaSessionId == 2 && reply.status.first?.media?.contentId == "http://example.com/second.mp4")
+        let reply = try #require(statuses.first { $0.requestID == 3 })
+        #expect(reply.status.first?.mediaSessionID == 2 && reply.status.first?.media?.contentID == "http://example.com/second.mp4")
     }
 
     @Test func stopEndsTheMediaSession() throws {
@@ -267,7 +267,7 @@ struct MediaPlaybackTests {
         sim.advance(by: 1.25)
         let stopped = SimHarness.mediaStatuses(sim.media("STOP", ["mediaSessionId": 1]))
         let status = try #require(stopped.first?.status.first)
-        #expect(stopped.first?.requestId == 3 && status.playerState == .idle && status.idleReason == .cancelled && status.currentTime == 1)
+        #expect(stopped.first?.requestID == 3 && status.playerState == .idle && status.idleReason == .cancelled && status.currentTime == 1)
         let empty = SimHarness.mediaStatuses(sim.media("GET_STATUS"))
         #expect(empty.count == 1 && empty.first?.status.isEmpty == true)
         #expect(empty.first?.sent.json["status"] == [])
@@ -283,7 +283,7 @@ struct MediaPlaybackTests {
         let muted = try #require(SimHarness.mediaStatuses(sim.media("SET_VOLUME", ["mediaSessionId": 1, "volume": ["muted": true]])).first)
         #expect(muted.status.first?.volume == Volume(level: 1, muted: true))
         let tracks = try #require(SimHarness.mediaStatuses(sim.media("EDIT_TRACKS_INFO", ["mediaSessionId": 1, "activeTrackIds": [2]])).first)
-        #expect(tracks.status.first?.activeTrackIds == [2])
+        #expect(tracks.status.first?.activeTrackIDs == [2])
         #expect(sim.snapshot.volume.level == Double(Float(0.5)))
     }
 

@@ -20,7 +20,7 @@ struct RandomizedInputTests {
         init(seed: UInt64) {
             rng = SplitMix64(seed: seed)
             let app = AppDefinition(
-                appId: "C0FFEE00", displayName: "Custom", namespaces: [echoNS, .media],
+                appID: "C0FFEE00", displayName: "Custom", namespaces: [echoNS, .media],
                 customNamespaces: [CustomNamespaceBehaviour(namespace: scriptNS, mode: .scripted(["HI": ["type": "HO"]]))]
             )
             sim = SimHarness(
@@ -85,9 +85,9 @@ struct RandomizedInputTests {
             if chance(95) { object.set("requestId", .int(Int64(int(1...50)))) }
             let members: [(String, JSONValue)] = [
                 ("appId", .string(pick(["CC1AD845", "C0FFEE00", "E8C28D3C", "XXXX"]))),
-                ("sessionId", .string(sim.transportId ?? "none")),
+                ("sessionId", .string(sim.transportID ?? "none")),
                 ("volume", ["level": .double(Double(int(-5...15)) / 10), "muted": .bool(chance(50))]),
-                ("mediaSessionId", .int(Int64(chance(70) ? (sim.snapshot.media?.mediaSessionId ?? 1) : int(0...4)))),
+                ("mediaSessionId", .int(Int64(chance(70) ? (sim.snapshot.media?.mediaSessionID ?? 1) : int(0...4)))),
                 ("media", mediaInfo()),
                 ("autoplay", pick([true, false, "false", "true", 1])),
                 ("currentTime", .double(Double(int(-2...70)))),
@@ -112,8 +112,8 @@ struct RandomizedInputTests {
 
         /// Mostly the endpoint the namespace belongs to, sometimes anything.
         mutating func destination(app: Bool) -> String {
-            if chance(85) { return app ? (sim.transportId ?? "receiver-0") : "receiver-0" }
-            return pick(["receiver-0", sim.transportId ?? "web-1", "*", randomString()])
+            if chance(85) { return app ? (sim.transportID ?? "receiver-0") : "receiver-0" }
+            return pick(["receiver-0", sim.transportID ?? "web-1", "*", randomString()])
         }
 
         mutating func payloadText(_ json: JSONValue) -> String {
@@ -130,7 +130,7 @@ struct RandomizedInputTests {
         mutating func setUpPlayback(connection: UInt64) -> [DeviceOutput] {
             var out = sim.connect(connection)
             out += sim.receiver("LAUNCH", ["appId": pick(["CC1AD845", "C0FFEE00"])], connection: connection)
-            guard let transport = sim.transportId else { return out }
+            guard let transport = sim.transportID else { return out }
             out += sim.connect(connection, to: transport)
             if chance(50) {
                 out += sim.media("LOAD", ["media": mediaInfo(), "autoplay": pick([true, false, "false"])], connection: connection)
@@ -197,7 +197,7 @@ struct RandomizedInputTests {
             let outputs = fuzzer.step()
             let after = fuzzer.sim.snapshot
             let open = Set(before.connections + after.connections)
-            let endpoints = Set(["receiver-0"] + [before.app?.transportId, after.app?.transportId].compactMap { $0 })
+            let endpoints = Set(["receiver-0"] + [before.app?.transportID, after.app?.transportID].compactMap { $0 })
             for output in outputs {
                 guard case .send(let message, let id) = output else { continue }
                 sends += 1

@@ -13,8 +13,8 @@ struct ReceiverPlatformTests {
         let outputs = sim.receiver("GET_STATUS")
         let statuses = SimHarness.receiverStatuses(outputs)
         try #require(statuses.count == 1)
-        let (sent, requestId, status) = statuses[0]
-        #expect(requestId == 1)
+        let (sent, requestID, status) = statuses[0]
+        #expect(requestID == 1)
         #expect(sent.message.sourceID == "receiver-0" && sent.message.destinationID == "sender-0" && sent.connection == 1)
         #expect(status.applications.isEmpty)
         #expect(sent.json["status"]?["applications"] == nil)
@@ -32,7 +32,7 @@ struct ReceiverPlatformTests {
         sim.connect(1, sender: "sender-a")
         sim.connect(2, sender: "sender-b")
         let first = sim.receiver("LAUNCH", ["appId": "CC1AD845"], from: "sender-a", connection: 1)
-        #expect(SimHarness.receiverMessages(first).isEmpty && sim.transportId == nil, "nothing before the app has loaded")
+        #expect(SimHarness.receiverMessages(first).isEmpty && sim.transportID == nil, "nothing before the app has loaded")
         #expect(sim.device.nextDeadline == 1001.5)
         let second = sim.receiver("LAUNCH", ["appId": "CC1AD845"], from: "sender-b", connection: 2)
         let cancelled = SimHarness.receiverMessages(second)
@@ -44,9 +44,9 @@ struct ReceiverPlatformTests {
         let ready = sim.advance(by: 0.5)
         let statuses = SimHarness.receiverStatuses(ready)
         #expect(statuses.map(\.sent.connection).sorted() == [1, 2])
-        #expect(statuses.first { $0.sent.connection == 2 }?.requestId == 2, "the reply goes to the LAUNCH still under way")
-        #expect(statuses.first { $0.sent.connection == 1 }?.requestId == 0)
-        #expect(sim.transportId != nil && SimHarness.advertisements(ready).first?.busy == true)
+        #expect(statuses.first { $0.sent.connection == 2 }?.requestID == 2, "the reply goes to the LAUNCH still under way")
+        #expect(statuses.first { $0.sent.connection == 1 }?.requestID == 0)
+        #expect(sim.transportID != nil && SimHarness.advertisements(ready).first?.busy == true)
         #expect(sim.device.nextDeadline == nil)
     }
 
@@ -77,7 +77,7 @@ struct ReceiverPlatformTests {
         #expect(answer[0].message.sourceID == "receiver-0" && answer[0].message.destinationID == "sender-x")
         let refused = SimHarness.sent(sim.send(["type": "CONNECT", "connType": 7], on: .connection, from: "sender-y"))
         #expect(refused.map(\.json) == [["type": "CLOSE"]])
-        #expect(sim.snapshot.senders.map(\.senderId) == ["sender-0", "sender-x"])
+        #expect(sim.snapshot.senders.map(\.senderID) == ["sender-0", "sender-x"])
     }
 
     @Test func connectToUnknownDestinationIsIgnored() {
@@ -92,7 +92,7 @@ struct ReceiverPlatformTests {
         sim.connect(1, sender: "sender-a")
         sim.connect(2, sender: "sender-b")
         sim.send(["type": "CLOSE"], on: .connection, from: "sender-a", connection: 1)
-        #expect(sim.snapshot.senders.map(\.senderId) == ["sender-b"])
+        #expect(sim.snapshot.senders.map(\.senderID) == ["sender-b"])
         sim.close(2)
         #expect(sim.snapshot.senders.isEmpty && sim.snapshot.connections.isEmpty == false)
         #expect(sim.snapshot.connections == [SenderConnectionID(1)])
@@ -107,29 +107,29 @@ struct ReceiverPlatformTests {
         try #require(statuses.count == 2)
         let mine = try #require(statuses.first { $0.sent.connection == 1 })
         let theirs = try #require(statuses.first { $0.sent.connection == 2 })
-        #expect(mine.requestId == 1 && theirs.requestId == 0)
+        #expect(mine.requestID == 1 && theirs.requestID == 0)
         #expect(mine.sent.message.destinationID == "sender-a" && theirs.sent.message.destinationID == "sender-b")
         let app = try #require(mine.status.applications.first)
-        #expect(app.appId == "CC1AD845" && app.appType == "WEB" && app.displayName == "Default Media Receiver")
-        #expect(app.statusText == "Default Media Receiver" && app.universalAppId == "CC1AD845")
-        #expect(app.isIdleScreen == false && app.launchedFromCloud == false && app.iconUrl == "")
-        #expect(app.sessionId == app.transportId)
+        #expect(app.appID == "CC1AD845" && app.appType == "WEB" && app.displayName == "Default Media Receiver")
+        #expect(app.statusText == "Default Media Receiver" && app.universalAppID == "CC1AD845")
+        #expect(app.isIdleScreen == false && app.launchedFromCloud == false && app.iconURL == "")
+        #expect(app.sessionID == app.transportID)
         #expect(app.namespaces.contains(.media))
         #expect(app.senderConnected == false)
-        #expect(Self.isLowercaseUUID(app.transportId))
+        #expect(Self.isLowercaseUUID(app.transportID))
         #expect(mine.status.isActiveInput == true)
         #expect(SimHarness.advertisements(outputs) == [
-            DeviceAdvertisementState(busy: true, statusText: "Default Media Receiver", runningAppId: "CC1AD845"),
+            DeviceAdvertisementState(busy: true, statusText: "Default Media Receiver", runningAppID: "CC1AD845"),
         ])
         // Once connected to the app, RECEIVER_STATUS says so.
-        sim.connect(1, sender: "sender-a", to: app.transportId)
+        sim.connect(1, sender: "sender-a", to: app.transportID)
         let after = try #require(SimHarness.receiverStatuses(sim.receiver("GET_STATUS", from: "sender-a")).first)
         #expect(after.status.applications.first?.senderConnected == true)
         // Launching the running app again: status to the requester only, no new session.
         let again = sim.receiver("LAUNCH", ["appId": "CC1AD845"], from: "sender-b", connection: 2)
         let againStatuses = SimHarness.receiverStatuses(again)
         #expect(againStatuses.count == 1 && againStatuses.first?.sent.connection == 2)
-        #expect(againStatuses.first?.status.applications.first?.sessionId == app.sessionId)
+        #expect(againStatuses.first?.status.applications.first?.sessionID == app.sessionID)
         #expect(SimHarness.advertisements(again).isEmpty)
     }
 
@@ -150,33 +150,33 @@ struct ReceiverPlatformTests {
         var sim = SimHarness()
         sim.connect()
         let unknown = SimHarness.receiverMessages(sim.receiver("LAUNCH", ["appId": "DEADBEEF"]))
-        #expect(unknown.map(\.message) == [.launchError(requestId: 1, reason: .notFound)])
-        let noAppId = SimHarness.receiverMessages(sim.receiver("LAUNCH"))
-        #expect(noAppId.map(\.message) == [.launchError(requestId: 2, reason: .badParameter)])
+        #expect(unknown.map(\.message) == [.launchError(requestID: 1, reason: .notFound)])
+        let noAppID = SimHarness.receiverMessages(sim.receiver("LAUNCH"))
+        #expect(noAppID.map(\.message) == [.launchError(requestID: 2, reason: .badParameter)])
         #expect(sim.snapshot.app == nil && sim.snapshot.rejectedMessages == 2)
     }
 
     @Test func launchReplacesTheRunningApp() throws {
-        let other = AppDefinition(appId: "ABCD1234", displayName: "Other", namespaces: ["urn:x-cast:com.example.other"])
+        let other = AppDefinition(appID: "ABCD1234", displayName: "Other", namespaces: ["urn:x-cast:com.example.other"])
         var sim = SimHarness(catalogue: [.defaultMediaReceiver, other])
         let first = sim.launchDMR()
         let outputs = sim.receiver("LAUNCH", ["appId": "ABCD1234"])
         let close = SimHarness.sent(outputs, on: .connection)
         #expect(close.map(\.json) == [["type": "CLOSE"]] && close.first?.message.sourceID == first)
         let status = try #require(SimHarness.receiverStatuses(outputs).first)
-        #expect(status.status.applications.map(\.appId) == ["ABCD1234"])
-        #expect(status.status.applications.first?.transportId != first)
-        #expect(SimHarness.advertisements(outputs) == [DeviceAdvertisementState(busy: true, statusText: "Other", runningAppId: "ABCD1234")])
+        #expect(status.status.applications.map(\.appID) == ["ABCD1234"])
+        #expect(status.status.applications.first?.transportID != first)
+        #expect(SimHarness.advertisements(outputs) == [DeviceAdvertisementState(busy: true, statusText: "Other", runningAppID: "ABCD1234")])
     }
 
     @Test func stopWithWrongOrMissingSession() {
         var sim = SimHarness()
         sim.connect()
         #expect(SimHarness.receiverMessages(sim.receiver("STOP")).map(\.message)
-            == [.invalidRequest(requestId: 1, reason: .invalidSessionID)])
+            == [.invalidRequest(requestID: 1, reason: .invalidSessionID)])
         sim.receiver("LAUNCH", ["appId": "CC1AD845"])
         let wrong = SimHarness.receiverMessages(sim.receiver("STOP", ["sessionId": "00000000-0000-4000-8000-000000000000"]))
-        #expect(wrong.map(\.message) == [.invalidRequest(requestId: 3, reason: .invalidSessionID)])
+        #expect(wrong.map(\.message) == [.invalidRequest(requestID: 3, reason: .invalidSessionID)])
         #expect(sim.snapshot.app != nil)
     }
 
@@ -194,9 +194,9 @@ struct ReceiverPlatformTests {
         let statuses = SimHarness.receiverStatuses(outputs)
         #expect(statuses.count == 3)
         #expect(statuses.allSatisfy { $0.status.applications.isEmpty })
-        #expect(statuses.first { $0.sent.connection == 1 }?.requestId == 2)
+        #expect(statuses.first { $0.sent.connection == 1 }?.requestID == 2)
         let others = statuses.filter { $0.sent.connection != 1 }
-        #expect(others.count == 2 && others.allSatisfy { $0.requestId == 0 })
+        #expect(others.count == 2 && others.allSatisfy { $0.requestID == 0 })
         #expect(SimHarness.advertisements(outputs) == [.idle])
         // CLOSE comes before the status, the advertisement last.
         let kinds = outputs.map { output -> String in
@@ -217,7 +217,7 @@ struct ReceiverPlatformTests {
         let loud = SimHarness.receiverStatuses(sim.receiver("SET_VOLUME", ["volume": ["level": 1.7]]))
         #expect(loud.count == 2)
         #expect(loud.allSatisfy { $0.status.volume?.level == 1.0 })
-        #expect(loud.first { $0.sent.connection == 2 }?.requestId == 0)
+        #expect(loud.first { $0.sent.connection == 2 }?.requestID == 0)
         let quiet = SimHarness.receiverStatuses(sim.receiver("SET_VOLUME", ["volume": ["level": -0.3]]))
         #expect(quiet.first?.status.volume?.level == 0)
         let rounded = SimHarness.receiverStatuses(sim.receiver("SET_VOLUME", ["volume": ["level": 0.45]]))
@@ -243,16 +243,16 @@ struct ReceiverPlatformTests {
     @Test func malformedReceiverRequests() {
         var sim = SimHarness()
         sim.connect()
-        let expected: [ReceiverMessage] = [.invalidRequest(requestId: 0, reason: .invalidCommand)]
+        let expected: [ReceiverMessage] = [.invalidRequest(requestID: 0, reason: .invalidCommand)]
         #expect(SimHarness.receiverMessages(sim.send(["type": "GET_STATUS"], on: .receiver)).map(\.message) == expected)
         #expect(SimHarness.receiverMessages(sim.raw("{\"type\": \"GET_STATUS\", ", on: .receiver)).map(\.message) == expected)
         #expect(SimHarness.receiverMessages(sim.raw("[1,2]", on: .receiver)).map(\.message) == expected)
         let binary = CastMessage(sourceID: "sender-0", destinationID: "receiver-0", namespace: .receiver, payload: .binary([1, 2]))
         #expect(SimHarness.receiverMessages(sim.device.receive(binary, from: SenderConnectionID(1), now: sim.now)).map(\.message) == expected)
         #expect(SimHarness.receiverMessages(sim.receiver("REBOOT_NOW")).map(\.message)
-            == [.invalidRequest(requestId: 1, reason: .invalidCommand)])
+            == [.invalidRequest(requestID: 1, reason: .invalidCommand)])
         #expect(SimHarness.receiverMessages(sim.receiver("RECEIVER_STATUS")).map(\.message)
-            == [.invalidRequest(requestId: 2, reason: .invalidCommand)])
+            == [.invalidRequest(requestID: 2, reason: .invalidCommand)])
         #expect(sim.snapshot.rejectedMessages == 6)
     }
 
@@ -288,11 +288,11 @@ struct ReceiverPlatformTests {
     }
 
     @Test func mediaToAnAppWithoutTheMediaNamespaceIsIgnored() {
-        let plain = AppDefinition(appId: "11112222", displayName: "Plain", namespaces: ["urn:x-cast:com.example.plain"])
+        let plain = AppDefinition(appID: "11112222", displayName: "Plain", namespaces: ["urn:x-cast:com.example.plain"])
         var sim = SimHarness(catalogue: [plain])
         sim.connect()
         sim.receiver("LAUNCH", ["appId": "11112222"])
-        let transport = sim.transportId!
+        let transport = sim.transportID!
         sim.connect(to: transport)
         #expect(sim.media("GET_STATUS").isEmpty)
         #expect(sim.snapshot.ignoredMessages == 1)

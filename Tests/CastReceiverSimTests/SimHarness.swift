@@ -9,7 +9,7 @@ import Testing
 struct SimHarness {
     var device: ReceiverDevice
     var now: Double = 1000
-    var nextRequestId = 1
+    var nextRequestID = 1
 
     static let uuid = "0123456789abcdef0123456789abcdef"
 
@@ -25,9 +25,9 @@ struct SimHarness {
                                 logSystem: logSystem)
     }
 
-    mutating func takeRequestId() -> Int {
-        defer { nextRequestId += 1 }
-        return nextRequestId
+    mutating func takeRequestID() -> Int {
+        defer { nextRequestID += 1 }
+        return nextRequestID
     }
 
     // MARK: Sending
@@ -80,11 +80,11 @@ struct SimHarness {
     mutating func media(
         _ type: String, _ members: JSONObject = [:], from sender: String = "sender-0", connection: UInt64 = 1
     ) -> [DeviceOutput] {
-        send(request(type, members), on: .media, to: transportId ?? "no-app", from: sender, connection: connection)
+        send(request(type, members), on: .media, to: transportID ?? "no-app", from: sender, connection: connection)
     }
 
     mutating func request(_ type: String, _ members: JSONObject) -> JSONValue {
-        var object: JSONObject = ["type": .string(type), "requestId": .int(Int64(takeRequestId()))]
+        var object: JSONObject = ["type": .string(type), "requestId": .int(Int64(takeRequestID()))]
         for (key, value) in members { object.set(key, value) }
         return .object(object)
     }
@@ -95,7 +95,7 @@ struct SimHarness {
     mutating func launchDMR(connection: UInt64 = 1, sender: String = "sender-0") -> String {
         connect(connection, sender: sender)
         receiver("LAUNCH", ["appId": "CC1AD845"], from: sender, connection: connection)
-        let transport = transportId!
+        let transport = transportID!
         connect(connection, sender: sender, to: transport)
         return transport
     }
@@ -103,11 +103,11 @@ struct SimHarness {
     /// LOADs `media` (defaults: a 60 s BUFFERED mp4) and returns the outputs.
     @discardableResult
     mutating func load(
-        contentId: String = "http://example.com/movie.mp4", contentType: String = "video/mp4", streamType: String = "BUFFERED",
+        contentID: String = "http://example.com/movie.mp4", contentType: String = "video/mp4", streamType: String = "BUFFERED",
         duration: Double? = 60, title: String = "A Movie", extra: JSONObject = [:], connection: UInt64 = 1
     ) -> [DeviceOutput] {
         var media: JSONObject = [
-            "contentId": .string(contentId), "contentType": .string(contentType), "streamType": .string(streamType),
+            "contentId": .string(contentID), "contentType": .string(contentType), "streamType": .string(streamType),
             "metadata": ["metadataType": 0, "title": .string(title)],
         ]
         if let duration { media.set("duration", .double(duration)) }
@@ -124,7 +124,7 @@ struct SimHarness {
 
     // MARK: Reading
 
-    var transportId: String? { device.snapshot(now: now).app?.transportId }
+    var transportID: String? { device.snapshot(now: now).app?.transportID }
 
     var snapshot: DeviceSnapshot { device.snapshot(now: now) }
 
@@ -143,7 +143,7 @@ struct Sent {
     var json: JSONValue
 
     var type: String? { json["type"]?.string ?? json["responseType"]?.string }
-    var requestId: Int64? { json["requestId"]?.int }
+    var requestID: Int64? { json["requestId"]?.int }
 }
 
 extension SimHarness {
@@ -164,7 +164,7 @@ extension SimHarness {
     }
 
     /// MEDIA_STATUS messages: (the sent message, its requestId, its statuses).
-    static func mediaStatuses(_ outputs: [DeviceOutput]) -> [(sent: Sent, requestId: RequestID?, status: [MediaStatus])] {
+    static func mediaStatuses(_ outputs: [DeviceOutput]) -> [(sent: Sent, requestID: RequestID?, status: [MediaStatus])] {
         sent(outputs, on: .media).compactMap { item in
             guard case .mediaStatus(let id, let status)? = try? MediaMessage(json: item.json) else { return nil }
             return (item, id, status)
@@ -181,7 +181,7 @@ extension SimHarness {
         }
     }
 
-    static func receiverStatuses(_ outputs: [DeviceOutput]) -> [(sent: Sent, requestId: RequestID?, status: ReceiverStatus)] {
+    static func receiverStatuses(_ outputs: [DeviceOutput]) -> [(sent: Sent, requestID: RequestID?, status: ReceiverStatus)] {
         receiverMessages(outputs).compactMap { item in
             guard case .receiverStatus(let id, let status) = item.message else { return nil }
             return (item.sent, id, status)

@@ -30,11 +30,11 @@ struct FollowingSessionTests {
         try await withSenderRig { rig in
             let follower = try await rig.manager { $0.joinPolicy = .follow }.startSession(on: rig.device())
             let other = try await rig.manager().startSession(on: rig.device())
-            let media = MediaInformation(contentId: Self.movie, contentType: "video/mp4")
+            let media = MediaInformation(contentID: Self.movie, contentType: "video/mp4")
             _ = try await other.remoteMediaClient.load(media).value()
-            let seen = await waitForMediaStatus(follower.remoteMediaClient) { $0.media?.contentId == Self.movie && $0.playerState == .playing }
+            let seen = await waitForMediaStatus(follower.remoteMediaClient) { $0.media?.contentID == Self.movie && $0.playerState == .playing }
             #expect(seen != nil, "the follower saw the other sender's media playing")
-            #expect(await follower.application?.appId == "CC1AD845")
+            #expect(await follower.application?.appID == "CC1AD845")
 
             await other.end(stopCasting: true)
             #expect(await pollUntil(timeout: 10) { await follower.application == nil }, "the stopped app was let go")
@@ -49,17 +49,17 @@ struct FollowingSessionTests {
         try await withSenderRig { rig in
             let follower = try await rig.manager { $0.joinPolicy = .follow }.startSession(on: rig.device())
             let app = try await follower.launch(appID: "CC1AD845")
-            #expect(app.appId == "CC1AD845")
-            let media = MediaInformation(contentId: Self.movie, contentType: "video/mp4")
+            #expect(app.appID == "CC1AD845")
+            let media = MediaInformation(contentID: Self.movie, contentType: "video/mp4")
             let loaded = try await follower.remoteMediaClient.loadAndWait(media).get()
-            #expect(loaded.media?.contentId == Self.movie)
+            #expect(loaded.media?.contentID == Self.movie)
 
             let recorder = EventRecorder()
             follower.addListener(recorder)
             try await rig.control(["command": "drop", "device": 0])
             #expect(await recorder.wait { $0.contains(.didResume(transferred: false)) }, "resumed: \(recorder.names)")
-            #expect(await follower.application?.sessionId == app.sessionId, "re-joined the same app session")
-            #expect(await waitForMediaStatus(follower.remoteMediaClient) { $0.media?.contentId == Self.movie } != nil)
+            #expect(await follower.application?.sessionID == app.sessionID, "re-joined the same app session")
+            #expect(await waitForMediaStatus(follower.remoteMediaClient) { $0.media?.contentID == Self.movie } != nil)
 
             try await follower.stopApplication()
             #expect(await pollUntil(timeout: 10) { await follower.application == nil })

@@ -134,7 +134,7 @@ import Testing
         let frameLog = frames.path + "/frames.jsonl"
         try await withSenderRig(settings: { $0.frameLogPath = frameLog }) { rig in
             let session = try await rig.manager(appID: Self.appID).startSession(on: rig.device())
-            let transport = try #require(await session.application?.transportId)
+            let transport = try #require(await session.application?.transportID)
             let host = host(["TestPluginSendOnOpen"], rig: rig)
             let channel = try await host.openChannel(id: "test-open-send", on: session)
             // The simulator's app echoes what open sent to it (to NULL, then to its transportId), in order.

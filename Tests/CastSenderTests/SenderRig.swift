@@ -31,7 +31,7 @@ struct SenderRig {
         settings.threads = 1
         settings.timing = PlaybackTiming(bufferingDelay: 0.05)
         settings.authority = authority
-        settings.apps = [AppDefinition(appId: echoAppID, displayName: "castline echo", namespaces: [echoNamespace, .media])]
+        settings.apps = [AppDefinition(appID: echoAppID, displayName: "castline echo", namespaces: [echoNamespace, .media])]
         settings.mediaRules = [
             MediaRule(contentIdGlob: "*uhd-hdr*", videoInfo: VideoInfo(width: 3840, height: 2160, hdrType: .hdr), duration: 600),
             MediaRule(contentIdGlob: "*broken*", loadError: .mediaSrcNotSupported),

@@ -14,7 +14,7 @@ struct SenderValueTests {
         #expect(media.json.serialized() == #"{"contentId":"https://example.com/a.mp4","streamType":"LIVE","contentType":"video/mp4","metadata":{"metadataType":1,"title":"A","images":[{"url":"https://example.com/p.jpg","width":10,"height":20}],"studio":"S"},"duration":12.5,"customData":{"k":1}}"#)
         #expect(throws: MediaInformationBuilder.Error.emptyContentID) { try MediaInformationBuilder(contentID: "").build() }
         #expect(throws: MediaInformationBuilder.Error.invalidDuration(-1)) { try MediaInformationBuilder(contentID: "x").duration(-1).build() }
-        let track = MediaTrack(trackId: 3, type: .text)
+        let track = MediaTrack(trackID: 3, type: .text)
         #expect(throws: MediaInformationBuilder.Error.duplicateTrackID(3)) {
             try MediaInformationBuilder(contentID: "x").tracks([track, track]).build()
         }

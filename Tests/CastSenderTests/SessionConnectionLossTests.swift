@@ -20,7 +20,7 @@ extension SessionIntegrationTests {
             let (manager, session) = try await Self.startSession(rig, recorder: recorder)
             _ = try await Self.load(session)
             #expect(await waitForMediaStatus(session.remoteMediaClient) { $0.playerState == .playing } != nil)
-            let sessionID = await session.application?.sessionId
+            let sessionID = await session.application?.sessionID
 
             try await rig.control(["command": "delay", "device": 0, "seconds": 2])
             let pending = await session.remoteMediaClient.requestStatus()
@@ -33,7 +33,7 @@ extension SessionIntegrationTests {
             #expect(await recorder.wait { $0.map(\.name).contains("didResume") })
             #expect(recorder.names == ["willStart", "didStart", "didSuspend", "willResume", "didResume"])
             #expect(await session.state == .connected)
-            #expect(await session.application?.sessionId == sessionID)
+            #expect(await session.application?.sessionID == sessionID)
 
             // The media client still works and listeners still hear status.
             let before = recorder.mediaStatuses.count
@@ -93,11 +93,11 @@ struct SessionOutageTests {
         try await withSenderRig { rig in
             let recorder = EventRecorder()
             let (manager, session) = try await SessionIntegrationTests.startSession(rig, recorder: recorder)
-            let sessionID = await session.application?.sessionId
+            let sessionID = await session.application?.sessionID
             try await rig.control(["command": "outage", "device": 0, "downFor": 1])
             #expect(await recorder.wait { $0.contains(.didResume(transferred: false)) })
             #expect(recorder.names == ["willStart", "didStart", "didSuspend", "willResume", "didResume"])
-            #expect(await session.application?.sessionId == sessionID)
+            #expect(await session.application?.sessionID == sessionID)
             let attempts = rig.logRecords.filter { $0.className == "CastSession" && $0.message.hasPrefix("reconnect attempt") }
             #expect(!attempts.isEmpty && attempts.allSatisfy { $0.fields["attempt"] != nil && $0.fields["delayMs"] != nil })
             await manager.endAll(stopCasting: true)
@@ -112,7 +112,7 @@ struct SessionOutageTests {
             let app = try #require(await session.application)
             try await rig.control(["command": "reboot", "device": 0, "downFor": 0.5])
             #expect(await recorder.wait { $0.map(\.name).contains("didEnd") })
-            #expect(recorder.events.last == .didEnd(.sessionGone(appID: app.appId, sessionID: app.sessionId)))
+            #expect(recorder.events.last == .didEnd(.sessionGone(appID: app.appID, sessionID: app.sessionID)))
         }
     }
 }

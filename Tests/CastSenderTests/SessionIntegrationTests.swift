@@ -40,16 +40,16 @@ struct SessionIntegrationTests {
             #expect(recorder.names == ["willStart", "didStart"])
             #expect(await session.state == .connected)
             let app = try #require(await session.application)
-            #expect(app.appId == "CC1AD845")
+            #expect(app.appID == "CC1AD845")
             let simulated = try await rig.state()
-            #expect(simulated["app"]?["sessionId"]?.string == app.sessionId)
+            #expect(simulated["app"]?["sessionId"]?.string == app.sessionID)
             let senders = simulated["senders"]?.array ?? []
-            #expect(senders.contains { $0["endpoint"]?.string == app.transportId && $0["userAgent"]?.string == "castline" })
+            #expect(senders.contains { $0["endpoint"]?.string == app.transportID && $0["userAgent"]?.string == "castline" })
             #expect(await session.deviceStatus?.volumeLevel != nil)
 
             // A second manager joins the running app instead of relaunching it.
             let joiner = try await Self.startSession(rig).1
-            #expect(await joiner.application?.sessionId == app.sessionId)
+            #expect(await joiner.application?.sessionID == app.sessionID)
             await joiner.end(stopCasting: false)
             await manager.endAll(stopCasting: true)
             #expect(recorder.names.suffix(2) == ["willEnd", "didEnd"])
@@ -198,7 +198,7 @@ struct AudioOnlyTests {
                                             port: configuration.castPort)
                     let session = try await manager.startSession(on: device)
                     #expect(await session.isAudioOnly == !configuration.isVideoDevice, "\(configuration.name)")
-                    _ = await session.remoteMediaClient.load(MediaInformation(contentId: "https://media.example/v.mp4", contentType: "video/mp4")).result
+                    _ = await session.remoteMediaClient.load(MediaInformation(contentID: "https://media.example/v.mp4", contentType: "video/mp4")).result
                 }
             } catch {
                 await manager.shutdown()   // a session left running would reconnect to the stopped simulator for good

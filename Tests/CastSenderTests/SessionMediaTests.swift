@@ -20,7 +20,7 @@ extension SessionIntegrationTests {
             let (manager, session) = try await Self.startSession(rig, recorder: recorder)
             let client = session.remoteMediaClient
             let loaded = try await Self.load(session)
-            #expect(loaded?.media?.contentId == Self.movie)
+            #expect(loaded?.media?.contentID == Self.movie)
             #expect(loaded?.media?.metadata?.title == "Big Buck Bunny")
             let playing = await waitForMediaStatus(client) { $0.playerState == .playing }
             #expect(playing != nil)
@@ -71,7 +71,7 @@ extension SessionIntegrationTests {
             let client = session.remoteMediaClient
             await #expect(throws: CastRequestError.invalidPlayerState) { try await client.pause().value() }
 
-            let broken = MediaInformation(contentId: "https://media.example/broken.mp4", contentType: "video/mp4")
+            let broken = MediaInformation(contentID: "https://media.example/broken.mp4", contentType: "video/mp4")
             let failed = await client.load(broken).result
             #expect(failed == .failure(.loadFailed(.mediaSrcNotSupported)))
             if case .failure(let error) = failed { #expect("\(error)".contains("MEDIA_SRC_NOT_SUPPORTED"), "\(error)") }
@@ -80,11 +80,11 @@ extension SessionIntegrationTests {
 
             // A second LOAD before the first answers supersedes it.
             try await rig.control(["command": "delay", "device": 0, "seconds": 0.5])
-            let media = MediaInformation(contentId: Self.movie, contentType: "video/mp4")
+            let media = MediaInformation(contentID: Self.movie, contentType: "video/mp4")
             let first = await client.load(media)
             let second = await client.load(media)
             #expect(await first.result == .failure(.superseded(by: second.id)))
-            #expect(try await second.value()?.media?.contentId == Self.movie)
+            #expect(try await second.value()?.media?.contentID == Self.movie)
 
             // A reply later than the timeout: timed out, typed.
             try await rig.control(["command": "delay", "device": 0, "seconds": 1.5])
@@ -105,38 +105,38 @@ extension SessionIntegrationTests {
         try await withSenderRig { rig in
             let (manager, session) = try await Self.startSession(rig)
             let client = session.remoteMediaClient
-            let items = (1...3).map { QueueItem(media: MediaInformation(contentId: "https://media.example/track\($0).mp3", contentType: "audio/mpeg")) }
+            let items = (1...3).map { QueueItem(media: MediaInformation(contentID: "https://media.example/track\($0).mp3", contentType: "audio/mpeg")) }
             let loaded = try #require(try await client.queueLoad(items, startIndex: 0, repeatMode: .off).value())
-            let ids = try #require(loaded.items?.compactMap { (item: QueueItem) in item.itemId })
+            let ids = try #require(loaded.items?.compactMap { (item: QueueItem) in item.itemID })
             #expect(ids.count == 3)
             let next = try await client.queueNext().value()
-            #expect(next?.currentItemId == ids[1])
+            #expect(next?.currentItemID == ids[1])
             let previous = try await client.queuePrevious().value()
-            #expect(previous?.currentItemId == ids[0])
-            let inserted = try await client.queueInsert([QueueItem(media: MediaInformation(contentId: "https://media.example/track4.mp3",
+            #expect(previous?.currentItemID == ids[0])
+            let inserted = try await client.queueInsert([QueueItem(media: MediaInformation(contentID: "https://media.example/track4.mp3",
                                                                                             contentType: "audio/mpeg"))]).value()
             #expect(inserted?.items?.count == 4)
             let removed = try await client.queueRemove(itemIDs: [ids[2]]).value()
             #expect(removed?.items?.count == 3)
             let reordered = try await client.queueReorder(itemIDs: [ids[1]], beforeItemID: ids[0]).value()
-            #expect(reordered?.items?.first?.itemId == ids[1])
+            #expect(reordered?.items?.first?.itemID == ids[1])
             // Past the end of the queue: the device's INVALID_REQUEST with its reason, typed.
-            let last = try #require(reordered?.items?.last?.itemId)
+            let last = try #require(reordered?.items?.last?.itemID)
             _ = try await client.queueJump(toItemID: last).value()
             #expect(await client.queueNext().result == .failure(.invalidRequest(.endOfQueue)))
             let repeating = try await client.queueSetRepeatMode(.all).value()
             #expect(repeating?.repeatMode == .all)
 
-            let tracks = [MediaTrack(trackId: 1, type: .text, trackContentId: "https://media.example/en.vtt", trackContentType: "text/vtt",
+            let tracks = [MediaTrack(trackID: 1, type: .text, trackContentID: "https://media.example/en.vtt", trackContentType: "text/vtt",
                                      subtype: .subtitles, language: "en", name: "English"),
-                          MediaTrack(trackId: 2, type: .text, trackContentId: "https://media.example/fr.vtt", trackContentType: "text/vtt",
+                          MediaTrack(trackID: 2, type: .text, trackContentID: "https://media.example/fr.vtt", trackContentType: "text/vtt",
                                      subtype: .subtitles, language: "fr", name: "Français")]
             let media = try MediaInformationBuilder(contentURL: Self.movie).contentType("video/mp4").tracks(tracks).build()
             let withTracks = try await client.load(media, options: MediaLoadOptions(activeTrackIDs: [1])).value()
-            #expect(withTracks?.activeTrackIds == [1])
+            #expect(withTracks?.activeTrackIDs == [1])
             #expect(withTracks?.media?.tracks.count == 2)
             let switched = try await client.setActiveTrackIDs([2]).value()
-            #expect(switched?.activeTrackIds == [2])
+            #expect(switched?.activeTrackIDs == [2])
             await manager.endAll(stopCasting: true)
         }
     }
@@ -170,7 +170,7 @@ extension SessionIntegrationTests {
             try await channel.send(text: #"{"hello":"world"}"#)
             let echoed = await iterator.next()
             #expect(echoed?.payload == .string(#"{"hello":"world"}"#))
-            #expect(echoed?.source == (await session.application?.transportId))
+            #expect(echoed?.source == (await session.application?.transportID))
             try await channel.send(binary: [0, 1, 2, 254, 255])
             #expect(await iterator.next()?.payload == .binary([0, 1, 2, 254, 255]))
 

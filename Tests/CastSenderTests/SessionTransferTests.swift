@@ -22,7 +22,7 @@ struct SessionResumeTransferTests {
             let first = rig.manager { $0.sessionResumeFile = path }
             let session = try await first.startSession(on: rig.device())
             _ = try await SessionIntegrationTests.load(session)
-            let sessionID = try #require(await session.application?.sessionId)
+            let sessionID = try #require(await session.application?.sessionID)
             #expect(try SessionResumeStore(path: path).saved.map(\.sessionID) == [sessionID])
             await first.shutdown()   // leaves the app running and the record in place
 
@@ -33,9 +33,9 @@ struct SessionResumeTransferTests {
             let resumed = await second.resumeSavedSessions()
             let again = try #require(resumed.first)
             #expect(await again.state == .connected)
-            #expect(await again.application?.sessionId == sessionID)
+            #expect(await again.application?.sessionID == sessionID)
             #expect(recorder.names == ["willResume", "didResume"])
-            #expect(again.remoteMediaClient.mediaStatus?.media?.contentId == SessionIntegrationTests.movie)
+            #expect(again.remoteMediaClient.mediaStatus?.media?.contentID == SessionIntegrationTests.movie)
             await second.endAll(stopCasting: true)
             #expect(try SessionResumeStore(path: path).saved.isEmpty)
 
@@ -83,7 +83,7 @@ struct SessionResumeTransferTests {
             _ = try await SessionIntegrationTests.load(session)
             #expect(try SessionResumeStore(path: path).saved.map(\.device.id) == [rig.device(0).id])
             try await session.transfer(to: rig.device(1))
-            let sessionID = try #require(await session.application?.sessionId)
+            let sessionID = try #require(await session.application?.sessionID)
             let saved = try SessionResumeStore(path: path).saved
             #expect(saved.map(\.device.id) == [rig.device(1).id])
             #expect(saved.map(\.sessionID) == [sessionID])
@@ -121,7 +121,7 @@ struct ExternalTransferTests {
             #expect(await recorder.wait { $0.contains(.didResume(transferred: true)) })
             #expect(await session.device.id == rig.device(2).id)
             #expect(await session.state == .connected)
-            #expect(session.remoteMediaClient.mediaStatus?.media?.contentId == SessionIntegrationTests.movie)
+            #expect(session.remoteMediaClient.mediaStatus?.media?.contentID == SessionIntegrationTests.movie)
             #expect(await manager.session(on: rig.device(2).id) === session)
             #expect(session.currentDeviceID == rig.device(2).id)
             #expect(await manager.session(on: rig.device(0).id) == nil, "the session left device 0")

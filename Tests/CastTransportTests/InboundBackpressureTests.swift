@@ -45,7 +45,7 @@ struct InboundBackpressureTests {
         var inOrder = true
         for await inbound in connection.messages {
             guard case .media(.mediaStatus(_, let statuses))? = inbound.payload else { continue }
-            if statuses.first?.mediaSessionId != received + 1 { inOrder = false }
+            if statuses.first?.mediaSessionID != received + 1 { inOrder = false }
             received += 1
             if received == Self.total { break }
         }

@@ -11,7 +11,7 @@ import Testing
         entry.studio = "Facilities"
         entry.streamType = .live
         let info = JobMedia.information(entry, url: entry.url)
-        #expect(info.contentId == entry.url && info.contentUrl == entry.url)
+        #expect(info.contentID == entry.url && info.contentURL == entry.url)
         #expect(info.contentType == "application/x-mpegURL")
         #expect(info.streamType == .live)
         #expect(info.metadata?.title == "Lobby" && info.metadata?.studio == "Facilities")

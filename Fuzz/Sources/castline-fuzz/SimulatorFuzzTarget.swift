@@ -34,7 +34,7 @@ enum SimulatorFuzzTarget {
     static let catalogue: [AppDefinition] = [
         .defaultMediaReceiver,
         AppDefinition(
-            appId: "C0FFEE00", displayName: "Custom", namespaces: [echo, .media],
+            appID: "C0FFEE00", displayName: "Custom", namespaces: [echo, .media],
             customNamespaces: [
                 CustomNamespaceBehaviour(namespace: scripted, mode: .scripted(["HI": ["type": "HO"]])),
                 CustomNamespaceBehaviour(namespace: silent, mode: .silent),
@@ -91,7 +91,7 @@ enum SimulatorFuzzTarget {
     static func step(_ line: [UInt8], device: inout ReceiverDevice, now: inout Double, pushed: inout Bool) -> [DeviceOutput] {
         let op = line[0]
         let id = connection(line.dropFirst().first)
-        let app = device.snapshot(now: now).app?.transportId ?? "web-0"
+        let app = device.snapshot(now: now).app?.transportID ?? "web-0"
         switch op {
         case UInt8(ascii: "o"): return device.connectionOpened(id, now: now)
         case UInt8(ascii: "c"): return device.connectionClosed(id, now: now)
@@ -150,7 +150,7 @@ enum SimulatorFuzzTarget {
     static func check(_ outputs: [DeviceOutput], before: DeviceSnapshot, after: DeviceSnapshot, pushed: Bool) {
         precondition((try? JSONValue.parse(after.json.serialized())) == after.json, "snapshot JSON does not round-trip")
         let open = Set(before.connections + after.connections)
-        let endpoints = Set([ReceiverDevice.platformEndpoint] + [before.app?.transportId, after.app?.transportId].compactMap { $0 })
+        let endpoints = Set([ReceiverDevice.platformEndpoint] + [before.app?.transportID, after.app?.transportID].compactMap { $0 })
         for output in outputs {
             guard case .send(let message, let id) = output else { continue }
             precondition(open.contains(id), "send to connection \(id) that is not open")
