@@ -137,7 +137,7 @@ package actor ControlPlane {
 
     func devices() async -> JSONValue {
         let now = MonotonicClock.seconds()
-        return ["devices": .array(await registry.snapshots(now: now).map { $0.json(at: now) })]
+        return ["devices": .array(await registry.listing(now: now))]
     }
 
     func device(_ reference: String) async throws(ControlError) -> JSONValue {

@@ -62,6 +62,10 @@ package actor DeviceRegistry {
     private var aliasesByEndpoint: [String: [String]]
     /// ``all``'s order: device ids by name (nil: to be sorted again).
     private var byName: [String]?
+    /// Each device's API object while nothing in it moves with time (its media is not playing),
+    /// reused by listings until the device changes: most of a fleet is idle, and a poller asks
+    /// for every device many times per change.
+    private var listed: [String: JSONValue] = [:]
     private let retryDelay: Double?
     private var stopped = false
     /// Commands waiting for a device's link, by device: resumed when it connects, when an
@@ -98,6 +102,7 @@ package actor DeviceRegistry {
         entry.aliases = aliasesByEndpoint[device.endpoint] ?? aliasesByEndpoint["\(device.host):\(device.port)"] ?? []
         if entries[device.id]?.device.friendlyName != device.friendlyName { byName = nil }
         entries[device.id] = entry
+        listed[device.id] = nil
         if !known {
             log.info("device \(device.friendlyName) found", ["device": .string(device.id), "deviceName": .string(device.friendlyName)])
             events.emit(.device, "found", device: device.id, ["name": .string(device.friendlyName), "address": .string(device.endpoint)])
@@ -110,6 +115,7 @@ package actor DeviceRegistry {
         guard var entry = entries[id], entry.present else { return }
         entry.present = false
         entries[id] = entry
+        listed[id] = nil
         log.info("device \(entry.device.friendlyName) no longer discovered", ["device": .string(id)])
         events.emit(.device, "lost", device: id, [:])
     }
@@ -117,6 +123,7 @@ package actor DeviceRegistry {
     /// Config aliases by `host:port` (after a reload).
     package func setAliases(_ aliases: [String: [String]]) {
         aliasesByEndpoint = aliases
+        listed = [:]
         for (id, entry) in entries {
             entries[id]?.aliases = aliases[entry.device.endpoint] ?? []
         }
@@ -196,6 +203,7 @@ package actor DeviceRegistry {
         let view = LinkView(state: await link.state, app: await link.application, status: await link.deviceStatus)
         guard entries[id]?.link === link else { return }
         entries[id]?.view = view
+        listed[id] = nil
     }
 
     private func mediaChanged(_ status: MediaStatus?, id: String) async {
@@ -241,6 +249,7 @@ package actor DeviceRegistry {
 
     /// Refreshes the device's view from its link, then gives observers the observation.
     private func notify(_ id: String, only key: Int? = nil) async {
+        listed[id] = nil
         if let link = entries[id]?.link {
             await refresh(id, link)
             if case .connected? = entries[id]?.view.state, entries[id]?.link === link { resumeWaiters(id, .success(link)) }
@@ -345,9 +354,16 @@ package actor DeviceRegistry {
         return snapshot(entries[id] ?? entry, now: now)
     }
 
-    /// Every device's snapshot, by name.
-    package func snapshots(now: Double = MonotonicClock.seconds()) -> [StatusSnapshot] {
-        sortedIDs().compactMap { id in entries[id].map { snapshot($0, now: now) } }
+    /// Every device's API object (``StatusSnapshot/json(at:)``), by name.
+    package func listing(now: Double = MonotonicClock.seconds()) -> [JSONValue] {
+        sortedIDs().compactMap { id in
+            if let json = listed[id] { return json }
+            guard let entry = entries[id] else { return nil }
+            let snapshot = snapshot(entry, now: now)
+            let json = snapshot.json(at: now)
+            if snapshot.media?.effectivePlayerState != .playing { listed[id] = json }
+            return json
+        }
     }
 
     /// The device's state as the API shows it (the `status --json` object plus the hub's fields).

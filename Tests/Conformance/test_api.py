@@ -52,15 +52,24 @@ def test_three_devices_listed_idle_included_and_a_cast_plays(hub, sim3):
     assert status == 200 and detail["mediaStatus"]["media"]["contentId"] == MOVIE
 
 
+def listed(hub, uuid):
+    status, body, _ = hub.get("/v1/devices")
+    assert status == 200, body
+    return next(d for d in body["devices"] if d["id"] == uuid)
+
+
 def test_volume_on_an_idle_device(hub, sim3):
     uuid = sim3.ready["devices"][2]["uuid"]
+    before = listed(hub, uuid)["volume"]   # the listing keeps idle devices' objects until they change
     status, body, _ = hub.post(f"/v1/devices/{uuid}/volume", {"level": 30})
     assert status == 200, body
     assert body["state"] == "NO_APP" and abs(body["volume"] - 0.3) < 0.001
     state = device_state(sim3, 2)
     assert state["app"] is None and abs(state["volume"]["level"] - 0.3) < 0.001
+    wait_until(lambda: abs(listed(hub, uuid)["volume"] - 0.3) < 0.001, 5, f"the listing to show the new volume (was {before})")
     status, body, _ = hub.post(f"/v1/devices/{uuid}/mute", {})
     assert status == 200 and body["muted"] is True and device_state(sim3, 2)["volume"]["muted"] is True
+    wait_until(lambda: listed(hub, uuid).get("muted") is True, 5, "the listing to show the device muted")
     status, body, _ = hub.post(f"/v1/devices/{uuid}/volume", {"level": 0.5})
     assert status == 400 and body["error"]["code"] == "volume_not_percent", body
     assert "did you mean 50" in body["error"]["message"]
