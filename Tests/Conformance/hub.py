@@ -41,7 +41,9 @@ def api(socket_path, method, path, body=None, raw=None, headers=None):
 class Hub:
     """`castline run` over the simulator's devices, its API on a socket in `workdir`."""
 
-    def __init__(self, netns, sim, workdir, jobs="", api_extra="", log_rules="info,CastChannel.*:warning", env=None):
+    def __init__(self, netns, sim, workdir, jobs="", api_extra="", log_rules="info,CastChannel.*:warning", env=None,
+                 config_from_env=False):
+        """`config_from_env`: the config reaches `castline run` through CASTLINE_CONFIG, not --config."""
         self.workdir = workdir
         self.socket = os.path.join(workdir, "api.sock")
         self.config = os.path.join(workdir, "hub.yaml")
@@ -60,8 +62,11 @@ daemon: {{jobs_file: {workdir}/jobs.json}}
 """)
         self.stderr_path = os.path.join(workdir, "daemon.stderr")
         self.stderr = open(self.stderr_path, "w")
+        config = [] if config_from_env else ["--config", self.config]
+        if config_from_env:
+            env = dict(env or os.environ, CASTLINE_CONFIG=self.config)
         self.process = subprocess.Popen(
-            netns.command(castline_binary(), "run", "--config", self.config, "--plugin-path",
+            netns.command(castline_binary(), "run", *config, "--plugin-path",
                           os.path.join(BUILD, "libCastlinePluginEchoChannelC.so")),
             stdout=subprocess.DEVNULL, stderr=self.stderr, env=env)
         count = len(sim.ready["devices"])

@@ -234,3 +234,20 @@ def test_a_glob_over_configured_devices_returns_once_they_answered(netns, sim3, 
     assert status.returncode == 0, status.stderr
     assert len(status.stdout.splitlines()) == 3
     assert elapsed < 10, f"waited {elapsed:.1f} s of the 20 s discovery timeout"
+
+
+def test_run_and_the_cli_read_the_config_from_castline_config(netns, sim3, workdir):
+    """`castline run` with no --config takes CASTLINE_CONFIG (its devices and api.socket), and a
+    command with the same environment finds the daemon through the config's api.socket."""
+    hub = Hub(netns, sim3, workdir, config_from_env=True)
+    try:
+        env = dict(os.environ, CASTLINE_CONFIG=hub.config)
+        device = sim3.ready["devices"][1]
+        opened = sum(1 for f in sim3.frames() if f["event"] == "opened" and f["device"] == device["uuid"])
+        status = netns.run(castline_binary(), "volume", "35", "--device", device["name"], "--json", env=env)
+        assert status.returncode == 0, status.stderr
+        assert abs(json.loads(status.stdout)["volume"] - 0.35) < 0.001
+        # Through the daemon: its session did it; the command opened no connection of its own.
+        assert sum(1 for f in sim3.frames() if f["event"] == "opened" and f["device"] == device["uuid"]) == opened
+    finally:
+        assert hub.stop() == 0
