@@ -108,5 +108,9 @@ public struct CustomNamespaceBehaviour: Sendable, Hashable {
         /// table, or a payload that is not a JSON object with a string `type`, is answered
         /// `{"type":"ERROR","reason":"NOT_SUPPORTED"}` (with the `requestId` if any).
         case scripted([String: JSONValue])
+        /// DashCast: `{"url", "force", "reload", "reload_time"}` shows the page; no answer.
+        case dashCast
+        /// Home Assistant Cast: `connect`, `get_status`, `show_lovelace_view`, `show_demo`.
+        case homeAssistant
     }
 }

@@ -23,6 +23,8 @@ enum CustomNamespaceResponder {
                 answer = .object(object)
             }
             return EndpointReply(namespace, answer, to: .requester)
+        case .dashCast, .homeAssistant:
+            return nil  // the device answers these with the app's state (ReceiverDevice+WebApps)
         }
     }
 }

@@ -36,10 +36,14 @@ public struct PlaybackTiming: Sendable, Hashable {
     /// LAUNCH → the app runs and the RECEIVER_STATUS reply goes out this many seconds later, as
     /// a real device takes a second or more to load an app (0: at once).
     public var launchDelay: Double = 0
+    /// Stop an app that shows no media this many seconds after its last use (a launch, a
+    /// sender's message to it, media), as Nest Hubs stop dashboards; nil: never.
+    public var appIdleTimeout: Double?
 
-    public init(bufferingDelay: Double = 0.2, sendsLoadingStatus: Bool = true, launchDelay: Double = 0) {
+    public init(bufferingDelay: Double = 0.2, sendsLoadingStatus: Bool = true, launchDelay: Double = 0, appIdleTimeout: Double? = nil) {
         self.bufferingDelay = bufferingDelay
         self.sendsLoadingStatus = sendsLoadingStatus
         self.launchDelay = launchDelay
+        self.appIdleTimeout = appIdleTimeout
     }
 }

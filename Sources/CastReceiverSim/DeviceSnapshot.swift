@@ -9,6 +9,8 @@ public struct DeviceSnapshot: Sendable, Equatable {
         public var sessionID: String
         public var transportID: String
         public var isIdleScreen: Bool
+        /// What a web app shows (DashCast's URL, Home Assistant's view); nil for other apps.
+        public var page: JSONValue?
     }
 
     /// One virtual connection.
@@ -60,6 +62,7 @@ public struct DeviceSnapshot: Sendable, Equatable {
             object.append(key: "app", value: [
                 "appId": .string(app.appID), "displayName": .string(app.displayName), "sessionId": .string(app.sessionID),
                 "transportId": .string(app.transportID), "isIdleScreen": .bool(app.isIdleScreen),
+                "page": app.page ?? .null,
             ])
         } else {
             object.append(key: "app", value: .null)

@@ -145,7 +145,7 @@ struct MediaPlayer: Sendable {
         let first = items[startIndex].media ?? MediaInformation(contentID: "", contentType: "")
         let rule = rules.match(first)
         var out = interrupt(now: now)
-        if let code = pendingLoadFailure ?? rule?.loadError {
+        if let code = pendingLoadFailure ?? rule?.loadError ?? Self.unplayable(first.contentType) {
             let injected = pendingLoadFailure != nil
             pendingLoadFailure = nil
             log.warning("LOAD of \(first.contentID) fails with \(code)\(injected ? " (injected)" : "")",
@@ -172,6 +172,13 @@ struct MediaPlayer: Sendable {
         if timing.sendsLoadingStatus { out.append(EndpointReply(Self.namespace, loadingStatusMessage(), to: .everyone)) }
         out += statusToAll(requestID: requestID, now: now)
         return out
+    }
+
+    /// A content type no media player plays (a web page, plain text): the receiver fails the
+    /// LOAD with MEDIA_SRC_NOT_SUPPORTED, as a Default Media Receiver does with `text/html`.
+    static func unplayable(_ contentType: String) -> DetailedErrorCode? {
+        let type = contentType.lowercased().split(separator: ";").first.map { $0.filter { $0 != " " } } ?? ""
+        return ["text/html", "application/xhtml+xml", "text/plain"].contains(type) ? .mediaSrcNotSupported : nil
     }
 
     /// Ends the current session with IDLE / INTERRUPTED, told to every connected sender.

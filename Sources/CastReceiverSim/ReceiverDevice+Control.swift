@@ -71,7 +71,7 @@ extension ReceiverDevice {
         var out = advance(to: now)
         let definition = catalogue.first { $0.appID == session.app.appID } ?? session.app
         out += terminateApp(reason: "replaced by a transferred session")
-        start(definition)
+        start(definition, now: now)
         if let media = session.media, definition.isMediaPlayer { player.restore(media, now: now) }
         log.info("imported session of \(definition.appID)", ["appId": .string(definition.appID)])
         out += deliver([EndpointReply(.receiver, receiverStatusMessage(requestID: .unsolicited), to: .everyone)],
@@ -90,7 +90,8 @@ extension ReceiverDevice {
     private func makeSnapshot(now: Double) -> DeviceSnapshot {
         let app = running.map {
             DeviceSnapshot.App(appID: $0.definition.appID, displayName: $0.definition.displayName, sessionID: $0.sessionID,
-                               transportID: $0.transportID, isIdleScreen: $0.definition.isIdleScreen)
+                               transportID: $0.transportID, isIdleScreen: $0.definition.isIdleScreen,
+                               page: $0.definition.showsWebPages ? $0.page.json : nil)
         }
         let senders = virtualConnections.all.map {
             DeviceSnapshot.Sender(connection: $0.connection, senderID: $0.senderID, endpoint: $0.endpoint,

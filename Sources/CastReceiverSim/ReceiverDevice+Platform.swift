@@ -129,7 +129,7 @@ extension ReceiverDevice {
         }
         guard launchDelay > 0 else {
             effects += terminateApp(reason: "replaced by \(appID)")
-            start(definition)
+            start(definition, now: now)
             return receiverStatusToAll(requestID: requestID)
         }
         // The app loads for a while; a LAUNCH meanwhile cancels the one under way, as on a device.
@@ -149,7 +149,7 @@ extension ReceiverDevice {
         guard let launch = pendingLaunch, now >= launch.due else { return [] }
         pendingLaunch = nil
         var out = terminateApp(reason: "replaced by \(launch.definition.appID)")
-        start(launch.definition)
+        start(launch.definition, now: now)
         out += deliver(receiverStatusToAll(requestID: launch.requestID), from: Self.platformEndpoint, requester: launch.requester)
         out += announceIfChanged()
         return out
@@ -167,9 +167,9 @@ extension ReceiverDevice {
     }
 
     /// Starts `definition` with a fresh session/transport id.
-    mutating func start(_ definition: AppDefinition) {
+    mutating func start(_ definition: AppDefinition, now: Double) {
         let sessionID = ids.uuid()
-        running = RunningApp(definition: definition, sessionID: sessionID)
+        running = RunningApp(definition: definition, sessionID: sessionID, lastActivity: now)
         player.reset()
         player.supportedMediaCommands = definition.supportedMediaCommands
         player.transportID = sessionID

@@ -28,6 +28,7 @@ public struct ReceiverDevice: Sendable {
     /// A LAUNCH whose app is still loading (``PlaybackTiming/launchDelay``).
     var pendingLaunch: PendingLaunch?
     let launchDelay: Double
+    let appIdleTimeout: Double?
 
     struct PendingLaunch: Sendable {
         var definition: AppDefinition
@@ -43,6 +44,11 @@ public struct ReceiverDevice: Sendable {
         var definition: AppDefinition
         var sessionID: String
         var transportID: String { sessionID }
+        /// What a web app (DashCast, Home Assistant) shows.
+        var page = WebAppPage()
+        /// The last sign of use: the launch, a sender's message to the app, media playing. With
+        /// ``PlaybackTiming/appIdleTimeout`` the device stops an app without media that long after.
+        var lastActivity: Double = 0
     }
 
     /// - Parameters:
@@ -57,6 +63,7 @@ public struct ReceiverDevice: Sendable {
         self.profile = profile
         self.catalogue = catalogue
         launchDelay = max(0, timing.launchDelay)
+        appIdleTimeout = timing.appIdleTimeout.map { max(0, $0) }
         let deviceFields: LogFields = ["device": .string(profile.uuid)]
         log = Logger(class: "ReceiverDevice", system: logSystem).with(deviceFields)
         ids = IdentifierGenerator(seed: idSeed)
@@ -131,8 +138,14 @@ public struct ReceiverDevice: Sendable {
             out += deliver(player.handle(message.payload, now: now), from: destination, requester: requester)
         } else if let mode = app.definition.behaviour(for: namespace) {
             log.debug("app message on \(namespace)", ["namespace": .string(namespace.rawValue), "session": .string(app.sessionID)])
-            let reply = CustomNamespaceResponder.respond(to: message.payload, on: namespace, mode: mode)
-            out += deliver(reply.map { [$0] } ?? [], from: destination, requester: requester)
+            running?.lastActivity = now
+            switch mode {
+            case .dashCast, .homeAssistant:
+                out += deliver(webApp(message.payload, on: namespace, mode: mode), from: destination, requester: requester)
+            default:
+                let reply = CustomNamespaceResponder.respond(to: message.payload, on: namespace, mode: mode)
+                out += deliver(reply.map { [$0] } ?? [], from: destination, requester: requester)
+            }
         } else {
             out += ignore(message, id, "the app does not handle the namespace")
         }
@@ -143,16 +156,20 @@ public struct ReceiverDevice: Sendable {
     /// Unsolicited statuses (requestId 0) go to every sender connected to the app.
     public mutating func advance(to now: Double) -> [DeviceOutput] {
         var out = finishLaunch(by: now)
-        guard let app = running, app.definition.isMediaPlayer else { return out }
-        out += deliver(player.advance(to: now), from: app.transportID, requester: nil)
+        if let app = running, app.definition.isMediaPlayer {
+            // Media shown until now (or until it ended, no later than now) is use of the app.
+            if showsMedia { running?.lastActivity = now }
+            out += deliver(player.advance(to: now), from: app.transportID, requester: nil)
+        }
+        out += stopIdleApp(by: now)
         return out
     }
 
     /// When ``advance(to:)`` next has work; nil = nothing timed pending.
     public var nextDeadline: Double? {
-        let launch = pendingLaunch?.due
-        guard let app = running, app.definition.isMediaPlayer, let player = player.nextDeadline else { return launch }
-        return launch.map { min($0, player) } ?? player
+        var deadlines = [pendingLaunch?.due, idleDeadline]
+        if let app = running, app.definition.isMediaPlayer { deadlines.append(player.nextDeadline) }
+        return deadlines.compactMap { $0 }.min()
     }
 
     // MARK: Routing

@@ -210,8 +210,10 @@ private struct ConfigReader {
                 table[type] = reply
             }
             mode = .scripted(table)
+        case "dashcast": mode = .dashCast
+        case "home-assistant": mode = .homeAssistant
         default:
-            throw fail("\(path).mode", "unknown mode \"\(modeName)\" (expected echo, silent or scripted)")
+            throw fail("\(path).mode", "unknown mode \"\(modeName)\" (expected echo, silent, scripted, dashcast or home-assistant)")
         }
         return CustomNamespaceBehaviour(namespace: CastNamespace(name), mode: mode)
     }

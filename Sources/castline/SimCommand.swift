@@ -69,6 +69,9 @@ struct SimCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds from a LAUNCH to the app running and its reply (real devices take a second or more).")
     var launchDelay: Double = 0
 
+    @Option(name: .long, help: "Stop an app that shows no media this many seconds after its last use, as Nest Hubs stop dashboards (default: never).")
+    var appIdleTimeout: Double?
+
     @Flag(name: .long, help: "Fault: never answer PING.")
     var ignorePings = false
 
@@ -100,6 +103,7 @@ struct SimCommand: AsyncParsableCommand {
         try seconds(heartbeatTimeout, "--heartbeat-timeout", positive: true)
         try seconds(bufferingDelay, "--buffering-delay")
         try seconds(launchDelay, "--launch-delay")
+        try seconds(appIdleTimeout, "--app-idle-timeout", positive: true)
         try seconds(replyDelay, "--reply-delay")
         try seconds(dropAfter, "--drop-after")
         guard heartbeatTimeout > pingInterval else {
@@ -143,6 +147,7 @@ struct SimCommand: AsyncParsableCommand {
         settings.heartbeatTimeout = heartbeatTimeout
         settings.timing.bufferingDelay = bufferingDelay
         settings.timing.launchDelay = launchDelay
+        settings.timing.appIdleTimeout = appIdleTimeout
         settings.initialFaults = DeviceFaults(ignorePings: ignorePings, replyDelay: replyDelay, dropAfter: dropAfter)
         settings.threads = threads
         SignalWaiter.block([SIGINT, SIGTERM])
