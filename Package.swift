@@ -34,6 +34,7 @@ let package = Package(
         .library(name: "CastlinePluginAvahiDiscovery", type: .dynamic, targets: ["AvahiDiscovery"]),
         .library(name: "CastlinePluginEchoChannelC", type: .dynamic, targets: ["EchoChannelC"]),
         .library(name: "CastlinePluginPingChannel", type: .dynamic, targets: ["PingChannel"]),
+        .library(name: "CastlinePluginWebPages", type: .dynamic, targets: ["WebPages"]),
         // Plugins the tests load to check every refusal (not shipped; no CastlinePlugin prefix).
         .library(name: "TestPluginGood", type: .dynamic, targets: ["TestPluginGood"]),
         .library(name: "TestPluginBadMajor", type: .dynamic, targets: ["TestPluginBadMajor"]),
@@ -155,6 +156,7 @@ let package = Package(
         .target(name: "EchoChannelC", dependencies: ["CCastPluginABI"], path: "Plugins/EchoChannelC", publicHeadersPath: ".",
                 linkerSettings: [.linkedLibrary("jansson")]),
         .target(name: "PingChannel", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/PingChannel"),
+        .target(name: "WebPages", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/WebPages"),
         .target(name: "TestPluginGood", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Good", publicHeadersPath: "."),
         .target(name: "TestPluginBadMajor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/BadMajor", publicHeadersPath: "."),
         .target(name: "TestPluginNewerMinor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NewerMinor", publicHeadersPath: "."),

@@ -7,7 +7,7 @@ import NIOCore
 ///
 /// Records are at `debug` with fields `direction` (in/out), `peer`, `source`, `destination`,
 /// `namespace`, `type`, `requestId` (when present) and `bytes`; the payload text is added as the
-/// `payload` field only when the class is at `verbose`. Nothing is parsed when the class is
+/// `payload` field (credentials redacted: ``PayloadRedaction``) only when the class is at `verbose`. Nothing is parsed when the class is
 /// filtered out. Place it after ``CastMessageCodec``. Runs on the channel's event loop.
 public final class CastTrafficLogHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = CastMessage
@@ -67,7 +67,7 @@ public final class CastTrafficLogHandler: ChannelDuplexHandler, RemovableChannel
         if let requestID = summary.requestID { fields["requestId"] = .int(requestID) }
         if log.isEnabled(.verbose) {
             switch message.payload {
-            case .string(let text): fields["payload"] = .string(text)
+            case .string(let text): fields["payload"] = .string(PayloadRedaction.redacted(text: text))
             case .binary(let bytes): fields["payload"] = .string("<\(bytes.count) binary bytes>")
             }
         }

@@ -9,7 +9,7 @@ import Synchronization
 /// (undecodable bodies, oversized lengths, connections opened and closed).
 ///
 /// One object per line: `{"time", "device", "connection", "peer", "direction", "source",
-/// "destination", "namespace", "type", "requestId", "bytes", "payload" | "binary"}`. JSON payloads
+/// "destination", "namespace", "type", "requestId", "bytes", "payload" | "binary"}`. JSON payloads (credentials redacted: `PayloadRedaction`)
 /// are embedded as JSON (parsed), other text as a string, binary payloads as base64 with a short
 /// `summary` for device auth. Thread-safe: devices on every event loop append through one lock;
 /// each line is one `write(2)` to a file opened with `O_APPEND`.
@@ -44,7 +44,7 @@ public final class FrameLog: Sendable {
             if let json = try? JSONValue.parse(text) {
                 if let type = json["type"]?.string ?? json["responseType"]?.string { object.set("type", .string(type)) }
                 if let id = json["requestId"]?.int { object.set("requestId", .int(id)) }
-                object.set("payload", json)
+                object.set("payload", PayloadRedaction.redacted(json))
             } else {
                 object.set("payload", .string(text))
                 object.set("invalidJSON", true)

@@ -61,164 +61,34 @@ public enum EurekaInfoClient {
                                 group: EventLoopGroup, logSystem: LogSystem = .shared) async -> EurekaDeviceInfo? {
         let log = Logger(class: "EurekaInfoClient", system: logSystem).with(["device": .string(host)])
         let started = MonotonicClock.seconds()
-        var result = await fetch(host: host, port: httpsPort, secure: true, timeout: timeout, group: group)
+        func fetch(port: Int, secure: Bool, timeout: Double) async -> Result<HTTPExchange.Answer, HTTPExchange.Failure> {
+            await HTTPExchange.request(.GET, path: path, host: host, port: port, secure: secure, verification: .none,
+                                       headers: [("Accept", "application/json")], timeout: timeout, maximumBody: maximumBodyBytes + 1,
+                                       group: group)
+        }
+        var result = await fetch(port: httpsPort, secure: true, timeout: timeout)
         if case .failure(.refused) = result {
             let left = timeout - (MonotonicClock.seconds() - started)
-            if left > 0.01 { result = await fetch(host: host, port: httpPort, secure: false, timeout: left, group: group) }
+            if left > 0.01 { result = await fetch(port: httpPort, secure: false, timeout: left) }
         }
+        let durationMs = LogValue.int(Int((MonotonicClock.seconds() - started) * 1000))
         switch result {
+        case .success(let answer) where answer.status != 200 || answer.body.count > maximumBodyBytes:
+            log.debug("no eureka_info from \(host): HTTP \(answer.status)\(answer.body.count > maximumBodyBytes ? ", an answer over \(maximumBodyBytes) bytes" : "")",
+                      ["durationMs": durationMs])
+            return nil
         case .success(let answer):
             guard let info = EurekaDeviceInfo.parse(body: answer.body, peerCommonName: answer.peerCommonName) else {
                 log.debug("eureka_info of \(host) is not a device description", ["bytes": .int(answer.body.count)])
                 return nil
             }
             log.debug("eureka_info of \(host): \(info.name ?? "no name"), id \(info.id ?? "none")", [
-                "deviceName": .string(info.name ?? ""), "durationMs": .int(Int((MonotonicClock.seconds() - started) * 1000)),
+                "deviceName": .string(info.name ?? ""), "durationMs": durationMs,
             ])
             return info
         case .failure(let failure):
-            log.debug("no eureka_info from \(host): \(failure)", ["durationMs": .int(Int((MonotonicClock.seconds() - started) * 1000))])
+            log.debug("no eureka_info from \(host): \(failure)", ["durationMs": durationMs])
             return nil
         }
-    }
-
-    struct Answer: Sendable {
-        var body: [UInt8]
-        var peerCommonName: String?
-    }
-
-    enum Failure: Error, CustomStringConvertible {
-        case refused(String)
-        case failed(String)
-
-        var description: String {
-            switch self {
-            case .refused(let why), .failed(let why): return why
-            }
-        }
-    }
-
-    /// One GET of ``path`` on `host`:`port`.
-    static func fetch(host: String, port: Int, secure: Bool, timeout: Double, group: EventLoopGroup) async -> Result<Answer, Failure> {
-        let loop = group.next()
-        let deadline = TimeAmount.nanoseconds(Int64(min(max(timeout, 0.001), 60) * 1_000_000_000))
-        let tls: NIOSSLContext?
-        if secure {
-            switch sharedTLSContext {
-            case .success(let context): tls = context
-            case .failure(let error): return .failure(.failed("cannot create a TLS context: \(error)"))
-            }
-        } else {
-            tls = nil
-        }
-        let promise = loop.makePromise(of: Answer.self)
-        let timer = loop.scheduleTask(in: deadline) {
-            promise.fail(Failure.failed("no answer within \(timeout.formatted) s on port \(port)"))
-        }
-        var headers = HTTPHeaders()
-        headers.add(name: "Host", value: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
-        headers.add(name: "User-Agent", value: "castline")
-        headers.add(name: "Accept", value: "application/json")
-        headers.add(name: "Connection", value: "close")
-        let request = HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)
-        let connecting = ClientBootstrap(group: loop)
-            .connectTimeout(deadline)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let sync = channel.pipeline.syncOperations
-                    if let tls { try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil)) }
-                    try sync.addHTTPClientHandlers()
-                    try sync.addHandler(EurekaResponseHandler(request: request, promise: promise, secure: secure))
-                }
-            }
-            .connect(host: host, port: port)
-        connecting.whenComplete { result in
-            switch result {
-            case .success(let channel):
-                promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
-            case .failure(let error):
-                let refused = (error as? NIOConnectionError)?.connectionErrors.contains {
-                    ($0.error as? IOError)?.errnoCode == ECONNREFUSED
-                } ?? ((error as? IOError)?.errnoCode == ECONNREFUSED)
-                let reason = "cannot connect to port \(port): \(error)"
-                promise.fail(refused ? Failure.refused(reason) : Failure.failed(reason))
-            }
-        }
-        defer { timer.cancel() }
-        do {
-            return .success(try await promise.futureResult.get())
-        } catch let failure as Failure {
-            return .failure(failure)
-        } catch {
-            return .failure(.failed("\(error)"))
-        }
-    }
-
-    /// Devices present self-signed certificates: nothing to verify them against.
-    private static let sharedTLSContext: Result<NIOSSLContext, Error> = Result {
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.certificateVerification = .none
-        configuration.curves = [.x25519, .secp256r1, .secp384r1]
-        return try NIOSSLContext(configuration: configuration)
-    }
-}
-
-/// Sends the request when the channel is active and completes the promise with the body of a
-/// 200 answer (and the TLS peer's common name); anything else fails it. Runs on the channel's loop.
-private final class EurekaResponseHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundOut = HTTPClientRequestPart
-
-    private let request: HTTPRequestHead
-    private let promise: EventLoopPromise<EurekaInfoClient.Answer>
-    private let secure: Bool
-    private var status: HTTPResponseStatus?
-    private var body: [UInt8] = []
-
-    init(request: HTTPRequestHead, promise: EventLoopPromise<EurekaInfoClient.Answer>, secure: Bool) {
-        self.request = request
-        self.promise = promise
-        self.secure = secure
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(.head(request)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        context.fireChannelActive()
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            status = head.status
-        case .body(var buffer):
-            guard body.count + buffer.readableBytes <= EurekaInfoClient.maximumBodyBytes else {
-                promise.fail(EurekaInfoClient.Failure.failed("answer larger than \(EurekaInfoClient.maximumBodyBytes) bytes"))
-                context.close(promise: nil)
-                return
-            }
-            body += buffer.readBytes(length: buffer.readableBytes) ?? []
-        case .end:
-            guard status == .ok else {
-                promise.fail(EurekaInfoClient.Failure.failed("HTTP \(status.map { String($0.code) } ?? "?")"))
-                return
-            }
-            var commonName: String?
-            if secure, let der = try? context.pipeline.syncOperations.nioSSL_peerCertificate()?.toDERBytes() {
-                commonName = (try? Certificate(derBytes: der))?.commonName
-            }
-            promise.succeed(EurekaInfoClient.Answer(body: body, peerCommonName: commonName))
-        }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(EurekaInfoClient.Failure.failed("the connection closed before the answer ended"))
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        promise.fail(EurekaInfoClient.Failure.failed("\(error)"))
-        context.close(promise: nil)
     }
 }

@@ -108,8 +108,15 @@ public struct PluginSettings: Sendable {
 }
 
 public struct ChannelSettings: Sendable {
-    /// Custom namespaces channel plugins may use.
+    /// Custom namespaces channel plugins may use (`channels.allowed_namespaces`).
     public var allowedNamespaces: [String] = []
+
+    /// DashCast's and Home Assistant Cast's namespaces (the first-party web-pages plugin's
+    /// channels): always allowed, besides the config's.
+    public static let webPageNamespaces = ["urn:x-cast:com.madmod.dashcast", "urn:x-cast:com.nabucasa.hast"]
+
+    /// The namespaces in force: the config's and the web-page apps'.
+    public var permitted: Set<String> { Set(allowedNamespaces).union(Self.webPageNamespaces) }
 
     public init() {}
 }

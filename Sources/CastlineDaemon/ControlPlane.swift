@@ -47,7 +47,7 @@ package actor ControlPlane {
         self.probe = probe
         self.plugins = plugins
         receiverAppID = config.receiverAppID
-        allowedNamespaces = Set(config.channels.allowedNamespaces)
+        allowedNamespaces = config.channels.permitted
         log = Logger(class: "ControlPlane", system: logSystem)
     }
 

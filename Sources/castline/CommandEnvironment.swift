@@ -48,7 +48,7 @@ final class CommandEnvironment: @unchecked Sendable {
         }
         plugins = PluginHost(configuration: PluginHostConfiguration(
             searchPath: PluginSearchPath(commandLine: options.pluginPath, environment: env, config: config.plugins.paths),
-            allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: Set(config.channels.allowedNamespaces),
+            allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: config.channels.permitted,
             pluginConfigs: pluginConfigs, disabledPlugins: Set(config.plugins.disabled), featureKinds: kinds), logSystem: logSystem)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         if !kinds.isEmpty { plugins.loadAll() }

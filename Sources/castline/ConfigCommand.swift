@@ -92,7 +92,7 @@ struct ConfigCheckCommand: AsyncParsableCommand {
         let logSystem = LogSystem(filter: LoggerFilter(minimumLevel: .none))
         let host = PluginHost(configuration: PluginHostConfiguration(
             searchPath: PluginSearchPath(commandLine: pluginPath, environment: environment(), config: config.plugins.paths),
-            allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: Set(config.channels.allowedNamespaces),
+            allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: config.channels.permitted,
             pluginConfigs: config.plugins.configs, disabledPlugins: Set(config.plugins.disabled)), logSystem: logSystem)
         host.loadAll()
         defer { host.shutdown() }

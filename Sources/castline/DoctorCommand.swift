@@ -72,7 +72,7 @@ struct DoctorCommand: AsyncParsableCommand {
         add(DoctorChecks.pluginChecks(loaded: host.plugins.map { "\($0.id) \($0.version)" }, problems: host.problems))
         let declared = host.plugins.flatMap { PluginInventory.declaredFeatures(path: $0.path).map(DeclaredFeature.init) }
         add(DoctorChecks.declarationChecks(declared, allowedServices: Set(settings.discovery.allowedServices),
-                                           allowedNamespaces: Set(settings.channels.allowedNamespaces), configFile: settings.file))
+                                           allowedNamespaces: settings.channels.permitted, configFile: settings.file))
 
         // System: D-Bus, avahi-daemon, interfaces, journald.
         let avahi = host.discoveryProviders().first { $0.feature.pluginID == "avahi-discovery" }

@@ -22,7 +22,7 @@ struct PluginInventory {
         self.entries = entries
         host = PluginHost(configuration: PluginHostConfiguration(
             searchPath: searchPath, allowedServiceTypes: Set(config.discovery.allowedServices),
-            allowedNamespaces: Set(config.channels.allowedNamespaces), pluginConfigs: Self.pluginConfigs(config),
+            allowedNamespaces: config.channels.permitted, pluginConfigs: Self.pluginConfigs(config),
             disabledPlugins: Set(config.plugins.disabled)), logSystem: logSystem)
     }
 
@@ -60,7 +60,7 @@ struct PluginInventory {
     func notAllowed(_ feature: PluginFeature) -> [String] {
         DoctorChecks.declarationVerdicts(kind: feature.kind, declarations: feature.declarations,
                                          allowedServices: Set(config.discovery.allowedServices),
-                                         allowedNamespaces: Set(config.channels.allowedNamespaces)).filter { !$0.allowed }.map(\.declaration)
+                                         allowedNamespaces: config.channels.permitted).filter { !$0.allowed }.map(\.declaration)
     }
 
     // MARK: JSON

@@ -184,7 +184,7 @@ struct PluginsInspectCommand: AsyncParsableCommand {
                 lines.append("  \(inventory.featureText(f))")
                 let verdicts = DoctorChecks.declarationVerdicts(
                     kind: f.kind, declarations: f.declarations, allowedServices: Set(inventory.config.discovery.allowedServices),
-                    allowedNamespaces: Set(inventory.config.channels.allowedNamespaces))
+                    allowedNamespaces: inventory.config.channels.permitted)
                 let label = f.kind == .discovery ? "DNS-SD type" : f.kind == .channel ? "namespace" : "content type"
                 for v in verdicts {
                     let key = f.kind == .discovery ? PluginHostConfiguration.allowedServicesKey : PluginHostConfiguration.allowedNamespacesKey

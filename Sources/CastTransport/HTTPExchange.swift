@@ -1,0 +1,184 @@
+import CastCore
+import CastProtocol
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import SystemCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One HTTP(S) request on a short-lived connection of its own, bounded in time and in body
+/// size: the client side of eureka_info and of a web page's pre-flight. Any status is an answer
+/// (the caller judges it); a connection that fails or a deadline that passes is a failure.
+public enum HTTPExchange {
+    public struct Answer: Sendable {
+        public var status: Int
+        public var headers: HTTPHeaders
+        /// At most the request's `maximumBody` bytes (HEAD: none).
+        public var body: [UInt8]
+        /// The TLS peer certificate's common name (HTTPS).
+        public var peerCommonName: String?
+    }
+
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        /// Nothing listens there (ECONNREFUSED).
+        case refused(String)
+        case failed(String)
+
+        public var description: String {
+            switch self {
+            case .refused(let why), .failed(let why): return why
+            }
+        }
+    }
+
+    /// How an HTTPS peer's certificate is checked.
+    public enum Verification: Sendable {
+        /// Against the system's trust store and the host name (a web page).
+        case system
+        /// Not at all (a Cast device presents its own certificate).
+        case none
+    }
+
+    /// `method` `path` on `host`:`port`; `secure`: over TLS.
+    public static func request(
+        _ method: HTTPMethod, path: String, host: String, port: Int, secure: Bool, verification: Verification = .system,
+        headers extra: [(String, String)] = [], timeout: Double, maximumBody: Int = 65_536, group: EventLoopGroup
+    ) async -> Result<Answer, Failure> {
+        let loop = group.next()
+        let deadline = TimeAmount.nanoseconds(Int64(min(max(timeout, 0.001), 60) * 1_000_000_000))
+        var tls: NIOSSLContext?
+        if secure {
+            switch verification == .none ? unverifiedContext : verifiedContext {
+            case .success(let context): tls = context
+            case .failure(let error): return .failure(.failed("cannot create a TLS context: \(error)"))
+            }
+        }
+        let promise = loop.makePromise(of: Answer.self)
+        let timer = loop.scheduleTask(in: deadline) {
+            promise.fail(Failure.failed("no answer within \(timeout.formatted) s from \(host):\(port)"))
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
+        headers.add(name: "User-Agent", value: "castline")
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        headers.add(name: "Connection", value: "close")
+        let head = HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)
+        let serverName = verification == .system && !Self.isAddress(host) ? host : nil
+        let connecting = ClientBootstrap(group: loop)
+            .connectTimeout(deadline)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    if let tls { try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName)) }
+                    try sync.addHTTPClientHandlers()
+                    try sync.addHandler(HTTPExchangeHandler(request: head, promise: promise, secure: secure, maximumBody: maximumBody))
+                }
+            }
+            .connect(host: host, port: port)
+        connecting.whenComplete { result in
+            switch result {
+            case .success(let channel):
+                promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
+            case .failure(let error):
+                let refused = (error as? NIOConnectionError)?.connectionErrors.contains {
+                    ($0.error as? IOError)?.errnoCode == ECONNREFUSED
+                } ?? ((error as? IOError)?.errnoCode == ECONNREFUSED)
+                let reason = refused ? "connection refused by \(host):\(port)" : "cannot connect to \(host):\(port): \(error)"
+                promise.fail(refused ? Failure.refused(reason) : Failure.failed(reason))
+            }
+        }
+        defer { timer.cancel() }
+        do {
+            return .success(try await promise.futureResult.get())
+        } catch let failure as Failure {
+            return .failure(failure)
+        } catch {
+            return .failure(.failed("\(error)"))
+        }
+    }
+
+    static func isAddress(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
+    private static let unverifiedContext: Result<NIOSSLContext, Error> = Result {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateVerification = .none
+        configuration.curves = [.x25519, .secp256r1, .secp384r1]
+        return try NIOSSLContext(configuration: configuration)
+    }
+
+    private static let verifiedContext: Result<NIOSSLContext, Error> = Result {
+        try NIOSSLContext(configuration: TLSConfiguration.makeClientConfiguration())
+    }
+}
+
+/// Sends the request when the channel is active and completes the promise with the answer.
+/// Runs on the channel's loop.
+private final class HTTPExchangeHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private let request: HTTPRequestHead
+    private let promise: EventLoopPromise<HTTPExchange.Answer>
+    private let secure: Bool
+    private let maximumBody: Int
+    private var head: HTTPResponseHead?
+    private var body: [UInt8] = []
+
+    init(request: HTTPRequestHead, promise: EventLoopPromise<HTTPExchange.Answer>, secure: Bool, maximumBody: Int) {
+        self.request = request
+        self.promise = promise
+        self.secure = secure
+        self.maximumBody = maximumBody
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(request)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let received):
+            head = received
+        case .body(var buffer):
+            // What fits is kept; the rest of a large body is not needed (headers decide).
+            let room = max(0, maximumBody - body.count)
+            body += buffer.readBytes(length: min(room, buffer.readableBytes)) ?? []
+            if body.count >= maximumBody { finish(context) }
+        case .end:
+            finish(context)
+        }
+    }
+
+    private func finish(_ context: ChannelHandlerContext) {
+        guard let head else {
+            promise.fail(HTTPExchange.Failure.failed("no answer head"))
+            return
+        }
+        var commonName: String?
+        if secure, let der = try? context.pipeline.syncOperations.nioSSL_peerCertificate()?.toDERBytes() {
+            commonName = (try? Certificate(derBytes: der))?.commonName
+        }
+        promise.succeed(HTTPExchange.Answer(status: Int(head.status.code), headers: head.headers, body: body, peerCommonName: commonName))
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(HTTPExchange.Failure.failed("the connection closed before the answer ended"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        promise.fail(HTTPExchange.Failure.failed("\(error)"))
+        context.close(promise: nil)
+    }
+}
