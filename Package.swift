@@ -185,9 +185,10 @@ let package = Package(
         // `castline run`: config jobs as pure state machines (JobStateMachine) driven by discovery,
         // session and media events; systemd notifications through libsystemd.
         .target(name: "CastlineDaemon", dependencies: [
-            "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs",
+            "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs", "CastTransport",
             "CSystemd",
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
 
         // The control API of `castline run`: HTTP/1.1 + JSON on a Unix socket and optional TCP

@@ -58,6 +58,7 @@ public enum HTTPExchange {
             }
         }
         let promise = loop.makePromise(of: Answer.self)
+        let tlsContext = tls
         let timer = loop.scheduleTask(in: deadline) {
             promise.fail(Failure.failed("no answer within \(timeout.formatted) s from \(host):\(port)"))
         }
@@ -74,7 +75,7 @@ public enum HTTPExchange {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    if let tls { try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName)) }
+                    if let tlsContext { try sync.addHandler(NIOSSLClientHandler(context: tlsContext, serverHostname: serverName)) }
                     try sync.addHTTPClientHandlers()
                     try sync.addHandler(HTTPExchangeHandler(request: head, promise: promise, secure: secure, maximumBody: maximumBody))
                 }
@@ -180,5 +181,79 @@ private final class HTTPExchangeHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         promise.fail(HTTPExchange.Failure.failed("\(error)"))
         context.close(promise: nil)
+    }
+}
+
+/// An http(s) URL taken apart for ``HTTPExchange``: scheme, host (IPv6 without brackets), port
+/// (the scheme's default when absent) and the request target (path and query, `/` when empty).
+public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
+    public var secure: Bool
+    public var host: String
+    public var port: Int
+    public var target: String
+
+    /// nil for anything that is not an http(s) URL with a host (and a valid port).
+    public init?(_ text: String) {
+        let lower = text.lowercased()
+        let rest: Substring
+        if lower.hasPrefix("https://") { secure = true; rest = text.dropFirst(8) }
+        else if lower.hasPrefix("http://") { secure = false; rest = text.dropFirst(7) }
+        else { return nil }
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        var authority = rest[..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var target = String(rest[authorityEnd...])
+        if let hash = target.firstIndex(of: "#") { target = String(target[..<hash]) }
+        if target.isEmpty { target = "/" } else if target.hasPrefix("?") { target = "/" + target }
+        self.target = target
+        let defaultPort = secure ? 443 : 80
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let after = authority[authority.index(after: close)...]
+            if after.isEmpty { port = defaultPort } else {
+                guard after.hasPrefix(":"), let p = Int(after.dropFirst()), (1...65_535).contains(p) else { return nil }
+                port = p
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = String(authority[..<colon])
+            guard let p = Int(authority[authority.index(after: colon)...]), (1...65_535).contains(p) else { return nil }
+            port = p
+        } else {
+            host = String(authority)
+            port = defaultPort
+        }
+        guard !host.isEmpty, !host.contains(" ") else { return nil }
+    }
+
+    /// The URL `location` (a redirect's Location header) names, relative to this one.
+    public func resolving(_ location: String) -> HTTPURL? {
+        if let absolute = HTTPURL(location) { return absolute }
+        var next = self
+        if location.hasPrefix("//") { return HTTPURL((secure ? "https:" : "http:") + location) }
+        if location.hasPrefix("/") {
+            next.target = location
+        } else {
+            let base = target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
+            next.target = String(base[...(base.lastIndex(of: "/") ?? base.startIndex)]) + location
+        }
+        return next
+    }
+
+    public var description: String {
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let portPart = port == (secure ? 443 : 80) ? "" : ":\(port)"
+        return "\(secure ? "https" : "http")://\(bracketed)\(portPart)\(target)"
+    }
+}
+
+extension HTTPExchange {
+    /// `method` on `url`.
+    public static func request(
+        _ method: HTTPMethod, url: HTTPURL, verification: Verification = .system, headers: [(String, String)] = [],
+        timeout: Double, maximumBody: Int = 65_536, group: EventLoopGroup
+    ) async -> Result<Answer, Failure> {
+        await request(method, path: url.target, host: url.host, port: url.port, secure: url.secure, verification: verification,
+                      headers: headers, timeout: timeout, maximumBody: maximumBody, group: group)
     }
 }

@@ -254,11 +254,27 @@ extension CastlineConfiguration {
 
     static func job(_ node: YAMLNode, path: String, reader: ConfigReader) -> JobEntry? {
         guard let map = reader.mapping(node, path: path, allowed: [
-            "name", "devices", "app_id", "media", "recast_on", "takeover", "reclaim_after", "check_interval", "retry_delay",
+            "name", "devices", "app_id", "media", "site", "recast_on", "takeover", "reclaim_after", "check_interval", "retry_delay",
         ]) else { return nil }
         let name = map.require("name").flatMap { reader.string($0, path: map.child("name")) }
         let devices = map.require("devices").flatMap { reader.strings($0, path: map.child("devices")) }
-        let media = map.require("media").flatMap { Self.media($0, path: map.child("media"), reader: reader) }
+        var media: MediaEntry?
+        var site: SiteEntry?
+        switch (map.value("media"), map.value("site")) {
+        case (let mediaNode?, nil):
+            media = Self.media(mediaNode, path: map.child("media"), reader: reader)
+        case (nil, let siteNode?):
+            site = Self.site(siteNode, path: map.child("site"), reader: reader)
+            if let site {
+                var page = MediaEntry(url: site.url)
+                page.contentType = "text/html"
+                media = page
+            }
+        case (_?, _?):
+            reader.error(map.keyMark("site") ?? node.mark, "\(path) has both media and site: a job casts one or the other")
+        case (nil, nil):
+            reader.error(node.mark, "\(path) needs media (what to play) or site (a web page to keep shown)")
+        }
         for (index, pattern) in (devices ?? []).enumerated() {
             do { _ = try GlobPattern(pattern) } catch {
                 reader.error(map.value("devices")!.mark, "\(path).devices[\(index)] \"\(pattern)\": \(error)")
@@ -267,7 +283,11 @@ extension CastlineConfiguration {
         if devices?.isEmpty == true { reader.error(map.value("devices")?.mark ?? node.mark, "\(path).devices must name at least one device or glob") }
         // Every field is checked even when a required one is missing, so all errors show at once.
         var job = JobEntry(name: name ?? "", devices: devices ?? [], media: media ?? MediaEntry(url: ""))
+        job.site = site
         job.mark = node.mark
+        if site != nil, let mark = map.keyMark("app_id") {
+            reader.error(mark, "\(path).app_id does not apply to a site job (it runs DashCast, 84912283)")
+        }
         if let app = map.string("app_id") {
             if isAppID(app) { job.appID = app } else { reader.error(map.value("app_id")!.mark, "\(path).app_id must be an app id such as CC1AD845, not \"\(app)\"") }
         }
@@ -289,6 +309,28 @@ extension CastlineConfiguration {
         if let v = map.double("retry_delay", 0.1...3600, unit: "seconds") { job.retryDelay = v }
         guard name != nil, devices != nil, media != nil else { return nil }
         return job
+    }
+
+    /// `site: URL` or `site: {url, force, reload_every, idle_timeout, preflight}`.
+    static func site(_ node: YAMLNode, path: String, reader: ConfigReader) -> SiteEntry? {
+        func web(_ url: String, _ urlNode: YAMLNode, _ where_: String) -> String? {
+            let lower = url.lowercased()
+            if (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && url.count > 8 && !url.contains(" ") { return url }
+            reader.error(urlNode.mark, "\(where_) must be an http:// or https:// URL (a page the TV fetches), not \"\(url)\"")
+            return nil
+        }
+        if case .scalar = node.content, let url = reader.string(node, path: path) {
+            return web(url, node, path).map { SiteEntry(url: $0) }
+        }
+        guard let map = reader.mapping(node, path: path, allowed: ["url", "force", "reload_every", "idle_timeout", "preflight"]) else { return nil }
+        guard let urlNode = map.require("url"), let text = reader.string(urlNode, path: map.child("url")),
+              let url = web(text, urlNode, map.child("url")) else { return nil }
+        var site = SiteEntry(url: url)
+        site.force = map.bool("force")
+        if let v = map.double("reload_every", 0...86_400, unit: "seconds") { site.reloadEvery = v }
+        if let v = map.double("idle_timeout", 10...86_400, unit: "seconds") { site.idleTimeout = v }
+        if let v = map.bool("preflight") { site.preflight = v }
+        return site
     }
 
     static func media(_ node: YAMLNode, path: String, reader: ConfigReader) -> MediaEntry? {

@@ -205,7 +205,10 @@ public struct JobEntry: Sendable, Hashable {
     public var devices: [String]
     /// The receiver app (default: the top-level `receiver_app_id`).
     public var appID: String?
+    /// What the job casts. For a site job, the site's URL as `text/html` (what the job shows).
     public var media: MediaEntry
+    /// A web page kept on the devices through DashCast, instead of media.
+    public var site: SiteEntry?
     /// When to cast again: the player went idle (finished, error, app stopped), the device came
     /// back after a reboot or drop, the device was lost and found again.
     public var recastOn: Set<Trigger> = Set(Trigger.allCases)
@@ -223,6 +226,30 @@ public struct JobEntry: Sendable, Hashable {
         self.devices = devices
         self.media = media
     }
+}
+
+/// A web page a job keeps on its devices (`site:`): shown with DashCast, re-sent before the
+/// device's idle timeout stops the app, and shown again as soon as the app stops.
+public struct SiteEntry: Sendable, Hashable {
+    /// Seconds a receiver lets an app that plays no media run: about 10 minutes on the Nest Hubs
+    /// and Chromecasts users report (DashCast #12, HA frontend #5729); some stop it after 30 s,
+    /// which `idle_timeout` then says.
+    public static let defaultIdleTimeout = 600.0
+
+    public var url: String
+    /// nil: the pre-flight decides (a page that refuses frames, or an http page, is forced).
+    public var force: Bool?
+    /// Seconds between DashCast's reloads of the page (0: never).
+    public var reloadEvery: Double = 0
+    /// The device's idle timeout for apps without media.
+    public var idleTimeout: Double = SiteEntry.defaultIdleTimeout
+    /// Check the page before each cast (reachable; framing).
+    public var preflight = true
+
+    public init(url: String) { self.url = url }
+
+    /// Seconds between keep-alives: a minute before the idle timeout, or two thirds of a short one.
+    public var keepAliveInterval: Double { idleTimeout > 90 ? idleTimeout - 60 : idleTimeout * 2 / 3 }
 }
 
 /// What to cast: a URL with optional metadata (filled from the media-formats plugin when omitted).

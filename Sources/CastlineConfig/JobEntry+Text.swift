@@ -37,6 +37,26 @@ extension JobEntry {
         o.set("name", .string(name))
         o.set("devices", .array(devices.map { .string($0) }))
         if let appID { o.set("app_id", .string(appID)) }
+        if let site {
+            var page = JSONObject()
+            page.set("url", .string(site.url))
+            if let force = site.force { page.set("force", .bool(force)) }
+            if site.reloadEvery > 0 { page.set("reload_every", .double(site.reloadEvery)) }
+            page.set("idle_timeout", .double(site.idleTimeout))
+            if !site.preflight { page.set("preflight", .bool(false)) }
+            o.set("site", .object(page))
+        } else {
+            o.set("media", mediaJSON)
+        }
+        o.set("recast_on", .array(Trigger.allCases.filter { recastOn.contains($0) }.map { .string($0.rawValue) }))
+        o.set("takeover", .string(takeover.rawValue))
+        if let reclaimAfter { o.set("reclaim_after", .double(reclaimAfter)) }
+        o.set("check_interval", .double(checkInterval))
+        o.set("retry_delay", .double(retryDelay))
+        return .object(o)
+    }
+
+    var mediaJSON: JSONValue {
         var m = JSONObject()
         m.set("url", .string(media.url))
         if let v = media.contentType { m.set("content_type", .string(v)) }
@@ -46,13 +66,7 @@ extension JobEntry {
         if let v = media.studio { m.set("studio", .string(v)) }
         if let v = media.image { m.set("image", .string(v)) }
         if !media.autoplay { m.set("autoplay", .bool(false)) }
-        o.set("media", .object(m))
-        o.set("recast_on", .array(Trigger.allCases.filter { recastOn.contains($0) }.map { .string($0.rawValue) }))
-        o.set("takeover", .string(takeover.rawValue))
-        if let reclaimAfter { o.set("reclaim_after", .double(reclaimAfter)) }
-        o.set("check_interval", .double(checkInterval))
-        o.set("retry_delay", .double(retryDelay))
-        return .object(o)
+        return .object(m)
     }
 }
 

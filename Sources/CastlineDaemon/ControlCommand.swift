@@ -18,6 +18,8 @@ package enum ControlCommand: Sendable, Equatable {
     case mute(String, Bool, stream: Bool)
     case queue(String, ControlArguments.Queue)
     case channel(String, namespace: String, ChannelArguments)
+    /// A web page (DashCast) or a Home Assistant dashboard on the device.
+    case site(String, SiteArguments)
     case listJobs
     case showJob(String)
     /// The job's name and its definition as text (JSON or YAML, checked like a config job).
@@ -29,13 +31,15 @@ package enum ControlCommand: Sendable, Equatable {
     case explainLogging(className: String, function: String)
 
     /// The device actions (`POST /v1/devices/{device}/{action}`, MQTT `{"command": action, …}`).
-    package static let deviceActions = ["cast", "play", "pause", "stop", "seek", "volume", "mute", "queue"]
+    package static let deviceActions = ["cast", "site", "play", "pause", "stop", "seek", "volume", "mute", "queue"]
 
     /// A device action with its body. `device` is an id or a name.
     package static func device(_ device: String, action: String, body: JSONValue) throws(ControlError) -> ControlCommand {
         switch action {
         case "cast":
             return .cast(device, try CastArguments(json: body))
+        case "site":
+            return .site(device, try SiteArguments(json: body))
         case "play", "pause":
             _ = try ArgumentObject(body, allowed: [], what: action)
             return action == "play" ? .play(device) : .pause(device)
@@ -83,7 +87,7 @@ package enum ControlCommand: Sendable, Equatable {
     package var device: String? {
         switch self {
         case .showDevice(let d), .cast(let d, _), .play(let d), .pause(let d), .stop(let d, _), .seek(let d, _), .volume(let d, _, _),
-             .mute(let d, _, _), .queue(let d, _), .channel(let d, _, _):
+             .mute(let d, _, _), .queue(let d, _), .channel(let d, _, _), .site(let d, _):
             return d
         default:
             return nil

@@ -37,19 +37,11 @@ extension ControlPlane {
                 throw ControlError(.refused, "launch_refused", "\(entry.device.friendlyName): cannot launch \(app): \(error)")
             }
         }
-        if let plugins, let feature = plugins.feature(forNamespace: namespace) {
+        if let feature = pluginChannels.feature(forNamespace: namespace) {
             guard let message = arguments.message else {
                 throw ControlError(.conflict, "namespace_owned_by_plugin", "channel plugin \(feature) owns \(namespace): its messages go to the plugin")
             }
-            let handle: any ChannelHandle
-            if case .plugin(let open)? = channels[id]?[namespace] {
-                handle = open
-            } else {
-                do { handle = try await plugins.open(feature: feature, on: link) } catch {
-                    throw ControlError(.unavailable, "channel_unavailable", "channel plugin \(feature) cannot open on \(entry.device.friendlyName): \(error)")
-                }
-                channels[id, default: [:]][namespace] = .plugin(handle)
-            }
+            let handle = try await pluginChannels.handle(feature: feature, device: id, deviceName: entry.device.friendlyName, link: link)
             let object: JSONValue = if case .string(let text) = message { ["text": .string(text)] } else { message }
             switch await handle.command(object, timeout: arguments.timeout) {
             case .success(let reply): return ["namespace": .string(namespace), "via": .string(feature), "reply": reply]
@@ -61,7 +53,7 @@ extension ControlPlane {
                                "no channel plugin declares \(namespace), and channels.allowed_namespaces does not list it: add it there to use it")
         }
         let channel: GenericChannel
-        if case .generic(let open)? = channels[id]?[namespace], await link.hasChannel(open) {
+        if let open = channels[id]?[namespace], await link.hasChannel(open) {
             channel = open
         } else {
             // The app's messages on it are channel events (`castline channel listen`).
@@ -74,7 +66,7 @@ extension ControlPlane {
                 events.emit(.channel, "message", device: id, ["namespace": .string(namespace), "source": .string(message.source), "message": body])
             }
             await link.add(channel)
-            channels[id, default: [:]][namespace] = .generic(channel)
+            channels[id, default: [:]][namespace] = channel
         }
         guard let message = arguments.message else {
             return ["namespace": .string(namespace), "via": .string("generic"), "listening": true]

@@ -3,6 +3,7 @@ import CastLogging
 import CastProtocol
 import CastMediaServer
 import CastSender
+import CastTransport
 import CastlineConfig
 import NIOCore
 #if canImport(Glibc)
@@ -21,31 +22,26 @@ package actor ControlPlane {
     let receiverAppID: String
     let allowedNamespaces: Set<String>
     let probe: MediaProbe?
-    let plugins: (any ChannelPlugins)?
+    /// The channel plugins opened on devices (the daemon's, shared with the jobs).
+    var pluginChannels: PluginChannels { daemon.pluginChannels }
     /// The port commands' files are served on (0: any free port).
     let servePort: Int
     /// Files served for commands' casts, by device.
     var servers: [String: MediaFileServer] = [:]
-    /// Channels open on devices, by device and namespace (a plugin's, or a generic one).
-    var channels: [String: [String: OpenChannel]] = [:]
+    /// Generic channels open on devices, by device and namespace (plugins' are in ``PluginChannels``).
+    var channels: [String: [String: GenericChannel]] = [:]
 
     /// What the media-format plugins say of a URL or file head (content type, stream type, 4K/HDR).
     package typealias MediaProbe = @Sendable (_ media: String, _ contentType: String?, _ head: [UInt8]?) -> Result<MediaFormatInfo, any Error>
 
-    enum OpenChannel {
-        case plugin(any ChannelHandle)
-        case generic(GenericChannel)
-    }
-
     package init(daemon: Daemon, config: CastlineConfiguration, logSystem: LogSystem, group: EventLoopGroup, probe: MediaProbe? = nil,
-                plugins: (any ChannelPlugins)? = nil, servePort: Int = 0) {
+                servePort: Int = 0) {
         self.servePort = servePort
         self.daemon = daemon
         registry = daemon.registry
         self.logSystem = logSystem
         self.group = group
         self.probe = probe
-        self.plugins = plugins
         receiverAppID = config.receiverAppID
         allowedNamespaces = config.channels.permitted
         log = Logger(class: "ControlPlane", system: logSystem)
@@ -80,6 +76,7 @@ package actor ControlPlane {
         case .mute(let reference, let muted, let stream): return try await setMuted(reference, muted, stream: stream)
         case .queue(let reference, let action): return try await queue(reference, action)
         case .channel(let reference, let namespace, let arguments): return try await channel(reference, namespace: namespace, arguments)
+        case .site(let reference, let site): return try await self.site(reference, site)
         case .listJobs: return await daemon.jobsJSON()
         case .showJob(let name):
             guard let job = await daemon.jobJSON(named: name) else { throw ControlError(.notFound, "unknown_job", "no job \"\(name)\"") }
@@ -118,6 +115,7 @@ package actor ControlPlane {
         case .seek: return "seek"
         case .volume: return "volume"
         case .mute: return "mute"
+        case .site: return "site"
         case .queue: return "queue"
         case .channel: return "channel"
         case .listJobs, .showJob: return "jobs"
@@ -141,7 +139,7 @@ package actor ControlPlane {
     }
 
     func device(_ reference: String) async throws(ControlError) -> JSONValue {
-        try await result(try await registry.resolve(reference))
+        await result(try await registry.resolve(reference))
     }
 
     /// The device's object as its link reports it now (after a command: what the device answered).
@@ -169,7 +167,15 @@ package actor ControlPlane {
         }
         let probed = probe.map { $0(arguments.media, arguments.contentType, head) }
         let format = try? probed?.get()
-        guard let type = arguments.contentType ?? format?.contentType else {
+        var known = arguments.contentType ?? format?.contentType
+        if known == nil, HTTPURL(arguments.media) != nil {
+            // The server's Content-Type, when nothing else tells.
+            known = try? await SitePreflight.check(arguments.media, group: group).contentType
+        }
+        if arguments.app == nil, let known, SitePreflight.isWebPage(known) {
+            return try await webPage(reference, arguments, type: known)
+        }
+        guard let type = known else {
             // Why matters: a missing plugin (a binary copied without its plugins) reads like a
             // bad file name otherwise.
             let reason = if case .failure(let error)? = probed { ": \(error). `castline plugins` lists what is loaded" } else { "" }
@@ -207,6 +213,14 @@ package actor ControlPlane {
         return json
     }
 
+    /// A web page given to `cast` goes to the site route: a media receiver cannot show HTML.
+    func webPage(_ reference: String, _ arguments: CastArguments, type: String) async throws(ControlError) -> JSONValue {
+        let shown = try await site(reference, .page(url: arguments.media, force: nil, reloadEvery: 0, check: true))
+        guard case .object(var object) = shown else { return shown }
+        object.set("routed", .string("\(arguments.media) is a web page (\(type)): shown with DashCast, as `castline site` does"))
+        return .object(object)
+    }
+
     /// Serves `path` to `device` from the address that faces it (one server per device, replaced
     /// by the next command's file).
     func serve(_ path: String, contentType: String, to device: CastDevice) async throws(ControlError) -> String {
@@ -229,10 +243,8 @@ package actor ControlPlane {
     package func shutdown() async {
         for server in servers.values { await server.stop() }
         servers = [:]
-        for byNamespace in channels.values {
-            for channel in byNamespace.values { if case .plugin(let handle) = channel { await handle.close() } }
-        }
         channels = [:]
+        await pluginChannels.closeAll()
     }
 
     // MARK: Media and device controls

@@ -20,6 +20,8 @@ package actor Daemon {
     /// The sessions' options, event loops and managers: the one place the hub's sessions and
     /// discovery are put together (a command's own hub too).
     package nonisolated let context: CastContext
+    /// Channel plugins opened on devices, for commands and jobs alike.
+    package nonisolated let pluginChannels: PluginChannels
     let logSystem: LogSystem
     let group: EventLoopGroup
     let notifier: SystemdNotifier
@@ -46,7 +48,7 @@ package actor Daemon {
     /// `jobStore`: where API jobs are kept (nil: they last until the process ends).
     package init(config: CastlineConfiguration, providers: [any DiscoveryProvider], logSystem: LogSystem, group: EventLoopGroup,
                 logLayers: LogRuleLayers, jobStore: JobStore?, notifier: SystemdNotifier = SystemdNotifier(),
-                announcer: NearbyJobAnnouncer? = nil, linkRetryDelay: Double? = 10) {
+                announcer: NearbyJobAnnouncer? = nil, plugins: (any ChannelPlugins)? = nil, linkRetryDelay: Double? = 10) {
         self.config = config
         self.announcer = announcer
         var buffer = [CChar](repeating: 0, count: 256)
@@ -58,6 +60,7 @@ package actor Daemon {
         self.notifier = notifier
         self.logLayers = logLayers
         self.jobStore = jobStore
+        pluginChannels = PluginChannels(plugins: plugins)
         log = Logger(class: "Daemon", system: logSystem)
         events = HubEvents()
         metrics = HubMetrics()
@@ -141,7 +144,7 @@ package actor Daemon {
 
     func startDriver(_ job: JobEntry) {
         drivers[job.name] = JobDriver(job: job, registry: registry, events: events, defaultAppID: config.receiverAppID, group: group,
-                                      logSystem: logSystem)
+                                      logSystem: logSystem, pluginChannels: pluginChannels)
     }
 
     func handle(_ event: DiscoveryEvent) async {

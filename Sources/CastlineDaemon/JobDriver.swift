@@ -28,12 +28,16 @@ package actor JobDriver {
     /// way, whose outcome is then ignored.
     var castGenerations: [String: Int] = [:]
     var servers: [String: MediaFileServer] = [:]
+    /// A site job's effective force per device (the pre-flight's decision at the last cast).
+    var siteForce: [String: Bool] = [:]
+    let pluginChannels: PluginChannels?
     var stopped = false
 
     /// `defaultAppID`: the app when the job names none (the config's `receiver_app_id`).
     package init(job: JobEntry, registry: DeviceRegistry, events: HubEvents, defaultAppID: String, group: EventLoopGroup,
-                logSystem: LogSystem) {
+                logSystem: LogSystem, pluginChannels: PluginChannels? = nil) {
         self.job = job
+        self.pluginChannels = pluginChannels
         self.registry = registry
         self.events = events
         self.defaultAppID = defaultAppID
@@ -42,7 +46,12 @@ package actor JobDriver {
         log = Logger(class: "JobDriver", system: logSystem).with(["job": .string(job.name)])
     }
 
-    var appID: String { job.appID ?? defaultAppID }
+    var appID: String { job.site != nil ? SiteArguments.dashCastApp : job.appID ?? defaultAppID }
+
+    /// A site job's page as the site route takes it.
+    var site: SiteArguments? {
+        job.site.map { .page(url: $0.url, force: $0.force, reloadEvery: $0.reloadEvery, check: $0.preflight) }
+    }
 
     /// Whether `device` (with its config aliases) is one of this job's.
     package nonisolated func matches(_ device: CastDevice, aliases: [String]) -> Bool {
@@ -158,6 +167,10 @@ package actor JobDriver {
         if let app = now.app, app.appID != appID {
             return JobStateMachine.MediaObservation(playerState: "APP", isOurs: false, heldByCommand: held)
         }
+        if job.site != nil, now.app != nil {
+            // DashCast runs and reports no media: the page is up.
+            return JobStateMachine.MediaObservation(playerState: "APP", isOurs: true, heldByCommand: held)
+        }
         return nil
     }
 
@@ -194,12 +207,32 @@ package actor JobDriver {
         }
     }
 
+    /// Sends a site job's page again (the receiver stops apps that show no media).
+    func keepAlive(_ id: String) async {
+        guard let site, let device = devices[id], let pluginChannels else { return }
+        let count = machines[id]?.keepAlives ?? 0
+        do throws(ControlError) {
+            let (_, link) = try await registry.link(id)
+            _ = try await SiteShow.show(site, force: siteForce[id] ?? (job.site?.force ?? false), on: link, device: device, channels: pluginChannels)
+            log.info("keep-alive \(count): \(job.media.url) sent again to \(device.friendlyName)", [
+                "device": .string(id), "url": .string(job.media.url), "keepAlive": .int(Int64(count)),
+                "interval": .double(job.site?.keepAliveInterval ?? 0),
+            ])
+            events.emit(.job, "keep-alive", device: id, job: job.name, ["count": .int(Int64(count))])
+        } catch {
+            // The app's stop, if that is what follows, is observed and recast.
+            log.warning("keep-alive \(count) to \(device.friendlyName) failed: \(error)", ["device": .string(id), "error": .string(error.code)])
+        }
+    }
+
     func perform(_ action: JobStateMachine.Action, on id: String) {
         switch action {
         case .cast(let reason):
             castGenerations[id, default: 0] += 1
             let generation = castGenerations[id]!
             Task { await self.cast(id, reason: reason, generation: generation) }
+        case .keepAlive:
+            Task { await self.keepAlive(id) }
         case .endSession:
             appSessions[id] = nil
         case .checkStatus:
@@ -219,6 +252,10 @@ package actor JobDriver {
             if castGenerations[id] == generation { feed(id, input) }
         }
         log.info("casting to \(device.friendlyName): \(reason)", ["device": .string(id), "reason": .string(reason), "url": .string(job.media.url)])
+        if site != nil {
+            await showSite(id, device: device, generation: generation)
+            return
+        }
         let link: CastSession
         do {
             (_, link) = try await registry.link(id)
@@ -255,6 +292,39 @@ package actor JobDriver {
             guard castGenerations[id] == generation else { return }
             await registry.release(id, owner: job.name)
             report(.castFailed("\(error)"))
+        }
+    }
+
+    /// A site job's cast: the page checked, then shown through the site route's one path.
+    func showSite(_ id: String, device: CastDevice, generation: Int) async {
+        guard let site, case .page(let url, let asked, _, let check) = site else { return }
+        func report(_ input: JobStateMachine.Input) {
+            if castGenerations[id] == generation { feed(id, input) }
+        }
+        guard let pluginChannels else {
+            report(.castFailed("no channel plugins in this hub"))
+            return
+        }
+        do throws(ControlError) {
+            var force = asked ?? false
+            if check {
+                let checked = try await SitePreflight.check(url, group: group)
+                if asked == nil, let reason = checked.forceReason {
+                    force = true
+                    log.info("\(url) is sent with force: \(reason)", ["device": .string(id), "url": .string(url)])
+                }
+            }
+            let (_, link) = try await registry.link(id)
+            let (app, _) = try await SiteShow.show(site, force: force, on: link, device: device, channels: pluginChannels)
+            guard castGenerations[id] == generation else { return }
+            siteForce[id] = force
+            appSessions[id] = AppSession(id: app.sessionID)
+            await registry.claim(id, owner: job.name, contentID: url)
+            log.info("\(device.friendlyName): showing \(url)", ["device": .string(id), "url": .string(url), "force": .bool(force)])
+            report(.castSucceeded)
+        } catch {
+            log.warning("\(device.friendlyName): cannot show \(url): \(error.message)", ["device": .string(id), "error": .string(error.code)])
+            report(.castFailed(error.message))
         }
     }
 

@@ -82,6 +82,8 @@ package struct JobStateMachine: Sendable {
         case endSession
         /// Ask the device for the media status (periodic check while playing).
         case checkStatus
+        /// Send a site job's page again, so the receiver does not stop an app that shows no media.
+        case keepAlive
     }
 
     package let job: JobEntry
@@ -94,6 +96,10 @@ package struct JobStateMachine: Sendable {
     package private(set) var lastReason = ""
     private var seenBefore = false
     private var lastCheck = 0.0
+    /// When the site job's page was last sent (a cast or a keep-alive).
+    private var lastSent = 0.0
+    /// Keep-alives sent, for the status and tests.
+    package private(set) var keepAlives = 0
     /// While yielding: to a command's cast (no `reclaim_after`).
     private var heldByCommand = false
 
@@ -113,7 +119,8 @@ package struct JobStateMachine: Sendable {
                 if current.isOurs {
                     state = .playing
                     lastCheck = now
-                    return []
+                    // A site job's app runs, but which page it shows is not reported: send ours.
+                    return job.site != nil ? keepAlive(now) : []
                 }
                 return takeover("another sender's media plays there", now: now, held: current.heldByCommand)
             }
@@ -134,6 +141,7 @@ package struct JobStateMachine: Sendable {
             failures = 0
             state = .playing
             lastCheck = now
+            lastSent = now
             return []
         case (.castFailed, .casting):
             failures += 1
@@ -187,6 +195,10 @@ package struct JobStateMachine: Sendable {
         case (.tick, .backingOff(let until)):
             return now >= until ? startCast(failures > 0 ? "retry \(failures)" : "retry", now: now) : []
         case (.tick, .playing):
+            if let site = job.site {
+                // The receiver reports the app, not the page: only the keep-alive is due.
+                return now - lastSent >= site.keepAliveInterval ? keepAlive(now) : []
+            }
             guard now - lastCheck >= job.checkInterval else { return [] }
             lastCheck = now
             return [.checkStatus]
@@ -198,6 +210,12 @@ package struct JobStateMachine: Sendable {
         case (.tick, _):
             return []
         }
+    }
+
+    private mutating func keepAlive(_ now: Double) -> [Action] {
+        lastSent = now
+        keepAlives += 1
+        return [.keepAlive]
     }
 
     private mutating func startCast(_ reason: String, now: Double) -> [Action] {

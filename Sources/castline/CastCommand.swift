@@ -22,6 +22,8 @@ struct CastCommand: AsyncParsableCommand {
             address that faces the device; castline then keeps running until playback ends or SIGINT/SIGTERM, \
             which stops the media (the file stops being served). --follow keeps printing status changes \
             (JSON lines with --json) until the media ends, the session ends, or a signal.
+            A web page is not media: --site (or a URL the server says is text/html) shows it with DashCast, \
+            as `castline site` does, and the output says so.
             """ + "\n" + CastlineExit.summary)
 
     @Argument(help: "An http(s) URL or a local file.")
@@ -39,6 +41,7 @@ struct CastCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Keep running and print status changes until the media ends.") var follow = false
     @Option(name: .long, help: "Seconds to wait for PLAYING after the load.") var playTimeout: Double = 30
     @Option(name: .long, help: "Port for the built-in file server (0: any free port).") var servePort: Int = 0
+    @Flag(name: .long, help: "Show the URL as a web page with DashCast (as `castline site URL`).") var site = false
 
     func validate() throws {
         if let streamType, StreamType.named(streamType) == nil { throw ValidationError("--stream-type must be buffered, live or none") }
@@ -69,6 +72,21 @@ struct CastCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if site {
+            guard isURL else {
+                printError("castline cast: --site needs an http(s) URL (the TV fetches the page), not \(media)")
+                throw CastlineExit.usage
+            }
+            let target = try options.target(featureKinds: [.channel])
+            do {
+                _ = try await target.run(action: "site", body: ["url": .string(media)], device: options.device.device, json: options.json)
+            } catch {
+                await target.close()
+                throw error
+            }
+            await target.close()
+            return
+        }
         var resolved = media
         if !isURL {
             do { resolved = try LocalMediaFile.open(media).path } catch {
@@ -79,9 +97,9 @@ struct CastCommand: AsyncParsableCommand {
         // A fixed serving port is this process's own: the cast runs here, not in the daemon.
         let target: any ControlTarget
         if servePort == 0 {
-            target = try options.target(featureKinds: [.mediaFormat])
+            target = try options.target(featureKinds: [.mediaFormat, .channel])
         } else {
-            target = LocalHub(environment: try CommandEnvironment(options: options.device.request, featureKinds: [.mediaFormat]),
+            target = LocalHub(environment: try CommandEnvironment(options: options.device.request, featureKinds: [.mediaFormat, .channel]),
                               servePort: servePort)
         }
         do {

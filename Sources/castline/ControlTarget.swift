@@ -69,6 +69,8 @@ enum CommandOutput {
     static func print(_ answer: JSONValue, json: Bool) {
         if json {
             printLine(answer.serialized())
+        } else if let site = SiteLine(answer) {
+            for line in site.lines { printLine(line) }
         } else if let snapshot = StatusSnapshot(json: answer, receivedAt: MonotonicClock.seconds()) {
             printLine(StatusView.oneLine(snapshot))
         }
@@ -78,5 +80,31 @@ enum CommandOutput {
     static func exit(_ error: ControlError) -> ExitCode {
         printError("castline: \(error.message)")
         return ExitCode(error.exitCode)
+    }
+}
+
+/// A site answer as the lines `castline site` prints: why it was routed there, what shows
+/// where, forced or framed and why, and the pre-flight's notes.
+struct SiteLine {
+    let answer: JSONValue
+
+    init?(_ answer: JSONValue) {
+        guard answer["site"]?.string != nil, answer["app"]?.string != nil else { return nil }
+        self.answer = answer
+    }
+
+    var lines: [String] {
+        var lines: [String] = []
+        if let routed = answer["routed"]?.string { lines.append(routed) }
+        let device = answer["device"]?.string ?? answer["id"]?.string ?? "?"
+        let app = answer["app"]?.string ?? ""
+        let appName = app == SiteArguments.homeAssistantApp ? "Home Assistant Cast" : app == SiteArguments.dashCastApp ? "DashCast" : app
+        var line = "\(device): showing \(answer["site"]?.string ?? "") with \(appName) (\(app))"
+        if answer["force"]?.bool == true { line += ", forced" }
+        lines.append(line)
+        if case .array(let notes)? = answer["notes"] {
+            for note in notes { if let text = note.string { lines.append("  note: \(text)") } }
+        }
+        return lines
     }
 }

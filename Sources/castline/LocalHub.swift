@@ -19,11 +19,10 @@ final class LocalHub: ControlTarget {
         config.jobs = []
         let layers = LogRuleLayers(config: nil, configSource: config.file, environment: nil, commandLine: nil, defaultMinimum: .warning)
         daemon = Daemon(config: config, providers: [], logSystem: environment.logSystem, group: environment.group, logLayers: layers,
-                        jobStore: nil, linkRetryDelay: nil)
+                        jobStore: nil, plugins: HostChannelPlugins(host: environment.plugins), linkRetryDelay: nil)
         let plugins = environment.plugins
         plane = ControlPlane(daemon: daemon, config: config, logSystem: environment.logSystem, group: environment.group,
-                             probe: { media, type, head in plugins.probeMediaFormat(url: media, contentType: type, body: head).mapError { $0 } },
-                             plugins: HostChannelPlugins(host: plugins), servePort: servePort)
+                             probe: { media, type, head in plugins.probeMediaFormat(url: media, contentType: type, body: head).mapError { $0 } }, servePort: servePort)
     }
 
     func devices(_ text: String?) async throws -> [String] {

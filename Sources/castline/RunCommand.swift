@@ -54,11 +54,11 @@ struct RunCommand: AsyncParsableCommand {
         let jobsFile = settings.daemon.jobsFile ?? NearbyPermissionStore.defaultDirectory(environment: env) + "/jobs.json"
         let daemon = Daemon(config: settings, providers: environment.discoveryProviders(),
                             logSystem: environment.logSystem, group: environment.group, logLayers: layers,
-                            jobStore: JobStore(path: jobsFile, logSystem: environment.logSystem), announcer: announcer)
+                            jobStore: JobStore(path: jobsFile, logSystem: environment.logSystem), announcer: announcer,
+                            plugins: HostChannelPlugins(host: environment.plugins))
         let plugins = environment.plugins
         let plane = ControlPlane(daemon: daemon, config: settings, logSystem: environment.logSystem, group: environment.group,
-                                 probe: { media, type, head in plugins.probeMediaFormat(url: media, contentType: type, body: head).mapError { $0 } },
-                                 plugins: HostChannelPlugins(host: plugins))
+                                 probe: { media, type, head in plugins.probeMediaFormat(url: media, contentType: type, body: head).mapError { $0 } })
         let logger = Logger(class: "RunCommand", system: environment.logSystem)
         DescriptorLimit.raise(log: logger)
         let server: APIServer

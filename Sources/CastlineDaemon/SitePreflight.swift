@@ -1,0 +1,90 @@
+import CastCore
+import CastTransport
+import NIOCore
+import NIOHTTP1
+
+/// What castline learns of a web page before it sends it to a TV, and what that means for
+/// DashCast: a page that refuses to be framed (`X-Frame-Options`, CSP `frame-ancestors`) is
+/// blank in DashCast's iframe, so it is sent with `force`; an http page inside DashCast's https
+/// receiver is blocked as mixed content, so it is forced too; a page that cannot be fetched
+/// fails before anything is launched on the TV.
+package struct SitePreflight: Sendable, Equatable {
+    /// The URL after redirects.
+    package var finalURL: String
+    package var status: Int
+    package var contentType: String?
+    /// Why the page cannot be framed (the header that says so), nil when it can.
+    package var refusesFrames: String?
+    /// The page is http: an https receiver blocks it in a frame (mixed content).
+    package var mixedContent: Bool
+
+    /// Whether DashCast must navigate to the page itself, and why.
+    package var forceReason: String? {
+        if let refusesFrames { return "the page refuses to be framed (\(refusesFrames))" }
+        if mixedContent { return "the page is http, and DashCast's https receiver blocks http frames as mixed content" }
+        return nil
+    }
+
+    /// HTML: what a media receiver cannot show and DashCast can.
+    package static func isWebPage(_ contentType: String) -> Bool {
+        let type = contentType.split(separator: ";").first.map { String($0).trimmingSpaces.lowercased() } ?? ""
+        return type == "text/html" || type == "application/xhtml+xml"
+    }
+
+    /// Redirects followed at most.
+    static let maximumRedirects = 5
+
+    /// Judges one answer's headers (pure).
+    package static func judge(url: String, status: Int, headers: [(String, String)]) -> SitePreflight {
+        func header(_ name: String) -> [String] { headers.filter { $0.0.lowercased() == name }.map(\.1) }
+        let type = header("content-type").first.map { String($0.split(separator: ";")[0]).trimmingSpaces.lowercased() }
+        var refusal: String?
+        if let frameOptions = header("x-frame-options").first {
+            let value = frameOptions.trimmingSpaces.uppercased()
+            if value == "DENY" || value == "SAMEORIGIN" || value.hasPrefix("ALLOW-FROM") { refusal = "X-Frame-Options: \(value)" }
+        }
+        for policy in header("content-security-policy") {
+            for directive in policy.split(separator: ";") {
+                let words = directive.split(whereSeparator: { $0 == " " || $0 == "\t" }).map { String($0) }
+                guard words.first?.lowercased() == "frame-ancestors" else { continue }
+                let sources = words.dropFirst().map { $0.lowercased() }
+                // `*` and `https:` let any https page (DashCast's receiver) frame it; anything
+                // else ('none', 'self', named hosts) keeps it out.
+                if !sources.contains("*") && !sources.contains("https:") {
+                    refusal = "Content-Security-Policy: frame-ancestors \(sources.isEmpty ? "(none)" : sources.joined(separator: " "))"
+                }
+            }
+        }
+        return SitePreflight(finalURL: url, status: status, contentType: type, refusesFrames: refusal,
+                             mixedContent: url.lowercased().hasPrefix("http://"))
+    }
+
+    /// Fetches `url`'s head (HEAD, or GET where HEAD is not answered), following redirects; a
+    /// page that cannot be fetched, or answers an error status, fails with the reason.
+    package static func check(_ url: String, timeout: Double = 5, group: EventLoopGroup) async throws(ControlError) -> SitePreflight {
+        guard var target = HTTPURL(url) else { throw ControlError.usage("bad_url", "site: \"\(url)\" is not an http(s) URL") }
+        for _ in 0...maximumRedirects {
+            var answer = await HTTPExchange.request(.HEAD, url: target, timeout: timeout, maximumBody: 0, group: group)
+            if case .success(let head) = answer, head.status == 405 || head.status == 501 {
+                answer = await HTTPExchange.request(.GET, url: target, timeout: timeout, maximumBody: 1, group: group)
+            }
+            let head: HTTPExchange.Answer
+            switch answer {
+            case .success(let a): head = a
+            case .failure(let failure):
+                throw ControlError(.unavailable, "site_unreachable", "\(target) cannot be fetched: \(failure); nothing was cast (the TV could not show it either)")
+            }
+            if [301, 302, 303, 307, 308].contains(head.status), let location = head.headers.first(name: "location"),
+               let next = target.resolving(location) {
+                target = next
+                continue
+            }
+            guard head.status < 400 else {
+                throw ControlError(.unavailable, "site_http_error",
+                                   "\(target) answers HTTP \(head.status); nothing was cast (use --no-check, \"preflight\": false, to send it anyway)")
+            }
+            return judge(url: target.description, status: head.status, headers: head.headers.map { ($0.name, $0.value) })
+        }
+        throw ControlError(.unavailable, "site_redirect_loop", "\(url) redirects more than \(maximumRedirects) times; nothing was cast")
+    }
+}

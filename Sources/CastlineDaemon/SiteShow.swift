@@ -1,0 +1,48 @@
+import CastCore
+import CastSender
+
+/// Shows a site on one device: its app launched unless it runs, its channel plugin opened, the
+/// page (or dashboard) sent. The one way commands and jobs put a site on a TV.
+package enum SiteShow {
+    /// The app's session and the plugin's answer. `force`: the page's effective force (the
+    /// pre-flight's decision); ignored for a dashboard.
+    package static func show(_ site: SiteArguments, force: Bool, on link: CastSession, device: CastDevice,
+                             channels: PluginChannels, timeout: Double = 15) async throws(ControlError) -> (app: ApplicationInfo, reply: JSONValue) {
+        guard let feature = channels.feature(forNamespace: site.namespace) else {
+            throw ControlError(.unavailable, "site_plugin_missing",
+                               "no channel plugin declares \(site.namespace): the web-pages plugin (libCastlinePluginWebPages.so) is not loaded; "
+                               + "`castline plugins` lists what is")
+        }
+        let app: ApplicationInfo
+        do {
+            if let running = await link.application, running.appID == site.appID { app = running } else {
+                app = try await link.launch(appID: site.appID)
+            }
+        } catch {
+            if case .requestFailed(_, .launchError(.notFound?)) = error {
+                throw ControlError(.notFound, "app_not_found", "\(device.friendlyName) has no app \(site.appID) (\(appName(site)))")
+            }
+            throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): cannot launch \(appName(site)): \(error)")
+        }
+        let handle = try await channels.handle(feature: feature, device: device.id, deviceName: device.friendlyName, link: link)
+        let command: JSONValue
+        switch site {
+        case .page(let url, _, let every, _):
+            command = ["url": .string(url), "force": .bool(force), "reload_every": .double(every)]
+        case .dashboard(let view, let path):
+            var object = JSONObject()
+            if let view { object.set("view_path", .string(view)) }
+            if let path { object.set("url_path", .string(path)) }
+            command = .object(object)
+        }
+        switch await handle.command(command, timeout: timeout) {
+        case .success(let reply): return (app, reply)
+        case .failure(let error): throw ControlError(.refused, error.code, "\(device.friendlyName): \(error.message)")
+        }
+    }
+
+    static func appName(_ site: SiteArguments) -> String {
+        if case .dashboard = site { return "Home Assistant Cast" }
+        return "DashCast"
+    }
+}

@@ -1,0 +1,251 @@
+"""Web pages and dashboards on TVs, end to end: `castline site` / `cast --site` / a text/html URL
+through the web-pages plugin (DashCast, Home Assistant Cast) against `castline sim`; the
+pre-flight (X-Frame-Options, unreachable pages) against a real HTTP server in the namespace; a
+site job kept alive past the device's idle timeout; the API's site route and a channel request;
+pychromecast's own DashCastController and HomeAssistantController against the simulator."""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.parse
+
+import pytest
+
+from conftest import CLIENTS, PYTHON, Simulator, castline_binary, run_client, wait_until
+from hub import Hub, api
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
+
+DEVICE = "127.0.0.1"
+DASHCAST = "84912283"
+HOME_ASSISTANT = "A078F6B0"
+
+PAGE_SERVER = r"""
+import http.server, sys
+HEADERS = {"/deny.html": [("X-Frame-Options", "DENY")],
+           "/csp.html": [("Content-Security-Policy", "default-src 'self'; frame-ancestors 'self'")],
+           "/framable.html": [("Content-Security-Policy", "frame-ancestors *")]}
+class Handler(http.server.BaseHTTPRequestHandler):
+    def answer(self, body):
+        path = self.path.split("?")[0]
+        if path == "/missing.html":
+            self.send_response(404); self.end_headers(); return
+        if path == "/moved":
+            self.send_response(302); self.send_header("Location", "/dash.html"); self.end_headers(); return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        for name, value in HEADERS.get(path, []):
+            self.send_header(name, value)
+        page = b"<html><body>castline dashboard</body></html>"
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        if body:
+            self.wfile.write(page)
+    def do_HEAD(self): self.answer(False)
+    def do_GET(self): self.answer(True)
+    def log_message(self, *args): pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+@pytest.fixture
+def pages(netns):
+    """A web server in the namespace: its base URL. Stopped by PID at teardown."""
+    process = subprocess.Popen(netns.command(sys.executable, "-c", PAGE_SERVER), stdout=subprocess.PIPE, text=True)
+    port = int(process.stdout.readline())
+    yield f"http://127.0.0.1:{port}"
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def castline(netns, *args, timeout=60, env=None):
+    return netns.run(castline_binary(), *args, timeout=timeout, env=env)
+
+
+def app_state(sim, index=0):
+    return sim.control({"command": "list"})["devices"][index]["state"].get("app")
+
+
+def launches(sim):
+    return [f for f in sim.frames() if f.get("namespace") == "urn:x-cast:com.google.cast.receiver"
+            and '"LAUNCH"' in json.dumps(f.get("payload", ""))]
+
+
+def test_cast_site_shows_the_page_with_dashcast(netns, sim, pages):
+    url = f"{pages}/dash.html"
+    result = castline(netns, "cast", "--site", url, "--device", DEVICE)
+    assert result.returncode == 0, result.stderr
+    assert f"showing {url} with DashCast ({DASHCAST})" in result.stdout, result.stdout
+    # DashCast's receiver is an https page: an http page in its frame would be blocked as mixed
+    # content, so it is forced, and the line says so.
+    assert "forced\n  note: sent with force: the page is http" in result.stdout and "mixed content" in result.stdout, result.stdout
+    app = app_state(sim)
+    assert app["appId"] == DASHCAST and app["page"]["url"] == url and app["page"]["force"] is True
+
+
+def test_a_text_html_url_given_to_cast_goes_to_dashcast_and_says_so(netns, sim, pages):
+    url = f"{pages}/moved"
+    result = castline(netns, "cast", url, "--device", DEVICE)
+    assert result.returncode == 0, result.stderr
+    assert "is a web page (text/html): shown with DashCast" in result.stdout, result.stdout
+    app = app_state(sim)
+    assert app["appId"] == DASHCAST and app["page"]["url"] == url
+
+
+@pytest.mark.parametrize("page,header", [("deny.html", "X-Frame-Options: DENY"),
+                                         ("csp.html", "frame-ancestors 'self'")])
+def test_a_page_that_refuses_frames_is_forced_and_the_line_says_why(netns, sim, pages, page, header):
+    url = f"{pages}/{page}"
+    result = castline(netns, "site", url, "--device", DEVICE)
+    assert result.returncode == 0, result.stderr
+    assert "forced" in result.stdout and header in result.stdout, result.stdout
+    assert app_state(sim)["page"] == {"url": url, "force": True, "reloadTime": 0}
+
+
+def test_an_http_page_is_named_as_mixed_content_and_no_force_keeps_it_framed(netns, sim, pages):
+    url = f"{pages}/framable.html"
+    result = castline(netns, "site", url, "--device", DEVICE, "--no-force", "--reload-every", "30")
+    assert result.returncode == 0, result.stderr
+    assert "mixed content" in result.stdout and "may stay blank" in result.stdout, result.stdout
+    assert app_state(sim)["page"] == {"url": url, "force": False, "reloadTime": 30000}
+
+
+@pytest.mark.parametrize("path,reason", [(":1/dash.html", "connection refused"), ("/missing.html", "HTTP 404")])
+def test_an_unreachable_page_fails_before_anything_is_launched(netns, sim, pages, path, reason):
+    url = "http://127.0.0.1:1/dash.html" if path.startswith(":") else f"{pages}{path}"
+    result = castline(netns, "site", url, "--device", DEVICE)
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    assert reason in result.stderr and "nothing was cast" in result.stderr, result.stderr
+    assert app_state(sim) is None or app_state(sim)["appId"] != DASHCAST
+    assert launches(sim) == [], "nothing is launched for a page that cannot be fetched"
+
+
+def test_text_html_into_the_default_media_receiver_fails_readably(netns, sim, pages):
+    result = castline(netns, "cast", f"{pages}/dash.html", "--app", "CC1AD845", "--content-type", "text/html",
+                      "--device", DEVICE)
+    assert result.returncode == 4, (result.returncode, result.stdout, result.stderr)
+    assert "LOAD_FAILED" in result.stderr and "MEDIA_SRC_NOT_SUPPORTED" in result.stderr, result.stderr
+
+
+def test_site_job_keeps_its_page_past_a_20_s_idle_timeout(netns, workdir, pages):
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--app-idle-timeout", "20"])
+    hub = None
+    try:
+        url = f"{pages}/dash.html"
+        hub = Hub(netns, sim, workdir, jobs=f"""jobs:
+  - name: lobby-dashboard
+    devices: ["*"]
+    site: {{url: "{url}", idle_timeout: 20}}
+""")
+        wait_until(lambda: (app_state(sim) or {}).get("page", {}).get("url") == url, 20, "the job's page on the device")
+        shown = time.monotonic()
+        launched = len(launches(sim))
+        # A keep-alive every 13.3 s (two thirds of 20 s): the 7th comes 93 s after the cast, by
+        # when the idle timeout would have stopped an app left alone four times.
+        wait_until(lambda: hub.log().count("keep-alive") >= 7, 120, "7 keep-alives")
+        assert time.monotonic() - shown >= 90
+        app = app_state(sim)
+        assert app["appId"] == DASHCAST and app["page"]["url"] == url, app
+        assert "stopped: no media" not in sim.log_text(), "the idle timeout never caught the page"
+        assert len(launches(sim)) == launched, "keep-alives re-send the page; they do not relaunch"
+        keepalives = [line for line in hub.log().splitlines() if "keep-alive" in line]
+        assert all(url in line for line in keepalives), keepalives
+    finally:
+        if hub:
+            hub.stop()
+        sim.stop()
+
+
+def test_a_site_job_shows_the_page_again_as_soon_as_the_app_stops(netns, sim, workdir, pages):
+    url = f"{pages}/dash.html"
+    hub = Hub(netns, sim, workdir, jobs=f"""jobs:
+  - name: lobby-dashboard
+    devices: ["*"]
+    site: "{url}"
+""")
+    try:
+        wait_until(lambda: (app_state(sim) or {}).get("page", {}).get("url") == url, 20, "the job's page on the device")
+        sim.control({"command": "stop-app"})
+        wait_until(lambda: (app_state(sim) or {}).get("page", {}).get("url") == url and "the receiver app was stopped" in hub.log(),
+                   20, "the page back after the app stopped")
+    finally:
+        hub.stop()
+
+
+def test_the_api_site_route_and_a_channel_request_to_dashcast(netns, sim, workdir, pages):
+    hub = Hub(netns, sim, workdir)
+    try:
+        name = urllib.parse.quote(sim.ready["devices"][0]["name"])
+        url = f"{pages}/deny.html"
+        status, body, _ = hub.post(f"/v1/devices/{name}/site", {"url": url})
+        assert status == 200, body
+        assert body["app"] == DASHCAST and body["force"] is True and "X-Frame-Options: DENY" in body["preflight"]["refuses_frames"]
+        assert app_state(sim)["page"]["url"] == url
+        status, body, _ = hub.post(f"/v1/devices/{name}/site", {"url": "ftp://example"})
+        assert status == 400 and body["error"]["code"] == "bad_url", body
+        other = f"{pages}/dash.html"
+        status, body, _ = hub.post(f"/v1/devices/{name}/channels/urn:x-cast:com.madmod.dashcast",
+                                   {"message": {"url": other, "force": False}})
+        assert status == 200 and body["via"] == "dashcast", body
+        assert app_state(sim)["page"]["url"] == other
+    finally:
+        hub.stop()
+
+
+def test_the_home_assistant_dashboard_shows_a_view_and_the_token_is_never_logged(netns, sim, workdir):
+    token = "castline-secret-refresh-token-5f1c"
+    token_file = os.path.join(workdir, "ha-token")
+    with open(token_file, "w") as f:
+        f.write(token + "\n")
+    os.chmod(token_file, 0o600)
+    hub = Hub(netns, sim, workdir, api_extra=f"""plugins:
+  config:
+    web-pages: {{home_assistant: {{url: "https://ha.example:8123", uuid: "0a1b2c", token_file: "{token_file}"}}}}
+""", log_rules="debug")
+    try:
+        name = urllib.parse.quote(sim.ready["devices"][0]["name"])
+        status, body, _ = hub.post(f"/v1/devices/{name}/site", {"home_assistant": {"view_path": "lobby"}})
+        assert status == 200, body
+        assert body["app"] == HOME_ASSISTANT and body["reply"]["connected"] is True
+        page = app_state(sim)["page"]
+        assert page["hassUrl"] == "https://ha.example:8123" and page["lovelacePath"] == "lobby"
+        # The token went to the device (the simulator connected) and into no log.
+        with open(sim.frame_log) as f:
+            frames = f.read()
+        assert "refreshToken" in frames, "the connect message is in the frame log"
+        for where, text in [("daemon log", hub.log()), ("simulator log", sim.log_text()), ("frame log", frames)]:
+            assert token not in text, f"the refresh token is in the {where}"
+        os.chmod(token_file, 0o644)
+        status, body, _ = hub.post(f"/v1/devices/{name}/site", {"home_assistant": {"view_path": "other"}})
+        # Still connected: the token file is not read again, and the view changes.
+        assert status == 200, body
+    finally:
+        hub.stop()
+
+
+def test_pychromecast_dashcast_controller_loads_a_url(netns, sim):
+    device = sim.device
+    client = subprocess.Popen(netns.command(PYTHON, os.path.join(CLIENTS, "web_apps.py"), device["address"], str(device["castPort"]),
+                                            device["uuid"], "dashcast", "https://example.com/board", "true"),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        sent = json.loads(client.stdout.readline() or "{}")
+        assert sent.get("app_id") == DASHCAST, (sent, client.stderr.read() if client.poll() is not None else "")
+        wait_until(lambda: (app_state(sim) or {}).get("page") == {"url": "https://example.com/board", "force": True, "reloadTime": 0},
+                   10, "the page pychromecast sent, on the device")
+    finally:
+        client.stdin.close()
+        client.wait(timeout=20)
+    assert client.returncode == 0, client.stderr.read()
+
+
+def test_pychromecast_home_assistant_controller_shows_a_view(netns, sim):
+    device = sim.device
+    result = run_client(netns, "web_apps.py", device["address"], str(device["castPort"]), device["uuid"],
+                        "homeassistant", "https://ha.example:8123", "0a1b2c", "a-refresh-token", "kitchen")
+    assert result["connected"] is True, result
+    assert result["status"]["lovelacePath"] == "kitchen" and result["status"]["hassUrl"] == "https://ha.example:8123"
