@@ -49,6 +49,34 @@ import Testing
         ])
     }
 
+    @Test func aSiteJobTakesAPageAndItsKeepAliveSettings() throws {
+        let (config, _) = try CastlineConfiguration.parse("""
+            jobs:
+              - name: board
+                devices: ["Lobby*"]
+                site: {url: "https://board.example/", force: true, reload_every: 60, idle_timeout: 30}
+              - name: short
+                devices: ["Hall"]
+                site: http://10.0.0.5/board
+            """, file: "c.yaml")
+        let site = try #require(config.jobs[0].site)
+        #expect(site.url == "https://board.example/" && site.force == true && site.reloadEvery == 60 && site.idleTimeout == 30)
+        #expect(site.keepAliveInterval == 20)
+        #expect(config.jobs[0].media.contentType == "text/html")
+        #expect(config.jobs[1].site?.idleTimeout == 600 && config.jobs[1].site?.keepAliveInterval == 540)
+        #expect(config.jobs[0].json["site"]?["idle_timeout"] == .double(30) && config.jobs[0].json["media"] == nil)
+        let again = try JobEntry.parse(config.jobs[0].json.serialized(), source: "api")
+        #expect(again.site == site, "a site job survives the jobs file")
+    }
+
+    @Test func aJobWithBothMediaAndSiteOrNeitherIsAnError() {
+        #expect(errors("jobs:\n  - {name: a, devices: [x], media: http://a/m.mp4, site: http://a/}\n")
+                == ["c.yaml:2:52: error: jobs[0] has both media and site: a job casts one or the other"])
+        #expect(errors("jobs:\n  - {name: a, devices: [x]}\n")
+                == ["c.yaml:2:5: error: jobs[0] needs media (what to play) or site (a web page to keep shown)"])
+        #expect(errors("jobs:\n  - {name: a, devices: [x], site: {url: /srv/board.html}}\n").first?.contains("must be an http:// or https:// URL") == true)
+    }
+
     @Test func anEmptyFileIsTheDefaultConfiguration() throws {
         let (config, warnings) = try CastlineConfiguration.parse("", file: "empty.yaml")
         #expect(warnings.isEmpty && config.jobs.isEmpty && config.devices.isEmpty)

@@ -1,0 +1,152 @@
+import CastCore
+import CastTransport
+import CastlineConfig
+import CastlineDaemon
+import Testing
+
+@Suite struct SitePreflightTests {
+    @Test func aPageWithoutFramingHeadersOverHTTPSIsFramed() {
+        let checked = SitePreflight.judge(url: "https://board.example/", status: 200, headers: [("Content-Type", "text/html; charset=utf-8")])
+        #expect(checked.contentType == "text/html")
+        #expect(checked.refusesFrames == nil && !checked.mixedContent && checked.forceReason == nil)
+    }
+
+    @Test(arguments: [
+        ("X-Frame-Options", "DENY", "X-Frame-Options: DENY"),
+        ("x-frame-options", "sameorigin", "X-Frame-Options: SAMEORIGIN"),
+        ("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'", "frame-ancestors 'none'"),
+        ("Content-Security-Policy", "frame-ancestors 'self' https://intranet.example", "frame-ancestors 'self' https://intranet.example"),
+    ])
+    func headersThatRefuseFramesForceThePage(name: String, value: String, named: String) throws {
+        let checked = SitePreflight.judge(url: "https://board.example/", status: 200, headers: [(name, value)])
+        let reason = try #require(checked.forceReason)
+        #expect(reason.contains(named), "\(reason)")
+    }
+
+    @Test(arguments: ["frame-ancestors *", "frame-ancestors https:", "default-src 'self'"])
+    func policiesThatLetAnHTTPSPageFrameItDoNot(policy: String) {
+        let checked = SitePreflight.judge(url: "https://board.example/", status: 200, headers: [("Content-Security-Policy", policy)])
+        #expect(checked.refusesFrames == nil)
+    }
+
+    @Test func anHTTPPageIsMixedContentInsideDashCast() {
+        let checked = SitePreflight.judge(url: "http://10.0.0.5/board", status: 200, headers: [])
+        #expect(checked.mixedContent && checked.forceReason?.contains("mixed content") == true)
+    }
+
+    @Test func webPagesAreHTMLWhateverTheParameters() {
+        #expect(SitePreflight.isWebPage("text/html; charset=utf-8") && SitePreflight.isWebPage("application/xhtml+xml"))
+        #expect(!SitePreflight.isWebPage("video/mp4") && !SitePreflight.isWebPage("text/plain"))
+    }
+}
+
+@Suite struct SiteArgumentsTests {
+    @Test func aPageTakesURLForceReloadAndPreflight() throws {
+        let site = try SiteArguments(json: ["url": "https://board.example/", "force": true, "reload_every": 60, "preflight": false])
+        #expect(site == .page(url: "https://board.example/", force: true, reloadEvery: 60, check: false))
+        #expect(site.appID == "84912283" && site.namespace == "urn:x-cast:com.madmod.dashcast")
+        #expect(try SiteArguments(json: ["url": "http://a.example/x"]) == .page(url: "http://a.example/x", force: nil, reloadEvery: 0, check: true))
+    }
+
+    @Test func aDashboardTakesItsView() throws {
+        let site = try SiteArguments(json: ["home_assistant": ["view_path": "lobby", "url_path": "signage"]])
+        #expect(site == .dashboard(viewPath: "lobby", urlPath: "signage"))
+        #expect(site.appID == "A078F6B0" && site.label == "Home Assistant signage/lobby")
+    }
+
+    static let malformed: [(String, String)] = [
+        (#"{}"#, "missing_url"),
+        (#"{"url": "ftp://a.example/"}"#, "bad_url"),
+        (#"{"url": "https://a.example/", "reload_every": -1}"#, "bad_reload_every"),
+        (#"{"url": "https://a.example/", "home_assistant": {}}"#, "site_ambiguous"),
+        (#"{"url": "https://a.example/", "forse": true}"#, "unknown_key"),
+        (#"{"url": "https://a.example/", "force": "yes"}"#, "bad_type"),
+        (#"{"home_assistant": {"view": "x"}}"#, "unknown_key"),
+    ]
+
+    @Test(arguments: malformed)
+    func malformedSitesAreRefusedWithWhatToFix(body: String, code: String) throws {
+        let json = try JSONValue.parse(body)
+        do {
+            _ = try SiteArguments(json: json)
+            Issue.record("\(body) was accepted")
+        } catch {
+            #expect(error.code == code, "\(error)")
+        }
+    }
+
+    @Test func siteIsADeviceAction() throws {
+        let command = try ControlCommand.device("Lobby", action: "site", body: ["url": "https://a.example/"])
+        #expect(command == .site("Lobby", .page(url: "https://a.example/", force: nil, reloadEvery: 0, check: true)))
+        #expect(command.device == "Lobby")
+    }
+}
+
+@Suite struct HTTPURLTests {
+    @Test func partsOfHTTPAndHTTPSURLs() throws {
+        let plain = try #require(HTTPURL("http://127.0.0.1:8080/dash.html?x=1#top"))
+        #expect(!plain.secure && plain.host == "127.0.0.1" && plain.port == 8080 && plain.target == "/dash.html?x=1")
+        let secure = try #require(HTTPURL("HTTPS://user@board.example"))
+        #expect(secure.secure && secure.host == "board.example" && secure.port == 443 && secure.target == "/")
+        let v6 = try #require(HTTPURL("http://[::1]:81?q"))
+        #expect(v6.host == "::1" && v6.port == 81 && v6.target == "/?q" && v6.description == "http://[::1]:81/?q")
+    }
+
+    @Test(arguments: ["ftp://a/", "http://", "http://a:0/", "http://a:99999/", "http://[::1/", "https://a b/"])
+    func notHTTPURLs(text: String) { #expect(HTTPURL(text) == nil) }
+
+    @Test func redirectsResolveAgainstTheURL() throws {
+        let base = try #require(HTTPURL("http://a.example:8080/boards/lobby.html"))
+        #expect(base.resolving("/dash.html")?.description == "http://a.example:8080/dash.html")
+        #expect(base.resolving("other.html")?.description == "http://a.example:8080/boards/other.html")
+        #expect(base.resolving("https://b.example/x")?.description == "https://b.example/x")
+        #expect(base.resolving("//c.example/y")?.description == "http://c.example/y")
+    }
+}
+
+@Suite struct SiteJobTests {
+    func siteJob(idleTimeout: Double) -> JobEntry {
+        var job = JobEntry(name: "board", devices: ["*"], media: MediaEntry(url: "https://board.example/"))
+        var site = SiteEntry(url: "https://board.example/")
+        site.idleTimeout = idleTimeout
+        job.site = site
+        return job
+    }
+
+    static let dashCast = JobStateMachine.MediaObservation(playerState: "APP", isOurs: true)
+
+    @Test func keepAlivesComeBeforeEachIdleTimeoutOnTheMachinesClock() {
+        var machine = JobStateMachine(job: siteJob(idleTimeout: 20))
+        #expect(machine.handle(.deviceFound(current: nil), now: 0) == [.cast(reason: "device found")])
+        #expect(machine.handle(.castSucceeded, now: 1) == [])
+        var sent: [Double] = []
+        for second in 2...100 where machine.handle(.tick, now: Double(second)) == [.keepAlive] { sent.append(Double(second)) }
+        // Every 13.3 s (two thirds of 20 s): never 20 s without the page being sent.
+        #expect(sent == [15, 29, 43, 57, 71, 85, 99])
+        #expect(machine.keepAlives == 7 && machine.casts == 1)
+        #expect(zip([1] + sent, sent).allSatisfy { $1 - $0 < 20 })
+    }
+
+    @Test func aLongIdleTimeoutIsMetAMinuteEarlyAndNoStatusPollsAreSent() {
+        var machine = JobStateMachine(job: siteJob(idleTimeout: 600))
+        _ = machine.handle(.deviceFound(current: nil), now: 0)
+        _ = machine.handle(.castSucceeded, now: 0)
+        var actions: [JobStateMachine.Action] = []
+        for second in stride(from: 1.0, through: 600, by: 1) { actions += machine.handle(.tick, now: second) }
+        #expect(actions == [.keepAlive], "one keep-alive at 540 s, and no media status requests (DashCast has none)")
+    }
+
+    @Test func theAppStoppingShowsThePageAgainAtOnce() {
+        var machine = JobStateMachine(job: siteJob(idleTimeout: 600))
+        _ = machine.handle(.deviceFound(current: nil), now: 0)
+        _ = machine.handle(.castSucceeded, now: 1)
+        #expect(machine.handle(.media(Self.dashCast), now: 2) == [], "DashCast reports no media: the page is up")
+        #expect(machine.handle(.sessionEnded(.appStopped), now: 30) == [.cast(reason: "the receiver app was stopped")])
+    }
+
+    @Test func dashCastAlreadyRunningWhenTheDeviceIsFoundGetsThePageSent() {
+        var machine = JobStateMachine(job: siteJob(idleTimeout: 600))
+        #expect(machine.handle(.deviceFound(current: Self.dashCast), now: 0) == [.keepAlive])
+        #expect(machine.state == .playing)
+    }
+}
