@@ -192,7 +192,24 @@ package actor JobDriver {
                 "from": .string(before.description), "input": .string(Self.name(input)),
             ])
         }
+        if job.site != nil, before == .playing, machine.state != .playing {
+            let why = Self.pageGoneReason(machine, input: input)
+            log.info("page gone from \(devices[id]?.friendlyName ?? id): \(why)", [
+                "device": .string(id), "deviceName": .string(devices[id]?.friendlyName ?? id), "page": "gone",
+                "url": .string(job.media.url), "reason": .string(why),
+            ])
+        }
         for action in actions { perform(action, on: id) }
+    }
+
+    /// Why a site job's page left the screen, from the state the machine went to.
+    static func pageGoneReason(_ machine: JobStateMachine, input: JobStateMachine.Input) -> String {
+        switch (machine.state, input) {
+        case (.waitingForDevice, _): return "the device was lost"
+        case (.stopped(let reason), _): return reason
+        case (.backingOff, .sessionEnded(.lost(let why))): return why
+        default: return machine.lastReason
+        }
     }
 
     static func name(_ input: JobStateMachine.Input) -> String {
@@ -215,7 +232,8 @@ package actor JobDriver {
             let (_, link) = try await registry.link(id)
             _ = try await SiteShow.show(site, force: siteForce[id] ?? (job.site?.force ?? false), on: link, device: device, channels: pluginChannels)
             log.info("keep-alive \(count): \(job.media.url) sent again to \(device.friendlyName)", [
-                "device": .string(id), "url": .string(job.media.url), "keepAlive": .int(Int64(count)),
+                "device": .string(id), "deviceName": .string(device.friendlyName), "page": "kept",
+                "url": .string(job.media.url), "keepAlive": .int(Int64(count)),
                 "interval": .double(job.site?.keepAliveInterval ?? 0),
             ])
             events.emit(.job, "keep-alive", device: id, job: job.name, ["count": .int(Int64(count))])
@@ -320,7 +338,9 @@ package actor JobDriver {
             siteForce[id] = force
             appSessions[id] = AppSession(id: app.sessionID)
             await registry.claim(id, owner: job.name, contentID: url)
-            log.info("\(device.friendlyName): showing \(url)", ["device": .string(id), "url": .string(url), "force": .bool(force)])
+            log.info("\(device.friendlyName): showing \(url)", [
+                "device": .string(id), "deviceName": .string(device.friendlyName), "page": "shown", "url": .string(url), "force": .bool(force),
+            ])
             report(.castSucceeded)
         } catch {
             log.warning("\(device.friendlyName): cannot show \(url): \(error.message)", ["device": .string(id), "error": .string(error.code)])

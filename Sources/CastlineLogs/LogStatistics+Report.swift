@@ -50,6 +50,15 @@ extension LogStatistics {
             }))
             return .object(item)
         }))
+        o.set("screens", .array(screenReport.map { s in
+            ["device": .string(s.device), "deviceName": .string(s.deviceName), "url": .string(s.url),
+             "shown_s": .double(Self.round(Double(s.shown) / 1e9)), "keepAlives": .int(Int64(s.keepAlives)),
+             "gaps": .array(s.gaps.map { g in
+                 var item: JSONObject = ["start": .string(LogTime.rfc3339(g.start, fractionDigits: 3)), "reason": .string(g.reason)]
+                 item.set("duration_s", g.end.map { .double(Self.round(Double($0 - g.start) / 1e9)) } ?? .null)
+                 return .object(item)
+             })]
+        }))
         o.set("dropped", .object(JSONObject(droppedBySink.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.int($0.value)) })))
         o.set("read", read.json)
         return .object(o)
@@ -90,6 +99,19 @@ extension LogStatistics {
             out.append("  \(s.deviceName) #\(s.localSession) \(LogTime.rfc3339(s.start, fractionDigits: 3)) \(length)"
                        + " end: \(s.endReason ?? "open")" + (s.suspends > 0 ? ", \(s.suspends) suspend(s)" : ""))
             for c in s.appChanges { out.append("    \(LogTime.rfc3339(c.time, fractionDigits: 3)) app \(c.appID) \(c.change)") }
+        }
+        let screens = screenReport
+        if !screens.isEmpty {
+            out.append("")
+            out.append("screens (site jobs): \(screens.count)")
+            for s in screens {
+                let seconds = (Double(s.shown) / 1e9 * 10).rounded() / 10
+                out.append("  \(s.deviceName): \(s.url) shown \(seconds) s, \(s.keepAlives) keep-alive(s), \(s.gaps.count) gap(s)")
+                for g in s.gaps {
+                    let length = g.end.map { "\((Double($0 - g.start) / 1e8).rounded() / 10) s" } ?? "until the end of the log"
+                    out.append("    \(LogTime.rfc3339(g.start, fractionDigits: 3)) gap \(length): \(g.reason)")
+                }
+            }
         }
         if !droppedBySink.isEmpty {
             out.append("")

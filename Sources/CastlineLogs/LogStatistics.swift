@@ -45,6 +45,28 @@ public struct LogStatistics: Sendable {
         public var reason: String
     }
 
+    /// A screen a site job keeps a page on: how long the page showed, and every gap with its reason.
+    public struct Screen: Sendable, Equatable {
+        public var device: String
+        public var deviceName: String
+        public var url: String
+        /// Nanoseconds the page showed, up to the last record.
+        public var shown: Int64 = 0
+        public var keepAlives = 0
+        public var gaps: [Gap] = []
+        var shownSince: Int64?
+    }
+
+    public struct Gap: Sendable, Equatable {
+        public var start: Int64
+        /// nil: the page had not come back by the last record.
+        public var end: Int64?
+        public var reason: String
+    }
+
+    public private(set) var screens: [Screen] = []
+    private var screenIndex: [String: Int] = [:]
+
     public private(set) var messages: [MessageKey: Int] = [:]
     /// Request type → latencies in milliseconds.
     public private(set) var latencies: [String: [Double]] = [:]
@@ -76,6 +98,7 @@ public struct LogStatistics: Sendable {
         last = max(last ?? e.time, e.time)
         if e.className.hasPrefix("CastChannel.") { traffic(e) }
         if e.className == "CastSession" { session(e) }
+        if e.className == "JobDriver", let page = e.text("page") { screen(e, page) }
         if e.className == "LogSystem", let sink = e.text("sink"), let dropped = e.integer("dropped") {
             droppedBySink[sink, default: 0] += dropped
         }
@@ -138,6 +161,39 @@ public struct LogStatistics: Sendable {
         }
     }
 
+    /// JobDriver's page records (`page`: shown, kept, gone) of site jobs, per device.
+    private mutating func screen(_ e: LogEntry, _ page: String) {
+        guard let device = e.text("device") else { return }
+        let index: Int
+        if let known = screenIndex[device] { index = known } else {
+            index = screens.count
+            screenIndex[device] = index
+            screens.append(Screen(device: device, deviceName: e.text("deviceName") ?? device, url: e.text("url") ?? ""))
+        }
+        switch page {
+        case "shown":
+            if let url = e.text("url") { screens[index].url = url }
+            if screens[index].shownSince == nil { screens[index].shownSince = e.time }
+            if let last = screens[index].gaps.indices.last, screens[index].gaps[last].end == nil { screens[index].gaps[last].end = e.time }
+        case "kept":
+            screens[index].keepAlives += 1
+        case "gone":
+            if let since = screens[index].shownSince.take() { screens[index].shown += e.time - since }
+            screens[index].gaps.append(Gap(start: e.time, reason: e.text("reason") ?? "unknown"))
+        default:
+            break
+        }
+    }
+
+    /// The screens with the time a page still shows at the end counted up to the last record.
+    public var screenReport: [Screen] {
+        screens.map { screen in
+            var s = screen
+            if let since = s.shownSince, let last { s.shown += max(0, last - since) }
+            return s
+        }
+    }
+
     /// Requests still waiting at the end, by type (with the ones a newer request replaced).
     public var unansweredByType: [String: Int] {
         var result = unanswered
@@ -163,5 +219,13 @@ public struct Percentiles: Sendable, Equatable {
         p95 = rank(0.95)
         p99 = rank(0.99)
         max = sorted[sorted.count - 1]
+    }
+}
+
+extension Optional {
+    /// The value, leaving nil behind.
+    mutating func take() -> Wrapped? {
+        defer { self = nil }
+        return self
     }
 }

@@ -22,6 +22,34 @@ import Testing
         return LogEntry(time: time, level: level, className: "CastSession", body: body, attributes: a)
     }
 
+    func page(_ time: Int64, _ page: String, reason: String? = nil, device: String = "d1") -> LogEntry {
+        var a: JSONObject = ["device": .string(device), "deviceName": "Lobby TV", "page": .string(page), "url": "https://board.example/"]
+        if let reason { a.set("reason", .string(reason)) }
+        return LogEntry(time: time, level: .info, className: "JobDriver", body: page, attributes: a)
+    }
+
+    @Test mutating func screensCountTheTimeTheirPageShowedAndEveryGapWithItsReason() throws {
+        var stats = LogStatistics()
+        stats.add(page(at(0), "shown"))
+        stats.add(page(at(10_000), "kept"))
+        stats.add(page(at(15_000), "gone", reason: "the receiver app was stopped"))
+        stats.add(page(at(17_500), "shown"))
+        stats.add(page(at(30_000), "gone", reason: "the device was lost"))
+        stats.add(page(at(40_000), "shown"))
+        stats.add(page(at(50_000), "gone", reason: "another sender launched app CC1AD845"))
+        stats.add(traffic(at(60_000), "in", "RECEIVER_STATUS", id: 0))
+        let screen = try #require(stats.screenReport.first)
+        #expect(screen.deviceName == "Lobby TV" && screen.keepAlives == 1)
+        #expect(screen.shown == 15_000_000_000 + 12_500_000_000 + 10_000_000_000, "the gaps are not counted as shown")
+        #expect(screen.gaps.map(\.reason) == ["the receiver app was stopped", "the device was lost", "another sender launched app CC1AD845"])
+        #expect(screen.gaps.map(\.end) == [at(17_500), at(40_000), nil], "the last gap lasts to the end of the log")
+        let text = stats.text(read: LogReadReport())
+        #expect(text.contains("Lobby TV: https://board.example/ shown 37.5 s, 1 keep-alive(s), 3 gap(s)"), "\(text)")
+        #expect(text.contains("gap 2.5 s: the receiver app was stopped") && text.contains("gap until the end of the log"))
+        let json = stats.json(read: LogReadReport())
+        #expect(json["screens"]?[0]?["shown_s"] == .double(37.5))
+    }
+
     @Test mutating func pairsRequestsPerConnectionAndComputesPercentiles() {
         var stats = LogStatistics()
         // Two connections reuse request id 1; each reply pairs with its own request.

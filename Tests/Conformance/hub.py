@@ -42,18 +42,20 @@ class Hub:
     """`castline run` over the simulator's devices, its API on a socket in `workdir`."""
 
     def __init__(self, netns, sim, workdir, jobs="", api_extra="", log_rules="info,CastChannel.*:warning", env=None,
-                 config_from_env=False):
-        """`config_from_env`: the config reaches `castline run` through CASTLINE_CONFIG, not --config."""
+                 config_from_env=False, json_log=None):
+        """`config_from_env`: the config reaches `castline run` through CASTLINE_CONFIG, not --config.
+        `json_log`: a JSON Lines file the json-sink plugin writes the daemon's records to."""
         self.workdir = workdir
         self.socket = os.path.join(workdir, "api.sock")
         self.config = os.path.join(workdir, "hub.yaml")
+        sinks = f", sinks: [{{type: json, options: {{path: {json_log}}}}}]" if json_log else ""
         devices = "\n".join(f"  - {{name: \"{d['name']}\", host: {d['address']}, port: {d['castPort']}}}" for d in sim.ready["devices"])
         with open(self.config, "w") as f:
             f.write(f"""devices:
 {devices}
 discovery: {{providers: [static]}}
 channels: {{allowed_namespaces: ["{ECHO_NS}", "urn:x-cast:org.castline.test"]}}
-logging: {{rules: "{log_rules}"}}
+logging: {{rules: "{log_rules}"{sinks}}}
 api:
   socket: {self.socket}
 {api_extra}

@@ -162,7 +162,8 @@ def test_site_job_keeps_its_page_past_a_20_s_idle_timeout(netns, workdir, pages)
 
 def test_a_site_job_shows_the_page_again_as_soon_as_the_app_stops(netns, sim, workdir, pages):
     url = f"{pages}/dash.html"
-    hub = Hub(netns, sim, workdir, jobs=f"""jobs:
+    log = os.path.join(workdir, "hub.jsonl")
+    hub = Hub(netns, sim, workdir, json_log=log, jobs=f"""jobs:
   - name: lobby-dashboard
     devices: ["*"]
     site: "{url}"
@@ -172,8 +173,18 @@ def test_a_site_job_shows_the_page_again_as_soon_as_the_app_stops(netns, sim, wo
         sim.control({"command": "stop-app"})
         wait_until(lambda: (app_state(sim) or {}).get("page", {}).get("url") == url and "the receiver app was stopped" in hub.log(),
                    20, "the page back after the app stopped")
+        wait_until(lambda: hub.log().count("showing " + url) >= 2, 10, "the second showing logged")
     finally:
         hub.stop()
+    # The log tells the screen's story: shown, one gap with its reason, shown again.
+    stats = castline(netns, "logs", "stats", "--json", log)
+    assert stats.returncode == 0, stats.stderr
+    [screen] = json.loads(stats.stdout)["screens"]
+    assert screen["url"] == url and screen["shown_s"] > 0, screen
+    [gap] = screen["gaps"]
+    assert gap["reason"] == "the receiver app was stopped" and gap["duration_s"] is not None and gap["duration_s"] < 10, gap
+    text = castline(netns, "logs", "stats", log).stdout
+    assert "gap" in text and "the receiver app was stopped" in text, text
 
 
 def test_the_api_site_route_and_a_channel_request_to_dashcast(netns, sim, workdir, pages):
