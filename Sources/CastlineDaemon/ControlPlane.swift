@@ -184,14 +184,21 @@ package actor ControlPlane {
         }
         if arguments.media.hasPrefix("/") { url = try await serve(arguments.media, contentType: type, to: device) }
         let appID = arguments.app ?? receiverAppID
+        let app: ApplicationInfo
         do {
-            _ = try await link.launch(appID: appID)
+            app = try await link.launch(appID: appID)
         } catch {
             if case .requestFailed(_, .launchError(.notFound?)) = error {
                 throw ControlError(.notFound, "app_not_found", "\(device.friendlyName) has no app \(appID)")
             }
             if case .requestFailed(_, .launchError) = error { throw ControlError(.refused, "launch_refused", "\(device.friendlyName): \(error)") }
             throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): \(error)")
+        }
+        // An app that declares namespaces but not the media one (DashCast, a dashboard) never
+        // answers a LOAD: say so now instead of after the play timeout.
+        if !app.namespaces.isEmpty, !app.namespaces.contains(.media) {
+            throw ControlError(.refused, "app_without_media", "\(device.friendlyName): app \(appID)"
+                               + (app.displayName.isEmpty ? "" : " (\(app.displayName))") + " does not play media (it has no \(CastNamespace.media.rawValue) namespace)")
         }
         await registry.claim(device.id, owner: CommandOwner.name, contentID: url)
         let wanted: PlayerState = arguments.noAutoplay ? .paused : .playing

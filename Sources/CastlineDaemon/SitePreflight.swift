@@ -72,7 +72,7 @@ package struct SitePreflight: Sendable, Equatable {
             switch answer {
             case .success(let a): head = a
             case .failure(let failure):
-                throw ControlError(.unavailable, "site_unreachable", "\(target) cannot be fetched: \(failure); nothing was cast (the TV could not show it either)")
+                throw ControlError(.refused, "site_unreachable", "\(target) cannot be fetched: \(failure); nothing was cast (the TV could not show it either)")
             }
             if [301, 302, 303, 307, 308].contains(head.status), let location = head.headers.first(name: "location"),
                let next = target.resolving(location) {
@@ -80,11 +80,11 @@ package struct SitePreflight: Sendable, Equatable {
                 continue
             }
             guard head.status < 400 else {
-                throw ControlError(.unavailable, "site_http_error",
+                throw ControlError(.refused, "site_http_error",
                                    "\(target) answers HTTP \(head.status); nothing was cast (use --no-check, \"preflight\": false, to send it anyway)")
             }
             return judge(url: target.description, status: head.status, headers: head.headers.map { ($0.name, $0.value) })
         }
-        throw ControlError(.unavailable, "site_redirect_loop", "\(url) redirects more than \(maximumRedirects) times; nothing was cast")
+        throw ControlError(.refused, "site_redirect_loop", "\(url) redirects more than \(maximumRedirects) times; nothing was cast")
     }
 }

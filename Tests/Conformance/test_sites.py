@@ -118,7 +118,7 @@ def test_an_http_page_is_named_as_mixed_content_and_no_force_keeps_it_framed(net
 def test_an_unreachable_page_fails_before_anything_is_launched(netns, sim, pages, path, reason):
     url = "http://127.0.0.1:1/dash.html" if path.startswith(":") else f"{pages}{path}"
     result = castline(netns, "site", url, "--device", DEVICE)
-    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    assert result.returncode == 4, (result.returncode, result.stdout, result.stderr)
     assert reason in result.stderr and "nothing was cast" in result.stderr, result.stderr
     assert app_state(sim) is None or app_state(sim)["appId"] != DASHCAST
     assert launches(sim) == [], "nothing is launched for a page that cannot be fetched"
@@ -198,6 +198,11 @@ def test_the_api_site_route_and_a_channel_request_to_dashcast(netns, sim, workdi
         assert app_state(sim)["page"]["url"] == url
         status, body, _ = hub.post(f"/v1/devices/{name}/site", {"url": "ftp://example"})
         assert status == 400 and body["error"]["code"] == "bad_url", body
+        status, body, _ = hub.post(f"/v1/devices/{name}/site", {"url": "http://127.0.0.1:1/"})
+        assert status == 422 and body["error"]["code"] == "site_unreachable", body
+        # Media into DashCast: refused at once (it has no media namespace), not after a timeout.
+        status, body, _ = hub.post(f"/v1/devices/{name}/cast", {"media": "http://127.0.0.1:9/a.mp4", "app": DASHCAST})
+        assert status == 422 and body["error"]["code"] == "app_without_media", body
         other = f"{pages}/dash.html"
         status, body, _ = hub.post(f"/v1/devices/{name}/channels/urn:x-cast:com.madmod.dashcast",
                                    {"message": {"url": other, "force": False}})
@@ -260,3 +265,60 @@ def test_pychromecast_home_assistant_controller_shows_a_view(netns, sim):
                         "homeassistant", "https://ha.example:8123", "0a1b2c", "a-refresh-token", "kitchen")
     assert result["connected"] is True, result
     assert result["status"]["lovelacePath"] == "kitchen" and result["status"]["hassUrl"] == "https://ha.example:8123"
+
+
+MANIFEST = """// swift-tools-version:6.0
+import PackageDescription
+let package = Package(
+    name: "my-dashcast",
+    products: [.library(name: "MyDashCast", type: .dynamic, targets: ["MyDashCast"])],
+    dependencies: [.package(path: "{repo}")],
+    targets: [.target(name: "MyDashCast", dependencies: [
+        .product(name: "CastPluginKit", package: "{identity}"),
+    ])]
+)
+"""
+
+ENTRY = """
+enum MyDashCast: CastlinePlugin {
+    static let id = "my-dashcast"
+    static let version = "1.0.0"
+    static let summary = "DashCast, my way"
+    static let license = "Apache-2.0"
+    static let features: [PluginFeatureDefinition] = [.channel(MyDashCastChannel.self, id: "my-dashcast")]
+}
+
+@_cdecl("castline_plugin_v1_describe")
+public func castlinePluginDescribe() -> UnsafeRawPointer? { PluginExport.describe(MyDashCast.self) }
+"""
+
+
+def test_the_dashcast_walkthrough_builds_a_plugin_outside_the_tree(netns, sim, workdir, pages):
+    """Plugins/README.md's worked example, followed to the letter: a package of its own that
+    depends on castline's CastPluginKit, DashCastChannel.swift copied in, built, loaded with
+    --plugin-path (web-pages turned off), and a page sent through it."""
+    from conftest import REPO
+    package = os.path.join(workdir, "my-dashcast")
+    os.makedirs(os.path.join(package, "Sources", "MyDashCast"))
+    with open(os.path.join(package, "Package.swift"), "w") as f:
+        f.write(MANIFEST.replace("{repo}", REPO).replace("{identity}", os.path.basename(REPO.rstrip("/")).lower()))
+    with open(os.path.join(REPO, "Plugins", "WebPages", "DashCastChannel.swift")) as f:
+        source = f.read().replace("DashCastChannel", "MyDashCastChannel")
+    with open(os.path.join(package, "Sources", "MyDashCast", "MyDashCast.swift"), "w") as f:
+        f.write(source + ENTRY)
+    build = subprocess.run(["swift", "build", "--product", "MyDashCast", "--scratch-path", os.path.join(package, ".build")],
+                           cwd=package, capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+    library = os.path.join(package, ".build", "debug", "libMyDashCast.so")
+    inspect = castline(netns, "plugins", "inspect", library)
+    assert inspect.returncode == 0 and "channel:my-dashcast" in inspect.stdout, inspect.stdout + inspect.stderr
+    hub = Hub(netns, sim, workdir, api_extra=f"plugins: {{paths: [{library}], disabled: [web-pages]}}")
+    try:
+        url = f"{pages}/dash.html"
+        sent = castline(netns, "channel", "request", "--api-socket", hub.socket, "--device", DEVICE,
+                        "--namespace", "urn:x-cast:com.madmod.dashcast", "--app", DASHCAST, json.dumps({"url": url}), "--json")
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        assert json.loads(sent.stdout.splitlines()[-1])["via"] == "my-dashcast", sent.stdout
+        assert app_state(sim)["page"]["url"] == url
+    finally:
+        hub.stop()
