@@ -53,10 +53,21 @@ extension CastlineConfiguration {
             }
         }
         if let node = top.value("session") { decodeSession(node, reader: reader) }
-        if let node = top.value("daemon"), let map = reader.mapping(node, path: "daemon", allowed: ["on_stop", "on_job_removed", "jobs_file"]) {
+        if let node = top.value("daemon"), let map = reader.mapping(node, path: "daemon", allowed: ["on_stop", "on_job_removed", "jobs_file", "idle_timeouts"]) {
             if let value = map.choice("on_stop", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onStop = .init(rawValue: value)! }
             if let value = map.choice("on_job_removed", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onJobRemoved = .init(rawValue: value)! }
             daemon.jobsFile = map.string("jobs_file")
+            if let timeouts = map.value("idle_timeouts"), let models = reader.mapping(timeouts, path: "daemon.idle_timeouts", allowed: nil) {
+                for entry in models.entries {
+                    do { _ = try GlobPattern(entry.key) } catch {
+                        reader.error(entry.mark, "daemon.idle_timeouts: \"\(entry.key)\" is not a valid glob: \(error)")
+                        continue
+                    }
+                    if let seconds = reader.double(entry.value, path: "daemon.idle_timeouts.\(entry.key)", range: 10...86_400, unit: "seconds") {
+                        daemon.idleTimeouts.append((entry.key, seconds))
+                    }
+                }
+            }
         }
         if let node = top.value("api") { decodeAPI(node, reader: reader) }
         if let node = top.value("nearby") { decodeNearby(node, reader: reader) }

@@ -151,6 +151,10 @@ public struct DaemonSettings: Sendable {
     public var onJobRemoved = OnStop.stop
     /// Where jobs added through the API are kept (nil: `jobs.json` in the state folder).
     public var jobsFile: String?
+    /// Device models (globs over the model name) with the idle timeout their receivers apply to
+    /// apps without media, in seconds (`daemon.idle_timeouts`); the first match wins. Site jobs
+    /// without their own `idle_timeout` keep their page up by it.
+    public var idleTimeouts: [(model: String, seconds: Double)] = []
 
     public init() {}
 }
@@ -241,15 +245,16 @@ public struct SiteEntry: Sendable, Hashable {
     public var force: Bool?
     /// Seconds between DashCast's reloads of the page (0: never).
     public var reloadEvery: Double = 0
-    /// The device's idle timeout for apps without media.
-    public var idleTimeout: Double = SiteEntry.defaultIdleTimeout
+    /// The device's idle timeout for apps without media (nil: by the device's model from
+    /// `daemon.idle_timeouts`, else ``defaultIdleTimeout``).
+    public var idleTimeout: Double?
     /// Check the page before each cast (reachable; framing).
     public var preflight = true
 
     public init(url: String) { self.url = url }
 
-    /// Seconds between keep-alives: a minute before the idle timeout, or two thirds of a short one.
-    public var keepAliveInterval: Double { idleTimeout > 90 ? idleTimeout - 60 : idleTimeout * 2 / 3 }
+    /// Seconds between keep-alives for an idle timeout: a minute before it, or two thirds of a short one.
+    public static func keepAliveInterval(idleTimeout: Double) -> Double { idleTimeout > 90 ? idleTimeout - 60 : idleTimeout * 2 / 3 }
 }
 
 /// What to cast: a URL with optional metadata (filled from the media-formats plugin when omitted).

@@ -42,7 +42,7 @@ extension JobEntry {
             page.set("url", .string(site.url))
             if let force = site.force { page.set("force", .bool(force)) }
             if site.reloadEvery > 0 { page.set("reload_every", .double(site.reloadEvery)) }
-            page.set("idle_timeout", .double(site.idleTimeout))
+            if let idle = site.idleTimeout { page.set("idle_timeout", .double(idle)) }
             if !site.preflight { page.set("preflight", .bool(false)) }
             o.set("site", .object(page))
         } else {

@@ -144,7 +144,7 @@ package actor Daemon {
 
     func startDriver(_ job: JobEntry) {
         drivers[job.name] = JobDriver(job: job, registry: registry, events: events, defaultAppID: config.receiverAppID, group: group,
-                                      logSystem: logSystem, pluginChannels: pluginChannels)
+                                      logSystem: logSystem, pluginChannels: pluginChannels, idleTimeouts: config.daemon.idleTimeouts)
     }
 
     func handle(_ event: DiscoveryEvent) async {

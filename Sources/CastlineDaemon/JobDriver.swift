@@ -31,12 +31,15 @@ package actor JobDriver {
     /// A site job's effective force per device (the pre-flight's decision at the last cast).
     var siteForce: [String: Bool] = [:]
     let pluginChannels: PluginChannels?
+    /// `daemon.idle_timeouts`: model globs → seconds.
+    let idleTimeouts: [(model: String, seconds: Double)]
     var stopped = false
 
     /// `defaultAppID`: the app when the job names none (the config's `receiver_app_id`).
     package init(job: JobEntry, registry: DeviceRegistry, events: HubEvents, defaultAppID: String, group: EventLoopGroup,
-                logSystem: LogSystem, pluginChannels: PluginChannels? = nil) {
+                logSystem: LogSystem, pluginChannels: PluginChannels? = nil, idleTimeouts: [(model: String, seconds: Double)] = []) {
         self.job = job
+        self.idleTimeouts = idleTimeouts
         self.pluginChannels = pluginChannels
         self.registry = registry
         self.events = events
@@ -68,7 +71,15 @@ package actor JobDriver {
         guard !stopped, matches(device, aliases: aliases) else { return }
         let known = devices[device.id] != nil
         devices[device.id] = device
-        if machines[device.id] == nil { machines[device.id] = JobStateMachine(job: job) }
+        if machines[device.id] == nil {
+            let (idle, source) = idleTimeout(for: device)
+            machines[device.id] = JobStateMachine(job: job, idleTimeout: idle)
+            if job.site != nil, let interval = machines[device.id]?.keepAliveInterval {
+                log.info("\(device.friendlyName): keep-alive every \(interval.formatted) s (idle timeout \(idle.formatted) s, \(source))", [
+                    "device": .string(device.id), "model": .string(device.modelName), "idleTimeout": .double(idle),
+                ])
+            }
+        }
         if !known { log.info("device \(device.friendlyName) matches", ["device": .string(device.id), "deviceName": .string(device.friendlyName)]) }
         if watchers[device.id] == nil {
             watchers[device.id] = watch(device.id)
@@ -224,6 +235,16 @@ package actor JobDriver {
         }
     }
 
+    /// A device's idle timeout for apps without media, and where it comes from: the job's,
+    /// its model's in `daemon.idle_timeouts`, or the default.
+    func idleTimeout(for device: CastDevice) -> (Double, String) {
+        if let own = job.site?.idleTimeout { return (own, "the job's idle_timeout") }
+        for entry in idleTimeouts where (try? GlobPattern(entry.model))?.matches(device.modelName) == true {
+            return (entry.seconds, "daemon.idle_timeouts \"\(entry.model)\" for model \(device.modelName)")
+        }
+        return (SiteEntry.defaultIdleTimeout, "the default")
+    }
+
     /// Sends a site job's page again (the receiver stops apps that show no media).
     func keepAlive(_ id: String) async {
         guard let site, let device = devices[id], let pluginChannels else { return }
@@ -234,7 +255,7 @@ package actor JobDriver {
             log.info("keep-alive \(count): \(job.media.url) sent again to \(device.friendlyName)", [
                 "device": .string(id), "deviceName": .string(device.friendlyName), "page": "kept",
                 "url": .string(job.media.url), "keepAlive": .int(Int64(count)),
-                "interval": .double(job.site?.keepAliveInterval ?? 0),
+                "interval": .double(machines[id]?.keepAliveInterval ?? 0),
             ])
             events.emit(.job, "keep-alive", device: id, job: job.name, ["count": .int(Int64(count))])
         } catch {

@@ -103,7 +103,17 @@ package struct JobStateMachine: Sendable {
     /// While yielding: to a command's cast (no `reclaim_after`).
     private var heldByCommand = false
 
-    package init(job: JobEntry) { self.job = job }
+    /// Seconds between a site job's keep-alives on this device (nil: not a site job).
+    package let keepAliveInterval: Double?
+
+    /// `idleTimeout`: the device's idle timeout for apps without media, when the job does not
+    /// give one (by the device's model).
+    package init(job: JobEntry, idleTimeout: Double? = nil) {
+        self.job = job
+        keepAliveInterval = job.site.map {
+            SiteEntry.keepAliveInterval(idleTimeout: $0.idleTimeout ?? idleTimeout ?? SiteEntry.defaultIdleTimeout)
+        }
+    }
 
     /// Seconds to wait after `failures` consecutive failures: `retry_delay` doubling up to 16×.
     package func backoff(after failures: Int) -> Double {
@@ -195,9 +205,9 @@ package struct JobStateMachine: Sendable {
         case (.tick, .backingOff(let until)):
             return now >= until ? startCast(failures > 0 ? "retry \(failures)" : "retry", now: now) : []
         case (.tick, .playing):
-            if let site = job.site {
+            if let interval = keepAliveInterval {
                 // The receiver reports the app, not the page: only the keep-alive is due.
-                return now - lastSent >= site.keepAliveInterval ? keepAlive(now) : []
+                return now - lastSent >= interval ? keepAlive(now) : []
             }
             guard now - lastCheck >= job.checkInterval else { return [] }
             lastCheck = now

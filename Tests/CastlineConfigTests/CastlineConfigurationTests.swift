@@ -61,12 +61,22 @@ import Testing
             """, file: "c.yaml")
         let site = try #require(config.jobs[0].site)
         #expect(site.url == "https://board.example/" && site.force == true && site.reloadEvery == 60 && site.idleTimeout == 30)
-        #expect(site.keepAliveInterval == 20)
+        #expect(SiteEntry.keepAliveInterval(idleTimeout: 30) == 20 && SiteEntry.keepAliveInterval(idleTimeout: 600) == 540)
         #expect(config.jobs[0].media.contentType == "text/html")
-        #expect(config.jobs[1].site?.idleTimeout == 600 && config.jobs[1].site?.keepAliveInterval == 540)
+        #expect(config.jobs[1].site?.idleTimeout == nil, "nil: by the device's model, else the default")
         #expect(config.jobs[0].json["site"]?["idle_timeout"] == .double(30) && config.jobs[0].json["media"] == nil)
         let again = try JobEntry.parse(config.jobs[0].json.serialized(), source: "api")
         #expect(again.site == site, "a site job survives the jobs file")
+    }
+
+    @Test func idleTimeoutsByModelKeepTheirOrderAndAreChecked() throws {
+        let (config, _) = try CastlineConfiguration.parse("""
+            daemon:
+              idle_timeouts: {"Google Nest Hub*": 30, "*": 900}
+            """, file: "c.yaml")
+        #expect(config.daemon.idleTimeouts.map(\.model) == ["Google Nest Hub*", "*"])
+        #expect(config.daemon.idleTimeouts.map(\.seconds) == [30, 900])
+        #expect(errors("daemon: {idle_timeouts: {Hub: 5}}\n") == ["c.yaml:1:31: error: daemon.idle_timeouts.Hub must be between 10 and 86400 seconds, not 5"])
     }
 
     @Test func aJobWithBothMediaAndSiteOrNeitherIsAnError() {

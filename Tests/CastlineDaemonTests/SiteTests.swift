@@ -144,6 +144,15 @@ import Testing
         #expect(machine.handle(.sessionEnded(.appStopped), now: 30) == [.cast(reason: "the receiver app was stopped")])
     }
 
+    @Test func theDevicesModelGivesTheIdleTimeoutWhenTheJobDoesNot() {
+        var job = siteJob(idleTimeout: 20)
+        #expect(JobStateMachine(job: job, idleTimeout: 30).keepAliveInterval == 40.0 / 3, "the job's own idle_timeout wins")
+        job.site?.idleTimeout = nil
+        #expect(JobStateMachine(job: job, idleTimeout: 30).keepAliveInterval == 20)
+        #expect(JobStateMachine(job: job).keepAliveInterval == 540, "the default: 600 s")
+        #expect(JobStateMachine(job: JobEntry(name: "m", devices: ["*"], media: MediaEntry(url: "http://a/m.mp4"))).keepAliveInterval == nil)
+    }
+
     @Test func dashCastAlreadyRunningWhenTheDeviceIsFoundGetsThePageSent() {
         var machine = JobStateMachine(job: siteJob(idleTimeout: 600))
         #expect(machine.handle(.deviceFound(current: Self.dashCast), now: 0) == [.keepAlive])
