@@ -168,11 +168,16 @@ package actor ControlPlane {
         let probed = probe.map { $0(arguments.media, arguments.contentType, head) }
         let format = try? probed?.get()
         var known = arguments.contentType ?? format?.contentType
+        if known == nil, let guess = ContentTypeGuess.forPath(arguments.media), SitePreflight.isWebPage(guess) { known = guess }
         if known == nil, HTTPURL(arguments.media) != nil {
             // The server's Content-Type, when nothing else tells.
             known = try? await SitePreflight.check(arguments.media, group: group).contentType
         }
         if arguments.app == nil, let known, SitePreflight.isWebPage(known) {
+            guard !arguments.media.hasPrefix("/") else {
+                throw ControlError.usage("local_web_page", "\(arguments.media) is a web page: a TV fetches a page (and what it links to) itself. "
+                                         + "Serve its folder over http(s) (python3 -m http.server) and use `castline site http://HOST:PORT/\(JobMedia.fileName(arguments.media))`")
+            }
             return try await webPage(reference, arguments, type: known)
         }
         guard let type = known else {

@@ -96,6 +96,15 @@ def test_a_text_html_url_given_to_cast_goes_to_dashcast_and_says_so(netns, sim, 
     assert app["appId"] == DASHCAST and app["page"]["url"] == url
 
 
+def test_a_local_html_file_says_how_to_show_it(netns, sim, workdir):
+    page = os.path.join(workdir, "board.html")
+    with open(page, "w") as f:
+        f.write("<html><body>board</body></html>")
+    result = castline(netns, "cast", page, "--device", DEVICE)
+    assert result.returncode == 64, (result.returncode, result.stdout, result.stderr)
+    assert "is a web page" in result.stderr and "castline site http://HOST:PORT/board.html" in result.stderr, result.stderr
+
+
 @pytest.mark.parametrize("page,header", [("deny.html", "X-Frame-Options: DENY"),
                                          ("csp.html", "frame-ancestors 'self'")])
 def test_a_page_that_refuses_frames_is_forced_and_the_line_says_why(netns, sim, pages, page, header):
