@@ -34,6 +34,7 @@ public struct DeviceSnapshot: Sendable, Equatable {
         public var currentItemID: Int?
         public var itemCount: Int
         public var repeatMode: RepeatMode
+        public var activeTrackIDs: [Int]? = nil
     }
 
     public var uuid: String
@@ -85,6 +86,7 @@ public struct DeviceSnapshot: Sendable, Equatable {
             ]
             if let title = media.title { entry.set("title", .string(title)) }
             if let item = media.currentItemID { entry.set("currentItemId", .int(Int64(item))) }
+            if let tracks = media.activeTrackIDs { entry.set("activeTrackIds", .array(tracks.map { .int(Int64($0)) })) }
             object.append(key: "media", value: .object(entry))
         } else {
             object.append(key: "media", value: .null)

@@ -102,7 +102,8 @@ extension ReceiverDevice {
                 mediaSessionID: session.mediaSessionID, playerState: session.playerState, currentTime: session.currentTime(at: now),
                 playbackRate: session.playbackRate, contentID: session.currentMedia.contentID,
                 contentType: session.currentMedia.contentType, title: session.currentMedia.metadata?.title,
-                currentItemID: session.currentItem.itemID, itemCount: session.items.count, repeatMode: session.repeatMode
+                currentItemID: session.currentItem.itemID, itemCount: session.items.count, repeatMode: session.repeatMode,
+                activeTrackIDs: session.activeTrackIDs
             )
         }
         return DeviceSnapshot(

@@ -20,6 +20,8 @@ package enum ControlCommand: Sendable, Equatable {
     case channel(String, namespace: String, ChannelArguments)
     /// A web page (DashCast) or a Home Assistant dashboard on the device.
     case site(String, SiteArguments)
+    /// An announcement that gives back what was playing.
+    case announce(String, AnnounceArguments)
     case listJobs
     case showJob(String)
     /// The job's name and its definition as text (JSON or YAML, checked like a config job).
@@ -31,7 +33,7 @@ package enum ControlCommand: Sendable, Equatable {
     case explainLogging(className: String, function: String)
 
     /// The device actions (`POST /v1/devices/{device}/{action}`, MQTT `{"command": action, …}`).
-    package static let deviceActions = ["cast", "site", "play", "pause", "stop", "seek", "volume", "mute", "queue"]
+    package static let deviceActions = ["cast", "site", "announce", "play", "pause", "stop", "seek", "volume", "mute", "queue"]
 
     /// A device action with its body. `device` is an id or a name.
     package static func device(_ device: String, action: String, body: JSONValue) throws(ControlError) -> ControlCommand {
@@ -40,6 +42,8 @@ package enum ControlCommand: Sendable, Equatable {
             return .cast(device, try CastArguments(json: body))
         case "site":
             return .site(device, try SiteArguments(json: body))
+        case "announce":
+            return .announce(device, try AnnounceArguments(json: body))
         case "play", "pause":
             _ = try ArgumentObject(body, allowed: [], what: action)
             return action == "play" ? .play(device) : .pause(device)
@@ -87,7 +91,7 @@ package enum ControlCommand: Sendable, Equatable {
     package var device: String? {
         switch self {
         case .showDevice(let d), .cast(let d, _), .play(let d), .pause(let d), .stop(let d, _), .seek(let d, _), .volume(let d, _, _),
-             .mute(let d, _, _), .queue(let d, _), .channel(let d, _, _), .site(let d, _):
+             .mute(let d, _, _), .queue(let d, _), .channel(let d, _, _), .site(let d, _), .announce(let d, _):
             return d
         default:
             return nil

@@ -77,6 +77,7 @@ package actor ControlPlane {
         case .queue(let reference, let action): return try await queue(reference, action)
         case .channel(let reference, let namespace, let arguments): return try await channel(reference, namespace: namespace, arguments)
         case .site(let reference, let site): return try await self.site(reference, site)
+        case .announce(let reference, let arguments): return try await announce(reference, arguments)
         case .listJobs: return await daemon.jobsJSON()
         case .showJob(let name):
             guard let job = await daemon.jobJSON(named: name) else { throw ControlError(.notFound, "unknown_job", "no job \"\(name)\"") }
@@ -116,6 +117,7 @@ package actor ControlPlane {
         case .volume: return "volume"
         case .mute: return "mute"
         case .site: return "site"
+        case .announce: return "announce"
         case .queue: return "queue"
         case .channel: return "channel"
         case .listJobs, .showJob: return "jobs"
@@ -156,38 +158,11 @@ package actor ControlPlane {
     func cast(_ reference: String, _ arguments: CastArguments) async throws(ControlError) -> JSONValue {
         let (entry, link) = try await registry.link(reference)
         let device = entry.device
-        var head: [UInt8]?
-        var url = arguments.media
-        if arguments.media.hasPrefix("/") {
-            let file: LocalMediaFile
-            do { file = try LocalMediaFile.open(arguments.media) } catch {
-                throw ControlError.usage("unreadable_file", "the daemon cannot read \(arguments.media): \(error) (cast with --direct to serve it from your own process)")
-            }
-            head = file.head
+        let url: String, type: String, format: MediaFormatInfo?
+        switch try await mediaSource(arguments, device: device) {
+        case .webPage(let page): return try await webPage(reference, arguments, type: page)
+        case .media(let u, let t, let f): (url, type, format) = (u, t, f)
         }
-        let probed = probe.map { $0(arguments.media, arguments.contentType, head) }
-        let format = try? probed?.get()
-        var known = arguments.contentType ?? format?.contentType
-        if known == nil, let guess = ContentTypeGuess.forPath(arguments.media), SitePreflight.isWebPage(guess) { known = guess }
-        if known == nil, HTTPURL(arguments.media) != nil {
-            // The server's Content-Type, when nothing else tells.
-            known = try? await SitePreflight.check(arguments.media, group: group).contentType
-        }
-        if arguments.app == nil, let known, SitePreflight.isWebPage(known) {
-            guard !arguments.media.hasPrefix("/") else {
-                throw ControlError.usage("local_web_page", "\(arguments.media) is a web page: a TV fetches a page (and what it links to) itself. "
-                                         + "Serve its folder over http(s) (python3 -m http.server) and use `castline site http://HOST:PORT/\(JobMedia.fileName(arguments.media))`")
-            }
-            return try await webPage(reference, arguments, type: known)
-        }
-        guard let type = known else {
-            // Why matters: a missing plugin (a binary copied without its plugins) reads like a
-            // bad file name otherwise.
-            let reason = if case .failure(let error)? = probed { ": \(error). `castline plugins` lists what is loaded" } else { "" }
-            throw ControlError.usage("unknown_content_type", "cannot tell the content type of \(arguments.media)\(reason). "
-                                     + "Give --content-type (content_type in the API), e.g. video/mp4")
-        }
-        if arguments.media.hasPrefix("/") { url = try await serve(arguments.media, contentType: type, to: device) }
         let appID = arguments.app ?? receiverAppID
         let app: ApplicationInfo
         do {
@@ -223,6 +198,50 @@ package actor ControlPlane {
             json = .object(object)
         }
         return json
+    }
+
+    /// What a cast's media is: a URL (a local file served to the device) with its content type
+    /// and the media-format probe's findings, or a web page (for the site route).
+    enum MediaSource {
+        case media(url: String, type: String, format: MediaFormatInfo?)
+        case webPage(type: String)
+    }
+
+    /// Resolves `arguments.media`: its type from the arguments, the media-format plugins, the
+    /// extension for a web page, or the server's Content-Type; a file is served to `device`.
+    func mediaSource(_ arguments: CastArguments, device: CastDevice) async throws(ControlError) -> MediaSource {
+        var head: [UInt8]?
+        if arguments.media.hasPrefix("/") {
+            let file: LocalMediaFile
+            do { file = try LocalMediaFile.open(arguments.media) } catch {
+                throw ControlError.usage("unreadable_file", "the daemon cannot read \(arguments.media): \(error) (cast with --direct to serve it from your own process)")
+            }
+            head = file.head
+        }
+        let probed = probe.map { $0(arguments.media, arguments.contentType, head) }
+        let format = try? probed?.get()
+        var known = arguments.contentType ?? format?.contentType
+        if known == nil, let guess = ContentTypeGuess.forPath(arguments.media), SitePreflight.isWebPage(guess) { known = guess }
+        if known == nil, HTTPURL(arguments.media) != nil {
+            // The server's Content-Type, when nothing else tells.
+            known = try? await SitePreflight.check(arguments.media, group: group).contentType
+        }
+        if arguments.app == nil, let known, SitePreflight.isWebPage(known) {
+            guard !arguments.media.hasPrefix("/") else {
+                throw ControlError.usage("local_web_page", "\(arguments.media) is a web page: a TV fetches a page (and what it links to) itself. "
+                                         + "Serve its folder over http(s) (python3 -m http.server) and use `castline site http://HOST:PORT/\(JobMedia.fileName(arguments.media))`")
+            }
+            return .webPage(type: known)
+        }
+        guard let type = known else {
+            // Why matters: a missing plugin (a binary copied without its plugins) reads like a
+            // bad file name otherwise.
+            let reason = if case .failure(let error)? = probed { ": \(error). `castline plugins` lists what is loaded" } else { "" }
+            throw ControlError.usage("unknown_content_type", "cannot tell the content type of \(arguments.media)\(reason). "
+                                     + "Give --content-type (content_type in the API), e.g. video/mp4")
+        }
+        let url = arguments.media.hasPrefix("/") ? try await serve(arguments.media, contentType: type, to: device) : arguments.media
+        return .media(url: url, type: type, format: format)
     }
 
     /// A web page given to `cast` goes to the site route: a media receiver cannot show HTML.

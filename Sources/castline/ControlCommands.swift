@@ -4,6 +4,8 @@ import CastProtocol
 import CastPluginHost
 import CastSender
 import CastlineDaemon
+import CastMediaServer
+import Synchronization
 
 /// Options every control command has.
 struct ControlOptions: ParsableArguments {
@@ -133,5 +135,58 @@ struct QueueCommand: DeviceControlCommand {
 
     func validate() throws {
         do { _ = try ControlArguments.queue(action: action.rawValue, values: values) } catch { throw ValidationError(error.message) }
+    }
+}
+
+/// `castline announce MEDIA --device D`: play a chime or a message, then bring back what played.
+struct AnnounceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "announce", abstract: "Play an announcement, then bring back what was playing (media, position, tracks, queue, volume).",
+        discussion: """
+            Takes a snapshot of each device (app, media with its metadata and tracks, position, queue and \
+            repeat mode, paused or playing, volume and mute), plays MEDIA in the default receiver at --volume \
+            until it finishes (--max-duration S cuts it short), then restores the snapshot. A device that was idle \
+            is left idle. What cannot come back (an app that does not say what it plays, DRM, a live stream \
+            rejoined at its live edge) is said with the reason, and the exit code is 5; the volume always \
+            comes back. Several devices (--device 'Kitchen*') are announced to at once; each restores itself.
+            --no-wait (through the daemon) returns once the announcement is under way.
+            """ + "\n" + CastlineExit.summary + " 5: an announcement played, but what was playing could not all be brought back.")
+
+    @Argument(help: "An http(s) URL or a local file (a chime, a message).") var media: String
+    @OptionGroup var options: ControlOptions
+    @Option(name: .long, help: "The device volume during the announcement, in percent (default: as it is).") var volume: Int?
+    @Option(name: .long, help: "Content type, e.g. audio/mpeg (default: from the media-formats plugin).") var contentType: String?
+    @Option(name: .long, help: "Seconds the announcement may play before it is cut short (default 120).") var maxDuration: Double = 120
+    @Flag(inversion: .prefixedNo, help: "Wait until each device is restored (default); --no-wait returns once it plays (daemon only).")
+    var wait = true
+
+    func run() async throws {
+        var resolved = media
+        if !media.lowercased().hasPrefix("http://"), !media.lowercased().hasPrefix("https://") {
+            do { resolved = try LocalMediaFile.open(media).path } catch {
+                printError("castline announce: \(media): \(error) (expected an http(s) URL or a readable file)")
+                throw CastlineExit.usage
+            }
+        }
+        var arguments = AnnounceArguments(media: resolved)
+        arguments.volume = volume
+        arguments.contentType = contentType
+        arguments.timeout = maxDuration
+        do { _ = try AnnounceArguments(json: arguments.json) } catch { throw CommandOutput.exit(error) }
+        let target = try options.target(featureKinds: [.mediaFormat])
+        // In this process the restore cannot outlive the command: it always waits.
+        arguments.wait = wait || target is LocalHub
+        let partial = Mutex<[String]>([])
+        do {
+            _ = try await target.run(action: "announce", body: arguments.json, device: options.device.device, json: options.json) { device, answer in
+                if answer["restored"] != nil, answer["restored"] != .bool(true) { partial.withLock { $0.append(device) } }
+                return answer
+            }
+        } catch {
+            await target.close()
+            throw error
+        }
+        await target.close()
+        if !partial.withLock({ $0 }).isEmpty { throw CastlineExit.notRestored }
     }
 }

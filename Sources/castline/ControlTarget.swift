@@ -71,6 +71,25 @@ enum CommandOutput {
             printLine(answer.serialized())
         } else if let site = SiteLine(answer) {
             for line in site.lines { printLine(line) }
+        } else if answer["announcement"] != nil {
+            let device = answer["device"]?.string ?? "?"
+            let media = answer["announcement"]?.string ?? ""
+            guard let restored = answer["restored"] else {
+                printLine("\(device): announcing \(media) (the daemon restores the device afterwards)")
+                return
+            }
+            let seconds = answer["seconds"]?.double.map { " (\($0) s)" } ?? ""
+            var line = "\(device): announced \(media)\(seconds); "
+            switch restored {
+            case .bool(true): line += "restored"
+            case .string(let partly): line += "restored \(partly): \(answer["reason"]?.string ?? "")"
+            default: line += "not restored: \(answer["reason"]?.string ?? "")"
+            }
+            if let failed = answer["announcementError"]?.string { line += " (the announcement failed: \(failed))" }
+            printLine(line)
+            if let after = answer["after"], let snapshot = StatusSnapshot(json: after, receivedAt: MonotonicClock.seconds()) {
+                printLine("  now: " + StatusView.oneLine(snapshot))
+            }
         } else if let snapshot = StatusSnapshot(json: answer, receivedAt: MonotonicClock.seconds()) {
             printLine(StatusView.oneLine(snapshot))
         }

@@ -11,6 +11,8 @@ enum CastlineExit {
     /// 4: the device refused: LOAD failed, no media app runs, the command is not supported; or
     /// the nearby permission is not granted.
     static let refused = ExitCode(4)
+    /// 5: an announcement played, but what was playing could not all be brought back.
+    static let notRestored = ExitCode(5)
     /// 64: a usage error (EX_USAGE): a wrong option or argument.
     static let usage = ExitCode(64)
 

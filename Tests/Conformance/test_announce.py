@@ -1,0 +1,139 @@
+"""Announcements that give back what was playing, end to end: another sender (pychromecast)
+puts the simulator in a state, `castline announce` plays a chime, and the simulator's own state
+(control socket `list`, never castline's view) shows the chime at its volume during, and the
+media, position, subtitle track, pause, queue and volume afterwards."""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import Simulator, castline_binary, run_client, wait_until
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
+
+BASE = "http://127.0.0.1:9"
+CHIME = f"{BASE}/chime.mp3"
+RULES = {"mediaRules": [{"contentId": "*chime*", "duration": 3}, {"contentId": "*.mp4", "duration": 600}]}
+
+
+def simulator(netns, workdir, devices=1):
+    config = os.path.join(workdir, "sim.json")
+    with open(config, "w") as f:
+        json.dump(RULES, f)
+    return Simulator(netns, workdir, extra=["--no-mdns", "--config", config, "--devices", str(devices)])
+
+
+def state(sim, index=0):
+    return sim.control({"command": "list"})["devices"][index]["state"]
+
+
+def setup(netns, sim, mode, index=0):
+    device = sim.ready["devices"][index]
+    return run_client(netns, "media_setup.py", device["address"], str(device["castPort"]), device["uuid"], mode, BASE)
+
+
+def announce(netns, *args):
+    return subprocess.Popen(netns.command(castline_binary(), "announce", CHIME, *args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish(process):
+    out, err = process.communicate(timeout=90)
+    return process.returncode, out, err
+
+
+@pytest.fixture
+def sim(netns, workdir):
+    simulator_ = simulator(netns, workdir)
+    yield simulator_
+    assert simulator_.stop() == 0
+
+
+def test_a_movie_with_subtitles_comes_back_at_its_place_tracks_and_volume(netns, sim):
+    before = setup(netns, sim, "movie")
+    assert before["tracks"] == [1] and before["time"] >= 90, before
+    process = announce(netns, "--device", "127.0.0.1", "--volume", "70")
+    during = wait_until(lambda: (lambda s: s if (s.get("media") or {}).get("contentId") == CHIME else None)(state(sim)), 20,
+                        "the chime playing")
+    assert abs(during["volume"]["level"] - 0.70) < 0.005, during["volume"]
+    code, out, err = finish(process)
+    assert code == 0, (out, err)
+    assert "restored" in out and "not restored" not in out, out
+    after = state(sim)
+    media = after["media"]
+    assert media["contentId"] == f"{BASE}/movie.mp4" and media["playerState"] == "PLAYING", media
+    assert media["currentTime"] >= 90, media
+    assert media["activeTrackIds"] == [1], media
+    assert abs(after["volume"]["level"] - 0.35) < 0.005 and after["app"]["appId"] == "CC1AD845", after
+
+
+def test_paused_media_comes_back_paused(netns, sim):
+    setup(netns, sim, "paused")
+    position = state(sim)["media"]["currentTime"]
+    code, out, err = finish(announce(netns, "--device", "127.0.0.1", "--volume", "70", "--json"))
+    assert code == 0, (out, err)
+    answer = json.loads(out.splitlines()[-1])
+    assert answer["restored"] is True and answer["seconds"] >= 3, answer
+    media = state(sim)["media"]
+    assert media["playerState"] == "PAUSED" and abs(media["currentTime"] - position) < 1 and media["activeTrackIds"] == [1], media
+
+
+def test_a_queue_comes_back_at_its_item_with_its_repeat_mode(netns, sim):
+    setup(netns, sim, "queue")
+    code, out, err = finish(announce(netns, "--device", "127.0.0.1"))
+    assert code == 0, (out, err)
+    media = state(sim)["media"]
+    assert media["itemCount"] == 3 and media["contentId"] == f"{BASE}/two.mp4", media
+    assert media["repeatMode"] == "REPEAT_ALL" and media["playerState"] == "PLAYING", media
+
+
+def test_an_app_without_media_status_is_not_restored_exit_5_and_the_volume_is(netns, sim):
+    setup(netns, sim, "app")
+    code, out, err = finish(announce(netns, "--device", "127.0.0.1", "--volume", "80"))
+    assert code == 5, (code, out, err)
+    assert "not restored" in out and "reports no media status" in out, out
+    after = state(sim)
+    assert abs(after["volume"]["level"] - 0.35) < 0.005, after["volume"]
+    assert after["app"] is None or after["app"]["isIdleScreen"], "the device is left idle, not in the chime's app"
+
+
+def test_an_idle_device_is_left_idle_with_its_volume(netns, sim):
+    device = sim.ready["devices"][0]
+    code, out, err = finish(announce(netns, "--device", "127.0.0.1", "--volume", "60"))
+    assert code == 0, (out, err)
+    after = state(sim)
+    assert after["media"] is None or after["media"]["playerState"] == "IDLE", after
+    assert after["app"] is None or after["app"]["isIdleScreen"], after
+    assert abs(after["volume"]["level"] - 1.0) < 0.005, after["volume"]
+
+
+def test_five_devices_one_dropped_mid_announcement_the_other_four_restore(netns, workdir):
+    sim = simulator(netns, workdir, devices=5)
+    try:
+        names = [d["name"] for d in sim.ready["devices"]]
+        addresses = [f"{d['address']}:{d['castPort']}" for d in sim.ready["devices"]]
+        for address in addresses:
+            cast = netns.run(castline_binary(), "cast", f"{BASE}/movie.mp4", "--device", address, "--start", "120", timeout=60)
+            assert cast.returncode == 0, cast.stderr
+        config = os.path.join(workdir, "devices.yaml")
+        with open(config, "w") as f:
+            f.write("devices:\n" + "".join(f"  - {{name: \"{d['name']}\", host: {d['address']}, port: {d['castPort']}}}\n"
+                                           for d in sim.ready["devices"]))
+        process = announce(netns, "--config", config, "--device", "castline sim*", "--volume", "70", "--json")
+        try:
+            wait_until(lambda: all((state(sim, i).get("media") or {}).get("contentId") == CHIME for i in range(5)), 20,
+                       "the chime on all five")
+        except AssertionError:
+            process.kill()
+            raise AssertionError(process.communicate(timeout=10))
+        assert sim.control({"command": "drop", "device": names[2]})["ok"]
+        code, out, err = finish(process)
+        answers = {a["device"]: a for a in map(json.loads, out.splitlines()) if a.get("device")}
+        for i in (0, 1, 3, 4):
+            media = state(sim, i)["media"]
+            assert media["contentId"] == f"{BASE}/movie.mp4" and media["currentTime"] >= 120, (i, media, out, err)
+            assert answers[names[i]]["restored"] is True, answers[names[i]]
+    finally:
+        assert sim.stop() == 0
