@@ -150,7 +150,7 @@ struct AnnounceCommand: AsyncParsableCommand {
             rejoined at its live edge) is said with the reason, and the exit code is 5; the volume always \
             comes back. Several devices (--device 'Kitchen*') are announced to at once; each restores itself.
             --no-wait (through the daemon) returns once the announcement is under way.
-            """ + "\n" + CastlineExit.summary + " 5: an announcement played, but what was playing could not all be brought back.")
+            """ + "\n" + CastlineExit.summary)
 
     @Argument(help: "An http(s) URL or a local file (a chime, a message).") var media: String
     @OptionGroup var options: ControlOptions

@@ -19,6 +19,7 @@ enum CastlineExit {
     static let summary = """
         Exit codes: 0 success; 1 runtime failure (connection, daemon, socket); 2 configuration \
         file error (file:line:column); 3 no device matched --device; 4 the device refused (LOAD \
-        failed, no media app running) or the nearby permission is not granted; 64 usage error.
+        failed, no media app running) or the nearby permission is not granted; 5 an announcement \
+        could not bring back all that was playing; 64 usage error.
         """
 }
