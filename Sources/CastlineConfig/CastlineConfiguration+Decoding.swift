@@ -348,12 +348,33 @@ extension CastlineConfiguration {
         if case .scalar = node.content, let url = reader.string(node, path: path) {
             return checkedURL(url, node: node, path: path, reader: reader).map { MediaEntry(url: $0) }
         }
+        if case .sequence = node.content {
+            guard let items = playlistItems(node, path: path, reader: reader) else { return nil }
+            var media = MediaEntry(url: items[0])
+            media.items = items
+            return media
+        }
         guard let map = reader.mapping(node, path: path, allowed: [
-            "url", "content_type", "stream_type", "title", "subtitle", "studio", "image", "autoplay",
+            "url", "items", "extensions", "repeat", "content_type", "stream_type", "title", "subtitle", "studio", "image", "autoplay",
         ]) else { return nil }
-        guard let urlNode = map.require("url"), let text = reader.string(urlNode, path: map.child("url")),
-              let url = checkedURL(text, node: urlNode, path: map.child("url"), reader: reader) else { return nil }
-        var media = MediaEntry(url: url)
+        var media: MediaEntry
+        if let itemsNode = map.value("items") {
+            guard map.value("url") == nil else {
+                reader.error(map.keyMark("items") ?? node.mark, "\(path) has url and items: give one (a folder or playlist file as url, or the items)")
+                return nil
+            }
+            guard let items = playlistItems(itemsNode, path: map.child("items"), reader: reader) else { return nil }
+            media = MediaEntry(url: items[0])
+            media.items = items
+        } else {
+            guard let urlNode = map.require("url"), let text = reader.string(urlNode, path: map.child("url")),
+                  let url = checkedURL(text, node: urlNode, path: map.child("url"), reader: reader) else { return nil }
+            media = MediaEntry(url: url)
+        }
+        if let v = map.choice("repeat", MediaEntry.RepeatChoice.allCases.map(\.rawValue)) { media.repeatMode = .init(rawValue: v) }
+        if let list = map.strings("extensions") {
+            media.extensions = list.map { ($0.hasPrefix(".") ? String($0.dropFirst()) : $0).lowercased() }
+        }
         media.contentType = map.string("content_type")
         if let v = map.choice("stream_type", MediaEntry.StreamType.allCases.map(\.rawValue)) { media.streamType = .init(rawValue: v) }
         media.title = map.string("title")
@@ -362,6 +383,25 @@ extension CastlineConfiguration {
         media.image = map.string("image")
         if let v = map.bool("autoplay") { media.autoplay = v }
         return media
+    }
+
+    /// A playlist's items: at least one, each an http(s) URL or an absolute file path.
+    static func playlistItems(_ node: YAMLNode, path: String, reader: ConfigReader) -> [String]? {
+        guard case .sequence(let nodes) = node.content else {
+            reader.error(node.mark, "\(path) must be a list of URLs or file paths")
+            return nil
+        }
+        guard !nodes.isEmpty else {
+            reader.error(node.mark, "\(path) is an empty list: a playlist needs at least one item")
+            return nil
+        }
+        var items: [String] = []
+        for (index, item) in nodes.enumerated() {
+            guard let text = reader.string(item, path: "\(path)[\(index)]"),
+                  let url = checkedURL(text, node: item, path: "\(path)[\(index)]", reader: reader) else { continue }
+            items.append(url)
+        }
+        return items.count == nodes.count ? items : nil
     }
 
     /// http(s) URLs and absolute file paths (served by castline's HTTP server).

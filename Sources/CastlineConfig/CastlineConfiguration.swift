@@ -269,6 +269,22 @@ public struct MediaEntry: Sendable, Hashable {
     public var studio: String?
     public var image: String?
     public var autoplay = true
+    /// A playlist: the items in order (`media: [a, b, c]`, or `items:`); nil with a folder or an
+    /// M3U file as `url`, which the hub expands when it casts.
+    public var items: [String]?
+    /// A folder's files: only these extensions (lowercase, no dot).
+    public var extensions: [String]?
+    /// A playlist's repeat mode: `off`, `all` (the default for a playlist), `single`, `shuffle`.
+    public var repeatMode: RepeatChoice?
+
+    public enum RepeatChoice: String, Sendable, CaseIterable { case off, all, single, shuffle }
 
     public init(url: String) { self.url = url }
+
+    /// Several items, a folder, or an M3U file: a queue, not one media.
+    public var isPlaylist: Bool {
+        if items != nil || repeatMode != nil || extensions != nil { return true }
+        let lower = url.lowercased()
+        return lower.hasSuffix("/") || lower.hasSuffix(".m3u") || (url.hasPrefix("/") && lower.hasSuffix(".m3u8"))
+    }
 }

@@ -58,7 +58,9 @@ extension JobEntry {
 
     var mediaJSON: JSONValue {
         var m = JSONObject()
-        m.set("url", .string(media.url))
+        if let items = media.items { m.set("items", .array(items.map { .string($0) })) } else { m.set("url", .string(media.url)) }
+        if let v = media.repeatMode { m.set("repeat", .string(v.rawValue)) }
+        if let v = media.extensions { m.set("extensions", .array(v.map { .string($0) })) }
         if let v = media.contentType { m.set("content_type", .string(v)) }
         if let v = media.streamType { m.set("stream_type", .string(v.rawValue)) }
         if let v = media.title { m.set("title", .string(v)) }

@@ -28,6 +28,11 @@ package actor JobDriver {
     /// way, whose outcome is then ignored.
     var castGenerations: [String: Int] = [:]
     var servers: [String: MediaFileServer] = [:]
+    /// A playlist job's queue on each device: the items' URLs, the window on the device and
+    /// the device's item ids in queue order.
+    var playlists: [String: PlaylistQueue] = [:]
+    /// Every playlist item's URL (a status showing one of them is the job's).
+    var playlistURLs: Set<String> = []
     /// A site job's effective force per device (the pre-flight's decision at the last cast).
     var siteForce: [String: Bool] = [:]
     let pluginChannels: PluginChannels?
@@ -157,6 +162,7 @@ package actor JobDriver {
             }
             return
         }
+        if let media = now.media { advancePlaylist(id, media) }
         feed(id, .media(observation(now)))
     }
 
@@ -185,7 +191,7 @@ package actor JobDriver {
         return nil
     }
 
-    var urls: [String] { [job.media.url] + servers.values.map { $0.url(for: JobMedia.fileName(job.media.url)) } }
+    var urls: [String] { [job.media.url] + servers.values.map { $0.url(for: JobMedia.fileName(job.media.url)) } + playlistURLs }
 
     // MARK: Machine
 
@@ -293,6 +299,10 @@ package actor JobDriver {
         log.info("casting to \(device.friendlyName): \(reason)", ["device": .string(id), "reason": .string(reason), "url": .string(job.media.url)])
         if site != nil {
             await showSite(id, device: device, generation: generation)
+            return
+        }
+        if job.media.isPlaylist {
+            await castPlaylist(id, device: device, generation: generation)
             return
         }
         let link: CastSession

@@ -159,3 +159,37 @@ import Testing
         #expect(machine.state == .playing)
     }
 }
+
+@Suite struct QueueWindowTests {
+    @Test func aPlaylistThatFitsIsLoadedWhole() {
+        var window = QueueWindow(count: 3, size: 50, wraps: true)
+        #expect(window.fits && window.loaded == [0, 1, 2])
+        #expect(window.advance(playing: 2) == ([], 0), "the device repeats it itself")
+    }
+
+    @Test func aLongPlaylistMovesAlongAWindowAndWraps() {
+        var window = QueueWindow(count: 10, size: 4, wraps: true)
+        #expect(window.loaded == [0, 1, 2, 3])
+        #expect(window.advance(playing: 1) == ([], 0), "far from the end: nothing yet")
+        let first = window.advance(playing: 3)
+        #expect(first.append == [4, 5] && first.removeFront == 2 && window.loaded == [2, 3, 4, 5])
+        var played: [Int] = [0, 1, 2, 3]
+        var position = 1
+        for _ in 0..<20 {
+            position += 1
+            let step = window.advance(playing: min(position, window.loaded.count - 1))
+            position -= step.removeFront
+            played.append(window.loaded[min(position, window.loaded.count - 1)])
+            #expect(window.loaded.count <= 4, "never more than the window on the device")
+        }
+        #expect(window.loaded.allSatisfy { (0..<10).contains($0) })
+        #expect(Set(played).count == 10, "every item comes round, wrapping past the end")
+    }
+
+    @Test func withoutRepeatTheWindowStopsAtTheEnd() {
+        var window = QueueWindow(count: 6, size: 4, wraps: false)
+        _ = window.advance(playing: 3)
+        #expect(window.loaded == [2, 3, 4, 5])
+        #expect(window.advance(playing: 3).append.isEmpty && window.loaded.last == 5)
+    }
+}

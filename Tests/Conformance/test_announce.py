@@ -137,3 +137,89 @@ def test_five_devices_one_dropped_mid_announcement_the_other_four_restore(netns,
             assert answers[names[i]]["restored"] is True, answers[names[i]]
     finally:
         assert sim.stop() == 0
+
+
+def media_files(workdir, folder, names):
+    """Real (tiny) audio files, written at test time: a second of silence as 8 kHz mono WAV, so
+    whatever the simulator checks of a file it fetches, these are media."""
+    import wave
+    path = os.path.join(workdir, folder)
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, 0o755)
+    for name in names:
+        with wave.open(os.path.join(path, name), "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(8000)
+            w.writeframes(b"\0\0" * 8000)
+    return path
+
+
+def test_a_playlist_job_of_a_folder_loops_in_order(netns, workdir):
+    from hub import Hub
+    folder = media_files(workdir, "loop", ["b.wav", "a.wav", "c.wav"])
+    with open(os.path.join(folder, "notes.txt"), "w") as f:
+        f.write("not media: left out of the playlist")
+    config = os.path.join(workdir, "sim.json")
+    with open(config, "w") as f:
+        json.dump({"mediaRules": [{"contentId": "*.wav", "duration": 2}]}, f)
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--config", config])
+    hub = Hub(netns, sim, workdir, jobs=f"""jobs:
+  - name: loop
+    devices: ["*"]
+    media: {{url: "{folder}", repeat: all}}
+""")
+    try:
+        seen = []
+
+        def order():
+            media = state(sim).get("media") or {}
+            name = media.get("contentId", "").rsplit("/", 1)[-1]
+            if name and (not seen or seen[-1] != name):
+                seen.append(name)
+            return len(seen) >= 4
+
+        wait_until(order, 30, "four items played")
+        assert seen[:4] == ["1-a.wav", "2-b.wav", "3-c.wav", "1-a.wav"], seen
+        assert state(sim)["media"]["itemCount"] == 3 and state(sim)["media"]["repeatMode"] == "REPEAT_ALL"
+    finally:
+        hub.stop()
+        assert sim.stop() == 0
+
+
+def test_a_long_m3u_playlist_is_loaded_a_window_at_a_time(netns, workdir):
+    """60 items, 50 on the device at most: the window moves along as the device plays, and the
+    playlist wraps to its first item."""
+    from hub import Hub
+    folder = media_files(workdir, "long", ["tone.wav"])
+    playlist = os.path.join(folder, "long.m3u")
+    with open(playlist, "w") as f:
+        f.write("#EXTM3U\n" + "".join(f"#EXTINF:1,item {i}\ntone.wav\n" for i in range(60)))
+    config = os.path.join(workdir, "sim.json")
+    with open(config, "w") as f:
+        json.dump({"mediaRules": [{"contentId": "*.wav", "duration": 0.3}]}, f)
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--config", config])
+    hub = Hub(netns, sim, workdir, jobs=f"""jobs:
+  - name: long
+    devices: ["*"]
+    media: {{url: "{playlist}", repeat: all}}
+""")
+    try:
+        counts, seen = [], []
+
+        def played():
+            media = state(sim).get("media") or {}
+            counts.append(media.get("itemCount", 0))
+            name = media.get("contentId", "").rsplit("/", 1)[-1]
+            if name and (not seen or seen[-1] != name):
+                seen.append(name)
+            return len(seen) > 61
+
+        wait_until(played, 60, "the playlist played round once", interval=0.05)
+        assert max(counts) <= 50, (max(counts), [l for l in hub.log().splitlines() if "playlist" in l][:10])
+        assert seen[:3] == ["1-tone.wav", "2-tone.wav", "3-tone.wav"] and "60-tone.wav" in seen, seen
+        assert seen[seen.index("60-tone.wav") + 1] == "1-tone.wav", seen
+        assert "playlist window extended" in hub.log()
+    finally:
+        hub.stop()
+        assert sim.stop() == 0
