@@ -79,6 +79,23 @@ import Testing
         #expect(errors("daemon: {idle_timeouts: {Hub: 5}}\n") == ["c.yaml:1:31: error: daemon.idle_timeouts.Hub must be between 10 and 86400 seconds, not 5"])
     }
 
+    @Test func playlistsAreListsFoldersOrM3UFilesWithARepeatMode() throws {
+        let (config, _) = try CastlineConfiguration.parse("""
+            jobs:
+              - {name: a, devices: [x], media: [http://a/1.mp4, /srv/2.mp4]}
+              - {name: b, devices: [x], media: {url: /srv/loop/, extensions: [.MP4, mov], repeat: off}}
+              - {name: c, devices: [x], media: {items: [http://a/1.mp3], repeat: shuffle}}
+              - {name: d, devices: [x], media: http://a/one.mp4}
+            """, file: "c.yaml")
+        #expect(config.jobs[0].media.items == ["http://a/1.mp4", "/srv/2.mp4"] && config.jobs[0].media.isPlaylist)
+        #expect(config.jobs[1].media.extensions == ["mp4", "mov"] && config.jobs[1].media.repeatMode == .off && config.jobs[1].media.isPlaylist)
+        #expect(config.jobs[2].media.repeatMode == .shuffle && !config.jobs[3].media.isPlaylist)
+        let again = try JobEntry.parse(config.jobs[0].json.serialized(), source: "api")
+        #expect(again.media.items == config.jobs[0].media.items)
+        #expect(errors("jobs:\n  - {name: a, devices: [x], media: []}\n") == ["c.yaml:2:36: error: jobs[0].media is an empty list: a playlist needs at least one item"])
+        #expect(errors("jobs:\n  - {name: a, devices: [x], media: [ftp://x]}\n").first?.contains("jobs[0].media[0] must be an http:// or https:// URL") == true)
+    }
+
     @Test func aJobWithBothMediaAndSiteOrNeitherIsAnError() {
         #expect(errors("jobs:\n  - {name: a, devices: [x], media: http://a/m.mp4, site: http://a/}\n")
                 == ["c.yaml:2:52: error: jobs[0] has both media and site: a job casts one or the other"])

@@ -193,3 +193,22 @@ import Testing
         #expect(window.advance(playing: 3).append.isEmpty && window.loaded.last == 5)
     }
 }
+
+@Suite struct PlaylistTests {
+    @Test func m3uEntriesAreResolvedAgainstThePlaylist() {
+        let text = "#EXTM3U\r\n#EXTINF:10,One\r\none.mp3\r\n\r\n/music/two.flac\n  http://radio.example/three.aac  \n"
+        #expect(Playlist.m3uItems(text, base: "/srv/lists/evening.m3u") == ["/srv/lists/one.mp3", "/music/two.flac", "http://radio.example/three.aac"])
+        #expect(Playlist.m3uItems("one.mp3\nsub/two.mp3\n", base: "http://nas.local/lists/a.m3u8")
+                == ["http://nas.local/lists/one.mp3", "http://nas.local/lists/sub/two.mp3"])
+    }
+
+    @Test func anHLSManifestIsAStreamNotAPlaylist() {
+        #expect(Playlist.m3uItems("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:6\nseg0.ts\n", base: "/a.m3u8") == nil)
+    }
+
+    @Test func playlistPathsAreFoldersAndM3UFiles() {
+        #expect(Playlist.isPlaylistPath("/srv/evening.m3u") && Playlist.isPlaylistPath("/srv/evening.M3U8"))
+        #expect(Playlist.isPlaylistPath("/tmp"), "a folder")
+        #expect(!Playlist.isPlaylistPath("/srv/movie.mp4") && !Playlist.isPlaylistPath("http://a/live.m3u8"))
+    }
+}
