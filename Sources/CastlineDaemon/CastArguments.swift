@@ -20,11 +20,20 @@ package struct CastArguments: Sendable, Equatable {
     package var noAutoplay = false
     /// Seconds to wait for PLAYING (PAUSED with `noAutoplay`).
     package var playTimeout = 30.0
+    /// Items that play after `media`, as one queue.
+    package var queue: [String] = []
+    /// A queue's repeat mode: off, all, single or shuffle (nil: off).
+    package var repeatMode: String?
+
+    /// A queue (several items, a folder, an M3U file, or a repeat mode), not one media.
+    package var isQueue: Bool {
+        !queue.isEmpty || repeatMode != nil || media.lowercased().hasSuffix(".m3u") || Playlist.isPlaylistPath(media)
+    }
 
     package init(media: String) { self.media = media }
 
     package static let keys = ["media", "title", "subtitle", "studio", "image", "content_type", "stream_type", "app", "start",
-                              "no_autoplay", "play_timeout"]
+                              "no_autoplay", "play_timeout", "queue", "repeat"]
 
     /// From a request body; every problem is a usage error naming the key.
     package init(json: JSONValue) throws(ControlError) {
@@ -60,6 +69,19 @@ package struct CastArguments: Sendable, Equatable {
             self.start = start
         }
         noAutoplay = try body.bool("no_autoplay") ?? false
+        for item in try body.strings("queue") ?? [] {
+            let lower = item.lowercased()
+            guard ((lower.hasPrefix("http://") || lower.hasPrefix("https://")) && item.utf8.count > 9 && !item.contains(" ")) || item.hasPrefix("/") else {
+                throw ControlError.usage("bad_media", "cast: each of \"queue\" must be an http(s) URL or an absolute file path, not \"\(item)\"")
+            }
+            queue.append(item)
+        }
+        if let mode = try body.string("repeat") {
+            guard ["off", "all", "single", "shuffle"].contains(mode) else {
+                throw ControlError.usage("bad_repeat", "cast: \"repeat\" must be off, all, single or shuffle, not \"\(mode)\"")
+            }
+            repeatMode = mode
+        }
         if let timeout = try body.number("play_timeout") {
             guard timeout >= 1, timeout <= 3600 else { throw ControlError.usage("bad_play_timeout", "cast: \"play_timeout\" must be 1-3600 seconds") }
             playTimeout = timeout
@@ -80,6 +102,8 @@ package struct CastArguments: Sendable, Equatable {
         if let start { o.set("start", .double(start)) }
         if noAutoplay { o.set("no_autoplay", .bool(true)) }
         if playTimeout != 30 { o.set("play_timeout", .double(playTimeout)) }
+        if !queue.isEmpty { o.set("queue", .array(queue.map { .string($0) })) }
+        if let repeatMode { o.set("repeat", .string(repeatMode)) }
         return .object(o)
     }
 

@@ -158,6 +158,7 @@ package actor ControlPlane {
     func cast(_ reference: String, _ arguments: CastArguments) async throws(ControlError) -> JSONValue {
         let (entry, link) = try await registry.link(reference)
         let device = entry.device
+        if arguments.isQueue { return try await castQueue(entry, link, arguments) }
         let url: String, type: String, format: MediaFormatInfo?
         switch try await mediaSource(arguments, device: device) {
         case .webPage(let page): return try await webPage(reference, arguments, type: page)
@@ -255,18 +256,24 @@ package actor ControlPlane {
     /// Serves `path` to `device` from the address that faces it (one server per device, replaced
     /// by the next command's file).
     func serve(_ path: String, contentType: String, to device: CastDevice) async throws(ControlError) -> String {
+        let file = ServedFile(path: path, contentType: contentType)
+        return try await serve(files: [file.fileName: file], to: device).url(for: file.fileName)
+    }
+
+    /// Serves `files` (published name → file) to `device`: one server per device, replaced by the
+    /// next command's files.
+    func serve(files: [String: ServedFile], to device: CastDevice) async throws(ControlError) -> MediaFileServer {
         let address: String
         do { address = try FacingAddress.localAddress(facing: device.host, port: device.port) } catch {
             throw ControlError(.unavailable, "no_route", "no local address reaches \(device.friendlyName) (\(device.host)): \(error)")
         }
         if let old = servers.removeValue(forKey: device.id) { await old.stop() }
         do {
-            let server = try await MediaFileServer.start(file: ServedFile(path: path, contentType: contentType), host: address,
-                                                         port: servePort, group: group, logSystem: logSystem)
+            let server = try await MediaFileServer.start(files: files, host: address, port: servePort, group: group, logSystem: logSystem)
             servers[device.id] = server
-            return server.url(for: JobMedia.fileName(path))
+            return server
         } catch {
-            throw ControlError(.internal, "serve_failed", "cannot serve \(path) on \(address): \(error)")
+            throw ControlError(.internal, "serve_failed", "cannot serve \(files.values.map(\.path).sorted().joined(separator: ", ")) on \(address): \(error)")
         }
     }
 

@@ -26,8 +26,11 @@ struct CastCommand: AsyncParsableCommand {
             as `castline site` does, and the output says so.
             """ + "\n" + CastlineExit.summary)
 
-    @Argument(help: "An http(s) URL or a local file.")
+    @Argument(help: "An http(s) URL, a local file, a folder of media files, or an M3U playlist.")
     var media: String
+    @Argument(help: "More items: played after the first, as one queue.")
+    var more: [String] = []
+    @Option(name: .customLong("repeat"), help: "A queue's repeat mode: off, all, single or shuffle.") var repeatMode: String?
     @OptionGroup var options: ControlOptions
     @Option(name: .long, help: "Title shown on the receiver.") var title: String?
     @Option(name: .long, help: "Subtitle shown on the receiver.") var subtitle: String?
@@ -53,10 +56,23 @@ struct CastCommand: AsyncParsableCommand {
         }
     }
 
-    var isURL: Bool { media.lowercased().hasPrefix("http://") || media.lowercased().hasPrefix("https://") }
+    var isURL: Bool { Self.isURL(media) && more.allSatisfy(Self.isURL) }
+
+    static func isURL(_ text: String) -> Bool { text.lowercased().hasPrefix("http://") || text.lowercased().hasPrefix("https://") }
+
+    /// A local item as the hub takes it: an absolute path (a folder or an M3U file as it is).
+    static func resolve(_ item: String) throws -> String {
+        if isURL(item) { return item }
+        if let real = realpath(item, nil) {
+            defer { free(real) }
+            let path = String(cString: real)
+            if Playlist.isPlaylistPath(path) { return path }
+        }
+        return try LocalMediaFile.open(item).path
+    }
 
     /// The request body the API takes for this cast (`media` resolved to an absolute path for a file).
-    func arguments(media resolved: String) -> CastArguments {
+    func arguments(media resolved: String, queue: [String] = []) -> CastArguments {
         var arguments = CastArguments(media: resolved)
         arguments.title = title
         arguments.subtitle = subtitle
@@ -68,6 +84,8 @@ struct CastCommand: AsyncParsableCommand {
         arguments.start = start
         arguments.noAutoplay = noAutoplay
         arguments.playTimeout = playTimeout
+        arguments.queue = queue
+        arguments.repeatMode = repeatMode
         return arguments
     }
 
@@ -87,12 +105,18 @@ struct CastCommand: AsyncParsableCommand {
             await target.close()
             return
         }
+        if let repeatMode, !["off", "all", "single", "shuffle"].contains(repeatMode) {
+            printError("castline cast: --repeat must be off, all, single or shuffle, not \(repeatMode)")
+            throw CastlineExit.usage
+        }
         var resolved = media
-        if !isURL {
-            do { resolved = try LocalMediaFile.open(media).path } catch {
-                printError("castline cast: \(media): \(error) (expected an http(s) URL or a readable file)")
-                throw CastlineExit.usage
-            }
+        var queue: [String] = []
+        do {
+            resolved = try Self.resolve(media)
+            queue = try more.map(Self.resolve)
+        } catch {
+            printError("castline cast: \(error) (expected http(s) URLs, readable files, folders or M3U files)")
+            throw CastlineExit.usage
         }
         // A fixed serving port is this process's own: the cast runs here, not in the daemon.
         let target: any ControlTarget
@@ -103,7 +127,7 @@ struct CastCommand: AsyncParsableCommand {
                               servePort: servePort)
         }
         do {
-            try await cast(resolved, on: target)
+            try await cast(resolved, queue: queue, on: target)
         } catch {
             await target.close()
             throw error
@@ -114,13 +138,13 @@ struct CastCommand: AsyncParsableCommand {
     /// Casts on every device `--device` names; then, with --follow, prints the changes until the
     /// media ends. A file served from this process (not the daemon) is served until its media
     /// ends there, or SIGINT/SIGTERM, which stops that media.
-    private func cast(_ resolved: String, on target: any ControlTarget) async throws {
+    private func cast(_ resolved: String, queue: [String], on target: any ControlTarget) async throws {
         SignalWaiter.block([SIGINT, SIGTERM])
         let servedHere = !isURL && target is LocalHub
         var failure: Error?
         var playing: [String] = []
         do {
-            playing = try await target.run(action: "cast", body: arguments(media: resolved).json, device: options.device.device, json: options.json)
+            playing = try await target.run(action: "cast", body: arguments(media: resolved, queue: queue).json, device: options.device.device, json: options.json)
         } catch {
             failure = error
             if let exit = error as? ExitCode, exit.rawValue == CastlineExit.usage.rawValue { throw error }

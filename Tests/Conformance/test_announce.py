@@ -223,3 +223,46 @@ def test_a_long_m3u_playlist_is_loaded_a_window_at_a_time(netns, workdir):
     finally:
         hub.stop()
         assert sim.stop() == 0
+
+
+def test_cast_several_files_as_one_queue_with_repeat(netns, workdir):
+    """`castline cast a b c --repeat all`: one QUEUE_LOAD, the files served by the command until
+    Ctrl-C, which stops the media; the API takes a folder the same way."""
+    import signal as signals
+    from hub import Hub
+    folder = media_files(workdir, "three", ["a.wav", "b.wav", "c.wav"])
+    config = os.path.join(workdir, "sim.json")
+    with open(config, "w") as f:
+        json.dump({"mediaRules": [{"contentId": "*.wav", "duration": 1}]}, f)
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--config", config])
+    try:
+        files = [os.path.join(folder, n) for n in ("c.wav", "a.wav", "b.wav")]
+        process = subprocess.Popen(netns.command(castline_binary(), "cast", *files, "--repeat", "all", "--device", "127.0.0.1", "--direct"),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        seen = []
+
+        def names():
+            media = state(sim).get("media") or {}
+            name = media.get("contentId", "").rsplit("/", 1)[-1]
+            if name and (not seen or seen[-1] != name):
+                seen.append(name)
+            return len(seen) >= 4
+
+        wait_until(names, 20, "the queue going round")
+        assert seen[:4] == ["1-c.wav", "2-a.wav", "3-b.wav", "1-c.wav"], seen
+        assert state(sim)["media"]["repeatMode"] == "REPEAT_ALL"
+        process.send_signal(signals.SIGINT)
+        out, err = process.communicate(timeout=20)
+        assert process.returncode == 0, (out, err)
+        wait_until(lambda: (state(sim).get("media") or {}).get("playerState") in (None, "IDLE"), 10, "the media stopped")
+
+        hub = Hub(netns, sim, workdir)
+        try:
+            status, body, _ = hub.post(f"/v1/devices/{sim.ready['devices'][0]['uuid']}/cast", {"media": folder, "repeat": "off"})
+            assert status == 200, body
+            media = state(sim)["media"]
+            assert media["itemCount"] == 3 and media["contentId"].endswith("1-a.wav") and media["repeatMode"] == "REPEAT_OFF", media
+        finally:
+            hub.stop()
+    finally:
+        assert sim.stop() == 0

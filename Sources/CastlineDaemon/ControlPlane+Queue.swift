@@ -1,0 +1,65 @@
+import CastCore
+import CastLogging
+import CastMediaServer
+import CastSender
+
+/// Several items in one cast (`castline cast a.mp4 b.mp4 --repeat all`, a folder, an M3U file).
+extension ControlPlane {
+    func castQueue(_ entry: DeviceRegistry.Entry, _ link: CastSession, _ arguments: CastArguments) async throws(ControlError) -> JSONValue {
+        let device = entry.device
+        var sources: [String] = []
+        for source in [arguments.media] + arguments.queue {
+            do { sources += try await Playlist.items(source, extensions: nil, group: group) } catch {
+                throw ControlError.usage("bad_playlist", "\(error)")
+            }
+        }
+        guard sources.count <= QueueWindow.defaultSize else {
+            throw ControlError.usage("queue_too_long", "\(sources.count) items: a device's queue takes \(QueueWindow.defaultSize) at a time; "
+                                     + "make it a job (media: {url: …}), which moves along the playlist as it plays")
+        }
+        // Local files: one server for all of them, on the address that faces the device.
+        var files: [String: ServedFile] = [:]
+        var names: [Int: String] = [:]
+        for (index, source) in sources.enumerated() where source.hasPrefix("/") {
+            let name = "\(index + 1)-\(JobMedia.fileName(source))"
+            names[index] = name
+            files[name] = ServedFile(path: source, contentType: arguments.contentType ?? ContentTypeGuess.forPath(source) ?? "application/octet-stream")
+        }
+        var urls = sources
+        if !files.isEmpty {
+            let server = try await serve(files: files, to: device)
+            urls = sources.enumerated().map { index, source in names[index].map { server.url(for: $0) } ?? source }
+        }
+        let items = urls.enumerated().map { index, url in
+            var item = arguments
+            item.media = sources[index]
+            item.title = index == 0 ? arguments.title : nil
+            let type = arguments.contentType ?? ContentTypeGuess.forPath(sources[index]) ?? "application/octet-stream"
+            return QueueItem(media: item.mediaInformation(url: url, contentType: type, format: nil), autoplay: !arguments.noAutoplay)
+        }
+        let appID = arguments.app ?? receiverAppID
+        do { _ = try await link.launch(appID: appID) } catch {
+            throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): cannot launch \(appID): \(error)")
+        }
+        let repeatMode: RepeatMode = switch arguments.repeatMode {
+        case "all": .all
+        case "single": .single
+        case "shuffle": .allAndShuffle
+        default: .off
+        }
+        await registry.claim(device.id, owner: CommandOwner.name, contentID: urls[0])
+        let updates = link.remoteMediaClient.statusUpdates()
+        try Self.check(await link.remoteMediaClient.queueLoad(items, startIndex: 0, repeatMode: repeatMode, startTime: arguments.start)
+            .result.map { _ in () }, "QUEUE_LOAD", device: device)
+        let wanted: PlayerState = arguments.noAutoplay ? .paused : .playing
+        if link.remoteMediaClient.mediaStatus?.effectivePlayerState != wanted,
+           await updates.first(within: arguments.playTimeout, where: { $0?.effectivePlayerState == wanted }) == nil {
+            await registry.release(device.id, owner: CommandOwner.name)
+            throw ControlError(.unavailable, "load_failed", "\(device.friendlyName): the queue is not \(wanted.rawValue) within \(arguments.playTimeout.formatted) s")
+        }
+        log.info("\(device.friendlyName): a queue of \(items.count) item(s), repeat \(arguments.repeatMode ?? "off")", [
+            "device": .string(device.id), "items": .int(Int64(items.count)),
+        ])
+        return await result(entry)
+    }
+}
