@@ -1,7 +1,8 @@
-"""Announcements that give back what was playing, end to end: another sender (pychromecast)
-puts the simulator in a state, `castline announce` plays a chime, and the simulator's own state
-(control socket `list`, never castline's view) shows the chime at its volume during, and the
-media, position, subtitle track, pause, queue and volume afterwards."""
+"""Announcements and playlists, end to end. Announcements: another sender (pychromecast) puts the
+simulator in a state, `castline announce` plays a chime, and the simulator's own state (control
+socket `list`, never castline's view) shows the chime at its volume during, and the media,
+position, subtitle track, pause, queue and volume afterwards. Playlists: a folder job loops in
+order, a long M3U moves a window along, the CLI casts several files as one queue."""
 import json
 import os
 import subprocess
