@@ -80,7 +80,7 @@ package actor JobDriver {
             let (idle, source) = idleTimeout(for: device)
             machines[device.id] = JobStateMachine(job: job, idleTimeout: idle)
             if job.site != nil, let interval = machines[device.id]?.keepAliveInterval {
-                log.info("\(device.friendlyName): keep-alive every \(interval.formatted) s (idle timeout \(idle.formatted) s, \(source))", [
+                log.info("\(device.friendlyName): keep-alive every \(((interval * 10).rounded() / 10).formatted) s (idle timeout \(idle.formatted) s, \(source))", [
                     "device": .string(device.id), "model": .string(device.modelName), "idleTimeout": .double(idle),
                 ])
             }
@@ -209,9 +209,15 @@ package actor JobDriver {
                 "from": .string(before.description), "input": .string(Self.name(input)),
             ])
         }
-        if job.site != nil, before == .playing, machine.state != .playing {
+        // What each screen shows, for `logs stats` (proof of display): on screen when the job's
+        // cast plays, gone (with the reason) when it stops being so.
+        if before != .playing, machine.state == .playing {
+            log.info("\(devices[id]?.friendlyName ?? id): \(job.media.url) on screen", [
+                "device": .string(id), "deviceName": .string(devices[id]?.friendlyName ?? id), "page": "shown", "url": .string(job.media.url),
+            ])
+        } else if before == .playing, machine.state != .playing {
             let why = Self.pageGoneReason(machine, input: input)
-            log.info("page gone from \(devices[id]?.friendlyName ?? id): \(why)", [
+            log.info("\(job.media.url) gone from \(devices[id]?.friendlyName ?? id): \(why)", [
                 "device": .string(id), "deviceName": .string(devices[id]?.friendlyName ?? id), "page": "gone",
                 "url": .string(job.media.url), "reason": .string(why),
             ])
@@ -369,9 +375,7 @@ package actor JobDriver {
             siteForce[id] = force
             appSessions[id] = AppSession(id: app.sessionID)
             await registry.claim(id, owner: job.name, contentID: url)
-            log.info("\(device.friendlyName): showing \(url)", [
-                "device": .string(id), "deviceName": .string(device.friendlyName), "page": "shown", "url": .string(url), "force": .bool(force),
-            ])
+            log.info("\(device.friendlyName): showing \(url)", ["device": .string(id), "url": .string(url), "force": .bool(force)])
             report(.castSucceeded)
         } catch {
             log.warning("\(device.friendlyName): cannot show \(url): \(error.message)", ["device": .string(id), "error": .string(error.code)])

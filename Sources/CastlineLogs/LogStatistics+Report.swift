@@ -103,7 +103,7 @@ extension LogStatistics {
         let screens = screenReport
         if !screens.isEmpty {
             out.append("")
-            out.append("screens (site jobs): \(screens.count)")
+            out.append("screens (what jobs kept on them): \(screens.count)")
             for s in screens {
                 let seconds = (Double(s.shown) / 1e9 * 10).rounded() / 10
                 out.append("  \(s.deviceName): \(s.url) shown \(seconds) s, \(s.keepAlives) keep-alive(s), \(s.gaps.count) gap(s)")

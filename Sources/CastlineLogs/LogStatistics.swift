@@ -45,7 +45,7 @@ public struct LogStatistics: Sendable {
         public var reason: String
     }
 
-    /// A screen a site job keeps a page on: how long the page showed, and every gap with its reason.
+    /// A screen a job keeps its media or page on: how long it showed, and every gap with its reason.
     public struct Screen: Sendable, Equatable {
         public var device: String
         public var deviceName: String
@@ -161,7 +161,7 @@ public struct LogStatistics: Sendable {
         }
     }
 
-    /// JobDriver's page records (`page`: shown, kept, gone) of site jobs, per device.
+    /// JobDriver's display records (`page`: shown, kept, gone) of jobs, per device.
     private mutating func screen(_ e: LogEntry, _ page: String) {
         guard let device = e.text("device") else { return }
         let index: Int

@@ -156,8 +156,8 @@ struct AnnounceCommand: AsyncParsableCommand {
     @OptionGroup var options: ControlOptions
     @Option(name: .long, help: "The device volume during the announcement, in percent (default: as it is).") var volume: Int?
     @Option(name: .long, help: "Content type, e.g. audio/mpeg (default: from the media-formats plugin).") var contentType: String?
-    @Option(name: .long, help: "Seconds the announcement may play before it is cut short (default 120).") var maxDuration: Double = 120
-    @Flag(inversion: .prefixedNo, help: "Wait until each device is restored (default); --no-wait returns once it plays (daemon only).")
+    @Option(name: .long, help: "Seconds the announcement may play before it is cut short.") var maxDuration: Double = 120
+    @Flag(inversion: .prefixedNo, help: "Wait until each device is restored; --no-wait returns once it plays (daemon only).")
     var wait = true
 
     func run() async throws {

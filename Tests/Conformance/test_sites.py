@@ -155,13 +155,15 @@ def test_site_job_keeps_its_page_past_a_20_s_idle_timeout(netns, workdir, pages)
         launched = len(launches(sim))
         # A keep-alive every 13.3 s (two thirds of 20 s): the 7th comes 93 s after the cast, by
         # when the idle timeout would have stopped an app left alone four times.
-        wait_until(lambda: hub.log().count("keep-alive") >= 7, 120, "7 keep-alives")
+        sent = re.compile(r"keep-alive \d+: ")
+        wait_until(lambda: len(sent.findall(hub.log())) >= 7, 120, "7 keep-alives")
         assert time.monotonic() - shown >= 90
         app = app_state(sim)
         assert app["appId"] == DASHCAST and app["page"]["url"] == url, app
         assert "stopped: no media" not in sim.log_text(), "the idle timeout never caught the page"
         assert len(launches(sim)) == launched, "keep-alives re-send the page; they do not relaunch"
-        keepalives = [line for line in hub.log().splitlines() if "keep-alive" in line]
+        assert "keep-alive every 13.3 s (idle timeout 20 s, the job's idle_timeout)" in hub.log()
+        keepalives = [line for line in hub.log().splitlines() if sent.search(line)]
         assert all(url in line for line in keepalives), keepalives
     finally:
         if hub:
