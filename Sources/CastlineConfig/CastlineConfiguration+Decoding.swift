@@ -265,13 +265,30 @@ extension CastlineConfiguration {
 
     static func job(_ node: YAMLNode, path: String, reader: ConfigReader) -> JobEntry? {
         guard let map = reader.mapping(node, path: path, allowed: [
-            "name", "devices", "app_id", "media", "site", "recast_on", "takeover", "reclaim_after", "check_interval", "retry_delay",
+            "name", "devices", "app_id", "media", "site", "schedule", "timezone", "fallback", "recast_on", "takeover", "reclaim_after",
+            "check_interval", "retry_delay",
         ]) else { return nil }
         let name = map.require("name").flatMap { reader.string($0, path: map.child("name")) }
         let devices = map.require("devices").flatMap { reader.strings($0, path: map.child("devices")) }
         var media: MediaEntry?
         var site: SiteEntry?
-        switch (map.value("media"), map.value("site")) {
+        var schedule: (Schedule, [JobEntry.Content])?
+        let hasSchedule = map.value("schedule") != nil
+        if let node = map.value("schedule") {
+            schedule = Self.schedule(node, zone: map.value("timezone"), path: map.child("schedule"), reader: reader)
+            if let first = schedule?.1.first { (media, site) = (first.media, first.site) }
+            if media == nil, let page = site { media = MediaEntry(url: page.url) }
+            if map.value("media") != nil || map.value("site") != nil {
+                reader.error(map.keyMark(map.value("media") != nil ? "media" : "site") ?? node.mark,
+                             "\(path) has a schedule: its entries say what shows (and fallback: what shows outside them), not media or site")
+            }
+        } else if map.value("timezone") != nil || map.value("fallback") != nil {
+            reader.error(map.keyMark(map.value("timezone") != nil ? "timezone" : "fallback") ?? node.mark,
+                         "\(path): timezone and fallback go with a schedule")
+        }
+        switch hasSchedule ? (nil, nil) : (map.value("media"), map.value("site")) {
+        case (nil, nil) where hasSchedule:
+            break
         case (let mediaNode?, nil):
             media = Self.media(mediaNode, path: map.child("media"), reader: reader)
         case (nil, let siteNode?):
@@ -295,6 +312,11 @@ extension CastlineConfiguration {
         // Every field is checked even when a required one is missing, so all errors show at once.
         var job = JobEntry(name: name ?? "", devices: devices ?? [], media: media ?? MediaEntry(url: ""))
         job.site = site
+        if let (plan, contents) = schedule {
+            job.schedule = plan
+            job.scheduled = contents
+            if let node = map.value("fallback") { job.fallback = Self.content(node, path: map.child("fallback"), reader: reader) }
+        }
         job.mark = node.mark
         if site != nil, let mark = map.keyMark("app_id") {
             reader.error(mark, "\(path).app_id does not apply to a site job (it runs DashCast, 84912283)")
@@ -320,6 +342,96 @@ extension CastlineConfiguration {
         if let v = map.double("retry_delay", 0.1...3600, unit: "seconds") { job.retryDelay = v }
         guard name != nil, devices != nil, media != nil else { return nil }
         return job
+    }
+
+    /// A job's `schedule:` (a list of `{days, from, to, media | site}`) in `timezone` (default UTC).
+    static func schedule(_ node: YAMLNode, zone zoneNode: YAMLNode?, path: String, reader: ConfigReader) -> (Schedule, [JobEntry.Content])? {
+        var zone = ZoneRules.utc
+        if let zoneNode, let name = reader.string(zoneNode, path: "timezone") {
+            do { zone = try ZoneRules.load(name) } catch { reader.error(zoneNode.mark, "timezone: \(error)") }
+        }
+        guard let items = reader.list(node, path: path) else { return nil }
+        guard !items.isEmpty else {
+            reader.error(node.mark, "\(path) is empty: give entries such as {days: mon-fri, from: \"08:00\", to: \"18:00\", media: …}")
+            return nil
+        }
+        var entries: [Schedule.Entry] = []
+        var contents: [JobEntry.Content] = []
+        for (index, item) in items.enumerated() {
+            let here = "\(path)[\(index)]"
+            guard let map = reader.mapping(item, path: here, allowed: ["days", "from", "to", "media", "site"]) else { continue }
+            let days = map.require("days").flatMap { Self.days($0, path: map.child("days"), reader: reader) }
+            let from = map.require("from").flatMap { Self.timeOfDay($0, path: map.child("from"), reader: reader) }
+            let to = map.require("to").flatMap { Self.timeOfDay($0, path: map.child("to"), reader: reader) }
+            let content = Self.content(item, path: here, reader: reader, map: map)
+            guard let days, let from, let to, let content else { continue }
+            if from == to { reader.error(map.value("to")!.mark, "\(here): from and to are the same time; an entry needs a range"); continue }
+            entries.append(Schedule.Entry(days: days, from: from, to: to == 0 && from > 0 ? 86_400 : to, mark: item.mark))
+            contents.append(content)
+        }
+        guard entries.count == items.count else { return nil }
+        let schedule = Schedule(entries: entries, zone: zone)
+        for (a, b) in schedule.overlaps {
+            reader.error(entries[b].mark, "\(path)[\(b)] overlaps \(path)[\(a)] (line \(entries[a].mark.line)): one entry at a time")
+        }
+        return (schedule, contents)
+    }
+
+    /// What an entry or the fallback shows: `media:` or `site:`, one of them.
+    static func content(_ node: YAMLNode, path: String, reader: ConfigReader, map given: ConfigMapping? = nil) -> JobEntry.Content? {
+        guard let map = given ?? reader.mapping(node, path: path, allowed: ["media", "site"]) else { return nil }
+        switch (map.value("media"), map.value("site")) {
+        case (let m?, nil): return Self.media(m, path: map.child("media"), reader: reader).map { JobEntry.Content(media: $0) }
+        case (nil, let s?): return Self.site(s, path: map.child("site"), reader: reader).map { JobEntry.Content(site: $0) }
+        case (_?, _?): reader.error(node.mark, "\(path) has both media and site: one or the other")
+        case (nil, nil): reader.error(node.mark, "\(path) needs media or site")
+        }
+        return nil
+    }
+
+    static let dayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+
+    /// `mon-fri`, `sat,sun`, `[mon, wed]`, `daily`: a set of weekdays (0 Sunday).
+    static func days(_ node: YAMLNode, path: String, reader: ConfigReader) -> Set<Int>? {
+        var words: [String] = []
+        if case .sequence = node.content { words = reader.strings(node, path: path) ?? [] } else if let text = reader.string(node, path: path) {
+            words = text.split(separator: ",").map { String($0.filter { $0 != " " }) }
+        }
+        var days = Set<Int>()
+        for word in words.map({ $0.lowercased() }) {
+            if word == "daily" || word == "*" { days.formUnion(0..<7); continue }
+            let ends = word.split(separator: "-").map(String.init)
+            guard let first = ends.first.flatMap({ dayNames.firstIndex(of: String($0.prefix(3))) }),
+                  let last = ends.last.flatMap({ dayNames.firstIndex(of: String($0.prefix(3))) }), ends.count <= 2 else {
+                reader.error(node.mark, "\(path): \"\(word)\" is not a day (mon, tue, …, sun, a range such as mon-fri, or daily)")
+                return nil
+            }
+            var day = first
+            while true {
+                days.insert(day)
+                if day == last { break }
+                day = (day + 1) % 7
+            }
+        }
+        guard !days.isEmpty else { reader.error(node.mark, "\(path) names no day"); return nil }
+        return days
+    }
+
+    /// `08:00`, `8:30:15`, `24:00`: seconds after midnight.
+    static func timeOfDay(_ node: YAMLNode, path: String, reader: ConfigReader) -> Int? {
+        guard let text = reader.string(node, path: path) else { return nil }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+        guard (2...3).contains(parts.count), parts.allSatisfy({ $0 != nil }), let h = parts[0], let m = parts[1] else {
+            reader.error(node.mark, "\(path): \"\(text)\" is not a time of day (HH:MM or HH:MM:SS)")
+            return nil
+        }
+        let s = parts.count == 3 ? parts[2]! : 0
+        let seconds = h * 3600 + m * 60 + s
+        guard (0...23).contains(h) || (h == 24 && m == 0 && s == 0), (0...59).contains(m), (0...59).contains(s) else {
+            reader.error(node.mark, "\(path): \"\(text)\" is not a time of day (00:00 to 24:00)")
+            return nil
+        }
+        return seconds
     }
 
     /// `site: URL` or `site: {url, force, reload_every, idle_timeout, preflight}`.

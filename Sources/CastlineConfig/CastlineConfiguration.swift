@@ -213,6 +213,37 @@ public struct JobEntry: Sendable, Hashable {
     public var media: MediaEntry
     /// A web page kept on the devices through DashCast, instead of media.
     public var site: SiteEntry?
+    /// Dayparting: the entries' times (in `timezone`), each with what it shows
+    /// (``scheduled``, in the same order), and what shows outside them (nil: nothing, the device
+    /// is left idle). Without a schedule, `media`/`site` always show.
+    public var schedule: Schedule?
+    public var scheduled: [Content] = []
+    public var fallback: Content?
+
+    /// What a schedule entry (or the fallback) shows: media or a site.
+    public struct Content: Sendable, Hashable {
+        public var media: MediaEntry?
+        public var site: SiteEntry?
+        public init(media: MediaEntry? = nil, site: SiteEntry? = nil) {
+            self.media = media
+            self.site = site
+        }
+    }
+
+    /// This job showing `content` instead of its own media or site.
+    public func showing(_ content: Content) -> JobEntry {
+        var job = self
+        job.schedule = nil
+        job.site = content.site
+        if let media = content.media {
+            job.media = media
+        } else if let site = content.site {
+            var page = MediaEntry(url: site.url)
+            page.contentType = "text/html"
+            job.media = page
+        }
+        return job
+    }
     /// When to cast again: the player went idle (finished, error, app stopped), the device came
     /// back after a reboot or drop, the device was lost and found again.
     public var recastOn: Set<Trigger> = Set(Trigger.allCases)

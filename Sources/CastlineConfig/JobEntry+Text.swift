@@ -37,7 +37,18 @@ extension JobEntry {
         o.set("name", .string(name))
         o.set("devices", .array(devices.map { .string($0) }))
         if let appID { o.set("app_id", .string(appID)) }
-        if let site {
+        if let schedule {
+            o.set("timezone", .string(schedule.zone.name))
+            o.set("schedule", .array(zip(schedule.entries, scheduled).map { entry, content in
+                var e = JSONObject()
+                e.set("days", .array((0..<7).filter(entry.days.contains).map { .string(["sun", "mon", "tue", "wed", "thu", "fri", "sat"][$0]) }))
+                e.set("from", .string(Self.clock(entry.from)))
+                e.set("to", .string(Self.clock(entry.to)))
+                for (key, value) in Self.contentJSON(content) { e.set(key, value) }
+                return .object(e)
+            }))
+            if let fallback { o.set("fallback", .object(JSONObject(Self.contentJSON(fallback)))) }
+        } else if let site {
             var page = JSONObject()
             page.set("url", .string(site.url))
             if let force = site.force { page.set("force", .bool(force)) }
@@ -54,6 +65,27 @@ extension JobEntry {
         o.set("check_interval", .double(checkInterval))
         o.set("retry_delay", .double(retryDelay))
         return .object(o)
+    }
+
+    /// `HH:MM:SS` for seconds after midnight.
+    static func clock(_ seconds: Int) -> String {
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(two(seconds / 3600)):\(two(seconds / 60 % 60)):\(two(seconds % 60))"
+    }
+
+    static func contentJSON(_ content: Content) -> [(String, JSONValue)] {
+        var pairs: [(String, JSONValue)] = []
+        if let media = content.media {
+            var job = JobEntry(name: "", devices: [], media: media)
+            job.site = nil
+            pairs.append(("media", job.mediaJSON))
+        }
+        if let site = content.site {
+            var job = JobEntry(name: "", devices: [], media: MediaEntry(url: site.url))
+            job.site = site
+            if let page = job.json["site"] { pairs.append(("site", page)) }
+        }
+        return pairs
     }
 
     var mediaJSON: JSONValue {

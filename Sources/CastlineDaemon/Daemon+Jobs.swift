@@ -2,6 +2,7 @@ import CastCore
 import CastLogging
 import CastSender
 import CastlineConfig
+import CastlineLogs
 
 /// Jobs at run time (the API's `/v1/jobs`), config reloads (SIGHUP) and log rules.
 extension Daemon {
@@ -27,7 +28,14 @@ extension Daemon {
                             "casts": .int(Int64(entry.casts))])
         }
         let source = apiJobs[job.name] != nil ? "api" : "\(config.file):\(job.mark.line)"
-        return ["name": .string(job.name), "source": .string(source), "definition": job.json, "devices": .array(devices)]
+        var object: JSONObject = ["name": .string(job.name), "source": .string(source), "definition": job.json, "devices": .array(devices)]
+        if job.schedule != nil, let (entry, next) = await drivers[job.name]?.scheduleState {
+            var state = JSONObject()
+            state.set("entry", entry.map { .int(Int64($0 + 1)) } ?? .null)
+            state.set("next_switch", next.map { .string(LogTime.rfc3339($0 * 1_000_000_000, fractionDigits: 0)) } ?? .null)
+            object.set("schedule", .object(state))
+        }
+        return .object(object)
     }
 
     /// Adds or replaces an API job and keeps it in the jobs file. A job of the config file is

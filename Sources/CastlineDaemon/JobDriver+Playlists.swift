@@ -21,7 +21,7 @@ extension JobDriver {
         func report(_ input: JobStateMachine.Input) {
             if castGenerations[id] == generation { feed(id, input) }
         }
-        let media = job.media
+        let media = active.media
         let sources: [String]
         if let items = media.items {
             sources = items
@@ -80,9 +80,9 @@ extension JobDriver {
 
     /// What the device is told about one item.
     func queueItem(_ url: String) -> QueueItem {
-        var entry = job.media
+        var entry = active.media
         entry.url = url
-        entry.contentType = ContentTypeGuess.forPath(url) ?? job.media.contentType
+        entry.contentType = ContentTypeGuess.forPath(url) ?? active.media.contentType
         entry.title = nil
         return QueueItem(media: JobMedia.information(entry, url: url), autoplay: true)
     }

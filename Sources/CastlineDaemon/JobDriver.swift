@@ -4,7 +4,11 @@ import CastLogging
 import CastMediaServer
 import CastSender
 import CastlineConfig
+import CastlineLogs
 import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs one job: a ``JobStateMachine`` per matching device, fed by what the device's link shows
 /// (``DeviceRegistry/observe(_:)``: app, media, owner, connection) and a 1 s tick; its casts go
@@ -36,14 +40,25 @@ package actor JobDriver {
     /// A site job's effective force per device (the pre-flight's decision at the last cast).
     var siteForce: [String: Bool] = [:]
     let pluginChannels: PluginChannels?
+    /// What the job shows now: the job itself, or (with a schedule) the entry in force or the
+    /// fallback; nil when nothing is in force.
+    var content: JobEntry?
+    /// The schedule's entry in force (-1: none), and when it changes next (Unix seconds).
+    var scheduleEntry: Int?
+    var nextSwitch: Int64?
+    /// Unix seconds now (a test's clock, or the system's).
+    let wallClock: @Sendable () -> Int64
     /// `daemon.idle_timeouts`: model globs → seconds.
     let idleTimeouts: [(model: String, seconds: Double)]
     var stopped = false
 
     /// `defaultAppID`: the app when the job names none (the config's `receiver_app_id`).
     package init(job: JobEntry, registry: DeviceRegistry, events: HubEvents, defaultAppID: String, group: EventLoopGroup,
-                logSystem: LogSystem, pluginChannels: PluginChannels? = nil, idleTimeouts: [(model: String, seconds: Double)] = []) {
+                logSystem: LogSystem, pluginChannels: PluginChannels? = nil, idleTimeouts: [(model: String, seconds: Double)] = [],
+                wallClock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
         self.job = job
+        self.wallClock = wallClock
+        content = job.schedule == nil ? job : nil
         self.idleTimeouts = idleTimeouts
         self.pluginChannels = pluginChannels
         self.registry = registry
@@ -54,17 +69,25 @@ package actor JobDriver {
         log = Logger(class: "JobDriver", system: logSystem).with(["job": .string(job.name)])
     }
 
-    var appID: String { job.site != nil ? SiteArguments.dashCastApp : job.appID ?? defaultAppID }
+    /// What the job shows now (outside every schedule entry without a fallback: the job, unused).
+    var active: JobEntry { content ?? job }
+
+    var appID: String { active.site != nil ? SiteArguments.dashCastApp : job.appID ?? defaultAppID }
 
     /// A site job's page as the site route takes it.
     var site: SiteArguments? {
-        job.site.map { .page(url: $0.url, force: $0.force, reloadEvery: $0.reloadEvery, check: $0.preflight) }
+        active.site.map { .page(url: $0.url, force: $0.force, reloadEvery: $0.reloadEvery, check: $0.preflight) }
     }
 
     /// Whether `device` (with its config aliases) is one of this job's.
     package nonisolated func matches(_ device: CastDevice, aliases: [String]) -> Bool {
         let selectors = job.devices.compactMap { try? DeviceSelector($0) }
         return selectors.contains { $0.matches(name: device.friendlyName, id: device.id, aliases: aliases) }
+    }
+
+    /// The schedule's entry in force (0-based; nil: none) and the next switch (Unix seconds).
+    package var scheduleState: (entry: Int?, next: Int64?) {
+        (scheduleEntry.flatMap { $0 >= 0 ? $0 : nil }, nextSwitch)
     }
 
     /// Per device: name, state, casts (for STATUS=, the API and logs).
@@ -76,10 +99,11 @@ package actor JobDriver {
         guard !stopped, matches(device, aliases: aliases) else { return }
         let known = devices[device.id] != nil
         devices[device.id] = device
-        if machines[device.id] == nil {
+        if job.schedule != nil, scheduleEntry == nil { applySchedule() }
+        if machines[device.id] == nil, content != nil {
             let (idle, source) = idleTimeout(for: device)
-            machines[device.id] = JobStateMachine(job: job, idleTimeout: idle)
-            if job.site != nil, let interval = machines[device.id]?.keepAliveInterval {
+            machines[device.id] = JobStateMachine(job: active, idleTimeout: idle)
+            if active.site != nil, let interval = machines[device.id]?.keepAliveInterval {
                 log.info("\(device.friendlyName): keep-alive every \(((interval * 10).rounded() / 10).formatted) s (idle timeout \(idle.formatted) s, \(source))", [
                     "device": .string(device.id), "model": .string(device.modelName), "idleTimeout": .double(idle),
                 ])
@@ -101,6 +125,7 @@ package actor JobDriver {
 
     package func tick() {
         guard !stopped else { return }
+        if job.schedule != nil { applySchedule() }
         for id in machines.keys.sorted() { feed(id, .tick) }
     }
 
@@ -184,14 +209,14 @@ package actor JobDriver {
         if let app = now.app, app.appID != appID {
             return JobStateMachine.MediaObservation(playerState: "APP", isOurs: false, heldByCommand: held)
         }
-        if job.site != nil, now.app != nil {
+        if active.site != nil, now.app != nil {
             // DashCast runs and reports no media: the page is up.
             return JobStateMachine.MediaObservation(playerState: "APP", isOurs: true, heldByCommand: held)
         }
         return nil
     }
 
-    var urls: [String] { [job.media.url] + servers.values.map { $0.url(for: JobMedia.fileName(job.media.url)) } + playlistURLs }
+    var urls: [String] { [active.media.url] + servers.values.map { $0.url(for: JobMedia.fileName(active.media.url)) } + playlistURLs }
 
     // MARK: Machine
 
@@ -212,14 +237,14 @@ package actor JobDriver {
         // What each screen shows, for `logs stats` (proof of display): on screen when the job's
         // cast plays, gone (with the reason) when it stops being so.
         if before != .playing, machine.state == .playing {
-            log.info("\(devices[id]?.friendlyName ?? id): \(job.media.url) on screen", [
-                "device": .string(id), "deviceName": .string(devices[id]?.friendlyName ?? id), "page": "shown", "url": .string(job.media.url),
+            log.info("\(devices[id]?.friendlyName ?? id): \(active.media.url) on screen", [
+                "device": .string(id), "deviceName": .string(devices[id]?.friendlyName ?? id), "page": "shown", "url": .string(active.media.url),
             ])
         } else if before == .playing, machine.state != .playing {
             let why = Self.pageGoneReason(machine, input: input)
-            log.info("\(job.media.url) gone from \(devices[id]?.friendlyName ?? id): \(why)", [
+            log.info("\(active.media.url) gone from \(devices[id]?.friendlyName ?? id): \(why)", [
                 "device": .string(id), "deviceName": .string(devices[id]?.friendlyName ?? id), "page": "gone",
-                "url": .string(job.media.url), "reason": .string(why),
+                "url": .string(active.media.url), "reason": .string(why),
             ])
         }
         for action in actions { perform(action, on: id) }
@@ -244,13 +269,67 @@ package actor JobDriver {
         case .media: return "media"
         case .sessionEnded: return "sessionEnded"
         case .tick: return "tick"
+        case .switched: return "switched"
         }
+    }
+
+    // MARK: Schedule
+
+    /// Puts the schedule's entry in force (or the fallback, or nothing) on every device when it
+    /// changed: each device's machine starts again with the new content and casts it at once;
+    /// with nothing in force, the job's own cast is stopped.
+    func applySchedule() {
+        guard let schedule = job.schedule else { return }
+        let now = wallClock()
+        let index = schedule.entry(at: now)
+        let key = index ?? -1
+        guard key != scheduleEntry else { return }
+        let first = scheduleEntry == nil
+        scheduleEntry = key
+        nextSwitch = schedule.nextSwitch(after: now)
+        let next: JobEntry? = index.map { job.showing(job.scheduled[$0]) } ?? job.fallback.map { job.showing($0) }
+        let what = index.map { "entry \($0 + 1)" } ?? (job.fallback != nil ? "the fallback" : "no entry")
+        let until = nextSwitch.map { " until \(LogTime.rfc3339($0 * 1_000_000_000, fractionDigits: 0))" } ?? ""
+        log.info("schedule: \(what) in force\(until)" + (next.map { ": \($0.media.url)" } ?? ": the devices are left idle"), [
+            "entry": .int(key), "url": .string(next?.media.url ?? ""),
+        ])
+        content = next
+        // The switch comes on time, not at the next 1 s tick.
+        if let nextSwitch {
+            let wait = max(0, nextSwitch - now)
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(wait))
+                await self?.applySchedule()
+            }
+        }
+        guard !first || !machines.isEmpty else { return }
+        for id in devices.keys.sorted() {
+            playlists[id] = nil
+            siteForce[id] = nil
+            if let next, let device = devices[id] {
+                machines[id] = JobStateMachine(job: next, idleTimeout: idleTimeout(for: device).0)
+                if observed[id]?.link == "connected" { feed(id, .switched("schedule: \(what) in force")) }
+            } else {
+                machines[id] = nil
+                appSessions[id] = nil
+                Task { await self.stopOwnCast(id) }
+            }
+        }
+    }
+
+    /// Stops the app on `id` if the job's cast plays there (never another sender's).
+    func stopOwnCast(_ id: String) async {
+        guard let entry = await registry.entry(id), entry.owner == job.name, let link = entry.link else { return }
+        do { try await link.stopApplication() } catch {
+            log.warning("cannot stop the cast on \(entry.device.friendlyName): \(error)", ["device": .string(id)])
+        }
+        await registry.release(id, owner: job.name)
     }
 
     /// A device's idle timeout for apps without media, and where it comes from: the job's,
     /// its model's in `daemon.idle_timeouts`, or the default.
     func idleTimeout(for device: CastDevice) -> (Double, String) {
-        if let own = job.site?.idleTimeout { return (own, "the job's idle_timeout") }
+        if let own = active.site?.idleTimeout { return (own, "the job's idle_timeout") }
         for entry in idleTimeouts where (try? GlobPattern(entry.model))?.matches(device.modelName) == true {
             return (entry.seconds, "daemon.idle_timeouts \"\(entry.model)\" for model \(device.modelName)")
         }
@@ -263,10 +342,10 @@ package actor JobDriver {
         let count = machines[id]?.keepAlives ?? 0
         do throws(ControlError) {
             let (_, link) = try await registry.link(id)
-            _ = try await SiteShow.show(site, force: siteForce[id] ?? (job.site?.force ?? false), on: link, device: device, channels: pluginChannels)
-            log.info("keep-alive \(count): \(job.media.url) sent again to \(device.friendlyName)", [
+            _ = try await SiteShow.show(site, force: siteForce[id] ?? (active.site?.force ?? false), on: link, device: device, channels: pluginChannels)
+            log.info("keep-alive \(count): \(active.media.url) sent again to \(device.friendlyName)", [
                 "device": .string(id), "deviceName": .string(device.friendlyName), "page": "kept",
-                "url": .string(job.media.url), "keepAlive": .int(Int64(count)),
+                "url": .string(active.media.url), "keepAlive": .int(Int64(count)),
                 "interval": .double(machines[id]?.keepAliveInterval ?? 0),
             ])
             events.emit(.job, "keep-alive", device: id, job: job.name, ["count": .int(Int64(count))])
@@ -302,12 +381,12 @@ package actor JobDriver {
         func report(_ input: JobStateMachine.Input) {
             if castGenerations[id] == generation { feed(id, input) }
         }
-        log.info("casting to \(device.friendlyName): \(reason)", ["device": .string(id), "reason": .string(reason), "url": .string(job.media.url)])
+        log.info("casting to \(device.friendlyName): \(reason)", ["device": .string(id), "reason": .string(reason), "url": .string(active.media.url)])
         if site != nil {
             await showSite(id, device: device, generation: generation)
             return
         }
-        if job.media.isPlaylist {
+        if active.media.isPlaylist {
             await castPlaylist(id, device: device, generation: generation)
             return
         }
@@ -331,16 +410,16 @@ package actor JobDriver {
         appSessions[id] = AppSession(id: app.sessionID)
         let url: String
         do { url = try await mediaURL(for: device) } catch {
-            log.error("cannot serve \(job.media.url) to \(device.friendlyName): \(error)", ["device": .string(id)])
+            log.error("cannot serve \(active.media.url) to \(device.friendlyName): \(error)", ["device": .string(id)])
             report(.castFailed("\(error)"))
             return
         }
         await registry.claim(id, owner: job.name, contentID: url)
-        switch await link.remoteMediaClient.loadAndWait(JobMedia.information(job.media, url: url),
-                                                        options: MediaLoadOptions(autoplay: job.media.autoplay),
-                                                        until: job.media.autoplay ? .playing : .paused, timeout: 30) {
+        switch await link.remoteMediaClient.loadAndWait(JobMedia.information(active.media, url: url),
+                                                        options: MediaLoadOptions(autoplay: active.media.autoplay),
+                                                        until: active.media.autoplay ? .playing : .paused, timeout: 30) {
         case .success:
-            log.info("\(device.friendlyName): playing \(job.media.url)", ["device": .string(id), "url": .string(job.media.url)])
+            log.info("\(device.friendlyName): playing \(active.media.url)", ["device": .string(id), "url": .string(active.media.url)])
             report(.castSucceeded)
         case .failure(let error):
             log.warning("\(device.friendlyName): cast failed: \(error)", ["device": .string(id), "error": .string("\(error)")])
@@ -386,14 +465,14 @@ package actor JobDriver {
     /// The URL to load: the job's URL, or for a file the built-in server's URL on the address
     /// that faces the device.
     func mediaURL(for device: CastDevice) async throws -> String {
-        guard job.media.url.hasPrefix("/") else { return job.media.url }
+        guard active.media.url.hasPrefix("/") else { return active.media.url }
         let address = try FacingAddress.localAddress(facing: device.host, port: device.port)
         if servers[address] == nil {
             servers[address] = try await MediaFileServer.start(
-                file: ServedFile(path: job.media.url, contentType: job.media.contentType ?? "application/octet-stream"),
+                file: ServedFile(path: active.media.url, contentType: active.media.contentType ?? "application/octet-stream"),
                 host: address, group: group, logSystem: logSystem)
         }
-        return servers[address]!.url(for: JobMedia.fileName(job.media.url))
+        return servers[address]!.url(for: JobMedia.fileName(active.media.url))
     }
 }
 

@@ -75,6 +75,8 @@ package struct JobStateMachine: Sendable {
         case media(MediaObservation?)
         case sessionEnded(SessionEnd)
         case tick
+        /// What the job shows changed (a schedule's switch): cast the new content at once.
+        case switched(String)
     }
 
     package enum Action: Sendable, Equatable {
@@ -219,6 +221,9 @@ package struct JobStateMachine: Sendable {
             return []
         case (.tick, _):
             return []
+
+        case (.switched(let why), _):
+            return startCast(why, now: now)
         }
     }
 

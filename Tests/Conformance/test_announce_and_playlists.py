@@ -267,3 +267,45 @@ def test_cast_several_files_as_one_queue_with_repeat(netns, workdir):
             hub.stop()
     finally:
         assert sim.stop() == 0
+
+
+def test_a_schedule_switches_at_its_boundaries(netns, workdir):
+    """Two entries a few seconds ahead (UTC, to the second): each switch lands within a second of
+    its boundary, read from the simulator's own state; after the last one the device is idle."""
+    from hub import Hub
+    folder = media_files(workdir, "day", ["morning.wav", "noon.wav"])
+    config = os.path.join(workdir, "sim.json")
+    with open(config, "w") as f:
+        json.dump({"mediaRules": [{"contentId": "*.wav", "duration": 600}]}, f)
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--config", config])
+    start = int(time.time()) + 6
+    at = lambda t: time.strftime("%H:%M:%S", time.gmtime(t))
+    hub = Hub(netns, sim, workdir, jobs=f"""jobs:
+  - name: day
+    devices: ["*"]
+    timezone: UTC
+    schedule:
+      - {{days: daily, from: "{at(start)}", to: "{at(start + 5)}", media: "{folder}/morning.wav"}}
+      - {{days: daily, from: "{at(start + 5)}", to: "{at(start + 10)}", media: "{folder}/noon.wav"}}
+""")
+    try:
+        changes = []
+
+        def watch():
+            media = state(sim).get("media") or {}
+            app = state(sim).get("app")
+            shown = media.get("contentId", "").rsplit("/", 1)[-1] if app and not app.get("isIdleScreen") else None
+            if not changes or changes[-1][1] != shown:
+                changes.append((time.time(), shown))
+            return len(changes) >= 4
+
+        wait_until(watch, 30, "three switches", interval=0.05)
+        shown = [name for _, name in changes]
+        assert shown[:4] == [None, "morning.wav", "noon.wav", None], changes
+        for (when, _), boundary in zip(changes[1:4], (start, start + 5, start + 10)):
+            assert abs(when - boundary) <= 1.0, (when - boundary, changes)
+        status, body, _ = hub.get("/v1/jobs/day")
+        assert status == 200 and body["schedule"]["entry"] is None, body
+    finally:
+        hub.stop()
+        assert sim.stop() == 0
