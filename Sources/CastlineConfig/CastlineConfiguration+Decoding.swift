@@ -497,6 +497,21 @@ extension CastlineConfiguration {
         return media
     }
 
+    /// Whether an http(s) URL has a host (brackets closed for IPv6) and, if any, a numeric port.
+    static func hasHost(_ url: String) -> Bool {
+        let rest = url.drop(while: { $0 != ":" }).dropFirst(3)
+        var authority = rest.prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" })
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return false }
+            let after = authority[authority.index(after: close)...]
+            return after.isEmpty || (after.hasPrefix(":") && after.count > 1 && after.dropFirst().allSatisfy(\.isNumber))
+        }
+        let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
+        guard let host = parts.first, !host.isEmpty, parts.count <= 2 else { return false }
+        return parts.count == 1 || (!parts[1].isEmpty && parts[1].allSatisfy(\.isNumber))
+    }
+
     /// A playlist's items: at least one, each an http(s) URL or an absolute file path.
     static func playlistItems(_ node: YAMLNode, path: String, reader: ConfigReader) -> [String]? {
         guard case .sequence(let nodes) = node.content else {
@@ -519,7 +534,7 @@ extension CastlineConfiguration {
     /// http(s) URLs and absolute file paths (served by castline's HTTP server).
     static func checkedURL(_ url: String, node: YAMLNode, path: String, reader: ConfigReader) -> String? {
         let lower = url.lowercased()
-        if (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && url.count > 8 && !url.contains(" ") { return url }
+        if (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && url.count > 8 && !url.contains(" ") && hasHost(url) { return url }
         if url.hasPrefix("/") { return url }
         reader.error(node.mark, "\(path) must be an http:// or https:// URL or an absolute file path, not \"\(url)\"")
         return nil

@@ -21,9 +21,7 @@ package struct AnnounceArguments: Sendable, Equatable {
         guard let media = try body.string("media"), !media.isEmpty else {
             throw ControlError.usage("missing_media", "announce needs \"media\": an http(s) URL or an absolute file path")
         }
-        let lower = media.lowercased()
-        let isURL = (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && media.utf8.count > 9 && !media.contains(" ")
-        guard isURL || media.hasPrefix("/") else {
+        guard CastArguments.isMediaReference(media) else {
             throw ControlError.usage("bad_media", "announce: \"media\" must be an http(s) URL or an absolute file path, not \"\(media)\"")
         }
         self.media = media

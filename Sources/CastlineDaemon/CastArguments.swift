@@ -1,5 +1,6 @@
 import CastCore
 import CastSender
+import CastTransport
 import CastlineConfig
 
 /// What to cast and how: `castline cast`'s argument and options, in the same names for the API
@@ -41,9 +42,7 @@ package struct CastArguments: Sendable, Equatable {
         guard let media = try body.string("media"), !media.isEmpty else {
             throw ControlError.usage("missing_media", "cast needs \"media\": an http(s) URL or an absolute file path")
         }
-        let lower = media.lowercased()
-        let isURL = (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && media.utf8.count > 9 && !media.contains(" ")
-        guard isURL || media.hasPrefix("/") else {
+        guard Self.isMediaReference(media) else {
             throw ControlError.usage("bad_media", "cast: \"media\" must be an http(s) URL or an absolute file path, not \"\(media)\"")
         }
         self.media = media
@@ -70,8 +69,7 @@ package struct CastArguments: Sendable, Equatable {
         }
         noAutoplay = try body.bool("no_autoplay") ?? false
         for item in try body.strings("queue") ?? [] {
-            let lower = item.lowercased()
-            guard ((lower.hasPrefix("http://") || lower.hasPrefix("https://")) && item.utf8.count > 9 && !item.contains(" ")) || item.hasPrefix("/") else {
+            guard Self.isMediaReference(item) else {
                 throw ControlError.usage("bad_media", "cast: each of \"queue\" must be an http(s) URL or an absolute file path, not \"\(item)\"")
             }
             queue.append(item)
@@ -86,6 +84,14 @@ package struct CastArguments: Sendable, Equatable {
             guard timeout >= 1, timeout <= 3600 else { throw ControlError.usage("bad_play_timeout", "cast: \"play_timeout\" must be 1-3600 seconds") }
             playTimeout = timeout
         }
+    }
+
+    /// An http(s) URL with a host (and a valid port), or an absolute file path.
+    package static func isMediaReference(_ text: String) -> Bool {
+        if text.hasPrefix("/") { return true }
+        let lower = text.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else { return false }
+        return text.utf8.count > 9 && !text.contains(" ") && HTTPURL(text) != nil
     }
 
     /// The body that makes these arguments again (what the CLI sends).

@@ -19,7 +19,15 @@ struct JobsCommand: ParsableCommand {
             for job in answer["jobs"]?.array ?? [] {
                 if options.json { printLine(job.serialized()); continue }
                 let devices = (job["devices"]?.array ?? []).map { "\($0["device"]?.string ?? "?"): \($0["state"]?.string ?? "?")" }
-                printLine("\(job["name"]?.string ?? "?") (\(job["source"]?.string ?? "?")) \(job["definition"]?["media"]?["url"]?.string ?? "")"
+                let definition = job["definition"]
+                let what = definition?["site"]?["url"]?.string ?? definition?["media"]?["url"]?.string
+                    ?? definition?["media"]?["items"].map { "\($0.array?.count ?? 0) items" } ?? ""
+                var schedule = ""
+                if let state = job["schedule"] {
+                    let entry = state["entry"]?.int.map { "entry \($0)" } ?? "no entry"
+                    schedule = " [schedule: \(entry) in force" + (state["next_switch"]?.string.map { ", next switch \($0)" } ?? "") + "]"
+                }
+                printLine("\(job["name"]?.string ?? "?") (\(job["source"]?.string ?? "?")) \(what)\(schedule)"
                           + (devices.isEmpty ? "  no device yet" : "  " + devices.joined(separator: ", ")))
             }
         }
