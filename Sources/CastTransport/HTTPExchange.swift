@@ -192,8 +192,10 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     public var port: Int
     public var target: String
 
-    /// nil for anything that is not an http(s) URL with a host (and a valid port).
+    /// nil for anything that is not an http(s) URL with a host (and a valid port). A URL is
+    /// printable ASCII (an international name comes punycoded, other bytes percent-encoded).
     public init?(_ text: String) {
+        guard text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
         let lower = text.lowercased()
         let rest: Substring
         if lower.hasPrefix("https://") { secure = true; rest = text.dropFirst(8) }
@@ -223,7 +225,11 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
             host = String(authority)
             port = defaultPort
         }
-        guard !host.isEmpty, !host.contains(" ") else { return nil }
+        let hostCharacters = host.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x2E || c == 0x5F || c == 0x7E
+                || c == 0x25 || c == 0x3A
+        }
+        guard !host.isEmpty, hostCharacters, host.contains(":") == authority.hasPrefix("[") else { return nil }
     }
 
     /// The URL `location` (a redirect's Location header) names, relative to this one.

@@ -499,6 +499,8 @@ extension CastlineConfiguration {
 
     /// Whether an http(s) URL has a host (brackets closed for IPv6) and, if any, a numeric port.
     static func hasHost(_ url: String) -> Bool {
+        // A URL is printable ASCII: an international name comes punycoded, other bytes percent-encoded.
+        guard url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
         let rest = url.drop(while: { $0 != ":" }).dropFirst(3)
         var authority = rest.prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" })
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
