@@ -118,9 +118,7 @@ extension ControlPlane {
     /// Launches the default receiver and plays `media` until it finishes (IDLE), fails, or
     /// `timeout` seconds pass (then it is stopped).
     private func play(_ media: MediaInformation, on link: CastSession, device: CastDevice, timeout: Double, log: Logger) async throws(ControlError) {
-        do { _ = try await link.launch(appID: receiverAppID) } catch {
-            throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): cannot launch \(receiverAppID): \(error)")
-        }
+        _ = try await Self.launch(receiverAppID, on: link, device: device)
         let playing: MediaStatus
         switch await link.remoteMediaClient.loadAndWait(media, until: .playing, timeout: min(30, timeout)) {
         case .success(let status): playing = status
@@ -145,9 +143,7 @@ extension ControlPlane {
     /// Launches `appID` unless it runs (the announcement ran in the default receiver).
     private func relaunch(_ appID: String, on link: CastSession, device: CastDevice) async throws(ControlError) {
         if let running = await link.application, running.appID == appID { return }
-        do { _ = try await link.launch(appID: appID) } catch {
-            throw ControlError(.unavailable, "restore_failed", "\(device.friendlyName): cannot launch \(appID) again: \(error)")
-        }
+        _ = try await Self.launch(appID, on: link, device: device)
     }
 
     /// Leaves the device idle: the app the announcement ran in is stopped.

@@ -33,9 +33,7 @@ extension ControlPlane {
         let (entry, link) = try await registry.link(reference)
         let id = entry.device.id
         if let app = arguments.app, await link.application?.appID != app {
-            do { _ = try await link.launch(appID: app) } catch {
-                throw ControlError(.refused, "launch_refused", "\(entry.device.friendlyName): cannot launch \(app): \(error)")
-            }
+            _ = try await Self.launch(app, on: link, device: entry.device)
         }
         if let feature = pluginChannels.feature(forNamespace: namespace) {
             guard let message = arguments.message else {

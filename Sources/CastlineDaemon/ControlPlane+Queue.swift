@@ -38,9 +38,7 @@ extension ControlPlane {
             return QueueItem(media: item.mediaInformation(url: url, contentType: type, format: nil), autoplay: !arguments.noAutoplay)
         }
         let appID = arguments.app ?? receiverAppID
-        do { _ = try await link.launch(appID: appID) } catch {
-            throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): cannot launch \(appID): \(error)")
-        }
+        _ = try await Self.launch(appID, on: link, device: device)
         let repeatMode: RepeatMode = switch arguments.repeatMode {
         case "all": .all
         case "single": .single

@@ -165,16 +165,7 @@ package actor ControlPlane {
         case .media(let u, let t, let f): (url, type, format) = (u, t, f)
         }
         let appID = arguments.app ?? receiverAppID
-        let app: ApplicationInfo
-        do {
-            app = try await link.launch(appID: appID)
-        } catch {
-            if case .requestFailed(_, .launchError(.notFound?)) = error {
-                throw ControlError(.notFound, "app_not_found", "\(device.friendlyName) has no app \(appID)")
-            }
-            if case .requestFailed(_, .launchError) = error { throw ControlError(.refused, "launch_refused", "\(device.friendlyName): \(error)") }
-            throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): \(error)")
-        }
+        let app = try await Self.launch(appID, on: link, device: device)
         // An app that declares namespaces but not the media one (DashCast, a dashboard) never
         // answers a LOAD: say so now instead of after the play timeout.
         if !app.namespaces.isEmpty, !app.namespaces.contains(.media) {
@@ -351,6 +342,20 @@ package actor ControlPlane {
             case .remove(let items): return await client.queueRemove(itemIDs: items)
             case .repeatMode(let mode): return await client.queueSetRepeatMode(mode)
             }
+        }
+    }
+
+    /// Launches (or joins) `appID`, its failure in the API's words: no such app (404), the device
+    /// refused (422), or it could not be asked (503). Every command that launches comes here.
+    static func launch(_ appID: String, on link: CastSession, device: CastDevice) async throws(ControlError) -> ApplicationInfo {
+        do {
+            return try await link.launch(appID: appID)
+        } catch {
+            if case .requestFailed(_, .launchError(.notFound?)) = error {
+                throw ControlError(.notFound, "app_not_found", "\(device.friendlyName) has no app \(appID)")
+            }
+            if case .requestFailed(_, .launchError) = error { throw ControlError(.refused, "launch_refused", "\(device.friendlyName): \(error)") }
+            throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): cannot launch \(appID): \(error)")
         }
     }
 

@@ -14,15 +14,8 @@ package enum SiteShow {
                                + "`castline plugins` lists what is")
         }
         let app: ApplicationInfo
-        do {
-            if let running = await link.application, running.appID == site.appID { app = running } else {
-                app = try await link.launch(appID: site.appID)
-            }
-        } catch {
-            if case .requestFailed(_, .launchError(.notFound?)) = error {
-                throw ControlError(.notFound, "app_not_found", "\(device.friendlyName) has no app \(site.appID) (\(appName(site)))")
-            }
-            throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): cannot launch \(appName(site)): \(error)")
+        if let running = await link.application, running.appID == site.appID { app = running } else {
+            app = try await ControlPlane.launch(site.appID, on: link, device: device)
         }
         let handle = try await channels.handle(feature: feature, device: device.id, deviceName: device.friendlyName, link: link)
         let command: JSONValue

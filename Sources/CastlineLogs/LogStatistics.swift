@@ -54,7 +54,15 @@ public struct LogStatistics: Sendable {
         public var shown: Int64 = 0
         public var keepAlives = 0
         public var gaps: [Gap] = []
+        /// From when to when it showed what (the last one may still be open).
+        public var shows: [Show] = []
         var shownSince: Int64?
+    }
+
+    public struct Show: Sendable, Equatable {
+        public var start: Int64
+        public var end: Int64?
+        public var url: String
     }
 
     public struct Gap: Sendable, Equatable {
@@ -173,12 +181,18 @@ public struct LogStatistics: Sendable {
         switch page {
         case "shown":
             if let url = e.text("url") { screens[index].url = url }
-            if screens[index].shownSince == nil { screens[index].shownSince = e.time }
+            if screens[index].shownSince == nil {
+                screens[index].shownSince = e.time
+                screens[index].shows.append(Show(start: e.time, url: e.text("url") ?? screens[index].url))
+            }
             if let last = screens[index].gaps.indices.last, screens[index].gaps[last].end == nil { screens[index].gaps[last].end = e.time }
         case "kept":
             screens[index].keepAlives += 1
         case "gone":
-            if let since = screens[index].shownSince.take() { screens[index].shown += e.time - since }
+            if let since = screens[index].shownSince.take() {
+                screens[index].shown += e.time - since
+                if let last = screens[index].shows.indices.last { screens[index].shows[last].end = e.time }
+            }
             screens[index].gaps.append(Gap(start: e.time, reason: e.text("reason") ?? "unknown"))
         default:
             break

@@ -16,7 +16,7 @@ struct LogsCommand: AsyncParsableCommand {
             sd_journal, or --journal-dir). Blank lines, non-JSON lines, other schemas, cut last lines and \
             clock jumps are counted and reported on stderr, never fatal.
             """,
-        subcommands: [LogsQueryCommand.self, LogsStatsCommand.self, LogsTimelineCommand.self, LogsExplainCommand.self])
+        subcommands: [LogsQueryCommand.self, LogsStatsCommand.self, LogsReportCommand.self, LogsTimelineCommand.self, LogsExplainCommand.self])
 }
 
 /// Where records come from.
@@ -186,6 +186,40 @@ struct LogsStatsCommand: AsyncParsableCommand {
             return true
         }
         printLine(json ? stats.json(read: report).serialized() : stats.text(read: report))
+    }
+}
+
+struct LogsReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Proof of display: per screen, what showed from when to when, and every gap with its cause.",
+        discussion: """
+            From the logs alone (castline run's records: JobDriver at info, CastSession's suspends): for each device a \
+            job kept media or a page on, what showed and when, every gap (the app stopped, another sender, a failed \
+            cast, the device lost) with its length and cause, and when castline could not see the device (its \
+            connection suspended: the network, a reboot). --since/--until bound the period. --html writes one \
+            self-contained page (a bar per screen and the events as a table).
+            """)
+    @OptionGroup var input: LogInputOptions
+    @OptionGroup var filters: LogFilterOptions
+    @Option(name: .long, help: "What each section is: device (the only grouping so far).") var by: String = "device"
+    @Flag(name: .long, help: "JSON output.") var json = false
+    @Flag(name: .long, help: "An HTML page instead of text.") var html = false
+
+    func run() async throws {
+        guard by == "device" else {
+            printError("castline logs report: --by \(by): reports are by device")
+            throw CastlineExit.usage
+        }
+        let filter = try filters.filter()
+        var report = LogReadReport()
+        var stats = LogStatistics()
+        try input.read(filter: filter, report: &report) { entry in
+            stats.add(entry)
+            return true
+        }
+        let display = DisplayReport(stats)
+        printLine(json ? display.json.serialized() : html ? display.html : display.text)
     }
 }
 
