@@ -247,3 +247,60 @@ def test_standard_input_takes_json_lines_and_journal_export(workdir):
     warnings = subprocess.run([castline_binary(), "logs", "query", "-", "--level", "warning", "--count"], input=text,
                               capture_output=True, text=True, timeout=30)
     assert warnings.stdout.strip() == "1"
+
+
+@pytest.mark.needs_root("a network namespace (ip netns)")
+def test_logs_report_proves_display_and_names_each_gap_with_its_cause(netns, workdir):
+    """A job on the simulator through a drop, a stop-app and a reboot: `castline logs report`
+    over the daemon's JSON log names all three, with their causes and lengths, and its HTML page
+    renders in headless Chromium."""
+    from conftest import Simulator
+    from hub import Hub
+    from test_timeline_render import run_chromium
+    sim = Simulator(netns, workdir, extra=["--no-mdns"])
+    log = os.path.join(workdir, "hub.jsonl")
+    hub = Hub(netns, sim, workdir, json_log=log, log_rules="info,CastChannel.*:warning", jobs="""jobs:
+  - name: lobby
+    devices: ["*"]
+    media: {url: "http://127.0.0.1:9/loop.mp4", content_type: video/mp4}
+    retry_delay: 0.5
+""")
+    try:
+        def playing():
+            media = sim.control({"command": "list"})["devices"][0]["state"].get("media") or {}
+            return media.get("playerState") == "PLAYING" and "on screen" in hub.log()
+        wait_until(playing, 20, "the job's media playing")
+        sim.control({"command": "drop"})
+        def resumed():
+            with open(log) as f:
+                return '"didResume"' in f.read()
+        wait_until(resumed, 20, "the link back after the drop")
+        wait_until(playing, 20, "playing after the drop")
+        sim.control({"command": "stop-app"})
+        wait_until(lambda: hub.log().count("on screen") >= 2 and playing(), 20, "the media back after stop-app")
+        sim.control({"command": "reboot", "downFor": 2})
+        wait_until(lambda: hub.log().count("on screen") >= 3 and playing(), 40, "the media back after the reboot")
+    finally:
+        hub.stop()
+        assert sim.stop() == 0
+    result = castline(netns, "logs", "report", "--by", "device", "--json", log)
+    assert result.returncode == 0, result.stderr
+    [screen] = json.loads(result.stdout)["screens"]
+    reasons = [g["reason"] for g in screen["gaps"]]
+    assert "the receiver app was stopped" in reasons, screen
+    assert any("gone after a reconnect" in r for r in reasons), screen
+    blind = screen["unobserved"]
+    assert len(blind) >= 2 and all(b["duration_s"] is not None and b["reason"] for b in blind), blind
+    assert all(g["duration_s"] is not None and g["duration_s"] < 20 for g in screen["gaps"]), screen
+    assert screen["shown_s"] > 0 and len(screen["shows"]) >= 3
+    text = castline(netns, "logs", "report", log).stdout
+    assert "gap" in text and "not observed" in text and "the receiver app was stopped" in text, text
+    page = os.path.join(workdir, "report.html")
+    with open(page, "w") as f:
+        f.write(castline(netns, "logs", "report", "--html", log).stdout)
+    png = os.path.join(workdir, "report.png")
+    run_chromium(f"--screenshot={png}", "--window-size=1200,800", "file://" + page)
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    dom, _, _ = run_chromium("--dump-dom", "--window-size=1200,800", "file://" + page)
+    assert 'class="screen"' in dom and dom.count('class="gap"') >= 2 and 'class="unobserved"' in dom, dom[:3000]
