@@ -38,7 +38,7 @@ def test_the_daemon_answers_as_its_openapi_document_says(netns, workdir):
         result = netns.run(
             SCHEMATHESIS, "run", os.path.join(REPO, "docs", "api", "openapi.yaml"), "--url", "http://127.0.0.1:18770",
             "-H", "Authorization: Bearer schemathesis-token-0123456789", "--checks", "all", "--exclude-checks", "positive_data_acceptance", "--exclude-path", "/v1/events",
-            "--max-time", SECONDS, "--request-timeout", "60", "--seed", "1", "--generation-database", ":memory:", "--report", "junit", "--report-dir", report,
+            "--max-time", SECONDS, "--request-timeout", "60", "--max-response-time", "60", "--seed", "1", "--generation-database", ":memory:", "--report", "junit", "--report-dir", report,
             timeout=int(SECONDS) + 240, env=dict(os.environ, SCHEMATHESIS_HOOKS=""))
         output = result.stdout + result.stderr
         with open(os.environ.get("CASTLINE_SCHEMATHESIS_OUTPUT", os.path.join(workdir, "schemathesis.txt")), "w") as f:
