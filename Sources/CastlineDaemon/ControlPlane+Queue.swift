@@ -21,6 +21,9 @@ extension ControlPlane {
         var files: [String: ServedFile] = [:]
         var names: [Int: String] = [:]
         for (index, source) in sources.enumerated() where source.hasPrefix("/") {
+            do { _ = try LocalMediaFile.open(source) } catch {
+                throw ControlError.usage("unreadable_file", "the daemon cannot read \(source): \(error)")
+            }
             let name = "\(index + 1)-\(JobMedia.fileName(source))"
             names[index] = name
             files[name] = ServedFile(path: source, contentType: arguments.contentType ?? ContentTypeGuess.forPath(source) ?? "application/octet-stream")
@@ -38,7 +41,10 @@ extension ControlPlane {
             return QueueItem(media: item.mediaInformation(url: url, contentType: type, format: nil), autoplay: !arguments.noAutoplay)
         }
         let appID = arguments.app ?? receiverAppID
-        _ = try await Self.launch(appID, on: link, device: device)
+        let app = try await Self.launch(appID, on: link, device: device)
+        if !app.namespaces.isEmpty, !app.namespaces.contains(.media) {
+            throw ControlError(.refused, "app_without_media", "\(device.friendlyName): app \(appID) does not play media (it has no \(CastNamespace.media.rawValue) namespace)")
+        }
         let repeatMode: RepeatMode = switch arguments.repeatMode {
         case "all": .all
         case "single": .single
