@@ -1,4 +1,5 @@
 import CastDeviceAuth
+import Glibc
 import NIOSSL
 import SystemCrypto
 
@@ -15,17 +16,24 @@ struct DeviceIdentity: Sendable {
     /// A fresh identity for device `uuid`, its device-auth certificate issued by `authority`'s ICA
     /// (with the audio-only policy for a speaker, as real audio devices carry it).
     static func issue(for uuid: String, authority: SimulatorAuthority, audioOnly: Bool = false) throws -> DeviceIdentity {
-        try DeviceIdentity(credentials: DeviceCredentials.issue(for: uuid, authority: authority, audioOnly: audioOnly),
-                           authority: authority)
+        let rsa = experiment.contains("rsa")
+        return try DeviceIdentity(credentials: DeviceCredentials.issue(for: uuid, authority: authority, audioOnly: audioOnly,
+                                                                      tlsKeyType: rsa ? .rsa2048 : .p256),
+                                  authority: authority)
     }
+
+    static let experiment: String = getenv("CASTLINE_SIM_TLS_EXPERIMENT").map { String(cString: $0) } ?? ""
 
     private init(credentials: DeviceCredentials, authority: SimulatorAuthority) throws {
         self.credentials = credentials
         self.authority = authority
         let certificate = try NIOSSLCertificate(bytes: Array(credentials.tlsCertificatePEM.utf8), format: .pem)
         let key = try NIOSSLPrivateKey(bytes: Array(credentials.tlsPrivateKeyPEM.utf8), format: .pem)
-        tls = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: [.certificate(certificate)],
-                                                                        privateKey: .privateKey(key)))
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)],
+                                                                     privateKey: .privateKey(key))
+        if Self.experiment.contains("tls12") { configuration.maximumTLSVersion = .tlsv12 }
+        tls = try NIOSSLContext(configuration: configuration)
+        if Self.experiment.contains("notickets") { try BoringSSLContextOptions.disableSessionTickets(tls) }
         authResponder = DeviceAuthResponder(credentials: credentials, authority: authority)
     }
 
