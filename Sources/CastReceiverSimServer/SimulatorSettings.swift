@@ -29,6 +29,9 @@ public struct SimulatorSettings: Sendable {
     public var initialFaults = DeviceFaults()
     /// Seconds between TLS identity renewals (the certificate lives 96 h; default 72 h).
     public var tlsRenewalInterval: Double = 72 * 3600
+    /// TLS profile of the devices whose configuration names none (`castline sim --tls`); nil:
+    /// each device's model decides (``DeviceTLSProfile/defaultProfile(model:)``).
+    public var tlsProfile: DeviceTLSProfile?
     /// Event-loop threads; nil = one per core, at most 4.
     public var threads: Int?
 

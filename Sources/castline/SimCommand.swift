@@ -39,6 +39,9 @@ struct SimCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seed for the device uuids (stable across runs).")
     var seed: UInt64 = 0
 
+    @Option(name: .long, help: "TLS profile of devices that name none in --config: chromecast-legacy (TLS 1.2, RSA-2048, no session tickets) or modern (TLS 1.3, EC P-256, tickets). Default: by model (chromecast-legacy except Chromecast with Google TV and Google TV Streamer).")
+    var tls: DeviceTLSProfile?
+
     @Option(name: .long, help: "Simulator config file (JSON): devices, apps with namespaces, media rules.")
     var config: String?
 
@@ -145,6 +148,7 @@ struct SimCommand: AsyncParsableCommand {
         settings.timing.launchDelay = launchDelay
         settings.initialFaults = DeviceFaults(ignorePings: ignorePings, replyDelay: replyDelay, dropAfter: dropAfter)
         settings.threads = threads
+        settings.tlsProfile = tls
         SignalWaiter.block([SIGINT, SIGTERM])
 
         let simulator: ReceiverSimulator
@@ -175,7 +179,7 @@ struct SimCommand: AsyncParsableCommand {
             let c = device.configuration
             return ["name": .string(c.name), "uuid": .string(c.uuid), "address": .string(c.address),
                     "castPort": .int(Int64(c.castPort)), "httpPort": .int(Int64(c.httpPort)),
-                    "httpsPort": .int(Int64(c.httpsPort))]
+                    "httpsPort": .int(Int64(c.httpsPort)), "tls": .string(c.effectiveTLSProfile().rawValue)]
         }
         var ready: JSONObject = ["event": "ready", "pid": .int(Int64(getpid())), "devices": .array(devices)]
         if let controlSocket { ready.set("controlSocket", .string(controlSocket)) }
@@ -186,6 +190,7 @@ struct SimCommand: AsyncParsableCommand {
 }
 
 extension DeviceFleet.Layout: ExpressibleByArgument {}
+extension DeviceTLSProfile: ExpressibleByArgument {}
 
 func environment() -> [String: String] {
     var result: [String: String] = [:]
