@@ -36,10 +36,17 @@ public struct PlaybackTiming: Sendable, Hashable {
     /// LAUNCH → the app runs and the RECEIVER_STATUS reply goes out this many seconds later, as
     /// a real device takes a second or more to load an app (0: at once).
     public var launchDelay: Double = 0
+    /// A LOAD of media on a loopback `http://` URL waits for the server's fetch
+    /// (``DeviceOutput/checkMedia(_:)``): it succeeds, or fails with LOAD_FAILED and IDLE /
+    /// ERROR, as a receiver's does. Other URLs are reported as ``DeviceOutput/mediaNotChecked(url:)``
+    /// and play. Off: every LOAD plays (the state machine alone, without a server).
+    public var checksLoopbackMedia: Bool = false
 
-    public init(bufferingDelay: Double = 0.2, sendsLoadingStatus: Bool = true, launchDelay: Double = 0) {
+    public init(bufferingDelay: Double = 0.2, sendsLoadingStatus: Bool = true, launchDelay: Double = 0,
+                checksLoopbackMedia: Bool = false) {
         self.bufferingDelay = bufferingDelay
         self.sendsLoadingStatus = sendsLoadingStatus
+        self.checksLoopbackMedia = checksLoopbackMedia
         self.launchDelay = launchDelay
     }
 }

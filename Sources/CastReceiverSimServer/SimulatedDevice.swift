@@ -20,7 +20,7 @@ public final class SimulatedDevice: @unchecked Sendable {
     let loop: EventLoop
     let log: Logger
     let logSystem: LogSystem
-    private let settings: SimulatorSettings
+    let settings: SimulatorSettings
     private let frameLog: FrameLog?
     private let advertiser: MDNSAdvertiser?
     private let startedAt = MonotonicClock.seconds()
@@ -209,7 +209,6 @@ public final class SimulatedDevice: @unchecked Sendable {
     func received(_ message: CastMessage, from id: SenderConnectionID) {
         loop.preconditionInEventLoop()
         perform(state.receive(message, from: id, now: MonotonicClock.seconds()))
-        fetchMediaIfLoad(message)
     }
 
     func connectionClosed(_ id: SenderConnectionID) {
@@ -253,6 +252,10 @@ public final class SimulatedDevice: @unchecked Sendable {
                 connections[id]?.close(reason: reason).whenComplete { _ in }
             case .advertisementChanged(let state):
                 advertiser?.publish(advertisement(state))
+            case .checkMedia(let request):
+                checkMedia(request)
+            case .mediaNotChecked(let url):
+                noteMediaNotChecked(url: url)
             }
         }
         rescheduleDeadline()

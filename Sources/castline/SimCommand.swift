@@ -72,6 +72,12 @@ struct SimCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds from a LAUNCH to the app running and its reply (real devices take a second or more).")
     var launchDelay: Double = 0
 
+    @Option(name: .long, help: "Seconds a device waits for loopback media after a LOAD before the LOAD fails.")
+    var mediaFetchTimeout: Double = 5
+
+    @Flag(name: .long, help: "Do not fetch loopback media after a LOAD: every LOAD plays, reachable or not.")
+    var noMediaCheck = false
+
     @Flag(name: .long, help: "Fault: never answer PING.")
     var ignorePings = false
 
@@ -104,6 +110,7 @@ struct SimCommand: AsyncParsableCommand {
         try seconds(bufferingDelay, "--buffering-delay")
         try seconds(launchDelay, "--launch-delay")
         try seconds(replyDelay, "--reply-delay")
+        try seconds(mediaFetchTimeout, "--media-fetch-timeout", positive: true)
         try seconds(dropAfter, "--drop-after")
         guard heartbeatTimeout > pingInterval else {
             throw ValidationError("--heartbeat-timeout (\(heartbeatTimeout)) must be longer than --ping-interval (\(pingInterval))")
@@ -146,6 +153,8 @@ struct SimCommand: AsyncParsableCommand {
         settings.heartbeatTimeout = heartbeatTimeout
         settings.timing.bufferingDelay = bufferingDelay
         settings.timing.launchDelay = launchDelay
+        settings.timing.checksLoopbackMedia = !noMediaCheck
+        settings.mediaFetchTimeout = mediaFetchTimeout
         settings.initialFaults = DeviceFaults(ignorePings: ignorePings, replyDelay: replyDelay, dropAfter: dropAfter)
         settings.threads = threads
         settings.tlsProfile = tls
