@@ -50,7 +50,7 @@ def test_a_simulator_out_of_descriptors_says_so_pauses_and_recovers(netns, sim):
     # At most one line per pause (1 s) until the backlog drains; retrying at once logs thousands.
     assert len(failures) <= elapsed + 2, f"{len(failures)} lines in {elapsed:.1f} s: accepting did not pause"
 
-    cast = netns.run(castline_binary(), "cast", "http://127.0.0.1:9/after.mp4", "--device", "127.0.0.1", "--json")
+    cast = netns.run(castline_binary(), "cast", "http://media.invalid/after.mp4", "--device", "127.0.0.1", "--json")
     assert cast.returncode == 0 and '"PLAYING"' in cast.stdout, cast.stderr[-3000:]
 
 
