@@ -56,13 +56,18 @@ extension MediaPlayer {
         return MediaMessage.mediaStatus(requestID: .unsolicited, status: [loadingStatus(of: session)]).json
     }
 
-    /// The loading shape of `session`'s status (also while its media is being fetched).
+    /// The loading shape of `session`'s status (also while its media is being fetched): as real
+    /// devices send it, the new media both top-level and in `extendedStatus`, with
+    /// `currentItemId` and `repeatMode` (Tests/Fixtures/real/media-loading-*.json).
     func loadingStatus(of session: MediaSession) -> MediaStatus {
-        MediaStatus(
+        var status = MediaStatus(
             mediaSessionID: session.mediaSessionID, playerState: .idle, currentTime: 0, playbackRate: session.playbackRate,
-            supportedMediaCommands: supportedMediaCommands, volume: session.volume,
+            supportedMediaCommands: supportedMediaCommands, volume: session.volume, media: session.currentMedia,
             extendedStatus: ExtendedMediaStatus(playerState: .loading, media: session.currentMedia, mediaSessionID: session.mediaSessionID)
         )
+        status.currentItemID = session.currentItem.itemID
+        status.repeatMode = session.repeatMode
+        return status
     }
 
     // MARK: Clock
