@@ -39,7 +39,8 @@ def test_a_simulator_out_of_descriptors_says_so_pauses_and_recovers(netns, sim):
     started = time.monotonic()
     client = netns.run("python3", "-c", CLIENT, timeout=30)
     elapsed = time.monotonic() - started
-    assert client.returncode == 0 and "handshake TLSv1.3" in client.stdout, client.stderr[-3000:]
+    # TLS 1.2: the default profile, chromecast-legacy (docs/simulator.md#tls-profiles).
+    assert client.returncode == 0 and "handshake TLSv1.2" in client.stdout, client.stderr[-3000:]
 
     sim.stderr.flush()
     with open(sim.stderr_path) as f:
