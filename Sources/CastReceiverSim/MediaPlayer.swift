@@ -162,6 +162,7 @@ struct MediaPlayer: Sendable {
         for index in numbered.indices {
             numbered[index].itemID = nextItemID
             nextItemID += 1
+            numbered[index].media = numbered[index].media.map(Self.categorised)
         }
         var session = MediaSession(mediaSessionID: nextMediaSessionID, items: numbered, currentIndex: startIndex, isQueue: isQueue)
         nextMediaSessionID += 1
@@ -192,6 +193,22 @@ struct MediaPlayer: Sendable {
         }
         out += statusToAll(requestID: requestID, now: now)
         return out
+    }
+
+    /// `media` with the `mediaCategory` current firmware adds from the content type (VIDEO,
+    /// AUDIO, IMAGE; Tests/Fixtures/real/media-loading-2020.json) when the sender gave none.
+    static func categorised(_ media: MediaInformation) -> MediaInformation {
+        guard media.mediaCategory == nil else { return media }
+        var media = media
+        let type = media.contentType.lowercased()
+        if type.hasPrefix("video/") || type.contains("mpegurl") || type.contains("dash+xml") {
+            media.mediaCategory = .video
+        } else if type.hasPrefix("audio/") {
+            media.mediaCategory = .audio
+        } else if type.hasPrefix("image/") {
+            media.mediaCategory = .image
+        }
+        return media
     }
 
     /// The server fetched the media of the LOAD waiting in ``pendingCheck``: on success the
