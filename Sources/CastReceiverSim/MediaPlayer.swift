@@ -231,12 +231,20 @@ struct MediaPlayer: Sendable {
             // Delivered with the LOAD's sender as the requester (``ReceiverDevice/mediaChecked``).
             return statusToAll(requestID: pending.requestID, now: now)
         }
-        session = current
         log.warning("LOAD of \(pending.request.url) fails with \(failure): \(reason)",
                     fields.merging(["detailedErrorCode": .int(failure.rawValue)]))
-        let failed = EndpointReply(Self.namespace, MediaMessage.loadFailed(requestID: pending.requestID, itemID: nil,
+        // As real devices send it (Tests/Fixtures/real/load-failed-2020.json): LOAD_FAILED with the
+        // item's id, then an IDLE / ERROR status without the media, to every sender.
+        let failed = EndpointReply(Self.namespace, MediaMessage.loadFailed(requestID: pending.requestID, itemID: current.currentItem.itemID,
                                                                           detailedErrorCode: failure).json, to: .loadRequester)
-        return [failed] + end(reason: .error, requestID: nil, now: now)
+        var status = MediaStatus(mediaSessionID: current.mediaSessionID, playerState: .idle, idleReason: .error, currentTime: 0,
+                                 playbackRate: current.playbackRate, supportedMediaCommands: supportedMediaCommands,
+                                 volume: current.volume)
+        status.currentItemID = current.currentItem.itemID
+        session = nil
+        log.info("media session ends: IDLE ERROR", logFields.merging(["playerState": "IDLE", "idleReason": "ERROR",
+                                                                      "mediaSessionId": .int(current.mediaSessionID)]))
+        return [failed] + deliver(status: [status], requestID: nil)
     }
 
     /// Ends the current session with IDLE / INTERRUPTED, told to every connected sender.

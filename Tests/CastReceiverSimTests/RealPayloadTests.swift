@@ -17,6 +17,7 @@ struct RealPayloadTests {
         var source: String
         var situation: String
         var message: JSONValue
+        var then: JSONValue?
     }
 
     static let folder: String = {
@@ -40,13 +41,13 @@ struct RealPayloadTests {
         guard let source = json["source"]?.string, let situation = json["situation"]?.string, let message = json["message"] else {
             throw FixtureError(path: path)
         }
-        return Fixture(name: name, source: source, situation: situation, message: message)
+        return Fixture(name: name, source: source, situation: situation, message: message, then: json["then"])
     }
 
     struct FixtureError: Error { var path: String }
 
     static let names = ["media-loading-2020.json", "media-loading-2018.json", "media-no-session-2021.json",
-                        "receiver-dmr-running-2024.json"]
+                        "receiver-dmr-running-2024.json", "load-failed-2020.json"]
 
     /// Every key path of `value`: `a.b` for members, `a[]` for array elements (all elements merged).
     static func keyPaths(_ value: JSONValue, prefix: String = "") -> Set<String> {
@@ -68,6 +69,18 @@ struct RealPayloadTests {
         let fixture = try Self.load(name)
         #expect(fixture.source.hasPrefix("https://github.com/"))
         switch fixture.message["type"]?.string {
+        case "LOAD_FAILED":
+            guard case .loadFailed(_, let itemID, let code) = try MediaMessage(json: fixture.message) else {
+                Issue.record("\(name): not decoded as LOAD_FAILED")
+                return
+            }
+            #expect(itemID == 1 && code == .mediaSrcNotSupported)
+            let then = try #require(fixture.then)
+            guard case .mediaStatus(_, let statuses) = try MediaMessage(json: then) else {
+                Issue.record("\(name): the status after it is not decoded")
+                return
+            }
+            #expect(statuses.first?.idleReason == .error && statuses.first?.media == nil)
         case "MEDIA_STATUS":
             guard case .mediaStatus(_, let statuses) = try MediaMessage(json: fixture.message) else {
                 Issue.record("\(name): not decoded as MEDIA_STATUS")
@@ -124,6 +137,22 @@ struct RealPayloadTests {
         let ours = try Self.simulatorLoadingStatus(media: media)
         let missing = Self.keyPaths(real).subtracting(Self.keyPaths(ours))
         #expect(missing.isEmpty, "the real device sent keys the simulator does not: \(missing.sorted())")
+    }
+
+    @Test("a LOAD whose media fails: LOAD_FAILED and the IDLE / ERROR status after it have the 2020 device's key paths")
+    func loadFailedKeyPaths() throws {
+        let fixture = try Self.load("load-failed-2020.json")
+        var sim = SimHarness(timing: PlaybackTiming(bufferingDelay: 0.25, checksLoopbackMedia: true))
+        sim.launchDMR()
+        let outputs = sim.load(contentID: "http://127.0.0.1:8099/tts.mp3", contentType: "audio/mpeg")
+        let request = try #require(outputs.compactMap { output -> MediaCheckRequest? in
+            if case .checkMedia(let request) = output { return request } else { return nil }
+        }.first)
+        let failed = SimHarness.sent(sim.device.mediaChecked(mediaSessionID: request.mediaSessionID, failure: .mediaSrcNotSupported,
+                                                             reason: "HTTP 404", now: sim.now), on: .media)
+        #expect(failed.map(\.type) == ["LOAD_FAILED", "MEDIA_STATUS"])
+        #expect(Self.keyPaths(try #require(failed.first).json) == Self.keyPaths(fixture.message))
+        #expect(Self.keyPaths(try #require(failed.last).json) == Self.keyPaths(try #require(fixture.then)))
     }
 
     @Test("RECEIVER_STATUS with the Default Media Receiver running: the simulator's key paths are the 2024 display's")
