@@ -88,7 +88,8 @@ def main():
     try:
         server = subprocess.Popen(netns.command(sys.executable, "-m", "http.server", "8099", "--bind", "127.0.0.1",
                                                 "--directory", media), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        sim = conftest.Simulator(netns, workdir, extra=["--no-mdns", "--buffering-delay", "0"], frame_log=False)
+        # --tls modern: the device side's TLS as when the recorded figures were taken (docs/performance.md).
+        sim = conftest.Simulator(netns, workdir, extra=["--no-mdns", "--buffering-delay", "0", "--tls", "modern"], frame_log=False)
         castline_argv = [conftest.castline_binary(), "cast", URL, "--device", "127.0.0.1"]
         catt_argv = [catt, "-d", "127.0.0.1", "cast", URL]
         one(netns, sim, castline_argv)  # warm the page cache for both binaries

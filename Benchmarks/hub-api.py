@@ -220,7 +220,8 @@ def main():
     try:
         server = subprocess.Popen(netns.command(sys.executable, "-m", "http.server", "8099", "--bind", "127.0.0.1", "--directory", media),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        sim = conftest.Simulator(netns, workdir, extra=["--no-mdns", "--buffering-delay", "0", "--devices", "100"], frame_log=False)
+        # --tls modern: the device side's TLS as when the recorded figures were taken (docs/performance.md).
+        sim = conftest.Simulator(netns, workdir, extra=["--no-mdns", "--buffering-delay", "0", "--devices", "100", "--tls", "modern"], frame_log=False)
         devices = sim.ready["devices"]
         hub, socket_path = start_hub(netns, workdir, devices, "127.0.0.1:18780")
 

@@ -75,7 +75,8 @@ def main():
         devices = max(args.large, 2 * args.small * rounds + 1)
         # The device side as cheap as it can be (no frame log, warnings only, no buffering delay):
         # the figures are about the senders.
-        sim = conftest.Simulator(netns, workdir, extra=["--devices", str(devices), "--no-mdns", "--buffering-delay", "0"],
+        # --tls modern: the device side's TLS as when the recorded figures were taken (docs/performance.md).
+        sim = conftest.Simulator(netns, workdir, extra=["--devices", str(devices), "--no-mdns", "--buffering-delay", "0", "--tls", "modern"],
                                  frame_log=False)
         listed = sim.ready["devices"]
         targets = os.path.join(workdir, "devices.json")

@@ -89,4 +89,37 @@ public struct DetailedErrorCode: OpenIntEnum {
         (423, "DASH_INVALID_SEGMENT_INFO"),
         (431, "SMOOTH_MANIFEST"),
     ]
+
+    /// What the code means for the person who cast, in words (nil for a code not in the table):
+    /// Google's Web Receiver error-code page, phrased as what went wrong on the device.
+    public var explanation: String? { Self.explanations[rawValue] }
+
+    static let explanations: [Int: String] = [
+        100: "the device's player failed without saying why",
+        101: "the device stopped fetching the media",
+        102: "the device could not decode the media",
+        103: "a network error stopped the device fetching the media",
+        104: "the device could not load the media: it is unreachable from the device, answers with an HTTP error, or is not in a format the device plays",
+        110: "the device's player could not buffer the media",
+        201: "the device could not fetch the DRM licence",
+        202: "the device does not support the media's DRM system",
+        203: "the device's DRM decryption failed",
+        301: "the device could not fetch a media segment",
+        311: "the device could not fetch the HLS playlist: it is unreachable from the device or answers with an HTTP error",
+        312: "the device could not fetch an HLS media playlist",
+        313: "the HLS key server did not answer",
+        314: "the device could not fetch the HLS key",
+        315: "an HLS segment is invalid",
+        316: "the device could not parse an HLS segment",
+        321: "the device could not fetch the DASH manifest or a segment: unreachable from the device, or an HTTP error",
+        322: "the DASH stream has no initialisation segment",
+        331: "the device could not fetch the Smooth Streaming media",
+        332: "the Smooth Streaming media has no data",
+        411: "the HLS URL does not return a playlist the device can read",
+        412: "an HLS media playlist cannot be read",
+        421: "the DASH manifest cannot be read (no periods)",
+        422: "the DASH manifest names no MIME type",
+        423: "the DASH manifest's segment information is invalid",
+        431: "the Smooth Streaming manifest cannot be read",
+    ]
 }

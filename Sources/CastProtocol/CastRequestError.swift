@@ -28,7 +28,8 @@ public enum CastRequestError: Error, Sendable, Equatable, CustomStringConvertibl
         case .disconnected(let why): return "disconnected before the reply: \(why)"
         case .cancelled: return "cancelled"
         case .superseded(let id): return "superseded by request \(id.rawValue)"
-        case .loadFailed(let code?): return "LOAD_FAILED: \(code.name ?? "code") (\(code.rawValue))"
+        case .loadFailed(let code?):
+            return "LOAD_FAILED: \(code.name ?? "code") (\(code.rawValue))" + (code.explanation.map { ": \($0)" } ?? "")
         case .loadFailed(nil): return "LOAD_FAILED"
         case .loadCancelled: return "LOAD_CANCELLED"
         case .invalidPlayerState: return "INVALID_PLAYER_STATE"

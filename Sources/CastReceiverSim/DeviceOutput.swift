@@ -9,6 +9,11 @@ public enum DeviceOutput: Sendable, Equatable {
     case closeConnection(SenderConnectionID, reason: String)
     /// Republish the mDNS TXT record (`st`, `rs`) and app subtypes.
     case advertisementChanged(DeviceAdvertisementState)
+    /// Fetch the media of a LOAD and report the outcome with
+    /// ``ReceiverDevice/mediaChecked(mediaSessionID:failure:reason:now:)``; the LOAD's reply waits.
+    case checkMedia(MediaCheckRequest)
+    /// A LOAD's media is not fetched (not on a loopback `http://` URL): it plays unchecked.
+    case mediaNotChecked(url: String)
 }
 
 /// The advertised busy state: `st` and `rs` of the TXT record.
@@ -42,7 +47,7 @@ extension DeviceOutput {
         switch self {
         case .send(_, let id): return id
         case .closeConnection(let id, _): return id
-        case .advertisementChanged: return nil
+        case .advertisementChanged, .checkMedia, .mediaNotChecked: return nil
         }
     }
 }

@@ -40,9 +40,17 @@ public struct PlaybackTiming: Sendable, Hashable {
     /// sender's message to it, media), as Nest Hubs stop dashboards; nil: never.
     public var appIdleTimeout: Double?
 
-    public init(bufferingDelay: Double = 0.2, sendsLoadingStatus: Bool = true, launchDelay: Double = 0, appIdleTimeout: Double? = nil) {
+    /// A LOAD of media on a loopback `http://` URL waits for the server's fetch
+    /// (``DeviceOutput/checkMedia(_:)``): it succeeds, or fails with LOAD_FAILED and IDLE /
+    /// ERROR, as a receiver's does. Other URLs are reported as ``DeviceOutput/mediaNotChecked(url:)``
+    /// and play. Off: every LOAD plays (the state machine alone, without a server).
+    public var checksLoopbackMedia: Bool = false
+
+    public init(bufferingDelay: Double = 0.2, sendsLoadingStatus: Bool = true, launchDelay: Double = 0,
+                checksLoopbackMedia: Bool = false, appIdleTimeout: Double? = nil) {
         self.bufferingDelay = bufferingDelay
         self.sendsLoadingStatus = sendsLoadingStatus
+        self.checksLoopbackMedia = checksLoopbackMedia
         self.launchDelay = launchDelay
         self.appIdleTimeout = appIdleTimeout
     }

@@ -11,6 +11,8 @@ struct EndpointReply: Sendable {
         case others
         /// Every sender connected to the endpoint.
         case everyone
+        /// The sender of the LOAD whose media is being checked (``MediaPlayer/pendingCheck``).
+        case loadRequester
     }
 
     var namespace: CastNamespace

@@ -32,6 +32,7 @@ extension MediaPlayer {
 
     /// One `status[]` entry for `session` at `now`.
     func mediaStatus(of session: MediaSession, now: Double) -> MediaStatus {
+        if session.awaitingCheck { return loadingStatus(of: session) }
         var media = session.currentMedia
         if media.duration == nil || media.duration == 0, let duration = session.duration { media.duration = duration }
         var commands = supportedMediaCommands
@@ -52,12 +53,21 @@ extension MediaPlayer {
     /// idleReason, `extendedStatus.playerState` LOADING with the new media.
     func loadingStatusMessage() -> JSONValue {
         guard let session else { return MediaMessage.mediaStatus(requestID: .unsolicited, status: []).json }
-        let status = MediaStatus(
+        return MediaMessage.mediaStatus(requestID: .unsolicited, status: [loadingStatus(of: session)]).json
+    }
+
+    /// The loading shape of `session`'s status (also while its media is being fetched): as real
+    /// devices send it, the new media both top-level and in `extendedStatus`, with
+    /// `currentItemId` and `repeatMode` (Tests/Fixtures/real/media-loading-*.json).
+    func loadingStatus(of session: MediaSession) -> MediaStatus {
+        var status = MediaStatus(
             mediaSessionID: session.mediaSessionID, playerState: .idle, currentTime: 0, playbackRate: session.playbackRate,
-            supportedMediaCommands: supportedMediaCommands, volume: session.volume,
+            supportedMediaCommands: supportedMediaCommands, volume: session.volume, media: session.currentMedia,
             extendedStatus: ExtendedMediaStatus(playerState: .loading, media: session.currentMedia, mediaSessionID: session.mediaSessionID)
         )
-        return MediaMessage.mediaStatus(requestID: .unsolicited, status: [status]).json
+        status.currentItemID = session.currentItem.itemID
+        status.repeatMode = session.repeatMode
+        return status
     }
 
     // MARK: Clock

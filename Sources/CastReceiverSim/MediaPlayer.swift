@@ -21,6 +21,11 @@ struct MediaPlayer: Sendable {
     var nextItemID = 1
     /// ``ReceiverDevice/failNextLoad(_:)``: consumed by the next LOAD or QUEUE_LOAD.
     var pendingLoadFailure: DetailedErrorCode?
+    /// The LOAD waiting for the server's media check, with its request id; its sender is kept
+    /// by the device (``ReceiverDevice/loadRequester``).
+    var pendingCheck: (request: MediaCheckRequest, requestID: RequestID)?
+    /// Set by ``begin``: what the device must output for the media just loaded.
+    var checkOutput: DeviceOutput?
     var random: IdentifierGenerator
     let log: Logger
 
@@ -157,6 +162,7 @@ struct MediaPlayer: Sendable {
         for index in numbered.indices {
             numbered[index].itemID = nextItemID
             nextItemID += 1
+            numbered[index].media = numbered[index].media.map(Self.categorised)
         }
         var session = MediaSession(mediaSessionID: nextMediaSessionID, items: numbered, currentIndex: startIndex, isQueue: isQueue)
         nextMediaSessionID += 1
@@ -170,6 +176,21 @@ struct MediaPlayer: Sendable {
             "contentId": .string(first.contentID), "contentType": .string(first.contentType), "items": .int(numbered.count),
         ]))
         if timing.sendsLoadingStatus { out.append(EndpointReply(Self.namespace, loadingStatusMessage(), to: .everyone)) }
+        if timing.checksLoopbackMedia {
+            let url = MediaURLPolicy.url(of: first)
+            guard MediaURLPolicy.isCheckable(url) else {
+                checkOutput = .mediaNotChecked(url: url)
+                out += statusToAll(requestID: requestID, now: now)
+                return out
+            }
+            // The reply waits for the fetch, as a receiver answers a LOAD once the media loaded.
+            let request = MediaCheckRequest(mediaSessionID: session.mediaSessionID, url: url, contentType: first.contentType)
+            self.session!.awaitingCheck = true
+            pendingCheck = (request, requestID)
+            checkOutput = .checkMedia(request)
+            log.info("LOAD of \(url): the reply waits for the media fetch", logFields.merging(["url": .string(url)]))
+            return out
+        }
         out += statusToAll(requestID: requestID, now: now)
         return out
     }
@@ -181,6 +202,58 @@ struct MediaPlayer: Sendable {
         return ["text/html", "application/xhtml+xml", "text/plain"].contains(type) ? .mediaSrcNotSupported : nil
     }
 
+    /// `media` with the `mediaCategory` current firmware adds from the content type (VIDEO,
+    /// AUDIO, IMAGE; Tests/Fixtures/real/media-loading-2020.json) when the sender gave none.
+    static func categorised(_ media: MediaInformation) -> MediaInformation {
+        guard media.mediaCategory == nil else { return media }
+        var media = media
+        let type = media.contentType.lowercased()
+        if type.hasPrefix("video/") || type.contains("mpegurl") || type.contains("dash+xml") {
+            media.mediaCategory = .video
+        } else if type.hasPrefix("audio/") {
+            media.mediaCategory = .audio
+        } else if type.hasPrefix("image/") {
+            media.mediaCategory = .image
+        }
+        return media
+    }
+
+    /// The server fetched the media of the LOAD waiting in ``pendingCheck``: on success the
+    /// LOAD is answered and buffering starts now; on failure the LOAD's sender gets LOAD_FAILED
+    /// with `failure`, and every sender MEDIA_STATUS IDLE / ERROR. Nil when no LOAD waits for
+    /// `mediaSessionID` (it was replaced or stopped meanwhile).
+    mutating func mediaChecked(mediaSessionID: Int, failure: DetailedErrorCode?, reason: String, now: Double) -> [EndpointReply]? {
+        guard let pending = pendingCheck, pending.request.mediaSessionID == mediaSessionID,
+              var current = session, current.mediaSessionID == mediaSessionID else { return nil }
+        pendingCheck = nil
+        current.awaitingCheck = false
+        let fields = logFields.merging(["url": .string(pending.request.url), "reason": .string(reason)])
+        guard let failure else {
+            if current.playerState == .buffering {
+                current.anchor = now
+                current.bufferingUntil = now + max(0, timing.bufferingDelay)
+            }
+            session = current
+            log.info("media fetched: \(pending.request.url) (\(reason))", fields)
+            // Delivered with the LOAD's sender as the requester (``ReceiverDevice/mediaChecked``).
+            return statusToAll(requestID: pending.requestID, now: now)
+        }
+        log.warning("LOAD of \(pending.request.url) fails with \(failure): \(reason)",
+                    fields.merging(["detailedErrorCode": .int(failure.rawValue)]))
+        // As real devices send it (Tests/Fixtures/real/load-failed-2020.json): LOAD_FAILED with the
+        // item's id, then an IDLE / ERROR status without the media, to every sender.
+        let failed = EndpointReply(Self.namespace, MediaMessage.loadFailed(requestID: pending.requestID, itemID: current.currentItem.itemID,
+                                                                          detailedErrorCode: failure).json, to: .loadRequester)
+        var status = MediaStatus(mediaSessionID: current.mediaSessionID, playerState: .idle, idleReason: .error, currentTime: 0,
+                                 playbackRate: current.playbackRate, supportedMediaCommands: supportedMediaCommands,
+                                 volume: current.volume)
+        status.currentItemID = current.currentItem.itemID
+        session = nil
+        log.info("media session ends: IDLE ERROR", logFields.merging(["playerState": "IDLE", "idleReason": "ERROR",
+                                                                      "mediaSessionId": .int(current.mediaSessionID)]))
+        return [failed] + deliver(status: [status], requestID: nil)
+    }
+
     /// Ends the current session with IDLE / INTERRUPTED, told to every connected sender.
     mutating func interrupt(now: Double) -> [EndpointReply] {
         end(reason: .interrupted, requestID: nil, now: now)
@@ -190,13 +263,20 @@ struct MediaPlayer: Sendable {
     /// and to the others with 0 (everyone with 0 when `requestId` is nil).
     mutating func end(reason: IdleReason, requestID: RequestID?, now: Double) -> [EndpointReply] {
         guard var ending = session else { return [] }
+        var out: [EndpointReply] = []
+        if let pending = pendingCheck, pending.request.mediaSessionID == ending.mediaSessionID {
+            // Replaced or stopped while its media was being fetched: the LOAD is cancelled.
+            pendingCheck = nil
+            out.append(EndpointReply(Self.namespace, MediaMessage.loadCancelled(requestID: pending.requestID, itemID: nil).json,
+                                     to: .loadRequester))
+        }
         ending.settle(at: now)
         log.info("media session ends: IDLE \(reason)", logFields.merging(["playerState": "IDLE", "idleReason": .string(reason.rawValue)]))
         var status = mediaStatus(of: ending, now: now)
         status.playerState = .idle
         status.idleReason = reason
         session = nil
-        return deliver(status: [status], requestID: requestID)
+        return out + deliver(status: [status], requestID: requestID)
     }
 
     // MARK: Transport controls
@@ -253,6 +333,7 @@ struct MediaPlayer: Sendable {
     /// Drops the session silently (the app stopped).
     mutating func reset() {
         session = nil
+        pendingCheck = nil
     }
 
     /// Puts an exported session in place (stream transfer): BUFFERING, then the old state.

@@ -24,6 +24,8 @@ struct MediaSession: Sendable, Equatable {
     var activeTrackIDs: [Int]?
     /// The media rule matching the current item.
     var rule: MediaRule?
+    /// The LOAD's media is being fetched: no timed transition until the server reports it.
+    var awaitingCheck = false
 
     var currentItem: QueueItem { items[currentIndex] }
 
@@ -76,6 +78,7 @@ struct MediaSession: Sendable, Equatable {
 
     /// The next timed transition: end of buffering or end of the item.
     var deadline: Double? {
+        if awaitingCheck { return nil }
         if playerState == .buffering { return bufferingUntil }
         return finishTime
     }

@@ -18,6 +18,8 @@ public struct ReceiverDevice: Sendable {
     public let catalogue: [AppDefinition]
     let log: Logger
     var ids: IdentifierGenerator
+    /// The sender of the LOAD waiting for its media check.
+    var loadRequester: Requester?
     var player: MediaPlayer
     var connections: Set<SenderConnectionID> = []
     var virtualConnections = VirtualConnectionTable()
@@ -135,7 +137,13 @@ public struct ReceiverDevice: Sendable {
         }
         guard mayTalk(requester, to: destination) else { return out + ignore(message, id, "no virtual connection") }
         if namespace == .media && app.definition.isMediaPlayer {
-            out += deliver(player.handle(message.payload, now: now), from: destination, requester: requester)
+            out += deliver(player.handle(message.payload, now: now), from: destination, requester: requester,
+                           loadRequester: loadRequester)
+            if let check = player.checkOutput {
+                player.checkOutput = nil
+                if case .checkMedia = check { loadRequester = requester }
+                out.append(check)
+            }
         } else if let mode = app.definition.behaviour(for: namespace) {
             log.debug("app message on \(namespace)", ["namespace": .string(namespace.rawValue), "session": .string(app.sessionID)])
             running?.lastActivity = now
@@ -165,6 +173,22 @@ public struct ReceiverDevice: Sendable {
         return out
     }
 
+    /// The server's outcome of a ``DeviceOutput/checkMedia(_:)``: `failure` nil when the media
+    /// loads (the LOAD is answered now and buffering starts), else the `detailedErrorCode` of
+    /// the LOAD_FAILED that answers it (then every sender sees IDLE / ERROR). `reason` is logged.
+    /// A report for a media session that no longer waits (replaced, stopped) does nothing.
+    public mutating func mediaChecked(mediaSessionID: Int, failure: DetailedErrorCode?, reason: String, now: Double) -> [DeviceOutput] {
+        var out = advance(to: now)
+        guard let app = running, app.definition.isMediaPlayer,
+              let replies = player.mediaChecked(mediaSessionID: mediaSessionID, failure: failure, reason: reason, now: now) else {
+            log.debug("media check of session \(mediaSessionID) ignored: no LOAD waits for it", ["mediaSessionId": .int(mediaSessionID)])
+            return out
+        }
+        out += deliver(replies, from: app.transportID, requester: loadRequester, loadRequester: loadRequester)
+        loadRequester = nil
+        return out
+    }
+
     /// When ``advance(to:)`` next has work; nil = nothing timed pending.
     public var nextDeadline: Double? {
         var deadlines = [pendingLaunch?.due, idleDeadline]
@@ -186,7 +210,8 @@ public struct ReceiverDevice: Sendable {
     }
 
     /// Turns endpoint replies into sends: source = the endpoint, destination = each sender id.
-    mutating func deliver(_ replies: [EndpointReply], from endpoint: String, requester: Requester?) -> [DeviceOutput] {
+    mutating func deliver(_ replies: [EndpointReply], from endpoint: String, requester: Requester?,
+                          loadRequester: Requester? = nil) -> [DeviceOutput] {
         var out: [DeviceOutput] = []
         for reply in replies {
             if reply.isRejection { rejectedMessages += 1 }
@@ -197,6 +222,8 @@ public struct ReceiverDevice: Sendable {
             switch reply.audience {
             case .requester:
                 if let requester { send(to: requester.connection, requester.senderID) }
+            case .loadRequester:
+                if let loadRequester { send(to: loadRequester.connection, loadRequester.senderID) }
             case .others, .everyone:
                 for vc in virtualConnections.connections(to: endpoint) {
                     if reply.audience == .others, let requester, vc.connection == requester.connection, vc.senderID == requester.senderID {

@@ -14,6 +14,11 @@ public struct MediaFetchResult: Sendable, Hashable {
     public var contentType: String?
     /// Body bytes received (at most the requested range length).
     public var bytes: Int
+    /// The first body bytes (at most ``prefixLength``): enough to tell media from other bytes.
+    public var prefix: [UInt8] = []
+
+    /// How many body bytes ``prefix`` keeps.
+    public static let prefixLength = 512
     /// Why the fetch did not complete (`unsupported scheme https`, `timed out after 5.0 s`, a
     /// connect error); nil on success, whatever the status.
     public var error: String?

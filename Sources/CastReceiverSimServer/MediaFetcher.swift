@@ -177,6 +177,8 @@ public enum MediaFetcher {
                 state.result.contentRange = head.headers.first(name: "Content-Range")
                 state.result.contentType = head.headers.first(name: "Content-Type")
             case .body(let buffer):
+                let wanted = MediaFetchResult.prefixLength - state.result.prefix.count
+                if wanted > 0 { state.result.prefix += buffer.readableBytesView.prefix(wanted) }
                 state.result.bytes += min(buffer.readableBytes, state.limit - state.result.bytes)
                 if state.result.bytes >= state.limit { state.finish(error: nil) }
             case .end:

@@ -60,11 +60,15 @@ public final class ReceiverSimulator: Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         var devices: [SimulatedDevice] = []
         do {
-            for (index, configuration) in configurations.enumerated() {
+            for (index, given) in configurations.enumerated() {
+                // Resolved here, so the device's configuration (and `list`) names the profile it serves.
+                var configuration = given
+                configuration.tlsProfile = given.effectiveTLSProfile(fallback: settings.tlsProfile)
                 devices.append(SimulatedDevice(
                     index: index, configuration: configuration, settings: settings, loop: group.next(),
                     identity: try DeviceIdentity.issue(for: configuration.uuid, authority: authority,
-                                                      audioOnly: !configuration.isVideoDevice),
+                                                      audioOnly: !configuration.isVideoDevice,
+                                                      profile: configuration.effectiveTLSProfile()),
                     frameLog: frameLog, advertiser: advertiser, logSystem: logSystem))
             }
         } catch let error as SimulatorError {

@@ -14,7 +14,7 @@ extension SimulatedDevice {
         return [
             "index": .int(Int64(index)), "name": .string(c.name), "uuid": .string(c.uuid), "model": .string(c.model),
             "address": .string(c.address), "castPort": .int(Int64(c.castPort)), "httpPort": .int(Int64(c.httpPort)),
-            "httpsPort": .int(Int64(c.httpsPort)), "down": .bool(isDown), "faults": faults.json,
+            "httpsPort": .int(Int64(c.httpsPort)), "tls": .string(c.effectiveTLSProfile().rawValue), "down": .bool(isDown), "faults": faults.json,
             "connections": .array(connections), "state": snapshot, "mediaFetches": .array(mediaFetches),
         ]
     }

@@ -20,7 +20,7 @@ public final class SimulatedDevice: @unchecked Sendable {
     let loop: EventLoop
     let log: Logger
     let logSystem: LogSystem
-    private let settings: SimulatorSettings
+    let settings: SimulatorSettings
     private let frameLog: FrameLog?
     private let advertiser: MDNSAdvertiser?
     private let startedAt = MonotonicClock.seconds()
@@ -107,8 +107,10 @@ public final class SimulatedDevice: @unchecked Sendable {
         return cast.and(http).and(https).map { all in
             self.listeners = [all.0.0, all.0.1, all.1]
             self.advertiser?.publish(self.advertisement(self.state.snapshot(now: MonotonicClock.seconds()).advertisement))
-            self.log.info("listening: cast \(c.address):\(c.castPort), http :\(c.httpPort), https :\(c.httpsPort)", [
-                "address": .string(c.address), "castPort": .int(c.castPort),
+            let tls = self.identity.profile
+            self.log.info("listening: cast \(c.address):\(c.castPort), http :\(c.httpPort), https :\(c.httpsPort), TLS profile \(tls.rawValue)", [
+                "address": .string(c.address), "castPort": .int(c.castPort), "tlsProfile": .string(tls.rawValue),
+                "tlsMaxVersion": .string(tls.maximumVersion), "tlsKey": .string(tls.keyType.rawValue),
             ])
         }.flatMapError { error in
             // Close what did bind so a failed start leaves nothing behind.
@@ -140,7 +142,7 @@ public final class SimulatedDevice: @unchecked Sendable {
             let handler = ReceiverConnectionHandler(id: id, device: self, settings: settings,
                                                     authResponder: identity.authResponder)
             let sync = channel.pipeline.syncOperations
-            try sync.addHandler(NIOSSLServerHandler(context: identity.tls))
+            try addTLS(to: sync)
             try sync.addCastMessageCodec(logSystem: logSystem)
             if let frameLog {
                 try sync.addHandler(FrameLogHandler(log: frameLog, device: configuration.uuid, connection: id.rawValue))
@@ -149,10 +151,19 @@ public final class SimulatedDevice: @unchecked Sendable {
         }
     }
 
+    /// The server side of TLS with this device's identity; for the legacy profile with the
+    /// handshake flight packed into one record, as Cast devices send it.
+    private func addTLS(to sync: ChannelPipeline.SynchronousOperations) throws {
+        if identity.profile == .chromecastLegacy {
+            try sync.addHandler(HandshakeRecordCoalescer(log: Logger(class: "HandshakeRecordCoalescer", system: logSystem)))
+        }
+        try sync.addHandler(NIOSSLServerHandler(context: identity.tls))
+    }
+
     private func configureHTTPChannel(_ channel: Channel, secure: Bool) -> EventLoopFuture<Void> {
         loop.makeCompletedFuture {
             let sync = channel.pipeline.syncOperations
-            if secure { try sync.addHandler(NIOSSLServerHandler(context: identity.tls)) }
+            if secure { try addTLS(to: sync) }
             try sync.configureHTTPServerPipeline(withErrorHandling: true)
             let httpLog = Logger(class: "EurekaHTTPServer", system: logSystem).with(["device": .string(configuration.uuid)])
             try sync.addHandler(EurekaHTTPHandler(document: { [unowned self] in self.eurekaInfo() }, log: httpLog))
@@ -198,7 +209,6 @@ public final class SimulatedDevice: @unchecked Sendable {
     func received(_ message: CastMessage, from id: SenderConnectionID) {
         loop.preconditionInEventLoop()
         perform(state.receive(message, from: id, now: MonotonicClock.seconds()))
-        fetchMediaIfLoad(message)
     }
 
     func connectionClosed(_ id: SenderConnectionID) {
@@ -242,6 +252,10 @@ public final class SimulatedDevice: @unchecked Sendable {
                 connections[id]?.close(reason: reason).whenComplete { _ in }
             case .advertisementChanged(let state):
                 advertiser?.publish(advertisement(state))
+            case .checkMedia(let request):
+                checkMedia(request)
+            case .mediaNotChecked(let url):
+                noteMediaNotChecked(url: url)
             }
         }
         rescheduleDeadline()

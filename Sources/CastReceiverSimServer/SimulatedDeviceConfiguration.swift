@@ -18,9 +18,13 @@ public struct SimulatedDeviceConfiguration: Sendable, Equatable {
     public var httpsPort: Int
     /// Video output (`ca` bit 0, `display_supported`, isActiveInput/isStandBy in RECEIVER_STATUS).
     public var isVideoDevice: Bool
+    /// TLS on 8009 and 8443; nil: the simulator's `--tls` setting, else the model's default
+    /// (``DeviceTLSProfile/defaultProfile(model:)``).
+    public var tlsProfile: DeviceTLSProfile?
 
     public init(name: String, uuid: String, model: String = "Chromecast", address: String = "127.0.0.1",
-                castPort: Int = 8009, httpPort: Int = 8008, httpsPort: Int = 8443, isVideoDevice: Bool = true) {
+                castPort: Int = 8009, httpPort: Int = 8008, httpsPort: Int = 8443, isVideoDevice: Bool = true,
+                tlsProfile: DeviceTLSProfile? = nil) {
         self.name = name
         self.uuid = uuid
         self.model = model
@@ -29,6 +33,13 @@ public struct SimulatedDeviceConfiguration: Sendable, Equatable {
         self.httpPort = httpPort
         self.httpsPort = httpsPort
         self.isVideoDevice = isVideoDevice
+        self.tlsProfile = tlsProfile
+    }
+
+    /// The TLS profile this device serves: its own, else `fallback` (the simulator-wide
+    /// setting), else its model's default.
+    public func effectiveTLSProfile(fallback: DeviceTLSProfile? = nil) -> DeviceTLSProfile {
+        tlsProfile ?? fallback ?? DeviceTLSProfile.defaultProfile(model: model)
     }
 
     /// The `ca` capability bits: video out (1) + audio out (4) + bit 12 as on real Chromecasts (4101);

@@ -8,7 +8,7 @@ import Glibc
 /// ```json
 /// {
 ///   "devices": [{"name": "Kitchen TV", "uuid": "…32 hex…", "model": "Chromecast", "address": "127.0.0.2",
-///                "castPort": 8009, "httpPort": 8008, "httpsPort": 8443, "video": true}],
+///                "castPort": 8009, "httpPort": 8008, "httpsPort": 8443, "video": true, "tls": "chromecast-legacy"}],
 ///   "apps": [{"appId": "ABCD1234", "displayName": "Chat", "namespaces": ["urn:x-cast:com.example.chat"],
 ///             "supportedMediaCommands": 12303, "iconUrl": "",
 ///             "customNamespaces": [{"namespace": "urn:x-cast:com.example.chat", "mode": "scripted",
@@ -130,7 +130,8 @@ private struct ConfigReader {
     }
 
     func device(_ value: JSONValue, _ path: String) throws(SimulatorError) -> SimulatedDeviceConfiguration {
-        let o = try object(value, path, allowed: ["name", "uuid", "model", "address", "castPort", "httpPort", "httpsPort", "video"])
+        let o = try object(value, path, allowed: ["name", "uuid", "model", "address", "castPort", "httpPort", "httpsPort", "video",
+                                                      "tls"])
         guard let nameValue = o["name"] else { throw fail(path, "missing \"name\"") }
         guard let uuidValue = o["uuid"] else { throw fail(path, "missing \"uuid\" (32 hex digits)") }
         let uuid = try string(uuidValue, "\(path).uuid").lowercased().filter { $0 != "-" }
@@ -149,6 +150,13 @@ private struct ConfigReader {
         if let v = o["httpPort"] { device.httpPort = try int(v, "\(path).httpPort", range: 1...65535) }
         if let v = o["httpsPort"] { device.httpsPort = try int(v, "\(path).httpsPort", range: 1...65535) }
         if let v = o["video"] { device.isVideoDevice = try bool(v, "\(path).video") }
+        if let v = o["tls"] {
+            let name = try string(v, "\(path).tls")
+            guard let profile = DeviceTLSProfile(rawValue: name) else {
+                throw fail("\(path).tls", "unknown TLS profile \"\(name)\" (expected \(DeviceTLSProfile.names))")
+            }
+            device.tlsProfile = profile
+        }
         return device
     }
 

@@ -12,8 +12,11 @@ public struct SimulatorSettings: Sendable {
     public var pingInterval: Double = 5
     /// Drop a sender that sent nothing for longer than this.
     public var heartbeatTimeout: Double = 15
-    /// BUFFERING → PLAYING delay.
-    public var timing = PlaybackTiming()
+    /// BUFFERING → PLAYING delay, launch delay; LOADs of loopback media wait for the fetch
+    /// (``PlaybackTiming/checksLoopbackMedia``, on by default).
+    public var timing = PlaybackTiming(checksLoopbackMedia: true)
+    /// How long a device waits for loopback media before the LOAD fails (a timeout).
+    public var mediaFetchTimeout: Double = 5
     /// Advertise devices over mDNS through avahi-daemon.
     public var advertise = true
     /// JSON-lines frame log; nil = none.
@@ -29,6 +32,9 @@ public struct SimulatorSettings: Sendable {
     public var initialFaults = DeviceFaults()
     /// Seconds between TLS identity renewals (the certificate lives 96 h; default 72 h).
     public var tlsRenewalInterval: Double = 72 * 3600
+    /// TLS profile of the devices whose configuration names none (`castline sim --tls`); nil:
+    /// each device's model decides (``DeviceTLSProfile/defaultProfile(model:)``).
+    public var tlsProfile: DeviceTLSProfile?
     /// Event-loop threads; nil = one per core, at most 4.
     public var threads: Int?
 

@@ -192,10 +192,11 @@ public struct CertificateBuilder: Sendable {
 }
 
 extension Certificate {
-    /// A self-signed leaf (CA:FALSE, digitalSignature; serverAuth + clientAuth), e.g. a TLS identity.
+    /// A self-signed leaf (CA:FALSE, `keyUsage`; serverAuth + clientAuth), e.g. a TLS identity.
     public static func selfSigned(commonName: String, key: PrivateKey, notBefore: Int64,
-                                  notAfter: Int64) throws(CryptoError) -> Certificate {
+                                  notAfter: Int64, keyUsage: KeyUsage = [.digitalSignature]) throws(CryptoError) -> Certificate {
         var builder = CertificateBuilder(commonName: commonName, notBefore: notBefore, notAfter: notAfter)
+        builder.keyUsage = keyUsage
         builder.extendedKeyUsage = ["serverAuth", "clientAuth"]
         return try builder.selfSigned(key: key)
     }

@@ -1,18 +1,28 @@
 /// Everything one simulated Cast device needs to authenticate:
 ///
-/// 1. its **TLS identity**: an EC P-256 key and a self-signed certificate (CN = the device id)
-///    valid from 60 s before issue for exactly 96 h, so openscreen's "at most 4 days" check
-///    passes (real devices also use short-lived self-signed certificates, though RSA ones);
+/// 1. its **TLS identity**: a key (``TLSKeyType``: RSA-2048 as on real devices, or EC P-256) and
+///    a self-signed certificate (CN = the device id) valid from 60 s before issue for exactly
+///    96 h, so openscreen's "at most 4 days" check passes (real devices also use short-lived
+///    self-signed certificates);
 /// 2. its **device-auth certificate** (CN = the device id, RSA, digitalSignature) issued by the
 ///    authority's intermediate, plus that intermediate for `AuthResponse.intermediate_certificate`.
 ///
-/// Key choice, for speed (one process simulates 1,000 devices): P-256 generation and signing
-/// take tens of microseconds where RSA-2048 generation takes tens of milliseconds. The
-/// device-auth key is the authority's shared RSA-2048 ``SimulatorAuthority/deviceModelKey``;
-/// each device gets its own certificate for it. Real devices each hold their own key.
-/// Issuing one device's credentials costs one RSA signature (the intermediate's) and two
-/// ECDSA operations: about half a millisecond.
+/// Key choice, for speed (one process simulates 1,000 devices): RSA-2048 generation takes tens of
+/// milliseconds where P-256 takes tens of microseconds. So every RSA TLS identity in a process
+/// shares one RSA-2048 key (``sharedRSATLSKey``), each with its own certificate, and the
+/// device-auth key is the authority's shared RSA-2048 ``SimulatorAuthority/deviceModelKey``,
+/// each device with its own certificate for it. Real devices each hold their own keys.
+/// Issuing one device's credentials costs one RSA signature (the intermediate's) plus the TLS
+/// certificate's signature (RSA or ECDSA): about a millisecond.
 public struct DeviceCredentials: Sendable {
+    /// The kind of key a TLS identity has.
+    public enum TLSKeyType: String, Sendable, Hashable {
+        /// RSA-2048, as real Cast devices present (node-castv2#25).
+        case rsa2048 = "RSA-2048"
+        /// EC P-256: cheaper to generate and sign with.
+        case p256 = "EC P-256"
+    }
+
     /// Total lifetime of the TLS certificate (`notAfter − notBefore`): 96 hours.
     public static let tlsLifetime: Int64 = 96 * UnixTime.hour
     /// How long before the issue time the TLS certificate starts (tolerates a sender's clock
@@ -26,7 +36,7 @@ public struct DeviceCredentials: Sendable {
 
     /// The id the certificates were issued for (their common name, cut to 64 bytes).
     public let deviceID: String
-    /// The TLS private key (EC P-256).
+    /// The TLS private key (``tlsKeyType``).
     public let tlsKey: PrivateKey
     /// The self-signed TLS certificate.
     public let tlsCertificate: Certificate
@@ -52,10 +62,11 @@ public struct DeviceCredentials: Sendable {
     ///   - now: issue time, seconds since 1970.
     ///   - audioOnly: the device certificate carries Cast's audio-only policy
     ///     (``DeviceCredentials/audioOnlyPolicyOID``), as a speaker's does.
+    ///   - tlsKeyType: the TLS key: RSA-2048 (real devices) or EC P-256.
     public static func issue(for deviceID: String, authority: SimulatorAuthority, now: Int64 = UnixTime.now,
-                             audioOnly: Bool = false) throws(CryptoError) -> DeviceCredentials {
+                             audioOnly: Bool = false, tlsKeyType: TLSKeyType = .p256) throws(CryptoError) -> DeviceCredentials {
         let name = commonName(for: deviceID)
-        let (tlsKey, tlsCertificate) = try makeTLSIdentity(commonName: name, now: now)
+        let (tlsKey, tlsCertificate) = try makeTLSIdentity(commonName: name, now: now, keyType: tlsKeyType)
         let ica = authority.intermediateCertificate
         let deviceCertificate = try Certificate.leaf(
             commonName: name, subjectKey: authority.deviceModelKey, issuer: ica, issuerKey: authority.intermediateKey,
@@ -67,22 +78,45 @@ public struct DeviceCredentials: Sendable {
             deviceAuthCertificate: deviceCertificate, intermediateCertificates: [ica])
     }
 
-    /// The same device-auth credentials with a new TLS key and certificate valid from `now`
-    /// (the TLS certificate expires after 96 h; a long-running device must renew it).
+    /// The same device-auth credentials with a new TLS certificate (and, for P-256, a new key)
+    /// valid from `now` (the TLS certificate expires after 96 h; a long-running device must
+    /// renew it). The key type stays.
     public func renewingTLSIdentity(now: Int64 = UnixTime.now) throws(CryptoError) -> DeviceCredentials {
-        let (key, certificate) = try Self.makeTLSIdentity(commonName: deviceID, now: now)
+        let (key, certificate) = try Self.makeTLSIdentity(commonName: deviceID, now: now, keyType: tlsKeyType)
         return DeviceCredentials(
             deviceID: deviceID, tlsKey: key, tlsCertificate: certificate, tlsCertificatePEM: certificate.pem,
             tlsPrivateKeyPEM: try key.pkcs8PEM(), deviceAuthKey: deviceAuthKey,
             deviceAuthCertificate: deviceAuthCertificate, intermediateCertificates: intermediateCertificates)
     }
 
-    private static func makeTLSIdentity(commonName: String, now: Int64) throws(CryptoError) -> (PrivateKey, Certificate) {
-        let key = try PrivateKey.generateP256()
+    /// What ``tlsKey`` is.
+    public var tlsKeyType: TLSKeyType {
+        if case .rsa = tlsKey.kind { return .rsa2048 }
+        return .p256
+    }
+
+    private static func makeTLSIdentity(commonName: String, now: Int64, keyType: TLSKeyType) throws(CryptoError)
+        -> (PrivateKey, Certificate) {
+        let key: PrivateKey
+        var usage: KeyUsage = [.digitalSignature]
+        switch keyType {
+        case .p256:
+            key = try PrivateKey.generateP256()
+        case .rsa2048:
+            key = try sharedRSATLSKey.get()
+            // As an RSA server certificate carries it (RSA key transport, TLS_RSA_* suites).
+            usage.insert(.keyEncipherment)
+        }
         let start = now - tlsBackdate
         let certificate = try Certificate.selfSigned(commonName: commonName, key: key, notBefore: start,
-                                                     notAfter: start + tlsLifetime)
+                                                     notAfter: start + tlsLifetime, keyUsage: usage)
         return (key, certificate)
+    }
+
+    /// The RSA-2048 key every RSA TLS identity of this process uses (generated on first use;
+    /// a failure is kept and reported to every caller).
+    static let sharedRSATLSKey: Result<PrivateKey, CryptoError> = Result { () throws(CryptoError) in
+        try PrivateKey.generateRSA(bits: 2048)
     }
 
     /// `deviceID` cut to at most 64 UTF-8 bytes on a character boundary ("device" when empty):

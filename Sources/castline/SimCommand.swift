@@ -39,6 +39,9 @@ struct SimCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seed for the device uuids (stable across runs).")
     var seed: UInt64 = 0
 
+    @Option(name: .long, help: "TLS profile of devices that name none in --config: chromecast-legacy (TLS 1.2, RSA-2048, no session tickets) or modern (TLS 1.3, EC P-256, tickets). Default: by model (chromecast-legacy except Chromecast with Google TV and Google TV Streamer).")
+    var tls: DeviceTLSProfile?
+
     @Option(name: .long, help: "Simulator config file (JSON): devices, apps with namespaces, media rules.")
     var config: String?
 
@@ -71,6 +74,12 @@ struct SimCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Stop an app that shows no media this many seconds after its last use, as Nest Hubs stop dashboards (default: never).")
     var appIdleTimeout: Double?
+
+    @Option(name: .long, help: "Seconds a device waits for loopback media after a LOAD before the LOAD fails.")
+    var mediaFetchTimeout: Double = 5
+
+    @Flag(name: .long, help: "Do not fetch loopback media after a LOAD: every LOAD plays, reachable or not.")
+    var noMediaCheck = false
 
     @Flag(name: .long, help: "Fault: never answer PING.")
     var ignorePings = false
@@ -105,6 +114,7 @@ struct SimCommand: AsyncParsableCommand {
         try seconds(launchDelay, "--launch-delay")
         try seconds(appIdleTimeout, "--app-idle-timeout", positive: true)
         try seconds(replyDelay, "--reply-delay")
+        try seconds(mediaFetchTimeout, "--media-fetch-timeout", positive: true)
         try seconds(dropAfter, "--drop-after")
         guard heartbeatTimeout > pingInterval else {
             throw ValidationError("--heartbeat-timeout (\(heartbeatTimeout)) must be longer than --ping-interval (\(pingInterval))")
@@ -148,8 +158,11 @@ struct SimCommand: AsyncParsableCommand {
         settings.timing.bufferingDelay = bufferingDelay
         settings.timing.launchDelay = launchDelay
         settings.timing.appIdleTimeout = appIdleTimeout
+        settings.timing.checksLoopbackMedia = !noMediaCheck
+        settings.mediaFetchTimeout = mediaFetchTimeout
         settings.initialFaults = DeviceFaults(ignorePings: ignorePings, replyDelay: replyDelay, dropAfter: dropAfter)
         settings.threads = threads
+        settings.tlsProfile = tls
         SignalWaiter.block([SIGINT, SIGTERM])
 
         let simulator: ReceiverSimulator
@@ -180,7 +193,7 @@ struct SimCommand: AsyncParsableCommand {
             let c = device.configuration
             return ["name": .string(c.name), "uuid": .string(c.uuid), "address": .string(c.address),
                     "castPort": .int(Int64(c.castPort)), "httpPort": .int(Int64(c.httpPort)),
-                    "httpsPort": .int(Int64(c.httpsPort))]
+                    "httpsPort": .int(Int64(c.httpsPort)), "tls": .string(c.effectiveTLSProfile().rawValue)]
         }
         var ready: JSONObject = ["event": "ready", "pid": .int(Int64(getpid())), "devices": .array(devices)]
         if let controlSocket { ready.set("controlSocket", .string(controlSocket)) }
@@ -191,6 +204,7 @@ struct SimCommand: AsyncParsableCommand {
 }
 
 extension DeviceFleet.Layout: ExpressibleByArgument {}
+extension DeviceTLSProfile: ExpressibleByArgument {}
 
 func environment() -> [String: String] {
     var result: [String: String] = [:]

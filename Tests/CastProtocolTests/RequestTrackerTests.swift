@@ -55,6 +55,18 @@ struct RequestTrackerTests {
         #expect(CastRequestError.loadFailed(DetailedErrorCode(rawValue: 104)).description.contains("104"))
     }
 
+    @Test("LOAD_FAILED reads as what went wrong on the device: code name, number and meaning; an unknown code as its number")
+    func loadFailedReads() {
+        #expect(CastRequestError.loadFailed(.mediaSrcNotSupported).description
+                == "LOAD_FAILED: MEDIA_SRC_NOT_SUPPORTED (104): the device could not load the media: it is unreachable from the device, "
+                + "answers with an HTTP error, or is not in a format the device plays")
+        #expect(CastRequestError.loadFailed(.hlsNetworkMasterPlaylist).description.hasPrefix("LOAD_FAILED: HLS_NETWORK_MASTER_PLAYLIST (311): the device could not fetch the HLS playlist"))
+        #expect(CastRequestError.loadFailed(DetailedErrorCode(rawValue: 999)).description == "LOAD_FAILED: code (999)")
+        for (value, name) in DetailedErrorCode.knownNames {
+            #expect(DetailedErrorCode(rawValue: value).explanation != nil, "\(name) has no explanation")
+        }
+    }
+
     @Test("deadlines: expire returns what is due, oldest first, with the timeout it had")
     func timeouts() {
         var tracker = RequestTracker<String>()

@@ -18,6 +18,8 @@ struct SimulatorConfigFileTests {
         #expect(file.devices[0].uuid == "5f3d1c0e9a2b4c6d8e7f0a1b2c3d4e5f")
         #expect(file.devices[1].isVideoDevice == false)
         #expect(file.devices[1].address == "127.0.0.2")
+        #expect(file.devices[0].tlsProfile == nil, "no \"tls\": the model decides")
+        #expect(file.devices[1].tlsProfile == .modern)
         let signage = try #require(file.apps.first { $0.appID == "C0FFEE00" })
         #expect(signage.isMediaPlayer)
         #expect(signage.behaviour(for: "urn:x-cast:com.example.signage") == .scripted([
@@ -58,6 +60,8 @@ struct SimulatorConfigFileTests {
             + " {\"name\": \"B\", \"uuid\": \"00112233445566778899aabbccddeeff\"}]}", "devices: "),
         ("{\"devices\": [\n  {\"name\": \"TV\",", "t.json:2:17: invalid JSON: unexpected end of input"),
         ("[1, 2]", "t.json:1:1: expected an object, found an array"),
+        ("{\"devices\": [{\"name\": \"TV\", \"uuid\": \"00112233445566778899aabbccddeeff\", \"tls\": \"tls13\"}]}",
+         "t.json:1:80: devices[0].tls: unknown TLS profile \"tls13\" (expected chromecast-legacy, modern)"),
     ]
 
     @Test("each mistake is reported at its file:line:column", arguments: 0..<mistakes.count)

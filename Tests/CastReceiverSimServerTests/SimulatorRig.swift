@@ -26,9 +26,9 @@ struct SimulatorRig {
                             group: MultiThreadedEventLoopGroup(numberOfThreads: 1))
     }
 
-    func connect(_ index: Int = 0, answersPings: Bool = true) async throws -> TestCastClient {
+    func connect(_ index: Int = 0, answersPings: Bool = true, tap: WireTap? = nil) async throws -> TestCastClient {
         try await TestCastClient.connect(host: devices[index].address, port: devices[index].castPort, group: group,
-                                         answersPings: answersPings)
+                                         answersPings: answersPings, tap: tap)
     }
 
     /// Connects, CONNECTs to receiver-0 and checks GET_STATUS is answered: the device serves.

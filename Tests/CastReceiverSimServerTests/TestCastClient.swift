@@ -22,7 +22,9 @@ final class TestCastClient: @unchecked Sendable {
         self.inbox = inbox
     }
 
-    static func connect(host: String, port: Int, group: EventLoopGroup, answersPings: Bool = true) async throws -> TestCastClient {
+    /// `tap`, when given, records every byte the device sends, TLS records as on the wire.
+    static func connect(host: String, port: Int, group: EventLoopGroup, answersPings: Bool = true,
+                        tap: WireTap? = nil) async throws -> TestCastClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .none
         let context = try NIOSSLContext(configuration: tls)
@@ -33,6 +35,7 @@ final class TestCastClient: @unchecked Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
+                    if let tap { try sync.addHandler(WireTapHandler(tap: tap)) }
                     try sync.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil))
                     try sync.addHandler(TLSHandshakeWaiter(promise: handshake))
                     try sync.addCastMessageCodec(logSystem: LogSystem(), trafficLog: false)
@@ -145,5 +148,25 @@ final class TestCastClient: @unchecked Sendable {
             }
         }
         func errorCaught(context: ChannelHandlerContext, error: Error) { inbox.errors.withLock { $0.append(error) } }
+    }
+}
+
+/// The raw bytes a test client received, below TLS.
+final class WireTap: Sendable {
+    private let received = Mutex<[UInt8]>([])
+    func append(_ bytes: [UInt8]) { received.withLock { $0 += bytes } }
+    var bytes: [UInt8] { received.withLock { $0 } }
+}
+
+/// Copies every inbound buffer into a ``WireTap`` and passes it on unchanged.
+private final class WireTapHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    let tap: WireTap
+    init(tap: WireTap) { self.tap = tap }
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        tap.append(Array(buffer.readableBytesView))
+        context.fireChannelRead(data)
     }
 }

@@ -204,6 +204,7 @@ struct ReceiverPlatformTests {
             case .send(let message, _): return message.namespace == .connection ? "close" : "status"
             case .advertisementChanged: return "advert"
             case .closeConnection: return "drop"
+            case .checkMedia, .mediaNotChecked: return "media"
             }
         }
         #expect(kinds == ["close", "close", "status", "status", "status", "advert"])

@@ -100,6 +100,25 @@ struct CastConnectionTests {
         try await group.shutdownGracefully()
     }
 
+    @Test("connects to a device of either TLS profile: device auth verified, GET_STATUS answered, the certificate's key as the profile says",
+          arguments: DeviceTLSProfile.allCases)
+    func tlsProfiles(profile: DeviceTLSProfile) async throws {
+        let simulator = try await Self.simulator { $0.tlsProfile = profile }
+        let device = simulator.devices[0].configuration
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let connection = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options {
+            $0.deviceAuth = .require
+            $0.trustAnchors = [simulator.authority.rootCertificate]
+        }, group: group)
+        guard case .verified = connection.deviceAuth else { Issue.record("not verified: \(connection.deviceAuth)"); return }
+        let certificate = try Certificate(derBytes: connection.peerCertificateDER)
+        #expect(certificate.publicKeyKind == (profile == .modern ? .p256 : .rsa(bits: 2048)))
+        #expect(try await Self.receiverStatus(connection)["type"]?.string == "RECEIVER_STATUS")
+        await connection.close()
+        await simulator.stop()
+        try await group.shutdownGracefully()
+    }
+
     @Test("a device that stops answering PINGs is declared lost after the heartbeat timeout")
     func heartbeatTimeout() async throws {
         let simulator = try await Self.simulator { $0.initialFaults = DeviceFaults(ignorePings: true) }

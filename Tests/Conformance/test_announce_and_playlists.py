@@ -14,7 +14,7 @@ from conftest import Simulator, castline_binary, run_client, wait_until
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
-BASE = "http://127.0.0.1:9"
+BASE = "http://media.invalid"   # never fetched: the simulator checks loopback media only
 CHIME = f"{BASE}/chime.mp3"
 RULES = {"mediaRules": [{"contentId": "*chime*", "duration": 3}, {"contentId": "*.mp4", "duration": 600}]}
 

@@ -15,7 +15,7 @@ from hub import ECHO_NS, EventReader, Hub, api, sim_devices
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
-MOVIE = "http://127.0.0.1:9/movie.mp4"
+MOVIE = "http://media.invalid/movie.mp4"
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def test_volume_on_an_idle_device(hub, sim3):
 
 def test_a_job_put_plays_and_its_cast_stops_when_deleted(hub, sim3):
     name = sim3.ready["devices"][1]["name"]
-    job = {"devices": [name], "media": {"url": "http://127.0.0.1:9/signage.mp4", "title": "Signage"}}
+    job = {"devices": [name], "media": {"url": "http://media.invalid/signage.mp4", "title": "Signage"}}
     status, body, _ = api(hub.socket, "PUT", "/v1/jobs/signage", job)
     assert status == 201 and body["source"] == "api", body
     wait_until(lambda: (device_state(sim3, 1).get("media") or {}).get("contentId") == job["media"]["url"], 15, "the job's cast")

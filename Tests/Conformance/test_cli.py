@@ -31,7 +31,7 @@ def media_state(sim):
 
 
 def test_cast_a_url_then_status_and_every_control_command(netns, sim):
-    cast = castline(netns, "cast", "http://127.0.0.1:9/movie.mp4", "--device", DEVICE, "--title", "Big Buck",
+    cast = castline(netns, "cast", "http://media.invalid/movie.mp4", "--device", DEVICE, "--title", "Big Buck",
                     "--subtitle", "A short film", "--json")
     assert cast.returncode == 0, cast.stderr
     [started] = json_lines(cast.stdout)
@@ -72,7 +72,7 @@ def test_cast_a_url_then_status_and_every_control_command(netns, sim):
 
 
 def test_text_output_is_one_readable_line_per_device(netns, sim):
-    cast = castline(netns, "cast", "http://127.0.0.1:9/show.mp4", "--device", DEVICE, "--title", "Show")
+    cast = castline(netns, "cast", "http://media.invalid/show.mp4", "--device", DEVICE, "--title", "Show")
     assert cast.returncode == 0, cast.stderr
     assert cast.stdout.startswith(f"{sim.device['name']}: PLAYING \"Show\""), cast.stdout
     status = castline(netns, "status", "--device", DEVICE)
@@ -82,7 +82,8 @@ def test_text_output_is_one_readable_line_per_device(netns, sim):
 def test_a_local_file_is_served_with_range_requests_the_device_fetches(netns, sim, workdir):
     path = os.path.join(workdir, "holiday clip.mp4")
     with open(path, "wb") as f:
-        f.write(bytes(range(256)) * 1200)  # 307,200 bytes
+        # An MP4 file type box first: the simulated device, like a receiver, fails media it cannot recognise.
+        f.write((b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)) * 1200)[:307200])  # 307,200 bytes
     process = subprocess.Popen(netns.command(castline_binary(), "cast", path, "--device", DEVICE, "--json"),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -105,10 +106,10 @@ def test_a_local_file_is_served_with_range_requests_the_device_fetches(netns, si
 
 def test_failures_have_their_own_exit_codes_and_say_why(netns, sim, workdir):
     assert sim.control({"command": "fail-next-load", "code": 104})["ok"]
-    refused = castline(netns, "cast", "http://127.0.0.1:9/a.mp4", "--device", DEVICE)
+    refused = castline(netns, "cast", "http://media.invalid/a.mp4", "--device", DEVICE)
     assert refused.returncode == 4 and "LOAD" in refused.stderr, refused.stderr
 
-    missing = castline(netns, "cast", "http://127.0.0.1:9/a.mp4", "--device", "Nowhere TV", "--timeout", "1")
+    missing = castline(netns, "cast", "http://media.invalid/a.mp4", "--device", "Nowhere TV", "--timeout", "1")
     assert missing.returncode == 3 and 'no device matches "Nowhere TV"' in missing.stderr, missing.stderr
 
     absent = castline(netns, "cast", os.path.join(workdir, "absent.mp4"), "--device", DEVICE)
@@ -125,11 +126,11 @@ def test_a_binary_without_its_plugins_says_so_when_it_cannot_tell_the_content_ty
     # Copied alone (the plugins are searched next to the binary): no media-formats plugin.
     alone = os.path.join(workdir, "castline")
     shutil.copy(castline_binary(), alone)
-    result = netns.run(alone, "cast", "http://127.0.0.1:9/a.mp4", "--device", DEVICE)
+    result = netns.run(alone, "cast", "http://media.invalid/a.mp4", "--device", DEVICE)
     assert result.returncode == 64, result.stderr
     assert "no media-format plugin is loaded (no plugin at all; searched " + workdir in result.stderr, result.stderr
     assert "Give --content-type" in result.stderr, result.stderr
-    typed = netns.run(alone, "cast", "http://127.0.0.1:9/a.mp4", "--device", DEVICE, "--content-type", "video/mp4")
+    typed = netns.run(alone, "cast", "http://media.invalid/a.mp4", "--device", DEVICE, "--content-type", "video/mp4")
     assert typed.returncode == 0, typed.stderr
 
 
@@ -148,7 +149,7 @@ def test_devices_are_found_by_config_name_alias_and_glob(netns, sim, workdir):
     with open(config, "w") as f:
         f.write("devices:\n  - {name: Lobby TV, host: 127.0.0.1, aliases: [lobby]}\n")
     for selector in ["Lobby TV", "lobby", "Lob*"]:
-        result = castline(netns, "cast", "http://127.0.0.1:9/a.mp4", "--device", selector, "--config", config,
+        result = castline(netns, "cast", "http://media.invalid/a.mp4", "--device", selector, "--config", config,
                           "--timeout", "2", "--json")
         assert result.returncode == 0, f"{selector}: {result.stderr}"
         [status] = json_lines(result.stdout)
@@ -278,7 +279,7 @@ def test_a_device_given_by_address_reports_the_id_and_name_it_gives_in_eureka_in
             assert result.returncode == 0, result.stderr
             [status] = json_lines(result.stdout)
             assert (status["id"], status["device"], status["endpoint"]) == (sim.device["uuid"], "Lobby TV", "127.0.0.1:8009"), status
-        cast = castline(netns, "cast", "http://127.0.0.1:9/a.mp4", "--device", DEVICE, "--direct")
+        cast = castline(netns, "cast", "http://media.invalid/a.mp4", "--device", DEVICE, "--direct")
         assert cast.returncode == 0 and cast.stdout.startswith('Lobby TV: PLAYING'), cast.stdout + cast.stderr
     finally:
         assert sim.stop() == 0

@@ -29,7 +29,7 @@ daemon:
 jobs:
   - name: lobby-dashboard
     devices: ["Lobby*"]
-    media: {{url: "http://127.0.0.1:9/dashboard.mp4", title: Dashboard}}
+    media: {{url: "http://media.invalid/dashboard.mp4", title: Dashboard}}
     retry_delay: 0.5
     check_interval: 2
 """
@@ -69,7 +69,7 @@ def sim_state(sim):
 def playing_session(sim):
     state = sim_state(sim)
     media = state.get("media") or {}
-    if media.get("playerState") == "PLAYING" and media.get("contentId") == "http://127.0.0.1:9/dashboard.mp4":
+    if media.get("playerState") == "PLAYING" and media.get("contentId") == "http://media.invalid/dashboard.mp4":
         return state["app"]["sessionId"]
     return None
 
@@ -169,13 +169,13 @@ def test_daemon_yields_to_another_sender_and_casts_again_when_it_is_done(netns, 
     try:
         wait_until(lambda: playing_session(sim), 15, "the job's first cast")
         # Another sender (a person with `castline cast`) loads other media into the running app.
-        other = netns.run(castline_binary(), "cast", "http://127.0.0.1:9/visitor.mp4", "--device", "127.0.0.1")
+        other = netns.run(castline_binary(), "cast", "http://media.invalid/visitor.mp4", "--device", "127.0.0.1")
         assert other.returncode == 0, other.stderr
         wait_until(lambda: "playing → yielding" in log(), 10, "the job to yield")
         # While yielding the job watches the device through its one connection (no probes) and
         # leaves the other sender's media playing.
         media = sim_state(sim)["media"]
-        assert media["contentId"] == "http://127.0.0.1:9/visitor.mp4", "the job leaves the other sender's media alone"
+        assert media["contentId"] == "http://media.invalid/visitor.mp4", "the job leaves the other sender's media alone"
         # The other sender stops: the device is idle, the job casts its media again.
         stop = netns.run(castline_binary(), "stop", "--app", "--device", "127.0.0.1")
         assert stop.returncode == 0, stop.stderr
@@ -259,7 +259,7 @@ def test_daemon_announces_job_states_as_nearby_messages_once_permitted(netns, si
         announcement = json.loads(found[0]["content"])
         assert announcement["job"] == "lobby-dashboard" and announcement["device"] == "Lobby TV"
         assert announcement["state"] == "playing" and announcement["title"] == "Dashboard"
-        assert announcement["url"] == "http://127.0.0.1:9/dashboard.mp4"
+        assert announcement["url"] == "http://media.invalid/dashboard.mp4"
         assert found[0]["namespace"] == "lobby.kiosks" and found[0]["type"] == "castline.job"
 
         subscriber = JSONLines(netns.command(castline_binary(), "nearby", "subscribe", "--json", "--config", config,

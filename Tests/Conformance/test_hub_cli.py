@@ -16,7 +16,7 @@ from hub import ECHO_NS, Hub, api, sim_devices
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
-JOB_URL = "http://127.0.0.1:9/job.mp4"
+JOB_URL = "http://media.invalid/job.mp4"
 
 
 @pytest.fixture
@@ -60,11 +60,11 @@ def test_a_cli_cast_makes_the_job_yield_and_the_job_takes_the_device_back_when_i
     hub = Hub(netns, sim3, workdir, jobs=job_config("lobby", name))
     try:
         wait_until(lambda: media(sim3, 0).get("contentId") == JOB_URL and job_state(hub, "lobby") == "playing", 15, "the job's cast")
-        cast = cli(netns, hub, "cast", "http://127.0.0.1:9/visitor.mp4", "--device", name, "--json")
+        cast = cli(netns, hub, "cast", "http://media.invalid/visitor.mp4", "--device", name, "--json")
         assert cast.returncode == 0, cast.stderr
         assert json.loads(cast.stdout)["owner"] == "command"
         wait_until(lambda: job_state(hub, "lobby") == "yielding", 10, "the job to yield")
-        assert media(sim3, 0)["contentId"] == "http://127.0.0.1:9/visitor.mp4"
+        assert media(sim3, 0)["contentId"] == "http://media.invalid/visitor.mp4"
         stop = cli(netns, hub, "stop", "--device", name)
         assert stop.returncode == 0, stop.stderr
         wait_until(lambda: media(sim3, 0).get("contentId") == JOB_URL and job_state(hub, "lobby") == "playing", 15,
@@ -79,15 +79,15 @@ def test_two_cli_casts_and_a_reclaiming_job_never_fight(netns, sim3, workdir):
     try:
         wait_until(lambda: job_state(hub, "lobby") == "playing", 15, "the job's cast")
         job_loads = loads(sim3, 0, JOB_URL)
-        first = cli(netns, hub, "cast", "http://127.0.0.1:9/first.mp4", "--device", name)
-        second = cli(netns, hub, "cast", "http://127.0.0.1:9/second.mp4", "--device", name)
+        first = cli(netns, hub, "cast", "http://media.invalid/first.mp4", "--device", name)
+        second = cli(netns, hub, "cast", "http://media.invalid/second.mp4", "--device", name)
         assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
-        assert media(sim3, 0)["contentId"] == "http://127.0.0.1:9/second.mp4", "the last command wins"
+        assert media(sim3, 0)["contentId"] == "http://media.invalid/second.mp4", "the last command wins"
         wait_until(lambda: job_state(hub, "lobby") == "yielding", 10, "the job to yield even with takeover: reclaim")
         # Whatever the job sees while a command's cast plays, it casts nothing (a status poke included).
         assert cli(netns, hub, "status", "--device", name).returncode == 0
         assert loads(sim3, 0, JOB_URL) == job_loads, "the job cast over a command's media"
-        assert media(sim3, 0)["contentId"] == "http://127.0.0.1:9/second.mp4"
+        assert media(sim3, 0)["contentId"] == "http://media.invalid/second.mp4"
         assert cli(netns, hub, "stop", "--device", name).returncode == 0
         wait_until(lambda: job_state(hub, "lobby") == "playing", 15, "the job back once the command's cast ended")
         assert loads(sim3, 0, JOB_URL) == job_loads + 1, "one cast to take the device back"
@@ -164,7 +164,7 @@ def test_a_reload_adds_a_device_and_keeps_the_environment_log_layer(netns, sim3,
 
 def test_at_start_a_yielding_job_leaves_another_senders_media_and_on_stop_stop_leaves_it_too(netns, sim3, workdir):
     name = sim3.ready["devices"][0]["name"]
-    other = netns.run(castline_binary(), "cast", "http://127.0.0.1:9/other.mp4", "--device", sim3.ready["devices"][0]["address"],
+    other = netns.run(castline_binary(), "cast", "http://media.invalid/other.mp4", "--device", sim3.ready["devices"][0]["address"],
                       "--direct")
     assert other.returncode == 0, other.stderr
     jobs = job_config("lobby", name) + job_config("bar", sim3.ready["devices"][1]["name"]).replace("jobs:\n", "")
@@ -172,7 +172,7 @@ def test_at_start_a_yielding_job_leaves_another_senders_media_and_on_stop_stop_l
     try:
         wait_until(lambda: job_state(hub, "lobby") == "yielding", 15, "the job to yield at start")
         wait_until(lambda: job_state(hub, "bar") == "playing", 15, "the other job to play")
-        assert media(sim3, 0)["contentId"] == "http://127.0.0.1:9/other.mp4", "the job did not cast over it"
+        assert media(sim3, 0)["contentId"] == "http://media.invalid/other.mp4", "the job did not cast over it"
         assert loads(sim3, 0, JOB_URL) == 0
     finally:
         # on_stop: stop, by SIGHUP'd config: castline's own cast (bar) stops, the other sender's stays.
@@ -184,7 +184,7 @@ def test_at_start_a_yielding_job_leaves_another_senders_media_and_on_stop_stop_l
         wait_until(lambda: "config reloaded" in hub.log(), 10, "the reload")
         assert hub.stop() == 0
     assert sim_devices(sim3)[1]["state"]["app"] is None, "castline's own cast stopped"
-    assert media(sim3, 0).get("contentId") == "http://127.0.0.1:9/other.mp4", "another sender's media is never stopped"
+    assert media(sim3, 0).get("contentId") == "http://media.invalid/other.mp4", "another sender's media is never stopped"
 
 
 def test_direct_mode_idle_device_status_volume_and_usage_errors(netns, sim3):
@@ -210,7 +210,7 @@ def test_status_follow_json_prints_the_state_now_first(netns, sim3):
     try:
         first = json.loads(follow.stdout.readline())
         assert first["state"] == "NO_APP", "the state now, before any change"
-        assert netns.run(castline_binary(), "cast", "http://127.0.0.1:9/a.mp4", "--device", address, "--direct").returncode == 0
+        assert netns.run(castline_binary(), "cast", "http://media.invalid/a.mp4", "--device", address, "--direct").returncode == 0
         deadline = time.monotonic() + 15
         seen = []
         while time.monotonic() < deadline:

@@ -32,7 +32,7 @@ session:
 jobs:
   - name: lobby
     devices: ["Lobby*"]
-    media: {{url: "http://127.0.0.1:9/lobby.mp4", title: Lobby}}
+    media: {{url: "http://media.invalid/lobby.mp4", title: Lobby}}
     retry_delay: 0.3
 """
 
@@ -43,7 +43,7 @@ def sim_state(sim):
 
 def playing(sim):
     media = sim_state(sim).get("media") or {}
-    return media.get("playerState") == "PLAYING" and media.get("contentId") == "http://127.0.0.1:9/lobby.mp4"
+    return media.get("playerState") == "PLAYING" and media.get("contentId") == "http://media.invalid/lobby.mp4"
 
 
 def session_events(log):
@@ -185,7 +185,7 @@ def test_logs_of_a_faulty_run_give_the_right_statistics_query_explain_and_timeli
     assert drawn.returncode == 0, drawn.stderr
     with open(page) as f:
         html = f.read()
-    assert "http://" not in html.replace("http://127.0.0.1:9/lobby.mp4", "").replace("http://www.w3.org/2000/svg", ""), \
+    assert "http://" not in html.replace("http://media.invalid/lobby.mp4", "").replace("http://www.w3.org/2000/svg", ""), \
         "self-contained: nothing loaded from elsewhere"
     dom = render_and_check(page, os.path.join(workdir, "timeline.png"), expect_requests=True,
                            expect_failed_requests=True, expect_failures=True)
@@ -262,7 +262,7 @@ def test_logs_report_proves_display_and_names_each_gap_with_its_cause(netns, wor
     hub = Hub(netns, sim, workdir, json_log=log, log_rules="info,CastChannel.*:warning", jobs="""jobs:
   - name: lobby
     devices: ["*"]
-    media: {url: "http://127.0.0.1:9/loop.mp4", content_type: video/mp4}
+    media: {url: "http://media.invalid/loop.mp4", content_type: video/mp4}
     retry_delay: 0.5
 """)
     try:

@@ -39,7 +39,8 @@ def test_a_simulator_out_of_descriptors_says_so_pauses_and_recovers(netns, sim):
     started = time.monotonic()
     client = netns.run("python3", "-c", CLIENT, timeout=30)
     elapsed = time.monotonic() - started
-    assert client.returncode == 0 and "handshake TLSv1.3" in client.stdout, client.stderr[-3000:]
+    # TLS 1.2: the default profile, chromecast-legacy (docs/simulator.md#tls-profiles).
+    assert client.returncode == 0 and "handshake TLSv1.2" in client.stdout, client.stderr[-3000:]
 
     sim.stderr.flush()
     with open(sim.stderr_path) as f:
@@ -50,7 +51,7 @@ def test_a_simulator_out_of_descriptors_says_so_pauses_and_recovers(netns, sim):
     # At most one line per pause (1 s) until the backlog drains; retrying at once logs thousands.
     assert len(failures) <= elapsed + 2, f"{len(failures)} lines in {elapsed:.1f} s: accepting did not pause"
 
-    cast = netns.run(castline_binary(), "cast", "http://127.0.0.1:9/after.mp4", "--device", "127.0.0.1", "--json")
+    cast = netns.run(castline_binary(), "cast", "http://media.invalid/after.mp4", "--device", "127.0.0.1", "--json")
     assert cast.returncode == 0 and '"PLAYING"' in cast.stdout, cast.stderr[-3000:]
 
 

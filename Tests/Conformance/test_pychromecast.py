@@ -16,7 +16,7 @@ def test_pychromecast_play_pause_seek_volume_quit(netns, sim):
     assert seen["reached_playing"], seen
     assert seen["title"] == "Big Buck Bunny"
     assert seen["content_type"] == "video/mp4"
-    assert seen["content_id"] == "http://127.0.0.1:9/castline/big-buck-bunny.mp4"
+    assert seen["content_id"] == "http://media.invalid/castline/big-buck-bunny.mp4"
     assert seen["reached_paused"], seen
     assert seen["seek_ok"], seen
     assert abs(seen["current_time_after_seek"] - 42.5) < 0.01

@@ -212,7 +212,7 @@ def test_the_api_site_route_and_a_channel_request_to_dashcast(netns, sim, workdi
         status, body, _ = hub.post(f"/v1/devices/{name}/site", {"url": "http://127.0.0.1:1/"})
         assert status == 422 and body["error"]["code"] == "site_unreachable", body
         # Media into DashCast: refused at once (it has no media namespace), not after a timeout.
-        status, body, _ = hub.post(f"/v1/devices/{name}/cast", {"media": "http://127.0.0.1:9/a.mp4", "app": DASHCAST})
+        status, body, _ = hub.post(f"/v1/devices/{name}/cast", {"media": "http://media.invalid/a.mp4", "app": DASHCAST})
         assert status == 422 and body["error"]["code"] == "app_without_media", body
         other = f"{pages}/dash.html"
         status, body, _ = hub.post(f"/v1/devices/{name}/channels/urn:x-cast:com.madmod.dashcast",

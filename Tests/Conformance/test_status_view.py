@@ -17,7 +17,7 @@ def test_status_follow_redraws_a_live_view_in_a_terminal(netns, workdir):
     server = f"castline-{os.getpid()}"
     tmux = ["tmux", "-L", server]
     try:
-        url = "http://127.0.0.1:9/trailer-2160p.mp4"
+        url = "http://media.invalid/trailer-2160p.mp4"
         cast = netns.run(castline_binary(), "cast", url, "--device", "127.0.0.1", "--title", "Trailer")
         assert cast.returncode == 0, cast.stderr
         command = " ".join(netns.command(castline_binary(), "status", "--follow", "--device", "127.0.0.1"))

@@ -23,7 +23,8 @@ def test_sim_cast_status_and_stop_work_without_root(netns, workdir):
     try:
         path = os.path.join(workdir, "clip.mp4")
         with open(path, "wb") as f:
-            f.write(bytes(range(256)) * 1200)  # 307,200 bytes
+            # An MP4 file type box first: the simulated device fails media it cannot recognise.
+            f.write((b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)) * 1200)[:307200])  # 307,200 bytes
         os.chmod(path, 0o644)
 
         def castline(*args, timeout=60):

@@ -24,7 +24,7 @@ observed["friendly_name"] = cast.cast_info.friendly_name
 observed["initial_app"] = cast.status.app_id if cast.status else None
 
 mc = cast.media_controller
-mc.play_media("http://127.0.0.1:9/castline/big-buck-bunny.mp4", "video/mp4", title="Big Buck Bunny")
+mc.play_media("http://media.invalid/castline/big-buck-bunny.mp4", "video/mp4", title="Big Buck Bunny")
 mc.block_until_active(timeout=15)
 observed["app_after_play"] = cast.status.app_id
 observed["reached_playing"] = wait_for(lambda: mc.status.player_state == "PLAYING")
