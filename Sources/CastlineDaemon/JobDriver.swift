@@ -467,12 +467,15 @@ package actor JobDriver {
     func mediaURL(for device: CastDevice) async throws -> String {
         guard active.media.url.hasPrefix("/") else { return active.media.url }
         let address = try FacingAddress.localAddress(facing: device.host, port: device.port)
-        if servers[address] == nil {
-            servers[address] = try await MediaFileServer.start(
-                file: ServedFile(path: active.media.url, contentType: active.media.contentType ?? "application/octet-stream"),
+        // One server per address and file: a schedule's entries each have theirs.
+        let key = address + "|" + active.media.url
+        if servers[key] == nil {
+            servers[key] = try await MediaFileServer.start(
+                file: ServedFile(path: active.media.url, contentType: active.media.contentType ?? ContentTypeGuess.forPath(active.media.url)
+                                 ?? "application/octet-stream"),
                 host: address, group: group, logSystem: logSystem)
         }
-        return servers[address]!.url(for: JobMedia.fileName(active.media.url))
+        return servers[key]!.url(for: JobMedia.fileName(active.media.url))
     }
 }
 

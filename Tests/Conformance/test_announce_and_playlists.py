@@ -295,11 +295,16 @@ def test_a_schedule_switches_at_its_boundaries(netns, workdir):
             media = state(sim).get("media") or {}
             app = state(sim).get("app")
             shown = media.get("contentId", "").rsplit("/", 1)[-1] if app and not app.get("isIdleScreen") else None
+            if shown == "":
+                return False   # an app launched, its media not loaded yet: not a change of what shows
             if not changes or changes[-1][1] != shown:
                 changes.append((time.time(), shown))
             return len(changes) >= 4
 
-        wait_until(watch, 30, "three switches", interval=0.05)
+        try:
+            wait_until(watch, 30, "three switches", interval=0.05)
+        except AssertionError:
+            raise AssertionError((changes, start, hub.log()[-3000:]))
         shown = [name for _, name in changes]
         assert shown[:4] == [None, "morning.wav", "noon.wav", None], changes
         for (when, _), boundary in zip(changes[1:4], (start, start + 5, start + 10)):
