@@ -22,7 +22,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== castline demo: starting the simulator (127.0.0.1:28009, loopback only)"
-"$BIN" sim --no-mdns --config configs/demo-sim.json --log "*:warning,SimulatedDevice:info" >"$DEMO/sim.out" 2>"$DEMO/sim.log" &
+"$BIN" sim --no-mdns --config configs/demo-sim.json --log "*:warning,SimulatedDevice:info,MediaPlayer:info" >"$DEMO/sim.out" 2>"$DEMO/sim.log" &
 sim_pid=$!
 for _ in $(seq 1 100); do grep -q '"event":"ready"' "$DEMO/sim.out" 2>/dev/null && break; sleep 0.1; done
 grep -q '"event":"ready"' "$DEMO/sim.out" || { echo "the simulator did not start:"; cat "$DEMO/sim.log"; exit 1; }
