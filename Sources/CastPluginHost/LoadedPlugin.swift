@@ -42,6 +42,8 @@ enum PluginVTable: @unchecked Sendable {
     case channel(castline_channel_vtable)
     case mediaFormat(castline_media_format_vtable)
     case logSink(castline_log_sink_vtable)
+    /// Known from a description only (the scanner's report): listed, never called.
+    case described
 }
 
 /// The opaque `feature_userdata` pointer, handed back to the plugin untouched.

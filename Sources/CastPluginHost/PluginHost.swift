@@ -6,6 +6,10 @@ import Synchronization
 /// Finds, checks, initialises and registers plugins, then hands out their features as discovery
 /// providers, channels, media-format probes and log sinks.
 ///
+/// With a ``PluginHostConfiguration/scanner``, each file is first described and initialised in a
+/// child process (``PluginScanner``): a plugin that crashes or hangs there is refused
+/// (`crashed`, `timed_out`) without ever being loaded into this process.
+///
 /// A broken plugin never stops the host: every refusal is one error line (class `PluginHost`,
 /// fields `path`, `plugin`, `problem`) and an entry in ``problems``; the host goes on with the
 /// rest. Thread-safe.
@@ -22,6 +26,8 @@ public final class PluginHost: Sendable {
         var shadowed: [PluginFeature] = []
         var problems: [PluginLoadError] = []
         var contexts: [String: PluginHostContext] = [:]
+        /// What the scanner described, by file path.
+        var described: [String: LoadedPlugin] = [:]
     }
 
     public init(configuration: PluginHostConfiguration, logSystem: LogSystem = .shared) {
@@ -57,8 +63,18 @@ public final class PluginHost: Sendable {
             log.warning("plugin path \(entry.path) (from \(entry.source.rawValue)) does not exist or is not readable",
                         ["path": .string(entry.path), "source": .string(entry.source.rawValue)])
         }
-        for (path, entry) in files {
-            load(path, source: entry.source)
+        // The safety check first (an unsafe file is never opened, not even by the scanner), then
+        // every file's scan starts at once, each in its own child; they are read in search order.
+        var pending: [(path: String, scan: PluginScan?)] = []
+        for (path, _) in files {
+            if let error = safetyProblem(path) {
+                refuse(error)
+                continue
+            }
+            pending.append((path, configuration.scanner?.start(path)))
+        }
+        for (path, scan) in pending {
+            load(path, scan: scan)
         }
         resolveDuplicates()
         let summary = state.withLock { s in (s.plugins.count, s.features.count, s.problems.count) }
@@ -68,16 +84,60 @@ public final class PluginHost: Sendable {
     /// Loads one file directly (tests, `plugins inspect`). Returns the problem, if any.
     @discardableResult
     public func load(_ path: String, source: PluginSearchPath.Source = .commandLine) -> PluginLoadError? {
-        switch PluginLoader.load(path, checkSafety: configuration.checkFileSafety) {
+        if let error = safetyProblem(path) {
+            refuse(error)
+            return error
+        }
+        return load(path, scan: configuration.scanner?.start(path))
+    }
+
+    private func safetyProblem(_ path: String) -> PluginLoadError? {
+        guard configuration.checkFileSafety, let problem = PluginFileSafety.problem(with: path) else { return nil }
+        return PluginLoadError(.unsafeFile, path: path, "refused: " + problem)
+    }
+
+    /// Loads a file that passed the safety check: in this process, or (with a scan) once the
+    /// scanner described it and ran its init without a crash or an overrun.
+    @discardableResult
+    private func load(_ path: String, scan: PluginScan?) -> PluginLoadError? {
+        guard let scan else {
+            switch PluginLoader.load(path, checkSafety: false) {
+            case .failure(let error):
+                refuse(error)
+                return error
+            case .success(let plugin):
+                return admit(plugin)
+            }
+        }
+        defer { scan.finish() }
+        switch scan.describe() {
         case .failure(let error):
             refuse(error)
             return error
-        case .success(let plugin):
-            return admit(plugin)
+        case .success(let described):
+            state.withLock { $0.described[path] = described }
+            return admit(described) { plugin, config in
+                if let error = scan.initialise(pluginID: plugin.id, config: config) { return .failure(error) }
+                return PluginLoader.load(path, checkSafety: false)
+            }
         }
     }
 
-    private func admit(_ candidate: LoadedPlugin) -> PluginLoadError? {
+    /// What a plugin file declares: as the scanner described it, or (without a scanner) as
+    /// loading it in this process reads it. nil when it could not be described. For listings:
+    /// the features carry no vtable when they come from the scanner.
+    public func declaredPlugin(atPath path: String) -> LoadedPlugin? {
+        if let described = state.withLock({ $0.described[path] }) { return described }
+        guard configuration.scanner == nil else { return nil }
+        return try? PluginLoader.load(path, checkSafety: false).get()
+    }
+
+    /// Registers `candidate` unless it is a duplicate, disabled, of no kind this run uses;
+    /// refuses the features the config does not allow; runs its `init`. A candidate known from
+    /// a description only is made real by `materialise` (its init in the scanner, then the load
+    /// into this process) once everything else allowed it.
+    private func admit(_ candidate: LoadedPlugin,
+                       materialise: ((LoadedPlugin, String) -> Result<LoadedPlugin, PluginLoadError>)? = nil) -> PluginLoadError? {
         for problem in candidate.refusedFeatures { refuse(problem) }
         if let existing = state.withLock({ s in s.plugins.first { $0.id == candidate.id } }) {
             let error = PluginLoadError(.duplicate, path: candidate.path, pluginID: candidate.id,
@@ -102,6 +162,17 @@ public final class PluginHost: Sendable {
             if let error = policyProblem(feature, path: candidate.path) { refuse(error) } else { allowed.append(feature) }
         }
         let config = configuration.pluginConfigs[candidate.id] ?? "{}"
+        var candidate = candidate
+        if let materialise {
+            switch materialise(candidate, config) {
+            case .failure(let error):
+                refuse(error)
+                return error
+            case .success(let real):
+                candidate = real
+                allowed = allowed.compactMap { a in real.features.first { $0.kind == a.kind && $0.id == a.id } }
+            }
+        }
         let context = PluginHostContext.register(pluginID: candidate.id, featureID: nil, role: .plugin, logSystem: logSystem)
         if let initialize = candidate.entry.initialize {
             let errorText = PluginErrorText()

@@ -24,12 +24,15 @@ public struct PluginHostConfiguration: Sendable {
     /// other kinds are skipped without a refusal, and a plugin with none of these kinds is not
     /// initialised.
     public var featureKinds: Set<PluginFeatureKind>
+    /// Describes and initialises each file in a child process before loading it here (nil: load
+    /// directly, as tests of the loader itself do). `castline` scans with itself.
+    public var scanner: PluginScanner?
 
     public init(searchPath: PluginSearchPath = PluginSearchPath(),
                 allowedServiceTypes: Set<String> = PluginHostConfiguration.defaultAllowedServices,
                 allowedNamespaces: Set<String> = [], pluginConfigs: [String: String] = [:],
                 disabledPlugins: Set<String> = [], checkFileSafety: Bool = true,
-                featureKinds: Set<PluginFeatureKind> = Set(PluginFeatureKind.allCases)) {
+                featureKinds: Set<PluginFeatureKind> = Set(PluginFeatureKind.allCases), scanner: PluginScanner? = nil) {
         self.searchPath = searchPath
         self.allowedServiceTypes = allowedServiceTypes
         self.allowedNamespaces = allowedNamespaces
@@ -37,6 +40,7 @@ public struct PluginHostConfiguration: Sendable {
         self.disabledPlugins = disabledPlugins
         self.checkFileSafety = checkFileSafety
         self.featureKinds = featureKinds
+        self.scanner = scanner
     }
 
     /// The parent service of a subtype browse: `_CC1AD845._sub._googlecast._tcp` → `_googlecast._tcp`.

@@ -102,6 +102,9 @@ public struct PluginSettings: Sendable {
     public var disabled: [String] = []
     /// Each plugin's config object as JSON text, by plugin id.
     public var configs: [String: String] = [:]
+    /// Seconds a call into a plugin may take (`plugins.call_timeout`): the scan's init in its
+    /// child process, and every callback.
+    public var callTimeout: Double = 5
     public var marks: [String: SourceMark] = [:]
 
     public init() {}

@@ -49,7 +49,8 @@ final class CommandEnvironment: @unchecked Sendable {
         plugins = PluginHost(configuration: PluginHostConfiguration(
             searchPath: PluginSearchPath(commandLine: options.pluginPath, environment: env, config: config.plugins.paths),
             allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: Set(config.channels.allowedNamespaces),
-            pluginConfigs: pluginConfigs, disabledPlugins: Set(config.plugins.disabled), featureKinds: kinds), logSystem: logSystem)
+            pluginConfigs: pluginConfigs, disabledPlugins: Set(config.plugins.disabled), featureKinds: kinds,
+            scanner: PluginScanner.castline(timeout: config.plugins.callTimeout)), logSystem: logSystem)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         if !kinds.isEmpty { plugins.loadAll() }
         for sink in config.logging.sinks {

@@ -74,7 +74,7 @@ struct DiscoverCommand: AsyncParsableCommand {
         }
         let plugins = PluginHost(configuration: PluginHostConfiguration(
             searchPath: PluginSearchPath(commandLine: pluginPath, environment: environment()), pluginConfigs: configs,
-            featureKinds: [.discovery]), logSystem: logSystem)
+            featureKinds: [.discovery], scanner: PluginScanner.castline(timeout: 5)), logSystem: logSystem)
         plugins.loadAll()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let manager = DiscoveryManager(criteria: DiscoveryCriteria(appIDs: Set(app)), logSystem: logSystem)

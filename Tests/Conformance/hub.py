@@ -41,17 +41,23 @@ def api(socket_path, method, path, body=None, raw=None, headers=None):
 class Hub:
     """`castline run` over the simulator's devices, its API on a socket in `workdir`."""
 
-    def __init__(self, netns, sim, workdir, jobs="", api_extra="", log_rules="info,CastChannel.*:warning", env=None):
+    def __init__(self, netns, sim, workdir, jobs="", api_extra="", log_rules="info,CastChannel.*:warning", env=None,
+                 plugins="", plugin_paths=(), allowed_namespaces=(ECHO_NS, "urn:x-cast:org.castline.test")):
+        """`plugins` is the config's plugins: section (YAML text, without the key); `plugin_paths`
+        come after the echo plugin's --plugin-path."""
         self.workdir = workdir
         self.socket = os.path.join(workdir, "api.sock")
         self.config = os.path.join(workdir, "hub.yaml")
+        namespaces = ", ".join(json.dumps(n) for n in allowed_namespaces)
+        plugins_section = "plugins: " + plugins if plugins else ""
         devices = "\n".join(f"  - {{name: \"{d['name']}\", host: {d['address']}, port: {d['castPort']}}}" for d in sim.ready["devices"])
         with open(self.config, "w") as f:
             f.write(f"""devices:
 {devices}
 discovery: {{providers: [static]}}
-channels: {{allowed_namespaces: ["{ECHO_NS}", "urn:x-cast:org.castline.test"]}}
+channels: {{allowed_namespaces: [{namespaces}]}}
 logging: {{rules: "{log_rules}"}}
+{plugins_section}
 api:
   socket: {self.socket}
 {api_extra}
@@ -62,7 +68,8 @@ daemon: {{jobs_file: {workdir}/jobs.json}}
         self.stderr = open(self.stderr_path, "w")
         self.process = subprocess.Popen(
             netns.command(castline_binary(), "run", "--config", self.config, "--plugin-path",
-                          os.path.join(BUILD, "libCastlinePluginEchoChannelC.so")),
+                          os.path.join(BUILD, "libCastlinePluginEchoChannelC.so"),
+                          *[arg for path in plugin_paths for arg in ("--plugin-path", path)]),
             stdout=subprocess.DEVNULL, stderr=self.stderr, env=env)
         count = len(sim.ready["devices"])
         wait_until(lambda: self.connected() == count, 20, f"the daemon connected to all {count} devices")
