@@ -44,6 +44,7 @@ let package = Package(
         .library(name: "TestPluginSendOnOpen", type: .dynamic, targets: ["TestPluginSendOnOpen"]),
         .library(name: "TestPluginCrashesInInit", type: .dynamic, targets: ["TestPluginCrashesInInit"]),
         .library(name: "TestPluginHangsInInit", type: .dynamic, targets: ["TestPluginHangsInInit"]),
+        .library(name: "TestPluginBlocks", type: .dynamic, targets: ["TestPluginBlocks"]),
         .executable(name: "castline-test-logwriter", targets: ["castline-test-logwriter"]),
     ],
     dependencies: [
@@ -166,6 +167,7 @@ let package = Package(
         .target(name: "TestPluginSendOnOpen", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/SendOnOpen", publicHeadersPath: "."),
         .target(name: "TestPluginCrashesInInit", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/CrashesInInit", publicHeadersPath: "."),
         .target(name: "TestPluginHangsInInit", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/HangsInInit", publicHeadersPath: "."),
+        .target(name: "TestPluginBlocks", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Blocks", publicHeadersPath: "."),
         // Drives a log-sink plugin from its own process (kill -9 and saturation tests).
         .executableTarget(name: "castline-test-logwriter", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/LogWriter",
                           linkerSettings: [.linkedLibrary("dl")]),

@@ -170,8 +170,9 @@ struct CCallback: @unchecked Sendable {
     func invoke() { fire(user) }
 }
 
-/// The error buffer the host hands to plugin calls, read back as a String.
-final class PluginErrorText {
+/// The error buffer the host hands to plugin calls, read back as a String. Sendable: one call
+/// writes it (on the instance's queue) and it is read only after that call returned.
+final class PluginErrorText: @unchecked Sendable {
     static let capacity = 512
     let storage = UnsafeMutablePointer<CChar>.allocate(capacity: PluginErrorText.capacity)
     init() { storage.initialize(repeating: 0, count: Self.capacity) }

@@ -11,7 +11,13 @@ import Synchronization
 /// The namespaces are attached to the session before the plugin's `open` runs, so a message the
 /// plugin sends from `open` reaches the app; what the app sends meanwhile is delivered once
 /// `open` has returned. The plugin's sends go out in the order it made them, one at a time.
-/// Every call into the plugin runs on the instance's serial queue. Thread-safe.
+/// Every call into the plugin runs on the instance's serial queue, under a time bound
+/// (``PluginHost/callTimeout``): a call that overruns it is named in an error record (class
+/// `PluginChannel`, fields `plugin`, `feature`, `call`, `bound`, `problem: timed_out`), the plugin
+/// is disabled (``PluginHost/problems``; no new channel of it opens) and the channel is closed
+/// without waiting on the plugin: its namespaces are detached, its pending commands fail, and
+/// the plugin is never called again except for its `close`, queued behind the call that hangs.
+/// ``close()`` waits at most the bound for the plugin's `close`. Thread-safe.
 public final class PluginChannel: Sendable {
     public let feature: PluginFeature
     private let context: PluginHostContext
@@ -22,9 +28,14 @@ public final class PluginChannel: Sendable {
     private let outbox: PluginOutbox
     private let pending = Mutex<(next: UInt64, waiting: [UInt64: CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>], closed: Bool)>((1, [:], false))
     private let log: Logger
+    private let watch: PluginCallWatch
+    private let host: PluginHost
+    /// The one teardown (by ``close()`` or after an overrun); later callers await the same.
+    private let teardown = Mutex<Task<Void, Never>?>(nil)
 
     private init(feature: PluginFeature, context: PluginHostContext, instance: InstancePointer, vtable: PluginVTableBox,
-                 channels: [GenericChannel], session: CastSession, outbox: PluginOutbox, log: Logger) {
+                 channels: [GenericChannel], session: CastSession, outbox: PluginOutbox, log: Logger,
+                 watch: PluginCallWatch, host: PluginHost) {
         self.feature = feature
         self.context = context
         self.instance = instance
@@ -33,6 +44,8 @@ public final class PluginChannel: Sendable {
         self.session = session
         self.outbox = outbox
         self.log = log
+        self.watch = watch
+        self.host = host
     }
 
     /// Where a plugin's `send_message` goes, decided when it is called: NULL or "" is the app
@@ -69,6 +82,7 @@ public final class PluginChannel: Sendable {
         guard case .channel(let v) = feature.vtable else {
             throw PluginLoadError(.undeclared, path: "", pluginID: feature.pluginID, "feature \(feature.id) is not a channel")
         }
+        if let problem = host.runtimeProblem(.channel, id: feature.id) { throw problem }
         let vtable = PluginVTableBox(channel: v)
         let log = Logger(class: "PluginChannel", system: host.logSystem).with(["plugin": .string(feature.pluginID), "feature": .string(feature.id)])
         let namespaces = feature.declarations.compactMap { CastNamespace(rawValue: $0) }
@@ -110,12 +124,28 @@ public final class PluginChannel: Sendable {
         }
         let errorText = PluginErrorText()
         let userdata = feature.userdata
-        let (rc, instance) = context.queue.sync { () -> (Int32, InstancePointer) in
+        let watch = PluginCallWatch(bound: host.callTimeout)
+        let opened = Mutex<(rc: Int32, instance: InstancePointer)?>(nil)
+        let inTime = await watch.runBounded("open", on: context.queue) {
             var instance: UnsafeMutableRawPointer?
             let rc = config.withCString { c in
                 sessionJSON.withCString { s in vtable.channel.open!(userdata.pointer, HostServices.table, context.pointer, c, s, &instance, errorText.buffer) }
             }
-            return (rc, InstancePointer(pointer: instance))
+            opened.withLock { $0 = (rc, InstancePointer(pointer: instance)) }
+        }
+        guard inTime, let (rc, instance) = opened.withLock({ $0 }) else {
+            // Behind the open that hangs: if it ever returns an instance, that instance is closed.
+            context.queue.async {
+                if let (rc, instance) = opened.withLock({ $0 }), rc == 0 { vtable.channel.close!(instance.pointer) }
+            }
+            context.unregister()
+            await outbox.finish()
+            for generic in channels { await session.remove(generic) }
+            let error = PluginLoadError(.timedOut, path: host.path(ofPlugin: feature.pluginID), pluginID: feature.pluginID,
+                "disabled: channel \(feature.id)'s open did not return within \(PluginScan.seconds(watch.bound)) (plugins.call_timeout)")
+            log.error(error.description, ["call": "open", "bound": .double(watch.bound), "problem": .string(error.kind.rawValue), "path": .string(error.path)])
+            host.disable(pluginID: feature.pluginID, error)
+            throw error
         }
         guard rc == 0 else {
             context.unregister()
@@ -127,7 +157,8 @@ public final class PluginChannel: Sendable {
             throw error
         }
         let channel = PluginChannel(feature: feature, context: context, instance: instance, vtable: vtable, channels: channels,
-                                    session: session, outbox: outbox, log: log)
+                                    session: session, outbox: outbox, log: log, watch: watch, host: host)
+        watch.arm { [weak channel] overrun in channel?.overran(overrun) }
         holder.value = channel
         for (generic, stream) in zip(channels, streams) {
             Task { [weak channel] in
@@ -146,11 +177,13 @@ public final class PluginChannel: Sendable {
             log.warning("binary message on \(namespace) dropped: plugin channels receive JSON text", ["namespace": .string(namespace)])
             return
         }
-        let vtable = vtable, instance = instance
+        let vtable = vtable, instance = instance, watch = watch
         context.queue.async {
-            text.withCString { p in
-                namespace.withCString { ns in
-                    message.source.withCString { src in vtable.channel.on_message!(instance.pointer, ns, src, p, text.utf8.count) }
+            watch.run("on_message") {
+                text.withCString { p in
+                    namespace.withCString { ns in
+                        message.source.withCString { src in vtable.channel.on_message!(instance.pointer, ns, src, p, text.utf8.count) }
+                    }
                 }
             }
         }
@@ -165,7 +198,7 @@ public final class PluginChannel: Sendable {
             defer { p.next += 1 }
             return p.next
         }
-        guard let id else { return .failure(PluginCommandError("channel \(feature.id) is closed")) }
+        guard let id else { return .failure(PluginCommandError(closedReason ?? "channel \(feature.id) is closed")) }
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             guard !Task.isCancelled else { return }
@@ -174,9 +207,11 @@ public final class PluginChannel: Sendable {
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
             pending.withLock { $0.waiting[id] = continuation }
-            let instance = instance
+            let instance = instance, watch = watch
             context.queue.async {
-                text.withCString { commandFn(instance.pointer, id, $0, text.utf8.count) }
+                watch.run("command") {
+                    text.withCString { commandFn(instance.pointer, id, $0, text.utf8.count) }
+                }
             }
         }
     }
@@ -191,20 +226,69 @@ public final class PluginChannel: Sendable {
         return true
     }
 
-    /// Detaches the namespaces, fails pending commands and closes the plugin instance.
+    /// Detaches the namespaces, fails pending commands and closes the plugin instance, waiting
+    /// at most the bound for the plugin's `close`. Idempotent.
     public func close() async {
+        await startTeardown(callingClose: true).value
+    }
+
+    /// The plugin call running now (`on_message`, `command`…), nil between calls.
+    var callInProgress: String? { watch.inProgress }
+
+    /// The call that overran and its bound, nil while the plugin keeps its bounds.
+    /// `elapsed`: how long the call had run when the overrun was noticed.
+    public var overrun: (call: String, bound: Double, elapsed: Double)? { watch.tripped.map { ($0.call, $0.bound, $0.elapsed) } }
+
+    /// A call into the plugin overran: named in an error record, the plugin disabled, the
+    /// channel torn down without waiting on the plugin.
+    private func overran(_ overrun: PluginCallWatch.Overrun) {
+        let error = PluginLoadError(.timedOut, path: host.path(ofPlugin: feature.pluginID), pluginID: feature.pluginID,
+            "disabled: channel \(feature.id)'s \(overrun.call) did not return within \(PluginScan.seconds(overrun.bound)) (plugins.call_timeout); the channel is closed and the plugin is not called again")
+        log.error(error.description, ["call": .string(overrun.call), "bound": .double(overrun.bound), "elapsed": .double(overrun.elapsed),
+                                      "problem": .string(error.kind.rawValue), "path": .string(error.path)])
+        host.disable(pluginID: feature.pluginID, error)
+        _ = startTeardown(callingClose: false)
+    }
+
+    /// Why commands fail once the channel was disabled (nil: it was not).
+    private var closedReason: String? {
+        watch.tripped.map { "channel \(feature.id) was disabled: its \($0.call) did not return within \(PluginScan.seconds($0.bound))" }
+    }
+
+    private func startTeardown(callingClose: Bool) -> Task<Void, Never> {
+        teardown.withLock { task in
+            if let task { return task }
+            let started = Task { await self.tearDown(callingClose: callingClose) }
+            task = started
+            return started
+        }
+    }
+
+    private func tearDown(callingClose: Bool) async {
         let waiting = pending.withLock { p -> [CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>] in
             p.closed = true
             defer { p.waiting = [:] }
             return Array(p.waiting.values)
         }
-        for c in waiting { c.resume(returning: .failure(PluginCommandError("channel \(feature.id) closed"))) }
+        for c in waiting { c.resume(returning: .failure(PluginCommandError(closedReason ?? "channel \(feature.id) closed"))) }
         await outbox.finish()
         for generic in channels { await session.remove(generic) }
         let vtable = vtable, instance = instance
-        context.queue.sync { vtable.channel.close!(instance.pointer) }
+        let closedInTime: Bool
+        if callingClose, watch.tripped == nil {
+            closedInTime = await watch.runBounded("close", on: context.queue) { vtable.channel.close!(instance.pointer) }
+        } else {
+            // Queued behind the call that hangs: runs only if the plugin ever returns from it.
+            context.queue.async { vtable.channel.close!(instance.pointer) }
+            closedInTime = false
+        }
         context.unregister()
-        log.info("channel closed")
+        if closedInTime {
+            log.info("channel closed")
+        } else {
+            log.warning("channel closed without waiting for the plugin (it overran plugins.call_timeout)",
+                        ["problem": "timed_out"])
+        }
     }
 }
 

@@ -28,6 +28,8 @@ public final class PluginHost: Sendable {
         var contexts: [String: PluginHostContext] = [:]
         /// What the scanner described, by file path.
         var described: [String: LoadedPlugin] = [:]
+        /// Features taken out of service at run time (their plugin overran a bound), by "kind:id".
+        var disabledFeatures: [String: PluginLoadError] = [:]
     }
 
     public init(configuration: PluginHostConfiguration, logSystem: LogSystem = .shared) {
@@ -49,6 +51,30 @@ public final class PluginHost: Sendable {
 
     public func feature(_ kind: PluginFeatureKind, id: String) -> PluginFeature? {
         features.first { $0.kind == kind && $0.id == id }
+    }
+
+    /// The bound on each callback into a feature instance (``PluginHostConfiguration/callTimeout``).
+    public var callTimeout: Double { configuration.callTimeout }
+
+    /// Takes a plugin out of service after one of its instances overran a callback's bound: its
+    /// features are no longer handed out (instances already open go on until they are closed)
+    /// and `error` joins ``problems``. The caller logged the error record that names it.
+    func disable(pluginID: String, _ error: PluginLoadError) {
+        state.withLock { s in
+            for f in s.features where f.pluginID == pluginID { s.disabledFeatures["\(f.kind):\(f.id)"] = error }
+            s.features.removeAll { $0.pluginID == pluginID }
+            s.problems.append(error)
+        }
+    }
+
+    /// Why the feature was taken out of service at run time, nil if it was not.
+    func runtimeProblem(_ kind: PluginFeatureKind, id: String) -> PluginLoadError? {
+        state.withLock { $0.disabledFeatures["\(kind):\(id)"] }
+    }
+
+    /// The file a loaded plugin came from ("" if unknown).
+    func path(ofPlugin pluginID: String) -> String {
+        state.withLock { s in s.plugins.first { $0.id == pluginID }?.path ?? "" }
     }
 
     /// Loads every plugin on the search path once. Later calls return at once.
@@ -269,7 +295,9 @@ public final class PluginHost: Sendable {
             }
             return (s.plugins, Array(s.contexts.values))
         }
-        for plugin in plugins { plugin.entry.deinitialize?() }
+        // A plugin that overran a bound may still be inside that call: its deinit is not called.
+        let overran = Set(state.withLock { $0.disabledFeatures.values.compactMap(\.pluginID) })
+        for plugin in plugins where !overran.contains(plugin.id) { plugin.entry.deinitialize?() }
         for context in contexts { context.unregister() }
     }
 }

@@ -50,7 +50,8 @@ final class CommandEnvironment: @unchecked Sendable {
             searchPath: PluginSearchPath(commandLine: options.pluginPath, environment: env, config: config.plugins.paths),
             allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: Set(config.channels.allowedNamespaces),
             pluginConfigs: pluginConfigs, disabledPlugins: Set(config.plugins.disabled), featureKinds: kinds,
-            scanner: PluginScanner.castline(timeout: config.plugins.callTimeout)), logSystem: logSystem)
+            scanner: PluginScanner.castline(timeout: config.plugins.callTimeout), callTimeout: config.plugins.callTimeout),
+            logSystem: logSystem)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         if !kinds.isEmpty { plugins.loadAll() }
         for sink in config.logging.sinks {
