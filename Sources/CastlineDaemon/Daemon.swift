@@ -134,6 +134,9 @@ package actor Daemon {
     func staticProvider(_ config: CastlineConfiguration) -> StaticHostProvider? {
         let hosts = config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
         guard !hosts.isEmpty, config.discovery.allows(["static"]) else { return nil }
+        // The daemon probes an unreachable host every 2 s (a TV switched on, or one that failed a
+        // re-probe, is listed again at once) and a listed one every 15 s. Each failed probe is a
+        // debug record: the noise is one warning per change and a summary every 5 min.
         return StaticHostProvider(hosts: hosts, retryInterval: 2, recheckInterval: 15, group: group, logSystem: logSystem)
     }
 
@@ -153,9 +156,8 @@ package actor Daemon {
         case .removed(let device):
             await registry.deviceLost(device.id)
             for driver in drivers.values { await driver.deviceLost(device.id) }
-        case .problem(let provider, let reason?):
-            log.warning("discovery provider \(provider): \(reason)", ["provider": .string(provider)])
         default:
+            // A provider's problem is logged once per change by the DiscoveryManager.
             break
         }
     }
