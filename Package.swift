@@ -45,6 +45,7 @@ let package = Package(
         .library(name: "TestPluginCrashesInInit", type: .dynamic, targets: ["TestPluginCrashesInInit"]),
         .library(name: "TestPluginHangsInInit", type: .dynamic, targets: ["TestPluginHangsInInit"]),
         .library(name: "TestPluginBlocks", type: .dynamic, targets: ["TestPluginBlocks"]),
+        .library(name: "TestPluginCrashesInChannel", type: .dynamic, targets: ["TestPluginCrashesInChannel"]),
         .executable(name: "castline-test-logwriter", targets: ["castline-test-logwriter"]),
     ],
     dependencies: [
@@ -168,6 +169,7 @@ let package = Package(
         .target(name: "TestPluginCrashesInInit", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/CrashesInInit", publicHeadersPath: "."),
         .target(name: "TestPluginHangsInInit", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/HangsInInit", publicHeadersPath: "."),
         .target(name: "TestPluginBlocks", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Blocks", publicHeadersPath: "."),
+        .target(name: "TestPluginCrashesInChannel", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/CrashesInChannel", publicHeadersPath: "."),
         // Drives a log-sink plugin from its own process (kill -9 and saturation tests).
         .executableTarget(name: "castline-test-logwriter", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/LogWriter",
                           linkerSettings: [.linkedLibrary("dl")]),

@@ -28,6 +28,8 @@ public final class PluginHost: Sendable {
         var contexts: [String: PluginHostContext] = [:]
         /// What the scanner described, by file path.
         var described: [String: LoadedPlugin] = [:]
+        /// The helper processes of isolated plugins, by plugin id.
+        var isolated: [String: IsolatedPlugin] = [:]
         /// Features taken out of service at run time (their plugin overran a bound), by "kind:id".
         var disabledFeatures: [String: PluginLoadError] = [:]
     }
@@ -144,10 +146,45 @@ public final class PluginHost: Sendable {
             state.withLock { $0.described[path] = described }
             return admit(described) { plugin, config in
                 if let error = scan.initialise(pluginID: plugin.id, config: config) { return .failure(error) }
+                if self.configuration.isolatedPlugins.contains(plugin.id) { return self.isolate(plugin, config: config) }
                 return PluginLoader.load(path, checkSafety: false)
             }
         }
     }
+
+    /// Starts `plugin` in its helper process: its channel features are proxied there; any other
+    /// kind is refused (one error each).
+    private func isolate(_ plugin: LoadedPlugin, config: String) -> Result<LoadedPlugin, PluginLoadError> {
+        guard let executable = configuration.scanner?.executable else {
+            return .failure(PluginLoadError(.openFailed, path: plugin.path, pluginID: plugin.id, "cannot be isolated: no castline executable to run it in"))
+        }
+        let isolated = IsolatedPlugin(path: plugin.path, pluginID: plugin.id, config: config, executable: executable,
+                                      bound: configuration.callTimeout, logSystem: logSystem)
+        switch isolated.start() {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let described):
+            var features: [PluginFeature] = []
+            for f in described.features {
+                guard f.kind == .channel else {
+                    refuse(PluginLoadError(.notAllowed, path: plugin.path, pluginID: plugin.id,
+                        "feature \(f.id) (\(f.kind)) refused: plugins.isolated runs channel features only; load the plugin in process for it"))
+                    continue
+                }
+                features.append(PluginFeature(pluginID: f.pluginID, kind: f.kind, id: f.id, rank: f.rank, declarations: f.declarations,
+                                              vtable: .isolated(isolated), userdata: PluginUserData(pointer: nil)))
+            }
+            state.withLock { $0.isolated[plugin.id] = isolated }
+            log.info("plugin \(plugin.id) runs in a helper process (castline plugin-host, pid \(isolated.helperPID ?? 0))",
+                     ["plugin": .string(plugin.id), "path": .string(plugin.path), "pid": .int(Int(isolated.helperPID ?? 0))])
+            return .success(LoadedPlugin(path: described.path, id: described.id, version: described.version, summary: described.summary,
+                                         license: described.license, abiMinor: described.abiMinor, features: features,
+                                         refusedFeatures: described.refusedFeatures, entry: PluginEntryPoints(initialize: nil, deinitialize: nil)))
+        }
+    }
+
+    /// The helper process of an isolated plugin, nil when it runs in this process.
+    public func isolatedPlugin(_ pluginID: String) -> IsolatedPlugin? { state.withLock { $0.isolated[pluginID] } }
 
     /// What a plugin file declares: as the scanner described it, or (without a scanner) as
     /// loading it in this process reads it. nil when it could not be described. For listings:
@@ -287,14 +324,16 @@ public final class PluginHost: Sendable {
 
     /// Calls every plugin's `deinit` (after the caller closed the feature instances). Plugins stay mapped.
     public func shutdown() {
-        let (plugins, contexts) = state.withLock { s -> ([LoadedPlugin], [PluginHostContext]) in
+        let (plugins, contexts, isolated) = state.withLock { s -> ([LoadedPlugin], [PluginHostContext], [IsolatedPlugin]) in
             defer {
                 s.plugins = []
                 s.features = []
                 s.contexts = [:]
+                s.isolated = [:]
             }
-            return (s.plugins, Array(s.contexts.values))
+            return (s.plugins, Array(s.contexts.values), Array(s.isolated.values))
         }
+        for helper in isolated { helper.stop() }
         // A plugin that overran a bound may still be inside that call: its deinit is not called.
         let overran = Set(state.withLock { $0.disabledFeatures.values.compactMap(\.pluginID) })
         for plugin in plugins where !overran.contains(plugin.id) { plugin.entry.deinitialize?() }

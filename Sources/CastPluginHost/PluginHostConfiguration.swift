@@ -31,6 +31,9 @@ public struct PluginHostConfiguration: Sendable {
     /// open, on_message, command and close, a log sink's open, write, flush and close. An instance
     /// that overruns is named in an error record, its plugin disabled and the instance closed.
     public var callTimeout: Double
+    /// Plugin ids whose `.so` runs in a helper process (`plugins.isolated`): ``IsolatedPlugin``.
+    /// Needs the ``scanner``'s executable (castline), which is also the helper.
+    public var isolatedPlugins: Set<String> = []
 
     public init(searchPath: PluginSearchPath = PluginSearchPath(),
                 allowedServiceTypes: Set<String> = PluginHostConfiguration.defaultAllowedServices,

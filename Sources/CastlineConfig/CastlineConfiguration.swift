@@ -105,6 +105,9 @@ public struct PluginSettings: Sendable {
     /// Seconds a call into a plugin may take (`plugins.call_timeout`): the scan's init in its
     /// child process, and every callback.
     public var callTimeout: Double = 5
+    /// Plugin ids whose `.so` runs in a helper process (`plugins.isolated`; channel features
+    /// only): a crash there is logged and the plugin restarted, castline goes on.
+    public var isolated: [String] = []
     public var marks: [String: SourceMark] = [:]
 
     public init() {}

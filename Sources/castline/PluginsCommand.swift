@@ -209,6 +209,20 @@ struct PluginsInspectCommand: AsyncParsableCommand {
     }
 }
 
+/// `castline plugin-host FILE` (hidden): the helper process an isolated plugin (`plugins.isolated`)
+/// runs in (``IsolatedPlugin``). It talks to its parent on fd 3 only and ends when that closes.
+struct PluginHostCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plugin-host", abstract: "Run one plugin for castline in its own process (internal).", shouldDisplay: false)
+
+    @Argument(help: "The plugin file.")
+    var path: String
+
+    func run() throws {
+        _exit(PluginHostChild.run(path: path))
+    }
+}
+
 /// `castline plugin-scan FILE` (hidden): the child process in which every plugin file is first
 /// described and initialised (``PluginScanner``). It talks to its parent on fd 3 only, and exits
 /// without running the plugin's destructors.
