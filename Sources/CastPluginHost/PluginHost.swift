@@ -1,6 +1,7 @@
 internal import CCastPluginABI
 import CastCore
 import CastLogging
+import Dispatch
 import Synchronization
 
 /// Finds, checks, initialises and registers plugins, then hands out their features as discovery
@@ -239,7 +240,16 @@ public final class PluginHost: Sendable {
         let context = PluginHostContext.register(pluginID: candidate.id, featureID: nil, role: .plugin, logSystem: logSystem)
         if let initialize = candidate.entry.initialize {
             let errorText = PluginErrorText()
-            let rc = config.withCString { initialize(HostServices.table, context.pointer, $0, errorText.buffer) }
+            let entry = EntryCall(initialize: initialize, deinitialize: nil)
+            let status = Mutex<Int32>(0)
+            guard bounded({ status.withLock { $0 = config.withCString { entry.initialize!(HostServices.table, context.pointer, $0, errorText.buffer) } } }) else {
+                context.unregister()
+                let error = PluginLoadError(.timedOut, path: candidate.path, pluginID: candidate.id,
+                    "disabled: its init did not return within \(PluginScan.seconds(configuration.callTimeout)) (plugins.call_timeout)")
+                refuse(error)
+                return error
+            }
+            let rc = status.withLock { $0 }
             if rc != 0 {
                 context.unregister()
                 let error = PluginLoadError(.initFailed, path: candidate.path, pluginID: candidate.id,
@@ -336,7 +346,33 @@ public final class PluginHost: Sendable {
         for helper in isolated { helper.stop() }
         // A plugin that overran a bound may still be inside that call: its deinit is not called.
         let overran = Set(state.withLock { $0.disabledFeatures.values.compactMap(\.pluginID) })
-        for plugin in plugins where !overran.contains(plugin.id) { plugin.entry.deinitialize?() }
+        for plugin in plugins where !overran.contains(plugin.id) {
+            guard let deinitialize = plugin.entry.deinitialize else { continue }
+            let entry = EntryCall(initialize: nil, deinitialize: deinitialize)
+            if !bounded({ entry.deinitialize!() }) {
+                log.error("plugin \(plugin.id)'s deinit did not return within \(PluginScan.seconds(configuration.callTimeout)) (plugins.call_timeout); castline goes on without waiting",
+                          ["plugin": .string(plugin.id), "path": .string(plugin.path), "call": "deinit", "problem": "timed_out"])
+            }
+        }
         for context in contexts { context.unregister() }
     }
+
+    /// Runs a plugin-level call (`init`, `deinit`) on a thread of its own and waits at most the
+    /// call bound for it; false when it did not return in time (the thread is left to it).
+    private func bounded(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue(label: "castline.plugin.entry").async {
+            body()
+            done.signal()
+        }
+        return done.wait(timeout: .now() + .nanoseconds(Int(configuration.callTimeout * 1e9))) == .success
+    }
+}
+
+/// A plugin's entry points carried to the thread that calls them (function pointers into a
+/// never-unloaded image).
+struct EntryCall: @unchecked Sendable {
+    let initialize: (@convention(c) (UnsafePointer<castline_host_services>?, OpaquePointer?, UnsafePointer<CChar>?,
+                                     castline_error_buffer) -> Int32)?
+    let deinitialize: (@convention(c) () -> Void)?
 }

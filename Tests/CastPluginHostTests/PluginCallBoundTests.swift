@@ -1,4 +1,5 @@
 import CastLogging
+import CastSender
 import Dispatch
 @testable import CastPluginHost
 import CastTestSupport
@@ -139,5 +140,53 @@ import Testing
         #expect(took < .seconds(5), "\(took)")
         #expect(sink.callInProgress == nil)
         #expect(sink.overrun == nil)
+    }
+
+    @Test func aDiscoveryWhoseStopHangsIsNamedDisabledAndTheStopReturnsAfterTheBound() async throws {
+        let rig = try PluginHostRig(paths: [Self.blocks]) {
+            $0.callTimeout = 0.3
+            $0.pluginConfigs = ["test-blocks": #"{"block_ms": 3000}"#]
+            $0.allowedNamespaces = ["urn:x-cast:org.castline.test"]
+        }
+        rig.host.loadAll()
+        let provider = try #require(rig.host.discoveryProviders().first { $0.name == "test-blocking-discovery" })
+        let manager = DiscoveryManager(criteria: .any, logSystem: rig.logSystem)
+        await manager.add(provider)
+        await manager.start()
+        let stopping = ContinuousClock.now
+        await manager.stop()
+        let took = ContinuousClock.now - stopping
+        // The plugin's stop blocks 3 s; the provider gives up after the 0.3 s bound.
+        #expect(took < .milliseconds(2500), "stop took \(took)")
+        let errors = await pollValue(timeout: 30) { () -> [LogRecord]? in
+            let found = rig.logs.records.filter { $0.className == "PluginHost" && $0.level == .error }
+            return found.isEmpty ? nil : found
+        } ?? []
+        #expect(errors.count == 1, "\(errors.map(\.message))")
+        #expect(errors.first?.fields["feature"] == .string("test-blocking-discovery"))
+        #expect(errors.first?.fields["call"] == .string("stop"))
+        #expect(errors.first?.fields["problem"] == .string("timed_out"))
+        #expect(rig.host.problems.map(\.kind) == [.timedOut])
+        #expect(rig.host.discoveryProviders().isEmpty, "a disabled plugin's discovery is not handed out again")
+    }
+
+    @Test func anInProcessInitThatHangsIsRefusedAfterTheBoundAndTheRestLoads() throws {
+        // No scanner: the init runs in this process (as in a host built without castline).
+        let folder = ScratchFolder("hangs-in-process")
+        defer { folder.remove() }
+        let hangs = folder.copy(BuiltProducts.library("TestPluginHangsInInit"))
+        let rig = try PluginHostRig(paths: [hangs, BuiltProducts.library("TestPluginGood")]) {
+            $0.callTimeout = 0.5
+            $0.checkFileSafety = false
+            $0.allowedNamespaces = ["urn:x-cast:org.castline.test"]
+        }
+        let start = ContinuousClock.now
+        rig.host.loadAll()
+        let took = ContinuousClock.now - start
+        #expect(rig.host.problems.map(\.kind) == [.timedOut], "\(rig.host.problems)")
+        #expect(rig.host.problems.first?.description.contains("its init did not return within 0.5 s") == true)
+        #expect(rig.host.plugins.map(\.id) == ["test-good"])
+        #expect(took >= .milliseconds(500) && took < .seconds(5), "\(took)")
+        rig.host.shutdown()
     }
 }

@@ -8,6 +8,8 @@
  *   returns, once per message.
  * log sink "test-blocking-sink": write → sleeps block_ms (its options {"block_ms": N}) per call;
  *   counts the records it was handed (dropped() reports 0: it loses nothing of its own).
+ * discovery "test-blocking-discovery": start returns at once; stop sleeps block_ms (the plugin's
+ *   config).
  *
  * The sleep ends by itself, so a test process never keeps a thread blocked for ever.
  */
@@ -80,6 +82,30 @@ static const castline_channel_vtable channel_vtable = {
     .command = channel_command, .close = channel_close,
 };
 
+/* discovery */
+typedef struct { long block_ms; } discovery_state;
+
+static int32_t discovery_start(void *userdata, const castline_host_services *host, castline_host_ctx *ctx,
+                               const char *config, const char *app_ids, void **out, castline_error_buffer error) {
+    (void)userdata; (void)host; (void)ctx; (void)app_ids; (void)error;
+    discovery_state *s = calloc(1, sizeof *s);
+    s->block_ms = block_ms_of(config);
+    *out = s;
+    return CASTLINE_OK;
+}
+
+static void discovery_stop(void *state) {
+    discovery_state *s = state;
+    block_for(s->block_ms);
+    free(s);
+}
+
+static const char *const service_types[] = {"_googlecast._tcp", NULL};
+static const castline_discovery_vtable discovery_vtable = {
+    .version = CASTLINE_PLUGIN_ABI_MINOR, .struct_size = sizeof(castline_discovery_vtable),
+    .service_types = service_types, .start = discovery_start, .stop = discovery_stop,
+};
+
 /* log sink */
 typedef struct { long block_ms; unsigned long long handed; } sink_state;
 
@@ -109,7 +135,8 @@ static const castline_log_sink_vtable sink_vtable = {
 static const castline_feature features[] = {
     {.kind = CASTLINE_FEATURE_CHANNEL, .rank = 0, .id = "test-blocking-channel", .vtable = &channel_vtable},
     {.kind = CASTLINE_FEATURE_LOG_SINK, .rank = 0, .id = "test-blocking-sink", .vtable = &sink_vtable},
+    {.kind = CASTLINE_FEATURE_DISCOVERY, .rank = 0, .id = "test-blocking-discovery", .vtable = &discovery_vtable},
 };
 
-CASTLINE_PLUGIN_DEFINE("test-blocks", "1.0", "blocks in on_message and in write", "Apache-2.0", init, NULL,
+CASTLINE_PLUGIN_DEFINE("test-blocks", "1.0", "blocks in on_message, in write and in stop", "Apache-2.0", init, NULL,
                        features, CASTLINE_FEATURE_COUNT(features))
