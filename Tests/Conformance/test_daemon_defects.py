@@ -118,3 +118,23 @@ jobs:
         if sim:
             sim.stop()
         stop_avahi(avahi)
+
+
+@NETNS
+def test_a_job_casts_again_when_its_device_comes_back_from_a_reboot_long_enough_to_be_undiscovered(netns, sim, workdir):
+    """Found by the chaos soak: the device rebooted, discovery's re-probe (every 15 s) removed it,
+    the link came back with no app running; the job, shown the media status of before the
+    reboot, went straight to `playing` and never cast again."""
+    daemon = run_daemon(netns, workdir, CONFIG.format(rules="info,CastChannel.*:warning"))
+    try:
+        first = wait_until(lambda: playing_session(sim), 15, "the job's first cast")
+        # Down longer than the re-probe interval: discovery removes the device meanwhile.
+        sim.control({"command": "reboot", "downFor": 17})
+        wait_until(lambda: (playing_session(sim) or first) != first, 40, "the job's cast after the reboot")
+        log = terminate(daemon)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(timeout=5)
+    assert "JobDriver: Lobby TV: playing → waiting-for-device" in log, log[-3000:]
+    assert "JobDriver: Lobby TV: waiting-for-device → playing" not in log, log[-3000:]
