@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +14,9 @@ import Glibc
 final class ChildProcess: @unchecked Sendable {
     let pid: pid_t
     let socket: FramedSocket
-    private var status: ExitStatus?
+    /// The exit status once reaped. Held during a reap: a second caller (the reader thread and
+    /// a stop, say) waits for the first and gets the same status; the pid is waited for once.
+    private let status = Mutex<ExitStatus?>(nil)
 
     /// How a helper ended.
     enum ExitStatus: Equatable, Sendable, CustomStringConvertible {
@@ -99,31 +102,35 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Sends `signal` to the helper (by its PID; nothing once it has been reaped).
     func kill(_ signal: Int32 = SIGKILL) {
-        guard status == nil else { return }
-        _ = Glibc.kill(pid, signal)
+        status.withLock { reaped in
+            if reaped == nil { _ = Glibc.kill(pid, signal) }
+        }
     }
 
     /// The helper's exit status, waiting at most `seconds` for it to end by itself; past that it
     /// is killed (SIGKILL) and reaped. Closes the socket.
     @discardableResult
     func reap(within seconds: Double) -> ExitStatus {
-        if let status { return status }
-        let deadline = MonotonicDeadline(after: seconds)
-        var raw: Int32 = 0
-        var result = waitpid(pid, &raw, WNOHANG)
-        while result == 0, !deadline.hasPassed {
-            // The helper closes its socket before the kernel marks it exited: a short wait covers
-            // that gap; past the deadline it is killed instead.
-            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-            nanosleep(&pause, nil)
-            result = waitpid(pid, &raw, WNOHANG)
+        let ended = status.withLock { reaped -> ExitStatus in
+            if let reaped { return reaped }
+            let deadline = MonotonicDeadline(after: seconds)
+            var raw: Int32 = 0
+            var result = waitpid(pid, &raw, WNOHANG)
+            while result == 0, !deadline.hasPassed {
+                // The helper closes its socket before the kernel marks it exited: a short wait
+                // covers that gap; past the deadline it is killed instead.
+                var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+                nanosleep(&pause, nil)
+                result = waitpid(pid, &raw, WNOHANG)
+            }
+            if result == 0 {
+                _ = Glibc.kill(pid, SIGKILL)
+                while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
+            }
+            let ended = Self.decode(raw)
+            reaped = ended
+            return ended
         }
-        if result == 0 {
-            _ = Glibc.kill(pid, SIGKILL)
-            while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
-        }
-        let ended = Self.decode(raw)
-        status = ended
         socket.close()
         return ended
     }
