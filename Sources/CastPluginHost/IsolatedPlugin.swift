@@ -12,7 +12,7 @@ import Glibc
 /// strings and JSON cross it. Its channel features work as in-process ones (``PluginChannel``);
 /// other feature kinds are refused for now.
 ///
-/// A crash of the helper is logged (class `PluginHost`: plugin id, file, signal), every channel
+/// A crash of the helper is logged (class `IsolatedPlugin`: plugin id, file, signal), every channel
 /// of the plugin reports `unavailable` (pending commands fail, new ones are refused), and the
 /// helper is restarted with backoff (0.5 s doubling to 30 s, reset after 60 s up). Once it is
 /// back each open channel is opened again with its session and config: the channel works
@@ -53,7 +53,7 @@ public final class IsolatedPlugin: Sendable {
         self.executable = executable
         self.bound = bound
         self.logSystem = logSystem
-        log = Logger(class: "PluginHost", system: logSystem).with(["plugin": .string(pluginID), "path": .string(path)])
+        log = Logger(class: "IsolatedPlugin", system: logSystem).with(["plugin": .string(pluginID), "path": .string(path)])
     }
 
     /// Starts the helper and runs `init` there: the plugin as described, or why not.

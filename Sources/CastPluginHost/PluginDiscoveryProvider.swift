@@ -16,7 +16,7 @@ final class ResumeGate: Sendable {
 /// The plugin reports devices as JSON through `device_found`; each report is checked (JSON, the
 /// required keys) before it reaches the manager, and a bad one is refused with one error line.
 /// Its `start` and `stop` each get ``PluginHost/callTimeout``: a start past it fails the provider;
-/// a stop past it is named in an error record (class `PluginHost`, `problem: timed_out`) and
+/// a stop past it is named in an error record (class `PluginDiscoveryProvider`, `problem: timed_out`) and
 /// disables the plugin, and the stop returns without waiting for it.
 public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendable {
     public let name: String
@@ -113,7 +113,8 @@ public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendab
         watch.arm { overrun in
             let error = PluginLoadError(.timedOut, path: host.path(ofPlugin: feature.pluginID), pluginID: feature.pluginID,
                 "disabled: discovery \(feature.id)'s \(overrun.call) did not return within \(PluginScan.seconds(overrun.bound)) (plugins.call_timeout)")
-            host.log.error(error.description, ["plugin": .string(feature.pluginID), "feature": .string(feature.id), "call": .string(overrun.call),
+            Logger(class: "PluginDiscoveryProvider", system: host.logSystem).error(error.description, [
+                "plugin": .string(feature.pluginID), "feature": .string(feature.id), "call": .string(overrun.call),
                                                "bound": .double(overrun.bound), "problem": .string(error.kind.rawValue), "path": .string(error.path)])
             host.disable(pluginID: feature.pluginID, error)
         }

@@ -159,7 +159,7 @@ import Testing
         // The plugin's stop blocks 3 s; the provider gives up after the 0.3 s bound.
         #expect(took < .milliseconds(2500), "stop took \(took)")
         let errors = await pollValue(timeout: 30) { () -> [LogRecord]? in
-            let found = rig.logs.records.filter { $0.className == "PluginHost" && $0.level == .error }
+            let found = rig.logs.records.filter { $0.className == "PluginDiscoveryProvider" && $0.level == .error }
             return found.isEmpty ? nil : found
         } ?? []
         #expect(errors.count == 1, "\(errors.map(\.message))")

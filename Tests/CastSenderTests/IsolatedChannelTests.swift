@@ -55,7 +55,7 @@ import Glibc
                 let meanwhile = await channel.command(["do": "pid"])
                 if case .failure(let error) = meanwhile { #expect(error.reason.hasPrefix("channel unavailable")) }
             }
-            let errors = rig.logRecords.filter { $0.className == "PluginHost" && $0.level == .error }
+            let errors = rig.logRecords.filter { $0.className == "IsolatedPlugin" && $0.level == .error }
             #expect(errors.count == 1, "\(errors.map(\.message))")
             #expect(errors.first?.fields["plugin"] == .string("test-crashes-in-channel"))
             #expect(errors.first?.fields["signal"] == .string("SIGSEGV"))
@@ -70,7 +70,7 @@ import Glibc
             let secondPID = try #require(back)
             #expect(secondPID != firstPID)
             #expect(try await channel.command(["do": "echo"]).get()["type"] == "PING")
-            #expect(rig.logRecords.contains { $0.className == "PluginHost" && $0.message.contains("helper process restarted") })
+            #expect(rig.logRecords.contains { $0.className == "IsolatedPlugin" && $0.message.contains("helper process restarted") })
 
             await channel.close()
             host.shutdown()
