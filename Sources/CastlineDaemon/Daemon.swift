@@ -148,6 +148,10 @@ package actor Daemon {
     }
 
     func handle(_ event: DiscoveryEvent) async {
+        // Once stopping, discovery's events are not acted on: its own stop reports every device
+        // removed, and a consumer busy with an earlier event when it was cancelled still gets
+        // what the stream had buffered (an AsyncStream delivers its buffer before it ends).
+        guard running else { return }
         switch event {
         case .inserted(let device, _), .updated(let device, _):
             await registry.deviceFound(device)
@@ -223,7 +227,7 @@ package actor Daemon {
         running = false
         notifier.stopping(stopCasting ? "stopping: ending castline's casts" : "stopping: leaving casts running")
         log.info("stopping (\(stopCasting ? "stop castline's casts" : "leave casts running"))", ["stopCasting": .bool(stopCasting)])
-        // Discovery's own stop reports every device removed: nobody listens any more by then.
+        // Discovery's own stop reports every device removed: `handle` ignores it (running is false).
         discoveryTask?.cancel()
         for driver in drivers.values { await driver.stop(stopCasting: stopCasting) }
         var commandCasts: Set<String> = []

@@ -86,6 +86,10 @@ def test_an_unreachable_tv_is_one_warning_not_one_per_probe(netns, sim, workdir)
 @pytest.mark.needs_root("network namespaces with a private D-Bus and avahi-daemon (ip netns, mount --bind)")
 @pytest.mark.parametrize("on_stop", ["leave", "stop"])
 def test_sigterm_reports_no_device_lost(netns, workdir, on_stop):
+    """The cause, seen under load: the discovery task was cancelled while busy with an earlier
+    event, and an AsyncStream hands a cancelled consumer what it had buffered, which then held
+    the stop's `removed` for every device. The daemon now ignores discovery once stopping (and
+    `discover --follow` prints nothing once it ends)."""
     avahi, env = start_avahi(netns, workdir)
     sim = None
     daemon = None
