@@ -86,7 +86,7 @@ import Testing
         let overrun = try #require(sink.overrun)
         #expect(overrun.call == "write")
         // Noticed by the watchdog after the bound (plus a tick), while the write still ran (3 s).
-        #expect(overrun.elapsed >= 0.3 && overrun.elapsed < 1, "\(overrun)")
+        #expect(overrun.elapsed >= 0.3 && overrun.elapsed < 2.5, "\(overrun)")
 
         // One error record names the sink and its plugin (it reaches the other sinks).
         let named = await pollValue(timeout: 30) { () -> LogRecord? in
@@ -145,7 +145,7 @@ import Testing
     @Test func aDiscoveryWhoseStopHangsIsNamedDisabledAndTheStopReturnsAfterTheBound() async throws {
         let rig = try PluginHostRig(paths: [Self.blocks]) {
             $0.callTimeout = 0.3
-            $0.pluginConfigs = ["test-blocks": #"{"block_ms": 3000}"#]
+            $0.pluginConfigs = ["test-blocks": #"{"block_ms": 60000}"#]
             $0.allowedNamespaces = ["urn:x-cast:org.castline.test"]
         }
         rig.host.loadAll()
@@ -156,8 +156,9 @@ import Testing
         let stopping = ContinuousClock.now
         await manager.stop()
         let took = ContinuousClock.now - stopping
-        // The plugin's stop blocks 3 s; the provider gives up after the 0.3 s bound.
-        #expect(took < .milliseconds(2500), "stop took \(took)")
+        // The plugin's stop blocks 60 s; the provider gives up after the 0.3 s bound (the margin
+        // is for a loaded machine, where resuming the waiting task can take seconds).
+        #expect(took < .seconds(30), "stop took \(took)")
         let errors = await pollValue(timeout: 30) { () -> [LogRecord]? in
             let found = rig.logs.records.filter { $0.className == "PluginDiscoveryProvider" && $0.level == .error }
             return found.isEmpty ? nil : found
