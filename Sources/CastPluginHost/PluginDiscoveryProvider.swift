@@ -115,7 +115,8 @@ public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendab
                 "disabled: discovery \(feature.id)'s \(overrun.call) did not return within \(PluginScan.seconds(overrun.bound)) (plugins.call_timeout)")
             Logger(class: "PluginDiscoveryProvider", system: host.logSystem).error(error.description, [
                 "plugin": .string(feature.pluginID), "feature": .string(feature.id), "call": .string(overrun.call),
-                                               "bound": .double(overrun.bound), "problem": .string(error.kind.rawValue), "path": .string(error.path)])
+                                               "bound": .double(overrun.bound), "elapsed": .double(overrun.elapsed), "problem": .string(error.kind.rawValue),
+                "path": .string(error.path)])
             host.disable(pluginID: feature.pluginID, error)
         }
         struct StopCall: @unchecked Sendable { let vtable: castline_discovery_vtable }

@@ -23,17 +23,17 @@ import Testing
     @Test func aChannelThatBlocksInOnMessageIsDisabledAfterTheBoundAndItsTeardownIsBounded() async throws {
         try await withSenderRig { rig in
             let session = try await rig.manager(appID: "CA571E00").startSession(on: rig.device())
-            let host = host(rig: rig, bound: 0.3, blockMs: 30000)
+            let host = host(rig: rig, bound: 0.3, blockMs: 8000)
             let channel = try await host.openChannel(id: "test-blocking-channel", on: session)
             let start = ContinuousClock.now
-            // The PING goes out; the simulator's echo comes back into on_message, which blocks 30 s.
+            // The PING goes out; the simulator's echo comes back into on_message, which blocks 8 s.
             let poked = try await channel.command(["do": "poke"]).get()
             #expect(poked["sent"] == 0)
             #expect(await pollUntil(timeout: 30) { channel.overrun != nil })
             let overrun = try #require(channel.overrun)
             #expect(overrun.call == "on_message")
             // Noticed by the watchdog (a thread of its own) after the bound plus a tick, while
-            // on_message still ran (30 s).
+            // on_message still ran (8 s).
             #expect(overrun.elapsed >= 0.3 && overrun.elapsed < 5, "\(overrun)")
             #expect(ContinuousClock.now - start >= .milliseconds(300))
 
@@ -51,7 +51,7 @@ import Testing
             // Teardown never waits on the plugin, which is still inside on_message.
             let closing = ContinuousClock.now
             await channel.close()
-            #expect(ContinuousClock.now - closing < .seconds(10), "the plugin blocks 30 s; close must not wait for it")
+            #expect(ContinuousClock.now - closing < .seconds(6), "the plugin blocks 8 s; close must not wait for it")
             #expect(await channel.command(["do": "poke"]) == .failure(PluginCommandError(
                 "channel test-blocking-channel was disabled: its on_message did not return within 0.3 s")))
             // The plugin is disabled: no new channel of it opens.
@@ -66,7 +66,7 @@ import Testing
         try await withSenderRig { rig in
             let session = try await rig.manager(appID: "CA571E00").startSession(on: rig.device())
             // A bound longer than the test's patience for on_message, so close meets the call first.
-            let host = host(rig: rig, bound: 1, blockMs: 30000)
+            let host = host(rig: rig, bound: 1, blockMs: 8000)
             let channel = try await host.openChannel(id: "test-blocking-channel", on: session)
             _ = try await channel.command(["do": "poke"]).get()
             // Wait until on_message runs (the echo arrived), then close at once.
@@ -74,7 +74,7 @@ import Testing
             let closing = ContinuousClock.now
             await channel.close()
             let took = ContinuousClock.now - closing
-            #expect(took < .seconds(10), "close took \(took); the plugin blocks 30 s")
+            #expect(took < .seconds(6), "close took \(took); the plugin blocks 8 s")
             #expect(channel.overrun != nil)
             let errors = rig.logRecords.filter { $0.className == "PluginChannel" && $0.level == .error }
             #expect(errors.count == 1, "\(errors.map(\.message))")
