@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-soak fuzz-smoke demo clean
 
 deps:
 	@scripts/install-deps.sh
@@ -71,6 +71,14 @@ bench-hub: deps
 	$(SWIFT) build -c release --product castline
 	$(SWIFT) build -c release --product CastlinePluginMediaFormats
 	.venv/bin/python Benchmarks/hub-api.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
+
+# The chaos soak: castline run on 1,000 simulated devices for 10 minutes under random faults, an
+# isolated channel plugin segfaulting every minute (root: netns).
+bench-soak: deps
+	$(SWIFT) build -c release --product castline
+	$(SWIFT) build -c release --product CastlinePluginJSONSink
+	$(SWIFT) build -c release --product TestPluginCrashesInChannel
+	.venv/bin/python Benchmarks/chaos_soak.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 # castline logs query vs jq over 1 GB of JSON Lines built from a real run (root: netns).
 bench-logs: deps

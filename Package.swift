@@ -43,6 +43,10 @@ let package = Package(
         .library(name: "TestPluginInitFails", type: .dynamic, targets: ["TestPluginInitFails"]),
         .library(name: "TestPluginRanked", type: .dynamic, targets: ["TestPluginRanked"]),
         .library(name: "TestPluginSendOnOpen", type: .dynamic, targets: ["TestPluginSendOnOpen"]),
+        .library(name: "TestPluginCrashesInInit", type: .dynamic, targets: ["TestPluginCrashesInInit"]),
+        .library(name: "TestPluginHangsInInit", type: .dynamic, targets: ["TestPluginHangsInInit"]),
+        .library(name: "TestPluginBlocks", type: .dynamic, targets: ["TestPluginBlocks"]),
+        .library(name: "TestPluginCrashesInChannel", type: .dynamic, targets: ["TestPluginCrashesInChannel"]),
         .executable(name: "castline-test-logwriter", targets: ["castline-test-logwriter"]),
     ],
     dependencies: [
@@ -164,6 +168,10 @@ let package = Package(
         .target(name: "TestPluginInitFails", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/InitFails", publicHeadersPath: "."),
         .target(name: "TestPluginRanked", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Ranked", publicHeadersPath: "."),
         .target(name: "TestPluginSendOnOpen", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/SendOnOpen", publicHeadersPath: "."),
+        .target(name: "TestPluginCrashesInInit", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/CrashesInInit", publicHeadersPath: "."),
+        .target(name: "TestPluginHangsInInit", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/HangsInInit", publicHeadersPath: "."),
+        .target(name: "TestPluginBlocks", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Blocks", publicHeadersPath: "."),
+        .target(name: "TestPluginCrashesInChannel", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/CrashesInChannel", publicHeadersPath: "."),
         // Drives a log-sink plugin from its own process (kill -9 and saturation tests).
         .executableTarget(name: "castline-test-logwriter", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/LogWriter",
                           linkerSettings: [.linkedLibrary("dl")]),

@@ -55,7 +55,7 @@ static void log_text(echo_state *s, int32_t level, const char *message, int64_t 
 }
 
 static void fail(echo_state *s, uint64_t command_id, const char *reason) {
-    s->host->complete_command(s->ctx, command_id, CASTLINE_ERR_FAILED, reason, strlen(reason));
+    s->host->complete_command(s->ctx, command_id, CASTLINE_ERR_FAILED, reason);
 }
 
 static void on_timeout(void *user) {
@@ -125,7 +125,7 @@ static void echo_command(void *state, uint64_t command_id, const char *json, siz
     char *payload = json_dumps(message, JSON_COMPACT);
     json_decref(message);
     json_decref(command);
-    int32_t rc = s->host->send_message(s->ctx, ECHO_NS, NULL, payload, strlen(payload));
+    int32_t rc = s->host->send_message(s->ctx, ECHO_NS, NULL, payload);
     free(payload);
     if (rc != CASTLINE_OK) {
         fail(s, command_id, "the host refused to send the ECHO request");
@@ -156,7 +156,7 @@ static void echo_on_message(void *state, const char *ns, const char *source, con
         json_t *text = json_object_get(message, "text");
         json_t *result = json_pack("{s:O?, s:I, s:f}", "text", text, "request_id", (json_int_t)id, "round_trip_ms", now_ms() - p->sent_at);
         char *out = json_dumps(result, JSON_COMPACT);
-        s->host->complete_command(s->ctx, p->command_id, CASTLINE_OK, out, strlen(out));
+        s->host->complete_command(s->ctx, p->command_id, CASTLINE_OK, out);
         free(out);
         json_decref(result);
         p->request_id = 0;
@@ -186,12 +186,8 @@ static const castline_feature features[] = {
     {.kind = CASTLINE_FEATURE_CHANNEL, .rank = 0, .id = "example-echo", .vtable = &channel},
 };
 
-static const castline_plugin_descriptor descriptor = {
-    .abi_major = CASTLINE_PLUGIN_ABI_MAJOR, .abi_minor = CASTLINE_PLUGIN_ABI_MINOR,
-    .struct_size = sizeof(castline_plugin_descriptor), .feature_struct_size = sizeof(castline_feature),
-    .id = "echo-channel-c", .version = "1.0.0",
-    .description = "example channel in C (jansson): ECHO request/response on urn:x-cast:org.castline.example.echo",
-    .license = "Apache-2.0", .features = features, .feature_count = 1,
-};
-
-const castline_plugin_descriptor *castline_plugin_v1_describe(void) { return &descriptor; }
+/* The descriptor and the exported entry symbol: id, version, description, license, init, deinit,
+ * features. */
+CASTLINE_PLUGIN_DEFINE("echo-channel-c", "1.0.0",
+                       "example channel in C (jansson): ECHO request/response on urn:x-cast:org.castline.example.echo",
+                       "Apache-2.0", NULL, NULL, features, CASTLINE_FEATURE_COUNT(features))

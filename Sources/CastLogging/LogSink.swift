@@ -16,11 +16,16 @@ public protocol LogSink: AnyObject, Sendable {
     func take(_ records: inout [LogRecord])
     /// Makes written records durable (fsync, fflush…). Called on flush and shutdown.
     func flush()
+    /// Records the sink was handed and discarded (a plugin sink disabled for overrunning its
+    /// time bound); counted in its `dropped` statistic with those its queue could not take.
+    /// Default: 0.
+    var discarded: UInt64 { get }
 }
 
 extension LogSink {
     public func take(_ records: inout [LogRecord]) { write(records) }
     public func flush() {}
+    public var discarded: UInt64 { 0 }
 }
 
 /// Counters of one sink.
@@ -31,6 +36,6 @@ public struct LogSinkStatistics: Sendable, Equatable {
     public var queued: Int
     /// Records handed to the sink (overflow reports included).
     public var delivered: UInt64
-    /// Records dropped because the queue was full.
+    /// Records dropped because the queue was full, and those the sink discarded (``LogSink/discarded``).
     public var dropped: UInt64
 }

@@ -54,7 +54,7 @@ final class SinkPipeline: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return LogSinkStatistics(name: sink.name, capacity: state.pointee.queue.capacity, queued: state.pointee.queue.count,
-                                 delivered: state.pointee.delivered, dropped: state.pointee.queue.totalDrops)
+                                 delivered: state.pointee.delivered, dropped: state.pointee.queue.totalDrops &+ sink.discarded)
     }
 
     /// Waits until everything queued so far is written and flushed. False on timeout.

@@ -1,6 +1,9 @@
 internal import CCastPluginABI
 import CastCore
 import CastLogging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The `castline_host_services` table every plugin receives: C functions that find the calling
 /// instance by its handle and act for it. One static table for the process.
@@ -18,11 +21,11 @@ enum HostServices {
                       let level = LogLevel(rawValue: UInt8(clamping: max(level, 0))), level != .none else { return 0 }
                 return context.logger(forClass: String(cString: className)).isEnabled(level) ? 1 : 0
             },
-            send_message: { ctx, namespace, destination, payload, length in
-                HostServices.send(ctx, namespace, destination, payload, length)
+            send_message: { ctx, namespace, destination, payload in
+                HostServices.send(ctx, namespace, destination, payload)
             },
-            complete_command: { ctx, commandID, status, text, length in
-                HostServices.complete(ctx, commandID, status, text, length)
+            complete_command: { ctx, commandID, status, text in
+                HostServices.complete(ctx, commandID, status, text)
             },
             timer_start: { ctx, delay, repeatMs, fire, user in
                 guard let context = PluginHostContext.lookup(ctx), let fire else { return 0 }
@@ -32,8 +35,8 @@ enum HostServices {
             timer_cancel: { ctx, id in
                 PluginHostContext.lookup(ctx)?.cancelTimer(id)
             },
-            device_found: { ctx, json, length in
-                HostServices.deviceFound(ctx, json, length)
+            device_found: { ctx, json in
+                HostServices.deviceFound(ctx, json)
             },
             device_lost: { ctx, id in
                 guard let context = PluginHostContext.lookup(ctx), case .discovery(let callbacks) = context.role else {
@@ -100,12 +103,14 @@ enum HostServices {
         }
     }
 
-    /// Parses JSON a plugin handed over; logs one error naming the plugin and the offset when it is not JSON.
-    static func parseJSON(_ context: PluginHostContext, _ text: UnsafePointer<CChar>?, _ length: Int, what: String) -> JSONValue? {
+    /// Parses the NUL-terminated JSON a plugin handed over; logs one error naming the plugin and
+    /// the offset when it is not JSON.
+    static func parseJSON(_ context: PluginHostContext, _ text: UnsafePointer<CChar>?, what: String) -> JSONValue? {
         guard let text else {
             context.hostLog.error("\(what) from plugin \(context.pluginID) is NULL", ["feature": .string(context.featureID ?? "")])
             return nil
         }
+        let length = strlen(text)
         do {
             return try JSONValue.parse(bytes: UnsafeRawBufferPointer(start: text, count: length))
         } catch {
@@ -116,9 +121,9 @@ enum HostServices {
         }
     }
 
-    private static func deviceFound(_ ctx: OpaquePointer?, _ json: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+    private static func deviceFound(_ ctx: OpaquePointer?, _ json: UnsafePointer<CChar>?) -> Int32 {
         guard let context = PluginHostContext.lookup(ctx), case .discovery(let callbacks) = context.role else { return invalidArgument }
-        guard let value = parseJSON(context, json, length, what: "device_found JSON") else { return invalidJSON }
+        guard let value = parseJSON(context, json, what: "device_found JSON") else { return invalidJSON }
         if let problem = callbacks.found(value) {
             context.hostLog.error("device_found from plugin \(context.pluginID) refused: \(problem)", ["feature": .string(context.featureID ?? "")])
             return invalidArgument
@@ -127,7 +132,7 @@ enum HostServices {
     }
 
     private static func send(_ ctx: OpaquePointer?, _ namespace: UnsafePointer<CChar>?, _ destination: UnsafePointer<CChar>?,
-                             _ payload: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+                             _ payload: UnsafePointer<CChar>?) -> Int32 {
         guard let context = PluginHostContext.lookup(ctx), case .channel(let callbacks) = context.role, let namespace else {
             return invalidArgument
         }
@@ -137,22 +142,21 @@ enum HostServices {
                                   ["feature": .string(context.featureID ?? ""), "namespace": .string(ns)])
             return undeclared
         }
-        guard parseJSON(context, payload, length, what: "message on \(ns)") != nil, let payload else { return invalidJSON }
-        let text = String(decoding: UnsafeRawBufferPointer(start: payload, count: length), as: UTF8.self)
-        return callbacks.send(ns, destination.map { String(cString: $0) }, text)
+        guard parseJSON(context, payload, what: "message on \(ns)") != nil, let payload else { return invalidJSON }
+        return callbacks.send(ns, destination.map { String(cString: $0) }, String(cString: payload))
     }
 
-    private static func complete(_ ctx: OpaquePointer?, _ id: UInt64, _ status: Int32, _ text: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+    private static func complete(_ ctx: OpaquePointer?, _ id: UInt64, _ status: Int32, _ text: UnsafePointer<CChar>?) -> Int32 {
         guard let context = PluginHostContext.lookup(ctx), case .channel(let callbacks) = context.role else { return invalidArgument }
         let result: Result<JSONValue, PluginCommandError>
         if status == ok {
-            guard let value = parseJSON(context, text, length, what: "command result") else {
+            guard let value = parseJSON(context, text, what: "command result") else {
                 _ = callbacks.complete(id, .failure(PluginCommandError("the plugin answered with invalid JSON")))
                 return invalidJSON
             }
             result = .success(value)
         } else {
-            let reason = text.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self) } ?? "failed"
+            let reason = text.map { String(cString: $0) } ?? "failed"
             result = .failure(PluginCommandError(reason))
         }
         return callbacks.complete(id, result) ? ok : invalidArgument
@@ -166,8 +170,9 @@ struct CCallback: @unchecked Sendable {
     func invoke() { fire(user) }
 }
 
-/// The error buffer the host hands to plugin calls, read back as a String.
-final class PluginErrorText {
+/// The error buffer the host hands to plugin calls, read back as a String. Sendable: one call
+/// writes it (on the instance's queue) and it is read only after that call returned.
+final class PluginErrorText: @unchecked Sendable {
     static let capacity = 512
     let storage = UnsafeMutablePointer<CChar>.allocate(capacity: PluginErrorText.capacity)
     init() { storage.initialize(repeating: 0, count: Self.capacity) }

@@ -42,6 +42,10 @@ enum PluginVTable: @unchecked Sendable {
     case channel(castline_channel_vtable)
     case mediaFormat(castline_media_format_vtable)
     case logSink(castline_log_sink_vtable)
+    /// Known from a description only (the scanner's report): listed, never called.
+    case described
+    /// A channel of a plugin that runs in a helper process (``IsolatedPlugin``).
+    case isolated(IsolatedPlugin)
 }
 
 /// The opaque `feature_userdata` pointer, handed back to the plugin untouched.

@@ -11,28 +11,39 @@ import Synchronization
 /// The namespaces are attached to the session before the plugin's `open` runs, so a message the
 /// plugin sends from `open` reaches the app; what the app sends meanwhile is delivered once
 /// `open` has returned. The plugin's sends go out in the order it made them, one at a time.
-/// Every call into the plugin runs on the instance's serial queue. Thread-safe.
+/// Every call into the plugin runs on the instance's serial queue, under a time bound
+/// (``PluginHost/callTimeout``): a call that overruns it is named in an error record (class
+/// `PluginChannel`, fields `plugin`, `feature`, `call`, `bound`, `problem: timed_out`), the plugin
+/// is disabled (``PluginHost/problems``; no new channel of it opens) and the channel is closed
+/// without waiting on the plugin: its namespaces are detached, its pending commands fail, and
+/// the plugin is never called again except for its `close`, queued behind the call that hangs.
+/// ``close()`` waits at most the bound for the plugin's `close`. Thread-safe.
 public final class PluginChannel: Sendable {
     public let feature: PluginFeature
     private let context: PluginHostContext
-    private let instance: InstancePointer
-    private let vtable: PluginVTableBox
+    private let calls: ChannelCalls
     private let channels: [GenericChannel]
     private let session: CastSession
     private let outbox: PluginOutbox
     private let pending = Mutex<(next: UInt64, waiting: [UInt64: CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>], closed: Bool)>((1, [:], false))
     private let log: Logger
+    private let watch: PluginCallWatch
+    private let host: PluginHost
+    /// The one teardown (by ``close()`` or after an overrun); later callers await the same.
+    private let teardown = Mutex<Task<Void, Never>?>(nil)
 
-    private init(feature: PluginFeature, context: PluginHostContext, instance: InstancePointer, vtable: PluginVTableBox,
-                 channels: [GenericChannel], session: CastSession, outbox: PluginOutbox, log: Logger) {
+    private init(feature: PluginFeature, context: PluginHostContext, calls: ChannelCalls,
+                 channels: [GenericChannel], session: CastSession, outbox: PluginOutbox, log: Logger,
+                 watch: PluginCallWatch, host: PluginHost) {
         self.feature = feature
         self.context = context
-        self.instance = instance
-        self.vtable = vtable
+        self.calls = calls
         self.channels = channels
         self.session = session
         self.outbox = outbox
         self.log = log
+        self.watch = watch
+        self.host = host
     }
 
     /// Where a plugin's `send_message` goes, decided when it is called: NULL or "" is the app
@@ -66,10 +77,13 @@ public final class PluginChannel: Sendable {
 
     /// Opens the feature `id` on `session` and attaches its namespaces.
     public static func open(feature: PluginFeature, on session: CastSession, host: PluginHost) async throws(PluginLoadError) -> PluginChannel {
-        guard case .channel(let v) = feature.vtable else {
-            throw PluginLoadError(.undeclared, path: "", pluginID: feature.pluginID, "feature \(feature.id) is not a channel")
+        let vtable: PluginVTableBox?, isolated: IsolatedPlugin?
+        switch feature.vtable {
+        case .channel(let v): (vtable, isolated) = (PluginVTableBox(channel: v), nil)
+        case .isolated(let plugin): (vtable, isolated) = (nil, plugin)
+        default: throw PluginLoadError(.undeclared, path: "", pluginID: feature.pluginID, "feature \(feature.id) is not a channel")
         }
-        let vtable = PluginVTableBox(channel: v)
+        if let problem = host.runtimeProblem(.channel, id: feature.id) { throw problem }
         let log = Logger(class: "PluginChannel", system: host.logSystem).with(["plugin": .string(feature.pluginID), "feature": .string(feature.id)])
         let namespaces = feature.declarations.compactMap { CastNamespace(rawValue: $0) }
         let channels = namespaces.map { GenericChannel(namespace: $0) }
@@ -110,24 +124,63 @@ public final class PluginChannel: Sendable {
         }
         let errorText = PluginErrorText()
         let userdata = feature.userdata
-        let (rc, instance) = context.queue.sync { () -> (Int32, InstancePointer) in
-            var instance: UnsafeMutableRawPointer?
-            let rc = config.withCString { c in
-                sessionJSON.withCString { s in vtable.channel.open!(userdata.pointer, HostServices.table, context.pointer, c, s, &instance, errorText.buffer) }
+        let watch = PluginCallWatch(bound: host.callTimeout)
+        let rc: Int32, calls: ChannelCalls, openError: String?
+        if let isolated {
+            // In the helper process: its open is bounded there and here; a crash is the helper's.
+            let proxy = ChannelProxy(plugin: isolated, featureID: feature.id, config: config, session: sessionJSON,
+                                     callbacks: callbacks, onUnavailable: { reason in holder.value?.failPending(reason) })
+            guard let (status, error) = await isolated.open(proxy) else {
+                isolated.close(proxy)
+                context.unregister()
+                await outbox.finish()
+                for generic in channels { await session.remove(generic) }
+                let error = PluginLoadError(.timedOut, path: isolated.path, pluginID: feature.pluginID,
+                    "channel \(feature.id) could not open: its helper process did not answer within \(PluginScan.seconds(isolated.bound)) (plugins.call_timeout) or is restarting")
+                log.error(error.description, ["call": "open", "problem": .string(error.kind.rawValue), "path": .string(error.path)])
+                throw error
             }
-            return (rc, InstancePointer(pointer: instance))
+            if status != 0 { isolated.close(proxy) }
+            (rc, calls, openError) = (status, ChannelCalls(proxy: proxy), error)
+        } else if let vtable {
+            let opened = Mutex<(rc: Int32, instance: InstancePointer)?>(nil)
+            let inTime = await watch.runBounded("open", on: context.queue) {
+                var instance: UnsafeMutableRawPointer?
+                let rc = config.withCString { c in
+                    sessionJSON.withCString { s in vtable.channel.open!(userdata.pointer, HostServices.table, context.pointer, c, s, &instance, errorText.buffer) }
+                }
+                opened.withLock { $0 = (rc, InstancePointer(pointer: instance)) }
+            }
+            guard inTime, let (status, instance) = opened.withLock({ $0 }) else {
+                // Behind the open that hangs: if it ever returns an instance, that instance is closed.
+                context.queue.async {
+                    if let (rc, instance) = opened.withLock({ $0 }), rc == 0 { vtable.channel.close!(instance.pointer) }
+                }
+                context.unregister()
+                await outbox.finish()
+                for generic in channels { await session.remove(generic) }
+                let error = PluginLoadError(.timedOut, path: host.path(ofPlugin: feature.pluginID), pluginID: feature.pluginID,
+                    "disabled: channel \(feature.id)'s open did not return within \(PluginScan.seconds(watch.bound)) (plugins.call_timeout)")
+                log.error(error.description, ["call": "open", "bound": .double(watch.bound), "problem": .string(error.kind.rawValue), "path": .string(error.path)])
+                host.disable(pluginID: feature.pluginID, error)
+                throw error
+            }
+            (rc, calls, openError) = (status, ChannelCalls(vtable: vtable, instance: instance), errorText.text)
+        } else {
+            throw PluginLoadError(.undeclared, path: "", pluginID: feature.pluginID, "feature \(feature.id) is not a channel")
         }
         guard rc == 0 else {
             context.unregister()
             await outbox.finish()
             for generic in channels { await session.remove(generic) }
             let error = PluginLoadError(.initFailed, path: "", pluginID: feature.pluginID,
-                                        "channel \(feature.id) could not open (status \(rc)): \(errorText.text ?? "no reason given")")
+                                        "channel \(feature.id) could not open (status \(rc)): \(openError ?? "no reason given")")
             log.error(error.description)
             throw error
         }
-        let channel = PluginChannel(feature: feature, context: context, instance: instance, vtable: vtable, channels: channels,
-                                    session: session, outbox: outbox, log: log)
+        let channel = PluginChannel(feature: feature, context: context, calls: calls, channels: channels,
+                                    session: session, outbox: outbox, log: log, watch: watch, host: host)
+        watch.arm { [weak channel] overrun in channel?.overran(overrun) }
         holder.value = channel
         for (generic, stream) in zip(channels, streams) {
             Task { [weak channel] in
@@ -146,26 +199,23 @@ public final class PluginChannel: Sendable {
             log.warning("binary message on \(namespace) dropped: plugin channels receive JSON text", ["namespace": .string(namespace)])
             return
         }
-        let vtable = vtable, instance = instance
+        let calls = calls, watch = watch
         context.queue.async {
-            text.withCString { p in
-                namespace.withCString { ns in
-                    message.source.withCString { src in vtable.channel.on_message!(instance.pointer, ns, src, p, text.utf8.count) }
-                }
-            }
+            watch.run("on_message") { calls.onMessage(namespace: namespace, source: message.source, payload: text) }
         }
     }
 
     /// Sends a command object to the plugin and waits for its answer (at most `timeout`).
     public func command(_ object: JSONValue, timeout: Duration = .seconds(10)) async -> Result<JSONValue, PluginCommandError> {
-        guard let commandFn = vtable.channel.command else { return .failure(PluginCommandError("channel \(feature.id) takes no commands")) }
+        guard calls.takesCommands else { return .failure(PluginCommandError("channel \(feature.id) takes no commands")) }
+        if let reason = calls.unavailableReason { return .failure(PluginCommandError(reason)) }
         let text = object.serialized()
         let id: UInt64? = pending.withLock { p in
             guard !p.closed else { return nil }
             defer { p.next += 1 }
             return p.next
         }
-        guard let id else { return .failure(PluginCommandError("channel \(feature.id) is closed")) }
+        guard let id else { return .failure(PluginCommandError(closedReason ?? "channel \(feature.id) is closed")) }
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             guard !Task.isCancelled else { return }
@@ -174,12 +224,24 @@ public final class PluginChannel: Sendable {
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
             pending.withLock { $0.waiting[id] = continuation }
-            let instance = instance
+            let calls = calls, watch = watch
             context.queue.async {
-                text.withCString { commandFn(instance.pointer, id, $0, text.utf8.count) }
+                watch.run("command") { calls.command(id: id, json: text) }
             }
         }
     }
+
+    /// Fails every pending command with `reason` (the plugin's helper process crashed).
+    func failPending(_ reason: String) {
+        let waiting = pending.withLock { p -> [CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>] in
+            defer { p.waiting = [:] }
+            return Array(p.waiting.values)
+        }
+        for c in waiting { c.resume(returning: .failure(PluginCommandError(reason))) }
+    }
+
+    /// The pid of the helper process the plugin runs in, nil when it runs in this process.
+    public var helperPID: Int32? { calls.proxy?.plugin.helperPID }
 
     /// Completes a command; false when it is unknown or already completed (logged).
     func finish(_ id: UInt64, _ result: Result<JSONValue, PluginCommandError>) -> Bool {
@@ -191,20 +253,69 @@ public final class PluginChannel: Sendable {
         return true
     }
 
-    /// Detaches the namespaces, fails pending commands and closes the plugin instance.
+    /// Detaches the namespaces, fails pending commands and closes the plugin instance, waiting
+    /// at most the bound for the plugin's `close`. Idempotent.
     public func close() async {
+        await startTeardown(callingClose: true).value
+    }
+
+    /// The plugin call running now (`on_message`, `command`…), nil between calls.
+    var callInProgress: String? { watch.inProgress }
+
+    /// The call that overran and its bound, nil while the plugin keeps its bounds.
+    /// `elapsed`: how long the call had run when the overrun was noticed.
+    public var overrun: (call: String, bound: Double, elapsed: Double)? { watch.tripped.map { ($0.call, $0.bound, $0.elapsed) } }
+
+    /// A call into the plugin overran: named in an error record, the plugin disabled, the
+    /// channel torn down without waiting on the plugin.
+    private func overran(_ overrun: PluginCallWatch.Overrun) {
+        let error = PluginLoadError(.timedOut, path: host.path(ofPlugin: feature.pluginID), pluginID: feature.pluginID,
+            "disabled: channel \(feature.id)'s \(overrun.call) did not return within \(PluginScan.seconds(overrun.bound)) (plugins.call_timeout); the channel is closed and the plugin is not called again")
+        log.error(error.description, ["call": .string(overrun.call), "bound": .double(overrun.bound), "elapsed": .double(overrun.elapsed),
+                                      "problem": .string(error.kind.rawValue), "path": .string(error.path)])
+        host.disable(pluginID: feature.pluginID, error)
+        _ = startTeardown(callingClose: false)
+    }
+
+    /// Why commands fail once the channel was disabled (nil: it was not).
+    private var closedReason: String? {
+        watch.tripped.map { "channel \(feature.id) was disabled: its \($0.call) did not return within \(PluginScan.seconds($0.bound))" }
+    }
+
+    private func startTeardown(callingClose: Bool) -> Task<Void, Never> {
+        teardown.withLock { task in
+            if let task { return task }
+            let started = Task { await self.tearDown(callingClose: callingClose) }
+            task = started
+            return started
+        }
+    }
+
+    private func tearDown(callingClose: Bool) async {
         let waiting = pending.withLock { p -> [CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>] in
             p.closed = true
             defer { p.waiting = [:] }
             return Array(p.waiting.values)
         }
-        for c in waiting { c.resume(returning: .failure(PluginCommandError("channel \(feature.id) closed"))) }
+        for c in waiting { c.resume(returning: .failure(PluginCommandError(closedReason ?? "channel \(feature.id) closed"))) }
         await outbox.finish()
         for generic in channels { await session.remove(generic) }
-        let vtable = vtable, instance = instance
-        context.queue.sync { vtable.channel.close!(instance.pointer) }
+        let calls = calls
+        let closedInTime: Bool
+        if callingClose, watch.tripped == nil {
+            closedInTime = await watch.runBounded("close", on: context.queue) { calls.close() }
+        } else {
+            // Queued behind the call that hangs: runs only if the plugin ever returns from it.
+            context.queue.async { calls.close() }
+            closedInTime = false
+        }
         context.unregister()
-        log.info("channel closed")
+        if closedInTime {
+            log.info("channel closed")
+        } else {
+            log.warning("channel closed without waiting for the plugin (it overran plugins.call_timeout)",
+                        ["problem": "timed_out"])
+        }
     }
 }
 
@@ -246,6 +357,54 @@ final class PluginOutbox: Sendable {
     func finish() async {
         continuation.finish()
         await sender.value
+    }
+}
+
+/// The calls into one channel instance: its vtable in this process, or frames to the helper
+/// process of an isolated plugin. Called on the instance's queue.
+final class ChannelCalls: @unchecked Sendable {
+    private let vtable: castline_channel_vtable?
+    private let instance: InstancePointer
+    let proxy: ChannelProxy?
+
+    init(vtable: PluginVTableBox, instance: InstancePointer) {
+        self.vtable = vtable.channel
+        self.instance = instance
+        proxy = nil
+    }
+
+    init(proxy: ChannelProxy) {
+        vtable = nil
+        instance = InstancePointer(pointer: nil)
+        self.proxy = proxy
+    }
+
+    var takesCommands: Bool { proxy != nil || vtable?.command != nil }
+
+    var unavailableReason: String? { proxy?.unavailableReason }
+
+    func onMessage(namespace: String, source: String, payload: String) {
+        if let proxy { return proxy.message(namespace: namespace, source: source, payload: payload) }
+        guard let vtable else { return }
+        payload.withCString { p in
+            namespace.withCString { ns in
+                source.withCString { src in vtable.on_message!(instance.pointer, ns, src, p, payload.utf8.count) }
+            }
+        }
+    }
+
+    func command(id: UInt64, json: String) {
+        if let proxy {
+            _ = proxy.command(id: id, json: json)
+            return
+        }
+        guard let commandFn = vtable?.command else { return }
+        json.withCString { commandFn(instance.pointer, id, $0, json.utf8.count) }
+    }
+
+    func close() {
+        if let proxy { return proxy.close() }
+        vtable?.close!(instance.pointer)
     }
 }
 

@@ -15,11 +15,14 @@ final class ResumeGate: Sendable {
 ///
 /// The plugin reports devices as JSON through `device_found`; each report is checked (JSON, the
 /// required keys) before it reaches the manager, and a bad one is refused with one error line.
+/// Its `start` and `stop` each get ``PluginHost/callTimeout``: a start past it fails the provider;
+/// a stop past it is named in an error record (class `PluginDiscoveryProvider`, `problem: timed_out`) and
+/// disables the plugin, and the stop returns without waiting for it.
 public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendable {
     public let name: String
     public let feature: PluginFeature
     /// Seconds the plugin's start may take before it counts as failed.
-    public var startTimeout: Double = 5
+    public var startTimeout: Double
     /// Immutable function pointers into a never-unloaded image.
     private let vtable: castline_discovery_vtable
     private let host: PluginHost
@@ -35,6 +38,7 @@ public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendab
         self.vtable = vtable
         self.host = host
         name = feature.id
+        startTimeout = host.callTimeout
     }
 
     public func start(_ sink: DiscoveryProviderSink) async throws(DiscoveryProviderError) {
@@ -104,7 +108,20 @@ public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendab
             return s
         }) else { return }
         let vtable = vtable, instance = InstancePointer(pointer: r.instance)
-        r.context.queue.sync { vtable.stop!(instance.pointer) }
+        let watch = PluginCallWatch(bound: host.callTimeout)
+        let feature = feature, host = host
+        watch.arm { overrun in
+            let error = PluginLoadError(.timedOut, path: host.path(ofPlugin: feature.pluginID), pluginID: feature.pluginID,
+                "disabled: discovery \(feature.id)'s \(overrun.call) did not return within \(PluginScan.seconds(overrun.bound)) (plugins.call_timeout)")
+            Logger(class: "PluginDiscoveryProvider", system: host.logSystem).error(error.description, [
+                "plugin": .string(feature.pluginID), "feature": .string(feature.id), "call": .string(overrun.call),
+                                               "bound": .double(overrun.bound), "elapsed": .double(overrun.elapsed), "problem": .string(error.kind.rawValue),
+                "path": .string(error.path)])
+            host.disable(pluginID: feature.pluginID, error)
+        }
+        struct StopCall: @unchecked Sendable { let vtable: castline_discovery_vtable }
+        let call = StopCall(vtable: vtable)
+        _ = await watch.runBounded("stop", on: r.context.queue) { call.vtable.stop!(instance.pointer) }
         r.context.unregister()
     }
 

@@ -1,10 +1,15 @@
 internal import CCastPluginABI
 import CastCore
 import CastLogging
+import Dispatch
 import Synchronization
 
 /// Finds, checks, initialises and registers plugins, then hands out their features as discovery
 /// providers, channels, media-format probes and log sinks.
+///
+/// With a ``PluginHostConfiguration/scanner``, each file is first described and initialised in a
+/// child process (``PluginScanner``): a plugin that crashes or hangs there is refused
+/// (`crashed`, `timed_out`) without ever being loaded into this process.
 ///
 /// A broken plugin never stops the host: every refusal is one error line (class `PluginHost`,
 /// fields `path`, `plugin`, `problem`) and an entry in ``problems``; the host goes on with the
@@ -22,6 +27,12 @@ public final class PluginHost: Sendable {
         var shadowed: [PluginFeature] = []
         var problems: [PluginLoadError] = []
         var contexts: [String: PluginHostContext] = [:]
+        /// What the scanner described, by file path.
+        var described: [String: LoadedPlugin] = [:]
+        /// The helper processes of isolated plugins, by plugin id.
+        var isolated: [String: IsolatedPlugin] = [:]
+        /// Features taken out of service at run time (their plugin overran a bound), by "kind:id".
+        var disabledFeatures: [String: PluginLoadError] = [:]
     }
 
     public init(configuration: PluginHostConfiguration, logSystem: LogSystem = .shared) {
@@ -45,6 +56,30 @@ public final class PluginHost: Sendable {
         features.first { $0.kind == kind && $0.id == id }
     }
 
+    /// The bound on each callback into a feature instance (``PluginHostConfiguration/callTimeout``).
+    public var callTimeout: Double { configuration.callTimeout }
+
+    /// Takes a plugin out of service after one of its instances overran a callback's bound: its
+    /// features are no longer handed out (instances already open go on until they are closed)
+    /// and `error` joins ``problems``. The caller logged the error record that names it.
+    func disable(pluginID: String, _ error: PluginLoadError) {
+        state.withLock { s in
+            for f in s.features where f.pluginID == pluginID { s.disabledFeatures["\(f.kind):\(f.id)"] = error }
+            s.features.removeAll { $0.pluginID == pluginID }
+            s.problems.append(error)
+        }
+    }
+
+    /// Why the feature was taken out of service at run time, nil if it was not.
+    func runtimeProblem(_ kind: PluginFeatureKind, id: String) -> PluginLoadError? {
+        state.withLock { $0.disabledFeatures["\(kind):\(id)"] }
+    }
+
+    /// The file a loaded plugin came from ("" if unknown).
+    func path(ofPlugin pluginID: String) -> String {
+        state.withLock { s in s.plugins.first { $0.id == pluginID }?.path ?? "" }
+    }
+
     /// Loads every plugin on the search path once. Later calls return at once.
     public func loadAll() {
         let first = state.withLock { s -> Bool in
@@ -57,8 +92,18 @@ public final class PluginHost: Sendable {
             log.warning("plugin path \(entry.path) (from \(entry.source.rawValue)) does not exist or is not readable",
                         ["path": .string(entry.path), "source": .string(entry.source.rawValue)])
         }
-        for (path, entry) in files {
-            load(path, source: entry.source)
+        // The safety check first (an unsafe file is never opened, not even by the scanner), then
+        // every file's scan starts at once, each in its own child; they are read in search order.
+        var pending: [(path: String, scan: PluginScan?)] = []
+        for (path, _) in files {
+            if let error = safetyProblem(path) {
+                refuse(error)
+                continue
+            }
+            pending.append((path, configuration.scanner?.start(path)))
+        }
+        for (path, scan) in pending {
+            load(path, scan: scan)
         }
         resolveDuplicates()
         let summary = state.withLock { s in (s.plugins.count, s.features.count, s.problems.count) }
@@ -68,16 +113,95 @@ public final class PluginHost: Sendable {
     /// Loads one file directly (tests, `plugins inspect`). Returns the problem, if any.
     @discardableResult
     public func load(_ path: String, source: PluginSearchPath.Source = .commandLine) -> PluginLoadError? {
-        switch PluginLoader.load(path, checkSafety: configuration.checkFileSafety) {
+        if let error = safetyProblem(path) {
+            refuse(error)
+            return error
+        }
+        return load(path, scan: configuration.scanner?.start(path))
+    }
+
+    private func safetyProblem(_ path: String) -> PluginLoadError? {
+        guard configuration.checkFileSafety, let problem = PluginFileSafety.problem(with: path) else { return nil }
+        return PluginLoadError(.unsafeFile, path: path, "refused: " + problem)
+    }
+
+    /// Loads a file that passed the safety check: in this process, or (with a scan) once the
+    /// scanner described it and ran its init without a crash or an overrun.
+    @discardableResult
+    private func load(_ path: String, scan: PluginScan?) -> PluginLoadError? {
+        guard let scan else {
+            switch PluginLoader.load(path, checkSafety: false) {
+            case .failure(let error):
+                refuse(error)
+                return error
+            case .success(let plugin):
+                return admit(plugin)
+            }
+        }
+        defer { scan.finish() }
+        switch scan.describe() {
         case .failure(let error):
             refuse(error)
             return error
-        case .success(let plugin):
-            return admit(plugin)
+        case .success(let described):
+            state.withLock { $0.described[path] = described }
+            return admit(described) { plugin, config in
+                if let error = scan.initialise(pluginID: plugin.id, config: config) { return .failure(error) }
+                if self.configuration.isolatedPlugins.contains(plugin.id) { return self.isolate(plugin, config: config) }
+                return PluginLoader.load(path, checkSafety: false)
+            }
         }
     }
 
-    private func admit(_ candidate: LoadedPlugin) -> PluginLoadError? {
+    /// Starts `plugin` in its helper process: its channel features are proxied there; any other
+    /// kind is refused (one error each).
+    private func isolate(_ plugin: LoadedPlugin, config: String) -> Result<LoadedPlugin, PluginLoadError> {
+        guard let executable = configuration.scanner?.executable else {
+            return .failure(PluginLoadError(.openFailed, path: plugin.path, pluginID: plugin.id, "cannot be isolated: no castline executable to run it in"))
+        }
+        let isolated = IsolatedPlugin(path: plugin.path, pluginID: plugin.id, config: config, executable: executable,
+                                      bound: configuration.callTimeout, logSystem: logSystem)
+        switch isolated.start() {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let described):
+            var features: [PluginFeature] = []
+            for f in described.features {
+                guard f.kind == .channel else {
+                    refuse(PluginLoadError(.notAllowed, path: plugin.path, pluginID: plugin.id,
+                        "feature \(f.id) (\(f.kind)) refused: plugins.isolated runs channel features only; load the plugin in process for it"))
+                    continue
+                }
+                features.append(PluginFeature(pluginID: f.pluginID, kind: f.kind, id: f.id, rank: f.rank, declarations: f.declarations,
+                                              vtable: .isolated(isolated), userdata: PluginUserData(pointer: nil)))
+            }
+            state.withLock { $0.isolated[plugin.id] = isolated }
+            log.info("plugin \(plugin.id) runs in a helper process (castline plugin-host, pid \(isolated.helperPID ?? 0))",
+                     ["plugin": .string(plugin.id), "path": .string(plugin.path), "pid": .int(Int(isolated.helperPID ?? 0))])
+            return .success(LoadedPlugin(path: described.path, id: described.id, version: described.version, summary: described.summary,
+                                         license: described.license, abiMinor: described.abiMinor, features: features,
+                                         refusedFeatures: described.refusedFeatures, entry: PluginEntryPoints(initialize: nil, deinitialize: nil)))
+        }
+    }
+
+    /// The helper process of an isolated plugin, nil when it runs in this process.
+    public func isolatedPlugin(_ pluginID: String) -> IsolatedPlugin? { state.withLock { $0.isolated[pluginID] } }
+
+    /// What a plugin file declares: as the scanner described it, or (without a scanner) as
+    /// loading it in this process reads it. nil when it could not be described. For listings:
+    /// the features carry no vtable when they come from the scanner.
+    public func declaredPlugin(atPath path: String) -> LoadedPlugin? {
+        if let described = state.withLock({ $0.described[path] }) { return described }
+        guard configuration.scanner == nil else { return nil }
+        return try? PluginLoader.load(path, checkSafety: false).get()
+    }
+
+    /// Registers `candidate` unless it is a duplicate, disabled, of no kind this run uses;
+    /// refuses the features the config does not allow; runs its `init`. A candidate known from
+    /// a description only is made real by `materialise` (its init in the scanner, then the load
+    /// into this process) once everything else allowed it.
+    private func admit(_ candidate: LoadedPlugin,
+                       materialise: ((LoadedPlugin, String) -> Result<LoadedPlugin, PluginLoadError>)? = nil) -> PluginLoadError? {
         for problem in candidate.refusedFeatures { refuse(problem) }
         if let existing = state.withLock({ s in s.plugins.first { $0.id == candidate.id } }) {
             let error = PluginLoadError(.duplicate, path: candidate.path, pluginID: candidate.id,
@@ -102,10 +226,30 @@ public final class PluginHost: Sendable {
             if let error = policyProblem(feature, path: candidate.path) { refuse(error) } else { allowed.append(feature) }
         }
         let config = configuration.pluginConfigs[candidate.id] ?? "{}"
+        var candidate = candidate
+        if let materialise {
+            switch materialise(candidate, config) {
+            case .failure(let error):
+                refuse(error)
+                return error
+            case .success(let real):
+                candidate = real
+                allowed = allowed.compactMap { a in real.features.first { $0.kind == a.kind && $0.id == a.id } }
+            }
+        }
         let context = PluginHostContext.register(pluginID: candidate.id, featureID: nil, role: .plugin, logSystem: logSystem)
         if let initialize = candidate.entry.initialize {
             let errorText = PluginErrorText()
-            let rc = config.withCString { initialize(HostServices.table, context.pointer, $0, errorText.buffer) }
+            let entry = EntryCall(initialize: initialize, deinitialize: nil)
+            let status = Mutex<Int32>(0)
+            guard bounded({ status.withLock { $0 = config.withCString { entry.initialize!(HostServices.table, context.pointer, $0, errorText.buffer) } } }) else {
+                context.unregister()
+                let error = PluginLoadError(.timedOut, path: candidate.path, pluginID: candidate.id,
+                    "disabled: its init did not return within \(PluginScan.seconds(configuration.callTimeout)) (plugins.call_timeout)")
+                refuse(error)
+                return error
+            }
+            let rc = status.withLock { $0 }
             if rc != 0 {
                 context.unregister()
                 let error = PluginLoadError(.initFailed, path: candidate.path, pluginID: candidate.id,
@@ -190,15 +334,45 @@ public final class PluginHost: Sendable {
 
     /// Calls every plugin's `deinit` (after the caller closed the feature instances). Plugins stay mapped.
     public func shutdown() {
-        let (plugins, contexts) = state.withLock { s -> ([LoadedPlugin], [PluginHostContext]) in
+        let (plugins, contexts, isolated) = state.withLock { s -> ([LoadedPlugin], [PluginHostContext], [IsolatedPlugin]) in
             defer {
                 s.plugins = []
                 s.features = []
                 s.contexts = [:]
+                s.isolated = [:]
             }
-            return (s.plugins, Array(s.contexts.values))
+            return (s.plugins, Array(s.contexts.values), Array(s.isolated.values))
         }
-        for plugin in plugins { plugin.entry.deinitialize?() }
+        for helper in isolated { helper.stop() }
+        // A plugin that overran a bound may still be inside that call: its deinit is not called.
+        let overran = Set(state.withLock { $0.disabledFeatures.values.compactMap(\.pluginID) })
+        for plugin in plugins where !overran.contains(plugin.id) {
+            guard let deinitialize = plugin.entry.deinitialize else { continue }
+            let entry = EntryCall(initialize: nil, deinitialize: deinitialize)
+            if !bounded({ entry.deinitialize!() }) {
+                log.error("plugin \(plugin.id)'s deinit did not return within \(PluginScan.seconds(configuration.callTimeout)) (plugins.call_timeout); castline goes on without waiting",
+                          ["plugin": .string(plugin.id), "path": .string(plugin.path), "call": "deinit", "problem": "timed_out"])
+            }
+        }
         for context in contexts { context.unregister() }
     }
+
+    /// Runs a plugin-level call (`init`, `deinit`) on a thread of its own and waits at most the
+    /// call bound for it; false when it did not return in time (the thread is left to it).
+    private func bounded(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue(label: "castline.plugin.entry").async {
+            body()
+            done.signal()
+        }
+        return done.wait(timeout: .now() + .nanoseconds(Int(configuration.callTimeout * 1e9))) == .success
+    }
+}
+
+/// A plugin's entry points carried to the thread that calls them (function pointers into a
+/// never-unloaded image).
+struct EntryCall: @unchecked Sendable {
+    let initialize: (@convention(c) (UnsafePointer<castline_host_services>?, OpaquePointer?, UnsafePointer<CChar>?,
+                                     castline_error_buffer) -> Int32)?
+    let deinitialize: (@convention(c) () -> Void)?
 }

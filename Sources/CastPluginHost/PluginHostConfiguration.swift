@@ -24,12 +24,23 @@ public struct PluginHostConfiguration: Sendable {
     /// other kinds are skipped without a refusal, and a plugin with none of these kinds is not
     /// initialised.
     public var featureKinds: Set<PluginFeatureKind>
+    /// Describes and initialises each file in a child process before loading it here (nil: load
+    /// directly, as tests of the loader itself do). `castline` scans with itself.
+    public var scanner: PluginScanner?
+    /// Seconds a callback into a feature instance may take (`plugins.call_timeout`): a channel's
+    /// open, on_message, command and close, a log sink's open, write, flush and close. An instance
+    /// that overruns is named in an error record, its plugin disabled and the instance closed.
+    public var callTimeout: Double
+    /// Plugin ids whose `.so` runs in a helper process (`plugins.isolated`): ``IsolatedPlugin``.
+    /// Needs the ``scanner``'s executable (castline), which is also the helper.
+    public var isolatedPlugins: Set<String> = []
 
     public init(searchPath: PluginSearchPath = PluginSearchPath(),
                 allowedServiceTypes: Set<String> = PluginHostConfiguration.defaultAllowedServices,
                 allowedNamespaces: Set<String> = [], pluginConfigs: [String: String] = [:],
                 disabledPlugins: Set<String> = [], checkFileSafety: Bool = true,
-                featureKinds: Set<PluginFeatureKind> = Set(PluginFeatureKind.allCases)) {
+                featureKinds: Set<PluginFeatureKind> = Set(PluginFeatureKind.allCases), scanner: PluginScanner? = nil,
+                callTimeout: Double = 5) {
         self.searchPath = searchPath
         self.allowedServiceTypes = allowedServiceTypes
         self.allowedNamespaces = allowedNamespaces
@@ -37,6 +48,8 @@ public struct PluginHostConfiguration: Sendable {
         self.disabledPlugins = disabledPlugins
         self.checkFileSafety = checkFileSafety
         self.featureKinds = featureKinds
+        self.scanner = scanner
+        self.callTimeout = callTimeout
     }
 
     /// The parent service of a subtype browse: `_CC1AD845._sub._googlecast._tcp` → `_googlecast._tcp`.

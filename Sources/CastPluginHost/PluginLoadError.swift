@@ -9,6 +9,10 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         case abiMinor = "abi_minor"
         case badDescriptor = "bad_descriptor"
         case initFailed = "init_failed"
+        /// The plugin crashed (a signal) while it was scanned in a child process.
+        case crashed
+        /// The plugin did not return from a call within its bound.
+        case timedOut = "timed_out"
         case duplicate
         case undeclared
         case notAllowed = "not_allowed"

@@ -47,7 +47,7 @@ public enum PluginLoader {
             return .failure(PluginLoadError(.abiMinor, path: path,
                 "needs plugin ABI \(major).\(minor), newer than this castline's \(PluginABI.major).\(PluginABI.minor): update castline or use an older build of the plugin"))
         }
-        let minimum = MemoryLayout<castline_plugin_descriptor>.size
+        let minimum = Int(CASTLINE_PLUGIN_DESCRIPTOR_SIZE_1_0)
         guard Int(size) >= minimum else {
             return .failure(PluginLoadError(.badDescriptor, path: path,
                 "descriptor struct_size \(size) is smaller than the \(minimum) bytes of ABI 1.0"))
@@ -62,9 +62,9 @@ public enum PluginLoader {
             guard descriptor.features != nil else {
                 return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id, "declares \(descriptor.feature_count) features but the array is NULL"))
             }
-            guard featureStride >= MemoryLayout<castline_feature>.size else {
+            guard featureStride >= Int(CASTLINE_FEATURE_SIZE_1_0) else {
                 return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id,
-                    "feature_struct_size \(featureStride) is smaller than the \(MemoryLayout<castline_feature>.size) bytes of ABI 1.0"))
+                    "feature_struct_size \(featureStride) is smaller than the \(CASTLINE_FEATURE_SIZE_1_0) bytes of ABI 1.0"))
             }
             guard descriptor.feature_count <= 256 else {
                 return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id, "declares \(descriptor.feature_count) features (at most 256)"))
@@ -96,15 +96,16 @@ public enum PluginLoader {
         }
         guard let table = f.vtable else { return .failure(FeatureProblem("feature \(id) (\(kind)) has no vtable")) }
         let userdata = PluginUserData(pointer: f.feature_userdata)
-        func vtable<T>(_ type: T.Type) -> Result<T, FeatureProblem> {
+        /// The vtable of `type`, at least `minimum` (its frozen 1.0 size) long.
+        func vtable<T>(_ type: T.Type, minimum: UInt32) -> Result<T, FeatureProblem> {
             // Every vtable starts with (uint32 version, uint32 struct_size).
             let header = table.assumingMemoryBound(to: UInt32.self)
             let version = header[0], size = Int(header[1])
             guard version <= PluginABI.minor else {
                 return .failure(FeatureProblem("feature \(id) (\(kind)) has vtable version \(version), newer than ABI minor \(PluginABI.minor)"))
             }
-            guard size >= MemoryLayout<T>.size else {
-                return .failure(FeatureProblem("feature \(id) (\(kind)) has vtable struct_size \(size), smaller than the \(MemoryLayout<T>.size) bytes of ABI 1.0"))
+            guard size >= Int(minimum) else {
+                return .failure(FeatureProblem("feature \(id) (\(kind)) has vtable struct_size \(size), smaller than the \(minimum) bytes of ABI 1.0"))
             }
             return .success(copyPrefix(table.assumingMemoryBound(to: T.self), size: size))
         }
@@ -113,7 +114,7 @@ public enum PluginLoader {
         }
         switch kind {
         case .discovery:
-            return vtable(castline_discovery_vtable.self).flatMap { v in
+            return vtable(castline_discovery_vtable.self, minimum: CASTLINE_DISCOVERY_VTABLE_SIZE_1_0).flatMap { v in
                 guard v.start != nil, v.stop != nil else { return .failure(FeatureProblem("feature \(id) (discovery) lacks start or stop")) }
                 let types = stringList(v.service_types)
                 guard !types.isEmpty else {
@@ -122,7 +123,7 @@ public enum PluginLoader {
                 return .success(make(types, .discovery(v)))
             }
         case .channel:
-            return vtable(castline_channel_vtable.self).flatMap { v in
+            return vtable(castline_channel_vtable.self, minimum: CASTLINE_CHANNEL_VTABLE_SIZE_1_0).flatMap { v in
                 guard v.open != nil, v.on_message != nil, v.close != nil else {
                     return .failure(FeatureProblem("feature \(id) (channel) lacks open, on_message or close"))
                 }
@@ -134,12 +135,12 @@ public enum PluginLoader {
                 return .success(make(namespaces, .channel(v)))
             }
         case .mediaFormat:
-            return vtable(castline_media_format_vtable.self).flatMap { v in
+            return vtable(castline_media_format_vtable.self, minimum: CASTLINE_MEDIA_FORMAT_VTABLE_SIZE_1_0).flatMap { v in
                 guard v.probe != nil else { return .failure(FeatureProblem("feature \(id) (media_format) lacks probe")) }
                 return .success(make(stringList(v.content_types), .mediaFormat(v)))
             }
         case .logSink:
-            return vtable(castline_log_sink_vtable.self).flatMap { v in
+            return vtable(castline_log_sink_vtable.self, minimum: CASTLINE_LOG_SINK_VTABLE_SIZE_1_0).flatMap { v in
                 guard v.open != nil, v.write != nil, v.close != nil else {
                     return .failure(FeatureProblem("feature \(id) (log_sink) lacks open, write or close"))
                 }

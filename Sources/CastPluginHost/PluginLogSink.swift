@@ -1,5 +1,7 @@
 internal import CCastPluginABI
 import CastLogging
+import Dispatch
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,13 +11,26 @@ import Glibc
 ///
 /// Isolation: ``LogSystem`` calls `write`/`flush` from the sink's worker thread only; `close` after
 /// the pipeline stopped. The plugin never blocks the code that logs.
+///
+/// Time bound: each `write`, `flush` and `close` gets ``PluginHost/callTimeout``. A call that
+/// overruns it is named in an error record (class `PluginLogSink`, fields `sink`, `plugin`,
+/// `call`, `bound`, `problem: timed_out`) and disables the sink and its plugin: the records its
+/// queue cannot take meanwhile are dropped and counted by the ``LogSystem`` (the sink's
+/// `dropped` statistic), and those handed to it after the call returns are dropped and counted
+/// here (``discarded``, which the statistic includes). Its `close` waits at most the bound, and
+/// the plugin's `close` runs only once no call is in progress.
 public final class PluginLogSink: LogSink, @unchecked Sendable {
     public let name: String
     public let feature: PluginFeature
     private let vtable: castline_log_sink_vtable
     private let instance: UnsafeMutableRawPointer?
     private let context: PluginHostContext
-    private var closed = false
+    private let watch: PluginCallWatch
+    /// Held during every call into the plugin: its `close` never runs while a `write` does.
+    private let calls = Mutex(())
+    private let closedFlag = Atomic(false)
+    private let discardedCount = Atomic<UInt64>(0)
+    private var closed: Bool { closedFlag.load(ordering: .relaxed) }
     private var reportedProblem: String?
     // Reused across batches (worker thread only): strings, then the C fields and records, each
     // written in place by index (no array appends, no uniqueness checks).
@@ -23,13 +38,25 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
     private let fieldStore = ReusableBuffer<castline_field>()
     private let recordStore = ReusableBuffer<castline_log_record>()
 
-    init(feature: PluginFeature, vtable: castline_log_sink_vtable, instance: UnsafeMutableRawPointer?, context: PluginHostContext, name: String) {
+    init(feature: PluginFeature, vtable: castline_log_sink_vtable, instance: UnsafeMutableRawPointer?, context: PluginHostContext,
+         name: String, watch: PluginCallWatch) {
         self.feature = feature
         self.vtable = vtable
         self.instance = instance
         self.context = context
         self.name = name
+        self.watch = watch
     }
+
+    /// Records handed to the sink after it was disabled (an overrun), dropped and counted.
+    public var discarded: UInt64 { discardedCount.load(ordering: .relaxed) }
+
+    /// The plugin call running now (`write`, `flush`, `close`), nil between calls.
+    var callInProgress: String? { watch.inProgress }
+
+    /// The call that overran and its bound, nil while the plugin keeps its bounds.
+    /// `elapsed`: how long the call had run when the overrun was noticed.
+    public var overrun: (call: String, bound: Double, elapsed: Double)? { watch.tripped.map { ($0.call, $0.bound, $0.elapsed) } }
 
     /// Records the plugin itself lost (its `dropped` counter), 0 when it keeps none.
     public var pluginDropped: UInt64 { vtable.dropped.map { $0(instance) } ?? 0 }
@@ -43,7 +70,12 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
     /// without a retain and release), copying their text into the arena and writing the C
     /// records in place by index.
     public func take(_ batch: inout [LogRecord]) {
-        guard !closed, !batch.isEmpty else { return }
+        guard !batch.isEmpty else { return }
+        guard !closed, watch.begin("write") else {
+            discardedCount.add(UInt64(batch.count), ordering: .relaxed)
+            return
+        }
+        defer { watch.end() }
         let arena = self.arena, fieldStore = self.fieldStore, recordStore = self.recordStore
         arena.count = 0
         let recordCount = batch.count
@@ -110,7 +142,7 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
             records[i].function = rebase(records[i].function)
             records[i].fields = records[i].field_count > 0 ? firstFieldBase + Int(bitPattern: records[i].fields) : nil
         }
-        vtable.write!(instance, records, recordCount)
+        calls.withLock { _ in vtable.write!(instance, records, recordCount) }
         checkProblem()
     }
 
@@ -119,6 +151,13 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
         guard let f = vtable.problem else { return nil }
         let text = PluginErrorText()
         return f(instance, text.buffer) != 0 ? (text.text ?? "unknown problem") : nil
+    }
+
+    func armWatch(host: PluginHost) {
+        watch.arm { [weak self, weak host] overrun in
+            guard let self, let host else { return }
+            self.overran(overrun, host: host)
+        }
     }
 
     /// Reports each change of the plugin's problem once, as a record (it reaches the other sinks).
@@ -137,16 +176,49 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
     }
 
     public func flush() {
-        guard !closed else { return }
-        vtable.flush?(instance)
+        guard !closed, let flush = vtable.flush else { return }
+        let instance = instance
+        watch.run("flush") { calls.withLock { _ in flush(instance) } }
     }
 
-    /// Flushes and closes the plugin instance. Remove the sink from the ``LogSystem`` first.
+    /// Flushes and closes the plugin instance, waiting at most the bound. Remove the sink from
+    /// the ``LogSystem`` first. A sink that overran is closed only once its stuck call returns
+    /// (if ever); nobody waits for that.
     public func close() {
-        guard !closed else { return }
-        closed = true
-        vtable.close!(instance)
+        guard !closedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let vtable = vtable, instance = InstancePointer(pointer: instance), watch = watch
+        let done = DispatchSemaphore(value: 0)
+        let tripped = watch.tripped
+        // A queue of its own (a thread dispatch may add), not the shared pool: the close may
+        // wait for a stuck write.
+        DispatchQueue(label: "castline.plugin.\(feature.pluginID).\(name).close").async {
+            self.calls.withLock { _ in
+                if tripped == nil {
+                    _ = watch.begin("close")
+                    vtable.close!(instance.pointer)
+                    watch.end()
+                } else {
+                    vtable.close!(instance.pointer)
+                }
+            }
+            done.signal()
+        }
+        if tripped == nil, done.wait(timeout: .now() + .nanoseconds(Int(watch.bound * 1e9))) == .timedOut {
+            watch.trip("close")
+        }
         context.unregister()
+    }
+
+    /// A call overran: one error record names the sink and its plugin; the plugin is disabled.
+    func overran(_ overrun: PluginCallWatch.Overrun, host: PluginHost) {
+        let path = host.path(ofPlugin: feature.pluginID)
+        let error = PluginLoadError(.timedOut, path: path, pluginID: feature.pluginID,
+            "disabled: log sink \(name)'s \(overrun.call) did not return within \(PluginScan.seconds(overrun.bound)) (plugins.call_timeout); its records are dropped and counted")
+        Logger(class: "PluginLogSink", system: context.logSystem).error(error.description, [
+            "sink": .string(name), "plugin": .string(feature.pluginID), "feature": .string(feature.id), "call": .string(overrun.call),
+            "bound": .double(overrun.bound), "elapsed": .double(overrun.elapsed), "problem": .string(error.kind.rawValue), "path": .string(path),
+        ])
+        host.disable(pluginID: feature.pluginID, error)
     }
 
 }
@@ -155,6 +227,7 @@ extension PluginHost {
     /// Opens a log sink of the feature `id` (e.g. `json`, `journald`) with its options object.
     /// Add the result to a ``LogSystem`` with `addSink(_:)`.
     public func openLogSink(id: String, options: String = "{}", name: String? = nil) throws(PluginLoadError) -> PluginLogSink {
+        if let problem = runtimeProblem(.logSink, id: id) { throw problem }
         guard let feature = feature(.logSink, id: id), case .logSink(let vtable) = feature.vtable else {
             throw PluginLoadError(.undeclared, path: "", "no log sink \"\(id)\" is loaded (loaded sinks: \(features(of: .logSink).map(\.id).joined(separator: ", ")))")
         }
@@ -171,7 +244,10 @@ extension PluginHost {
             log.error(error.description, ["plugin": .string(feature.pluginID), "feature": .string(id), "problem": "open_failed"])
             throw error
         }
-        return PluginLogSink(feature: feature, vtable: vtable, instance: instance, context: context, name: name ?? id)
+        let sink = PluginLogSink(feature: feature, vtable: vtable, instance: instance, context: context, name: name ?? id,
+                                 watch: PluginCallWatch(bound: callTimeout))
+        sink.armWatch(host: self)
+        return sink
     }
 }
 

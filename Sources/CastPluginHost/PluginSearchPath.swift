@@ -50,12 +50,16 @@ public struct PluginSearchPath: Sendable, Equatable {
 
     /// The folder of the running executable (`/proc/self/exe`), nil if it cannot be read.
     public static func executableFolder() -> String? {
+        guard let path = executablePath(), let slash = path.lastIndex(of: "/") else { return nil }
+        return String(path[..<slash])
+    }
+
+    /// The running executable's path (`/proc/self/exe`), nil if it cannot be read.
+    public static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard n > 0 else { return nil }
-        let path = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let slash = path.lastIndex(of: "/") else { return nil }
-        return String(path[..<slash])
+        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Plugin files in search order, each with the entry it came from. Folders that do not exist

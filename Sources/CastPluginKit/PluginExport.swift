@@ -3,8 +3,16 @@ import Glibc
 #endif
 import Synchronization
 
-/// Turns a ``CastlinePlugin`` type into the static C descriptor the entry symbol returns.
+/// Turns a ``CastlinePlugin`` type into the static C descriptor the entry symbol returns: the
+/// Swift side of `CASTLINE_PLUGIN_DEFINE`. It fills in what the C macro does (ABI major and
+/// minor, the descriptor's and the feature array's struct sizes, each vtable's version and size)
+/// and builds the feature array from ``CastlinePlugin/features``. The plugin's one `@_cdecl` line
+/// (``entrySymbol``) exports it: Swift has no preprocessor, and a Swift macro would need
+/// swift-syntax, which castline does not depend on.
 public enum PluginExport {
+    /// The C name the `@_cdecl` line must give (`castline_plugin_v1_describe`); the host refuses a
+    /// plugin without it and names the symbol it expected.
+    public static let entrySymbol = CASTLINE_PLUGIN_ENTRY_SYMBOL
     private static let cached = Mutex<UnsafeRawPointer?>(nil)
     nonisolated(unsafe) private static var pluginInit: ((PluginHostServices, String) throws(PluginError) -> Void)?
     nonisolated(unsafe) private static var pluginDeinit: (() -> Void)?

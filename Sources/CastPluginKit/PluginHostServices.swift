@@ -88,15 +88,10 @@ public struct PluginHostServices: @unchecked Sendable {
     @discardableResult
     public func send(namespace: String, payload: String, destination: String? = nil) -> Int32 {
         guard let f = table.pointee.send_message else { return Int32(CASTLINE_ERR_FAILED.rawValue) }
-        var payload = payload
-        return payload.withUTF8 { bytes in
+        return payload.withCString { p in
             namespace.withCString { ns in
-                bytes.withMemoryRebound(to: CChar.self) { p in
-                    if let destination {
-                        return destination.withCString { f(ctx, ns, $0, p.baseAddress, p.count) }
-                    }
-                    return f(ctx, ns, nil, p.baseAddress, p.count)
-                }
+                if let destination { return destination.withCString { f(ctx, ns, $0, p) } }
+                return f(ctx, ns, nil, p)
             }
         }
     }
@@ -111,16 +106,14 @@ public struct PluginHostServices: @unchecked Sendable {
 
     private func finish(_ id: UInt64, _ status: Int32, _ text: String) -> Int32 {
         guard let f = table.pointee.complete_command else { return Int32(CASTLINE_ERR_FAILED.rawValue) }
-        var text = text
-        return text.withUTF8 { b in b.withMemoryRebound(to: CChar.self) { f(ctx, id, status, $0.baseAddress, $0.count) } }
+        return text.withCString { f(ctx, id, status, $0) }
     }
 
     /// Reports a found or changed device (see the ABI for the JSON keys).
     @discardableResult
     public func deviceFound(json: String) -> Int32 {
         guard let f = table.pointee.device_found else { return Int32(CASTLINE_ERR_FAILED.rawValue) }
-        var json = json
-        return json.withUTF8 { b in b.withMemoryRebound(to: CChar.self) { f(ctx, $0.baseAddress, $0.count) } }
+        return json.withCString { f(ctx, $0) }
     }
 
     @discardableResult

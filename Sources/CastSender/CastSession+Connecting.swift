@@ -71,6 +71,8 @@ extension CastSession {
         do {
             var connectionOptions = options.connectionOptions
             connectionOptions.logFields = Self.logFields(device: device, localID: localID)
+            // A reconnect's first failure is a warning; the next ones are in the state lines.
+            if case .resuming(let n) = machine.state, n > 1 { connectionOptions.connectFailureLevel = .info }
             newConnection = try await CastConnection.connect(host: device.host, port: device.port, options: connectionOptions,
                                                              group: loop, attempt: attempt)
         } catch .cancelled {

@@ -112,7 +112,9 @@ public struct SessionStateMachine: Sendable {
         case (.resuming, .resumeFailed(let error, let retryable, let jitter)):
             lastRetryError = error
             if retryable, policy.allows(attempt: attempt + 1) {
-                state = .suspended(suspendReason ?? .connectionLost(.error("\(error)")))
+                // The state says why it is still suspended: this attempt's failure (a refused
+                // connect is not the device closing one); `suspendReason` keeps the first cause.
+                state = .suspended(.connectionLost(.error("reconnect failed: \(error)")))
                 return [scheduleNext(jitter: jitter)]
             }
             let final = retryable ? CastSessionError.reconnectGaveUp(attempts: attempt, lastError: "\(error)") : error

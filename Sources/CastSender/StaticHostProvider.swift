@@ -14,6 +14,10 @@ import SystemCrypto
 /// seconds, reported as a provider problem meanwhile, and listed as soon as it answers; a listed
 /// host is re-probed every ``recheckInterval`` seconds and removed when it stops answering.
 /// Without probing, hosts are listed as configured.
+///
+/// Noise is bounded: a failed probe is a `debug` record; the problem line (a warning from the
+/// ``DiscoveryManager``) comes when the set of failures changes; while hosts stay unreachable,
+/// one `info` summary per ``reminderInterval`` says how many, for how long and how many probes.
 public final class StaticHostProvider: DiscoveryProvider {
     /// One configured host. Value type.
     public struct Host: Sendable, Hashable {
@@ -37,6 +41,8 @@ public final class StaticHostProvider: DiscoveryProvider {
     public let retryInterval: Double
     /// Seconds between probes of a listed host (to notice it is gone).
     public let recheckInterval: Double
+    /// Seconds between the summaries of hosts that stay unreachable.
+    public let reminderInterval: Double
     private let group: EventLoopGroup
     private let connectTimeout: Double
     private let logSystem: LogSystem
@@ -49,11 +55,12 @@ public final class StaticHostProvider: DiscoveryProvider {
     public var hasProbedEveryHost: Bool { rounds.withLock { $0 > 0 } || !probe }
 
     public init(hosts: [Host], probe: Bool = true, retryInterval: Double = 10, recheckInterval: Double = 60,
-                connectTimeout: Double = 3, group: EventLoopGroup, logSystem: LogSystem = .shared) {
+                connectTimeout: Double = 3, reminderInterval: Double = 300, group: EventLoopGroup, logSystem: LogSystem = .shared) {
         self.hosts = hosts
         self.probe = probe
         self.retryInterval = min(max(retryInterval.isNaN ? 10 : retryInterval, 0.1), 3600)
         self.recheckInterval = min(max(recheckInterval.isNaN ? 60 : recheckInterval, 0.1), 86_400)
+        self.reminderInterval = min(max(reminderInterval.isNaN ? 300 : reminderInterval, 0.1), 86_400)
         self.connectTimeout = connectTimeout
         self.group = group
         self.logSystem = logSystem
@@ -95,6 +102,7 @@ public final class StaticHostProvider: DiscoveryProvider {
         var listed: [Host: String] = [:]
         var failures: [Host: String] = [:]
         var due: [Host: Double] = Dictionary(hosts.map { ($0, 0) }, uniquingKeysWith: { a, _ in a })
+        var reminder = UnreachableReminder()
         while !Task.isCancelled {
             let now = MonotonicClock.seconds()
             let batch = hosts.filter { (due[$0] ?? 0) <= now }
@@ -120,6 +128,11 @@ public final class StaticHostProvider: DiscoveryProvider {
                 }
             }
             sink.problem(Self.summary(failures.values.sorted(), of: hosts.count))
+            reminder.note(results.map { ($0.0, $0.1.failureReason) }, at: finished)
+            if let text = reminder.due(at: finished, interval: reminderInterval, hosts: hosts.count, retryInterval: retryInterval,
+                                       reasons: failures.values.sorted()) {
+                log.info(text.message, text.fields)
+            }
             rounds.withLock { $0 += 1 }
             let next = due.values.min() ?? (finished + retryInterval)
             try? await Task.sleep(for: .seconds(min(max(next - MonotonicClock.seconds(), 0.05), 3600)))
@@ -158,11 +171,57 @@ public final class StaticHostProvider: DiscoveryProvider {
         let reason: String
     }
 
+    /// What the periodic summary of unreachable hosts needs: since when each fails, the probes
+    /// since the last summary, and when that was. Pure.
+    struct UnreachableReminder {
+        private(set) var since: [Host: Double] = [:]
+        private(set) var probes = 0
+        private(set) var last: Double?
+
+        /// One round's results: a failure keeps (or starts) its host's outage, a success ends it.
+        mutating func note(_ results: [(Host, String?)], at now: Double) {
+            for (host, failure) in results {
+                if failure != nil {
+                    if since.isEmpty { last = now }   // a new outage: its first summary is one interval away
+                    since[host] = since[host] ?? now
+                    probes += 1
+                } else {
+                    since[host] = nil
+                }
+            }
+            if since.isEmpty { probes = 0 }
+        }
+
+        /// The summary when one is due (a full interval since the last, hosts still failing).
+        mutating func due(at now: Double, interval: Double, hosts: Int, retryInterval: Double,
+                          reasons: [String]) -> (message: String, fields: LogFields)? {
+            guard !since.isEmpty, let last, now - last >= interval else { return nil }
+            let longest = now - (since.values.min() ?? now)
+            defer {
+                self.last = now
+                probes = 0
+            }
+            let more: String = reasons.count > 3 ? "; and \(reasons.count - 3) more" : ""
+            let shown: String = reasons.prefix(3).joined(separator: "; ") + more
+            let seconds = Int(longest)
+            let message: String = "still unreachable: \(since.count) of \(hosts) host(s), the longest for \(seconds) s; "
+                + "\(probes) failed probe(s) since the last summary, retried every \(retryInterval.formatted) s: \(shown)"
+            var fields = LogFields()
+            fields["unreachable"] = .int(since.count)
+            fields["hosts"] = .int(hosts)
+            fields["longestSeconds"] = .int(seconds)
+            fields["probes"] = .int(probes)
+            return (message, fields)
+        }
+    }
+
     private func probe(_ host: Host, appIDs: Set<String>) async -> Result<CastDevice, ProbeFailure> {
         var options = CastConnectionOptions()
         options.connectTimeout = connectTimeout
         options.logSystem = logSystem
         options.senderID = "sender-probe"
+        // The provider reports failures itself (problem line, periodic summary).
+        options.connectFailureLevel = .debug
         let connection: CastConnection
         do {
             connection = try await CastConnection.connect(host: host.host, port: host.port, options: options, group: group)
@@ -199,5 +258,13 @@ public final class StaticHostProvider: DiscoveryProvider {
                 return .success(Dictionary(entries.map { ($0.appID, $0.availability == .available) }, uniquingKeysWith: { $1 }))
             })
         return (try? await availability.value()) ?? [:]
+    }
+}
+
+extension Result where Failure == StaticHostProvider.ProbeFailure {
+    /// The probe's failure text, nil when it succeeded.
+    var failureReason: String? {
+        if case .failure(let failure) = self { return failure.reason }
+        return nil
     }
 }

@@ -59,10 +59,31 @@ extension CastConnection {
         return try NIOSSLContext(configuration: configuration)
     }
 
-    /// Why a connect failed, as logs and errors say it: the error, and for a descriptor shortage
-    /// (a fleet past `ulimit -n`) what to raise.
+    /// Why a connect failed, as logs and errors say it: what the socket's errno means (NIO's own
+    /// text names the syscall step, e.g. "connection reset (error set)" for a refusal), and for a
+    /// descriptor shortage (a fleet past `ulimit -n`) what to raise.
     static func connectFailureReason(_ error: any Error) -> String {
-        DescriptorShortage.hint(for: error).map { "\(error) (\($0))" } ?? "\(error)"
+        let text = socketErrorText(error) ?? "\(error)"
+        return DescriptorShortage.hint(for: error).map { "\(text) (\($0))" } ?? text
+    }
+
+    /// The errno of a failed connect in words, nil when `error` carries none. A name given to
+    /// Happy Eyeballs fails with every address's error: the first one is given.
+    static func socketErrorText(_ error: any Error) -> String? {
+        if let io = error as? IOError { return errnoText(io.errnoCode) }
+        if let many = error as? NIOConnectionError, let first = many.connectionErrors.first { return socketErrorText(first.error) }
+        return nil
+    }
+
+    static func errnoText(_ code: CInt) -> String {
+        switch code {
+        case ECONNREFUSED: return "connection refused (ECONNREFUSED): nothing accepts connections on that port"
+        case ECONNRESET: return "connection reset by the device (ECONNRESET)"
+        case EHOSTUNREACH: return "host unreachable (EHOSTUNREACH): no route to the device"
+        case ENETUNREACH: return "network unreachable (ENETUNREACH)"
+        case ETIMEDOUT: return "connect timed out (ETIMEDOUT)"
+        default: return "\(String(cString: strerror(code))) (errno \(code))"
+        }
     }
 
     /// `host` as a socket address when it is an IPv4 or IPv6 literal (brackets allowed), else nil
@@ -133,7 +154,7 @@ private struct ConnectStep {
                 log.debug("connect cancelled", ["reason": .string(reason)])
                 throw .cancelled(endpoint: endpoint)
             }
-            log.warning("cannot connect: \(reason)", ["reason": .string(reason)])
+            log.log(options.connectFailureLevel, "cannot connect: \(reason)", ["reason": .string(reason)])
             throw .connectFailed(endpoint: endpoint, reason: reason)
         }
     }

@@ -34,6 +34,10 @@ public struct CastConnectionOptions: Sendable {
     public var logFields: LogFields = [:]
     /// Hears every request's outcome (metrics), on the connection's event loop: keep it short.
     public var requestObserver: CastRequestObserver?
+    /// The level of the `cannot connect` record. A caller that reports failed connects itself
+    /// (a discovery probe's provider problem, a reconnect loop after its first attempt) lowers
+    /// it, so an unreachable device is not a warning per attempt.
+    public var connectFailureLevel: LogLevel = .warning
 
     public init() {}
 }

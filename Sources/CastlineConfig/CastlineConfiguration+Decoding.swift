@@ -217,9 +217,11 @@ extension CastlineConfiguration {
     }
 
     mutating func decodePlugins(_ node: YAMLNode, reader: ConfigReader) {
-        guard let map = reader.mapping(node, path: "plugins", allowed: ["paths", "disabled", "config"]) else { return }
+        guard let map = reader.mapping(node, path: "plugins", allowed: ["paths", "disabled", "config", "call_timeout", "isolated"]) else { return }
         plugins.paths = map.strings("paths") ?? []
         plugins.disabled = map.strings("disabled") ?? []
+        plugins.isolated = map.strings("isolated") ?? []
+        if let v = map.double("call_timeout", 0.1...600, unit: "seconds") { plugins.callTimeout = v }
         if let configNode = map.value("config"), let configs = reader.mapping(configNode, path: "plugins.config", allowed: nil) {
             for entry in configs.entries {
                 guard case .mapping = entry.value.content else {

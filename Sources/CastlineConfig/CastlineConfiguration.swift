@@ -102,6 +102,12 @@ public struct PluginSettings: Sendable {
     public var disabled: [String] = []
     /// Each plugin's config object as JSON text, by plugin id.
     public var configs: [String: String] = [:]
+    /// Seconds a call into a plugin may take (`plugins.call_timeout`): the scan's init in its
+    /// child process, and every callback.
+    public var callTimeout: Double = 5
+    /// Plugin ids whose `.so` runs in a helper process (`plugins.isolated`; channel features
+    /// only): a crash there is logged and the plugin restarted, castline goes on.
+    public var isolated: [String] = []
     public var marks: [String: SourceMark] = [:]
 
     public init() {}

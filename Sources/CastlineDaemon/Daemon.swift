@@ -137,6 +137,9 @@ package actor Daemon {
     func staticProvider(_ config: CastlineConfiguration) -> StaticHostProvider? {
         let hosts = config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
         guard !hosts.isEmpty, config.discovery.allows(["static"]) else { return nil }
+        // The daemon probes an unreachable host every 2 s (a TV switched on, or one that failed a
+        // re-probe, is listed again at once) and a listed one every 15 s. Each failed probe is a
+        // debug record: the noise is one warning per change and a summary every 5 min.
         return StaticHostProvider(hosts: hosts, retryInterval: 2, recheckInterval: 15, group: group, logSystem: logSystem)
     }
 
@@ -148,6 +151,10 @@ package actor Daemon {
     }
 
     func handle(_ event: DiscoveryEvent) async {
+        // Once stopping, discovery's events are not acted on: its own stop reports every device
+        // removed, and a consumer busy with an earlier event when it was cancelled still gets
+        // what the stream had buffered (an AsyncStream delivers its buffer before it ends).
+        guard running else { return }
         switch event {
         case .inserted(let device, _), .updated(let device, _):
             await registry.deviceFound(device)
@@ -156,9 +163,8 @@ package actor Daemon {
         case .removed(let device):
             await registry.deviceLost(device.id)
             for driver in drivers.values { await driver.deviceLost(device.id) }
-        case .problem(let provider, let reason?):
-            log.warning("discovery provider \(provider): \(reason)", ["provider": .string(provider)])
         default:
+            // A provider's problem is logged once per change by the DiscoveryManager.
             break
         }
     }
@@ -224,7 +230,7 @@ package actor Daemon {
         running = false
         notifier.stopping(stopCasting ? "stopping: ending castline's casts" : "stopping: leaving casts running")
         log.info("stopping (\(stopCasting ? "stop castline's casts" : "leave casts running"))", ["stopCasting": .bool(stopCasting)])
-        // Discovery's own stop reports every device removed: nobody listens any more by then.
+        // Discovery's own stop reports every device removed: `handle` ignores it (running is false).
         discoveryTask?.cancel()
         for driver in drivers.values { await driver.stop(stopCasting: stopCasting) }
         var commandCasts: Set<String> = []

@@ -39,6 +39,15 @@ package actor DeviceRegistry {
             guard case .connected? = state else { return app }
             return app ?? status?.applications.first { $0.isIdleScreen != true }
         }
+
+        /// The media status to show: none while the link is connected and no app runs. The
+        /// link's media client keeps the last status it had; after a reconnect that finds no
+        /// app (the device rebooted) that status is stale, and a job shown it would believe its
+        /// media still plays.
+        func media(from status: MediaStatus?) -> MediaStatus? {
+            if case .connected? = state, runningApp == nil { return nil }
+            return status
+        }
     }
 
     /// What a device shows now, as a job sees it.
@@ -244,7 +253,8 @@ package actor DeviceRegistry {
     /// The current observation of a device, nil before its link exists.
     package func observation(_ id: String) -> Observation? {
         guard let entry = entries[id], let link = entry.link, let state = entry.view.state else { return nil }
-        return Observation(link: Self.linkName(state), app: entry.view.runningApp, media: link.remoteMediaClient.mediaStatus, owner: entry.owner)
+        return Observation(link: Self.linkName(state), app: entry.view.runningApp, media: entry.view.media(from: link.remoteMediaClient.mediaStatus),
+                           owner: entry.owner)
     }
 
     /// Refreshes the device's view from its link, then gives observers the observation.
@@ -379,7 +389,7 @@ package actor DeviceRegistry {
             snapshot.app = entry.view.runningApp
             snapshot.deviceVolume = entry.view.status?.volumeLevel
             snapshot.deviceMuted = entry.view.status?.isMuted
-            snapshot.media = link.remoteMediaClient.mediaStatus
+            snapshot.media = entry.view.media(from: link.remoteMediaClient.mediaStatus)
             snapshot.receivedAt = link.remoteMediaClient.statusReceivedAt ?? now
         } else {
             snapshot.link = entry.present ? "connecting" : "lost"

@@ -1,6 +1,12 @@
 import CastCore
 
 extension LogStatistics {
+    /// How long each suspension that resumed lasted, in ms (`resumed` counts these; a
+    /// suspension its session's end closed is not one).
+    var resumedDurations: [Double] {
+        suspensions.compactMap { s in s.resumed ? s.end.map { Double($0 - s.start) / 1e6 } : nil }
+    }
+
     /// The `--json` report (keys documented in README).
     public func json(read: LogReadReport) -> JSONValue {
         var o = JSONObject()
@@ -22,7 +28,7 @@ extension LogStatistics {
         o.set("latency", .object(latency))
         o.set("unanswered", .object(JSONObject(unansweredByType.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.int(Int64($0.value))) })))
         o.set("errors", .object(JSONObject(errors.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.int(Int64($0.value))) })))
-        let durations = suspensions.compactMap { s in s.end.map { Double($0 - s.start) / 1e6 } }
+        let durations = resumedDurations
         var suspends: JSONObject = ["count": .int(Int64(suspensions.count)), "resumed": .int(Int64(durations.count)),
                                     "reconnectAttempts": .int(Int64(reconnectAttempts))]
         if let p = Percentiles(durations) {
@@ -33,6 +39,7 @@ extension LogStatistics {
             var item: JSONObject = ["device": .string(s.device), "start": .string(LogTime.rfc3339(s.start, fractionDigits: 3)),
                                     "reason": .string(s.reason)]
             if let end = s.end { item.set("duration_ms", .double(Self.round(Double(end - s.start) / 1e6))) }
+            item.set("outcome", .string(s.resumed ? "resumed" : s.end == nil ? "open" : "ended"))
             return .object(item)
         }))
         o.set("suspends", .object(suspends))
@@ -88,7 +95,7 @@ extension LogStatistics {
         for (kind, count) in errors.sorted(by: { $0.key < $1.key }) { out.append("  \(kind): \(count)") }
         if errors.isEmpty { out.append("  none") }
         out.append("")
-        let durations = suspensions.compactMap { s in s.end.map { Double($0 - s.start) / 1e6 } }
+        let durations = resumedDurations
         var line = "suspends: \(suspensions.count), resumed \(durations.count), reconnect attempts \(reconnectAttempts)"
         if let p = Percentiles(durations) { line += "; suspended p50 \(ms(p.p50)) ms, max \(ms(p.max)) ms" }
         out.append(line)

@@ -23,7 +23,8 @@ public struct LogStatistics: Sendable {
         public var appSession: String?
         public var start: Int64
         public var end: Int64?
-        /// `requested` when ended on request; the CastSessionError name otherwise; nil while open.
+        /// `requested` when ended on request (`requested while suspended (…)` when the end found it
+        /// suspended: an outage the caller gave up on); the CastSessionError name otherwise; nil while open.
         public var endReason: String?
         public var suspends = 0
         /// The apps this session let go of while it stayed up (a following session: the hub's
@@ -41,8 +42,11 @@ public struct LogStatistics: Sendable {
     public struct Suspension: Sendable, Equatable {
         public var device: String
         public var start: Int64
+        /// When it resumed, or when its session ended still suspended; nil while open.
         public var end: Int64?
         public var reason: String
+        /// Ended by `didResume` (not by the session's end).
+        public var resumed = false
     }
 
     /// A screen a job keeps its media or page on: how long it showed, and every gap with its reason.
@@ -151,18 +155,29 @@ public struct LogStatistics: Sendable {
                                           localSession: e.text("localSession") ?? "?", start: e.time))
         case "didStart", "didResume":
             if let index = openSessions[key], let app = e.text("session") { sessions[index].appSession = app }
-            if event == "didResume", let s = openSuspensions.removeValue(forKey: key) { suspensions[s].end = e.time }
+            if event == "didResume", let s = openSuspensions.removeValue(forKey: key) {
+                suspensions[s].end = e.time
+                suspensions[s].resumed = true
+            }
         case "didSuspend":
             if let index = openSessions[key] { sessions[index].suspends += 1 }
             openSuspensions[key] = suspensions.count
             suspensions.append(Suspension(device: device, start: e.time, reason: String(e.body.dropFirst("didSuspend(".count).dropLast())))
         case "didFailToStart", "didEnd":
             let reason = e.text("endReason") ?? "requested"
+            // An end that finds the session suspended closes the suspension without a resume.
+            let suspended = openSuspensions.removeValue(forKey: key)
+            if let s = suspended { suspensions[s].end = e.time }
             if let index = openSessions.removeValue(forKey: key) {
                 sessions[index].end = e.time
-                sessions[index].endReason = event == "didFailToStart" ? "failedToStart: \(reason)" : reason
+                if event == "didFailToStart" {
+                    sessions[index].endReason = "failedToStart: \(reason)"
+                } else if reason == "requested", let s = suspended {
+                    sessions[index].endReason = "requested while suspended (\(suspensions[s].reason))"
+                } else {
+                    sessions[index].endReason = reason
+                }
             }
-            if let s = openSuspensions.removeValue(forKey: key) { suspensions[s].end = e.time }
             if reason != "requested" { errors["session \(event == "didFailToStart" ? "failed to start" : "ended"): \(reason)", default: 0] += 1 }
         default:
             break

@@ -46,10 +46,13 @@ final class CommandEnvironment: @unchecked Sendable {
         if !config.discovery.interfaces.isEmpty, pluginConfigs["avahi-discovery"] == nil {
             pluginConfigs["avahi-discovery"] = JSONValue.object(["interfaces": .array(config.discovery.interfaces.map { .string($0) })]).serialized()
         }
-        plugins = PluginHost(configuration: PluginHostConfiguration(
+        var hostConfiguration = PluginHostConfiguration(
             searchPath: PluginSearchPath(commandLine: options.pluginPath, environment: env, config: config.plugins.paths),
             allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: config.channels.permitted,
-            pluginConfigs: pluginConfigs, disabledPlugins: Set(config.plugins.disabled), featureKinds: kinds), logSystem: logSystem)
+            pluginConfigs: pluginConfigs, disabledPlugins: Set(config.plugins.disabled), featureKinds: kinds,
+            scanner: PluginScanner.castline(timeout: config.plugins.callTimeout), callTimeout: config.plugins.callTimeout)
+        hostConfiguration.isolatedPlugins = Set(config.plugins.isolated)
+        plugins = PluginHost(configuration: hostConfiguration, logSystem: logSystem)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         if !kinds.isEmpty { plugins.loadAll() }
         for sink in config.logging.sinks {

@@ -93,7 +93,8 @@ struct ConfigCheckCommand: AsyncParsableCommand {
         let host = PluginHost(configuration: PluginHostConfiguration(
             searchPath: PluginSearchPath(commandLine: pluginPath, environment: environment(), config: config.plugins.paths),
             allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: config.channels.permitted,
-            pluginConfigs: config.plugins.configs, disabledPlugins: Set(config.plugins.disabled)), logSystem: logSystem)
+            pluginConfigs: config.plugins.configs, disabledPlugins: Set(config.plugins.disabled),
+            scanner: PluginScanner.castline(timeout: config.plugins.callTimeout)), logSystem: logSystem)
         host.loadAll()
         defer { host.shutdown() }
         var found: [ConfigDiagnostic] = []

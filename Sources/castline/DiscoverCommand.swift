@@ -4,6 +4,7 @@ import CastLogging
 import CastPluginHost
 import CastSender
 import Glibc
+import Synchronization
 import NIOPosix
 
 /// `castline discover`: list Cast devices from the discovery plugins (Avahi) and static hosts.
@@ -74,7 +75,7 @@ struct DiscoverCommand: AsyncParsableCommand {
         }
         let plugins = PluginHost(configuration: PluginHostConfiguration(
             searchPath: PluginSearchPath(commandLine: pluginPath, environment: environment()), pluginConfigs: configs,
-            featureKinds: [.discovery]), logSystem: logSystem)
+            featureKinds: [.discovery], scanner: PluginScanner.castline(timeout: 5)), logSystem: logSystem)
         plugins.loadAll()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let manager = DiscoveryManager(criteria: DiscoveryCriteria(appIDs: Set(app)), logSystem: logSystem)
@@ -98,16 +99,19 @@ struct DiscoverCommand: AsyncParsableCommand {
             try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             endingContinuation.yield()
         }
+        let ended = EndedFlag()
         let printing = Task {
             for await event in events {
                 if case .stopped = event { break }
-                if follow { printer.print(event) }
+                if follow, !ended.isSet { printer.print(event) }
             }
         }
         for await _ in ending { break }
         timer.cancel()
-        // The printing ends before the manager stops: stopping reports every device removed,
-        // which is not a loss and is not printed.
+        // Nothing is printed once it ends: stopping reports every device removed, which is not
+        // a loss. (Cancelling the printing is not enough: a task busy printing when cancelled
+        // still gets what the stream had buffered by its next read.)
+        ended.set()
         printing.cancel()
         let devices = await manager.devices
         let reasons = devices.isEmpty ? (await manager.explanation?.lines ?? []) : []
@@ -193,4 +197,11 @@ struct EventPrinter {
             Swift.print("\(d.friendlyName)\t\(d.modelName.isEmpty ? "-" : d.modelName)\t\(d.endpoint)\t\(d.id)\t\(d.provider)")
         }
     }
+}
+
+/// Set once `discover` ends; read by the task that prints events.
+final class EndedFlag: Sendable {
+    private let value = Atomic(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
 }

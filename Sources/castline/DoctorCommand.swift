@@ -70,7 +70,7 @@ struct DoctorCommand: AsyncParsableCommand {
         host.loadAll()
         defer { host.shutdown() }
         add(DoctorChecks.pluginChecks(loaded: host.plugins.map { "\($0.id) \($0.version)" }, problems: host.problems))
-        let declared = host.plugins.flatMap { PluginInventory.declaredFeatures(path: $0.path).map(DeclaredFeature.init) }
+        let declared = host.plugins.flatMap { inventory.declaredFeatures(path: $0.path).map(DeclaredFeature.init) }
         add(DoctorChecks.declarationChecks(declared, allowedServices: Set(settings.discovery.allowedServices),
                                            allowedNamespaces: settings.channels.permitted, configFile: settings.file))
 

@@ -23,7 +23,8 @@ struct PluginInventory {
         host = PluginHost(configuration: PluginHostConfiguration(
             searchPath: searchPath, allowedServiceTypes: Set(config.discovery.allowedServices),
             allowedNamespaces: config.channels.permitted, pluginConfigs: Self.pluginConfigs(config),
-            disabledPlugins: Set(config.plugins.disabled)), logSystem: logSystem)
+            disabledPlugins: Set(config.plugins.disabled), scanner: PluginScanner.castline(timeout: config.plugins.callTimeout)),
+            logSystem: logSystem)
     }
 
     /// Each plugin's config as CommandEnvironment passes it (`discovery.interfaces` → avahi-discovery).
@@ -35,10 +36,10 @@ struct PluginInventory {
         return configs
     }
 
-    /// Every feature a plugin file declares, the refused ones too (its descriptor read again).
-    /// Only for files the host has already opened (it checked their safety first).
-    static func declaredFeatures(path: String) -> [PluginFeature] {
-        (try? PluginLoader.load(path, checkSafety: false).get())?.features ?? []
+    /// Every feature a plugin file declares, the refused ones too, as the scanner described it
+    /// (never loaded into this process for that). Only for files the host has looked at.
+    func declaredFeatures(path: String) -> [PluginFeature] {
+        host.declaredPlugin(atPath: path)?.features ?? []
     }
 
     /// `default (/usr/lib/castline)` for a file found on the search path.
@@ -77,7 +78,7 @@ struct PluginInventory {
             o.set("source", .string(entry.source.rawValue))
             o.set("folder", .string(entry.path))
         }
-        let declared = Self.declaredFeatures(path: plugin.path)
+        let declared = declaredFeatures(path: plugin.path)
         o.set("features", .array((declared.isEmpty ? plugin.features : declared).map { .object(json($0)) }))
         return o
     }

@@ -3,6 +3,7 @@ import CastCore
 import CastLogging
 import CastPluginHost
 import CastlineConfig
+import Glibc
 
 /// `castline plugins list|inspect`: what the plugin host finds, loads, refuses and shadows.
 struct PluginsCommand: AsyncParsableCommand {
@@ -38,7 +39,8 @@ struct PluginsListCommand: AsyncParsableCommand {
         abstract: "Load every plugin on the search path and list them, the refused ones and shadowed features.",
         discussion: """
             Search order: --plugin-path, CASTLINE_PLUGIN_PATH, the config's plugins.paths, then next to the \
-            binary. A feature's status: active, shadowed (another plugin's feature with the same id has a \
+            binary. Each file is described and initialised in a child process first (castline plugin-scan); one \
+            that crashes (its signal is shown) or hangs (past plugins.call_timeout) there is listed as refused. A feature's status: active, shadowed (another plugin's feature with the same id has a \
             higher rank), not allowed (its declarations are not in discovery.allowed_services or \
             channels.allowed_namespaces). --json: {"plugins":[…],"problems":[…],"shadowed":[…],"searchPath":[…]}.
             Exits 0 (problems are listed, not fatal); 2 when the config file has errors.
@@ -72,7 +74,7 @@ struct PluginsListCommand: AsyncParsableCommand {
         } else {
             var rows = [["ID", "VERSION", "FEATURES", "PATH", "SOURCE"]]
             for plugin in host.plugins {
-                let declared = PluginInventory.declaredFeatures(path: plugin.path)
+                let declared = inventory.declaredFeatures(path: plugin.path)
                 let features = (declared.isEmpty ? plugin.features : declared).map(inventory.featureText)
                 rows.append([plugin.id, plugin.version, features.isEmpty ? "-" : features.joined(separator: ", "),
                              plugin.path, inventory.sourceText(of: plugin.path)])
@@ -111,8 +113,11 @@ struct PluginsInspectCommand: AsyncParsableCommand {
         abstract: "Show one plugin (by id, or a .so path) with every field, its declarations and whether the config allows them.",
         discussion: """
             By id: the plugin is looked for on the search path (as `plugins list`). By path (contains a "/" or \
-            ends in .so): that file alone is loaded. Exits 1 when no plugin has the id or the plugin failed to \
-            load (not a plugin, ABI mismatch, init failed); 0 otherwise (a disabled plugin is shown).
+            ends in .so): that file alone is loaded. Each file is first described and initialised in a child \
+            process (castline plugin-scan): a plugin that crashes or hangs there is reported (status crashed, \
+            with the signal, or timed_out, after plugins.call_timeout) and left out. Exits 1 when no plugin has \
+            the id or the plugin failed to load (not a plugin, ABI mismatch, init failed, crashed, timed out); \
+            0 otherwise (a disabled plugin is shown).
             """ + "\n" + CastlineExit.summary)
 
     @Argument(help: ArgumentHelp("A plugin id (json-sink) or the path of a plugin file.", valueName: "id-or-path"))
@@ -135,11 +140,11 @@ struct PluginsInspectCommand: AsyncParsableCommand {
         }
         let loaded = host.plugins.first { byPath ? $0.path == plugin : $0.id == plugin }
         // A plugin whose init failed or that is disabled was opened: its descriptor can be read again.
-        let opened = problems.first { [.initFailed, .disabled, .duplicate].contains($0.kind) }
+        let opened = problems.first { [.initFailed, .disabled, .duplicate, .crashed, .timedOut].contains($0.kind) }
         let path = loaded?.path ?? opened?.path ?? (byPath ? plugin : nil)
-        let declared = loaded != nil || opened != nil ? path.map(PluginInventory.declaredFeatures) ?? [] : []
+        let declared = loaded != nil || opened != nil ? path.map(inventory.declaredFeatures) ?? [] : []
         var description: LoadedPlugin?
-        if loaded == nil, let opened { description = try? PluginLoader.load(opened.path, checkSafety: false).get() }
+        if loaded == nil, let opened { description = host.declaredPlugin(atPath: opened.path) }
         let info = loaded ?? description
         let failed = loaded == nil && !(opened?.kind == .disabled)
 
@@ -148,7 +153,8 @@ struct PluginsInspectCommand: AsyncParsableCommand {
             printError("castline: no plugin \"\(plugin)\" on the search path; loaded: " + (ids.isEmpty ? "none" : ids.joined(separator: ", ")))
             throw CastlineExit.failure
         }
-        let status = loaded != nil ? "loaded" : opened?.kind == .disabled ? "disabled" : "failed"
+        let status = loaded != nil ? "loaded"
+            : [.disabled, .crashed, .timedOut].contains(opened?.kind) ? opened!.kind.rawValue : "failed"
         let pluginConfig = info.map { PluginInventory.pluginConfigs(inventory.config)[$0.id] ?? "{}" }
         if options.json {
             var o = info.map { inventory.json($0) } ?? ["path": .string(path ?? plugin)]
@@ -200,5 +206,34 @@ struct PluginsInspectCommand: AsyncParsableCommand {
             for p in problems { lines.append("  \(p.kind.rawValue): \(p.description)") }
         }
         return lines
+    }
+}
+
+/// `castline plugin-host FILE` (hidden): the helper process an isolated plugin (`plugins.isolated`)
+/// runs in (``IsolatedPlugin``). It talks to its parent on fd 3 only and ends when that closes.
+struct PluginHostCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plugin-host", abstract: "Run one plugin for castline in its own process (internal).", shouldDisplay: false)
+
+    @Argument(help: "The plugin file.")
+    var path: String
+
+    func run() throws {
+        _exit(PluginHostChild.run(path: path))
+    }
+}
+
+/// `castline plugin-scan FILE` (hidden): the child process in which every plugin file is first
+/// described and initialised (``PluginScanner``). It talks to its parent on fd 3 only, and exits
+/// without running the plugin's destructors.
+struct PluginScanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plugin-scan", abstract: "Describe and initialise one plugin for castline (internal).", shouldDisplay: false)
+
+    @Argument(help: "The plugin file.")
+    var path: String
+
+    func run() throws {
+        _exit(PluginScanChild.run(path: path))
     }
 }

@@ -153,6 +153,61 @@ struct StaticHostProviderTests {
         }
     }
 
+    @Test("the unreachable-host summary: none before a full interval, then one per interval with the probes since the last; an answer ends the outage")
+    func reminderCadence() {
+        let a = StaticHostProvider.Host(host: "10.0.0.1"), b = StaticHostProvider.Host(host: "10.0.0.2")
+        var reminder = StaticHostProvider.UnreachableReminder()
+        reminder.note([(a, "refused"), (b, nil)], at: 100)
+        #expect(reminder.due(at: 100, interval: 60, hosts: 2, retryInterval: 10, reasons: ["refused"]) == nil)
+        for t in stride(from: 110.0, through: 150, by: 10) {
+            reminder.note([(a, "refused")], at: t)
+            #expect(reminder.due(at: t, interval: 60, hosts: 2, retryInterval: 10, reasons: ["refused"]) == nil)
+        }
+        reminder.note([(a, "refused")], at: 160)
+        let first = reminder.due(at: 160, interval: 60, hosts: 2, retryInterval: 10, reasons: ["refused"])
+        #expect(first?.message == "still unreachable: 1 of 2 host(s), the longest for 60 s; 7 failed probe(s) since the last summary, retried every 10 s: refused")
+        #expect(first?.fields["probes"] == .int(7))
+        #expect(reminder.due(at: 170, interval: 60, hosts: 2, retryInterval: 10, reasons: ["refused"]) == nil)
+        // It answers: the outage is over, and the next one starts its own interval.
+        reminder.note([(a, nil)], at: 170)
+        #expect(reminder.due(at: 300, interval: 60, hosts: 2, retryInterval: 10, reasons: []) == nil)
+        reminder.note([(b, "timed out")], at: 300)
+        #expect(reminder.due(at: 330, interval: 60, hosts: 2, retryInterval: 10, reasons: ["timed out"]) == nil)
+        reminder.note([(b, "timed out")], at: 360)
+        #expect(reminder.due(at: 360, interval: 60, hosts: 2, retryInterval: 10, reasons: ["timed out"])?.fields["probes"] == .int(2))
+    }
+
+    @Test("an unreachable host: one warning (the problem line), no warning per probe, one summary per interval")
+    func unreachableNoiseIsBounded() async throws {
+        try await withSenderRig { rig in
+            let provider = StaticHostProvider(hosts: [.init(host: "127.0.0.1", port: 1, name: "Nowhere")], retryInterval: 0.05,
+                                              recheckInterval: 0.2, connectTimeout: 2, reminderInterval: 1, group: rig.group,
+                                              logSystem: rig.logSystem)
+            let manager = rig.discoveryManager(criteria: .any)
+            await manager.add(provider)
+            let start = ContinuousClock.now
+            await manager.start()
+            let summaries = { rig.logRecords.filter { $0.className == "StaticHostProvider" && $0.message.hasPrefix("still unreachable") } }
+            #expect(await pollUntil(timeout: 30) { summaries().count >= 2 })
+            await manager.stop()
+            let elapsed = ContinuousClock.now - start
+            let records = rig.logRecords
+            let probes = records.filter { $0.className == "CastConnection" && $0.message.hasPrefix("cannot connect") }
+            // Many probes (every 50 ms), each a debug record; none a warning.
+            #expect(probes.count >= 10, "\(probes.count) probes")
+            #expect(probes.allSatisfy { $0.level == .debug })
+            #expect(probes.first?.message == "cannot connect: connection refused (ECONNREFUSED): nothing accepts connections on that port")
+            let warnings = records.filter { $0.level >= .warning }
+            #expect(warnings.map(\.message) == ["provider static: 1 of 1 host(s) unreachable: cannot connect to 127.0.0.1:1: connection refused (ECONNREFUSED): nothing accepts connections on that port"])
+            // One summary per full interval, each counting the probes since the one before.
+            let done = summaries()
+            #expect(done.count <= Int(elapsed / .seconds(1)), "\(done.count) summaries in \(elapsed)")
+            #expect(done.allSatisfy { $0.level == .info && $0.fields["unreachable"] == .int(1) })
+            let counted = done.compactMap { if case .int(let n)? = $0.fields["probes"] { return Int(n) } else { return nil } }
+            #expect(counted.reduce(0, +) <= probes.count && counted.allSatisfy { $0 >= 2 }, "\(counted) of \(probes.count)")
+        }
+    }
+
     @Test("two configured hosts for one device: one of them failing does not remove the device")
     func sameDeviceTwice() async throws {
         try await withSenderRig(count: 2) { rig in

@@ -68,6 +68,9 @@ struct SessionStateMachineTests {
                 return
             }
             #expect(next == attempt + 1)
+            // Suspended for this attempt's failure, not for the first cause.
+            #expect(machine.state == .suspended(.connectionLost(.error("reconnect failed: cannot connect to x: refused"))))
+            #expect(!machine.state.description.contains("closed by the device"))
             delays.append(delay)
         }
         #expect(events == ["willResume"])

@@ -164,8 +164,10 @@ struct CastConnectionTests {
             _ = try await CastConnection.connect(host: device.address, port: device.castPort, options: Self.options(), group: group)
             Issue.record("connected to a stopped device")
         } catch {
-            guard case .connectFailed(let endpoint, _) = error else { Issue.record("wrong error \(error)"); return }
+            guard case .connectFailed(let endpoint, let reason) = error else { Issue.record("wrong error \(error)"); return }
             #expect(endpoint == "\(device.address):\(device.castPort)")
+            // Said as what it is, not as NIO names the syscall step ("connection reset (error set)").
+            #expect(reason == "connection refused (ECONNREFUSED): nothing accepts connections on that port", "\(reason)")
         }
         try await group.shutdownGracefully()
     }

@@ -88,11 +88,28 @@ import Testing
         #expect(stats.sessions[1].endReason == "failedToStart: connectFailed")
         #expect(stats.sessions[2].end == nil && stats.sessions[2].endReason == nil)
         #expect(stats.suspensions[0].end == at(400) && stats.suspensions[0].reason == "heartbeat timeout after 10.0 s")
-        #expect(stats.suspensions[1].end == at(900), "an end closes an open suspension")
+        #expect(stats.suspensions[0].resumed)
+        #expect(stats.suspensions[1].end == at(900) && !stats.suspensions[1].resumed, "an end closes an open suspension, not as a resume")
         #expect(stats.reconnectAttempts == 1)
         #expect(stats.errors == ["session ended: sessionGone": 1, "session failed to start: connectFailed": 1])
         let json = stats.json(read: LogReadReport())
-        #expect(json["suspends"]?["count"] == .int(2) && json["suspends"]?["resumed"] == .int(2))
+        // One didResume in the log: one resumed (the other suspension ended with its session).
+        #expect(json["suspends"]?["count"] == .int(2) && json["suspends"]?["resumed"] == .int(1))
+        #expect(json["suspends"]?["list"]?[1]?["outcome"] == "ended")
+        #expect(stats.text(read: LogReadReport()).contains("suspends: 2, resumed 1,"))
+    }
+
+    @Test mutating func anEndRequestedDuringAnOutageSaysSo() {
+        var stats = LogStatistics()
+        stats.add(session(at(0), "willStart"))
+        stats.add(session(at(5), "didStart"))
+        stats.add(session(at(100), "didSuspend", level: .warning))
+        stats.add(session(at(3000), "didEnd"))
+        #expect(stats.sessions[0].endReason == "requested while suspended (heartbeat timeout after 10.0 s)")
+        #expect(stats.errors.isEmpty)
+        let json = stats.json(read: LogReadReport())
+        #expect(json["suspends"]?["resumed"] == .int(0))
+        #expect(json["suspends"]?["p50_ms"] == nil)
     }
 
     @Test func sinkDropsAreSummed() {

@@ -42,20 +42,26 @@ class Hub:
     """`castline run` over the simulator's devices, its API on a socket in `workdir`."""
 
     def __init__(self, netns, sim, workdir, jobs="", api_extra="", log_rules="info,CastChannel.*:warning", env=None,
-                 config_from_env=False, json_log=None):
+                 config_from_env=False, json_log=None, plugins="", plugin_paths=(),
+                 allowed_namespaces=(ECHO_NS, "urn:x-cast:org.castline.test")):
         """`config_from_env`: the config reaches `castline run` through CASTLINE_CONFIG, not --config.
-        `json_log`: a JSON Lines file the json-sink plugin writes the daemon's records to."""
+        `json_log`: a JSON Lines file the json-sink plugin writes the daemon's records to.
+        `plugins` is the config's plugins: section (YAML text, without the key); `plugin_paths`
+        come after the echo plugin's --plugin-path."""
         self.workdir = workdir
         self.socket = os.path.join(workdir, "api.sock")
         self.config = os.path.join(workdir, "hub.yaml")
         sinks = f", sinks: [{{type: json, options: {{path: {json_log}}}}}]" if json_log else ""
+        namespaces = ", ".join(json.dumps(n) for n in allowed_namespaces)
+        plugins_section = "plugins: " + plugins if plugins else ""
         devices = "\n".join(f"  - {{name: \"{d['name']}\", host: {d['address']}, port: {d['castPort']}}}" for d in sim.ready["devices"])
         with open(self.config, "w") as f:
             f.write(f"""devices:
 {devices}
 discovery: {{providers: [static]}}
-channels: {{allowed_namespaces: ["{ECHO_NS}", "urn:x-cast:org.castline.test"]}}
+channels: {{allowed_namespaces: [{namespaces}]}}
 logging: {{rules: "{log_rules}"{sinks}}}
+{plugins_section}
 api:
   socket: {self.socket}
 {api_extra}
@@ -69,7 +75,8 @@ daemon: {{jobs_file: {workdir}/jobs.json}}
             env = dict(env or os.environ, CASTLINE_CONFIG=self.config)
         self.process = subprocess.Popen(
             netns.command(castline_binary(), "run", *config, "--plugin-path",
-                          os.path.join(BUILD, "libCastlinePluginEchoChannelC.so")),
+                          os.path.join(BUILD, "libCastlinePluginEchoChannelC.so"),
+                          *[arg for path in plugin_paths for arg in ("--plugin-path", path)]),
             stdout=subprocess.DEVNULL, stderr=self.stderr, env=env)
         count = len(sim.ready["devices"])
         wait_until(lambda: self.connected() == count, 20, f"the daemon connected to all {count} devices")

@@ -2,19 +2,33 @@
  * castline plugin ABI — the only thing a plugin and the castline host share.
  *
  * A plugin is a shared object exporting one symbol, CASTLINE_PLUGIN_ENTRY_SYMBOL
- * ("castline_plugin_v1_describe"), that returns a static castline_plugin_descriptor.
- * The host loads it with dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) and never unloads it.
+ * ("castline_plugin_v1_describe"), that returns a static castline_plugin_descriptor. Write it
+ * with CASTLINE_PLUGIN_DEFINE (or CASTLINE_PLUGIN_EXPORT for a descriptor of your own), never by
+ * hand. The host loads it with dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) and never unloads it.
  *
  * Compatibility rules (checked by the host before anything else is read):
  *   - descriptor.abi_major == CASTLINE_PLUGIN_ABI_MAJOR (the major is also in the symbol name);
  *   - descriptor.abi_minor <= the host's minor;
  *   - every struct starts with (version or abi fields, struct_size); the host reads at most
  *     struct_size bytes of a plugin struct and zero-fills the rest, so fields appended in a later
- *     minor read as NULL/0 from an older plugin. A struct_size smaller than the v1.0 size is refused.
+ *     minor read as NULL/0 from an older plugin. A struct_size smaller than the 1.0 size
+ *     (CASTLINE_*_SIZE_1_0 below: frozen literals, not sizeof) is refused;
+ *   - the host's own table (castline_host_services) grows the same way: test a field appended
+ *     after 1.0 with CASTLINE_HOST_HAS(host, field) before calling it;
+ *   - castline_log_record and castline_field are handed to a plugin as arrays, so their stride is
+ *     part of the ABI: they are frozen at their 1.0 layout for all of major 1. A later minor that
+ *     needs more adds a new struct and a new vtable entry that takes it.
+ * The layout is pinned below with static assertions for LP64 Linux (x86_64, aarch64), the
+ * platforms castline runs on.
  *
- * Only C scalars, NUL-terminated UTF-8 strings and JSON text cross the boundary. Strings handed
- * to a plugin are valid only during the call; copy what you keep. Strings a plugin hands to the
- * host are copied by the host before the call returns.
+ * Strings. Only C scalars, UTF-8 strings and JSON text cross the boundary, and every string is
+ * NUL-terminated, in both directions:
+ *   - a plugin hands the host NUL-terminated strings only (every host service takes `const char *`
+ *     without a length, JSON included: JSON text never contains a raw NUL);
+ *   - the host hands a plugin NUL-terminated strings; where a length comes along (payloads, log
+ *     record fields) it is the byte count without the NUL, a convenience that equals strlen.
+ * Strings handed to a plugin are valid only during the call; copy what you keep. Strings a plugin
+ * hands to the host are copied by the host before the call returns.
  *
  * Threading: every call into one feature instance (open, on_message, command, timer callbacks,
  * close, stop) is serialized by the host on that instance's own queue; log-sink write/flush run on
@@ -36,7 +50,8 @@ extern "C" {
 #define CASTLINE_PLUGIN_ABI_MAJOR 1 /* since 1.0 */
 #define CASTLINE_PLUGIN_ABI_MINOR 0 /* since 1.0 */
 /* The one exported symbol: a castline_plugin_describe_fn. The major is part of the name so a
- * plugin built for another major is recognised as such instead of misread. (since 1.0) */
+ * plugin built for another major is recognised as such instead of misread. (since 1.0)
+ * CASTLINE_PLUGIN_DEFINE / CASTLINE_PLUGIN_EXPORT below define it. */
 #define CASTLINE_PLUGIN_ENTRY_SYMBOL "castline_plugin_v1_describe"
 
 /* Log levels, numbered like GCKLoggerLevel. (since 1.0) */
@@ -77,6 +92,7 @@ typedef enum castline_value_type {
     CASTLINE_VALUE_BOOL = 3    /* int_value 0 or 1 */
 } castline_value_type;
 
+/* Frozen at its 1.0 layout (an array element): see the compatibility rules above. */
 typedef struct castline_field {
     const char *key;       /* since 1.0: NUL-terminated */
     size_t key_length;     /* since 1.0: bytes, without the NUL */
@@ -87,7 +103,8 @@ typedef struct castline_field {
     double double_value;   /* since 1.0 */
 } castline_field;
 
-/* One log record as a log sink receives it. All strings NUL-terminated, lengths without the NUL. */
+/* One log record as a log sink receives it. All strings NUL-terminated, lengths without the NUL.
+ * Frozen at its 1.0 layout (an array element): see the compatibility rules above. */
 typedef struct castline_log_record {
     uint64_t timestamp_ns;        /* since 1.0: wall clock, ns since the Unix epoch */
     int32_t level;                /* since 1.0: castline_level, never NONE */
@@ -108,8 +125,9 @@ typedef struct castline_log_record {
  * Pass it back to host services; it tells the host who is calling. (since 1.0) */
 typedef struct castline_host_ctx castline_host_ctx;
 
-/* Services the host offers. Versioned: check `version`/`struct_size` before using a field
- * appended after 1.0. Every function may be called from any thread. */
+/* Services the host offers. Versioned: test a field appended after 1.0 with
+ * CASTLINE_HOST_HAS(host, field) before calling it. Every function may be called from any thread.
+ * Every string argument is NUL-terminated (see "Strings" above); none takes a length. */
 typedef struct castline_host_services {
     uint32_t version;     /* since 1.0: host ABI minor (major is CASTLINE_PLUGIN_ABI_MAJOR) */
     uint32_t struct_size; /* since 1.0: sizeof(castline_host_services) in the host */
@@ -136,13 +154,15 @@ typedef struct castline_host_services {
      * so with an app running a message sent there reaches it; with no app running (a device
      * session following an idle device) a message to the app is refused with
      * CASTLINE_ERR_NOT_CONNECTED. Also refused: CASTLINE_ERR_UNDECLARED when the feature did not
-     * declare the namespace, CASTLINE_ERR_INVALID_JSON when payload is not JSON. */
+     * declare the namespace, CASTLINE_ERR_INVALID_JSON when payload is not JSON.
+     * payload: NUL-terminated JSON text. */
     int32_t (*send_message)(castline_host_ctx *ctx, const char *namespace_, const char *destination_id,
-                            const char *payload, size_t payload_length);
+                            const char *payload);
     /* since 1.0 (channel instances): finish the command `command_id` with a JSON result
-     * (status CASTLINE_OK) or an error text (any other status). Exactly once per command. */
+     * (status CASTLINE_OK) or an error text (any other status), NUL-terminated. Exactly once per
+     * command. */
     int32_t (*complete_command)(castline_host_ctx *ctx, uint64_t command_id, int32_t status,
-                                const char *json_or_error, size_t length);
+                                const char *json_or_error);
 
     /* since 1.0: call fire(user) after delay_ms, then every repeat_ms (0: once), on the
      * caller's feature queue. Returns a timer id > 0, or 0 on failure. */
@@ -153,8 +173,8 @@ typedef struct castline_host_services {
 
     /* since 1.0 (discovery instances): a device appeared or changed. device_json is an object:
      * {"id","name","host","port", optional "model","addresses":[...],"service_type","capabilities",
-     * "status_text","app_ids":[...],"icon_path","interface"}. */
-    int32_t (*device_found)(castline_host_ctx *ctx, const char *device_json, size_t length);
+     * "status_text","app_ids":[...],"icon_path","interface"}, NUL-terminated. */
+    int32_t (*device_found)(castline_host_ctx *ctx, const char *device_json);
     /* since 1.0 (discovery instances): the device with this id is gone. */
     int32_t (*device_lost)(castline_host_ctx *ctx, const char *device_id);
     /* since 1.0 (discovery instances): the medium is unusable (NULL when it recovered), e.g.
@@ -282,9 +302,140 @@ typedef struct castline_plugin_descriptor {
 /* The type of the entry symbol. */
 typedef const castline_plugin_descriptor *(*castline_plugin_describe_fn)(void);
 
-/* The size of the 1.0 structs: the smallest struct_size the host accepts. */
-#define CASTLINE_PLUGIN_DESCRIPTOR_SIZE_1_0 ((uint32_t)sizeof(castline_plugin_descriptor))
-#define CASTLINE_FEATURE_SIZE_1_0 ((uint32_t)sizeof(castline_feature))
+/* The 1.0 sizes: the smallest struct_size the host accepts from a plugin (and the smallest
+ * host_services struct_size a plugin may see). Frozen literals: a later minor appends fields and
+ * grows sizeof, never these. (since 1.0) */
+#define CASTLINE_PLUGIN_DESCRIPTOR_SIZE_1_0 80u
+#define CASTLINE_FEATURE_SIZE_1_0 32u
+#define CASTLINE_HOST_SERVICES_SIZE_1_0 80u
+#define CASTLINE_DISCOVERY_VTABLE_SIZE_1_0 32u
+#define CASTLINE_CHANNEL_VTABLE_SIZE_1_0 48u
+#define CASTLINE_MEDIA_FORMAT_VTABLE_SIZE_1_0 24u
+#define CASTLINE_LOG_SINK_VTABLE_SIZE_1_0 56u
+#define CASTLINE_LOG_RECORD_SIZE_1_0 96u
+#define CASTLINE_FIELD_SIZE_1_0 56u
+#define CASTLINE_ERROR_BUFFER_SIZE_1_0 16u
+
+/* 1 when the host's table has `field` (it was built with a minor that has it), else 0. */
+#define CASTLINE_HOST_HAS(host, field) \
+    ((host)->struct_size >= offsetof(castline_host_services, field) + sizeof((host)->field))
+
+/* Number of elements of a static feature array. */
+#define CASTLINE_FEATURE_COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CASTLINE_PLUGIN_VISIBLE __attribute__((visibility("default"), used))
+#else
+#define CASTLINE_PLUGIN_VISIBLE
+#endif
+#ifdef __cplusplus
+#define CASTLINE_PLUGIN_EXTERN_C extern "C"
+#else
+#define CASTLINE_PLUGIN_EXTERN_C
+#endif
+
+/* Exports `descriptor` (a castline_plugin_descriptor with static storage) under the entry symbol,
+ * visible even when the plugin is built with -fvisibility=hidden. One per plugin. Use it when the
+ * descriptor is written out by hand; CASTLINE_PLUGIN_DEFINE writes both. (since 1.0) */
+#define CASTLINE_PLUGIN_EXPORT(descriptor) \
+    CASTLINE_PLUGIN_EXTERN_C CASTLINE_PLUGIN_VISIBLE const castline_plugin_descriptor *castline_plugin_v1_describe(void); \
+    CASTLINE_PLUGIN_EXTERN_C CASTLINE_PLUGIN_VISIBLE const castline_plugin_descriptor *castline_plugin_v1_describe(void) { \
+        return &(descriptor); \
+    }
+
+/* Defines the plugin's descriptor (ABI version and struct sizes filled in) and exports it, like
+ * GST_PLUGIN_DEFINE: the whole entry point of a plugin in one line. init and deinit may be NULL;
+ * features may be NULL with feature_count 0. (since 1.0)
+ *
+ *   static const castline_feature features[] = {{CASTLINE_FEATURE_CHANNEL, 0, "my-channel", &vtable, NULL}};
+ *   CASTLINE_PLUGIN_DEFINE("my-plugin", "1.0.0", "what it does", "Apache-2.0", my_init, NULL,
+ *                          features, CASTLINE_FEATURE_COUNT(features))
+ */
+#define CASTLINE_PLUGIN_DEFINE(id, version, description, license, init, deinit, features, feature_count) \
+    static const castline_plugin_descriptor castline_plugin_descriptor_ = { \
+        CASTLINE_PLUGIN_ABI_MAJOR, CASTLINE_PLUGIN_ABI_MINOR, \
+        (uint32_t)sizeof(castline_plugin_descriptor), (uint32_t)sizeof(castline_feature), \
+        (id), (version), (description), (license), (init), (deinit), (features), (feature_count)}; \
+    CASTLINE_PLUGIN_EXPORT(castline_plugin_descriptor_)
+
+/* The 1.0 layout, pinned: sizes and the offsets a later minor must never move. */
+#if defined(__LP64__) && (defined(__x86_64__) || defined(__aarch64__))
+#ifdef __cplusplus
+#define CASTLINE_STATIC_ASSERT(condition, message) static_assert(condition, message)
+#else
+#define CASTLINE_STATIC_ASSERT(condition, message) _Static_assert(condition, message)
+#endif
+#define CASTLINE_PIN_SIZE(type, size) CASTLINE_STATIC_ASSERT(sizeof(type) >= (size), #type " shrank below its 1.0 size")
+#define CASTLINE_PIN(type, field, offset) CASTLINE_STATIC_ASSERT(offsetof(type, field) == (offset), #type "." #field " moved")
+CASTLINE_STATIC_ASSERT(sizeof(castline_log_record) == CASTLINE_LOG_RECORD_SIZE_1_0, "castline_log_record is frozen");
+CASTLINE_STATIC_ASSERT(sizeof(castline_field) == CASTLINE_FIELD_SIZE_1_0, "castline_field is frozen");
+CASTLINE_PIN_SIZE(castline_plugin_descriptor, CASTLINE_PLUGIN_DESCRIPTOR_SIZE_1_0);
+CASTLINE_PIN_SIZE(castline_feature, CASTLINE_FEATURE_SIZE_1_0);
+CASTLINE_PIN_SIZE(castline_host_services, CASTLINE_HOST_SERVICES_SIZE_1_0);
+CASTLINE_PIN_SIZE(castline_discovery_vtable, CASTLINE_DISCOVERY_VTABLE_SIZE_1_0);
+CASTLINE_PIN_SIZE(castline_channel_vtable, CASTLINE_CHANNEL_VTABLE_SIZE_1_0);
+CASTLINE_PIN_SIZE(castline_media_format_vtable, CASTLINE_MEDIA_FORMAT_VTABLE_SIZE_1_0);
+CASTLINE_PIN_SIZE(castline_log_sink_vtable, CASTLINE_LOG_SINK_VTABLE_SIZE_1_0);
+CASTLINE_STATIC_ASSERT(sizeof(castline_error_buffer) == CASTLINE_ERROR_BUFFER_SIZE_1_0, "castline_error_buffer is passed by value");
+CASTLINE_PIN(castline_plugin_descriptor, abi_major, 0);
+CASTLINE_PIN(castline_plugin_descriptor, abi_minor, 4);
+CASTLINE_PIN(castline_plugin_descriptor, struct_size, 8);
+CASTLINE_PIN(castline_plugin_descriptor, feature_struct_size, 12);
+CASTLINE_PIN(castline_plugin_descriptor, id, 16);
+CASTLINE_PIN(castline_plugin_descriptor, license, 40);
+CASTLINE_PIN(castline_plugin_descriptor, init, 48);
+CASTLINE_PIN(castline_plugin_descriptor, deinit, 56);
+CASTLINE_PIN(castline_plugin_descriptor, features, 64);
+CASTLINE_PIN(castline_plugin_descriptor, feature_count, 72);
+CASTLINE_PIN(castline_feature, kind, 0);
+CASTLINE_PIN(castline_feature, rank, 4);
+CASTLINE_PIN(castline_feature, id, 8);
+CASTLINE_PIN(castline_feature, vtable, 16);
+CASTLINE_PIN(castline_feature, feature_userdata, 24);
+CASTLINE_PIN(castline_host_services, version, 0);
+CASTLINE_PIN(castline_host_services, struct_size, 4);
+CASTLINE_PIN(castline_host_services, log, 8);
+CASTLINE_PIN(castline_host_services, level_enabled, 16);
+CASTLINE_PIN(castline_host_services, send_message, 24);
+CASTLINE_PIN(castline_host_services, complete_command, 32);
+CASTLINE_PIN(castline_host_services, timer_start, 40);
+CASTLINE_PIN(castline_host_services, timer_cancel, 48);
+CASTLINE_PIN(castline_host_services, device_found, 56);
+CASTLINE_PIN(castline_host_services, device_lost, 64);
+CASTLINE_PIN(castline_host_services, discovery_problem, 72);
+CASTLINE_PIN(castline_discovery_vtable, service_types, 8);
+CASTLINE_PIN(castline_discovery_vtable, start, 16);
+CASTLINE_PIN(castline_discovery_vtable, stop, 24);
+CASTLINE_PIN(castline_channel_vtable, namespaces, 8);
+CASTLINE_PIN(castline_channel_vtable, open, 16);
+CASTLINE_PIN(castline_channel_vtable, on_message, 24);
+CASTLINE_PIN(castline_channel_vtable, command, 32);
+CASTLINE_PIN(castline_channel_vtable, close, 40);
+CASTLINE_PIN(castline_media_format_vtable, content_types, 8);
+CASTLINE_PIN(castline_media_format_vtable, probe, 16);
+CASTLINE_PIN(castline_log_sink_vtable, open, 8);
+CASTLINE_PIN(castline_log_sink_vtable, write, 16);
+CASTLINE_PIN(castline_log_sink_vtable, flush, 24);
+CASTLINE_PIN(castline_log_sink_vtable, close, 32);
+CASTLINE_PIN(castline_log_sink_vtable, dropped, 40);
+CASTLINE_PIN(castline_log_sink_vtable, problem, 48);
+CASTLINE_PIN(castline_log_record, level, 8);
+CASTLINE_PIN(castline_log_record, line, 12);
+CASTLINE_PIN(castline_log_record, class_name, 16);
+CASTLINE_PIN(castline_log_record, message, 32);
+CASTLINE_PIN(castline_log_record, file, 48);
+CASTLINE_PIN(castline_log_record, function, 64);
+CASTLINE_PIN(castline_log_record, fields, 80);
+CASTLINE_PIN(castline_log_record, field_count, 88);
+CASTLINE_PIN(castline_field, key_length, 8);
+CASTLINE_PIN(castline_field, value_type, 16);
+CASTLINE_PIN(castline_field, string, 24);
+CASTLINE_PIN(castline_field, string_length, 32);
+CASTLINE_PIN(castline_field, int_value, 40);
+CASTLINE_PIN(castline_field, double_value, 48);
+#undef CASTLINE_PIN
+#undef CASTLINE_PIN_SIZE
+#endif
 
 #ifdef __cplusplus
 }

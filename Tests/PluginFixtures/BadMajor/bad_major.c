@@ -1,4 +1,5 @@
-/* Test fixture: a descriptor that claims ABI major 2 behind the v1 symbol. */
+/* Test fixture: a descriptor that claims ABI major 2 behind the v1 symbol (written out by hand:
+ * CASTLINE_PLUGIN_DEFINE would fill in the right major). */
 #include <castline_plugin.h>
 
 static const castline_plugin_descriptor descriptor = {
@@ -7,4 +8,4 @@ static const castline_plugin_descriptor descriptor = {
     .description = "claims ABI 2", .license = "Apache-2.0",
 };
 
-const castline_plugin_descriptor *castline_plugin_v1_describe(void) { return &descriptor; }
+CASTLINE_PLUGIN_EXPORT(descriptor)

@@ -35,9 +35,9 @@ static int32_t discovery_start(void *userdata, const castline_host_services *hos
     discovery_state *s = calloc(1, sizeof *s);
     s->ctx = ctx;
     const char *good = "{\"id\":\"0123456789abcdef0123456789abcdef\",\"name\":\"Fixture TV\",\"host\":\"127.0.0.1\",\"port\":8009,\"model\":\"Chromecast\"}";
-    host->device_found(ctx, good, strlen(good));
+    host->device_found(ctx, good);
     const char *bad = "{\"id\": \"broken\", \"name\": ";
-    host->device_found(ctx, bad, strlen(bad));
+    host->device_found(ctx, bad);
     *out = s;
     return CASTLINE_OK;
 }
@@ -64,40 +64,40 @@ static int32_t channel_open(void *userdata, const castline_host_services *host, 
 }
 
 static void channel_on_message(void *state, const char *ns, const char *source, const char *payload, size_t length) {
-    (void)ns; (void)source;
+    (void)ns; (void)source; (void)length;
     channel_state *s = state;
     if (s->waiting) {
         uint64_t id = s->waiting;
         s->waiting = 0;
-        g_host->complete_command(s->ctx, id, CASTLINE_OK, payload, length);
+        g_host->complete_command(s->ctx, id, CASTLINE_OK, payload);
     }
 }
 
 static void complete_status(channel_state *s, uint64_t id, int32_t rc) {
     char text[64];
-    int n = snprintf(text, sizeof text, "{\"status\":%d}", rc);
-    g_host->complete_command(s->ctx, id, CASTLINE_OK, text, (size_t)n);
+    snprintf(text, sizeof text, "{\"status\":%d}", rc);
+    g_host->complete_command(s->ctx, id, CASTLINE_OK, text);
 }
 
 static void channel_command(void *state, uint64_t id, const char *json, size_t length) {
     (void)length;
     channel_state *s = state;
     if (strstr(json, "\"reply-badjson\"")) {
-        g_host->complete_command(s->ctx, id, CASTLINE_OK, "not json", 8);
+        g_host->complete_command(s->ctx, id, CASTLINE_OK, "not json");
     } else if (strstr(json, "\"undeclared\"")) {
-        complete_status(s, id, g_host->send_message(s->ctx, "urn:x-cast:org.castline.other", NULL, "{}", 2));
+        complete_status(s, id, g_host->send_message(s->ctx, "urn:x-cast:org.castline.other", NULL, "{}"));
     } else if (strstr(json, "\"badjson\"")) {
-        complete_status(s, id, g_host->send_message(s->ctx, TEST_NS, NULL, "{oops", 5));
+        complete_status(s, id, g_host->send_message(s->ctx, TEST_NS, NULL, "{oops"));
     } else if (strstr(json, "\"echo\"")) {
         s->waiting = id;
         const char *ping = "{\"type\":\"PING\",\"requestId\":1}";
-        int32_t rc = g_host->send_message(s->ctx, TEST_NS, NULL, ping, strlen(ping));
+        int32_t rc = g_host->send_message(s->ctx, TEST_NS, NULL, ping);
         if (rc != CASTLINE_OK) {
             s->waiting = 0;
-            g_host->complete_command(s->ctx, id, CASTLINE_ERR_FAILED, "send failed", 11);
+            g_host->complete_command(s->ctx, id, CASTLINE_ERR_FAILED, "send failed");
         }
     } else {
-        g_host->complete_command(s->ctx, id, CASTLINE_ERR_INVALID_ARGUMENT, "unknown command", 15);
+        g_host->complete_command(s->ctx, id, CASTLINE_ERR_INVALID_ARGUMENT, "unknown command");
     }
 }
 
@@ -115,11 +115,5 @@ static const castline_feature features[] = {
     {.kind = CASTLINE_FEATURE_CHANNEL, .rank = 0, .id = "test-channel", .vtable = &channel_vtable},
 };
 
-static const castline_plugin_descriptor descriptor = {
-    .abi_major = CASTLINE_PLUGIN_ABI_MAJOR, .abi_minor = CASTLINE_PLUGIN_ABI_MINOR,
-    .struct_size = sizeof(castline_plugin_descriptor), .feature_struct_size = sizeof(castline_feature),
-    .id = "test-good", .version = "1.0", .description = "well-formed fixture that misbehaves on request",
-    .license = "Apache-2.0", .init = init, .features = features, .feature_count = 2,
-};
-
-const castline_plugin_descriptor *castline_plugin_v1_describe(void) { return &descriptor; }
+CASTLINE_PLUGIN_DEFINE("test-good", "1.0", "well-formed fixture that misbehaves on request", "Apache-2.0", init, NULL,
+                       features, CASTLINE_FEATURE_COUNT(features))

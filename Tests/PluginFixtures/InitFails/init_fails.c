@@ -9,11 +9,4 @@ static int32_t init(const castline_host_services *host, castline_host_ctx *ctx, 
     return CASTLINE_ERR_FAILED;
 }
 
-static const castline_plugin_descriptor descriptor = {
-    .abi_major = CASTLINE_PLUGIN_ABI_MAJOR, .abi_minor = CASTLINE_PLUGIN_ABI_MINOR,
-    .struct_size = sizeof(castline_plugin_descriptor), .feature_struct_size = sizeof(castline_feature),
-    .id = "test-init-fails", .version = "1.0", .description = "init fails", .license = "Apache-2.0",
-    .init = init,
-};
-
-const castline_plugin_descriptor *castline_plugin_v1_describe(void) { return &descriptor; }
+CASTLINE_PLUGIN_DEFINE("test-init-fails", "1.0", "init fails", "Apache-2.0", init, NULL, NULL, 0)

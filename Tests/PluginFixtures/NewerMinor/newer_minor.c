@@ -1,4 +1,5 @@
-/* Test fixture: built for a newer minor than the host speaks. */
+/* Test fixture: built for a newer minor than the host speaks (the descriptor written out by hand
+ * to claim it). */
 #include <castline_plugin.h>
 
 static const castline_plugin_descriptor descriptor = {
@@ -7,4 +8,4 @@ static const castline_plugin_descriptor descriptor = {
     .id = "test-newer-minor", .version = "1.0", .description = "needs a newer host", .license = "Apache-2.0",
 };
 
-const castline_plugin_descriptor *castline_plugin_v1_describe(void) { return &descriptor; }
+CASTLINE_PLUGIN_EXPORT(descriptor)

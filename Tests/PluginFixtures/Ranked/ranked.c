@@ -22,11 +22,5 @@ static const castline_feature features[] = {
     {.kind = CASTLINE_FEATURE_DISCOVERY, .rank = 10, .id = "test-discovery", .vtable = &discovery},
 };
 
-static const castline_plugin_descriptor descriptor = {
-    .abi_major = CASTLINE_PLUGIN_ABI_MAJOR, .abi_minor = CASTLINE_PLUGIN_ABI_MINOR,
-    .struct_size = sizeof(castline_plugin_descriptor), .feature_struct_size = sizeof(castline_feature),
-    .id = "test-ranked", .version = "1.0", .description = "same feature id as test-good, higher rank",
-    .license = "Apache-2.0", .features = features, .feature_count = 1,
-};
-
-const castline_plugin_descriptor *castline_plugin_v1_describe(void) { return &descriptor; }
+CASTLINE_PLUGIN_DEFINE("test-ranked", "1.0", "same feature id as test-good, higher rank", "Apache-2.0", NULL, NULL,
+                       features, CASTLINE_FEATURE_COUNT(features))

@@ -27,8 +27,8 @@ typedef struct {
 
 static int32_t send_hello(state_t *s, const char *destination, int n) {
     char text[64];
-    int length = snprintf(text, sizeof text, "{\"type\":\"HELLO\",\"n\":%d}", n);
-    return s->host->send_message(s->ctx, TEST_NS, destination, text, (size_t)length);
+    snprintf(text, sizeof text, "{\"type\":\"HELLO\",\"n\":%d}", n);
+    return s->host->send_message(s->ctx, TEST_NS, destination, text);
 }
 
 /* The value of "transport_id" in session_json, copied into out (empty when absent). */
@@ -80,7 +80,7 @@ static void command(void *state, uint64_t id, const char *json, size_t length) {
                      s->app, s->transport, s->receiver, s->other);
     for (int i = 0; i < s->count; i++) n += snprintf(text + n, size - (size_t)n, "%s%s", i ? "," : "", s->messages[i]);
     n += snprintf(text + n, size - (size_t)n, "]}");
-    s->host->complete_command(s->ctx, id, CASTLINE_OK, text, (size_t)n);
+    s->host->complete_command(s->ctx, id, CASTLINE_OK, text);
     free(text);
 }
 
@@ -100,11 +100,5 @@ static const castline_feature features[] = {
     {.kind = CASTLINE_FEATURE_CHANNEL, .rank = 0, .id = "test-open-send", .vtable = &channel_vtable},
 };
 
-static const castline_plugin_descriptor descriptor = {
-    .abi_major = CASTLINE_PLUGIN_ABI_MAJOR, .abi_minor = CASTLINE_PLUGIN_ABI_MINOR,
-    .struct_size = sizeof(castline_plugin_descriptor), .feature_struct_size = sizeof(castline_feature),
-    .id = "test-send-on-open", .version = "1.0", .description = "channel fixture that sends from open",
-    .license = "Apache-2.0", .features = features, .feature_count = 1,
-};
-
-const castline_plugin_descriptor *castline_plugin_v1_describe(void) { return &descriptor; }
+CASTLINE_PLUGIN_DEFINE("test-send-on-open", "1.0", "channel fixture that sends from open", "Apache-2.0", NULL, NULL,
+                       features, CASTLINE_FEATURE_COUNT(features))

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""Chaos soak of the daemon: `castline run` keeps one job playing on every device of `castline sim`
+while random faults come from the simulator's control socket and an isolated channel plugin
+segfaults every minute. Inside a network namespace this script creates (only `lo`; no mDNS).
+
+Faults (one device at a time, at most a tenth of the devices at once): drop, ignore-pings (4 s),
+delay (1 s replies for 4 s), stop-app, reboot (down 2 s), outage (down 2 s), malformed (a random
+kind), fail-next-load (then stop-app, so the job's next LOAD fails). Device 0 carries the plugin
+and is never faulted: `TestPluginCrashesInChannel` runs under `plugins.isolated`, and every
+`--crash-every` seconds it is made to segfault in on_message through the API; the soak checks
+its channel answers again.
+
+After each fault the soak waits for the device to be back in its desired state: the daemon's link
+`connected`, the job `playing`, the simulator's media PLAYING with the job's URL (for the faults
+that disrupt, only after the disruption was seen). It reports, as JSON lines:
+- `recovery`: per fault class, count and p50/p99/max seconds from injection to desired state;
+- `lost`: devices not back in their desired state 60 s after the last fault (goal 0);
+- `resources`: the daemon's fd count and RSS once every device played, and at the end (goal ±5 %);
+- `dropped`: records the log sinks dropped (the API's /v1/logging);
+- `plugin`: crashes injected, and the helper's restarts seen in the log;
+- `stats`: what `castline logs stats` says over the soak's JSON log, next to the soak's own
+  count of each fault (the truth): LOAD → LOAD_FAILED against fail-next-load, app stopped
+  against stop-app + fail-next-load, suspends against the faults that end a connection.
+
+    sudo .venv/bin/python Benchmarks/chaos_soak.py --bin .build/release/castline --devices 1000 --seconds 600
+    (CI: Tests/Conformance/test_chaos_soak.py runs it with 100 devices for 2 minutes.)
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "Tests", "Conformance"))
+
+import conftest  # noqa: E402
+
+URL = "http://127.0.0.1:9/soak.mp4"
+TEST_NS = "urn:x-cast:org.castline.test"
+# Faults whose effect the views show (link, job or media state); the soak waits to see it before
+# it times the recovery. ignore-pings and delay are over when their later undo ran.
+DISRUPTING = {"drop", "stop-app", "reboot", "outage", "fail-next-load"}
+CLASSES = ["drop", "ignore-pings", "delay", "stop-app", "reboot", "outage", "malformed", "fail-next-load"]
+
+
+class UnixHTTP(http.client.HTTPConnection):
+    def __init__(self, path, timeout=30):
+        super().__init__("castline", timeout=timeout)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+def api(path, method, url, body=None, timeout=30):
+    connection = UnixHTTP(path, timeout)
+    try:
+        data = json.dumps(body) if body is not None else None
+        connection.request(method, url, body=data, headers={"Content-Type": "application/json"} if data else {})
+        response = connection.getresponse()
+        text = response.read().decode()
+        return response.status, (json.loads(text) if text else None)
+    finally:
+        connection.close()
+
+
+def percentiles(values):
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = lambda p: ordered[min(len(ordered) - 1, max(0, int(p * len(ordered) + 0.999999) - 1))]
+    return {"count": len(values), "p50_s": round(rank(0.5), 3), "p99_s": round(rank(0.99), 3), "max_s": round(ordered[-1], 3)}
+
+
+def resources(pid):
+    fds = len(os.listdir(f"/proc/{pid}/fd"))
+    with open(f"/proc/{pid}/status") as f:
+        rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    return {"fds": fds, "rss_kb": rss}
+
+
+class Soak:
+    def __init__(self, binary, devices, seconds, seed, crash_every, workdir, out=print):
+        self.binary = binary
+        self.count = devices
+        self.seconds = seconds
+        self.random = random.Random(seed)
+        self.crash_every = crash_every
+        self.workdir = workdir
+        self.out = out
+        self.log_path = os.path.join(workdir, "castline.jsonl")
+        self.socket = os.path.join(workdir, "api.sock")
+        self.injected = {c: 0 for c in CLASSES}
+        self.recovery = {c: [] for c in CLASSES}
+        self.unrecovered = []
+        self.crashes = 0
+        self.crashed = 0
+        self.crash_recovery = []
+
+    def emit(self, kind, **fields):
+        self.out(json.dumps({"figure": kind, **fields}))
+
+    # Device views (polled together each round).
+
+    def views(self):
+        sim = {i: d["state"] for i, d in enumerate(self.sim.control({"command": "list"}, timeout=30)["devices"])}
+        status, body = api(self.socket, "GET", "/v1/devices")
+        links = {d.get("id"): d.get("link") for d in (body or {}).get("devices", [])} if status == 200 else {}
+        status, body = api(self.socket, "GET", "/v1/jobs/soak")
+        jobs = {d.get("id"): d.get("state") for d in (body or {}).get("devices", [])} if status == 200 else {}
+        return sim, links, jobs
+
+    def desired(self, index, views):
+        sim, links, jobs = views
+        uuid = self.devices[index]["uuid"]
+        media = (sim.get(index) or {}).get("media") or {}
+        return (links.get(uuid) == "connected" and jobs.get(uuid) == "playing"
+                and media.get("playerState") == "PLAYING" and media.get("contentId") == URL)
+
+    def disrupted(self, index, views):
+        sim, links, jobs = views
+        uuid = self.devices[index]["uuid"]
+        media = (sim.get(index) or {}).get("media") or {}
+        return links.get(uuid) != "connected" or jobs.get(uuid) != "playing" or media.get("playerState") != "PLAYING"
+
+    # Faults.
+
+    def inject(self, index, fault, now):
+        control = self.sim.control
+        if fault == "ignore-pings":
+            control({"command": "ignore-pings", "device": index, "enabled": True})
+            self.later.append((now + 4, {"command": "ignore-pings", "device": index, "enabled": False}))
+        elif fault == "delay":
+            control({"command": "delay", "device": index, "seconds": 1})
+            self.later.append((now + 4, {"command": "delay", "device": index, "seconds": 0}))
+        elif fault in ("reboot", "outage"):
+            control({"command": fault, "device": index, "downFor": 2})
+        elif fault == "malformed":
+            control({"command": "malformed", "device": index,
+                     "kind": self.random.choice(["garbage", "oversized", "zero-length", "invalid-json", "unknown-namespace"])})
+        elif fault == "fail-next-load":
+            control({"command": "fail-next-load", "device": index, "code": 104})
+            control({"command": "stop-app", "device": index})
+        else:
+            control({"command": fault, "device": index})
+        self.injected[fault] += 1
+
+    def plugin_path(self):
+        return f"/v1/devices/{self.devices[0]['uuid']}/channels/{TEST_NS.replace(':', '%3A')}"
+
+    def crash_plugin(self):
+        path = self.plugin_path()
+        started = time.monotonic()
+        status, body = api(self.socket, "POST", path, {"message": {"do": "crash"}, "timeout": 10})
+        self.crashes += 1
+        crashed = status != 200 and "SIGSEGV" in json.dumps(body)
+        self.crashed += int(crashed)
+        deadline = started + 30
+        while time.monotonic() < deadline:
+            status, body = api(self.socket, "POST", path, {"message": {"do": "pid"}, "timeout": 5})
+            if status == 200:
+                self.crash_recovery.append(time.monotonic() - started)
+                return crashed
+            time.sleep(0.2)
+        return False
+
+    # The run.
+
+    def config(self):
+        # Device 0 runs the plugin's test app (CA571E00), not the job.
+        devices = "\n".join(f"  - {{name: \"{'Plugin TV' if i == 0 else f'TV {i}'}\", host: {d['address']}, port: {d['castPort']}}}"
+                            for i, d in enumerate(self.devices))
+        return f"""devices:
+{devices}
+discovery: {{providers: [static]}}
+channels: {{allowed_namespaces: ["{TEST_NS}"]}}
+plugins: {{isolated: [test-crashes-in-channel], call_timeout: 5}}
+logging:
+  rules: "info,CastChannel.*:warning,CastChannel.com.google.cast.media:debug"
+  console: false
+  sinks:
+    - type: json
+      options: {{path: {self.log_path}, max_bytes: 1073741824}}
+session:
+  heartbeat_interval: 1
+  heartbeat_timeout: 3
+  reconnect: {{initial_delay: 0.1, max_delay: 1}}
+api:
+  socket: {self.socket}
+daemon: {{jobs_file: {self.workdir}/jobs.json}}
+jobs:
+  - name: soak
+    devices: ["TV *"]
+    media: {{url: "{URL}", title: Soak}}
+    retry_delay: 0.5
+    check_interval: 2
+"""
+
+    def run(self):
+        conftest.castline_binary = lambda: self.binary
+        self.namespace = conftest.Namespace()
+        self.sim = None
+        daemon = None
+        try:
+            self.sim = conftest.Simulator(self.namespace, self.workdir, extra=["--no-mdns", "--devices", str(self.count)],
+                                          frame_log=False)
+            self.devices = self.sim.ready["devices"]
+            config = os.path.join(self.workdir, "castline.yaml")
+            with open(config, "w") as f:
+                f.write(self.config())
+            plugin = os.path.join(os.path.dirname(self.binary), "libTestPluginCrashesInChannel.so")
+            stderr = open(os.path.join(self.workdir, "daemon.stderr"), "w")
+            daemon = subprocess.Popen(self.namespace.command(self.binary, "run", "--config", config, "--plugin-path", plugin),
+                                      stdout=subprocess.DEVNULL, stderr=stderr)
+            started = time.monotonic()
+            while True:
+                if daemon.poll() is not None:
+                    raise RuntimeError(f"castline run exited {daemon.returncode}")
+                if os.path.exists(self.socket):
+                    views = self.views()
+                    if all(self.desired(i, views) for i in range(1, self.count)):
+                        break
+                if time.monotonic() - started > 60 + self.count / 10:
+                    raise RuntimeError("not every device played within the start-up bound")
+                time.sleep(0.5)
+            self.emit("startup", devices=self.count, seconds=round(time.monotonic() - started, 2))
+            # The plugin's channel on device 0, with its app launched: it answers before the soak.
+            status, body = api(self.socket, "POST", self.plugin_path(), {"message": {"do": "pid"}, "app": "CA571E00", "timeout": 10})
+            if status != 200:
+                raise RuntimeError(f"the isolated plugin's channel does not answer: {status} {body}")
+            before = resources(daemon.pid)
+            self.soak(daemon)
+            # Settle: every device back in its desired state, or counted lost.
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                views = self.views()
+                lost = [i for i in range(1, self.count) if not self.desired(i, views)]
+                if not lost:
+                    break
+                time.sleep(0.5)
+            views = self.views()
+            self.lost_views = {i: {"link": views[1].get(self.devices[i]["uuid"]), "job": views[2].get(self.devices[i]["uuid"]),
+                                   "media": (views[0].get(i) or {}).get("media"), "app": (views[0].get(i) or {}).get("app")}
+                               for i in lost}
+            after = resources(daemon.pid)
+            status, logging = api(self.socket, "GET", "/v1/logging")
+            dropped = {s["name"]: s["dropped"] for s in (logging or {}).get("sinks", [])}
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=60)
+            stderr.close()
+            if os.environ.get("SOAK_KEEP"):
+                shutil.copy(self.log_path, os.environ["SOAK_KEEP"])
+            return self.report(lost, before, after, dropped, daemon.returncode)
+        finally:
+            if daemon and daemon.poll() is None:
+                daemon.kill()
+                daemon.wait(timeout=10)
+            if self.sim:
+                self.sim.stop()
+            self.namespace.close()
+
+    def soak(self, daemon):
+        end = time.monotonic() + self.seconds
+        next_fault = time.monotonic()
+        next_crash = time.monotonic() + self.crash_every
+        self.later = []
+        self.history = []
+        self.soak_started = time.monotonic()
+        pending = {}   # device → (fault, t0, disruption seen)
+        busy_limit = max(1, self.count // 10)
+        while time.monotonic() < end or pending:
+            now = time.monotonic()
+            if daemon.poll() is not None:
+                raise RuntimeError(f"castline run exited {daemon.returncode} during the soak")
+            for item in [x for x in self.later if x[0] <= now]:
+                self.later.remove(item)
+                self.sim.control(item[1])
+            if now < end and now >= next_crash:
+                self.crash_plugin()
+                next_crash = now + self.crash_every
+            if now < end and now >= next_fault and len(pending) < busy_limit:
+                free = [i for i in range(1, self.count) if i not in pending]
+                index = self.random.choice(free)
+                fault = self.random.choice(CLASSES)
+                self.inject(index, fault, now)
+                self.history.append({"device": index, "fault": fault, "at": round(now - self.soak_started, 2)})
+                pending[index] = (fault, now, False)
+                next_fault = now + max(0.2, 60 / max(self.count, 1))
+            views = self.views()
+            now = time.monotonic()
+            for index, (fault, t0, seen) in list(pending.items()):
+                seen = seen or self.disrupted(index, views)
+                # A fault that disrupts is over once the disruption was seen (or 8 s passed without one).
+                ready = seen or fault not in DISRUPTING or now - t0 > 8
+                if ready and self.desired(index, views) and not any(x[1].get("device") == index for x in self.later):
+                    self.recovery[fault].append(now - t0)
+                    del pending[index]
+                elif now - t0 > 90:
+                    self.unrecovered.append({"device": index, "fault": fault})
+                    del pending[index]
+                else:
+                    pending[index] = (fault, t0, seen)
+            time.sleep(0.1)
+
+    def report(self, lost, before, after, dropped, code):
+        recovery = {c: percentiles(v) for c, v in self.recovery.items()}
+        self.emit("recovery", faults=self.injected, classes=recovery, unrecovered=self.unrecovered)
+        self.emit("lost", devices=lost, count=len(lost), views=self.lost_views,
+                  faults=[f for f in self.history if f["device"] in lost])
+        self.emit("resources", start=before, end=after,
+                  fd_change_pct=round(100 * (after["fds"] - before["fds"]) / before["fds"], 1),
+                  rss_change_pct=round(100 * (after["rss_kb"] - before["rss_kb"]) / before["rss_kb"], 1))
+        self.emit("dropped", sinks=dropped)
+        with open(self.log_path) as f:
+            restarts = sum(1 for line in f if "helper process restarted" in line)
+        self.emit("plugin", crashes=self.crashes, crashed=self.crashed, restarts=restarts, recovered=percentiles(self.crash_recovery))
+        stats_run = subprocess.run([self.binary, "logs", "stats", "--json", self.log_path], capture_output=True, text=True, timeout=300)
+        stats = json.loads(stats_run.stdout) if stats_run.returncode == 0 else {}
+        errors = stats.get("errors", {})
+        suspends = stats.get("suspends", {})
+        truth = {
+            "LOAD → LOAD_FAILED": {"stats": errors.get("LOAD → LOAD_FAILED", 0), "injected": self.injected["fail-next-load"]},
+            "app stopped": {"stats": errors.get("app stopped", 0), "injected": self.injected["stop-app"] + self.injected["fail-next-load"]},
+            # drop, reboot and outage each end the connection once; ignore-pings does when the
+            # heartbeat times out before the device answers again (at most once per fault).
+            "suspends": {"stats": suspends.get("count", 0), "resumed": suspends.get("resumed", 0),
+                         "injected": sum(self.injected[c] for c in ("drop", "reboot", "outage")),
+                         "ignore-pings": self.injected["ignore-pings"]},
+        }
+        self.emit("stats", truth=truth, exit=code)
+        return {"lost": lost, "before": before, "after": after, "dropped": dropped, "truth": truth, "exit": code,
+                "injected": self.injected, "recovery": recovery, "unrecovered": self.unrecovered, "crashes": self.crashes,
+                "restarts": restarts, "crashed": self.crashed, "crash_recovery": self.crash_recovery}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", default=os.path.join(REPO, ".build", "release", "castline"))
+    parser.add_argument("--devices", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=600)
+    parser.add_argument("--crash-every", type=float, default=60)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    workdir = tempfile.mkdtemp(prefix="castline-soak-")
+    os.chmod(workdir, 0o755)
+    try:
+        Soak(os.path.abspath(args.bin), args.devices, args.seconds, args.seed, args.crash_every, workdir).run()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,479 @@
+internal import CCastPluginABI
+import CastCore
+import CastLogging
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plugin whose `.so` runs in a helper process (`castline plugin-host FILE`, config
+/// `plugins.isolated`), its C ABI proxied over a socket pair (``FramedSocket``): only scalars,
+/// strings and JSON cross it. Its channel features work as in-process ones (``PluginChannel``);
+/// other feature kinds are refused for now.
+///
+/// A crash of the helper is logged (class `IsolatedPlugin`: plugin id, file, signal), every channel
+/// of the plugin reports `unavailable` (pending commands fail, new ones are refused), and the
+/// helper is restarted with backoff (0.5 s doubling to 30 s, reset after 60 s up). Once it is
+/// back each open channel is opened again with its session and config: the channel works
+/// again. The daemon and its sessions go on throughout.
+///
+/// Frames, caller → helper: `init` (config), `open` {instance, feature, config, session},
+/// `message` {instance, namespace, source, payload}, `command` {instance, id, json},
+/// `close` {instance}. Helper → caller: `initialised` (the description) or `initFailed`,
+/// `opened` {instance, status, error}, `send` {instance, namespace, destination, payload},
+/// `complete` {instance, id, status, json or reason}, `log` {record}. Thread-safe.
+public final class IsolatedPlugin: Sendable {
+    public let path: String
+    public let pluginID: String
+    let config: String
+    let executable: String
+    let logSystem: LogSystem
+    let log: Logger
+    /// The bound of the helper's start (process start, `dlopen`, `init`) and of each `open`.
+    let bound: Double
+    private let state = Mutex(State())
+
+    private struct State {
+        var child: ChildProcess?
+        var generation = 0
+        var instances: [UInt64: ChannelProxy] = [:]
+        var nextInstance: UInt64 = 1
+        var opening: [UInt64: ResumeOnceFrame] = [:]
+        var restarts = 0
+        var upSince: Double = 0
+        var stopped = false
+        var restarting = false
+    }
+
+    init(path: String, pluginID: String, config: String, executable: String, bound: Double, logSystem: LogSystem) {
+        self.path = path
+        self.pluginID = pluginID
+        self.config = config
+        self.executable = executable
+        self.bound = bound
+        self.logSystem = logSystem
+        log = Logger(class: "IsolatedPlugin", system: logSystem).with(["plugin": .string(pluginID), "path": .string(path)])
+    }
+
+    /// Starts the helper and runs `init` there: the plugin as described, or why not.
+    func start() -> Result<LoadedPlugin, PluginLoadError> {
+        let child: ChildProcess
+        do { child = try ChildProcess.spawn(executable, ["plugin-host", path]) } catch {
+            return .failure(PluginLoadError(.openFailed, path: path, pluginID: pluginID, "cannot start its helper process: \(error)"))
+        }
+        guard child.socket.send(["init": .string(config)], deadline: MonotonicDeadline(after: bound)) else {
+            return .failure(ended(child, during: "its start"))
+        }
+        switch child.socket.receive(deadline: MonotonicDeadline(after: bound + 2)) {
+        case .success(let frame):
+            if let description = frame["initialised"], let plugin = LoadedPlugin.described(from: description, path: path) {
+                let generation = state.withLock { s -> Int in
+                    s.child = child
+                    s.generation += 1
+                    s.upSince = (Double(MonotonicDeadline.now()) / 1e9)
+                    return s.generation
+                }
+                startReader(child, generation: generation)
+                return .success(plugin)
+            }
+            child.kill()
+            child.reap(within: 1)
+            if let failed = frame["initFailed"] {
+                return .failure(PluginLoadError(.initFailed, path: path, pluginID: pluginID,
+                    "disabled: init failed in its helper process (status \(failed["status"]?.int ?? -1)): \(failed["reason"]?.string ?? "no reason given")"))
+            }
+            if let refused = frame["refused"], let error = PluginLoadError(json: refused, path: path) { return .failure(error) }
+            return .failure(PluginLoadError(.openFailed, path: path, pluginID: pluginID, "its helper process answered something unexpected"))
+        case .failure(.timedOut):
+            child.kill()
+            child.reap(within: 1)
+            return .failure(PluginLoadError(.timedOut, path: path, pluginID: pluginID,
+                "left out: its helper process did not start and init it within \(PluginScan.seconds(bound + 2)) (plugins.call_timeout)"))
+        case .failure:
+            return .failure(ended(child, during: "its start"))
+        }
+    }
+
+    private func ended(_ child: ChildProcess, during step: String) -> PluginLoadError {
+        let status = child.reap(within: 1)
+        return PluginLoadError(.crashed, path: path, pluginID: pluginID, "left out: its helper process (castline plugin-host) \(status) during \(step)")
+    }
+
+    /// The helper's pid, nil while it is down.
+    public var helperPID: Int32? { state.withLock { $0.child?.pid } }
+
+    /// Ends the helper (it exits when its socket closes) and stops restarting it.
+    func stop() {
+        let child = state.withLock { s -> ChildProcess? in
+            s.stopped = true
+            defer { s.child = nil }
+            return s.child
+        }
+        guard let child else { return }
+        child.socket.close()
+        child.reap(within: 1)
+    }
+
+    // MARK: Channels
+
+    /// Opens `feature` in the helper for `proxy`; the status the plugin's `open` returned and its
+    /// error text, or nil when the helper did not answer within the bound or is down.
+    func open(_ proxy: ChannelProxy) async -> (status: Int32, error: String?)? {
+        let waiter = ResumeOnceFrame()
+        let child: ChildProcess? = state.withLock { s in
+            if proxy.instance == 0 {
+                proxy.instance = s.nextInstance
+                s.nextInstance += 1
+            }
+            s.instances[proxy.instance] = proxy
+            s.opening[proxy.instance] = waiter
+            return s.child
+        }
+        guard let child else { return nil }
+        let frame: JSONValue = ["open": ["instance": .int(Int64(proxy.instance)), "feature": .string(proxy.featureID),
+                                         "config": .string(proxy.config), "session": .string(proxy.session)]]
+        guard child.socket.send(frame, deadline: MonotonicDeadline(after: bound)) else { return nil }
+        let reply = await waiter.wait(bound: bound)
+        state.withLock { _ = $0.opening.removeValue(forKey: proxy.instance) }
+        guard let reply else { return nil }
+        return (Int32(clamping: reply["status"]?.int ?? -1), reply["error"]?.string)
+    }
+
+    /// Sends a frame for an open instance; false when the helper is down (or did not take it).
+    @discardableResult
+    func send(_ frame: JSONValue) -> Bool {
+        guard let child = state.withLock({ $0.child }) else { return false }
+        return child.socket.send(frame, deadline: MonotonicDeadline(after: bound))
+    }
+
+    /// Forgets an instance (its channel closed); the helper closes it.
+    func close(_ proxy: ChannelProxy) {
+        state.withLock { _ = $0.instances.removeValue(forKey: proxy.instance) }
+        send(["close": ["instance": .int(Int64(proxy.instance))]])
+    }
+
+    // MARK: The helper's frames, and its crashes
+
+    private func startReader(_ child: ChildProcess, generation: Int) {
+        let thread = DispatchQueue(label: "castline.plugin-host.\(pluginID).reader")
+        thread.async { [weak self] in
+            while true {
+                switch child.socket.receive() {
+                case .success(let frame):
+                    self?.handle(frame)
+                case .failure:
+                    self?.helperEnded(child, generation: generation)
+                    return
+                }
+                if self == nil { return }
+            }
+        }
+    }
+
+    private func handle(_ frame: JSONValue) {
+        if let opened = frame["opened"], let instance = opened["instance"]?.int {
+            let waiter = state.withLock { $0.opening[UInt64(instance)] }
+            waiter?.resume(opened)
+        } else if let send = frame["send"], let instance = send["instance"]?.int {
+            guard let proxy = state.withLock({ $0.instances[UInt64(instance)] }), let namespace = send["namespace"]?.string,
+                  let payload = send["payload"]?.string else { return }
+            _ = proxy.callbacks.send(namespace, send["destination"]?.string, payload)
+        } else if let complete = frame["complete"], let instance = complete["instance"]?.int, let id = complete["id"]?.int {
+            guard let proxy = state.withLock({ $0.instances[UInt64(instance)] }) else { return }
+            let result: Result<JSONValue, PluginCommandError>
+            if complete["status"]?.int == Int64(HostServices.ok), let json = complete["json"] {
+                result = .success(json)
+            } else {
+                result = .failure(PluginCommandError(complete["reason"]?.string ?? "failed"))
+            }
+            _ = proxy.callbacks.complete(UInt64(id), result)
+        } else if let record = frame["log"] {
+            submit(record)
+        }
+    }
+
+    /// A record the plugin logged in the helper, into this process's log system.
+    private func submit(_ record: JSONValue) {
+        guard let raw = record["level"]?.int, let level = LogLevel(rawValue: UInt8(clamping: raw)), level != .none else { return }
+        var fields = LogFields()
+        if case .object(let object)? = record["fields"] {
+            for (key, value) in object {
+                switch value {
+                case .int(let i): fields[key] = .int(i)
+                case .double(let d): fields[key] = .double(d)
+                case .bool(let b): fields[key] = .bool(b)
+                case .string(let s): fields[key] = .string(s)
+                default: fields[key] = .string(value.serialized())
+                }
+            }
+        }
+        logSystem.submit(LogRecord(level: level, className: record["class"]?.string ?? pluginID, function: record["function"]?.string ?? "",
+                                   file: record["file"]?.string ?? "", line: UInt(clamping: record["line"]?.int ?? 0),
+                                   message: record["message"]?.string ?? "", fields: fields))
+    }
+
+    private func helperEnded(_ child: ChildProcess, generation: Int) {
+        let status = child.reap(within: 1)
+        let (current, stopped, proxies, waiters, delay) = state.withLock { s -> (Bool, Bool, [ChannelProxy], [ResumeOnceFrame], Double) in
+            let current = s.generation == generation
+            guard current, !s.stopped else { return (current, s.stopped, [], [], 0) }
+            s.child = nil
+            s.restarting = true
+            if (Double(MonotonicDeadline.now()) / 1e9) - s.upSince >= 60 { s.restarts = 0 }
+            let delay = min(0.5 * Double(1 << min(s.restarts, 6)), 30)
+            s.restarts += 1
+            defer { s.opening = [:] }
+            return (current, false, Array(s.instances.values), Array(s.opening.values), delay)
+        }
+        guard current, !stopped else { return }
+        for waiter in waiters { waiter.resume(nil) }
+        var signal = ""
+        if case .signalled(let n) = status { signal = ChildProcess.signalName(n) }
+        log.error("plugin \(pluginID)'s helper process (castline plugin-host, pid \(child.pid)) \(status); its channels are unavailable, restarting it in \(delay.formatted) s",
+                  ["pid": .int(Int(child.pid)), "status": .string("\(status)"), "signal": .string(signal),
+                   "problem": "crashed", "restartIn": .double(delay)])
+        let reason = "channel unavailable: plugin \(pluginID) \(status) in its helper process; it is being restarted"
+        for proxy in proxies { proxy.unavailable(reason) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay * 1000))) { [weak self] in
+            Task { await self?.restart() }
+        }
+    }
+
+    private func restart() async {
+        guard !state.withLock({ $0.stopped }) else { return }
+        switch start() {
+        case .success:
+            let proxies = state.withLock { s -> [ChannelProxy] in
+                s.restarting = false
+                return Array(s.instances.values)
+            }
+            log.info("plugin \(pluginID)'s helper process restarted (pid \(helperPID ?? 0)); reopening \(proxies.count) channel(s)",
+                     ["pid": .int(Int(helperPID ?? 0)), "channels": .int(proxies.count)])
+            for proxy in proxies {
+                if let reply = await open(proxy), reply.status == HostServices.ok {
+                    proxy.available()
+                } else {
+                    log.error("plugin \(pluginID): channel \(proxy.featureID) could not be opened again after the restart",
+                              ["feature": .string(proxy.featureID)])
+                }
+            }
+        case .failure(let error):
+            let delay = state.withLock { s -> Double in
+                let delay = min(0.5 * Double(1 << min(s.restarts, 6)), 30)
+                s.restarts += 1
+                return delay
+            }
+            log.error("plugin \(pluginID)'s helper process did not restart: \(error.reason); trying again in \(delay.formatted) s",
+                      ["problem": .string(error.kind.rawValue), "restartIn": .double(delay)])
+            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            await restart()
+        }
+    }
+}
+
+/// One channel instance of an isolated plugin, as the caller's side sees it: how to reach the
+/// helper, and the callbacks its frames go to. The instance number survives restarts.
+final class ChannelProxy: @unchecked Sendable {
+    let plugin: IsolatedPlugin
+    let featureID: String
+    let config: String
+    let session: String
+    let callbacks: PluginHostContext.ChannelCallbacks
+    /// Set by the plugin (under its lock) at the first open.
+    var instance: UInt64 = 0
+    private let down = Mutex<String?>(nil)
+    private let onUnavailable: @Sendable (String) -> Void
+
+    init(plugin: IsolatedPlugin, featureID: String, config: String, session: String,
+         callbacks: PluginHostContext.ChannelCallbacks, onUnavailable: @escaping @Sendable (String) -> Void) {
+        self.plugin = plugin
+        self.featureID = featureID
+        self.config = config
+        self.session = session
+        self.callbacks = callbacks
+        self.onUnavailable = onUnavailable
+    }
+
+    /// Why the channel cannot be used now (its helper crashed and is restarting); nil when it can.
+    var unavailableReason: String? { down.withLock { $0 } }
+
+    func unavailable(_ reason: String) {
+        down.withLock { $0 = reason }
+        onUnavailable(reason)
+    }
+
+    func available() { down.withLock { $0 = nil } }
+
+    func message(namespace: String, source: String, payload: String) {
+        plugin.send(["message": ["instance": .int(Int64(instance)), "namespace": .string(namespace), "source": .string(source),
+                                 "payload": .string(payload)]])
+    }
+
+    func command(id: UInt64, json: String) -> Bool {
+        plugin.send(["command": ["instance": .int(Int64(instance)), "id": .int(Int64(id)), "json": .string(json)]])
+    }
+
+    func close() { plugin.close(self) }
+}
+
+/// A reply awaited once, with a bound; resumed by the reader thread or given up.
+final class ResumeOnceFrame: Sendable {
+    private let state = Mutex<(continuation: CheckedContinuation<JSONValue?, Never>?, value: JSONValue??)>((nil, nil))
+
+    func resume(_ value: JSONValue?) {
+        let continuation = state.withLock { s -> CheckedContinuation<JSONValue?, Never>? in
+            if s.value != nil { return nil }
+            s.value = .some(value)
+            defer { s.continuation = nil }
+            return s.continuation
+        }
+        continuation?.resume(returning: value)
+    }
+
+    func wait(bound: Double) async -> JSONValue? {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(bound * 1000))) { [weak self] in self?.resume(nil) }
+        return await withCheckedContinuation { continuation in
+            let ready = state.withLock { s -> JSONValue?? in
+                if let value = s.value { return .some(value) }
+                s.continuation = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}
+
+/// `castline plugin-host FILE`: the helper side of ``IsolatedPlugin``. Loads the file, runs
+/// `init` when asked and then serves the caller's frames on fd 3 until it closes. Host services
+/// are this process's own (``HostServices``, timers included); what the plugin sends, completes
+/// and logs goes to the caller as frames.
+public enum PluginHostChild {
+    /// The conversation on fd 3; returns the exit status (call `_exit` with it).
+    public static func run(path: String) -> Int32 {
+        let socket = FramedSocket(fd: 3)
+        guard case .success(let command) = socket.receive(), let config = command["init"]?.string else { return 0 }
+        let plugin: LoadedPlugin
+        switch PluginLoader.load(path, checkSafety: false) {
+        case .failure(let error):
+            socket.send(["refused": error.json])
+            return 0
+        case .success(let loaded):
+            plugin = loaded
+        }
+        let logSystem = LogSystem(filter: LoggerFilter(minimumLevel: .verbose))
+        logSystem.addSink(ForwardingLogSink(socket: socket), queueCapacity: 8192)
+        if let initialize = plugin.entry.initialize {
+            let context = PluginHostContext.register(pluginID: plugin.id, featureID: nil, role: .plugin, logSystem: logSystem)
+            let errorText = PluginErrorText()
+            let rc = config.withCString { initialize(HostServices.table, context.pointer, $0, errorText.buffer) }
+            guard rc == 0 else {
+                socket.send(["initFailed": ["status": .int(Int64(rc)), "reason": errorText.text.map { .string($0) } ?? .null]])
+                return 0
+            }
+        }
+        socket.send(["initialised": plugin.descriptionJSON])
+        var instances: [Int64: ChildInstance] = [:]
+        while case .success(let frame) = socket.receive() {
+            if let open = frame["open"], let instance = open["instance"]?.int, let featureID = open["feature"]?.string {
+                guard let feature = plugin.features.first(where: { $0.kind == .channel && $0.id == featureID }),
+                      case .channel(let vtable) = feature.vtable else {
+                    socket.send(["opened": ["instance": .int(instance), "status": .int(Int64(HostServices.invalidArgument)),
+                                            "error": .string("no channel \(featureID) in the plugin")]])
+                    continue
+                }
+                let callbacks = PluginHostContext.ChannelCallbacks(
+                    send: { namespace, destination, payload in
+                        socket.send(["send": ["instance": .int(instance), "namespace": .string(namespace),
+                                              "destination": destination.map { .string($0) } ?? .null, "payload": .string(payload)]])
+                        return HostServices.ok
+                    },
+                    complete: { id, result in
+                        switch result {
+                        case .success(let json):
+                            socket.send(["complete": ["instance": .int(instance), "id": .int(Int64(bitPattern: id)),
+                                                      "status": .int(Int64(HostServices.ok)), "json": json]])
+                        case .failure(let error):
+                            socket.send(["complete": ["instance": .int(instance), "id": .int(Int64(bitPattern: id)),
+                                                      "status": .int(Int64(HostServices.failed)), "reason": .string(error.reason)]])
+                        }
+                        return true
+                    })
+                let context = PluginHostContext.register(pluginID: plugin.id, featureID: featureID, role: .channel(callbacks),
+                                                         declaredNamespaces: Set(feature.declarations), logSystem: logSystem)
+                let errorText = PluginErrorText()
+                let config = open["config"]?.string ?? "{}", session = open["session"]?.string ?? "{}"
+                let userdata = feature.userdata
+                let (rc, pointer) = context.queue.sync { () -> (Int32, InstancePointer) in
+                    var out: UnsafeMutableRawPointer?
+                    let rc = config.withCString { c in
+                        session.withCString { s in vtable.open!(userdata.pointer, HostServices.table, context.pointer, c, s, &out, errorText.buffer) }
+                    }
+                    return (rc, InstancePointer(pointer: out))
+                }
+                if rc == 0 { instances[instance] = ChildInstance(context: context, vtable: vtable, pointer: pointer) } else { context.unregister() }
+                socket.send(["opened": ["instance": .int(instance), "status": .int(Int64(rc)),
+                                        "error": errorText.text.map { .string($0) } ?? .null]])
+            } else if let message = frame["message"], let instance = message["instance"]?.int, let entry = instances[instance],
+                      let namespace = message["namespace"]?.string, let payload = message["payload"]?.string {
+                let source = message["source"]?.string ?? ""
+                entry.context.queue.async {
+                    payload.withCString { p in
+                        namespace.withCString { ns in
+                            source.withCString { src in entry.vtable.on_message!(entry.pointer.pointer, ns, src, p, payload.utf8.count) }
+                        }
+                    }
+                }
+            } else if let command = frame["command"], let instance = command["instance"]?.int, let entry = instances[instance],
+                      let id = command["id"]?.int, let json = command["json"]?.string {
+                guard let commandFn = entry.vtable.command else { continue }
+                entry.context.queue.async {
+                    json.withCString { commandFn(entry.pointer.pointer, UInt64(bitPattern: id), $0, json.utf8.count) }
+                }
+            } else if let close = frame["close"], let instance = close["instance"]?.int, let entry = instances.removeValue(forKey: instance) {
+                entry.context.queue.async { entry.vtable.close!(entry.pointer.pointer) }
+                entry.context.queue.sync {}
+                entry.context.unregister()
+            }
+        }
+        logSystem.flush(timeout: .seconds(1))
+        return 0
+    }
+}
+
+/// An open channel instance in the helper.
+final class ChildInstance: @unchecked Sendable {
+    let context: PluginHostContext
+    let vtable: castline_channel_vtable
+    let pointer: InstancePointer
+
+    init(context: PluginHostContext, vtable: castline_channel_vtable, pointer: InstancePointer) {
+        self.context = context
+        self.vtable = vtable
+        self.pointer = pointer
+    }
+}
+
+/// The helper's log sink: each record to the caller as a `log` frame.
+final class ForwardingLogSink: LogSink, @unchecked Sendable {
+    let name = "plugin-host"
+    private let socket: FramedSocket
+
+    init(socket: FramedSocket) { self.socket = socket }
+
+    func write(_ records: [LogRecord]) {
+        for record in records {
+            var fields = JSONObject()
+            record.fields.forEachField { key, value in
+                switch value {
+                case .string(let s): fields.set(key, .string(s))
+                case .int(let i): fields.set(key, .int(i))
+                case .double(let d): fields.set(key, .double(d))
+                case .bool(let b): fields.set(key, .bool(b))
+                }
+            }
+            socket.send(["log": ["level": .int(Int64(record.level.rawValue)), "class": .string(record.className),
+                                 "message": .string(record.message), "line": .int(Int64(record.line)), "fields": .object(fields)]])
+        }
+    }
+}

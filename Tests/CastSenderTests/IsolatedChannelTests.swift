@@ -1,0 +1,83 @@
+import CastCore
+import CastLogging
+@testable import CastPluginHost
+import CastSender
+import CastTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `plugins.isolated`: a channel plugin (`TestPluginCrashesInChannel`) run in the built
+/// `castline plugin-host`, on a live session with the simulator over loopback TLS. Its segfault
+/// in on_message ends the helper, not this process; the plugin is restarted and the channel
+/// works again.
+@Suite struct IsolatedChannelTests {
+    static let crashes = BuiltProducts.library("TestPluginCrashesInChannel")
+    static let castline = BuiltProducts.folder + "/castline"
+
+    func host(rig: SenderRig) -> PluginHost {
+        var configuration = PluginHostConfiguration(
+            searchPath: PluginSearchPath(commandLine: [Self.crashes], executableFolder: nil),
+            allowedNamespaces: ["urn:x-cast:org.castline.test"], scanner: PluginScanner(executable: Self.castline, timeout: 5),
+            callTimeout: 5)
+        configuration.isolatedPlugins = ["test-crashes-in-channel"]
+        let host = PluginHost(configuration: configuration, logSystem: rig.logSystem)
+        host.loadAll()
+        return host
+    }
+
+    @Test func aSegfaultInOnMessageEndsTheHelperNotTheHostAndTheChannelWorksAgain() async throws {
+        try await withSenderRig { rig in
+            let session = try await rig.manager(appID: "CA571E00").startSession(on: rig.device())
+            let host = host(rig: rig)
+            #expect(host.problems.isEmpty, "\(host.problems)")
+            let helper = try #require(host.isolatedPlugin("test-crashes-in-channel"))
+            let channel = try await host.openChannel(id: "test-crashing-channel", on: session)
+
+            // The plugin runs in the helper, and its messages go through the real session.
+            let firstPID = try #require(try await channel.command(["do": "pid"]).get()["pid"]?.int)
+            #expect(firstPID != Int64(getpid()))
+            #expect(helper.helperPID.map(Int64.init) == firstPID)
+            #expect(channel.helperPID.map(Int64.init) == firstPID)
+            #expect(try await channel.command(["do": "echo"]).get()["type"] == "PING")
+
+            // The echo of CRASH segfaults on_message in the helper: the pending command fails,
+            // naming the plugin and the signal; the crash is one error record.
+            let crashed = await channel.command(["do": "crash"], timeout: .seconds(30))
+            guard case .failure(let failure) = crashed else {
+                Issue.record("the crash command answered: \(crashed)")
+                return
+            }
+            #expect(failure.reason.contains("plugin test-crashes-in-channel crashed with signal 11 (SIGSEGV)"), "\(failure)")
+            if helper.helperPID == nil {
+                // Down until the restart: the channel reports unavailable.
+                let meanwhile = await channel.command(["do": "pid"])
+                if case .failure(let error) = meanwhile { #expect(error.reason.hasPrefix("channel unavailable")) }
+            }
+            let errors = rig.logRecords.filter { $0.className == "IsolatedPlugin" && $0.level == .error }
+            #expect(errors.count == 1, "\(errors.map(\.message))")
+            #expect(errors.first?.fields["plugin"] == .string("test-crashes-in-channel"))
+            #expect(errors.first?.fields["signal"] == .string("SIGSEGV"))
+            #expect(errors.first?.fields["problem"] == .string("crashed"))
+            #expect(errors.first?.fields["path"] == .string(Self.crashes))
+
+            // Restarted with its channel opened again: a new helper, and the channel works.
+            let back = await pollValue(timeout: 30) { () async -> Int64? in
+                guard case .success(let reply) = await channel.command(["do": "pid"], timeout: .seconds(5)) else { return nil }
+                return reply["pid"]?.int
+            }
+            let secondPID = try #require(back)
+            #expect(secondPID != firstPID)
+            #expect(try await channel.command(["do": "echo"]).get()["type"] == "PING")
+            #expect(rig.logRecords.contains { $0.className == "IsolatedPlugin" && $0.message.contains("helper process restarted") })
+
+            await channel.close()
+            host.shutdown()
+            // The helper ends with the host (it exits when its socket closes), reaped by its pid.
+            #expect(helper.helperPID == nil)
+            #expect(kill(pid_t(secondPID), 0) != 0)
+            await session.end(stopCasting: true)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+"""The chaos soak's short version (`Benchmarks/chaos_soak.py`): `castline run` with 100 devices of
+`castline sim` for 2 minutes under random faults from the control socket, an isolated channel
+plugin segfaulting every 40 s. Nothing lost, every fault recovered, resources flat, no record
+dropped, and `castline logs stats` counts what the soak injected."""
+import os
+import sys
+
+import pytest
+
+from conftest import castline_binary
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "Benchmarks"))
+
+import chaos_soak  # noqa: E402
+
+
+@pytest.mark.needs_root("a network namespace (ip netns)")
+def test_a_two_minute_chaos_soak_loses_nothing_and_the_logs_count_every_fault(workdir):
+    result = chaos_soak.Soak(castline_binary(), devices=100, seconds=120, seed=30, crash_every=40, workdir=workdir,
+                             out=print).run()
+    assert result["exit"] == 0
+    assert result["lost"] == [] and result["unrecovered"] == [], result
+    injected = result["injected"]
+    assert sum(injected.values()) >= 100 and all(n > 0 for n in injected.values()), injected
+    before, after = result["before"], result["after"]
+    assert abs(after["fds"] - before["fds"]) <= 0.05 * before["fds"], (before, after)
+    assert after["rss_kb"] <= 1.25 * before["rss_kb"], (before, after)
+    assert all(n == 0 for n in result["dropped"].values()), result["dropped"]
+    # The plugin: every segfault reported as such, the helper restarted each time, the channel back.
+    assert result["crashes"] >= 2 and result["crashed"] == result["crashes"] == result["restarts"], result
+    assert len(result["crash_recovery"]) == result["crashes"]
+    # logs stats against the soak's own count.
+    truth = result["truth"]
+    assert truth["LOAD → LOAD_FAILED"]["stats"] == truth["LOAD → LOAD_FAILED"]["injected"], truth
+    assert truth["app stopped"]["stats"] >= truth["app stopped"]["injected"], truth
+    # Every drop, reboot and outage is a suspend, and every suspend resumed. (More suspends than
+    # faults that end a connection are possible: ignore-pings and, on a loaded machine, delay can
+    # time the heartbeat out; so the count is bounded below only.)
+    suspends = truth["suspends"]
+    assert suspends["resumed"] == suspends["stats"], truth
+    assert suspends["stats"] >= suspends["injected"], truth
