@@ -44,7 +44,7 @@ sys.path.insert(0, os.path.join(REPO, "Tests", "Conformance"))
 
 import conftest  # noqa: E402
 
-URL = "http://127.0.0.1:9/soak.mp4"
+URL = "http://media.invalid/soak.mp4"   # never fetched: the simulator checks loopback media only
 TEST_NS = "urn:x-cast:org.castline.test"
 # Faults whose effect the views show (link, job or media state); the soak waits to see it before
 # it times the recovery. ignore-pings and delay are over when their later undo ran.

@@ -31,6 +31,7 @@ extension ControlPlane {
                                             volume: status?.volumeLevel, muted: status?.isMuted)
         let previousOwner = await registry.entry(device.id)?.owner
         let started = MonotonicClock.seconds()
+        let commandsBefore = commandCounts[device.id, default: 0]
 
         var cast = CastArguments(media: arguments.media)
         cast.contentType = arguments.contentType
@@ -61,7 +62,10 @@ extension ControlPlane {
         if case .failure(let error) = announced { answer.set("announcementError", .string(error.message)) }
         var restored: JSONValue = true
         var reason: String? = partly
-        do throws(ControlError) {
+        // A newer command took the device during the announcement: it wins, nothing is restored
+        // over it (the volume still is).
+        let overtaken = commandCounts[device.id, default: 0] != commandsBefore
+        if !overtaken { do throws(ControlError) {
             switch plan {
             case .nothing(let why):
                 // The device was idle (or its app had nothing on): it goes back to that.
@@ -97,8 +101,13 @@ extension ControlPlane {
         } catch {
             restored = false
             reason = error.message
+        } }
+        if overtaken {
+            restored = false
+            reason = "a newer command took the device during the announcement; what it shows stays"
+        } else if previousOwner == nil || restored == false {
+            await registry.release(device.id, owner: CommandOwner.name)
         }
-        if previousOwner == nil || restored == false { await registry.release(device.id, owner: CommandOwner.name) }
         // The volume and mute come back whatever else did.
         if let volume = snapshot.volume, arguments.volume != nil {
             _ = await link.setDeviceVolume(volume).result

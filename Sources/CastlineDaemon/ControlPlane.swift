@@ -28,6 +28,16 @@ package actor ControlPlane {
     let servePort: Int
     /// Files served for commands' casts, by device.
     var servers: [String: MediaFileServer] = [:]
+    /// Commands that changed what each device shows, counted (see ``execute(_:)``).
+    var commandCounts: [String: Int] = [:]
+
+    static func changesDevice(_ command: ControlCommand) -> Bool {
+        switch command {
+        case .cast, .site, .announce, .stop, .queue: return true
+        default: return false
+        }
+    }
+
     /// Generic channels open on devices, by device and namespace (plugins' are in ``PluginChannels``).
     var channels: [String: [String: GenericChannel]] = [:]
 
@@ -49,6 +59,11 @@ package actor ControlPlane {
 
     /// Carries out `command`.
     package func execute(_ command: ControlCommand) async -> Result<JSONValue, ControlError> {
+        // Every command that changes what a device shows counts, so an announcement restoring
+        // in the background can tell that a newer command took the device meanwhile.
+        if Self.changesDevice(command), let reference = command.device, let id = try? await registry.resolve(reference).device.id {
+            commandCounts[id, default: 0] += 1
+        }
         do throws(ControlError) {
             return .success(try await run(command))
         } catch {

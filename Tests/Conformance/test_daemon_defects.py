@@ -105,7 +105,7 @@ daemon:
 jobs:
   - name: lobby-dashboard
     devices: ["*"]
-    media: {{url: "http://127.0.0.1:9/dashboard.mp4", title: Dashboard}}
+    media: {{url: "http://media.invalid/dashboard.mp4", title: Dashboard}}
 """, env=env)
         devices = sim.control({"command": "list"})["devices"]
         wait_until(lambda: all((d["state"].get("media") or {}).get("playerState") == "PLAYING"

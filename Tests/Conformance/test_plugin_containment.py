@@ -113,7 +113,7 @@ daemon: {{jobs_file: {workdir}/jobs.json}}
 jobs:
   - name: wall
     devices: ["TV *"]
-    media: {{url: "http://127.0.0.1:9/wall.mp4", title: Wall}}
+    media: {{url: "http://media.invalid/wall.mp4", title: Wall}}
 """)
 
     runs = []
@@ -130,7 +130,7 @@ jobs:
         found = {}
         for i in range(1, len(devices)):
             media = state[i].get("media") or {}
-            playing = media.get("playerState") == "PLAYING" and media.get("contentId") == "http://127.0.0.1:9/wall.mp4"
+            playing = media.get("playerState") == "PLAYING" and media.get("contentId") == "http://media.invalid/wall.mp4"
             found[i] = (state[i].get("app") or {}).get("sessionId") if playing else None
         return found
 
