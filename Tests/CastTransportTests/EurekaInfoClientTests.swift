@@ -28,15 +28,17 @@ struct EurekaInfoClientTests {
     @Test func httpsAnswerNamesTheDeviceWithItsUUID() async throws {
         try await withDevice { device, group in
             let info = await EurekaInfoClient.describe(host: device.address, httpsPort: device.httpsPort, httpPort: Self.refusingPort,
-                                                       group: group, logSystem: LogSystem())
+                                                       timeout: 10, group: group, logSystem: LogSystem())
             #expect(info == EurekaDeviceInfo(name: device.name, id: device.uuid, model: device.model))
         }
     }
 
     @Test func plainHTTPIsAskedWhenTheHTTPSPortRefuses() async throws {
         try await withDevice { device, group in
+            // A bound for a loaded machine (the suite runs in parallel on two cores): the claim is
+            // the fallback to plain HTTP, not its speed.
             let info = await EurekaInfoClient.describe(host: device.address, httpsPort: Self.refusingPort, httpPort: device.httpPort,
-                                                       group: group, logSystem: LogSystem())
+                                                       timeout: 10, group: group, logSystem: LogSystem())
             #expect(info?.name == device.name && info?.id == device.uuid)
             let nothing = await EurekaInfoClient.describe(host: device.address, httpsPort: Self.refusingPort, httpPort: Self.refusingPort,
                                                           group: group, logSystem: LogSystem())
