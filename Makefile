@@ -21,7 +21,7 @@ build: deps
 # starts inherits SWIFTNIO_STRICT=1 too.
 test: deps
 	$(SWIFT) build --build-tests
-	SWIFTNIO_STRICT=1 SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,registers=none,images=none $(SWIFT) test --skip-build
+	SWIFTNIO_STRICT=1 SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,registers=none,images=none $(SWIFT) test --skip-build --no-parallel
 	SWIFTNIO_STRICT=1 CASTLINE_BIN="$$($(SWIFT) build --show-bin-path)/castline" .venv/bin/python -m pytest -q -p no:cacheprovider Tests/Conformance
 
 # Only the conformance suite (after a build).
