@@ -279,7 +279,7 @@ extension CastlineConfiguration {
         if let node = map.value("schedule") {
             schedule = Self.schedule(node, zone: map.value("timezone"), path: map.child("schedule"), reader: reader)
             if let first = schedule?.1.first { (media, site) = (first.media, first.site) }
-            if media == nil, let page = site { media = MediaEntry(url: page.url) }
+            if media == nil, let page = site { media = MediaEntry(page: page) }
             if map.value("media") != nil || map.value("site") != nil {
                 reader.error(map.keyMark(map.value("media") != nil ? "media" : "site") ?? node.mark,
                              "\(path) has a schedule: its entries say what shows (and fallback: what shows outside them), not media or site")
@@ -295,11 +295,7 @@ extension CastlineConfiguration {
             media = Self.media(mediaNode, path: map.child("media"), reader: reader)
         case (nil, let siteNode?):
             site = Self.site(siteNode, path: map.child("site"), reader: reader)
-            if let site {
-                var page = MediaEntry(url: site.url)
-                page.contentType = "text/html"
-                media = page
-            }
+            if let site { media = MediaEntry(page: site) }
         case (_?, _?):
             reader.error(map.keyMark("site") ?? node.mark, "\(path) has both media and site: a job casts one or the other")
         case (nil, nil):

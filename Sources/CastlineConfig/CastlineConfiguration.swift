@@ -244,9 +244,7 @@ public struct JobEntry: Sendable, Hashable {
         if let media = content.media {
             job.media = media
         } else if let site = content.site {
-            var page = MediaEntry(url: site.url)
-            page.contentType = "text/html"
-            job.media = page
+            job.media = MediaEntry(page: site)
         }
         return job
     }
@@ -317,6 +315,12 @@ public struct MediaEntry: Sendable, Hashable {
     public enum RepeatChoice: String, Sendable, CaseIterable { case off, all, single, shuffle }
 
     public init(url: String) { self.url = url }
+
+    /// What a site job shows, as media: the page's URL as `text/html`.
+    public init(page site: SiteEntry) {
+        url = site.url
+        contentType = "text/html"
+    }
 
     /// Several items, a folder, or an M3U file: a queue, not one media.
     public var isPlaylist: Bool {

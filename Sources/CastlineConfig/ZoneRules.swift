@@ -1,3 +1,4 @@
+import CastCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,16 +37,9 @@ public struct ZoneRules: Sendable, Hashable {
             throw Failure(description: "\"\(name)\" is not a time zone name such as Europe/Paris")
         }
         let path = folder + "/" + name
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(description: "no time zone \"\(name)\" in \(folder) (an IANA name such as Europe/Paris)") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16_384)
-        while bytes.count < 1 << 20 {
-            let n = read(fd, &buffer, buffer.count)
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
+        let bytes: [UInt8]?
+        do { bytes = try SmallFile.read(path: path, limit: 1 << 20) } catch { throw Failure(description: "\(error)") }
+        guard let bytes else { throw Failure(description: "no time zone \"\(name)\" in \(folder) (an IANA name such as Europe/Paris)") }
         return try parse(bytes, name: name)
     }
 

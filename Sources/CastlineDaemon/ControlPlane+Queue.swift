@@ -18,21 +18,13 @@ extension ControlPlane {
                                      + "make it a job (media: {url: …}), which moves along the playlist as it plays")
         }
         // Local files: one server for all of them, on the address that faces the device.
-        var files: [String: ServedFile] = [:]
-        var names: [Int: String] = [:]
-        for (index, source) in sources.enumerated() where source.hasPrefix("/") {
+        for source in sources where source.hasPrefix("/") {
             do { _ = try LocalMediaFile.open(source) } catch {
                 throw ControlError.usage("unreadable_file", "the daemon cannot read \(source): \(error)")
             }
-            let name = "\(index + 1)-\(JobMedia.fileName(source))"
-            names[index] = name
-            files[name] = ServedFile(path: source, contentType: arguments.contentType ?? ContentTypeGuess.forPath(source) ?? "application/octet-stream")
         }
-        var urls = sources
-        if !files.isEmpty {
-            let server = try await serve(files: files, to: device)
-            urls = sources.enumerated().map { index, source in names[index].map { server.url(for: $0) } ?? source }
-        }
+        let published = Playlist.Published(sources, contentType: arguments.contentType)
+        let urls = published.urls(at: published.files.isEmpty ? nil : try await serve(files: published.files, to: device))
         let items = urls.enumerated().map { index, url in
             var item = arguments
             item.media = sources[index]

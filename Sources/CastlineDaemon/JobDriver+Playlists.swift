@@ -90,23 +90,15 @@ extension JobDriver {
     /// The URLs the device fetches: http(s) items as they are, local files from the server that
     /// faces the device (each published under its position and name).
     func servedURLs(_ sources: [String], facing device: CastDevice) async throws -> [String] {
-        let locals = sources.enumerated().filter { $0.element.hasPrefix("/") }
-        guard !locals.isEmpty else { return sources }
+        let published = Playlist.Published(sources)
+        guard !published.files.isEmpty else { return sources }
         let address = try FacingAddress.localAddress(facing: device.host, port: device.port)
         let key = "playlist@" + address
-        var names: [Int: String] = [:]
-        var files: [String: ServedFile] = [:]
-        for (index, path) in locals {
-            let name = "\(index + 1)-\(JobMedia.fileName(path))"
-            names[index] = name
-            files[name] = ServedFile(path: path, contentType: ContentTypeGuess.forPath(path) ?? "application/octet-stream")
-        }
-        if servers[key]?.files != files {
+        if servers[key]?.files != published.files {
             if let old = servers.removeValue(forKey: key) { await old.stop() }
-            servers[key] = try await MediaFileServer.start(files: files, host: address, group: group, logSystem: logSystem)
+            servers[key] = try await MediaFileServer.start(files: published.files, host: address, group: group, logSystem: logSystem)
         }
-        let server = servers[key]!
-        return sources.enumerated().map { index, source in names[index].map { server.url(for: $0) } ?? source }
+        return published.urls(at: servers[key])
     }
 
     /// Keeps a long playlist's window moving as the device plays it.

@@ -1,4 +1,5 @@
 import CastCore
+import CastMediaServer
 import CastTransport
 import NIOCore
 #if canImport(Glibc)
@@ -70,6 +71,33 @@ package enum Playlist {
         return names.sorted().map { base + $0 }
     }
 
+    /// A playlist's local files as one server publishes them: each under its position and name
+    /// (`3-intro.mp4`, so the same file twice stays two items), typed by `contentType` or its
+    /// extension. `url(name)` gives the served URL; the items' URLs keep the playlist's order,
+    /// http(s) items as they are.
+    package struct Published: Sendable {
+        package var files: [String: ServedFile] = [:]
+        var names: [Int: String] = [:]
+        let sources: [String]
+
+        package init(_ sources: [String], contentType: String? = nil) {
+            self.sources = sources
+            for (index, source) in sources.enumerated() where source.hasPrefix("/") {
+                let name = "\(index + 1)-\(JobMedia.fileName(source))"
+                names[index] = name
+                files[name] = ServedFile(path: source, contentType: contentType ?? ContentTypeGuess.forPath(source) ?? "application/octet-stream")
+            }
+        }
+
+        /// Every item's URL, local files at `server`.
+        package func urls(at server: MediaFileServer?) -> [String] {
+            sources.enumerated().map { index, source in
+                guard let server, let name = names[index] else { return source }
+                return server.url(for: name)
+            }
+        }
+    }
+
     /// The items `source` stands for: a folder's files, a playlist file's or URL's entries, or
     /// `[source]` for anything else (a URL that is media, an HLS manifest).
     package static func items(_ source: String, extensions: Set<String>?, group: EventLoopGroup) async throws(Failure) -> [String] {
@@ -88,16 +116,9 @@ package enum Playlist {
             case .failure(let failure): throw Failure(description: "\(source) cannot be fetched: \(failure)")
             }
         } else {
-            let fd = open(source, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw Failure(description: "cannot read \(source): \(String(cString: strerror(errno)))") }
-            defer { close(fd) }
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while bytes.count < 4 << 20 {
-                let n = read(fd, &buffer, buffer.count)
-                if n <= 0 { break }
-                bytes += buffer[0..<n]
-            }
+            let bytes: [UInt8]?
+            do { bytes = try SmallFile.read(path: source, limit: 4 << 20) } catch { throw Failure(description: "\(error)") }
+            guard let bytes else { throw Failure(description: "cannot read \(source): \(String(cString: strerror(ENOENT)))") }
             text = String(decoding: bytes, as: UTF8.self)
         }
         guard let items = m3uItems(text, base: source) else { return [source] }

@@ -35,6 +35,24 @@ def setup(netns, sim, mode, index=0):
     return run_client(netns, "media_setup.py", device["address"], str(device["castPort"]), device["uuid"], mode, BASE)
 
 
+class Shown:
+    """What a device shows, read from the simulator at each poll: the media statuses seen, and the
+    content names in order, each change once."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.names = []
+        self.statuses = []
+
+    def poll(self):
+        media = state(self.sim).get("media") or {}
+        self.statuses.append(media)
+        name = media.get("contentId", "").rsplit("/", 1)[-1]
+        if name and (not self.names or self.names[-1] != name):
+            self.names.append(name)
+        return self.names
+
+
 def announce(netns, *args):
     return subprocess.Popen(netns.command(castline_binary(), "announce", CHIME, *args), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -171,16 +189,9 @@ def test_a_playlist_job_of_a_folder_loops_in_order(netns, workdir):
     media: {{url: "{folder}", repeat: all}}
 """)
     try:
-        seen = []
-
-        def order():
-            media = state(sim).get("media") or {}
-            name = media.get("contentId", "").rsplit("/", 1)[-1]
-            if name and (not seen or seen[-1] != name):
-                seen.append(name)
-            return len(seen) >= 4
-
-        wait_until(order, 30, "four items played")
+        shown = Shown(sim)
+        wait_until(lambda: len(shown.poll()) >= 4, 30, "four items played")
+        seen = shown.names
         assert seen[:4] == ["1-a.wav", "2-b.wav", "3-c.wav", "1-a.wav"], seen
         assert state(sim)["media"]["itemCount"] == 3 and state(sim)["media"]["repeatMode"] == "REPEAT_ALL"
     finally:
@@ -206,17 +217,9 @@ def test_a_long_m3u_playlist_is_loaded_a_window_at_a_time(netns, workdir):
     media: {{url: "{playlist}", repeat: all}}
 """)
     try:
-        counts, seen = [], []
-
-        def played():
-            media = state(sim).get("media") or {}
-            counts.append(media.get("itemCount", 0))
-            name = media.get("contentId", "").rsplit("/", 1)[-1]
-            if name and (not seen or seen[-1] != name):
-                seen.append(name)
-            return len(seen) > 61
-
-        wait_until(played, 60, "the playlist played round once", interval=0.05)
+        shown = Shown(sim)
+        wait_until(lambda: len(shown.poll()) > 61, 60, "the playlist played round once", interval=0.05)
+        counts, seen = [media.get("itemCount", 0) for media in shown.statuses], shown.names
         assert max(counts) <= 50, (max(counts), [l for l in hub.log().splitlines() if "playlist" in l][:10])
         assert seen[:3] == ["1-tone.wav", "2-tone.wav", "3-tone.wav"] and "60-tone.wav" in seen, seen
         assert seen[seen.index("60-tone.wav") + 1] == "1-tone.wav", seen
@@ -240,16 +243,9 @@ def test_cast_several_files_as_one_queue_with_repeat(netns, workdir):
         files = [os.path.join(folder, n) for n in ("c.wav", "a.wav", "b.wav")]
         process = subprocess.Popen(netns.command(castline_binary(), "cast", *files, "--repeat", "all", "--device", "127.0.0.1", "--direct"),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        seen = []
-
-        def names():
-            media = state(sim).get("media") or {}
-            name = media.get("contentId", "").rsplit("/", 1)[-1]
-            if name and (not seen or seen[-1] != name):
-                seen.append(name)
-            return len(seen) >= 4
-
-        wait_until(names, 20, "the queue going round")
+        shown = Shown(sim)
+        wait_until(lambda: len(shown.poll()) >= 4, 20, "the queue going round")
+        seen = shown.names
         assert seen[:4] == ["1-c.wav", "2-a.wav", "3-b.wav", "1-c.wav"], seen
         assert state(sim)["media"]["repeatMode"] == "REPEAT_ALL"
         process.send_signal(signals.SIGINT)
