@@ -310,3 +310,65 @@ def test_a_schedule_switches_at_its_boundaries(netns, workdir):
     finally:
         hub.stop()
         assert sim.stop() == 0
+
+
+def test_an_announce_job_runs_on_demand_and_at_its_time(netns, workdir):
+    """An announce job over two devices, each playing a movie with subtitles at 35 %: `castline
+    jobs run` plays the chime on both at 70 % and restores each (read from the simulator); its
+    `at:` time a little ahead plays it again on its own within 2 s of the boundary, and the job's
+    state shows that run's outcome and the next time."""
+    from hub import Hub
+    sim = simulator(netns, workdir, devices=2)
+    try:
+        for index in (0, 1):
+            before = setup(netns, sim, "movie", index=index)
+            assert before["tracks"] == [1], before
+        due = int(time.time()) + 25
+        at = time.strftime("%H:%M:%S", time.gmtime(due))
+        hub = Hub(netns, sim, workdir, jobs=f"""jobs:
+  - name: bell
+    devices: ["*"]
+    timezone: UTC
+    announce: {{media: "{CHIME}", volume: 70, timeout: 30, at: ["{at}"]}}
+""")
+        try:
+            volumes = []
+            run = subprocess.Popen(netns.command(castline_binary(), "jobs", "run", "bell", "--api-socket", hub.socket),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            wait_until(lambda: all((state(sim, i).get("media") or {}).get("contentId") == CHIME
+                                   and volumes.append(state(sim, i)["volume"]["level"]) is None for i in (0, 1)), 20, "the chime on both")
+            assert all(abs(v - 0.70) < 0.005 for v in volumes[-2:]), volumes
+            out, err = run.communicate(timeout=60)
+            assert run.returncode == 0, (out, err, hub.log()[-3000:])
+            assert out.count(": announced ") == 2 and "not restored" not in out, out
+            for i in (0, 1):
+                after = state(sim, i)
+                media = after["media"]
+                assert media["contentId"] == f"{BASE}/movie.mp4" and media["currentTime"] >= 90 and media["activeTrackIds"] == [1], media
+                assert abs(after["volume"]["level"] - 0.35) < 0.005, after["volume"]
+
+            # The timed run: the chime appears within 2 s of its time, then both come back.
+            assert time.time() < due - 1, "the on-demand run took too long for the timed one to be checked"
+            seen = wait_until(lambda: time.time() if (state(sim, 0).get("media") or {}).get("contentId") == CHIME else None,
+                              due - time.time() + 10, "the timed chime", interval=0.05)
+            assert abs(seen - due) <= 2.0, (seen - due, hub.log()[-3000:])
+
+            def last_run():
+                status, body, _ = hub.get("/v1/jobs/bell")
+                assert status == 200, body
+                last = body["announcement"].get("last")
+                return body if last and last["at"].endswith(at + "Z") else None
+            body = wait_until(last_run, 30, "the timed run's outcome in the job's state")
+            assert body["announcement"]["last"]["restored"] == 2 and body["announcement"]["last"]["failed"] == 0, body
+            assert body["announcement"]["next"].endswith(at + "Z") and body["announcement"]["next"] > body["announcement"]["last"]["at"], body
+            assert sorted(d["device"] for d in body["devices"]) == sorted(d["name"] for d in sim.ready["devices"]), body
+            for i in (0, 1):
+                assert state(sim, i)["media"]["contentId"] == f"{BASE}/movie.mp4", state(sim, i)
+
+            # An unknown job is 404.
+            status, body, _ = hub.post("/v1/jobs/nothing/run")
+            assert status == 404 and body["error"]["code"] == "unknown_job", body
+        finally:
+            hub.stop()
+    finally:
+        assert sim.stop() == 0
