@@ -229,6 +229,46 @@ def test_a_long_m3u_playlist_is_loaded_a_window_at_a_time(netns, workdir):
         assert sim.stop() == 0
 
 
+def test_a_playlist_job_from_an_m3u_url_resolves_its_entries_against_the_url(netns, workdir):
+    """An M3U served over HTTP (relative and absolute entries, comments): the job fetches it, loads
+    its three items as one queue, and the simulator fetches each item from the resolved URL."""
+    import sys
+    from hub import Hub
+    folder = media_files(workdir, "served", ["a.wav", "b.wav"])
+    os.makedirs(os.path.join(folder, "more"), exist_ok=True)
+    media_files(os.path.join(workdir, "served"), "more", ["c.wav"])
+    with open(os.path.join(folder, "list.m3u"), "w") as f:
+        f.write("#EXTM3U\n#EXTINF:1,first\na.wav\n\n# a comment\nmore/c.wav\nhttp://127.0.0.1:8097/b.wav\n")
+    server = subprocess.Popen(netns.command(sys.executable, "-m", "http.server", "8097", "--bind", "127.0.0.1", "--directory", folder),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    config = os.path.join(workdir, "sim.json")
+    with open(config, "w") as f:
+        json.dump({"mediaRules": [{"contentId": "*.wav", "duration": 2}]}, f)
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--config", config])
+    try:
+        wait_until(lambda: netns.run("curl", "-sf", "-o", "/dev/null", "http://127.0.0.1:8097/list.m3u", timeout=5).returncode == 0,
+                   10, "the playlist server")
+        hub = Hub(netns, sim, workdir, jobs="""jobs:
+  - name: remote
+    devices: ["*"]
+    media: {url: "http://127.0.0.1:8097/list.m3u", repeat: all}
+""")
+        try:
+            shown = Shown(sim)
+            wait_until(lambda: len(shown.poll()) >= 3, 30, "three items played")
+            media = state(sim)["media"]
+            assert media["itemCount"] == 3 and media["repeatMode"] == "REPEAT_ALL", media
+            assert shown.names[:3] == ["a.wav", "c.wav", "b.wav"], shown.names
+            ids = [s.get("contentId") for s in shown.statuses if s.get("contentId")]
+            assert "http://127.0.0.1:8097/more/c.wav" in ids, sorted(set(ids))
+        finally:
+            hub.stop()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        assert sim.stop() == 0
+
+
 def test_cast_several_files_as_one_queue_with_repeat(netns, workdir):
     """`castline cast a b c --repeat all`: one QUEUE_LOAD, the files served by the command until
     Ctrl-C, which stops the media; the API takes a folder the same way."""
