@@ -14,13 +14,15 @@ import Glibc
 ///
 /// A crash of the helper is logged (class `IsolatedPlugin`: plugin id, file, signal), every channel
 /// of the plugin reports `unavailable` (pending commands fail, new ones are refused), and the
-/// helper is restarted with backoff (0.5 s doubling to 30 s, reset after 60 s up). Once it is
+/// helper is restarted with backoff (0.5 s doubling to 30 s, reset after 60 s up). A helper that
+/// does not answer a liveness ping within the bound (a plugin callback that never returns, or the
+/// process stopped) is killed and restarted the same way. Once it is
 /// back each open channel is opened again with its session and config: the channel works
 /// again. The daemon and its sessions go on throughout.
 ///
 /// Frames, caller → helper: `init` (config), `open` {instance, feature, config, session},
 /// `message` {instance, namespace, source, payload}, `command` {instance, id, json},
-/// `close` {instance}. Helper → caller: `initialised` (the description) or `initFailed`,
+/// `close` {instance}, `ping` n. Helper → caller: `pong` n, `initialised` (the description) or `initFailed`,
 /// `opened` {instance, status, error}, `send` {instance, namespace, destination, payload},
 /// `complete` {instance, id, status, json or reason}, `log` {record}. Thread-safe.
 public final class IsolatedPlugin: Sendable {
@@ -44,6 +46,11 @@ public final class IsolatedPlugin: Sendable {
         var upSince: Double = 0
         var stopped = false
         var restarting = false
+        /// The liveness ping awaiting its pong (number, monotonic seconds sent), and whether the
+        /// current helper was killed for not answering one.
+        var ping: (number: Int64, sentAt: Double)?
+        var pings: Int64 = 0
+        var hung = false
     }
 
     init(path: String, pluginID: String, config: String, executable: String, bound: Double, logSystem: LogSystem) {
@@ -75,6 +82,7 @@ public final class IsolatedPlugin: Sendable {
                     return s.generation
                 }
                 startReader(child, generation: generation)
+                startPings(child, generation: generation)
                 return .success(plugin)
             }
             child.kill()
@@ -190,6 +198,42 @@ public final class IsolatedPlugin: Sendable {
             _ = proxy.callbacks.complete(UInt64(id), result)
         } else if let record = frame["log"] {
             submit(record)
+        } else if let pong = frame["pong"]?.int {
+            state.withLock { s in if s.ping?.number == pong { s.ping = nil } }
+        }
+    }
+
+    /// Every `bound` seconds a `ping`, which the helper answers once every channel instance's
+    /// queue has drained: a helper, or a plugin callback in it, that does not answer within
+    /// `bound` is hung; the helper is killed (SIGKILL, by its pid) and restarted like a crashed one.
+    private func startPings(_ child: ChildProcess, generation: Int) {
+        let interval = max(bound, 0.05)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(interval * 1000))) { [weak self] in
+            guard let self else { return }
+            let now = Double(MonotonicDeadline.now()) / 1e9
+            enum Step { case stop, send(Int64), hung(Double) }
+            let step = self.state.withLock { s -> Step in
+                guard s.generation == generation, !s.stopped, s.child != nil else { return .stop }
+                if let ping = s.ping {
+                    guard now - ping.sentAt < interval else { s.hung = true; return .hung(now - ping.sentAt) }
+                    return .send(0)
+                }
+                s.pings += 1
+                s.ping = (s.pings, now)
+                return .send(s.pings)
+            }
+            switch step {
+            case .stop:
+                return
+            case .hung(let waited):
+                self.log.error("plugin \(self.pluginID)'s helper process (pid \(child.pid)) did not answer within \(PluginScan.seconds(waited)) (plugins.call_timeout): a callback of the plugin does not return; killing it",
+                               ["pid": .int(Int(child.pid)), "problem": "timed_out", "bound": .double(self.bound)])
+                child.kill()
+                return
+            case .send(let number):
+                if number > 0 { _ = child.socket.send(["ping": .int(number)], deadline: MonotonicDeadline(after: self.bound)) }
+                self.startPings(child, generation: generation)
+            }
         }
     }
 
@@ -219,6 +263,7 @@ public final class IsolatedPlugin: Sendable {
             let current = s.generation == generation
             guard current, !s.stopped else { return (current, s.stopped, [], [], 0) }
             s.child = nil
+            s.ping = nil
             s.restarting = true
             if (Double(MonotonicDeadline.now()) / 1e9) - s.upSince >= 60 { s.restarts = 0 }
             let delay = min(0.5 * Double(1 << min(s.restarts, 6)), 30)
@@ -230,6 +275,17 @@ public final class IsolatedPlugin: Sendable {
         for waiter in waiters { waiter.resume(nil) }
         var signal = ""
         if case .signalled(let n) = status { signal = ChildProcess.signalName(n) }
+        if state.withLock({ s in defer { s.hung = false }; return s.hung }) {
+            // Killed for hanging: the error was logged then; this is the restart's notice.
+            log.info("plugin \(pluginID)'s hung helper process (pid \(child.pid)) is gone; restarting it in \(delay.formatted) s",
+                     ["pid": .int(Int(child.pid)), "restartIn": .double(delay)])
+            let reason = "channel unavailable: plugin \(pluginID) hung in its helper process; it is being restarted"
+            for proxy in proxies { proxy.unavailable(reason) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay * 1000))) { [weak self] in
+                Task { await self?.restart() }
+            }
+            return
+        }
         log.error("plugin \(pluginID)'s helper process (castline plugin-host, pid \(child.pid)) \(status); its channels are unavailable, restarting it in \(delay.formatted) s",
                   ["pid": .int(Int(child.pid)), "status": .string("\(status)"), "signal": .string(signal),
                    "problem": "crashed", "restartIn": .double(delay)])
@@ -375,7 +431,12 @@ public enum PluginHostChild {
         socket.send(["initialised": plugin.descriptionJSON])
         var instances: [Int64: ChildInstance] = [:]
         while case .success(let frame) = socket.receive() {
-            if let open = frame["open"], let instance = open["instance"]?.int, let featureID = open["feature"]?.string {
+            if let ping = frame["ping"]?.int {
+                // Answered once every instance's queue got to it: a stuck callback holds the pong.
+                let drained = DispatchGroup()
+                for entry in instances.values { entry.context.queue.async(group: drained) {} }
+                drained.notify(queue: .global()) { socket.send(["pong": .int(ping)]) }
+            } else if let open = frame["open"], let instance = open["instance"]?.int, let featureID = open["feature"]?.string {
                 guard let feature = plugin.features.first(where: { $0.kind == .channel && $0.id == featureID }),
                       case .channel(let vtable) = feature.vtable else {
                     socket.send(["opened": ["instance": .int(instance), "status": .int(Int64(HostServices.invalidArgument)),
