@@ -9,8 +9,9 @@ import Glibc
 
 /// A plugin whose `.so` runs in a helper process (`castline plugin-host FILE`, config
 /// `plugins.isolated`), its C ABI proxied over a socket pair (``FramedSocket``): only scalars,
-/// strings and JSON cross it. Its channel features work as in-process ones (``PluginChannel``);
-/// other feature kinds are refused for now.
+/// strings and JSON cross it. Its channel features work as in-process ones (``PluginChannel``),
+/// its media formats are probed there (``probe(feature:url:contentType:body:)``) and its log
+/// sinks written there (``IsolatedLogSink``); discovery features are refused for now.
 ///
 /// A crash of the helper is logged (class `IsolatedPlugin`: plugin id, file, signal), every channel
 /// of the plugin reports `unavailable` (pending commands fail, new ones are refused), and the
@@ -22,7 +23,10 @@ import Glibc
 ///
 /// Frames, caller → helper: `init` (config), `open` {instance, feature, config, session},
 /// `message` {instance, namespace, source, payload}, `command` {instance, id, json},
-/// `close` {instance}, `ping` n. Helper → caller: `pong` n, `initialised` (the description) or `initFailed`,
+/// `close` {instance}, `ping` n, `probe` {call, feature, url, content_type, body (base64)},
+/// `openSink` {call, instance, feature, options}, `records` {instance, batch}, `flushSink` and
+/// `closeSink` {instance}. Helper → caller: `pong` n, `answer` {call, status, json or error},
+/// `initialised` (the description) or `initFailed`,
 /// `opened` {instance, status, error}, `send` {instance, namespace, destination, payload},
 /// `complete` {instance, id, status, json or reason}, `log` {record}. Thread-safe.
 public final class IsolatedPlugin: Sendable {
@@ -34,9 +38,9 @@ public final class IsolatedPlugin: Sendable {
     let log: Logger
     /// The bound of the helper's start (process start, `dlopen`, `init`) and of each `open`.
     let bound: Double
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
-    private struct State {
+    struct State {
         var child: ChildProcess?
         var generation = 0
         var instances: [UInt64: ChannelProxy] = [:]
@@ -51,6 +55,11 @@ public final class IsolatedPlugin: Sendable {
         var ping: (number: Int64, sentAt: Double)?
         var pings: Int64 = 0
         var hung = false
+        /// Probes and sink opens waiting for their `answer`, by call id.
+        var calls: [Int64: FrameWaiter] = [:]
+        var nextCall: Int64 = 1
+        /// Open log sinks, by instance (numbered with the channels).
+        var sinks: [UInt64: IsolatedLogSink] = [:]
     }
 
     init(path: String, pluginID: String, config: String, executable: String, bound: Double, logSystem: LogSystem) {
@@ -198,6 +207,8 @@ public final class IsolatedPlugin: Sendable {
             _ = proxy.callbacks.complete(UInt64(id), result)
         } else if let record = frame["log"] {
             submit(record)
+        } else if let answer = frame["answer"], let id = answer["call"]?.int {
+            state.withLock { $0.calls.removeValue(forKey: id) }?.resume(answer)
         } else if let pong = frame["pong"]?.int {
             state.withLock { s in if s.ping?.number == pong { s.ping = nil } }
         }
@@ -259,9 +270,11 @@ public final class IsolatedPlugin: Sendable {
 
     private func helperEnded(_ child: ChildProcess, generation: Int) {
         let status = child.reap(within: 1)
-        let (current, stopped, proxies, waiters, delay) = state.withLock { s -> (Bool, Bool, [ChannelProxy], [ResumeOnceFrame], Double) in
+        let (current, stopped, proxies, waiters, delay, calls, sinks) = state.withLock {
+            s -> (Bool, Bool, [ChannelProxy], [ResumeOnceFrame], Double, [FrameWaiter], [IsolatedLogSink]) in
             let current = s.generation == generation
-            guard current, !s.stopped else { return (current, s.stopped, [], [], 0) }
+            guard current, !s.stopped else { return (current, s.stopped, [], [], 0, [], []) }
+            defer { s.calls = [:] }
             s.child = nil
             s.ping = nil
             s.restarting = true
@@ -269,10 +282,12 @@ public final class IsolatedPlugin: Sendable {
             let delay = min(0.5 * Double(1 << min(s.restarts, 6)), 30)
             s.restarts += 1
             defer { s.opening = [:] }
-            return (current, false, Array(s.instances.values), Array(s.opening.values), delay)
+            return (current, false, Array(s.instances.values), Array(s.opening.values), delay, Array(s.calls.values), Array(s.sinks.values))
         }
         guard current, !stopped else { return }
         for waiter in waiters { waiter.resume(nil) }
+        for call in calls { call.resume(nil) }
+        for sink in sinks { sink.helperDown() }
         var signal = ""
         if case .signalled(let n) = status { signal = ChildProcess.signalName(n) }
         if state.withLock({ s in defer { s.hung = false }; return s.hung }) {
@@ -300,10 +315,11 @@ public final class IsolatedPlugin: Sendable {
         guard !state.withLock({ $0.stopped }) else { return }
         switch start() {
         case .success:
-            let proxies = state.withLock { s -> [ChannelProxy] in
+            let (proxies, sinks) = state.withLock { s -> ([ChannelProxy], [IsolatedLogSink]) in
                 s.restarting = false
-                return Array(s.instances.values)
+                return (Array(s.instances.values), Array(s.sinks.values))
             }
+            for sink in sinks { sink.reopen() }
             log.info("plugin \(pluginID)'s helper process restarted (pid \(helperPID ?? 0)); reopening \(proxies.count) channel(s)",
                      ["pid": .int(Int(helperPID ?? 0)), "channels": .int(proxies.count)])
             for proxy in proxies {
@@ -396,145 +412,6 @@ final class ResumeOnceFrame: Sendable {
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }
-        }
-    }
-}
-
-/// `castline plugin-host FILE`: the helper side of ``IsolatedPlugin``. Loads the file, runs
-/// `init` when asked and then serves the caller's frames on fd 3 until it closes. Host services
-/// are this process's own (``HostServices``, timers included); what the plugin sends, completes
-/// and logs goes to the caller as frames.
-public enum PluginHostChild {
-    /// The conversation on fd 3; returns the exit status (call `_exit` with it).
-    public static func run(path: String) -> Int32 {
-        let socket = FramedSocket(fd: 3)
-        guard case .success(let command) = socket.receive(), let config = command["init"]?.string else { return 0 }
-        let plugin: LoadedPlugin
-        switch PluginLoader.load(path, checkSafety: false) {
-        case .failure(let error):
-            socket.send(["refused": error.json])
-            return 0
-        case .success(let loaded):
-            plugin = loaded
-        }
-        let logSystem = LogSystem(filter: LoggerFilter(minimumLevel: .verbose))
-        logSystem.addSink(ForwardingLogSink(socket: socket), queueCapacity: 8192)
-        if let initialize = plugin.entry.initialize {
-            let context = PluginHostContext.register(pluginID: plugin.id, featureID: nil, role: .plugin, logSystem: logSystem)
-            let errorText = PluginErrorText()
-            let rc = config.withCString { initialize(HostServices.table, context.pointer, $0, errorText.buffer) }
-            guard rc == 0 else {
-                socket.send(["initFailed": ["status": .int(Int64(rc)), "reason": errorText.text.map { .string($0) } ?? .null]])
-                return 0
-            }
-        }
-        socket.send(["initialised": plugin.descriptionJSON])
-        var instances: [Int64: ChildInstance] = [:]
-        while case .success(let frame) = socket.receive() {
-            if let ping = frame["ping"]?.int {
-                // Answered once every instance's queue got to it: a stuck callback holds the pong.
-                let drained = DispatchGroup()
-                for entry in instances.values { entry.context.queue.async(group: drained) {} }
-                drained.notify(queue: .global()) { socket.send(["pong": .int(ping)]) }
-            } else if let open = frame["open"], let instance = open["instance"]?.int, let featureID = open["feature"]?.string {
-                guard let feature = plugin.features.first(where: { $0.kind == .channel && $0.id == featureID }),
-                      case .channel(let vtable) = feature.vtable else {
-                    socket.send(["opened": ["instance": .int(instance), "status": .int(Int64(HostServices.invalidArgument)),
-                                            "error": .string("no channel \(featureID) in the plugin")]])
-                    continue
-                }
-                let callbacks = PluginHostContext.ChannelCallbacks(
-                    send: { namespace, destination, payload in
-                        socket.send(["send": ["instance": .int(instance), "namespace": .string(namespace),
-                                              "destination": destination.map { .string($0) } ?? .null, "payload": .string(payload)]])
-                        return HostServices.ok
-                    },
-                    complete: { id, result in
-                        switch result {
-                        case .success(let json):
-                            socket.send(["complete": ["instance": .int(instance), "id": .int(Int64(bitPattern: id)),
-                                                      "status": .int(Int64(HostServices.ok)), "json": json]])
-                        case .failure(let error):
-                            socket.send(["complete": ["instance": .int(instance), "id": .int(Int64(bitPattern: id)),
-                                                      "status": .int(Int64(HostServices.failed)), "reason": .string(error.reason)]])
-                        }
-                        return true
-                    })
-                let context = PluginHostContext.register(pluginID: plugin.id, featureID: featureID, role: .channel(callbacks),
-                                                         declaredNamespaces: Set(feature.declarations), logSystem: logSystem)
-                let errorText = PluginErrorText()
-                let config = open["config"]?.string ?? "{}", session = open["session"]?.string ?? "{}"
-                let userdata = feature.userdata
-                let (rc, pointer) = context.queue.sync { () -> (Int32, InstancePointer) in
-                    var out: UnsafeMutableRawPointer?
-                    let rc = config.withCString { c in
-                        session.withCString { s in vtable.open!(userdata.pointer, HostServices.table, context.pointer, c, s, &out, errorText.buffer) }
-                    }
-                    return (rc, InstancePointer(pointer: out))
-                }
-                if rc == 0 { instances[instance] = ChildInstance(context: context, vtable: vtable, pointer: pointer) } else { context.unregister() }
-                socket.send(["opened": ["instance": .int(instance), "status": .int(Int64(rc)),
-                                        "error": errorText.text.map { .string($0) } ?? .null]])
-            } else if let message = frame["message"], let instance = message["instance"]?.int, let entry = instances[instance],
-                      let namespace = message["namespace"]?.string, let payload = message["payload"]?.string {
-                let source = message["source"]?.string ?? ""
-                entry.context.queue.async {
-                    payload.withCString { p in
-                        namespace.withCString { ns in
-                            source.withCString { src in entry.vtable.on_message!(entry.pointer.pointer, ns, src, p, payload.utf8.count) }
-                        }
-                    }
-                }
-            } else if let command = frame["command"], let instance = command["instance"]?.int, let entry = instances[instance],
-                      let id = command["id"]?.int, let json = command["json"]?.string {
-                guard let commandFn = entry.vtable.command else { continue }
-                entry.context.queue.async {
-                    json.withCString { commandFn(entry.pointer.pointer, UInt64(bitPattern: id), $0, json.utf8.count) }
-                }
-            } else if let close = frame["close"], let instance = close["instance"]?.int, let entry = instances.removeValue(forKey: instance) {
-                entry.context.queue.async { entry.vtable.close!(entry.pointer.pointer) }
-                entry.context.queue.sync {}
-                entry.context.unregister()
-            }
-        }
-        logSystem.flush(timeout: .seconds(1))
-        return 0
-    }
-}
-
-/// An open channel instance in the helper.
-final class ChildInstance: @unchecked Sendable {
-    let context: PluginHostContext
-    let vtable: castline_channel_vtable
-    let pointer: InstancePointer
-
-    init(context: PluginHostContext, vtable: castline_channel_vtable, pointer: InstancePointer) {
-        self.context = context
-        self.vtable = vtable
-        self.pointer = pointer
-    }
-}
-
-/// The helper's log sink: each record to the caller as a `log` frame.
-final class ForwardingLogSink: LogSink, @unchecked Sendable {
-    let name = "plugin-host"
-    private let socket: FramedSocket
-
-    init(socket: FramedSocket) { self.socket = socket }
-
-    func write(_ records: [LogRecord]) {
-        for record in records {
-            var fields = JSONObject()
-            record.fields.forEachField { key, value in
-                switch value {
-                case .string(let s): fields.set(key, .string(s))
-                case .int(let i): fields.set(key, .int(i))
-                case .double(let d): fields.set(key, .double(d))
-                case .bool(let b): fields.set(key, .bool(b))
-                }
-            }
-            socket.send(["log": ["level": .int(Int64(record.level.rawValue)), "class": .string(record.className),
-                                 "message": .string(record.message), "line": .int(Int64(record.line)), "fields": .object(fields)]])
         }
     }
 }

@@ -29,36 +29,17 @@ extension PluginHost {
         }
         var reasons: [String] = []
         for feature in candidates {
-            guard case .mediaFormat(let vtable) = feature.vtable else { continue }
-            let key = "\(feature.qualifiedName)@\(UInt(bitPattern: feature.userdata.pointer))"
-            if let stuck = stuckProbes.withLock({ $0[key] }) {
-                reasons.append("\(feature.qualifiedName): \(stuck)")
-                continue
+            let report: Result<[UInt8], MediaFormatProbeError>
+            switch feature.vtable {
+            case .mediaFormat(let vtable): report = probeInProcess(feature, vtable, url: url, contentType: contentType, body: body)
+            case .isolated(let helper): report = helper.probe(feature: feature.id, url: url, contentType: contentType, body: body)
+            default: continue
             }
-            let call = ProbeCall(vtable: vtable, userdata: feature.userdata, url: url, contentType: contentType, body: body)
-            let done = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
-                call.run()
-                done.signal()
-            }
-            // The plugin runs on a thread of its own, so a probe that never returns costs that
-            // thread, not the caller: the feature is disabled and the others are asked.
-            guard done.wait(timeout: .now() + .nanoseconds(Int(configuration.callTimeout * 1e9))) == .success else {
-                let reason = "disabled: its probe did not return within \(PluginScan.seconds(configuration.callTimeout)) (plugins.call_timeout)"
-                stuckProbes.withLock { $0[key] = reason }
-                log.error("plugin \(feature.pluginID): media format \(feature.id) \(reason); other media-format features are asked", [
-                    "plugin": .string(feature.pluginID), "feature": .string(feature.id), "bound": .double(configuration.callTimeout),
-                ])
-                reasons.append("\(feature.qualifiedName): \(reason)")
-                continue
-            }
-            let rc = call.status
-            guard rc == 0 else {
-                reasons.append("\(feature.qualifiedName): \(call.errorText.text ?? "status \(rc)")")
-                continue
-            }
-            guard let bytes = call.collector.bytes else {
-                reasons.append("\(feature.qualifiedName): returned no report")
+            let bytes: [UInt8]
+            switch report {
+            case .success(let value): bytes = value
+            case .failure(let error):
+                reasons.append("\(feature.qualifiedName): \(error.reason)")
                 continue
             }
             do {
@@ -78,6 +59,34 @@ extension PluginHost {
     }
 }
 
+extension PluginHost {
+    /// One in-process probe, on a thread of its own, waited for at most `plugins.call_timeout`:
+    /// the report's bytes, or why not. A feature whose probe overran is disabled (the call may
+    /// still hold its thread), logged once.
+    func probeInProcess(_ feature: PluginFeature, _ vtable: castline_media_format_vtable, url: String?, contentType: String?,
+                        body: [UInt8]?) -> Result<[UInt8], MediaFormatProbeError> {
+        let key = "\(feature.qualifiedName)@\(UInt(bitPattern: feature.userdata.pointer))"
+        if let stuck = stuckProbes.withLock({ $0[key] }) { return .failure(MediaFormatProbeError(stuck)) }
+        let call = ProbeCall(vtable: vtable, userdata: feature.userdata, url: url, contentType: contentType, body: body)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            call.run()
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + .nanoseconds(Int(configuration.callTimeout * 1e9))) == .success else {
+            let reason = "disabled: its probe did not return within \(PluginScan.seconds(configuration.callTimeout)) (plugins.call_timeout)"
+            stuckProbes.withLock { $0[key] = reason }
+            log.error("plugin \(feature.pluginID): media format \(feature.id) \(reason); other media-format features are asked", [
+                "plugin": .string(feature.pluginID), "feature": .string(feature.id), "bound": .double(configuration.callTimeout),
+            ])
+            return .failure(MediaFormatProbeError(reason))
+        }
+        guard call.status == 0 else { return .failure(MediaFormatProbeError(call.errorText.text ?? "status \(call.status)")) }
+        guard let bytes = call.collector.bytes else { return .failure(MediaFormatProbeError("returned no report")) }
+        return .success(bytes)
+    }
+}
+
 /// Receives the JSON a probe emits (called synchronously inside the probe).
 final class JSONCollector {
     var bytes: [UInt8]?
@@ -89,7 +98,7 @@ private let stuckProbes = Mutex<[String: String]>([:])
 
 /// One probe: its inputs are owned here, so they stay valid for a call that outlives the caller
 /// that gave up on it; the outcome is read after the call signalled.
-private final class ProbeCall: @unchecked Sendable {
+final class ProbeCall: @unchecked Sendable {
     let url: String?
     let contentType: String?
     let body: [UInt8]?
