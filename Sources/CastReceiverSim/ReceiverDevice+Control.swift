@@ -71,7 +71,7 @@ extension ReceiverDevice {
         var out = advance(to: now)
         let definition = catalogue.first { $0.appID == session.app.appID } ?? session.app
         out += terminateApp(reason: "replaced by a transferred session")
-        start(definition, now: now)
+        out += start(definition, now: now)
         if let media = session.media, definition.isMediaPlayer { player.restore(media, now: now) }
         log.info("imported session of \(definition.appID)", ["appId": .string(definition.appID)])
         out += deliver([EndpointReply(.receiver, receiverStatusMessage(requestID: .unsolicited), to: .everyone)],
@@ -109,7 +109,11 @@ extension ReceiverDevice {
         return DeviceSnapshot(
             uuid: profile.uuid, friendlyName: profile.friendlyName, app: app, connections: connections.sorted(), senders: senders,
             media: media, volume: volume, advertisement: advertisement, ignoredMessages: ignoredMessages,
-            rejectedMessages: rejectedMessages, pendingLoadFailure: player.pendingLoadFailure
+            rejectedMessages: rejectedMessages, pendingLoadFailure: player.pendingLoadFailure,
+            multizone: [
+                "group": group?.statusJSON ?? .null, "groups": .array(memberships.groups.map(\.json)),
+                "castingGroups": .array(memberships.castingGroups.map(\.json)),
+            ]
         )
     }
 }

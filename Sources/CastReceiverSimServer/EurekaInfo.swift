@@ -19,6 +19,9 @@ public struct EurekaInfo: Sendable, Equatable {
     public var displaySupported: Bool
     /// Seconds since the device (simulator) started.
     public var uptime: Double
+    /// `multizone.groups`: the speaker groups the device belongs to
+    /// (``MultizoneGroupReference/eurekaJSON``).
+    public var groups: [JSONValue] = []
 
     public init(name: String, uuid: String, model: String, ipAddress: String, displaySupported: Bool, uptime: Double) {
         self.name = name
@@ -40,7 +43,7 @@ public struct EurekaInfo: Sendable, Equatable {
     /// The full document.
     public var json: JSONValue {
         let capabilities: JSONValue = [
-            "display_supported": .bool(displaySupported), "multizone_supported": false,
+            "display_supported": .bool(displaySupported), "multizone_supported": true,
             "audio_hdr_supported": false, "hdmi_prefer_50hz_supported": false,
         ]
         let deviceInfo: JSONValue = [
@@ -53,7 +56,7 @@ public struct EurekaInfo: Sendable, Equatable {
             "cast_build_revision": "1.56.500000", "ip_address": .string(ipAddress), "locale": "en-US",
             "ssdp_udn": .string(dashedUUID), "setup_state": 60, "uptime": .double(uptime),
             "connected": true, "tos_accepted": true, "device_info": deviceInfo,
-            "multizone": ["groups": [], "dynamic_groups": [], "multichannel_status": ["status": 0]],
+            "multizone": ["groups": .array(groups), "dynamic_groups": [], "multichannel_status": ["status": 0]],
         ]
     }
 

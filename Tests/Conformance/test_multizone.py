@@ -1,0 +1,108 @@
+"""Speaker groups (multizone): a simulated group of three devices against unmodified pychromecast's
+MultizoneManager / MultizoneController, and the group's own mDNS record through a real avahi-daemon
+(private D-Bus, `lo` only, inside the test's network namespace)."""
+import os
+import subprocess
+
+import pytest
+
+from conftest import REPO, Simulator, run_client, start_avahi, stop_avahi, wait_until
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns) and avahi-daemon with a private D-Bus")
+
+GROUP_CONFIG = os.path.join(REPO, "configs", "sim-groups.json")
+
+
+@pytest.fixture
+def avahi(netns, workdir):
+    try:
+        process, env = start_avahi(netns, workdir)
+    except RuntimeError as error:
+        pytest.fail(str(error))
+    yield env
+    stop_avahi(process)
+
+
+@pytest.fixture
+def group_sim(netns, workdir):
+    simulator = Simulator(netns, workdir, extra=["--config", GROUP_CONFIG, "--no-mdns"])
+    yield simulator
+    code = simulator.stop()
+    assert code == 0, f"castline sim exited with {code} on SIGTERM: {simulator.log_text()}"
+
+
+def test_pychromecast_multizone_manager_follows_the_simulated_group(netns, group_sim):
+    group = group_sim.ready["groups"][0]
+    devices = group_sim.ready["devices"]
+    assert group["model"] == "Google Cast Group" and group["castPort"] != 8009
+    assert group["address"] == devices[group["leader"]]["address"]
+    seen = run_client(netns, "pychromecast_multizone.py", group_sim.control_socket, "0")
+    assert seen["cast_type"] == "group"
+    # The member list matches the configuration, in pychromecast's own MultizoneController.
+    assert seen["members_match"], seen
+    assert seen["members"] == seen["configured_members"]
+    # get_multizone_memberships for each member lists the group.
+    assert all(groups == [seen["group_uuid"]] for groups in seen["memberships"].values()), seen
+    # DEVICE_REMOVED / DEVICE_ADDED are followed.
+    assert seen["follows_removed"] and seen["memberships_after_remove"] == [], seen
+    assert seen["follows_added"] and seen["memberships_after_add"] == [seen["group_uuid"]], seen
+    removed_events = [e for e in seen["events"] if e[0] == "removed"]
+    assert len(removed_events) == 1 and removed_events[0][2] == seen["group_uuid"], seen["events"]
+    # A group cast plays, every member's multizone state says so, and pychromecast hands the
+    # group's media status to each member's listener.
+    assert seen["group_playing"] and seen["members_report_playing"], seen
+    assert all(states == ["PLAYING"] for states in seen["member_media_states"].values()), seen
+    inbound = [(f["namespace"].rsplit(".", 1)[-1], f.get("type")) for f in group_sim.frames()
+               if f["event"] == "frame" and f["direction"] == "in"]
+    assert ("multizone", "GET_STATUS") in inbound
+
+
+def test_member_cast_and_leader_move_show_in_list_and_eureka_info(netns, group_sim):
+    group = group_sim.ready["groups"][0]
+    assert group_sim.control({"command": "push", "device": group["uuid"], "namespace": "urn:x-cast:com.example",
+                              "payload": {"type": "HELLO"}})["ok"], "a group endpoint is selectable by uuid"
+    moved = group_sim.control({"command": "group-leader", "group": 0, "leader": 1})
+    assert moved["ok"], moved
+    devices = group_sim.ready["devices"]
+    assert moved["group"]["address"] == devices[1]["address"] and moved["group"]["castPort"] != group["castPort"]
+    # The members' eureka_info names the new leader (pychromecast's get_multizone_status reads it).
+    out = netns.run("curl", "-s", f"http://{devices[2]['address']}:8008/setup/eureka_info?params=multizone")
+    assert f"{devices[1]['address']}:{moved['group']['castPort']}" in out.stdout, out.stdout
+    out = netns.run("curl", "-s", f"http://{devices[1]['address']}:8008/setup/eureka_info?params=multizone")
+    assert '"elected_leader":"self"' in out.stdout, out.stdout
+    # The old endpoint is closed.
+    refused = netns.run("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                        f"http://{group['address']}:{group['httpPort']}/setup/eureka_info")
+    assert refused.stdout in ("000", ""), refused.stdout
+    bad = group_sim.control({"command": "group-remove", "group": 0, "device": 1})
+    assert not bad["ok"] and "leader" in bad["error"], bad
+    bad = group_sim.control({"command": "group-leader", "group": 0, "leader": 1})
+    assert not bad["ok"] and "already leads" in bad["error"], bad
+
+
+def browse(netns, env):
+    result = subprocess.run(netns.command("avahi-browse", "-rpt", "_googlecast._tcp"), env=env, capture_output=True,
+                            text=True, timeout=20)
+    return [line.split(";") for line in result.stdout.splitlines() if line.startswith("=")]
+
+
+def test_group_has_its_own_mdns_record_that_moves_with_the_leader(netns, workdir, avahi):
+    sim = Simulator(netns, workdir, extra=["--config", GROUP_CONFIG], env=avahi)
+    try:
+        group = sim.ready["groups"][0]
+
+        def group_record():
+            for fields in browse(netns, avahi):
+                if f"id={group['uuid']}" in fields[9]:
+                    return fields
+            return None
+
+        record = wait_until(group_record, 15, "the group's _googlecast._tcp record")
+        assert record[7] == group["address"] and int(record[8]) == group["castPort"], record
+        assert '"md=Google Cast Group"' in record[9] and f'"fn={group["name"]}"' in record[9], record
+        moved = sim.control({"command": "group-leader", "group": 0, "leader": 2})["group"]
+        wait_until(lambda: (r := group_record()) is not None and r[7] == moved["address"] and int(r[8]) == moved["castPort"],
+                   15, "the group's record at the new leader")
+    finally:
+        code = sim.stop()
+        assert code == 0, sim.log_text()
