@@ -168,8 +168,8 @@ extension ReceiverDevice {
 
     /// Starts `definition` with a fresh session/transport id. A group member that played a
     /// group's media leaves that group's playback (its own sender casts).
-    mutating func start(_ definition: AppDefinition, now: Double) -> [DeviceOutput] {
-        let sessionID = ids.uuid()
+    mutating func start(_ definition: AppDefinition, now: Double, sessionID given: String? = nil) -> [DeviceOutput] {
+        let sessionID = given ?? ids.uuid()
         running = RunningApp(definition: definition, sessionID: sessionID, lastActivity: now)
         player.reset()
         player.supportedMediaCommands = definition.supportedMediaCommands

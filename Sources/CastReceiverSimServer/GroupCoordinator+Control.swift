@@ -81,7 +81,7 @@ extension GroupCoordinator {
         try? await old.stop().get()
         try await endpoint.start().get()
         if let session = exported.0 {
-            try await endpoint.onLoop { device in device.mutateState { s, now in s.importSession(session, now: now) } }.get()
+            try await endpoint.onLoop { device in device.mutateState { s, now in s.importSession(session, keepSessionID: true, now: now) } }.get()
         }
         _ = update(record.configuration.uuid) { entry in
             entry.configuration = moved

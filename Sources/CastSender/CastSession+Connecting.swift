@@ -19,6 +19,7 @@ extension CastSession {
         } else {
             target = nil
         }
+        if resume { await refreshGroupEndpoint() }
         if resume, target == nil, options.joinPolicy != .follow {
             await apply(.resumeFailed(.resumeRecordUnusable("no app session to resume"), retryable: false, jitter: 0))
             return
@@ -90,6 +91,7 @@ extension CastSession {
         try await sendConnect(to: .receiver0, on: newConnection, requestFollows: true)
 
         let status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestID: $0) }
+        subscribeToMultizone()
         var app: ApplicationInfo
         if policy == .follow {
             guard let running = Self.followed(in: status) else {
@@ -240,6 +242,10 @@ extension CastSession {
         connection = nil
         switch machine.state {
         case .connected:
+            if let moved = await groupEndpointMoved() {
+                await apply(.connectionLost(moved, jitter: Double.random(in: 0..<1)))
+                return
+            }
             await apply(.connectionLost(.connectionLost(reason), jitter: Double.random(in: 0..<1)))
         default:
             log.debug("connection ended in state \(machine.state.name): \(reason)", stateFields())

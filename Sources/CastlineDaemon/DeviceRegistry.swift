@@ -178,6 +178,12 @@ package actor DeviceRegistry {
                 switch update {
                 case .event(let event, _):
                     await self.sessionEvent(event, id: id, link: link)
+                case .multizone(let view):
+                    await self.notify(id)
+                    self.events.emit(.device, "multizone", device: id, [
+                        "members": .array(view.members.map { .string("\($0.name): \($0.playbackState ?? "?")") }),
+                        "castingGroups": .array(view.castingGroups.map { .string($0.name) }),
+                    ])
                 case .deviceStatus(let status):
                     await self.notify(id)
                     self.events.emit(.device, "status", device: id, [

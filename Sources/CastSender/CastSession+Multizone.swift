@@ -1,0 +1,92 @@
+import CastCore
+import CastLogging
+import CastProtocol
+import CastTransport
+
+/// Speaker groups: the multizone namespace on `receiver-0` (a group's members, the groups a
+/// device plays for) and following a group whose leader moved.
+extension CastSession {
+    /// How long a group session that lost its connection looks for the group's new endpoint in
+    /// discovery before it suspends as an ordinary lost connection.
+    static let groupMoveWait = 1.5
+
+    /// Asks for the multizone state after connecting: a group's members, a device's casting
+    /// groups. The replies (and every later change) arrive through ``handleMultizone(_:)``.
+    func subscribeToMultizone() {
+        let isGroup = device.isGroup
+        let type = isGroup ? "GET_STATUS" : "GET_CASTING_GROUPS"
+        _ = request(namespace: .multizone, destination: .receiver0, type: type, timeout: min(options.requestTimeout, 5),
+                    build: { id in ["type": .string(type), "requestId": .int(Int64(id.rawValue))] },
+                    map: { _ in .success(true) })
+    }
+
+    /// One multizone message from `receiver-0`: the view changes, each change is logged, and
+    /// ``CastSessionUpdate/multizone(_:)`` goes out.
+    func handleMultizone(_ message: CastMessage) {
+        guard case .string(let text) = message.payload, let json = try? JSONValue.parse(text) else {
+            log.debug("multizone message that is not JSON ignored", stateFields())
+            return
+        }
+        let changes = multizone.apply(json)
+        guard !changes.isEmpty else { return }
+        for change in changes {
+            switch change {
+            case .memberAdded(let member):
+                log.info("group member \(member.name) added", stateFields(["member": .string(member.id)]))
+            case .memberRemoved(let member):
+                log.info("group member \(member.name) removed", stateFields(["member": .string(member.id)]))
+            case .memberChanged(let member):
+                log.debug("group member \(member.name): \(member.playbackState ?? "?")", stateFields(["member": .string(member.id)]))
+            case .memberLeftPlayback(let member):
+                log.warning("group member \(member.name) left the group's playback (another sender casts on it)",
+                            stateFields(["member": .string(member.id), "event": "memberLeftPlayback"]))
+            case .castingGroupsChanged(let groups):
+                log.info("plays for group(s): [\(groups.map(\.name).joined(separator: ", "))]",
+                         stateFields(["groups": .string(groups.map(\.id).joined(separator: ","))]))
+            }
+        }
+        var known = device
+        known.groupMembers = multizone.members
+        if known != device { device = known }
+        fanout.emit(.multizone(multizone))
+    }
+
+    /// For a group whose connection ended: whether discovery shows its endpoint at another
+    /// `host:port` within ``groupMoveWait`` (the leader moved). The session's device then points
+    /// there, so the reconnect goes to the new leader.
+    func groupEndpointMoved() async -> SuspendReason? {
+        guard device.isGroup, let candidates = transferCandidates else { return nil }
+        let deadline = MonotonicClock.seconds() + Self.groupMoveWait
+        while MonotonicClock.seconds() < deadline, !Task.isCancelled {
+            let id = device.id
+            if let fresh = await candidates().first(where: { $0.id == id }), fresh.endpoint != device.endpoint {
+                let from = device.endpoint
+                moveToEndpoint(of: fresh)
+                return .leaderMoved(from: from, to: device.endpoint)
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
+    }
+
+    /// Before a reconnect attempt: a group follows its endpoint to where discovery shows it now.
+    func refreshGroupEndpoint() async {
+        guard device.isGroup, let candidates = transferCandidates else { return }
+        let id = device.id
+        guard let fresh = await candidates().first(where: { $0.id == id }), fresh.endpoint != device.endpoint else { return }
+        moveToEndpoint(of: fresh)
+    }
+
+    private func moveToEndpoint(of fresh: CastDevice) {
+        let from = device.endpoint
+        var moved = device
+        moved.host = fresh.host
+        moved.port = fresh.port
+        moved.addresses = fresh.addresses
+        device = moved
+        log = Self.logger(options: options, device: device, localID: localID)
+        log.warning("group \(device.friendlyName): leader moved from \(from) to \(device.endpoint)", stateFields([
+            "from": .string(from), "to": .string(device.endpoint), "event": "leaderMoved",
+        ]))
+    }
+}
