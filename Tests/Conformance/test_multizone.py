@@ -6,7 +6,9 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, Simulator, run_client, start_avahi, stop_avahi, wait_until
+import json
+
+from conftest import REPO, Simulator, castline_binary, run_client, start_avahi, stop_avahi, wait_until
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns) and avahi-daemon with a private D-Bus")
 
@@ -100,6 +102,21 @@ def test_group_has_its_own_mdns_record_that_moves_with_the_leader(netns, workdir
         record = wait_until(group_record, 15, "the group's _googlecast._tcp record")
         assert record[7] == group["address"] and int(record[8]) == group["castPort"], record
         assert '"md=Google Cast Group"' in record[9] and f'"fn={group["name"]}"' in record[9], record
+
+        # castline discover lists the group next to the devices, marked as a group with its members.
+        listed = netns.run(castline_binary(), "discover", "--json", "--timeout", "3", env=avahi, timeout=30)
+        assert listed.returncode == 0, listed.stderr
+        found = {d["id"]: d for d in map(json.loads, listed.stdout.splitlines())}
+        assert all(d["uuid"] in found for d in sim.ready["devices"]), listed.stdout
+        seen = found.get(group["uuid"])
+        assert seen and seen["group"] is True and seen["port"] == group["castPort"], listed.stdout
+        names = [m["name"] for m in seen["members"]]
+        assert names == [sim.ready["devices"][i]["name"] for i in group["memberIndexes"]], seen
+        assert [m.get("channel") for m in seen["members"]] == [None, "LEFT", "RIGHT"], seen
+        assert not any(found[d["uuid"]].get("group") for d in sim.ready["devices"])
+        table = netns.run(castline_binary(), "discover", "--timeout", "3", env=avahi, timeout=30)
+        line = next(l for l in table.stdout.splitlines() if group["uuid"] in l)
+        assert "group: Kitchen speaker, Living Room left (left), Living Room right (right)" in line, table.stdout
         moved = sim.control({"command": "group-leader", "group": 0, "leader": 2})["group"]
         wait_until(lambda: (r := group_record()) is not None and r[7] == moved["address"] and int(r[8]) == moved["castPort"],
                    15, "the group's record at the new leader")
