@@ -91,9 +91,10 @@ public final class GroupCoordinator: Sendable {
             throw SimulatorError.crypto("cannot create group credentials: \(error)")
         }
         let index = devices.count + (table.withLock { $0.count }) + 1000 * generation
-        return SimulatedDevice(index: index, configuration: configuration, settings: factory.settings, loop: loops.next(),
-                               identity: identity, frameLog: factory.frameLog, advertiser: factory.advertiser,
-                               logSystem: factory.logSystem, coordinator: self)
+        let endpoint = SimulatedDevice(index: index, configuration: configuration, settings: factory.settings, loop: loops.next(),
+                                       identity: identity, frameLog: factory.frameLog, advertiser: factory.advertiser,
+                                       logSystem: factory.logSystem, coordinator: self)
+        return endpoint
     }
 
     func groupState(_ group: SimulatedGroupConfiguration) -> MultizoneGroupState {

@@ -59,7 +59,7 @@ extension CastSession {
         let deadline = MonotonicClock.seconds() + Self.groupMoveWait
         while MonotonicClock.seconds() < deadline, !Task.isCancelled {
             let id = device.id
-            if let fresh = await candidates().first(where: { $0.id == id }), fresh.endpoint != device.endpoint {
+            if let fresh = await currentGroupEndpoint(candidates: candidates, id: id), fresh.endpoint != device.endpoint {
                 let from = device.endpoint
                 moveToEndpoint(of: fresh)
                 return .leaderMoved(from: from, to: device.endpoint)
@@ -69,12 +69,43 @@ extension CastSession {
         return nil
     }
 
+    /// The group's endpoint as its members' eureka_info tells it (the member that says it leads
+    /// the group, and the group's cast port there): known before mDNS has caught up with a move.
+    func leaderFromMembers(_ known: [CastDevice]) async -> CastDevice? {
+        let hosts = multizone.members.compactMap { member in known.first { $0.id == member.id }?.host }
+        guard !hosts.isEmpty else { return nil }
+        let groupID = device.id
+        let loop = self.loop
+        let found = await withTaskGroup(of: (host: String, port: Int)?.self) { tasks -> (host: String, port: Int)? in
+            for host in hosts {
+                tasks.addTask { await EurekaInfoClient.groupLeader(groupID: groupID, host: host, timeout: 0.5, group: loop) }
+            }
+            for await answer in tasks { if let answer { tasks.cancelAll(); return answer } }
+            return nil
+        }
+        guard let found else { return nil }
+        var leader = device
+        leader.host = found.host
+        leader.port = found.port
+        leader.addresses = []
+        return leader
+    }
+
     /// Before a reconnect attempt: a group follows its endpoint to where discovery shows it now.
     func refreshGroupEndpoint() async {
         guard device.isGroup, let candidates = transferCandidates else { return }
-        let id = device.id
-        guard let fresh = await candidates().first(where: { $0.id == id }), fresh.endpoint != device.endpoint else { return }
+        guard let fresh = await currentGroupEndpoint(candidates: candidates, id: device.id), fresh.endpoint != device.endpoint else {
+            return
+        }
         moveToEndpoint(of: fresh)
+    }
+
+    /// Where the group is led from now: what its members say (fresh at once after a move),
+    /// else what discovery shows (mDNS follows a second or two later).
+    func currentGroupEndpoint(candidates: @Sendable () async -> [CastDevice], id: String) async -> CastDevice? {
+        let known = await candidates()
+        if let leader = await leaderFromMembers(known) { return leader }
+        return known.first { $0.id == id }
     }
 
     private func moveToEndpoint(of fresh: CastDevice) {

@@ -1,13 +1,15 @@
 """Speaker groups (multizone): a simulated group of three devices against unmodified pychromecast's
 MultizoneManager / MultizoneController, and the group's own mDNS record through a real avahi-daemon
 (private D-Bus, `lo` only, inside the test's network namespace)."""
+import json
 import os
+import signal
 import subprocess
+import time
 
 import pytest
 
-import json
-
+from hub import api
 from conftest import REPO, Simulator, castline_binary, run_client, start_avahi, stop_avahi, wait_until
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns) and avahi-daemon with a private D-Bus")
@@ -123,3 +125,109 @@ def test_group_has_its_own_mdns_record_that_moves_with_the_leader(netns, workdir
     finally:
         code = sim.stop()
         assert code == 0, sim.log_text()
+
+
+def start_daemon(netns, workdir, env, jobs=""):
+    """`castline run` with avahi discovery and its API on a socket in `workdir`."""
+    config = os.path.join(workdir, "castline.yaml")
+    socket_path = os.path.join(workdir, "api.sock")
+    with open(config, "w") as f:
+        f.write(f"""discovery:
+  providers: [avahi]
+logging:
+  rules: "info,CastChannel.*:warning"
+api:
+  socket: {socket_path}
+daemon: {{jobs_file: {workdir}/jobs.json}}
+{jobs}
+""")
+    log = open(os.path.join(workdir, "daemon.stderr"), "w")
+    process = subprocess.Popen(netns.command(castline_binary(), "run", "--config", config), stdout=subprocess.DEVNULL,
+                               stderr=log, env=env)
+    return process, socket_path, log
+
+
+def stop_daemon(process, log):
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+    log.close()
+    with open(log.name) as f:
+        return process.returncode, f.read()
+
+
+def device_json(socket_path, uuid):
+    try:
+        status, body, _ = api(socket_path, "GET", f"/v1/devices/{uuid}")
+    except OSError:   # the daemon is not listening yet
+        return {}
+    return body if status == 200 else {}
+
+
+def test_daemon_casts_to_the_group_follows_a_leader_move_and_reports_members(netns, workdir, avahi):
+    sim = Simulator(netns, workdir, extra=["--config", GROUP_CONFIG], env=avahi)
+    daemon, socket_path, log = start_daemon(netns, workdir, avahi)
+    try:
+        group = sim.ready["groups"][0]
+        devices = sim.ready["devices"]
+        uuids = [d["uuid"] for d in devices] + [group["uuid"]]
+        wait_until(lambda: all(device_json(socket_path, u).get("link") == "connected" for u in uuids), 30,
+                   "the daemon connected to the 3 speakers and the group")
+        wait_until(lambda: len(device_json(socket_path, group["uuid"]).get("group", {}).get("members", [])) == 3, 5,
+                   "the group's members in its status")
+        status, body, _ = api(socket_path, "POST", f"/v1/devices/{group['uuid']}/cast",
+                              {"media": "http://media.invalid/castline/song.mp3", "title": "Song"})
+        assert status == 200, body
+        wait_until(lambda: device_json(socket_path, group["uuid"]).get("state") == "PLAYING", 15, "the group playing")
+
+        def members_playing():
+            listed = sim.control({"command": "list"})["devices"]
+            return all([g["name"] for g in d["state"]["multizone"]["castingGroups"]] == [group["name"]] for d in listed)
+
+        wait_until(members_playing, 5, "all three members playing the group's media (simulator's multizone state)")
+        wait_until(lambda: all(m["state"] == "PLAYING" for m in device_json(socket_path, group["uuid"])["group"]["members"]),
+                   5, "every member PLAYING in the group's status")
+        wait_until(lambda: [g["name"] for g in device_json(socket_path, devices[1]["uuid"]).get("playsInGroups", [])]
+                   == [group["name"]], 5, "a member's status naming the group it plays in")
+        shown = netns.run(castline_binary(), "status", "--device", devices[1]["uuid"], "--api-socket", socket_path)
+        assert f"plays in group: {group['name']}" in shown.stdout, shown.stdout + shown.stderr
+
+        # The leader moves mid-playback: the same session resumes on the new endpoint within 2 s.
+        before = device_json(socket_path, group["uuid"])
+        moved = sim.control({"command": "group-leader", "group": 0, "leader": 1})["group"]
+        moved_at = time.monotonic()
+        new_endpoint = f"{moved['address']}:{moved['castPort']}"
+
+        def resumed():
+            now = device_json(socket_path, group["uuid"])
+            return now if (now.get("endpoint") == new_endpoint and now.get("link") == "connected"
+                           and now.get("state") == "PLAYING") else None
+
+        after = wait_until(resumed, 5, "the group's session on the new endpoint")
+        took = time.monotonic() - moved_at
+        print(f"group session resumed on the new endpoint {took:.2f} s after the leader move")
+        assert took < 2.0, f"resumed after {took:.2f} s"
+        assert after["contentId"] == before["contentId"] and after["sessionId"] == before["sessionId"], (before, after)
+        assert after["currentTime"] >= before["currentTime"], (before, after)
+
+        # A member is removed: the group's status changes within 1 s.
+        removed_at = time.monotonic()
+        sim.control({"command": "group-remove", "group": 0, "device": 2})
+        wait_until(lambda: len(device_json(socket_path, group["uuid"])["group"]["members"]) == 2, 1, "two members")
+        assert time.monotonic() - removed_at < 1.0
+
+        # A member casts on its own: the group's status reports it as left.
+        sim.control({"command": "member-cast", "device": 0})
+        wait_until(lambda: {m["name"]: m["state"] for m in device_json(socket_path, group["uuid"])["group"]["members"]}
+                   .get(devices[0]["name"]) == "LEFT", 5, "the member reported as left")
+        shown = netns.run(castline_binary(), "status", "--device", group["uuid"], "--api-socket", socket_path)
+        assert f"{devices[0]['name']} (left: casting on its own)" in shown.stdout, shown.stdout + shown.stderr
+    finally:
+        code, text = stop_daemon(daemon, log)
+        sim.stop()
+    assert code == 0, text[-3000:]
+    assert "leader moved" in text, text[-3000:]
