@@ -52,7 +52,9 @@ extension GroupCoordinator {
     /// Moves the group's endpoint to member `leader`: the old endpoint withdraws its mDNS record
     /// and closes, a new one (same uuid, the new leader's address and port) starts with the
     /// running session at its position and advertises.
-    func moveLeader(group selector: JSONValue?, to leaderSelector: JSONValue?) async throws -> JSONValue {
+    /// `carrySession` false: the new endpoint starts without the session (the leader rebooted
+    /// and took the group's playback with it).
+    func moveLeader(group selector: JSONValue?, to leaderSelector: JSONValue?, carrySession: Bool = true) async throws -> JSONValue {
         let record = try record(selector)
         let leader: Int
         if let leaderSelector, !leaderSelector.isNull {
@@ -80,7 +82,7 @@ extension GroupCoordinator {
         try await endpoint.onLoop { device in device.mutateState { s, _ in s.becomeGroup(state); return [] } }.get()
         try? await old.stop().get()
         try await endpoint.start().get()
-        if let session = exported.0 {
+        if carrySession, let session = exported.0 {
             try await endpoint.onLoop { device in device.mutateState { s, now in s.importSession(session, keepSessionID: true, now: now) } }.get()
         }
         _ = update(record.configuration.uuid) { entry in
@@ -99,12 +101,14 @@ extension GroupCoordinator {
         return ["ok": true, "group": .object(summary(try self.record(.string(moved.uuid))))]
     }
 
-    /// The leader of one or more groups rebooted: each of those groups elects the next member.
-    func leaderWentDown(_ index: Int) async {
+    /// The leader of one or more groups went down: each of those groups elects the next member.
+    /// After a reboot the group's session is gone (it ran on the leader); after an outage it
+    /// carries over.
+    func leaderWentDown(_ index: Int, rebooted: Bool) async {
         let led = groups.filter { $0.configuration.leader == index && $0.configuration.members.count > 1 }
         for group in led {
             do {
-                _ = try await moveLeader(group: .string(group.configuration.uuid), to: nil)
+                _ = try await moveLeader(group: .string(group.configuration.uuid), to: nil, carrySession: !rebooted)
             } catch {
                 log.error("group \(group.configuration.name): no new leader after device \(index) went down: \(error)")
             }

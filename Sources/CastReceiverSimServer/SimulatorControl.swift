@@ -104,9 +104,10 @@ public struct SimulatorControl: Sendable {
             let promise = loop.makePromise(of: Void.self)
             let groups = self.groups
             let indexes = targets.compactMap { target in devices.firstIndex { $0 === target } }
+            let rebooted = name == "reboot"
             promise.completeWithTask {
                 // A group whose leader went away elects the next member.
-                for index in indexes { await groups.leaderWentDown(index) }
+                for index in indexes { await groups.leaderWentDown(index, rebooted: rebooted) }
             }
             return EventLoopFuture.andAllSucceed(futures, on: loop).flatMap { promise.futureResult }
                 .map { Self.success }.recover { Self.failure("\($0)") }

@@ -231,3 +231,38 @@ def test_daemon_casts_to_the_group_follows_a_leader_move_and_reports_members(net
         sim.stop()
     assert code == 0, text[-3000:]
     assert "leader moved" in text, text[-3000:]
+
+
+def test_a_job_on_the_group_keeps_it_playing_across_a_leader_move_and_a_leader_reboot(netns, workdir, avahi):
+    sim = Simulator(netns, workdir, extra=["--config", GROUP_CONFIG], env=avahi)
+    group = sim.ready["groups"][0]
+    daemon, socket_path, log = start_daemon(netns, workdir, avahi, jobs=f"""jobs:
+  - name: downstairs-radio
+    devices: ["{group['name']}"]
+    media: {{url: "http://media.invalid/castline/radio.mp3", title: Radio}}
+""")
+    try:
+        def group_media():
+            listed = sim.control({"command": "list"})["groups"][0]
+            media = listed["endpoint"]["state"].get("media") or {}
+            return listed, media
+
+        def playing_at(address):
+            listed, media = group_media()
+            return (listed["address"] == address and media.get("playerState") == "PLAYING"
+                    and media.get("contentId") == "http://media.invalid/castline/radio.mp3")
+
+        wait_until(lambda: playing_at(group["address"]), 30, "the job playing on the group")
+        moved = sim.control({"command": "group-leader", "group": 0, "leader": 1})["group"]
+        wait_until(lambda: playing_at(moved["address"]), 10, "the job still playing after the leader move")
+        # The leader reboots: the group elects the next member without the session; the job casts again.
+        sim.control({"command": "reboot", "device": 1, "downFor": 3})
+        after = sim.control({"command": "list"})["groups"][0]
+        assert after["leader"] == 2 and after["address"] != moved["address"], after
+        wait_until(lambda: playing_at(after["address"]), 20, "the job playing again after the leader's reboot")
+        status, job, _ = api(socket_path, "GET", "/v1/jobs/downstairs-radio")
+        assert status == 200 and job["devices"][0]["state"] == "playing", job
+    finally:
+        code, text = stop_daemon(daemon, log)
+        sim.stop()
+    assert code == 0, text[-3000:]
