@@ -170,7 +170,13 @@ public final class GroupCoordinator: Sendable {
         let groupUUID = record.configuration.uuid
         let memberUUID = devices[index].configuration.uuid
         _ = devices[index].onLoop { device in
-            device.mutateState { s, now in s.followGroupPlayback(groupUUID, playing: playing, now: now) }
+            device.mutateState { s, now in
+                // The group takes the member over: it says so first, then the member's own app
+                // (another sender's cast) stops.
+                var out = s.followGroupPlayback(groupUUID, playing: playing, now: now)
+                if playing { out += s.stopRunningApp(now: now) }
+                return out
+            }
         }
         _ = record.endpoint.onLoop { endpoint in
             endpoint.mutateState { s, now in s.setMemberPlayback(uuid: memberUUID, playing ? .playing : .idle, now: now) }

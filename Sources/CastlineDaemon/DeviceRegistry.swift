@@ -62,6 +62,8 @@ package actor DeviceRegistry {
         package var media: MediaStatus?
         /// The job or command whose cast plays there.
         package var owner: String?
+        /// The speaker groups whose media the device plays now (their names).
+        package var castingGroups: [String] = []
     }
 
     private var entries: [String: Entry] = [:]
@@ -265,7 +267,7 @@ package actor DeviceRegistry {
     package func observation(_ id: String) -> Observation? {
         guard let entry = entries[id], let link = entry.link, let state = entry.view.state else { return nil }
         return Observation(link: Self.linkName(state), app: entry.view.runningApp, media: entry.view.media(from: link.remoteMediaClient.mediaStatus),
-                           owner: entry.owner)
+                           owner: entry.owner, castingGroups: entry.view.multizone.castingGroups.map(\.name))
     }
 
     /// Refreshes the device's view from its link, then gives observers the observation.

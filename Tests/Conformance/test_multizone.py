@@ -266,3 +266,58 @@ def test_a_job_on_the_group_keeps_it_playing_across_a_leader_move_and_a_leader_r
         code, text = stop_daemon(daemon, log)
         sim.stop()
     assert code == 0, text[-3000:]
+
+
+@pytest.mark.parametrize("takeover", ["yield", "reclaim"])
+def test_a_job_on_a_member_treats_a_group_cast_as_another_sender(netns, workdir, avahi, takeover):
+    sim = Simulator(netns, workdir, extra=["--config", GROUP_CONFIG], env=avahi)
+    group = sim.ready["groups"][0]
+    member = sim.ready["devices"][1]
+    url = "http://media.invalid/castline/member-show.mp4"
+    daemon, socket_path, log = start_daemon(netns, workdir, avahi, jobs=f"""jobs:
+  - name: member-show
+    devices: ["{member['name']}"]
+    media: {{url: "{url}", title: Show}}
+    takeover: {takeover}
+""")
+    try:
+        def job_state():
+            try:
+                status, job, _ = api(socket_path, "GET", "/v1/jobs/member-show")
+            except OSError:   # the daemon is not listening yet
+                return None
+            return job["devices"][0]["state"] if status == 200 and job.get("devices") else None
+
+        def member_media():
+            return (sim.control({"command": "list", "device": 1})["devices"][0]["state"].get("media") or {}).get("contentId")
+
+        wait_until(lambda: job_state() == "playing" and member_media() == url, 30, "the job playing on the member")
+        wait_until(lambda: device_json(socket_path, group["uuid"]).get("link") == "connected", 20, "the group's link")
+        status, body, _ = api(socket_path, "POST", f"/v1/devices/{group['uuid']}/cast",
+                              {"media": "http://media.invalid/castline/group.mp3", "title": "Group"})
+        assert status == 200, body
+        if takeover == "yield":
+            wait_until(lambda: job_state() == "yielding", 10, "the job yielding to the group")
+            listed = sim.control({"command": "list"})
+            assert [g["name"] for g in listed["devices"][1]["state"]["multizone"]["castingGroups"]] == [group["name"]]
+            assert member_media() is None, "the group's cast stopped the job's app on the member"
+            # Nothing fights: for 1.5 s (longer than a fighting job's recast would take) the member
+            # stays in the group's playback.
+            deadline = time.monotonic() + 1.5
+            while time.monotonic() < deadline:
+                assert job_state() == "yielding" and member_media() is None
+                time.sleep(0.1)   # the poll interval
+            # The group stops: the job takes the member back.
+            status, body, _ = api(socket_path, "POST", f"/v1/devices/{group['uuid']}/stop", {})
+            assert status == 200, body
+            wait_until(lambda: job_state() == "playing" and member_media() == url, 15, "the job playing again")
+        else:
+            # reclaim: the job casts again at once; the member leaves the group's playback.
+            wait_until(lambda: job_state() == "playing" and member_media() == url, 15, "the job reclaiming the member")
+            wait_until(lambda: {m["name"]: m["state"] for m in device_json(socket_path, group["uuid"])["group"]["members"]}
+                       .get(member["name"]) == "LEFT", 5, "the group reporting the member as left")
+    finally:
+        code, text = stop_daemon(daemon, log)
+        sim.stop()
+    assert code == 0, text[-3000:]
+    assert "speaker group Downstairs" in text, text[-3000:]
