@@ -321,3 +321,34 @@ def test_a_job_on_a_member_treats_a_group_cast_as_another_sender(netns, workdir,
         sim.stop()
     assert code == 0, text[-3000:]
     assert "speaker group Downstairs" in text, text[-3000:]
+
+
+def test_announce_on_the_group_restores_the_group(netns, workdir, avahi):
+    with open(GROUP_CONFIG) as f:
+        config = json.load(f)
+    config["mediaRules"] = [{"contentId": "*chime*", "duration": 2}, {"contentId": "*song*", "duration": 600}]
+    config_path = os.path.join(workdir, "sim-groups-rules.json")
+    with open(config_path, "w") as f:
+        json.dump(config, f)
+    sim = Simulator(netns, workdir, extra=["--config", config_path], env=avahi)
+    group = sim.ready["groups"][0]
+    daemon, socket_path, log = start_daemon(netns, workdir, avahi)
+    song = "http://media.invalid/castline/song.mp3"
+    try:
+        wait_until(lambda: device_json(socket_path, group["uuid"]).get("link") == "connected", 30, "the group's link")
+        status, body, _ = api(socket_path, "POST", f"/v1/devices/{group['uuid']}/cast", {"media": song, "title": "Song"})
+        assert status == 200, body
+        wait_until(lambda: device_json(socket_path, group["uuid"]).get("state") == "PLAYING", 10, "the group playing")
+        before = device_json(socket_path, group["uuid"])
+        status, answer, _ = api(socket_path, "POST", f"/v1/devices/{group['uuid']}/announce",
+                                {"media": "http://media.invalid/castline/chime.mp3", "volume": 70})
+        assert status == 200 and answer.get("restored") is True, answer
+        after = wait_until(lambda: (d := device_json(socket_path, group["uuid"])).get("contentId") == song
+                           and d.get("state") == "PLAYING" and d, 10, "the group's song back")
+        assert after["currentTime"] >= before["currentTime"], (before, after)
+        listed = sim.control({"command": "list"})
+        assert all([g["name"] for g in d["state"]["multizone"]["castingGroups"]] == [group["name"]] for d in listed["devices"])
+    finally:
+        code, text = stop_daemon(daemon, log)
+        sim.stop()
+    assert code == 0, text[-3000:]
