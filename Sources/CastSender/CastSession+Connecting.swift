@@ -91,7 +91,7 @@ extension CastSession {
         try await sendConnect(to: .receiver0, on: newConnection, requestFollows: true)
 
         let status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestID: $0) }
-        subscribeToMultizone()
+        await subscribeToMultizone()
         var app: ApplicationInfo
         if policy == .follow {
             guard let running = Self.followed(in: status) else {

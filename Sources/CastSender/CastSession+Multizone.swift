@@ -10,14 +10,21 @@ extension CastSession {
     /// discovery before it suspends as an ordinary lost connection.
     static let groupMoveWait = 1.5
 
+    /// The requestId of the multizone questions: outside the connection's request numbering, so
+    /// their answers are not matched as replies but read like every later multizone message.
+    static let multizoneRequestID: Int64 = 2_000_000_001
+
     /// Asks for the multizone state after connecting: a group's members, a device's casting
-    /// groups. The replies (and every later change) arrive through ``handleMultizone(_:)``.
-    func subscribeToMultizone() {
-        let isGroup = device.isGroup
-        let type = isGroup ? "GET_STATUS" : "GET_CASTING_GROUPS"
-        _ = request(namespace: .multizone, destination: .receiver0, type: type, timeout: min(options.requestTimeout, 5),
-                    build: { id in ["type": .string(type), "requestId": .int(Int64(id.rawValue))] },
-                    map: { _ in .success(true) })
+    /// groups. Not a tracked request (a device that does not answer is no failure to report);
+    /// the answer, and every later change, arrives through ``handleMultizone(_:)``.
+    func subscribeToMultizone() async {
+        let type = device.isGroup ? "GET_STATUS" : "GET_CASTING_GROUPS"
+        let question: JSONValue = ["type": .string(type), "requestId": .int(Self.multizoneRequestID)]
+        do {
+            try await send(namespace: .multizone, destination: .receiver0, payload: .string(question.serialized()))
+        } catch {
+            log.debug("multizone \(type) not sent: \(error)", stateFields())
+        }
     }
 
     /// One multizone message from `receiver-0`: the view changes, each change is logged, and
