@@ -90,8 +90,10 @@ extension CastSession {
         startReading(newConnection, generation: attemptGeneration)
         try await sendConnect(to: .receiver0, on: newConnection, requestFollows: true)
 
-        let status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestID: $0) }
+        // Asked first: the device answers in order, so the multizone state is in before GET_STATUS's
+        // reply completes the step (a one-shot `status` then shows it).
         await subscribeToMultizone()
+        let status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestID: $0) }
         var app: ApplicationInfo
         if policy == .follow {
             guard let running = Self.followed(in: status) else {

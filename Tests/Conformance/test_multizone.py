@@ -352,3 +352,15 @@ def test_announce_on_the_group_restores_the_group(netns, workdir, avahi):
         code, text = stop_daemon(daemon, log)
         sim.stop()
     assert code == 0, text[-3000:]
+
+
+def test_castline_cast_to_the_group_and_a_one_shot_status_of_a_member(netns, group_sim):
+    group = group_sim.ready["groups"][0]
+    member = group_sim.ready["devices"][2]
+    cast = netns.run(castline_binary(), "cast", "http://media.invalid/castline/song.mp3", "--device",
+                     f"{group['address']}:{group['castPort']}", timeout=60)
+    assert cast.returncode == 0 and "PLAYING" in cast.stdout, cast.stdout + cast.stderr
+    shown = netns.run(castline_binary(), "status", "--device", f"{member['address']}:{member['castPort']}", "--direct",
+                      "--json", timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout.splitlines()[-1]).get("playsInGroups") == [{"id": group["uuid"], "name": group["name"]}], shown.stdout
