@@ -1,4 +1,5 @@
 import CastCore
+import CastReceiverSim
 
 /// The body of `GET /setup/eureka_info` (HTTP 8008 / HTTPS 8443), as Cast devices serve it.
 ///
@@ -33,12 +34,7 @@ public struct EurekaInfo: Sendable, Equatable {
     }
 
     /// The uuid in the 8-4-4-4-12 form devices use for `ssdp_udn`.
-    public var dashedUUID: String {
-        let hex = Array(uuid.lowercased())
-        guard hex.count == 32 else { return uuid }
-        let cuts = [0, 8, 12, 16, 20, 32]
-        return (0..<5).map { String(hex[cuts[$0]..<cuts[$0 + 1]]) }.joined(separator: "-")
-    }
+    public var dashedUUID: String { Multizone.dashed(uuid) }
 
     /// The full document.
     public var json: JSONValue {

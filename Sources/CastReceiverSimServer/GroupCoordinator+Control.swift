@@ -133,7 +133,7 @@ extension GroupCoordinator {
             endpoint.mutateState { s, now in s.addGroupMember(member, now: now) }
         }.get()
         try await updateMemberships().get()
-        if updated.playing { setFollowing(updated, member: index, playing: true) }
+        if updated.playback.joinsPlaying(index) { setFollowing(updated, member: index, playing: true) }
         return ["ok": true, "group": .object(summary(updated))]
     }
 
@@ -150,7 +150,7 @@ extension GroupCoordinator {
         guard let updated = update(record.configuration.uuid, { entry in
             entry.configuration.members.removeAll { $0 == index }
             if let pair = entry.configuration.stereoPair, pair.contains(index) { entry.configuration.stereoPair = nil }
-            entry.left.remove(index)
+            entry.playback.removed(index)
         }) else { throw SimulatorError.control("the group is gone") }
         let uuid = devices[index].configuration.uuid
         let groupUUID = updated.configuration.uuid

@@ -17,9 +17,10 @@ public final class GroupCoordinator: Sendable {
     struct Record: Sendable {
         var configuration: SimulatedGroupConfiguration
         var endpoint: SimulatedDevice
-        var playing = false
-        /// Members (device indexes) that left the current playback.
-        var left: Set<Int> = []
+        /// Which members play the group's media.
+        var playback = GroupPlayback()
+        var playing: Bool { playback.isPlaying }
+        var left: Set<Int> { playback.left }
         /// Leader moves so far (the endpoint's device index grows with it, for fresh ids).
         var moves = 0
     }
@@ -128,19 +129,17 @@ public final class GroupCoordinator: Sendable {
 
     /// A group endpoint started or stopped playing: every member that has not left follows.
     func groupPlaybackChanged(endpoint: SimulatedDevice, playing: Bool) {
-        let found: Record? = table.withLock { records in
-            guard let i = records.firstIndex(where: { $0.endpoint === endpoint }), records[i].playing != playing else { return nil }
-            records[i].playing = playing
-            if !playing { records[i].left = [] }
-            return records[i]
+        let found: (Record, [Int])? = table.withLock { records in
+            guard let i = records.firstIndex(where: { $0.endpoint === endpoint }),
+                  let changed = records[i].playback.playbackChanged(playing: playing, members: records[i].configuration.members)
+            else { return nil }
+            return (records[i], changed)
         }
-        guard let record = found else { return }
+        guard let (record, changed) = found else { return }
         log.info("group \(record.configuration.name) \(playing ? "plays" : "stopped")", [
             "group": .string(record.configuration.uuid), "playing": .bool(playing),
         ])
-        for index in record.configuration.members where !record.left.contains(index) {
-            setFollowing(record, member: index, playing: playing)
-        }
+        for index in changed { setFollowing(record, member: index, playing: playing) }
     }
 
     /// A member cast on its own: it left these groups' playback.
@@ -148,9 +147,8 @@ public final class GroupCoordinator: Sendable {
         guard let index = devices.firstIndex(where: { $0 === device }) else { return }
         let affected: [Record] = table.withLock { records in
             var result: [Record] = []
-            for i in records.indices where uuids.contains(records[i].configuration.uuid) && records[i].playing {
-                records[i].left.insert(index)
-                result.append(records[i])
+            for i in records.indices where uuids.contains(records[i].configuration.uuid) {
+                if records[i].playback.memberLeft(index, members: records[i].configuration.members) { result.append(records[i]) }
             }
             return result
         }

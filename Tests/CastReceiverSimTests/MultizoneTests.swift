@@ -89,3 +89,32 @@ import Testing
         #expect(sim.snapshot.ignoredMessages == 1)
     }
 }
+
+/// ``GroupPlayback``: which members play a group's media.
+@Suite struct GroupPlaybackTests {
+    @Test func membersFollowLeaveAndComeBackWithTheNextCast() {
+        var playback = GroupPlayback()
+        let members = [0, 1, 2]
+        var changed = playback.memberLeft(1, members: members)
+        #expect(!changed, "nothing plays: nothing to leave")
+        var followers = playback.playbackChanged(playing: true, members: members)
+        #expect(followers == [0, 1, 2])
+        followers = playback.playbackChanged(playing: true, members: members)
+        #expect(followers == nil, "no change")
+        changed = playback.memberLeft(1, members: members)
+        #expect(changed)
+        changed = playback.memberLeft(1, members: members)
+        #expect(!changed, "left once")
+        changed = playback.memberLeft(7, members: members)
+        #expect(!changed, "no member")
+        #expect(!playback.joinsPlaying(1) && playback.joinsPlaying(3))
+        followers = playback.playbackChanged(playing: false, members: members)
+        #expect(followers == [0, 1, 2], "every member idle again")
+        #expect(playback.left.isEmpty)
+        followers = playback.playbackChanged(playing: true, members: members)
+        #expect(followers == [0, 1, 2], "the next cast brings it back")
+        _ = playback.memberLeft(2, members: members)
+        playback.removed(2)
+        #expect(playback.left.isEmpty)
+    }
+}
