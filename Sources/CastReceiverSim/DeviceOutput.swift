@@ -14,6 +14,9 @@ public enum DeviceOutput: Sendable, Equatable {
     case checkMedia(MediaCheckRequest)
     /// A LOAD's media is not fetched (not on a loopback `http://` URL): it plays unchecked.
     case mediaNotChecked(url: String)
+    /// The device's own sender cast on it: it no longer plays these groups' media (the
+    /// simulator tells the groups' endpoints).
+    case leftGroupPlayback(groupUUIDs: [String])
 }
 
 /// The advertised busy state: `st` and `rs` of the TXT record.
@@ -47,7 +50,7 @@ extension DeviceOutput {
         switch self {
         case .send(_, let id): return id
         case .closeConnection(let id, _): return id
-        case .advertisementChanged, .checkMedia, .mediaNotChecked: return nil
+        case .advertisementChanged, .checkMedia, .mediaNotChecked, .leftGroupPlayback: return nil
         }
     }
 }

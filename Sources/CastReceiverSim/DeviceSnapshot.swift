@@ -54,6 +54,9 @@ public struct DeviceSnapshot: Sendable, Equatable {
     public var rejectedMessages: Int
     /// Set by ``ReceiverDevice/failNextLoad(_:)`` and not yet used.
     public var pendingLoadFailure: DetailedErrorCode?
+    /// Multizone: `group` (a group endpoint's members), `groups` (memberships), `castingGroups`
+    /// (the groups whose media the device plays now).
+    public var multizone: JSONValue = .null
 
     public var json: JSONValue {
         var object = JSONObject()
@@ -99,6 +102,7 @@ public struct DeviceSnapshot: Sendable, Equatable {
         object.append(key: "ignoredMessages", value: .int(Int64(ignoredMessages)))
         object.append(key: "rejectedMessages", value: .int(Int64(rejectedMessages)))
         object.append(key: "pendingLoadFailure", value: pendingLoadFailure.map { .int(Int64($0.rawValue)) } ?? .null)
+        object.append(key: "multizone", value: multizone)
         return .object(object)
     }
 }

@@ -61,17 +61,21 @@ extension ReceiverDevice {
         var copy = self
         _ = copy.advance(to: now)
         guard let app = copy.running else { return nil }
-        return TransferredSession(app: app.definition, media: copy.player.export(now: now))
+        var session = TransferredSession(app: app.definition, media: copy.player.export(now: now))
+        session.sessionID = app.sessionID
+        return session
     }
 
     /// Launches the session's app here (this catalogue's definition when it has the id) and
     /// resumes its media at the exported currentTime: BUFFERING, then the exported state.
     /// RECEIVER_STATUS (requestId 0) goes to the senders on receiver-0.
-    public mutating func importSession(_ session: TransferredSession, now: Double) -> [DeviceOutput] {
+    /// `keepSessionID`: the app keeps its sessionId (a group's endpoint moving to a new leader),
+    /// so its senders re-join the same session.
+    public mutating func importSession(_ session: TransferredSession, keepSessionID: Bool = false, now: Double) -> [DeviceOutput] {
         var out = advance(to: now)
         let definition = catalogue.first { $0.appID == session.app.appID } ?? session.app
         out += terminateApp(reason: "replaced by a transferred session")
-        start(definition, now: now)
+        out += start(definition, now: now, sessionID: keepSessionID ? session.sessionID : nil)
         if let media = session.media, definition.isMediaPlayer { player.restore(media, now: now) }
         log.info("imported session of \(definition.appID)", ["appId": .string(definition.appID)])
         out += deliver([EndpointReply(.receiver, receiverStatusMessage(requestID: .unsolicited), to: .everyone)],
@@ -109,7 +113,11 @@ extension ReceiverDevice {
         return DeviceSnapshot(
             uuid: profile.uuid, friendlyName: profile.friendlyName, app: app, connections: connections.sorted(), senders: senders,
             media: media, volume: volume, advertisement: advertisement, ignoredMessages: ignoredMessages,
-            rejectedMessages: rejectedMessages, pendingLoadFailure: player.pendingLoadFailure
+            rejectedMessages: rejectedMessages, pendingLoadFailure: player.pendingLoadFailure,
+            multizone: [
+                "group": group?.statusJSON ?? .null, "groups": .array(memberships.groups.map(\.json)),
+                "castingGroups": .array(memberships.castingGroups.map(\.json)),
+            ]
         )
     }
 }

@@ -129,7 +129,7 @@ extension ReceiverDevice {
         }
         guard launchDelay > 0 else {
             effects += terminateApp(reason: "replaced by \(appID)")
-            start(definition, now: now)
+            effects += start(definition, now: now)
             return receiverStatusToAll(requestID: requestID)
         }
         // The app loads for a while; a LAUNCH meanwhile cancels the one under way, as on a device.
@@ -149,7 +149,7 @@ extension ReceiverDevice {
         guard let launch = pendingLaunch, now >= launch.due else { return [] }
         pendingLaunch = nil
         var out = terminateApp(reason: "replaced by \(launch.definition.appID)")
-        start(launch.definition, now: now)
+        out += start(launch.definition, now: now)
         out += deliver(receiverStatusToAll(requestID: launch.requestID), from: Self.platformEndpoint, requester: launch.requester)
         out += announceIfChanged()
         return out
@@ -166,9 +166,10 @@ extension ReceiverDevice {
         return receiverStatusToAll(requestID: requestID)
     }
 
-    /// Starts `definition` with a fresh session/transport id.
-    mutating func start(_ definition: AppDefinition, now: Double) {
-        let sessionID = ids.uuid()
+    /// Starts `definition` with a fresh session/transport id. A group member that played a
+    /// group's media leaves that group's playback (its own sender casts).
+    mutating func start(_ definition: AppDefinition, now: Double, sessionID given: String? = nil) -> [DeviceOutput] {
+        let sessionID = given ?? ids.uuid()
         running = RunningApp(definition: definition, sessionID: sessionID, lastActivity: now)
         player.reset()
         player.supportedMediaCommands = definition.supportedMediaCommands
@@ -176,6 +177,7 @@ extension ReceiverDevice {
         log.info("app \(definition.appID) (\(definition.displayName)) started", [
             "appId": .string(definition.appID), "session": .string(sessionID),
         ])
+        return leaveGroupPlaybackForOwnCast()
     }
 
     /// Stops the running app: CLOSE from its transportId to every sender connected to it (as real

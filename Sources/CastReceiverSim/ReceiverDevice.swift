@@ -40,6 +40,10 @@ public struct ReceiverDevice: Sendable {
     }
     var ignoredMessages = 0
     var rejectedMessages = 0
+    /// Set on a group endpoint: its members (``ReceiverDevice+Multizone``).
+    var group: MultizoneGroupState?
+    /// The groups this device belongs to and the ones it plays for now.
+    var memberships = MultizoneMemberships()
 
     /// The app that runs: its definition and session (`sessionId == transportId`).
     struct RunningApp: Sendable {
@@ -123,8 +127,13 @@ public struct ReceiverDevice: Sendable {
         let destination = message.destinationID
         let requester = Requester(connection: id, senderID: message.sourceID)
         if destination == Self.platformEndpoint {
-            guard namespace == .receiver else { return out + ignore(message, id, "no handler for the namespace on receiver-0") }
+            guard namespace == .receiver || namespace == .multizone else {
+                return out + ignore(message, id, "no handler for the namespace on receiver-0")
+            }
             guard mayTalk(requester, to: destination) else { return out + ignore(message, id, "no virtual connection") }
+            if namespace == .multizone {
+                return out + deliver(handleMultizone(message.payload), from: destination, requester: requester)
+            }
             var effects: [DeviceOutput] = []
             let replies = handleReceiver(message.payload, requester: requester, now: now, effects: &effects)
             out += effects

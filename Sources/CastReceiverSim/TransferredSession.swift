@@ -6,6 +6,8 @@ public struct TransferredSession: Sendable, Equatable {
     public var app: AppDefinition
     /// The media session; nil when the app plays nothing.
     public var media: TransferredMedia?
+    /// The app's sessionId where it ran (kept by a group's leader move, not by a transfer).
+    public var sessionID: String?
 
     public init(app: AppDefinition, media: TransferredMedia?) {
         self.app = app

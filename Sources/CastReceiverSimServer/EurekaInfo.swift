@@ -1,4 +1,5 @@
 import CastCore
+import CastReceiverSim
 
 /// The body of `GET /setup/eureka_info` (HTTP 8008 / HTTPS 8443), as Cast devices serve it.
 ///
@@ -19,6 +20,9 @@ public struct EurekaInfo: Sendable, Equatable {
     public var displaySupported: Bool
     /// Seconds since the device (simulator) started.
     public var uptime: Double
+    /// `multizone.groups`: the speaker groups the device belongs to
+    /// (``MultizoneGroupReference/eurekaJSON``).
+    public var groups: [JSONValue] = []
 
     public init(name: String, uuid: String, model: String, ipAddress: String, displaySupported: Bool, uptime: Double) {
         self.name = name
@@ -30,17 +34,12 @@ public struct EurekaInfo: Sendable, Equatable {
     }
 
     /// The uuid in the 8-4-4-4-12 form devices use for `ssdp_udn`.
-    public var dashedUUID: String {
-        let hex = Array(uuid.lowercased())
-        guard hex.count == 32 else { return uuid }
-        let cuts = [0, 8, 12, 16, 20, 32]
-        return (0..<5).map { String(hex[cuts[$0]..<cuts[$0 + 1]]) }.joined(separator: "-")
-    }
+    public var dashedUUID: String { Multizone.dashed(uuid) }
 
     /// The full document.
     public var json: JSONValue {
         let capabilities: JSONValue = [
-            "display_supported": .bool(displaySupported), "multizone_supported": false,
+            "display_supported": .bool(displaySupported), "multizone_supported": true,
             "audio_hdr_supported": false, "hdmi_prefer_50hz_supported": false,
         ]
         let deviceInfo: JSONValue = [
@@ -53,7 +52,7 @@ public struct EurekaInfo: Sendable, Equatable {
             "cast_build_revision": "1.56.500000", "ip_address": .string(ipAddress), "locale": "en-US",
             "ssdp_udn": .string(dashedUUID), "setup_state": 60, "uptime": .double(uptime),
             "connected": true, "tos_accepted": true, "device_info": deviceInfo,
-            "multizone": ["groups": [], "dynamic_groups": [], "multichannel_status": ["status": 0]],
+            "multizone": ["groups": .array(groups), "dynamic_groups": [], "multichannel_status": ["status": 0]],
         ]
     }
 

@@ -157,17 +157,27 @@ public final class MDNSAdvertiser: @unchecked Sendable {
         let ad = entry.advertisement
         if let group = entry.group, let committed = entry.committed, committed.subtypes == ad.subtypes {
             guard committed != ad else { return }
-            let result = withStringList(ad.txt) { txt in
-                avahi_entry_group_update_service_txt_strlst(group, Self.anyInterface, Self.ipv4, AvahiPublishFlags(0),
-                                                            entry.name, MDNSAdvertisement.serviceType, nil, txt)
+            // An endpoint that moved is registered anew below (a group's leader move withdraws the
+            // old record first; an in-place SRV update, AVAHI_PUBLISH_UPDATE, was not seen by
+            // browsers' running resolvers).
+            let moved = committed.configuration.castPort != ad.configuration.castPort || committed.hostName != ad.hostName
+                || committed.configuration.address != ad.configuration.address
+            if moved {
+                log.info("\(entry.name) moved to \(ad.configuration.address):\(ad.configuration.castPort): re-registering",
+                         ["device": .string(uuid)])
+            } else {
+                let result = withStringList(ad.txt) { txt in
+                    avahi_entry_group_update_service_txt_strlst(group, Self.anyInterface, Self.ipv4, AvahiPublishFlags(0),
+                                                                entry.name, MDNSAdvertisement.serviceType, nil, txt)
+                }
+                if result == 0 {
+                    entry.committed = ad
+                    entries[uuid] = entry
+                    log.debug("TXT updated: st=\(ad.busy ? 1 : 0) rs=\(ad.statusText)", ["device": .string(uuid)])
+                    return
+                }
+                log.warning("TXT update failed: \(String(cString: avahi_strerror(result))); re-registering", ["device": .string(uuid)])
             }
-            if result == 0 {
-                entry.committed = ad
-                entries[uuid] = entry
-                log.debug("TXT updated: st=\(ad.busy ? 1 : 0) rs=\(ad.statusText)", ["device": .string(uuid)])
-                return
-            }
-            log.warning("TXT update failed: \(String(cString: avahi_strerror(result))); re-registering", ["device": .string(uuid)])
         }
         if entry.group == nil {
             let context = Unmanaged.passUnretained(self).toOpaque()

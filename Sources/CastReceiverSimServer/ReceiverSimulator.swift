@@ -16,16 +16,19 @@ public final class ReceiverSimulator: Sendable {
     /// The root CA every device's auth chain ends at (export it as a trust anchor).
     public let authority: SimulatorAuthority
     public let control: SimulatorControl
+    /// The speaker groups (``SimulatedGroupConfiguration``): their endpoints and members.
+    public let groups: GroupCoordinator
     public let advertiser: MDNSAdvertiser?
     private let group: MultiThreadedEventLoopGroup
     private let controlServer: ControlSocketServer?
     private let frameLog: FrameLog?
     private let log: Logger
 
-    private init(devices: [SimulatedDevice], authority: SimulatorAuthority, control: SimulatorControl,
+    private init(devices: [SimulatedDevice], authority: SimulatorAuthority, control: SimulatorControl, groups: GroupCoordinator,
                  advertiser: MDNSAdvertiser?, group: MultiThreadedEventLoopGroup, controlServer: ControlSocketServer?,
                  frameLog: FrameLog?, log: Logger) {
         self.devices = devices
+        self.groups = groups
         self.authority = authority
         self.control = control
         self.advertiser = advertiser
@@ -35,13 +38,16 @@ public final class ReceiverSimulator: Sendable {
         self.log = log
     }
 
-    /// Creates credentials, binds every device and starts advertising. On failure everything
-    /// already started is stopped again and the error says which address and port failed.
-    public static func start(devices configurations: [SimulatedDeviceConfiguration], settings: SimulatorSettings,
+    /// Creates credentials, binds every device and group endpoint and starts advertising. On
+    /// failure everything already started is stopped again and the error says which address and
+    /// port failed.
+    public static func start(devices configurations: [SimulatedDeviceConfiguration],
+                             groups groupConfigurations: [SimulatedGroupConfiguration] = [], settings: SimulatorSettings,
                              logSystem: LogSystem = .shared) async throws -> ReceiverSimulator {
         let log = Logger(class: "ReceiverSimulator", system: logSystem)
         guard !configurations.isEmpty else { throw SimulatorError.configuration("no devices to simulate") }
         try SimulatorConfigurationCheck.validate(configurations)
+        try SimulatedGroupConfiguration.validate(groupConfigurations, devices: configurations)
         let authority: SimulatorAuthority
         do {
             if let given = settings.authority {
@@ -78,24 +84,30 @@ public final class ReceiverSimulator: Sendable {
             try? await group.shutdownGracefully()
             throw SimulatorError.crypto("cannot create device credentials: \(error)")
         }
+        let coordinator = GroupCoordinator(devices: devices, loops: group, factory: .init(
+            settings: settings, authority: authority, frameLog: frameLog, advertiser: advertiser, logSystem: logSystem))
+        for device in devices { device.coordinator = coordinator }
         var started: [SimulatedDevice] = []
         do {
             for device in devices {
                 try await device.start().get()
                 started.append(device)
             }
+            try await coordinator.start(groupConfigurations)
         } catch {
+            await coordinator.stop()
             for device in started { try? await device.stop().get() }
             try? await group.shutdownGracefully()
             throw error
         }
-        let control = SimulatorControl(devices: devices, loop: group.next(), logSystem: logSystem)
+        let control = SimulatorControl(devices: devices, groups: coordinator, loop: group.next(), logSystem: logSystem)
         var controlServer: ControlSocketServer?
         if let path = settings.controlSocketPath {
             do {
                 controlServer = try await ControlSocketServer.start(path: path, control: control, group: group,
                                                                     logSystem: logSystem).get()
             } catch {
+                await coordinator.stop()
                 for device in devices { try? await device.stop().get() }
                 try? await group.shutdownGracefully()
                 throw error
@@ -104,7 +116,7 @@ public final class ReceiverSimulator: Sendable {
         log.info("simulating \(devices.count) device(s) on \(threads) event loop(s)", [
             "devices": .int(devices.count), "threads": .int(threads),
         ])
-        return ReceiverSimulator(devices: devices, authority: authority, control: control, advertiser: advertiser,
+        return ReceiverSimulator(devices: devices, authority: authority, control: control, groups: coordinator, advertiser: advertiser,
                                  group: group, controlServer: controlServer, frameLog: frameLog, log: log)
     }
 
@@ -112,7 +124,9 @@ public final class ReceiverSimulator: Sendable {
     /// trying another base when a port is taken (at most 8 tries): a private simulator for tests
     /// and for developers of senders and channels. The devices' ports are in ``devices``.
     /// `configure` adjusts each device (e.g. `isVideoDevice = false` for a speaker).
-    public static func startOnFreePorts(count: Int = 1, settings: SimulatorSettings, logSystem: LogSystem = .shared,
+    /// `groups` get their ports right after the devices' (their `castPort` is replaced).
+    public static func startOnFreePorts(count: Int = 1, groups: [SimulatedGroupConfiguration] = [],
+                                        settings: SimulatorSettings, logSystem: LogSystem = .shared,
                                         configure: (inout SimulatedDeviceConfiguration) -> Void = { _ in })
         async throws -> ReceiverSimulator {
         var lastError: Error?
@@ -120,8 +134,12 @@ public final class ReceiverSimulator: Sendable {
             let base = 30_000 + Int(UInt32.random(in: 0..<10_000)) * 3 + attempt
             var configurations = try DeviceFleet.make(count: count, layout: .ports, basePort: base)
             for index in configurations.indices { configure(&configurations[index]) }
+            var placed = groups
+            for index in placed.indices {
+                placed[index].castPort = base + 3 * count + SimulatedGroupConfiguration.portsPerGroup * index
+            }
             do {
-                return try await start(devices: configurations, settings: settings, logSystem: logSystem)
+                return try await start(devices: configurations, groups: placed, settings: settings, logSystem: logSystem)
             } catch let error as SimulatorError {
                 lastError = error
                 if case .bind = error { continue }
@@ -134,6 +152,7 @@ public final class ReceiverSimulator: Sendable {
     /// Closes every connection and listener, the control socket and the event loops.
     public func stop() async {
         try? await controlServer?.stop().get()
+        await groups.stop()
         for device in devices { try? await device.stop().get() }
         try? await group.shutdownGracefully()
         log.info("simulator stopped")

@@ -39,11 +39,17 @@ public final class SimulatedDevice: @unchecked Sendable {
     private(set) var isDown = false
     /// Results of fetching LOADed media (newest last, bounded).
     var mediaFetches: [JSONValue] = []
+    /// The simulator's groups (set before ``start()``): told when this group endpoint starts or
+    /// stops playing and when this member leaves a group's playback.
+    weak var coordinator: GroupCoordinator?
+    /// What the coordinator was last told about this group endpoint's playback.
+    private var reportedGroupPlaying = false
 
     init(index: Int, configuration: SimulatedDeviceConfiguration, settings: SimulatorSettings, loop: EventLoop,
          identity: DeviceIdentity, frameLog: FrameLog?, advertiser: MDNSAdvertiser?,
-         logSystem: LogSystem) {
+         logSystem: LogSystem, coordinator: GroupCoordinator? = nil) {
         self.index = index
+        self.coordinator = coordinator
         self.configuration = configuration
         self.settings = settings
         self.loop = loop
@@ -190,9 +196,11 @@ public final class SimulatedDevice: @unchecked Sendable {
     }
 
     func eurekaInfo() -> EurekaInfo {
-        EurekaInfo(name: configuration.name, uuid: configuration.uuid, model: configuration.model,
-                   ipAddress: configuration.address, displaySupported: configuration.isVideoDevice,
-                   uptime: MonotonicClock.seconds() - startedAt)
+        var info = EurekaInfo(name: configuration.name, uuid: configuration.uuid, model: configuration.model,
+                              ipAddress: configuration.address, displaySupported: configuration.isVideoDevice,
+                              uptime: MonotonicClock.seconds() - startedAt)
+        info.groups = state.groupMemberships.groups.map(\.eurekaJSON)
+        return info
     }
 
     // MARK: Connection events (on loop)
@@ -256,9 +264,22 @@ public final class SimulatedDevice: @unchecked Sendable {
                 checkMedia(request)
             case .mediaNotChecked(let url):
                 noteMediaNotChecked(url: url)
+            case .leftGroupPlayback(let groups):
+                frameLogEvent("leftGroupPlayback", connection: nil, peer: nil, fields: ["groups": .array(groups.map { .string($0) })])
+                coordinator?.memberLeft(self, groups: groups)
             }
         }
+        reportGroupPlayback()
         rescheduleDeadline()
+    }
+
+    /// On a group endpoint: tells the coordinator when the group starts or stops playing.
+    private func reportGroupPlayback() {
+        guard state.groupState != nil else { return }
+        let playing = state.groupPlayerState(now: MonotonicClock.seconds()) != nil
+        guard playing != reportedGroupPlaying else { return }
+        reportedGroupPlaying = playing
+        coordinator?.groupPlaybackChanged(endpoint: self, playing: playing)
     }
 
     private func rescheduleDeadline() {

@@ -14,14 +14,20 @@ import Glibc
 ///             "customNamespaces": [{"namespace": "urn:x-cast:com.example.chat", "mode": "scripted",
 ///                                   "replies": {"HELLO": {"type": "WELCOME"}}}]}],
 ///   "mediaRules": [{"contentId": "*2160p*", "contentType": "video/*",
-///                   "videoInfo": {"width": 3840, "height": 2160, "hdrType": "hdr"}, "duration": 120, "loadError": 104}]
+///                   "videoInfo": {"width": 3840, "height": 2160, "hdrType": "hdr"}, "duration": 120, "loadError": 104}],
+///   "groups": [{"name": "Downstairs", "uuid": "…32 hex…", "members": [0, 1, 2], "leader": 0, "stereoPair": [1, 2],
+///               "castPort": 32219}]
 /// }
 /// ```
+/// A group's `uuid` defaults to one derived from its name, `leader` to its first member,
+/// `castPort` to 32219 + 30 × its position (``SimulatedGroupConfiguration``).
 /// Every key is optional; unknown keys are errors (typos are caught, not ignored).
 public struct SimulatorConfigFile: Sendable {
     public var devices: [SimulatedDeviceConfiguration] = []
     public var apps: [AppDefinition] = []
     public var mediaRules: [MediaRule] = []
+    /// Speaker groups of the devices (indexes into the device list the simulator runs).
+    public var groups: [SimulatedGroupConfiguration] = []
 
     public init() {}
 
@@ -112,7 +118,7 @@ private struct ConfigReader {
     }
 
     mutating func file(_ root: JSONValue) throws(SimulatorError) -> SimulatorConfigFile {
-        let top = try object(root, "", allowed: ["devices", "apps", "mediaRules"])
+        let top = try object(root, "", allowed: ["devices", "apps", "mediaRules", "groups"])
         var result = SimulatorConfigFile()
         if let devices = top["devices"] {
             for (i, item) in try array(devices, "devices").enumerated() { result.devices.append(try device(item, "devices[\(i)]")) }
@@ -125,8 +131,48 @@ private struct ConfigReader {
                 result.mediaRules.append(try mediaRule(item, "mediaRules[\(i)]"))
             }
         }
+        if let groups = top["groups"] {
+            for (i, item) in try array(groups, "groups").enumerated() { result.groups.append(try group(item, "groups[\(i)]", index: i)) }
+        }
         do { try SimulatorConfigurationCheck.validate(result.devices) } catch { throw fail("devices", "\(error)") }
+        if !result.devices.isEmpty {
+            do { try SimulatedGroupConfiguration.validate(result.groups, devices: result.devices) } catch { throw fail("groups", "\(error)") }
+        }
         return result
+    }
+
+    func group(_ value: JSONValue, _ path: String, index: Int) throws(SimulatorError) -> SimulatedGroupConfiguration {
+        let o = try object(value, path, allowed: ["name", "uuid", "members", "leader", "stereoPair", "castPort"])
+        guard let nameValue = o["name"] else { throw fail(path, "missing \"name\"") }
+        let name = try string(nameValue, "\(path).name")
+        guard let membersValue = o["members"] else { throw fail(path, "missing \"members\" (device indexes)") }
+        var members: [Int] = []
+        for (i, item) in try array(membersValue, "\(path).members").enumerated() {
+            members.append(try int(item, "\(path).members[\(i)]", range: 0...99_999))
+        }
+        guard !members.isEmpty else { throw fail("\(path).members", "needs at least one device index") }
+        var uuid = SimulatedGroupConfiguration.derivedUUID(name: name, index: index)
+        if let v = o["uuid"] {
+            uuid = try string(v, "\(path).uuid").lowercased().filter { $0 != "-" }
+            guard uuid.utf8.count == 32, uuid.allSatisfy({ $0.isHexDigit }) else {
+                throw fail("\(path).uuid", "must be 32 hex digits (dashes allowed)")
+            }
+        }
+        let leader = try o["leader"].map { v throws(SimulatorError) in try int(v, "\(path).leader", range: 0...99_999) }
+        if let leader, !members.contains(leader) { throw fail("\(path).leader", "\(leader) is not one of the members") }
+        var pair: [Int]?
+        if let v = o["stereoPair"] {
+            let items = try array(v, "\(path).stereoPair")
+            var sides: [Int] = []
+            for (i, item) in items.enumerated() { sides.append(try int(item, "\(path).stereoPair[\(i)]", range: 0...99_999)) }
+            guard sides.count == 2, sides[0] != sides[1], sides.allSatisfy(members.contains) else {
+                throw fail("\(path).stereoPair", "must be two different members [left, right]")
+            }
+            pair = sides
+        }
+        let port = try o["castPort"].map { v throws(SimulatorError) in try int(v, "\(path).castPort", range: 1...65_000) }
+            ?? SimulatedGroupConfiguration.defaultBasePort + SimulatedGroupConfiguration.portsPerGroup * index
+        return SimulatedGroupConfiguration(name: name, uuid: uuid, members: members, leader: leader, stereoPair: pair, castPort: port)
     }
 
     func device(_ value: JSONValue, _ path: String) throws(SimulatorError) -> SimulatedDeviceConfiguration {

@@ -24,13 +24,20 @@ import NIOCore
 /// | `outage` | `downFor` (s, default 2) | like reboot, but the app and media keep running (a network drop) |
 /// | `transfer` | `to` (device) | move the running session to another device |
 /// | `malformed` | `kind`: `garbage`, `oversized`, `zero-length`, `invalid-json`, `unknown-namespace` | send a bad frame to every sender |
+/// | `group-leader` | `group`, `leader`? (device; default the next member) | move the group's endpoint to another member |
+/// | `group-add` / `group-remove` | `group`, `device` | a member joins / leaves the group |
+/// | `member-cast` | `device`, `appId`? (default `CC1AD845`) | the device casts on its own: it leaves its groups' playback |
+///
+/// `device` also selects a group's endpoint by its uuid or name (`push`, `stop-app`, `drop`, …).
 public struct SimulatorControl: Sendable {
     let devices: [SimulatedDevice]
+    let groups: GroupCoordinator
     let loop: EventLoop
     let log: Logger
 
-    init(devices: [SimulatedDevice], loop: EventLoop, logSystem: LogSystem) {
+    init(devices: [SimulatedDevice], groups: GroupCoordinator, loop: EventLoop, logSystem: LogSystem) {
         self.devices = devices
+        self.groups = groups
         self.loop = loop
         log = Logger(class: "SimulatorControl", system: logSystem)
     }
@@ -48,8 +55,10 @@ public struct SimulatorControl: Sendable {
     public func execute(_ command: JSONValue) -> EventLoopFuture<JSONValue> {
         guard let name = command["command"]?.string else {
             return loop.makeSucceededFuture(Self.failure("missing \"command\" (list, push, drop, ignore-pings, delay, "
-                                                         + "fail-next-load, stop-app, reboot, outage, transfer, malformed)"))
+                                                         + "fail-next-load, stop-app, reboot, outage, transfer, malformed, "
+                                                         + "group-leader, group-add, group-remove, member-cast)"))
         }
+        if let groupCommand = groupCommand(name, command) { return groupCommand }
         let targets: [SimulatedDevice]
         do { targets = try select(command["device"]) } catch {
             return loop.makeSucceededFuture(Self.failure("\(error)"))
@@ -57,7 +66,10 @@ public struct SimulatorControl: Sendable {
         log.info("control: \(name) on \(targets.count) device(s)", ["command": .string(name)])
         switch name {
         case "list":
-            return all(targets) { device in device.listing() }.map { ["ok": true, "devices": .array($0)] }
+            let groups = command["device"] == nil ? self.groups.listing() : loop.makeSucceededFuture([])
+            return all(targets) { device in device.listing() }.and(groups).map { devices, groups in
+                ["ok": true, "devices": .array(devices), "groups": .array(groups)]
+            }
         case "push":
             guard let namespace = command["namespace"]?.string, let payload = command["payload"] else {
                 return loop.makeSucceededFuture(Self.failure("push needs \"namespace\" and \"payload\""))
@@ -89,7 +101,16 @@ public struct SimulatorControl: Sendable {
         case "reboot", "outage":
             let downFor = max(0, command["downFor"]?.double ?? 2)
             let futures = targets.map { name == "reboot" ? $0.reboot(downFor: downFor) : $0.outage(downFor: downFor) }
-            return EventLoopFuture.andAllSucceed(futures, on: loop).map { Self.success }.recover { Self.failure("\($0)") }
+            let promise = loop.makePromise(of: Void.self)
+            let groups = self.groups
+            let indexes = targets.compactMap { target in devices.firstIndex { $0 === target } }
+            let rebooted = name == "reboot"
+            promise.completeWithTask {
+                // A group whose leader went away elects the next member.
+                for index in indexes { await groups.leaderWentDown(index, rebooted: rebooted) }
+            }
+            return EventLoopFuture.andAllSucceed(futures, on: loop).flatMap { promise.futureResult }
+                .map { Self.success }.recover { Self.failure("\($0)") }
         case "transfer":
             return transfer(from: targets, to: command["to"])
         case "malformed":
@@ -124,6 +145,27 @@ public struct SimulatorControl: Sendable {
         }
     }
 
+    /// The group commands; nil for any other command.
+    private func groupCommand(_ name: String, _ command: JSONValue) -> EventLoopFuture<JSONValue>? {
+        let groups = self.groups
+        let work: (@Sendable () async throws -> JSONValue)
+        switch name {
+        case "group-leader": work = { try await groups.moveLeader(group: command["group"], to: command["leader"]) }
+        case "group-add": work = { try await groups.addMember(group: command["group"], device: command["device"]) }
+        case "group-remove": work = { try await groups.removeMember(group: command["group"], device: command["device"]) }
+        case "member-cast":
+            let appID = command["appId"]?.string ?? "CC1AD845"
+            work = { try await groups.memberCast(device: command["device"], appID: appID) }
+        default: return nil
+        }
+        log.info("control: \(name)", ["command": .string(name)])
+        let promise = loop.makePromise(of: JSONValue.self)
+        promise.completeWithTask {
+            do { return try await work() } catch { return Self.failure("\(error)") }
+        }
+        return promise.futureResult
+    }
+
     private func all(_ targets: [SimulatedDevice], _ body: @escaping @Sendable (SimulatedDevice) -> JSONValue)
         -> EventLoopFuture<[JSONValue]> {
         EventLoopFuture.whenAllSucceed(targets.map { $0.onLoop(body) }, on: loop)
@@ -140,7 +182,7 @@ public struct SimulatorControl: Sendable {
         guard let text = selector.string else { throw .control("\"device\" must be an index, uuid, name or \"all\"") }
         if text == "all" { return devices }
         let wanted = text.lowercased().replacingDashes()
-        let matches = devices.filter { $0.configuration.uuid == wanted || $0.configuration.name == text }
+        let matches = (devices + groups.endpoints).filter { $0.configuration.uuid == wanted || $0.configuration.name == text }
         guard !matches.isEmpty else { throw .control("no device named or with uuid \"\(text)\"") }
         return matches
     }

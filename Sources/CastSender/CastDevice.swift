@@ -25,6 +25,16 @@ public struct CastDevice: Sendable, Hashable, CustomStringConvertible {
     public var capabilities: CastDeviceCapabilities?
     /// Every address the device was seen at (IPv4 and IPv6), `host` first; empty when only `host` is known.
     public var addresses: [String] = []
+    /// A speaker group's members, when asked (``MultizoneProbe``, a group session's status);
+    /// empty for a device, or a group not asked yet.
+    public var groupMembers: [MultizoneView.Member] = []
+
+    /// The model name speaker groups announce.
+    public static let groupModelName = "Google Cast Group"
+
+    /// A speaker group (model `Google Cast Group`): its own endpoint on the leader's address, at
+    /// a port other than 8009, which moves when the leader changes.
+    public var isGroup: Bool { modelName == Self.groupModelName }
 
     public init(id: String, friendlyName: String, host: String, port: Int = 8009, modelName: String = "",
                 supportedAppIDs: Set<String> = [], unavailableAppIDs: Set<String> = [], statusText: String? = nil, provider: String = "static") {

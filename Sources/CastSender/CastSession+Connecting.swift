@@ -19,6 +19,7 @@ extension CastSession {
         } else {
             target = nil
         }
+        if resume { await refreshGroupEndpoint() }
         if resume, target == nil, options.joinPolicy != .follow {
             await apply(.resumeFailed(.resumeRecordUnusable("no app session to resume"), retryable: false, jitter: 0))
             return
@@ -89,6 +90,9 @@ extension CastSession {
         startReading(newConnection, generation: attemptGeneration)
         try await sendConnect(to: .receiver0, on: newConnection, requestFollows: true)
 
+        // Asked first: the device answers in order, so the multizone state is in before GET_STATUS's
+        // reply completes the step (a one-shot `status` then shows it).
+        await subscribeToMultizone()
         let status = try await receiverRequest(step: "GET_STATUS", type: "GET_STATUS") { .getStatus(requestID: $0) }
         var app: ApplicationInfo
         if policy == .follow {
@@ -240,6 +244,10 @@ extension CastSession {
         connection = nil
         switch machine.state {
         case .connected:
+            if let moved = await groupEndpointMoved() {
+                await apply(.connectionLost(moved, jitter: Double.random(in: 0..<1)))
+                return
+            }
             await apply(.connectionLost(.connectionLost(reason), jitter: Double.random(in: 0..<1)))
         default:
             log.debug("connection ended in state \(machine.state.name): \(reason)", stateFields())

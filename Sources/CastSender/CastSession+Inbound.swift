@@ -16,6 +16,10 @@ extension CastSession {
         guard current == generation else { return }
         let message = inbound.message
         let namespace = message.namespace
+        if namespace == .multizone, message.sourceID == EndpointID.receiver0.rawValue {
+            handleMultizone(message)
+            return
+        }
         if namespace != .connection, namespace != .receiver, namespace != .media {
             deliverToChannel(message)
             return

@@ -29,6 +29,8 @@ public actor CastSession {
     }
     /// The last RECEIVER_STATUS, as device status.
     public internal(set) var deviceStatus: CastDeviceStatus?
+    /// A group's members, or the groups this device plays for (the multizone namespace).
+    public internal(set) var multizone = MultizoneView()
     /// How the device authenticated on the current connection.
     public internal(set) var deviceAuth: DeviceAuthResult = .notChecked
     /// Device authentication verified the device as audio-only (Cast's audio-only certificate

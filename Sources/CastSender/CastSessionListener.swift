@@ -56,4 +56,6 @@ public struct CastDeviceStatus: Sendable, Equatable {
 public enum CastSessionUpdate: Sendable, Equatable {
     case event(CastSessionEvent, device: CastDevice)
     case deviceStatus(CastDeviceStatus)
+    /// The group's members or the groups the device plays for changed (``CastSession/multizone``).
+    case multizone(MultizoneView)
 }

@@ -61,10 +61,13 @@ public enum CastSessionState: Sendable, Equatable, CustomStringConvertible {
 public enum SuspendReason: Sendable, Equatable, CustomStringConvertible {
     /// The connection ended without our asking (device closed it, network error, heartbeat timeout).
     case connectionLost(CastConnectionCloseReason)
+    /// A speaker group's leader changed: its endpoint moved from one `host:port` to another.
+    case leaderMoved(from: String, to: String)
 
     public var description: String {
         switch self {
         case .connectionLost(let reason): return "connection lost: \(reason)"
+        case .leaderMoved(let from, let to): return "leader moved: the group's endpoint moved from \(from) to \(to)"
         }
     }
 

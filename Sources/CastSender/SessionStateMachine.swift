@@ -158,6 +158,7 @@ public struct SessionStateMachine: Sendable {
     private static func closeReason(_ reason: SuspendReason) -> CastConnectionCloseReason {
         switch reason {
         case .connectionLost(let why): return why
+        case .leaderMoved(let from, let to): return .error("the group's leader moved from \(from) to \(to)")
         }
     }
 }

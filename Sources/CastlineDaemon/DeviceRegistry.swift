@@ -33,6 +33,10 @@ package actor DeviceRegistry {
         var state: CastSessionState?
         var app: ApplicationInfo?
         var status: CastDeviceStatus?
+        /// A group's members, the groups a device plays for.
+        var multizone = MultizoneView()
+        /// Where the link is connected (a group's endpoint follows its leader before discovery does).
+        var endpoint: String?
 
         /// The app the device runs: the one the link follows, else the status's first non-idle app.
         var runningApp: ApplicationInfo? {
@@ -58,6 +62,8 @@ package actor DeviceRegistry {
         package var media: MediaStatus?
         /// The job or command whose cast plays there.
         package var owner: String?
+        /// The speaker groups whose media the device plays now (their names).
+        package var castingGroups: [String] = []
     }
 
     private var entries: [String: Entry] = [:]
@@ -178,6 +184,12 @@ package actor DeviceRegistry {
                 switch update {
                 case .event(let event, _):
                     await self.sessionEvent(event, id: id, link: link)
+                case .multizone(let view):
+                    await self.notify(id)
+                    self.events.emit(.device, "multizone", device: id, [
+                        "members": .array(view.members.map { .string("\($0.name): \($0.playbackState ?? "?")") }),
+                        "castingGroups": .array(view.castingGroups.map { .string($0.name) }),
+                    ])
                 case .deviceStatus(let status):
                     await self.notify(id)
                     self.events.emit(.device, "status", device: id, [
@@ -209,7 +221,8 @@ package actor DeviceRegistry {
     /// Reads the link's state, app and device status into the entry's view (once per change of
     /// the link, so that reading a device never waits on its link).
     private func refresh(_ id: String, _ link: CastSession) async {
-        let view = LinkView(state: await link.state, app: await link.application, status: await link.deviceStatus)
+        let view = LinkView(state: await link.state, app: await link.application, status: await link.deviceStatus,
+                            multizone: await link.multizone, endpoint: await link.device.endpoint)
         guard entries[id]?.link === link else { return }
         entries[id]?.view = view
         listed[id] = nil
@@ -254,7 +267,7 @@ package actor DeviceRegistry {
     package func observation(_ id: String) -> Observation? {
         guard let entry = entries[id], let link = entry.link, let state = entry.view.state else { return nil }
         return Observation(link: Self.linkName(state), app: entry.view.runningApp, media: entry.view.media(from: link.remoteMediaClient.mediaStatus),
-                           owner: entry.owner)
+                           owner: entry.owner, castingGroups: entry.view.multizone.castingGroups.map(\.name))
     }
 
     /// Refreshes the device's view from its link, then gives observers the observation.
@@ -379,9 +392,10 @@ package actor DeviceRegistry {
     /// The device's state as the API shows it (the `status --json` object plus the hub's fields).
     package func snapshot(_ given: Entry, now: Double = MonotonicClock.seconds()) -> StatusSnapshot {
         let entry = entries[given.device.id] ?? given
-        var snapshot = StatusSnapshot(deviceName: entry.device.friendlyName, deviceID: entry.device.id, endpoint: entry.device.endpoint,
-                                      receivedAt: now)
+        var snapshot = StatusSnapshot(deviceName: entry.device.friendlyName, deviceID: entry.device.id,
+                                      endpoint: entry.view.endpoint ?? entry.device.endpoint, receivedAt: now)
         snapshot.model = entry.device.modelName.isEmpty ? nil : entry.device.modelName
+        snapshot.isGroup = entry.device.isGroup
         snapshot.owner = entry.owner
         snapshot.aliases = entry.aliases
         if let link = entry.link {
@@ -391,6 +405,8 @@ package actor DeviceRegistry {
             snapshot.deviceMuted = entry.view.status?.isMuted
             snapshot.media = entry.view.media(from: link.remoteMediaClient.mediaStatus)
             snapshot.receivedAt = link.remoteMediaClient.statusReceivedAt ?? now
+            snapshot.groupMembers = entry.view.multizone.members
+            snapshot.castingGroups = entry.view.multizone.castingGroups
         } else {
             snapshot.link = entry.present ? "connecting" : "lost"
         }

@@ -184,6 +184,9 @@ package actor JobDriver {
             if before?.link != "connected" || afterReconnect { feed(id, .deviceFound(current: observation(now))) }
             return
         }
+        if (before?.castingGroups ?? []) != now.castingGroups {
+            feed(id, .groupPlayback(now.castingGroups.first))
+        }
         if let ours = appSessions[id], now.app?.sessionID == ours.id {
             appSessions[id]?.seen = true
         } else if let ours = appSessions[id], ours.seen {
@@ -280,6 +283,7 @@ package actor JobDriver {
         case .sessionEnded: return "sessionEnded"
         case .tick: return "tick"
         case .switched: return "switched"
+        case .groupPlayback: return "groupPlayback"
         }
     }
 

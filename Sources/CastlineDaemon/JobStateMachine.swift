@@ -77,6 +77,9 @@ package struct JobStateMachine: Sendable {
         case tick
         /// What the job shows changed (a schedule's switch): cast the new content at once.
         case switched(String)
+        /// The device plays a speaker group's media now (the group's name), or no longer (nil):
+        /// a group cast that includes the device is another sender's cast.
+        case groupPlayback(String?)
     }
 
     package enum Action: Sendable, Equatable {
@@ -104,6 +107,8 @@ package struct JobStateMachine: Sendable {
     package private(set) var keepAlives = 0
     /// While yielding: to a command's cast (no `reclaim_after`).
     private var heldByCommand = false
+    /// The speaker group whose media the device plays now (it took the device over).
+    package private(set) var heldByGroup: String?
 
     /// Seconds between a site job's keep-alives on this device (nil: not a site job).
     package let keepAliveInterval: Double?
@@ -164,6 +169,9 @@ package struct JobStateMachine: Sendable {
 
         case (.media(let observation), .playing):
             return mediaChanged(observation, now: now)
+        case (.media, .yielding) where heldByGroup != nil:
+            // The group plays on the device: its end (groupPlayback nil) frees it.
+            return []
         case (.media(let observation), .yielding):
             // A command's cast is waited out until the hub says it is over (it is no longer held);
             // an IDLE that was INTERRUPTED is another load on its way, not an end.
@@ -179,6 +187,23 @@ package struct JobStateMachine: Sendable {
             }
             return []
         case (.media, _):
+            return []
+
+        case (.groupPlayback(let name?), .playing), (.groupPlayback(let name?), .casting):
+            heldByGroup = name
+            return takeover("speaker group \(name) casts to the device (it is a member)", now: now)
+        case (.groupPlayback(nil), .yielding) where heldByGroup != nil:
+            let name = heldByGroup ?? ""
+            heldByGroup = nil
+            return startCast("speaker group \(name) stopped playing on the device", now: now)
+        case (.groupPlayback(let name), _):
+            heldByGroup = name
+            return []
+        case (.sessionEnded(.appStopped), .playing) where heldByGroup != nil,
+             (.sessionEnded(.appStopped), .casting) where heldByGroup != nil:
+            // The group's cast stopped our app: another sender's cast, not the media ending.
+            return takeover("speaker group \(heldByGroup ?? "") took the device over", now: now)
+        case (.sessionEnded(.appStopped), .yielding) where heldByGroup != nil:
             return []
 
         case (.sessionEnded(let end), .playing), (.sessionEnded(let end), .casting):

@@ -20,6 +20,11 @@ package struct StatusSnapshot: Sendable {
     package var link: String?
     package var owner: String?
     package var aliases: [String] = []
+    /// A speaker group (model `Google Cast Group`), with its members and each one's playback.
+    package var isGroup = false
+    package var groupMembers: [MultizoneView.Member] = []
+    /// The groups whose media this device plays now.
+    package var castingGroups: [MultizoneView.Group] = []
 
     package init(deviceName: String, deviceID: String, endpoint: String, app: ApplicationInfo? = nil, deviceVolume: Double? = nil,
                 deviceMuted: Bool? = nil, media: MediaStatus? = nil, receivedAt: Double) {
@@ -53,6 +58,18 @@ package struct StatusSnapshot: Sendable {
         link = json["link"]?.string
         owner = json["owner"]?.string
         aliases = json["aliases"]?.array?.compactMap(\.string) ?? []
+        if let group = json["group"] {
+            isGroup = true
+            groupMembers = (group["members"]?.array ?? []).compactMap { member in
+                guard let id = member["id"]?.string else { return nil }
+                return MultizoneView.Member(id: id, name: member["name"]?.string ?? "", playbackState: member["state"]?.string,
+                                            channel: member["channel"]?.string)
+            }
+        }
+        castingGroups = (json["playsInGroups"]?.array ?? []).compactMap { group in
+            guard let id = group["id"]?.string else { return nil }
+            return MultizoneView.Group(id: id, name: group["name"]?.string ?? "")
+        }
     }
 
     /// The position now: the reported time plus the time since, at the playback rate, while
@@ -87,6 +104,17 @@ package struct StatusSnapshot: Sendable {
         if let owner { o.set("owner", .string(owner)) }
         if !aliases.isEmpty { o.set("aliases", .array(aliases.map { .string($0) })) }
         o.set("state", .string(state))
+        if isGroup {
+            o.set("group", ["members": .array(groupMembers.map { member in
+                var entry: JSONObject = ["id": .string(member.id), "name": .string(member.name),
+                                         "state": .string(member.playbackState ?? "UNKNOWN")]
+                if let channel = member.channel { entry.set("channel", .string(channel)) }
+                return .object(entry)
+            })])
+        }
+        if !castingGroups.isEmpty {
+            o.set("playsInGroups", .array(castingGroups.map { ["id": .string($0.id), "name": .string($0.name)] }))
+        }
         if let app {
             o.set("app", .string(app.displayName))
             o.set("appId", .string(app.appID))

@@ -113,10 +113,11 @@ struct DiscoverCommand: AsyncParsableCommand {
         // still gets what the stream had buffered by its next read.)
         ended.set()
         printing.cancel()
-        let devices = await manager.devices
+        var devices = await manager.devices
         let reasons = devices.isEmpty ? (await manager.explanation?.lines ?? []) : []
         await manager.stop()
         await printing.value
+        if !follow { devices = await Self.withGroupMembers(devices, group: group, logSystem: logSystem) }
         try? await group.shutdownGracefully()
         if follow { return }
         printer.printList(devices)
@@ -125,6 +126,27 @@ struct DiscoverCommand: AsyncParsableCommand {
             for line in reasons { text += "  - \(line)\n" }
             _ = text.withCString { Glibc.write(2, $0, strlen($0)) }
             throw ExitCode(1)
+        }
+    }
+
+    /// Each speaker group with its members (multizone GET_STATUS, all groups at once, each bounded
+    /// by 3 s); a group that does not answer is listed without them.
+    static func withGroupMembers(_ devices: [CastDevice], group: MultiThreadedEventLoopGroup, logSystem: LogSystem) async -> [CastDevice] {
+        await withTaskGroup(of: (Int, [MultizoneView.Member]?).self) { tasks in
+            for (index, device) in devices.enumerated() where device.isGroup {
+                tasks.addTask {
+                    switch await MultizoneProbe.members(of: device, group: group, timeout: 3, logSystem: logSystem) {
+                    case .success(let members): return (index, members)
+                    case .failure(let error):
+                        Logger(class: "DiscoverCommand", system: logSystem)
+                            .warning("group \(device.friendlyName): members unknown: \(error)", ["device": .string(device.id)])
+                        return (index, nil)
+                    }
+                }
+            }
+            var result = devices
+            for await (index, members) in tasks { if let members { result[index].groupMembers = members } }
+            return result
         }
     }
 
@@ -164,6 +186,14 @@ struct EventPrinter {
         if let caps = d.capabilities { o.set("capabilities", .int(Int64(caps.rawValue))) }
         if let status = d.statusText { o.set("status_text", .string(status)) }
         if !d.supportedAppIDs.isEmpty { o.set("app_ids", .array(d.supportedAppIDs.sorted().map { .string($0) })) }
+        if d.isGroup {
+            o.set("group", true)
+            o.set("members", .array(d.groupMembers.map { member in
+                var entry: JSONObject = ["id": .string(member.id), "name": .string(member.name)]
+                if let channel = member.channel { entry.set("channel", .string(channel)) }
+                return .object(entry)
+            }))
+        }
         return .object(o)
     }
 
@@ -194,7 +224,12 @@ struct EventPrinter {
             return
         }
         for d in devices {
-            Swift.print("\(d.friendlyName)\t\(d.modelName.isEmpty ? "-" : d.modelName)\t\(d.endpoint)\t\(d.id)\t\(d.provider)")
+            var line = "\(d.friendlyName)\t\(d.modelName.isEmpty ? "-" : d.modelName)\t\(d.endpoint)\t\(d.id)\t\(d.provider)"
+            if d.isGroup {
+                let members = d.groupMembers.map { member in member.channel.map { "\(member.name) (\($0.lowercased()))" } ?? member.name }
+                line += "\tgroup: " + (members.isEmpty ? "members unknown" : members.joined(separator: ", "))
+            }
+            Swift.print(line)
         }
     }
 }

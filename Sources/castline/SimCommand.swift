@@ -137,6 +137,7 @@ struct SimCommand: AsyncParsableCommand {
 
         var settings = SimulatorSettings()
         var fleet: [SimulatedDeviceConfiguration]
+        var groups: [SimulatedGroupConfiguration] = []
         do {
             fleet = try DeviceFleet.make(count: devices, layout: layout, baseAddress: address, basePort: port,
                                          namePrefix: name, model: model, seed: seed)
@@ -144,6 +145,7 @@ struct SimCommand: AsyncParsableCommand {
                 let file = try SimulatorConfigFile.load(path: config)
                 settings.apps = file.apps
                 settings.mediaRules = file.mediaRules
+                groups = file.groups
                 if !file.devices.isEmpty { fleet = file.devices }
             }
         } catch {
@@ -167,7 +169,7 @@ struct SimCommand: AsyncParsableCommand {
 
         let simulator: ReceiverSimulator
         do {
-            simulator = try await ReceiverSimulator.start(devices: fleet, settings: settings, logSystem: logSystem)
+            simulator = try await ReceiverSimulator.start(devices: fleet, groups: groups, settings: settings, logSystem: logSystem)
         } catch {
             printError("castline sim: \(error)")
             throw ExitCode(1)
@@ -196,6 +198,7 @@ struct SimCommand: AsyncParsableCommand {
                     "httpsPort": .int(Int64(c.httpsPort)), "tls": .string(c.effectiveTLSProfile().rawValue)]
         }
         var ready: JSONObject = ["event": "ready", "pid": .int(Int64(getpid())), "devices": .array(devices)]
+        ready.set("groups", .array(simulator.groups.readyEntries()))
         if let controlSocket { ready.set("controlSocket", .string(controlSocket)) }
         // "running", "waiting for avahi-daemon", "unavailable: …" or "off" (--no-mdns).
         ready.set("mdns", .string(simulator.advertiser?.stateDescription ?? "off"))

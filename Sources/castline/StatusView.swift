@@ -35,7 +35,24 @@ enum StatusView {
         if let level = s.deviceVolume { volume += "\(Int((level * 100).rounded()))%" } else { volume += "?" }
         if s.deviceMuted == true { volume += " (muted)" }
         lines.append(volume)
+        if s.isGroup { lines.append(clip("  members: " + membersText(s), width)) }
+        if !s.castingGroups.isEmpty { lines.append(clip("  plays in group: " + s.castingGroups.map(\.name).joined(separator: ", "), width)) }
         return lines
+    }
+
+    /// `Kitchen (playing), Den left (left)`: each member and its playback in the group.
+    static func membersText(_ s: StatusSnapshot) -> String {
+        guard !s.groupMembers.isEmpty else { return "unknown" }
+        return s.groupMembers.map { member in
+            var text = member.name
+            if let channel = member.channel { text += " \(channel.lowercased())" }
+            switch member.playbackState {
+            case "LEFT": text += " (left: casting on its own)"
+            case let state?: text += " (\(state.lowercased()))"
+            case nil: break
+            }
+            return text
+        }.joined(separator: ", ")
     }
 
     /// `Living Room TV: PLAYING "Title" 01:02 / 02:00 volume 40% [4K HDR]`, the position at `now`
@@ -50,6 +67,8 @@ enum StatusView {
         if let volume = s.deviceVolume { line += " volume \(Int((volume * 100).rounded()))%" }
         if s.deviceMuted == true { line += " muted" }
         if let badge = s.badge { line += " [\(badge)]" }
+        if s.isGroup { line += " members: " + membersText(s) }
+        if !s.castingGroups.isEmpty { line += " in group " + s.castingGroups.map(\.name).joined(separator: ", ") }
         return line
     }
 

@@ -205,6 +205,7 @@ struct ReceiverPlatformTests {
             case .advertisementChanged: return "advert"
             case .closeConnection: return "drop"
             case .checkMedia, .mediaNotChecked: return "media"
+            case .leftGroupPlayback: return "group"
             }
         }
         #expect(kinds == ["close", "close", "status", "status", "status", "advert"])

@@ -25,7 +25,8 @@ struct SenderRig {
     /// What ``stop()`` runs first, newest first: the managers the rig made, and what a test adds.
     private let cleanups = CleanupList()
 
-    static func start(count: Int = 1, _ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> SenderRig {
+    static func start(count: Int = 1, groups: [SimulatedGroupConfiguration] = [],
+                      _ adjust: (inout SimulatorSettings) -> Void = { _ in }) async throws -> SenderRig {
         var settings = SimulatorSettings()
         settings.advertise = false
         settings.threads = 1
@@ -37,7 +38,8 @@ struct SenderRig {
             MediaRule(contentIdGlob: "*broken*", loadError: .mediaSrcNotSupported),
         ]
         adjust(&settings)
-        let simulator = try await ReceiverSimulator.startOnFreePorts(count: count, settings: settings, logSystem: LogSystem())
+        let simulator = try await ReceiverSimulator.startOnFreePorts(count: count, groups: groups, settings: settings,
+                                                                        logSystem: LogSystem())
         let (logSystem, logs) = try MemoryLogSink.makeSystem("", minimum: .debug)
         return SenderRig(simulator: simulator, group: MultiThreadedEventLoopGroup(numberOfThreads: 1), logs: logs, logSystem: logSystem)
     }

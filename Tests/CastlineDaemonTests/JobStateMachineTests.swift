@@ -161,3 +161,45 @@ import Testing
         #expect(machine.state == .casting)
     }
 }
+
+/// A speaker group's cast that includes the device: another sender's cast (yield or reclaim),
+/// never an idle device to cast to again at once.
+@Suite struct JobStateMachineGroupTests {
+    static func machine(_ takeover: String) throws -> JobStateMachine {
+        var entry = JobEntry(name: "tv", devices: ["TV"], media: MediaEntry(url: "http://media.invalid/a.mp4"))
+        entry.takeover = takeover == "reclaim" ? .reclaim : .yield
+        var machine = JobStateMachine(job: entry)
+        _ = machine.handle(.deviceFound(current: nil), now: 0)
+        _ = machine.handle(.castSucceeded, now: 1)
+        return machine
+    }
+
+    @Test func yieldWaitsOutTheGroupAndCastsWhenItStops() throws {
+        var machine = try Self.machine("yield")
+        #expect(machine.state == .playing)
+        #expect(machine.handle(.groupPlayback("Downstairs"), now: 2).isEmpty)
+        #expect(machine.state == .yielding(since: 2))
+        #expect(machine.handle(.sessionEnded(.appStopped), now: 2.1).isEmpty, "the group stopped our app: still yielding")
+        #expect(machine.handle(.media(nil), now: 2.2).isEmpty, "no media of ours: the group plays, not an idle device")
+        #expect(machine.state == .yielding(since: 2))
+        let actions = machine.handle(.groupPlayback(nil), now: 30)
+        #expect(actions.count == 1 && machine.state == .casting)
+        #expect(machine.lastReason.contains("Downstairs stopped"))
+    }
+
+    @Test func appStoppedBeforeTheGroupNewsIsStillATakeover() throws {
+        var machine = try Self.machine("yield")
+        _ = machine.handle(.groupPlayback("Downstairs"), now: 2)
+        var other = try Self.machine("yield")
+        // Without a group the stop of our app is the media going idle: cast again.
+        #expect(other.handle(.sessionEnded(.appStopped), now: 2).count == 1)
+        #expect(machine.heldByGroup == "Downstairs")
+    }
+
+    @Test func reclaimCastsAtOnce() throws {
+        var machine = try Self.machine("reclaim")
+        let actions = machine.handle(.groupPlayback("Downstairs"), now: 2)
+        #expect(actions.count == 1 && machine.state == .casting)
+        #expect(machine.lastReason.contains("takeover: reclaim"))
+    }
+}
