@@ -290,7 +290,7 @@ public final class PluginHost: Sendable {
             guard !refused.isEmpty else { return nil }
             return PluginLoadError(.notAllowed, path: path, pluginID: feature.pluginID,
                 "feature \(feature.id) (channel) refused: it uses \(refused.joined(separator: ", ")), which the config does not allow; add \(refused.map { "\"\($0)\"" }.joined(separator: ", ")) to \(PluginHostConfiguration.allowedNamespacesKey)")
-        case .mediaFormat, .logSink:
+        case .mediaFormat, .logSink, .bridge:
             return nil
         }
     }
