@@ -35,6 +35,7 @@ let package = Package(
         .library(name: "CastlinePluginEchoChannelC", type: .dynamic, targets: ["EchoChannelC"]),
         .library(name: "CastlinePluginPingChannel", type: .dynamic, targets: ["PingChannel"]),
         .library(name: "CastlinePluginWebPages", type: .dynamic, targets: ["WebPages"]),
+        .library(name: "CastlinePluginMQTTBridge", type: .dynamic, targets: ["MQTTBridge"]),
         // Plugins the tests load to check every refusal (not shipped; no CastlinePlugin prefix).
         .library(name: "TestPluginGood", type: .dynamic, targets: ["TestPluginGood"]),
         .library(name: "TestPluginBridge", type: .dynamic, targets: ["TestPluginBridge"]),
@@ -64,6 +65,8 @@ let package = Package(
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        // libmosquitto: linked by the MQTT bridge plugin only, never by the host.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // glibc's memmem, which Swift's Glibc module does not export.
         .target(name: "CCastShims"),
 
@@ -162,6 +165,8 @@ let package = Package(
                 linkerSettings: [.linkedLibrary("jansson")]),
         .target(name: "PingChannel", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/PingChannel"),
         .target(name: "WebPages", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/WebPages"),
+        // bridge:mqtt (ABI 1.1): fleet state and commands over an MQTT broker, Home Assistant discovery.
+        .target(name: "MQTTBridge", dependencies: ["CastPluginKit", "CastJSON", "CMosquitto"], path: "Plugins/MQTTBridge"),
         .target(name: "TestPluginGood", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Good", publicHeadersPath: "."),
         .target(name: "TestPluginBridge", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Bridge", publicHeadersPath: "."),
         .target(name: "TestPluginBadMajor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/BadMajor", publicHeadersPath: "."),
