@@ -39,7 +39,7 @@ enum HomeAssistantDiscovery {
                                                 "icon": "mdi:movie-open"]),
             entity("number", "volume", "Volume", ["command_topic": .string(set), "state_topic": .string(state),
                                                   "value_template": "{{ ((value_json.volume | default(0)) * 100) | round(0) }}",
-                                                  "command_template": #"{"command":"volume","level":{{ value / 100 }}}"#,
+                                                  "command_template": #"{"command":"volume","level":{{ value | int }}}"#,
                                                   "min": 0, "max": 100, "step": 1, "unit_of_measurement": "%", "icon": "mdi:volume-high"]),
             button("play", "mdi:play"),
             button("pause", "mdi:pause"),
