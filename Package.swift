@@ -166,7 +166,10 @@ let package = Package(
         .target(name: "PingChannel", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/PingChannel"),
         .target(name: "WebPages", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/WebPages"),
         // bridge:mqtt (ABI 1.1): fleet state and commands over an MQTT broker, Home Assistant discovery.
-        .target(name: "MQTTBridge", dependencies: ["CastPluginKit", "CastJSON", "CMosquitto"], path: "Plugins/MQTTBridge"),
+        .target(name: "MQTTBridge", dependencies: ["MQTTBridgeCore", "CastPluginKit", "CastJSON", "CMosquitto"], path: "Plugins/MQTTBridge",
+                exclude: ["Core"]),
+        // The bridge's pure parts (topics, commands, HA discovery, coalescing, backoff), linked into the plugin, tested alone.
+        .target(name: "MQTTBridgeCore", dependencies: ["CastJSON"], path: "Plugins/MQTTBridge/Core"),
         .target(name: "TestPluginGood", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Good", publicHeadersPath: "."),
         .target(name: "TestPluginBridge", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Bridge", publicHeadersPath: "."),
         .target(name: "TestPluginBadMajor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/BadMajor", publicHeadersPath: "."),
@@ -310,6 +313,7 @@ let package = Package(
         .testTarget(name: "CastPluginHostTests", dependencies: [
             "CastPluginHost", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
         ]),
+        .testTarget(name: "MQTTBridgeCoreTests", dependencies: ["MQTTBridgeCore", "CastJSON"]),
         .testTarget(name: "SystemLibraryTests", dependencies: [
             "CCastShims", "CAvahi", "CSystemd", "CJansson", "COpenSSL",
         ]),

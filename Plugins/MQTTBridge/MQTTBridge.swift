@@ -1,4 +1,5 @@
 import CastJSON
+import MQTTBridgeCore
 import CastPluginKit
 import Synchronization
 #if canImport(Glibc)

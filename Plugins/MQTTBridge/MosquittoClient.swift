@@ -1,4 +1,5 @@
 import CMosquitto
+import MQTTBridgeCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc

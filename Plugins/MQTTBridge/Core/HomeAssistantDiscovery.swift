@@ -5,14 +5,14 @@ import CastJSON
 /// an "active job" select. Every entity has a unique_id and the agent's status topic as its
 /// availability, so the TVs of an agent that went offline show unavailable. Commands go to the
 /// device's `set` topic as the bridge's own JSON commands.
-enum HomeAssistantDiscovery {
+package enum HomeAssistantDiscovery {
     /// One retained config message.
-    struct Entity: Equatable {
-        let topic: String
-        let payload: JSONValue
+    package struct Entity: Equatable {
+        package let topic: String
+        package let payload: JSONValue
     }
 
-    static func entities(scheme: TopicScheme, deviceID: String, topicID: String, name: String, model: String?, jobs: [String]) -> [Entity] {
+    package static func entities(scheme: TopicScheme, deviceID: String, topicID: String, name: String, model: String?, jobs: [String]) -> [Entity] {
         let node = TopicScheme.discoveryID("castline_\(scheme.agent)")
         let object = TopicScheme.discoveryID(topicID)
         let deviceKey = "\(node)_\(object)"
@@ -54,7 +54,7 @@ enum HomeAssistantDiscovery {
     }
 
     /// The select's state: the job that owns the device, or `none`.
-    static func activeJob(owner: String?, jobs: [String]) -> String {
+    package static func activeJob(owner: String?, jobs: [String]) -> String {
         guard let owner, jobs.contains(owner) else { return "none" }
         return owner
     }

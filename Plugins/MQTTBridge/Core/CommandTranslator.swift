@@ -8,26 +8,30 @@ import CastJSON
 /// "mute"|"site"|"announce"|"queue"|"channel"|"job", …arguments as the API takes them}`
 /// (`channel` also takes `namespace`; `job` takes `job`, a job name, or `none`).
 /// Job commands: `{"id": CORRELATION, "op": "put", "job": {…}}` or `{"id": …, "op": "delete"}`.
-enum CommandTranslator {
-    static let maxPayload = 64 * 1024
-    static let deviceCommands = ["cast", "play", "pause", "stop", "seek", "volume", "mute", "site", "announce", "queue", "channel", "job"]
+package enum CommandTranslator {
+    package static let maxPayload = 64 * 1024
+    package static let deviceCommands = ["cast", "play", "pause", "stop", "seek", "volume", "mute", "site", "announce", "queue", "channel", "job"]
 
     /// What a command asks for: API requests (a `job` selection needs two: read, then write).
-    enum Plan: Equatable {
+    package enum Plan: Equatable {
         case request(JSONValue)
         /// Put `device` into job `name` (GET the job, then PUT its definition with this device).
         case assignJob(name: String, device: String)
     }
 
     /// Why a command is refused before anything is sent: an API-shaped error.
-    struct Refusal: Error, Equatable {
-        let code: String
-        let message: String
-        var json: JSONValue { ["error": ["code": .string(code), "message": .string(message)]] }
+    package struct Refusal: Error, Equatable {
+        package let code: String
+        package let message: String
+        package init(code: String, message: String) {
+            self.code = code
+            self.message = message
+        }
+        package var json: JSONValue { ["error": ["code": .string(code), "message": .string(message)]] }
     }
 
     /// The payload parsed and size-checked; the correlation id comes along even when the rest is bad.
-    static func parse(_ payload: [UInt8]) -> (correlation: JSONValue, object: JSONObject?, refusal: Refusal?) {
+    package static func parse(_ payload: [UInt8]) -> (correlation: JSONValue, object: JSONObject?, refusal: Refusal?) {
         guard payload.count <= maxPayload else {
             return (.null, nil, Refusal(code: "payload_too_large", message: "the command is \(payload.count) bytes; at most \(maxPayload)"))
         }
@@ -41,7 +45,7 @@ enum CommandTranslator {
         return (object["id"] ?? .null, object, nil)
     }
 
-    static func device(_ deviceID: String, _ command: JSONObject) -> Result<Plan, Refusal> {
+    package static func device(_ deviceID: String, _ command: JSONObject) -> Result<Plan, Refusal> {
         guard let name = command["command"]?.string else {
             return .failure(Refusal(code: "missing_command", message: "a device command needs \"command\": \(deviceCommands.joined(separator: ", "))"))
         }
@@ -69,7 +73,7 @@ enum CommandTranslator {
         }
     }
 
-    static func job(_ name: String, _ command: JSONObject) -> Result<Plan, Refusal> {
+    package static func job(_ name: String, _ command: JSONObject) -> Result<Plan, Refusal> {
         let op = (command["op"]?.string ?? command["method"]?.string ?? "").lowercased()
         let path = JSONValue.string("/v1/jobs/\(percentEncoded(name))")
         switch op {
@@ -86,7 +90,7 @@ enum CommandTranslator {
     }
 
     /// The PUT that puts `device` into job `name`, from the job's GET answer.
-    static func assignment(of device: String, toJob name: String, from job: JSONValue) -> Result<JSONValue, Refusal> {
+    package static func assignment(of device: String, toJob name: String, from job: JSONValue) -> Result<JSONValue, Refusal> {
         guard case .object(var definition)? = job["definition"] else {
             return .failure(Refusal(code: "bad_job", message: "job \(name) has no definition"))
         }
@@ -96,7 +100,7 @@ enum CommandTranslator {
     }
 
     /// The result message for a correlation id and an API answer.
-    static func result(correlation: JSONValue, status: Int, body: JSONValue) -> JSONValue {
+    package static func result(correlation: JSONValue, status: Int, body: JSONValue) -> JSONValue {
         var o = JSONObject()
         o.set("id", correlation)
         o.set("ok", .bool((200..<300).contains(status)))
@@ -106,7 +110,7 @@ enum CommandTranslator {
     }
 
     /// One path segment, percent-encoded (unreserved bytes kept).
-    static func percentEncoded(_ text: String) -> String {
+    package static func percentEncoded(_ text: String) -> String {
         var out = ""
         for b in text.utf8 {
             let keep = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
