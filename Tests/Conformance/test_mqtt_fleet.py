@@ -329,6 +329,22 @@ def test_bad_input_gets_an_error_result_and_reaches_no_device(fleet):
     assert state["state"] in ("NO_APP", "NO_MEDIA", "IDLE"), state
 
 
+def test_a_command_to_a_suspended_device_fails_with_a_clear_result(fleet):
+    broker, sites = fleet
+    wait_for_states(broker, sum(SITES.values()), sites=sites)
+    site = sites["site1"]
+    device = site.devices[1]
+    topic = f"castline/site1/device/{device['id']}/state"
+    assert site.sim.control({"command": "outage", "device": device["name"], "downFor": 25})["ok"]
+    wait_until(lambda: retained_states(broker, wait=1).get(topic, {}).get("link") in ("reconnecting", "connecting"), 20,
+               "the retained state shows the session suspended")
+    result = command(broker, "site1", device["id"], {"id": "while-down", "command": "volume", "level": 30}, timeout=40)
+    assert result["ok"] is False and result["id"] == "while-down", result
+    assert result["error"]["code"] == "device_unreachable" and device["name"] in result["error"]["message"], result
+    # Back after the outage: the state says connected again (the later tests use this device).
+    wait_until(lambda: retained_states(broker, wait=1).get(topic, {}).get("link") == "connected", 60, "the device back")
+
+
 def test_the_acl_keeps_an_agent_off_another_agents_topics(fleet):
     broker, sites = fleet
     wait_for_states(broker, sum(SITES.values()), sites=sites)
