@@ -85,6 +85,7 @@ def main():
     parser.add_argument("--devices", type=int, default=100)
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--idle", type=float, default=20)
+    parser.add_argument("--baseline", action="store_true", help="agents without the mqtt: section: idle CPU of the hub alone")
     args = parser.parse_args()
     os.environ["CASTLINE_BIN"] = os.path.abspath(args.bin)
     plugin = os.path.join(os.path.dirname(os.path.abspath(args.bin)), "libCastlinePluginMQTTBridge.so")
@@ -97,6 +98,8 @@ def main():
             f.write("listener 1883 127.0.0.1\nallow_anonymous true\npersistence false\nuser root\nmax_queued_messages 100000\n")
         broker = subprocess.Popen(ns.command("mosquitto", "-c", conf), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(broker)
+        conftest.wait_until(lambda: subprocess.run(ns.command("mosquitto_sub", "-h", "127.0.0.1", "-t", "$SYS/broker/version", "-C", "1", "-W", "1"),
+                                                   capture_output=True).returncode == 0, 10, "mosquitto up")
         watch = Watch(ns, "castline/#", os.path.join(work, "watch.tsv"))
         agents = []
         started = time.monotonic()
@@ -110,12 +113,28 @@ def main():
             config = os.path.join(folder, "castline.yaml")
             with open(config, "w") as f:
                 f.write(f"devices:\n{entries}\ndiscovery: {{providers: [static]}}\nlogging: {{rules: \"warning\"}}\n"
-                        f"api: {{socket: {folder}/api.sock}}\ndaemon: {{jobs_file: {folder}/jobs.json}}\n"
-                        f"mqtt: {{url: \"mqtt://127.0.0.1:1883\", agent: agent{i}, keepalive: 30, home_assistant: false}}\n")
+                    f"api: {{socket: {folder}/api.sock}}\ndaemon: {{jobs_file: {folder}/jobs.json}}\n"
+                        + ("" if args.baseline else f"mqtt: {{url: \"mqtt://127.0.0.1:1883\", agent: agent{i}, keepalive: 30, home_assistant: false}}\n"))
             agent = subprocess.Popen(ns.command(args.bin, "run", "--config", config, "--plugin-path", plugin),
                                      stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "agent.stderr"), "w"))
             procs.append(agent)
             agents.append((f"agent{i}", folder, agent))
+        if args.baseline:
+            # Every device connected: the API lists each one's link as connected.
+            def connected():
+                for _, folder, _ in agents:
+                    status, body, _ = api(os.path.join(folder, "api.sock"), "GET", "/v1/devices")
+                    if status != 200 or sum(d.get("link") == "connected" for d in body["devices"]) < args.devices:
+                        return False
+                return True
+            conftest.wait_until(connected, 300, "every device connected", interval=1)
+            time.sleep(3)
+            before = {name: cpu_seconds(p.pid) for name, _, p in agents}
+            time.sleep(args.idle)
+            agent_cpu = [(cpu_seconds(p.pid) - before[name]) / args.idle * 100 for name, _, p in agents]
+            print(json.dumps({"metric": "baseline_idle_cpu_percent_of_a_core_without_mqtt", "agent_mean": round(statistics.mean(agent_cpu), 2),
+                              "per_100_devices": round(statistics.mean(agent_cpu) * 100 / args.devices, 2), "seconds": args.idle}))
+            return
         # Every device's retained state, and its id.
         ids = {}
         total = args.agents * args.devices
