@@ -88,7 +88,8 @@ def main():
     parser.add_argument("--baseline", action="store_true", help="agents without the mqtt: section: idle CPU of the hub alone")
     args = parser.parse_args()
     os.environ["CASTLINE_BIN"] = os.path.abspath(args.bin)
-    plugin = os.path.join(os.path.dirname(os.path.abspath(args.bin)), "libCastlinePluginMQTTBridge.so")
+    # The mqtt-bridge plugin is found next to the binary.
+    assert os.path.exists(os.path.join(os.path.dirname(os.path.abspath(args.bin)), "libCastlinePluginMQTTBridge.so"))
     work = tempfile.mkdtemp(prefix="castline-mqtt-bench-")
     ns = conftest.Namespace()
     procs, sims, watch = [], [], None
@@ -115,7 +116,7 @@ def main():
                 f.write(f"devices:\n{entries}\ndiscovery: {{providers: [static]}}\nlogging: {{rules: \"warning\"}}\n"
                     f"api: {{socket: {folder}/api.sock}}\ndaemon: {{jobs_file: {folder}/jobs.json}}\n"
                         + ("" if args.baseline else f"mqtt: {{url: \"mqtt://127.0.0.1:1883\", agent: agent{i}, keepalive: 30, home_assistant: false}}\n"))
-            agent = subprocess.Popen(ns.command(args.bin, "run", "--config", config, "--plugin-path", plugin),
+            agent = subprocess.Popen(ns.command(args.bin, "run", "--config", config),
                                      stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "agent.stderr"), "w"))
             procs.append(agent)
             agents.append((f"agent{i}", folder, agent))

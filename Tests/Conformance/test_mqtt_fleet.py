@@ -16,6 +16,7 @@ import pytest
 from conftest import Namespace, Simulator, castline_binary, wait_until
 
 BUILD = os.path.dirname(castline_binary())
+# The mqtt-bridge plugin is found next to the castline binary (the default search path).
 PLUGIN = os.path.join(BUILD, "libCastlinePluginMQTTBridge.so")
 SITES = {"site1": 2, "site2": 3, "site3": 2}
 KEEPALIVE = 5
@@ -140,7 +141,7 @@ mqtt:
 """)
         self.stderr_path = os.path.join(self.workdir, "agent.stderr")
         self.stderr = open(self.stderr_path, "w")
-        self.agent = subprocess.Popen(ns.command(castline_binary(), "run", "--config", self.config, "--plugin-path", PLUGIN),
+        self.agent = subprocess.Popen(ns.command(castline_binary(), "run", "--config", self.config),
                                       stdout=subprocess.DEVNULL, stderr=self.stderr)
 
     def log(self):
@@ -166,6 +167,7 @@ mqtt:
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
+    assert os.path.exists(PLUGIN), f"{PLUGIN} is not built"
     workdir = str(tmp_path_factory.mktemp("mqtt-fleet"))
     broker_ns = Namespace()
     site_ns = {name: Namespace() for name in SITES}
@@ -440,3 +442,73 @@ def test_broker_restart_every_agent_reconnects_republishes_and_no_command_is_los
     # The volume commands took effect: the retained state says so.
     wait_until(lambda: all(retained_states(broker, wait=1).get(f"castline/{s.name}/device/{d['id']}/state", {}).get("volume") == 0.25
                            for s in live for d in s.devices), 15, "every live device at 25 %")
+
+
+def test_an_agent_connects_over_tls_with_its_ca_file(tmp_path):
+    """mqtts://: the broker's certificate is checked against ca_file (a fresh CA made here); the
+    agent comes online and publishes its device's state through TLS only."""
+    workdir = str(tmp_path)
+    ns = Namespace()
+    broker = site = None
+    try:
+        ca_key, ca, key, csr, cert = (os.path.join(workdir, n) for n in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem"))
+        ext = os.path.join(workdir, "san.ext")
+        with open(ext, "w") as f:
+            f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+        for argv in (["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca, "-days", "2", "-subj", "/CN=castline test CA"],
+                     ["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=localhost"],
+                     ["openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-out", cert, "-days", "2", "-extfile", ext]):
+            subprocess.run(argv, check=True, capture_output=True)
+        conf = os.path.join(workdir, "mosquitto.conf")
+        with open(conf, "w") as f:
+            f.write(f"user root\nlistener 8883 127.0.0.1\ncafile {ca}\ncertfile {cert}\nkeyfile {key}\nallow_anonymous true\npersistence false\n")
+        broker = subprocess.Popen(ns.command("mosquitto", "-c", conf), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def sub(wait=2):
+            result = subprocess.run(ns.command("mosquitto_sub", "-h", "localhost", "-p", "8883", "--cafile", ca, "-t", "castline/#",
+                                               "-F", "%r\t%t\t%p", "-W", str(wait)), capture_output=True, text=True, timeout=wait + 10)
+            return [line.split("\t", 2) for line in result.stdout.splitlines() if line.count("\t") >= 2]
+        sim = Simulator(ns, workdir, extra=["--no-mdns"], frame_log=False)
+        device = sim.ready["devices"][0]
+        config = os.path.join(workdir, "castline.yaml")
+        with open(config, "w") as f:
+            f.write(f"""devices:
+  - {{name: "{device['name']}", host: {device['address']}, port: {device['castPort']}}}
+discovery: {{providers: [static]}}
+api: {{socket: {workdir}/api.sock}}
+daemon: {{jobs_file: {workdir}/jobs.json}}
+mqtt: {{url: "mqtts://localhost:8883", agent: tls-site, ca_file: {ca}, home_assistant: false}}
+""")
+        stderr = open(os.path.join(workdir, "agent.stderr"), "w")
+        site = subprocess.Popen(ns.command(castline_binary(), "run", "--config", config),
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+
+        def online():
+            messages = {t: p for r, t, p in sub() if r == "1"}
+            return messages.get("castline/tls-site/status") == "online" and any(t.endswith("/state") for t in messages)
+        wait_until(online, 30, "the TLS agent online with its device state")
+        # The same agent trusting another CA never gets on: the certificate check is real.
+        other_key, other_ca = os.path.join(workdir, "other.key"), os.path.join(workdir, "other.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", other_key, "-out", other_ca, "-days", "2",
+                        "-subj", "/CN=another CA"], check=True, capture_output=True)
+        wrong = os.path.join(workdir, "wrong.yaml")
+        with open(config) as f, open(wrong, "w") as g:
+            g.write(f.read().replace("agent: tls-site", "agent: tls-wrong").replace(f"ca_file: {ca}", f"ca_file: {other_ca}")
+                    .replace(f"{workdir}/api.sock", f"{workdir}/wrong.sock"))
+        wrong_log = os.path.join(workdir, "wrong.stderr")
+        impostor = subprocess.Popen(ns.command(castline_binary(), "run", "--config", wrong),
+                                    stdout=subprocess.DEVNULL, stderr=open(wrong_log, "w"))
+        try:
+            wait_until(lambda: "cannot reach the broker" in open(wrong_log).read() or "lost" in open(wrong_log).read(), 20,
+                       "the agent with the wrong CA reports the broker unreachable")
+            assert "castline/tls-wrong/status" not in {t for _, t, _ in sub()}
+        finally:
+            impostor.send_signal(signal.SIGTERM)
+            impostor.wait(timeout=15)
+        sim.stop()
+    finally:
+        for process in (site, broker):
+            if process and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=15)
+        ns.close()
