@@ -347,6 +347,51 @@ def test_a_command_to_a_suspended_device_fails_with_a_clear_result(fleet):
     wait_until(lambda: retained_states(broker, wait=1).get(topic, {}).get("link") == "connected", 60, "the device back")
 
 
+def job_command(broker, site, name, payload, timeout=30):
+    follower = broker.follow(f"castline/{site}/job/{name}/result")
+    try:
+        time.sleep(0.3)
+        assert broker.pub(f"castline/{site}/job/{name}/set", json.dumps(payload)).returncode == 0
+        found = {}
+
+        def answered():
+            for _, _, p in follower.lines():
+                message = json.loads(p)
+                if message.get("id") == payload.get("id"):
+                    found.update(message)
+                    return True
+            return False
+        wait_until(answered, timeout, f"result of job command {payload['id']}")
+        return found
+    finally:
+        follower.stop()
+
+
+def test_a_job_is_put_and_deleted_over_mqtt_and_its_state_is_retained(fleet):
+    broker, sites = fleet
+    wait_for_states(broker, sum(SITES.values()), sites=sites)
+    device = sites["site1"].devices[0]
+    url = "http://media.invalid/signage.mp4"
+    put = job_command(broker, "site1", "signage", {"id": "j1", "op": "put", "job": {"devices": [device["name"]], "media": {"url": url}}})
+    assert put["ok"] is True and put["status"] == 201, put
+    state_topic = "castline/site1/job/signage/state"
+
+    def retained_job():
+        return {t: json.loads(p) for r, t, p in broker.sub(state_topic, wait=1) if r and p}.get(state_topic)
+    job = wait_until(retained_job, 15, "the job's retained state")
+    assert job["name"] == "signage" and job["source"] == "api"
+    # The device plays it, and Home Assistant's select now offers the job.
+    wait_until(lambda: retained_states(broker, wait=1).get(f"castline/site1/device/{device['id']}/state", {}).get("contentId") == url,
+               30, "the job's media on its device")
+    selects = [json.loads(p) for r, t, p in broker.sub(f"homeassistant/select/castline_site1/#", wait=2) if r and p]
+    assert selects and all(s["options"] == ["none", "signage"] for s in selects), selects
+    deleted = job_command(broker, "site1", "signage", {"id": "j2", "op": "delete"})
+    assert deleted["ok"] is True, deleted
+    wait_until(lambda: retained_job() is None, 15, "the job's retained state cleared")
+    bad = job_command(broker, "site1", "signage", {"id": "j3", "op": "explode"})
+    assert bad["ok"] is False and bad["error"]["code"] == "bad_op"
+
+
 def test_the_acl_keeps_an_agent_off_another_agents_topics(fleet):
     broker, sites = fleet
     wait_for_states(broker, sum(SITES.values()), sites=sites)
