@@ -266,7 +266,12 @@ extension PluginHost {
     public func startBridges(_ services: BridgeServices) async -> [PluginBridge] {
         var started: [PluginBridge] = []
         for f in features(of: .bridge) {
-            guard case .bridge(let v) = f.vtable else { continue }
+            guard case .bridge(let v) = f.vtable else {
+                // A bridge reaches the control plane in this process; a helper process has none.
+                log.error("bridge \(f.qualifiedName) not started: bridges run in process only (remove \(f.pluginID) from plugins.isolated)",
+                          ["plugin": .string(f.pluginID), "feature": .string(f.id), "problem": "not_allowed"])
+                continue
+            }
             let bridge = PluginBridge(feature: f, vtable: v, host: self, services: services)
             if let problem = await bridge.start() {
                 log.error(problem.description, ["plugin": .string(f.pluginID), "feature": .string(f.id), "problem": .string(problem.kind.rawValue)])
