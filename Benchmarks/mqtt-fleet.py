@@ -124,7 +124,10 @@ def main():
             # Every device connected: the API lists each one's link as connected.
             def connected():
                 for _, folder, _ in agents:
-                    status, body, _ = api(os.path.join(folder, "api.sock"), "GET", "/v1/devices")
+                    try:
+                        status, body, _ = api(os.path.join(folder, "api.sock"), "GET", "/v1/devices")
+                    except OSError:  # not listening yet
+                        return False
                     if status != 200 or sum(d.get("link") == "connected" for d in body["devices"]) < args.devices:
                         return False
                 return True
@@ -195,7 +198,7 @@ def main():
         for n in range(min(args.samples, 50)):
             agent_name, device = random.choice(keys)
             correlation = f"bench-{n}"
-            payload = json.dumps({"id": correlation, "command": "cast", "media": f"http://media.invalid/bench-{n}.mp4"})
+            payload = json.dumps({"id": correlation, "command": "cast", "media": f"http://media.invalid/bench-{n}.mp4", "content_type": "video/mp4"})
             watch.new()
             t0 = time.time()
             subprocess.run(ns.command("mosquitto_pub", "-h", "127.0.0.1", "-q", "1", "-t", f"castline/{agent_name}/device/{device}/set",

@@ -109,7 +109,7 @@ public final class PluginBridge: Sendable {
             // Set on the queue: a reply or event queued during start finds the instance.
             if rc == 0 { self.state.withLock { $0.instance = InstancePointer(pointer: instance) } }
         }
-        guard inTime, let (rc, instance) = outcome.withLock({ $0 }) else {
+        guard inTime, let (rc, _) = outcome.withLock({ $0 }) else {
             context.unregister()
             return watch.tripped == nil
                 ? PluginLoadError(.timedOut, path: host.path(ofPlugin: feature.pluginID), pluginID: feature.pluginID, "bridge \(feature.id) was not started")

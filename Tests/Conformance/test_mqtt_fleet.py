@@ -297,7 +297,7 @@ def test_a_command_from_the_broker_casts_on_the_right_tv_at_the_right_site(fleet
     wait_for_states(broker, sum(SITES.values()), sites=sites)
     target = sites["site2"].devices[1]
     url = "http://media.invalid/fleet.mp4"
-    result = command(broker, "site2", target["id"], {"id": "cast-1", "command": "cast", "media": url})
+    result = command(broker, "site2", target["id"], {"id": "cast-1", "command": "cast", "media": url, "content_type": "video/mp4"})
     assert result["ok"] is True, result
     assert result["status"] == 200 and result["result"]["state"] == "PLAYING"
 
