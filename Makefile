@@ -3,7 +3,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-soak fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak fuzz-smoke demo clean
 
 deps:
 	@scripts/install-deps.sh
@@ -27,6 +27,7 @@ test: deps
 # Only the conformance suite (after a build).
 conformance: deps
 	$(SWIFT) build --product castline
+	$(SWIFT) build --product CastlinePluginMQTTBridge
 	SWIFTNIO_STRICT=1 CASTLINE_BIN="$$($(SWIFT) build --show-bin-path)/castline" .venv/bin/python -m pytest -q -p no:cacheprovider Tests/Conformance
 
 # CI check that the committed generated protobuf code is current.
@@ -71,6 +72,13 @@ bench-hub: deps
 	$(SWIFT) build -c release --product castline
 	$(SWIFT) build -c release --product CastlinePluginMediaFormats
 	.venv/bin/python Benchmarks/hub-api.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
+
+# A fleet on one broker: 10 agents x 100 simulated devices, mosquitto; state propagation, command
+# to PLAYING through MQTT, idle CPU (root: netns). docs/fleet.md#figures.
+bench-mqtt: deps
+	$(SWIFT) build -c release --product castline
+	$(SWIFT) build -c release --product CastlinePluginMQTTBridge
+	.venv/bin/python Benchmarks/mqtt-fleet.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 # The chaos soak: castline run on 1,000 simulated devices for 10 minutes under random faults, an
 # isolated channel plugin segfaulting every minute (root: netns).

@@ -35,8 +35,10 @@ let package = Package(
         .library(name: "CastlinePluginEchoChannelC", type: .dynamic, targets: ["EchoChannelC"]),
         .library(name: "CastlinePluginPingChannel", type: .dynamic, targets: ["PingChannel"]),
         .library(name: "CastlinePluginWebPages", type: .dynamic, targets: ["WebPages"]),
+        .library(name: "CastlinePluginMQTTBridge", type: .dynamic, targets: ["MQTTBridge"]),
         // Plugins the tests load to check every refusal (not shipped; no CastlinePlugin prefix).
         .library(name: "TestPluginGood", type: .dynamic, targets: ["TestPluginGood"]),
+        .library(name: "TestPluginBridge", type: .dynamic, targets: ["TestPluginBridge"]),
         .library(name: "TestPluginBadMajor", type: .dynamic, targets: ["TestPluginBadMajor"]),
         .library(name: "TestPluginNewerMinor", type: .dynamic, targets: ["TestPluginNewerMinor"]),
         .library(name: "TestPluginNoEntry", type: .dynamic, targets: ["TestPluginNoEntry"]),
@@ -63,6 +65,8 @@ let package = Package(
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        // libmosquitto: linked by the MQTT bridge plugin only, never by the host.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // glibc's memmem, which Swift's Glibc module does not export.
         .target(name: "CCastShims"),
 
@@ -161,7 +165,13 @@ let package = Package(
                 linkerSettings: [.linkedLibrary("jansson")]),
         .target(name: "PingChannel", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/PingChannel"),
         .target(name: "WebPages", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/WebPages"),
+        // bridge:mqtt (ABI 1.1): fleet state and commands over an MQTT broker, Home Assistant discovery.
+        .target(name: "MQTTBridge", dependencies: ["MQTTBridgeCore", "CastPluginKit", "CastJSON", "CMosquitto"], path: "Plugins/MQTTBridge",
+                exclude: ["Core"]),
+        // The bridge's pure parts (topics, commands, HA discovery, coalescing, backoff), linked into the plugin, tested alone.
+        .target(name: "MQTTBridgeCore", dependencies: ["CastJSON"], path: "Plugins/MQTTBridge/Core"),
         .target(name: "TestPluginGood", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Good", publicHeadersPath: "."),
+        .target(name: "TestPluginBridge", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Bridge", publicHeadersPath: "."),
         .target(name: "TestPluginBadMajor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/BadMajor", publicHeadersPath: "."),
         .target(name: "TestPluginNewerMinor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NewerMinor", publicHeadersPath: "."),
         .target(name: "TestPluginNoEntry", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/NoEntry", publicHeadersPath: "."),
@@ -303,6 +313,7 @@ let package = Package(
         .testTarget(name: "CastPluginHostTests", dependencies: [
             "CastPluginHost", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
         ]),
+        .testTarget(name: "MQTTBridgeCoreTests", dependencies: ["MQTTBridgeCore", "CastJSON"]),
         .testTarget(name: "SystemLibraryTests", dependencies: [
             "CCastShims", "CAvahi", "CSystemd", "CJansson", "COpenSSL",
         ]),

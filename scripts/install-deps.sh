@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what castline needs on Debian 12, only what is missing; silent when all is there.
-#   C libraries:   libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev (+ pkg-config)
+#   C libraries:   libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev (+ pkg-config),
+#                  libmosquitto-dev (linked by the MQTT bridge plugin only)
 #   code generator: protobuf-compiler
-#   daemons used by integration tests: avahi-daemon dbus systemd (journald) iproute2 (netns)
+#   daemons used by integration tests: avahi-daemon dbus systemd (journald) iproute2 (netns),
+#   mosquitto + mosquitto-clients (the MQTT fleet test's broker, mosquitto_sub/pub, mosquitto_passwd)
 #   end-to-end tools: tmux (live status view), jq (log-query benchmark peer), tcpdump (nearby capture test), chromium + fonts-dejavu-core
 #   (renders the logs timeline page), valgrind (scripts/count-instructions.sh: instruction counts of the benchmarks)
 #   conformance clients: VLC (vlc-bin + vlc-plugin-base: the Chromecast stream output), Python 3
@@ -13,10 +15,10 @@
 set -euo pipefail
 
 APT_PACKAGES=(
-  pkg-config libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev protobuf-compiler
+  pkg-config libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev libmosquitto-dev protobuf-compiler
   avahi-daemon avahi-utils dbus systemd iproute2 libseccomp2
   python3 python3-venv vlc-bin vlc-plugin-base util-linux gcc libc6-dev tmux jq chromium fonts-dejavu-core tcpdump valgrind
-  curl wrk prometheus
+  curl wrk prometheus mosquitto mosquitto-clients
 )
 
 missing=()

@@ -52,6 +52,16 @@ enum HostServices {
                 }
                 callbacks.problem(problem.map { String(cString: $0) })
                 return Int32(CASTLINE_OK.rawValue)
+            },
+            control_request: { ctx, requestID, json in
+                HostServices.controlRequest(ctx, requestID, json)
+            },
+            events_subscribe: { ctx, kinds in
+                guard let context = PluginHostContext.lookup(ctx), case .bridge(let callbacks) = context.role else {
+                    return Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue)
+                }
+                let list = kinds.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0.split(separator: ",").map(String.init) }
+                return callbacks.subscribe(list)
             }))
         return t
     }()
@@ -129,6 +139,16 @@ enum HostServices {
             return invalidArgument
         }
         return ok
+    }
+
+    private static func controlRequest(_ ctx: OpaquePointer?, _ requestID: UInt64, _ json: UnsafePointer<CChar>?) -> Int32 {
+        guard let context = PluginHostContext.lookup(ctx), case .bridge(let callbacks) = context.role else { return invalidArgument }
+        guard let value = parseJSON(context, json, what: "control request") else { return invalidJSON }
+        guard case .object = value else {
+            context.hostLog.error("control request from plugin \(context.pluginID) is not a JSON object; refused", ["feature": .string(context.featureID ?? "")])
+            return invalidArgument
+        }
+        return callbacks.request(requestID, value)
     }
 
     private static func send(_ ctx: OpaquePointer?, _ namespace: UnsafePointer<CChar>?, _ destination: UnsafePointer<CChar>?,

@@ -42,6 +42,7 @@ enum PluginVTable: @unchecked Sendable {
     case channel(castline_channel_vtable)
     case mediaFormat(castline_media_format_vtable)
     case logSink(castline_log_sink_vtable)
+    case bridge(castline_bridge_vtable)
     /// Known from a description only (the scanner's report): listed, never called.
     case described
     /// A channel of a plugin that runs in a helper process (``IsolatedPlugin``).

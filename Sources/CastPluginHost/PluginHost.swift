@@ -167,9 +167,9 @@ public final class PluginHost: Sendable {
         case .success(let described):
             var features: [PluginFeature] = []
             for f in described.features {
-                guard f.kind != .discovery else {
+                guard f.kind != .discovery, f.kind != .bridge else {
                     refuse(PluginLoadError(.notAllowed, path: plugin.path, pluginID: plugin.id,
-                        "feature \(f.id) (\(f.kind)) refused: plugins.isolated runs channels, media formats and log sinks; load the plugin in process for its discovery"))
+                        "feature \(f.id) (\(f.kind)) refused: plugins.isolated runs channels, media formats and log sinks; load the plugin in process for its \(f.kind)"))
                     continue
                 }
                 features.append(PluginFeature(pluginID: f.pluginID, kind: f.kind, id: f.id, rank: f.rank, declarations: f.declarations,
@@ -290,7 +290,7 @@ public final class PluginHost: Sendable {
             guard !refused.isEmpty else { return nil }
             return PluginLoadError(.notAllowed, path: path, pluginID: feature.pluginID,
                 "feature \(feature.id) (channel) refused: it uses \(refused.joined(separator: ", ")), which the config does not allow; add \(refused.map { "\"\($0)\"" }.joined(separator: ", ")) to \(PluginHostConfiguration.allowedNamespacesKey)")
-        case .mediaFormat, .logSink:
+        case .mediaFormat, .logSink, .bridge:
             return nil
         }
     }

@@ -16,6 +16,14 @@ final class PluginHostContext: Sendable {
         case discovery(DiscoveryCallbacks)
         case channel(ChannelCallbacks)
         case logSink
+        case bridge(BridgeCallbacks)
+    }
+
+    struct BridgeCallbacks: Sendable {
+        /// Queues a control request (already parsed); the ABI status.
+        var request: @Sendable (_ requestID: UInt64, _ request: JSONValue) -> Int32
+        /// Replaces the event subscription (nil: every kind); the ABI status.
+        var subscribe: @Sendable (_ kinds: [String]?) -> Int32
     }
 
     struct DiscoveryCallbacks: Sendable {

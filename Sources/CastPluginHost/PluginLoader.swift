@@ -76,7 +76,7 @@ public enum PluginLoader {
         for index in 0..<Int(descriptor.feature_count) {
             let featurePointer = base!.advanced(by: index * featureStride).assumingMemoryBound(to: castline_feature.self)
             let feature: castline_feature = copyPrefix(featurePointer, size: featureStride)
-            switch checkFeature(feature, index: index, pluginID: id) {
+            switch checkFeature(feature, index: index, pluginID: id, pluginMinor: minor) {
             case .success(let f): features.append(f)
             case .failure(let problem): refused.append(PluginLoadError(.badDescriptor, path: path, pluginID: id, problem.text))
             }
@@ -87,12 +87,15 @@ public enum PluginLoader {
             entry: PluginEntryPoints(initialize: descriptor.`init`, deinitialize: descriptor.deinit)))
     }
 
-    private static func checkFeature(_ f: castline_feature, index: Int, pluginID: String) -> Result<PluginFeature, FeatureProblem> {
+    private static func checkFeature(_ f: castline_feature, index: Int, pluginID: String, pluginMinor: UInt32) -> Result<PluginFeature, FeatureProblem> {
         guard let id = string(f.id), isValidID(id) else {
             return .failure(FeatureProblem("feature #\(index) has a missing or invalid id (\(string(f.id) ?? "NULL"))"))
         }
         guard let kind = PluginFeatureKind(rawValue: f.kind) else {
-            return .failure(FeatureProblem("feature \(id) has unknown kind \(f.kind); this castline knows 1-4"))
+            return .failure(FeatureProblem("feature \(id) has unknown kind \(f.kind); this castline knows 1-\(PluginFeatureKind.allCases.count)"))
+        }
+        guard pluginMinor >= PluginABI.minimumMinor(of: kind) else {
+            return .failure(FeatureProblem("feature \(id) is a \(kind), which needs plugin ABI 1.\(PluginABI.minimumMinor(of: kind)); the plugin declares 1.\(pluginMinor)"))
         }
         guard let table = f.vtable else { return .failure(FeatureProblem("feature \(id) (\(kind)) has no vtable")) }
         let userdata = PluginUserData(pointer: f.feature_userdata)
@@ -105,7 +108,7 @@ public enum PluginLoader {
                 return .failure(FeatureProblem("feature \(id) (\(kind)) has vtable version \(version), newer than ABI minor \(PluginABI.minor)"))
             }
             guard size >= Int(minimum) else {
-                return .failure(FeatureProblem("feature \(id) (\(kind)) has vtable struct_size \(size), smaller than the \(minimum) bytes of ABI 1.0"))
+                return .failure(FeatureProblem("feature \(id) (\(kind)) has vtable struct_size \(size), smaller than the \(minimum) bytes of its first ABI"))
             }
             return .success(copyPrefix(table.assumingMemoryBound(to: T.self), size: size))
         }
@@ -145,6 +148,13 @@ public enum PluginLoader {
                     return .failure(FeatureProblem("feature \(id) (log_sink) lacks open, write or close"))
                 }
                 return .success(make([], .logSink(v)))
+            }
+        case .bridge:
+            return vtable(castline_bridge_vtable.self, minimum: CASTLINE_BRIDGE_VTABLE_SIZE_1_1).flatMap { v in
+                guard v.start != nil, v.on_reply != nil, v.stop != nil else {
+                    return .failure(FeatureProblem("feature \(id) (bridge) lacks start, on_reply or stop"))
+                }
+                return .success(make([], .bridge(v)))
             }
         }
     }

@@ -136,6 +136,34 @@ public enum PluginExport {
                     box.takeUnretainedValue().channel.close()
                     box.release()
                 }))
+        case CASTLINE_FEATURE_BRIDGE:
+            return allocate(castline_bridge_vtable(
+                version: UInt32(CASTLINE_PLUGIN_ABI_MINOR), struct_size: UInt32(MemoryLayout<castline_bridge_vtable>.size),
+                start: { userdata, host, ctx, config, out, errorBuffer in
+                    let factory = Unmanaged<FeatureFactory>.fromOpaque(userdata!).takeUnretainedValue()
+                    do {
+                        let bridge = try factory.makeBridge!(PluginHostServices(table: host!, ctx: ctx), config.map { String(cString: $0) } ?? "{}")
+                        out?.pointee = Unmanaged.passRetained(BridgeBox(bridge)).toOpaque()
+                        return 0
+                    } catch {
+                        let e = (error as? PluginError) ?? PluginError("\(error)"); write(e.reason, to: errorBuffer)
+                        return e.status
+                    }
+                },
+                on_reply: { state, id, status, json, length in
+                    let bridge = Unmanaged<BridgeBox>.fromOpaque(state!).takeUnretainedValue().bridge
+                    bridge.didReply(request: id, status: Int(status),
+                                    json: json.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self) } ?? "{}")
+                },
+                on_event: { state, json, length in
+                    let bridge = Unmanaged<BridgeBox>.fromOpaque(state!).takeUnretainedValue().bridge
+                    bridge.didReceive(event: json.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self) } ?? "{}")
+                },
+                stop: { state in
+                    let box = Unmanaged<BridgeBox>.fromOpaque(state!)
+                    box.takeUnretainedValue().bridge.stop()
+                    box.release()
+                }))
         default:
             return allocate(castline_discovery_vtable(
                 version: UInt32(CASTLINE_PLUGIN_ABI_MINOR), struct_size: UInt32(MemoryLayout<castline_discovery_vtable>.size),
@@ -183,6 +211,11 @@ final class SinkBox {
 final class ChannelBox {
     let channel: any ChannelPlugin
     init(_ channel: any ChannelPlugin) { self.channel = channel }
+}
+
+final class BridgeBox {
+    let bridge: any BridgePlugin
+    init(_ bridge: any BridgePlugin) { self.bridge = bridge }
 }
 
 final class DiscoveryBox {

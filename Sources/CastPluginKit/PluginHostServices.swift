@@ -130,6 +130,31 @@ public struct PluginHostServices: @unchecked Sendable {
         return f(ctx, nil)
     }
 
+    /// Since ABI 1.1 (bridges): true when the host offers ``controlRequest(id:json:)`` and
+    /// ``subscribeEvents(kinds:)`` (its table is at least the 1.1 size).
+    public var offersBridgeServices: Bool {
+        // Only the fields are read (pointer(to:)), never the whole struct: a 1.0 host's table is shorter.
+        Int(table.pointer(to: \.struct_size)!.pointee) >= Int(CASTLINE_HOST_SERVICES_SIZE_1_1)
+            && table.pointer(to: \.control_request)!.pointee != nil && table.pointer(to: \.events_subscribe)!.pointee != nil
+    }
+
+    /// Since ABI 1.1 (bridges): one control-API request, `{"method","path","body"}` JSON text;
+    /// answered once through ``BridgePlugin/didReply(request:status:json:)`` with the same `id`.
+    @discardableResult
+    public func controlRequest(id: UInt64, json: String) -> Int32 {
+        guard offersBridgeServices, let f = table.pointer(to: \.control_request)!.pointee else { return Int32(CASTLINE_ERR_FAILED.rawValue) }
+        return json.withCString { f(ctx, id, $0) }
+    }
+
+    /// Since ABI 1.1 (bridges): the hub's events of `kinds` (all when nil) through
+    /// ``BridgePlugin/didReceive(event:)`` from now on.
+    @discardableResult
+    public func subscribeEvents(kinds: [String]? = nil) -> Int32 {
+        guard offersBridgeServices, let f = table.pointer(to: \.events_subscribe)!.pointee else { return Int32(CASTLINE_ERR_FAILED.rawValue) }
+        guard let kinds, !kinds.isEmpty else { return f(ctx, nil) }
+        return kinds.joined(separator: ",").withCString { f(ctx, $0) }
+    }
+
     /// Runs `fire` after `delayMs`, then every `repeatMs` (0: once), on the instance's queue.
     public func startTimer(delayMs: UInt64, repeatMs: UInt64 = 0, _ fire: @escaping @Sendable () -> Void) -> UInt64 {
         guard let f = table.pointee.timer_start else { return 0 }

@@ -48,6 +48,20 @@ public protocol DiscoveryPlugin: AnyObject {
     func stop()
 }
 
+/// A bridge (ABI 1.1): carries the daemon's control API and events elsewhere. One instance per
+/// daemon; `didReply`, `didReceive` and `stop` run on the instance's queue, one at a time.
+/// Requests go out with `host.controlRequest(id:method:path:body:)`, events are asked for with
+/// `host.subscribeEvents(kinds:)`.
+public protocol BridgePlugin: AnyObject {
+    /// Start the bridge's own work (threads, network) and return: the call is bounded.
+    init(host: PluginHostServices, config: String) throws(PluginError)
+    /// The answer to request `id`: the HTTP API's status and JSON body.
+    func didReply(request id: UInt64, status: Int, json: String)
+    /// One hub event, a JSON object as `GET /v1/events` carries it.
+    func didReceive(event json: String)
+    func stop()
+}
+
 /// One feature of a Swift plugin.
 public struct PluginFeatureDefinition: @unchecked Sendable {
     let kind: castline_feature_kind
@@ -73,6 +87,12 @@ public struct PluginFeatureDefinition: @unchecked Sendable {
             makeChannel: { host, config, session throws(PluginError) in try T(host: host, config: config, session: session) }))
     }
 
+    public static func bridge<T: BridgePlugin>(_ type: T.Type, id: String, rank: Int32 = 0) -> PluginFeatureDefinition {
+        PluginFeatureDefinition(kind: CASTLINE_FEATURE_BRIDGE, id: id, rank: rank, factory: FeatureFactory(
+            declarations: [],
+            makeBridge: { host, config throws(PluginError) in try T(host: host, config: config) }))
+    }
+
     public static func discovery<T: DiscoveryPlugin>(_ type: T.Type, id: String, rank: Int32 = 0) -> PluginFeatureDefinition {
         PluginFeatureDefinition(kind: CASTLINE_FEATURE_DISCOVERY, id: id, rank: rank, factory: FeatureFactory(
             declarations: T.serviceTypes,
@@ -87,17 +107,20 @@ final class FeatureFactory {
     var probe: ((String?, String?, UnsafeBufferPointer<UInt8>?) throws(PluginError) -> String)?
     var makeChannel: ((PluginHostServices, String, String) throws(PluginError) -> any ChannelPlugin)?
     var makeDiscovery: ((PluginHostServices, String, String) throws(PluginError) -> any DiscoveryPlugin)?
+    var makeBridge: ((PluginHostServices, String) throws(PluginError) -> any BridgePlugin)?
 
     init(declarations: [String],
          makeSink: ((PluginHostServices, String) throws(PluginError) -> any LogSinkPlugin)? = nil,
          probe: ((String?, String?, UnsafeBufferPointer<UInt8>?) throws(PluginError) -> String)? = nil,
          makeChannel: ((PluginHostServices, String, String) throws(PluginError) -> any ChannelPlugin)? = nil,
-         makeDiscovery: ((PluginHostServices, String, String) throws(PluginError) -> any DiscoveryPlugin)? = nil) {
+         makeDiscovery: ((PluginHostServices, String, String) throws(PluginError) -> any DiscoveryPlugin)? = nil,
+         makeBridge: ((PluginHostServices, String) throws(PluginError) -> any BridgePlugin)? = nil) {
         self.declarations = declarations
         self.makeSink = makeSink
         self.probe = probe
         self.makeChannel = makeChannel
         self.makeDiscovery = makeDiscovery
+        self.makeBridge = makeBridge
     }
 }
 

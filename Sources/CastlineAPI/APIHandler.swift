@@ -108,14 +108,21 @@ final class APIHandler: ChannelDuplexHandler {
         case .success(.command(let command)):
             busy = true
             Self.answer(head, started: started, on: NIOLoopBound(self, eventLoop: context.eventLoop), channel: context.channel) { [plane = self.context.plane] in
-                switch await plane.execute(command) {
-                case .success(let json):
-                    let created = if case .putJob = command, json["created"] == true { true } else { false }
-                    return .json(json, status: created ? .created : .ok)
-                case .failure(let error):
-                    return .json(error.json, status: HTTPResponseStatus(statusCode: error.httpStatus))
-                }
+                let (status, json) = await Self.run(command, on: plane)
+                return .json(json, status: status)
             }
+        }
+    }
+
+    /// Runs a routed command on the control plane: the status and JSON every caller answers
+    /// with (HTTP here, a bridge through ``InProcessRequest``).
+    static func run(_ command: ControlCommand, on plane: ControlPlane) async -> (HTTPResponseStatus, JSONValue) {
+        switch await plane.execute(command) {
+        case .success(let json):
+            let created = if case .putJob = command, json["created"] == true { true } else { false }
+            return (created ? .created : .ok, json)
+        case .failure(let error):
+            return (HTTPResponseStatus(statusCode: error.httpStatus), error.json)
         }
     }
 

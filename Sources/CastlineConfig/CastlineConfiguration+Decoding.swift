@@ -4,7 +4,7 @@ import CastLogging
 extension CastlineConfiguration {
     public static let topLevelKeys = [
         "receiver_app_id", "sender_id", "devices", "discovery", "logging", "plugins", "channels", "session", "daemon", "api", "nearby",
-        "jobs",
+        "mqtt", "jobs",
     ]
 
     /// Decodes a config file's text. Throws `ConfigErrors` with every error found (each with
@@ -71,6 +71,7 @@ extension CastlineConfiguration {
         }
         if let node = top.value("api") { decodeAPI(node, reader: reader) }
         if let node = top.value("nearby") { decodeNearby(node, reader: reader) }
+        if let node = top.value("mqtt") { decodeMQTT(node, reader: reader) }
         if let items = top.list("jobs") {
             jobs = items.enumerated().compactMap { Self.job($1, path: "jobs[\($0)]", reader: reader) }
             for item in items {

@@ -46,6 +46,8 @@ final class CommandEnvironment: @unchecked Sendable {
         if !config.discovery.interfaces.isEmpty, pluginConfigs["avahi-discovery"] == nil {
             pluginConfigs["avahi-discovery"] = JSONValue.object(["interfaces": .array(config.discovery.interfaces.map { .string($0) })]).serialized()
         }
+        // The mqtt: section is the MQTT bridge's config; without it the bridge stays idle.
+        if let mqtt = config.mqtt, pluginConfigs[MQTTBridgeConfig.pluginID] == nil { pluginConfigs[MQTTBridgeConfig.pluginID] = mqtt.pluginJSON }
         var hostConfiguration = PluginHostConfiguration(
             searchPath: PluginSearchPath(commandLine: options.pluginPath, environment: env, config: config.plugins.paths),
             allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: config.channels.permitted,

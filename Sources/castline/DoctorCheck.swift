@@ -194,7 +194,7 @@ enum DoctorChecks {
                 let base = baseServiceType(d)
                 return (d, allowedServices.contains(base) || allowedServices.contains(d), base)
             case .channel: return (d, allowedNamespaces.contains(d), d)
-            case .mediaFormat, .logSink: return (d, true, d)
+            case .mediaFormat, .logSink, .bridge: return (d, true, d)
             }
         }
     }

@@ -34,7 +34,7 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         let signals = SignalStream([SIGHUP, SIGTERM, SIGINT])
         let options = DeviceRequest(config: config, pluginPath: pluginPath, log: log)
-        let environment = try CommandEnvironment(options: options, featureKinds: [.discovery, .mediaFormat, .channel], consoleMinimum: .info)
+        let environment = try CommandEnvironment(options: options, featureKinds: [.discovery, .mediaFormat, .channel, .bridge], consoleMinimum: .info)
         let settings = environment.config
         let env = castline.environment()
         // The TCP listener's token and TLS are checked before anything starts: a bad file is a
@@ -74,6 +74,14 @@ struct RunCommand: AsyncParsableCommand {
             await environment.shutdown()
             throw CastlineExit.failure
         }
+        // Bridges (the MQTT bridge) reach the hub through the same control plane as the API.
+        let events = daemon.events
+        let bridges = await plugins.startBridges(BridgeServices(
+            request: { request in await InProcessRequest.answer(request, plane: plane) },
+            subscribe: { kinds in
+                InProcessRequest.events(events, kinds: kinds).map { BridgeEventFeed(events: $0.0, cancel: $0.cancel) }
+                    .mapError { PluginCommandError($0.message) }
+            }))
         let path = settings.file
         let signalTask = Task {
             for await number in signals.signals {
@@ -99,6 +107,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         await daemon.run()
         signalTask.cancel()
+        for bridge in bridges { await bridge.stop() }
         await server.stop()
         await plane.shutdown()
         nearby?.close()

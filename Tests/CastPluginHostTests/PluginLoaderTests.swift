@@ -57,11 +57,11 @@ import Glibc
     }
 
     @Test func wrongABIMajorIsRefused() throws {
-        try expectRefusal(BuiltProducts.library("TestPluginBadMajor"), kind: .abiMajor, mentions: ["2.0", "speaks 1.0", "rebuild"])
+        try expectRefusal(BuiltProducts.library("TestPluginBadMajor"), kind: .abiMajor, mentions: ["2.0", "speaks 1.1", "rebuild"])
     }
 
     @Test func newerABIMinorIsRefused() throws {
-        try expectRefusal(BuiltProducts.library("TestPluginNewerMinor"), kind: .abiMinor, mentions: ["1.1", "newer than this castline's 1.0"])
+        try expectRefusal(BuiltProducts.library("TestPluginNewerMinor"), kind: .abiMinor, mentions: ["1.2", "newer than this castline's 1.1"])
     }
 
     @Test func missingEntrySymbolIsRefused() throws {

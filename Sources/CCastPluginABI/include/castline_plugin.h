@@ -35,7 +35,9 @@
  * the sink's worker thread, one call at a time; media-format probe may run on any thread,
  * concurrently (keep it pure). Host services may be called from any thread.
  *
- * "since" notes give the ABI version a field appeared in. Everything below is ABI 1.0.
+ * "since" notes give the ABI version a field appeared in. 1.1 added the bridge feature kind
+ * (castline_bridge_vtable) and two host services for it (control_request, events_subscribe);
+ * everything else is ABI 1.0, unchanged.
  */
 #ifndef CASTLINE_PLUGIN_H
 #define CASTLINE_PLUGIN_H
@@ -48,7 +50,7 @@ extern "C" {
 #endif
 
 #define CASTLINE_PLUGIN_ABI_MAJOR 1 /* since 1.0 */
-#define CASTLINE_PLUGIN_ABI_MINOR 0 /* since 1.0 */
+#define CASTLINE_PLUGIN_ABI_MINOR 1 /* since 1.0 (1.1: the bridge kind) */
 /* The one exported symbol: a castline_plugin_describe_fn. The major is part of the name so a
  * plugin built for another major is recognised as such instead of misread. (since 1.0)
  * CASTLINE_PLUGIN_DEFINE / CASTLINE_PLUGIN_EXPORT below define it. */
@@ -70,7 +72,8 @@ typedef enum castline_feature_kind {
     CASTLINE_FEATURE_DISCOVERY = 1,    /* vtable: castline_discovery_vtable */
     CASTLINE_FEATURE_CHANNEL = 2,      /* vtable: castline_channel_vtable */
     CASTLINE_FEATURE_MEDIA_FORMAT = 3, /* vtable: castline_media_format_vtable */
-    CASTLINE_FEATURE_LOG_SINK = 4      /* vtable: castline_log_sink_vtable */
+    CASTLINE_FEATURE_LOG_SINK = 4,     /* vtable: castline_log_sink_vtable */
+    CASTLINE_FEATURE_BRIDGE = 5        /* since 1.1; vtable: castline_bridge_vtable */
 } castline_feature_kind;
 
 /* Result codes of host services and plugin calls. 0 is success. (since 1.0) */
@@ -180,6 +183,24 @@ typedef struct castline_host_services {
     /* since 1.0 (discovery instances): the medium is unusable (NULL when it recovered), e.g.
      * "avahi-daemon is not running". Shown when the device list is empty. */
     int32_t (*discovery_problem)(castline_host_ctx *ctx, const char *problem_or_null);
+
+    /* since 1.1 (bridge instances): one request to the daemon's control API, exactly as the HTTP
+     * API takes it, as NUL-terminated JSON: {"method": "GET"|"POST"|"PUT"|"DELETE", "path":
+     * "/v1/devices/Lobby/cast" (percent-encoded segments, an optional ?query), "body": {...}
+     * (optional; PUT /v1/jobs/{name} takes the job object)}. CASTLINE_OK means it is queued; the
+     * answer comes later, exactly once, through the bridge vtable's on_reply with the same
+     * request_id (the plugin's own number), the HTTP status and the same JSON body the HTTP API
+     * answers with (errors included: {"error": {"code", "message"}}). Every command goes through
+     * the daemon's one control plane, as an API or CLI request does. The event stream
+     * (/v1/events) and /metrics are not requests: events come through events_subscribe.
+     * CASTLINE_ERR_INVALID_JSON when the text is not JSON, CASTLINE_ERR_INVALID_ARGUMENT when it
+     * is not a request object or the caller is no bridge instance. */
+    int32_t (*control_request)(castline_host_ctx *ctx, uint64_t request_id, const char *request_json);
+    /* since 1.1 (bridge instances): deliver the hub's events (GET /v1/events' JSON objects, one
+     * per call to the vtable's on_event) of `kinds` — comma-separated ("device,media,job"), NULL
+     * or "" for every kind — from now on. A second call replaces the subscription. A bridge
+     * that does not keep up loses its oldest events and the next one says how many ("lost": N). */
+    int32_t (*events_subscribe)(castline_host_ctx *ctx, const char *kinds);
 } castline_host_services;
 
 /* Writes an error text for the host into a caller-provided buffer (may be truncated). */
@@ -269,6 +290,27 @@ typedef struct castline_log_sink_vtable {
     int32_t (*problem)(void *state, castline_error_buffer out);
 } castline_log_sink_vtable;
 
+/* A bridge feature (since 1.1): carries the daemon's control API and event stream to another
+ * system (an MQTT broker, for example). One instance per daemon, started after the API is up and
+ * stopped before it goes; every call into it runs on the instance's queue, bounded like a
+ * channel's. A host that offers bridges has a castline_host_services of at least
+ * CASTLINE_HOST_SERVICES_SIZE_1_1. */
+typedef struct castline_bridge_vtable {
+    uint32_t version;     /* since 1.1 */
+    uint32_t struct_size; /* since 1.1 */
+    /* since 1.1: start; keep ctx for control_request / events_subscribe. config_json is the
+     * plugin's config object. Start the bridge's own threads (a network loop) here and return:
+     * the call is bounded. Return CASTLINE_OK and set *out_state, or an error with a text. */
+    int32_t (*start)(void *feature_userdata, const castline_host_services *host, castline_host_ctx *ctx,
+                     const char *config_json, void **out_state, castline_error_buffer error);
+    /* since 1.1: the answer to control_request(request_id): HTTP status and JSON body. */
+    void (*on_reply)(void *state, uint64_t request_id, int32_t http_status, const char *json, size_t length);
+    /* since 1.1: one hub event (a JSON object), after events_subscribe. May be NULL. */
+    void (*on_event)(void *state, const char *json, size_t length);
+    /* since 1.1: stop and free state; requests still pending get no reply. */
+    void (*stop)(void *state);
+} castline_bridge_vtable;
+
 /* One feature of a plugin. (since 1.0) */
 typedef struct castline_feature {
     uint32_t kind;            /* since 1.0: castline_feature_kind */
@@ -315,6 +357,9 @@ typedef const castline_plugin_descriptor *(*castline_plugin_describe_fn)(void);
 #define CASTLINE_LOG_RECORD_SIZE_1_0 96u
 #define CASTLINE_FIELD_SIZE_1_0 56u
 #define CASTLINE_ERROR_BUFFER_SIZE_1_0 16u
+/* The 1.1 sizes: the host table with the bridge services, the bridge vtable. (since 1.1) */
+#define CASTLINE_HOST_SERVICES_SIZE_1_1 96u
+#define CASTLINE_BRIDGE_VTABLE_SIZE_1_1 40u
 
 /* 1 when the host's table has `field` (it was built with a minor that has it), else 0. */
 #define CASTLINE_HOST_HAS(host, field) \
@@ -403,6 +448,14 @@ CASTLINE_PIN(castline_host_services, timer_cancel, 48);
 CASTLINE_PIN(castline_host_services, device_found, 56);
 CASTLINE_PIN(castline_host_services, device_lost, 64);
 CASTLINE_PIN(castline_host_services, discovery_problem, 72);
+CASTLINE_PIN_SIZE(castline_host_services, CASTLINE_HOST_SERVICES_SIZE_1_1);
+CASTLINE_PIN_SIZE(castline_bridge_vtable, CASTLINE_BRIDGE_VTABLE_SIZE_1_1);
+CASTLINE_PIN(castline_host_services, control_request, 80);
+CASTLINE_PIN(castline_host_services, events_subscribe, 88);
+CASTLINE_PIN(castline_bridge_vtable, start, 8);
+CASTLINE_PIN(castline_bridge_vtable, on_reply, 16);
+CASTLINE_PIN(castline_bridge_vtable, on_event, 24);
+CASTLINE_PIN(castline_bridge_vtable, stop, 32);
 CASTLINE_PIN(castline_discovery_vtable, service_types, 8);
 CASTLINE_PIN(castline_discovery_vtable, start, 16);
 CASTLINE_PIN(castline_discovery_vtable, stop, 24);

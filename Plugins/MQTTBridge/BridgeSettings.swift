@@ -1,0 +1,31 @@
+import CastJSON
+import CastPluginKit
+
+/// The plugin's config object: castline's `mqtt:` section as `CastlineConfig` checked it
+/// (`MQTTSettings.pluginJSON`). No `host` (no `mqtt:` section): the bridge stays idle.
+struct BridgeSettings {
+    var host: String
+    var port: Int
+    var tls: Bool
+    var agent: String
+    var baseTopic: String
+    var username: String?
+    var passwordFile: String?
+    var caFile: String?
+    var keepalive: Int
+    var homeAssistant: Bool
+    var discoveryPrefix: String
+
+    /// Nil when the config names no broker.
+    static func parse(_ text: String) throws(PluginError) -> BridgeSettings? {
+        let value = try JSONValue.parsePluginInput(text)
+        guard let host = value["host"]?.string, !host.isEmpty else { return nil }
+        guard let agent = value["agent"]?.string, !agent.isEmpty else { throw PluginError("mqtt: no agent name") }
+        return BridgeSettings(
+            host: host, port: Int(value["port"]?.int ?? 1883), tls: value["scheme"]?.string == "mqtts", agent: agent,
+            baseTopic: value["base_topic"]?.string ?? "castline", username: value["username"]?.string,
+            passwordFile: value["password_file"]?.string, caFile: value["ca_file"]?.string,
+            keepalive: Int(value["keepalive"]?.int ?? 30), homeAssistant: value["home_assistant"]?.bool ?? true,
+            discoveryPrefix: value["discovery_prefix"]?.string ?? "homeassistant")
+    }
+}
