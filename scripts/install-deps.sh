@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what castline needs on Debian 12, only what is missing; silent when all is there.
-#   C libraries:   libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev (+ pkg-config)
+#   C libraries:   libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev (+ pkg-config);
+#                  libavformat-dev libavcodec-dev libavutil-dev (the media-formats plugin's container probe)
+#   media tools:   ffmpeg (ffmpeg: remux/transcode per cast; ffprobe: the simulator judging media; tests make media with it)
 #   code generator: protobuf-compiler
 #   daemons used by integration tests: avahi-daemon dbus systemd (journald) iproute2 (netns)
 #   end-to-end tools: tmux (live status view), jq (log-query benchmark peer), tcpdump (nearby capture test), chromium + fonts-dejavu-core
@@ -17,6 +19,7 @@ APT_PACKAGES=(
   avahi-daemon avahi-utils dbus systemd iproute2 libseccomp2
   python3 python3-venv vlc-bin vlc-plugin-base util-linux gcc libc6-dev tmux jq chromium fonts-dejavu-core tcpdump valgrind
   curl wrk prometheus
+  ffmpeg libavformat-dev libavcodec-dev libavutil-dev
 )
 
 missing=()

@@ -25,6 +25,8 @@ package struct CastArguments: Sendable, Equatable {
     package var queue: [String] = []
     /// A queue's repeat mode: off, all, single or shuffle (nil: off).
     package var repeatMode: String?
+    /// Only report what would be loaded and how (play as is, remux, transcode, refuse).
+    package var dryRun = false
 
     /// A queue (several items, a folder, an M3U file, or a repeat mode), not one media.
     package var isQueue: Bool {
@@ -34,7 +36,7 @@ package struct CastArguments: Sendable, Equatable {
     package init(media: String) { self.media = media }
 
     package static let keys = ["media", "title", "subtitle", "studio", "image", "content_type", "stream_type", "app", "start",
-                              "no_autoplay", "play_timeout", "queue", "repeat"]
+                              "no_autoplay", "play_timeout", "queue", "repeat", "dry_run"]
 
     /// From a request body; every problem is a usage error naming the key.
     package init(json: JSONValue) throws(ControlError) {
@@ -68,6 +70,7 @@ package struct CastArguments: Sendable, Equatable {
             self.start = start
         }
         noAutoplay = try body.bool("no_autoplay") ?? false
+        dryRun = try body.bool("dry_run") ?? false
         for item in try body.strings("queue") ?? [] {
             guard Self.isMediaReference(item) else {
                 throw ControlError.usage("bad_media", "cast: each of \"queue\" must be an http(s) URL or an absolute file path, not \"\(item)\"")
@@ -107,6 +110,7 @@ package struct CastArguments: Sendable, Equatable {
         if let app { o.set("app", .string(app)) }
         if let start { o.set("start", .double(start)) }
         if noAutoplay { o.set("no_autoplay", .bool(true)) }
+        if dryRun { o.set("dry_run", .bool(true)) }
         if playTimeout != 30 { o.set("play_timeout", .double(playTimeout)) }
         if !queue.isEmpty { o.set("queue", .array(queue.map { .string($0) })) }
         if let repeatMode { o.set("repeat", .string(repeatMode)) }

@@ -28,6 +28,8 @@ package actor ControlPlane {
     let servePort: Int
     /// Files served for commands' casts, by device.
     var servers: [String: MediaFileServer] = [:]
+    /// ffmpeg children remuxing or transcoding commands' files, by device (ControlPlane+Media).
+    var transcodes: [String: MediaTranscode] = [:]
     /// Commands that changed what each device shows, counted (see ``execute(_:)``).
     var commandCounts: [String: Int] = [:]
 
@@ -84,6 +86,7 @@ package actor ControlPlane {
         case .pause(let reference): return try await media(reference, "PAUSE") { await $0.remoteMediaClient.pause() }
         case .stop(let reference, let app): return try await stop(reference, app: app)
         case .seek(let reference, let seek):
+            if !seek.relative { await awaitTranscoded(reference, to: seek.seconds) }
             return try await media(reference, "SEEK") { link in
                 seek.relative ? await link.remoteMediaClient.seek(by: seek.seconds) : await link.remoteMediaClient.seek(to: seek.seconds)
             }
@@ -164,10 +167,18 @@ package actor ControlPlane {
     /// The device's object as its link reports it now (after a command: what the device answered).
     func result(_ entry: DeviceRegistry.Entry) async -> JSONValue {
         let now = MonotonicClock.seconds()
-        guard let snapshot = await registry.currentSnapshot(entry.device.id, now: now) else {
-            return await registry.snapshot(entry, now: now).json(at: now)
+        var json: JSONValue
+        if let snapshot = await registry.currentSnapshot(entry.device.id, now: now) {
+            json = snapshot.json(at: now)
+        } else {
+            json = await registry.snapshot(entry, now: now).json(at: now)
         }
-        return snapshot.json(at: now)
+        // The ffmpeg child's progress: media written against the device's position.
+        if let transcode = transcodes[entry.device.id], case .object(var object) = json {
+            object.set("transcode", transcode.json)
+            json = .object(object)
+        }
+        return json
     }
 
     // MARK: Casting
@@ -179,6 +190,7 @@ package actor ControlPlane {
         let url: String, type: String, format: MediaFormatInfo?
         switch try await mediaSource(arguments, device: device) {
         case .webPage(let page): return try await webPage(reference, arguments, type: page)
+        case .dryRun(let report): return report
         case .media(let u, let t, let f): (url, type, format) = (u, t, f)
         }
         let appID = arguments.app ?? receiverAppID
@@ -204,6 +216,7 @@ package actor ControlPlane {
         var json = await result(entry)
         if url != arguments.media, case .object(var object) = json {
             object.set("servedURL", .string(url))
+            if let transcode = transcodes[device.id] { object.set("transcode", transcode.json) }
             json = .object(object)
         }
         return json
@@ -214,6 +227,8 @@ package actor ControlPlane {
     enum MediaSource {
         case media(url: String, type: String, format: MediaFormatInfo?)
         case webPage(type: String)
+        /// `dry_run`: what would happen (``ControlPlane/dryRun(_:device:type:format:plan:)``).
+        case dryRun(JSONValue)
     }
 
     /// Resolves `arguments.media`: its type from the arguments, the media-format plugins, the
@@ -249,7 +264,19 @@ package actor ControlPlane {
             throw ControlError.usage("unknown_content_type", "cannot tell the content type of \(arguments.media)\(reason). "
                                      + "Give --content-type (content_type in the API), e.g. video/mp4")
         }
-        let url = arguments.media.hasPrefix("/") ? try await serve(arguments.media, contentType: type, to: device) : arguments.media
+        let plan = Self.plan(format, for: device)
+        if arguments.dryRun { return .dryRun(dryRun(arguments, device: device, type: type, format: format, plan: plan)) }
+        if let plan, plan.action == .refuse {
+            throw ControlError(.refused, "unplayable_media", "\(device.friendlyName): \(plan.summary)")
+        }
+        guard arguments.media.hasPrefix("/") else { return .media(url: arguments.media, type: type, format: format) }
+        await stopTranscode(device.id)
+        if let plan, let format, plan.action == .remux || plan.action == .transcode {
+            log.info("\(device.friendlyName): \(plan.summary)", ["device": .string(device.id), "action": .string(plan.action.rawValue)])
+            let (url, hlsType, output) = try await transcodeAndServe(arguments.media, plan: plan, format: format, device: device, start: arguments.start)
+            return .media(url: url, type: hlsType, format: output)
+        }
+        let url = try await serve(arguments.media, contentType: type, to: device)
         return .media(url: url, type: type, format: format)
     }
 
@@ -287,6 +314,7 @@ package actor ControlPlane {
 
     /// Stops what serves commands' files (the daemon is stopping).
     package func shutdown() async {
+        for id in Array(transcodes.keys) { await stopTranscode(id) }
         for server in servers.values { await server.stop() }
         servers = [:]
         channels = [:]
@@ -307,6 +335,7 @@ package actor ControlPlane {
 
     func stop(_ reference: String, app: Bool) async throws(ControlError) -> JSONValue {
         let (entry, link) = try await registry.link(reference)
+        await stopTranscode(entry.device.id)
         if app {
             do { try await link.stopApplication() } catch {
                 throw ControlError(.unavailable, "stop_failed", "\(entry.device.friendlyName): \(error)")

@@ -45,6 +45,7 @@ struct CastCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds to wait for PLAYING after the load.") var playTimeout: Double = 30
     @Option(name: .long, help: "Port for the built-in file server (0: any free port).") var servePort: Int = 0
     @Flag(name: .long, help: "Show the URL as a web page with DashCast (as `castline site URL`).") var site = false
+    @Flag(name: .long, help: "Print what would be loaded and how (play as is, remux, transcode, or refuse, with why); load nothing.") var dryRun = false
 
     func validate() throws {
         if let streamType, StreamType.named(streamType) == nil { throw ValidationError("--stream-type must be buffered, live or none") }
@@ -86,6 +87,7 @@ struct CastCommand: AsyncParsableCommand {
         arguments.playTimeout = playTimeout
         arguments.queue = queue
         arguments.repeatMode = repeatMode
+        arguments.dryRun = dryRun
         return arguments
     }
 

@@ -1,0 +1,88 @@
+import CastCore
+import CastMediaServer
+import CastSender
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What castline does with a local file for a device before the LOAD: the capability table's
+/// decision (``MediaPlan``), a dry run that only reports it, a refusal with the reason, or a
+/// remux/transcode by an ffmpeg child whose HLS output is served instead of the file.
+extension ControlPlane {
+    /// The device's row of the capability table: by model name, else by its `ca` video-out bit.
+    nonisolated static func capabilityFamily(of device: CastDevice) -> DeviceCapabilityTable.Family {
+        DeviceCapabilityTable.shared.family(model: device.modelName, videoOut: device.capabilities.map { $0.contains(.videoOut) })
+    }
+
+    /// The plan for `format` on `device`; nil when no container was read (a manifest, a name).
+    nonisolated static func plan(_ format: MediaFormatInfo?, for device: CastDevice) -> MediaPlan? {
+        guard let format, !format.streams.isEmpty else { return nil }
+        return MediaPlan.decide(format, family: capabilityFamily(of: device))
+    }
+
+    /// `cast --dry-run`: what would be loaded, and how, without touching the device.
+    func dryRun(_ arguments: CastArguments, device: CastDevice, type: String?, format: MediaFormatInfo?, plan: MediaPlan?) -> JSONValue {
+        var o = JSONObject()
+        o.append(key: "dryRun", value: .bool(true))
+        o.append(key: "device", value: .string(device.friendlyName))
+        o.append(key: "model", value: .string(device.modelName))
+        o.append(key: "family", value: .string(Self.capabilityFamily(of: device).name))
+        o.append(key: "media", value: .string(arguments.media))
+        if let type { o.append(key: "contentType", value: .string(type)) }
+        if let video = format?.videoInfo { o.append(key: "videoInfo", value: video.json) }
+        if let streams = format?.streams, !streams.isEmpty { o.append(key: "streams", value: .array(streams.map { .string($0.summary) })) }
+        if let plan {
+            o.append(key: "plan", value: plan.json)
+            o.append(key: "decision", value: .string(plan.summary))
+        } else {
+            o.append(key: "decision", value: .string("direct: no container was read (\(arguments.media.hasPrefix("/") ? "not a media container" : "a URL is loaded as given")); the device decides"))
+        }
+        return .object(o)
+    }
+
+    /// Starts ffmpeg for `path` as `plan` says, serves its HLS folder to `device` and waits for
+    /// the first segment. Returns the playlist's URL, its type and the output's format.
+    func transcodeAndServe(_ path: String, plan: MediaPlan, format: MediaFormatInfo, device: CastDevice,
+                           start: Double?) async throws(ControlError) -> (url: String, type: String, format: MediaFormatInfo) {
+        guard let ffmpeg = MediaTranscode.ffmpegPath(searchPath: getenv("PATH").map { String(cString: $0) }) else {
+            throw ControlError(.unavailable, "no_ffmpeg", "\(device.friendlyName) needs a \(plan.action.rawValue) (\(plan.reasons.joined(separator: "; "))) "
+                               + "and ffmpeg is not installed (apt install ffmpeg)")
+        }
+        let folder: String
+        do { folder = try MediaTranscode.makeFolder() } catch { throw ControlError(.internal, "transcode_failed", "\(error)") }
+        var arguments = TranscodeArguments(input: path, folder: folder, plan: plan, streams: format.streams)
+        arguments.start = start ?? 0
+        let transcode: MediaTranscode
+        do { transcode = try MediaTranscode.start(ffmpeg: ffmpeg, arguments: arguments, logSystem: logSystem) } catch {
+            rmdir(folder)
+            throw ControlError(.internal, "transcode_failed", "\(device.friendlyName): \(error)")
+        }
+        transcodes[device.id] = transcode
+        do { try await transcode.waitUntilPlayable(segments: 1, timeout: 60) } catch {
+            await stopTranscode(device.id)
+            throw ControlError(.internal, "transcode_failed", "\(device.friendlyName): \(error)")
+        }
+        let name = "hls/"
+        let server = try await serve(files: [name: ServedFile(path: folder, contentType: "application/x-mpegURL")], to: device)
+        var output = format
+        output.contentType = "application/x-mpegURL"
+        output.streamType = .buffered
+        output.videoInfo = TranscodeArguments.outputVideo(format.videoInfo, plan: plan)
+        output.hdrType = output.videoInfo?.hdrType ?? format.hdrType
+        // The folder's name unencoded: the playlist's relative segment URLs resolve next to it.
+        return (server.url(for: "hls") + "/" + TranscodeArguments.playlistName, "application/x-mpegURL", output)
+    }
+
+    /// Stops the device's ffmpeg child, if any.
+    func stopTranscode(_ deviceID: String) async {
+        guard let transcode = transcodes.removeValue(forKey: deviceID) else { return }
+        await transcode.stop()
+    }
+
+    /// A seek on a device whose media is being transcoded waits (at most 30 s) until ffmpeg has
+    /// written past the target, so the device finds the segment there.
+    func awaitTranscoded(_ reference: String, to target: Double) async {
+        guard let id = try? await registry.resolve(reference).device.id, let transcode = transcodes[id], !transcode.finished else { return }
+        _ = await transcode.waitUntilWritten(target + Double(transcode.arguments.segmentSeconds), timeout: 30)
+    }
+}
