@@ -184,7 +184,8 @@ struct MediaPlayer: Sendable {
                 return out
             }
             // The reply waits for the fetch, as a receiver answers a LOAD once the media loaded.
-            let request = MediaCheckRequest(mediaSessionID: session.mediaSessionID, url: url, contentType: first.contentType)
+            let request = MediaCheckRequest(mediaSessionID: session.mediaSessionID, url: url, contentType: first.contentType,
+                                            textTracks: first.tracks.filter { $0.type == .text }.compactMap(\.trackContentID))
             self.session!.awaitingCheck = true
             pendingCheck = (request, requestID)
             checkOutput = .checkMedia(request)

@@ -15,20 +15,26 @@ extension SimulatedDevice {
     /// traffic elsewhere. The result is logged, written to the frame log (`mediaChecked`) and
     /// listed under `mediaFetches` in `list`. Called on the device's loop.
     func checkMedia(_ request: MediaCheckRequest) {
-        MediaFetcher.fetch(url: request.url, timeout: settings.mediaFetchTimeout, group: loop).whenSuccess { [self] result in
-            let fetched = MediaCheckVerdict.judge(result, contentType: request.contentType)
-            guard fetched.failure == nil else { return report(request, result, fetched, videoInfo: nil) }
+        let media = MediaFetcher.fetch(url: request.url, timeout: settings.mediaFetchTimeout, group: loop)
+        let texts = TextTrackCheck.fetchAll(request.textTracks, timeout: settings.mediaFetchTimeout, group: loop)
+        media.and(texts).whenSuccess { [self] result, tracks in
+            var fetched = MediaCheckVerdict.judge(result, contentType: request.contentType)
+            if fetched.failure == nil, let problem = tracks.compactMap(\.problem).first {
+                fetched = MediaCheckVerdict(failure: .textUnknown, reason: problem, kind: "text-track")
+            }
+            guard fetched.failure == nil else { return report(request, result, fetched, videoInfo: nil, tracks: tracks) }
+            let looksPlayable = fetched
             // Bytes that look like media: what a device of this model makes of their streams.
             let family = DeviceCapabilityTable.shared.family(model: configuration.model, videoOut: configuration.profile.isVideoDevice)
             Self.judgeQueue.async { [self] in
                 let judged = MediaStreamJudge(timeout: max(2, settings.mediaFetchTimeout)).judge(url: request.url, contentType: request.contentType, family: family)
-                var verdict = fetched
+                var verdict = looksPlayable
                 if let judged {
                     verdict.failure = judged.failure
-                    verdict.reason = fetched.reason + "; " + judged.reason
+                    verdict.reason = looksPlayable.reason + "; " + judged.reason
                     if judged.failure != nil { verdict.kind = "unplayable" }
                 }
-                report(request, result, verdict, videoInfo: judged?.videoInfo)
+                report(request, result, verdict, videoInfo: judged?.videoInfo, tracks: tracks)
             }
         }
     }
@@ -37,7 +43,8 @@ extension SimulatedDevice {
     static let judgeQueue = DispatchQueue(label: "castline.sim.media-judge", attributes: .concurrent)
 
     /// Logs the verdict and lets the state machine answer the LOAD (on the device's loop).
-    private func report(_ request: MediaCheckRequest, _ result: MediaFetchResult, _ verdict: MediaCheckVerdict, videoInfo: VideoInfo?) {
+    private func report(_ request: MediaCheckRequest, _ result: MediaFetchResult, _ verdict: MediaCheckVerdict, videoInfo: VideoInfo?,
+                        tracks: [TextTrackCheck]) {
         loop.execute { [self] in
             mediaFetches.append(result.jsonValue)
             if mediaFetches.count > Self.mediaFetchHistory { mediaFetches.removeFirst(mediaFetches.count - Self.mediaFetchHistory) }
@@ -48,6 +55,7 @@ extension SimulatedDevice {
             if let status = result.status { fields.set("status", .int(Int64(status))) }
             if let code = verdict.failure { fields.set("detailedErrorCode", .int(Int64(code.rawValue))) }
             if let videoInfo { fields.set("videoInfo", videoInfo.json) }
+            if !tracks.isEmpty { fields.set("textTracks", .array(tracks.map(\.json))) }
             frameLogEvent("mediaChecked", connection: nil, peer: nil, fields: fields)
             let logFields: LogFields = [
                 "url": .string(request.url), "result": .string(verdict.kind), "status": .int(result.status ?? 0),

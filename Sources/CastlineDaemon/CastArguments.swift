@@ -27,6 +27,8 @@ package struct CastArguments: Sendable, Equatable {
     package var repeatMode: String?
     /// Only report what would be loaded and how (play as is, remux, transcode, refuse).
     package var dryRun = false
+    /// `--subtitles`: a subtitle file (SRT, ASS/SSA, WebVTT) or `auto` (next to the file, else embedded).
+    package var subtitles: String?
 
     /// A queue (several items, a folder, an M3U file, or a repeat mode), not one media.
     package var isQueue: Bool {
@@ -36,7 +38,7 @@ package struct CastArguments: Sendable, Equatable {
     package init(media: String) { self.media = media }
 
     package static let keys = ["media", "title", "subtitle", "studio", "image", "content_type", "stream_type", "app", "start",
-                              "no_autoplay", "play_timeout", "queue", "repeat", "dry_run"]
+                              "no_autoplay", "play_timeout", "queue", "repeat", "dry_run", "subtitles"]
 
     /// From a request body; every problem is a usage error naming the key.
     package init(json: JSONValue) throws(ControlError) {
@@ -71,6 +73,12 @@ package struct CastArguments: Sendable, Equatable {
         }
         noAutoplay = try body.bool("no_autoplay") ?? false
         dryRun = try body.bool("dry_run") ?? false
+        if let subtitles = try body.string("subtitles") {
+            guard subtitles == "auto" || subtitles.hasPrefix("/") else {
+                throw ControlError.usage("bad_subtitles", "cast: \"subtitles\" must be \"auto\" or an absolute file path, not \"\(subtitles)\"")
+            }
+            self.subtitles = subtitles
+        }
         for item in try body.strings("queue") ?? [] {
             guard Self.isMediaReference(item) else {
                 throw ControlError.usage("bad_media", "cast: each of \"queue\" must be an http(s) URL or an absolute file path, not \"\(item)\"")
@@ -111,6 +119,7 @@ package struct CastArguments: Sendable, Equatable {
         if let start { o.set("start", .double(start)) }
         if noAutoplay { o.set("no_autoplay", .bool(true)) }
         if dryRun { o.set("dry_run", .bool(true)) }
+        if let subtitles { o.set("subtitles", .string(subtitles)) }
         if playTimeout != 30 { o.set("play_timeout", .double(playTimeout)) }
         if !queue.isEmpty { o.set("queue", .array(queue.map { .string($0) })) }
         if let repeatMode { o.set("repeat", .string(repeatMode)) }

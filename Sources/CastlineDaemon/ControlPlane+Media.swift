@@ -42,8 +42,8 @@ extension ControlPlane {
 
     /// Starts ffmpeg for `path` as `plan` says, serves its HLS folder to `device` and waits for
     /// the first segment. Returns the playlist's URL, its type and the output's format.
-    func transcodeAndServe(_ path: String, plan: MediaPlan, format: MediaFormatInfo, device: CastDevice,
-                           start: Double?) async throws(ControlError) -> (url: String, type: String, format: MediaFormatInfo) {
+    func transcodeAndServe(_ path: String, plan: MediaPlan, format: MediaFormatInfo, device: CastDevice, start: Double?,
+                           extra: [String: ServedFile]) async throws(ControlError) -> (url: String, type: String, format: MediaFormatInfo, server: MediaFileServer) {
         guard let ffmpeg = MediaTranscode.ffmpegPath(searchPath: getenv("PATH").map { String(cString: $0) }) else {
             throw ControlError(.unavailable, "no_ffmpeg", "\(device.friendlyName) needs a \(plan.action.rawValue) (\(plan.reasons.joined(separator: "; "))) "
                                + "and ffmpeg is not installed (apt install ffmpeg)")
@@ -63,14 +63,14 @@ extension ControlPlane {
             throw ControlError(.internal, "transcode_failed", "\(device.friendlyName): \(error)")
         }
         let name = "hls/"
-        let server = try await serve(files: [name: ServedFile(path: folder, contentType: "application/x-mpegURL")], to: device)
+        let server = try await serve(files: extra.merging([name: ServedFile(path: folder, contentType: "application/x-mpegURL")]) { a, _ in a }, to: device)
         var output = format
         output.contentType = "application/x-mpegURL"
         output.streamType = .buffered
         output.videoInfo = TranscodeArguments.outputVideo(format.videoInfo, plan: plan)
         output.hdrType = output.videoInfo?.hdrType ?? format.hdrType
         // The folder's name unencoded: the playlist's relative segment URLs resolve next to it.
-        return (server.url(for: "hls") + "/" + TranscodeArguments.playlistName, "application/x-mpegURL", output)
+        return (server.url(for: "hls") + "/" + TranscodeArguments.playlistName, "application/x-mpegURL", output, server)
     }
 
     /// Stops the device's ffmpeg child, if any.
@@ -84,5 +84,37 @@ extension ControlPlane {
     func awaitTranscoded(_ reference: String, to target: Double) async {
         guard let id = try? await registry.resolve(reference).device.id, let transcode = transcodes[id], !transcode.finished else { return }
         _ = await transcode.waitUntilWritten(target + Double(transcode.arguments.segmentSeconds), timeout: 30)
+    }
+
+    /// `--subtitles`: the tracks found for `media`, converted to WebVTT in a folder of the
+    /// device's (replaced by its next cast). Returns the files to serve, by published name.
+    func prepareSubtitles(_ given: String?, media: String, format: MediaFormatInfo?,
+                          device: CastDevice) async throws(ControlError) -> [(name: String, file: ServedFile, source: SubtitleTracks.Source)] {
+        if let old = subtitleFolders.removeValue(forKey: device.id) { MediaTranscode.removeFolder(old) }
+        guard let given else { return [] }
+        let sources = SubtitleTracks.find(given, media: media, streams: format?.streams ?? [])
+        guard !sources.isEmpty else {
+            log.info("no subtitles found for \(media)", ["media": .string(media)])
+            return []
+        }
+        guard let ffmpeg = MediaTranscode.ffmpegPath(searchPath: getenv("PATH").map { String(cString: $0) }) else {
+            throw ControlError(.unavailable, "no_ffmpeg", "subtitles are converted to WebVTT by ffmpeg, which is not installed (apt install ffmpeg)")
+        }
+        let folder: String
+        do { folder = try MediaTranscode.makeFolder() } catch { throw ControlError(.internal, "subtitles_failed", "\(error)") }
+        subtitleFolders[device.id] = folder
+        var result: [(name: String, file: ServedFile, source: SubtitleTracks.Source)] = []
+        for (i, source) in sources.prefix(8).enumerated() {
+            let name = "subtitles-\(i + 1)\(source.language.map { "-\($0)" } ?? "").vtt"
+            let output = folder + "/" + name
+            do {
+                try await MediaTranscode.run(ffmpeg: ffmpeg, arguments: SubtitleTracks.conversionArguments(source, media: media, output: output),
+                                             errorLog: folder + "/ffmpeg-\(i + 1).log", timeout: 30)
+            } catch {
+                throw ControlError.usage("bad_subtitles", "cannot convert \(source.name) to WebVTT: \(error)")
+            }
+            result.append((name, ServedFile(path: output, contentType: "text/vtt"), source))
+        }
+        return result
     }
 }

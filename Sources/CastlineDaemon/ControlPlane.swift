@@ -30,6 +30,8 @@ package actor ControlPlane {
     var servers: [String: MediaFileServer] = [:]
     /// ffmpeg children remuxing or transcoding commands' files, by device (ControlPlane+Media).
     var transcodes: [String: MediaTranscode] = [:]
+    /// WebVTT subtitles converted for commands' casts, by device (a folder each).
+    var subtitleFolders: [String: String] = [:]
     /// Commands that changed what each device shows, counted (see ``execute(_:)``).
     var commandCounts: [String: Int] = [:]
 
@@ -187,11 +189,11 @@ package actor ControlPlane {
         let (entry, link) = try await registry.link(reference)
         let device = entry.device
         if arguments.isQueue { return try await castQueue(entry, link, arguments) }
-        let url: String, type: String, format: MediaFormatInfo?
+        let url: String, type: String, format: MediaFormatInfo?, tracks: [MediaTrack]
         switch try await mediaSource(arguments, device: device) {
         case .webPage(let page): return try await webPage(reference, arguments, type: page)
         case .dryRun(let report): return report
-        case .media(let u, let t, let f): (url, type, format) = (u, t, f)
+        case .media(let u, let t, let f, let k): (url, type, format, tracks) = (u, t, f, k)
         }
         let appID = arguments.app ?? receiverAppID
         let app = try await Self.launch(appID, on: link, device: device)
@@ -203,8 +205,12 @@ package actor ControlPlane {
         }
         await registry.claim(device.id, owner: CommandOwner.name, contentID: url)
         let wanted: PlayerState = arguments.noAutoplay ? .paused : .playing
-        let media = arguments.mediaInformation(url: url, contentType: type, format: format)
-        switch await link.remoteMediaClient.loadAndWait(media, options: MediaLoadOptions(autoplay: !arguments.noAutoplay, startTime: arguments.start),
+        var media = arguments.mediaInformation(url: url, contentType: type, format: format)
+        if !tracks.isEmpty { media.tracks = tracks }
+        let active = tracks.first.map { [$0.trackID] }
+        // A transcode starting at `start` already begins there.
+        let start = transcodes[device.id] != nil ? nil : arguments.start
+        switch await link.remoteMediaClient.loadAndWait(media, options: MediaLoadOptions(autoplay: !arguments.noAutoplay, startTime: start, activeTrackIDs: active),
                                                         until: wanted, timeout: arguments.playTimeout) {
         case .success:
             log.info("\(device.friendlyName): \(wanted.rawValue) \(arguments.media)", ["device": .string(device.id), "url": .string(url)])
@@ -225,7 +231,7 @@ package actor ControlPlane {
     /// What a cast's media is: a URL (a local file served to the device) with its content type
     /// and the media-format probe's findings, or a web page (for the site route).
     enum MediaSource {
-        case media(url: String, type: String, format: MediaFormatInfo?)
+        case media(url: String, type: String, format: MediaFormatInfo?, tracks: [MediaTrack] = [])
         case webPage(type: String)
         /// `dry_run`: what would happen (``ControlPlane/dryRun(_:device:type:format:plan:)``).
         case dryRun(JSONValue)
@@ -271,13 +277,20 @@ package actor ControlPlane {
         }
         guard arguments.media.hasPrefix("/") else { return .media(url: arguments.media, type: type, format: format) }
         await stopTranscode(device.id)
+        let subtitles = try await prepareSubtitles(arguments.subtitles, media: arguments.media, format: format, device: device)
+        let extra = Dictionary(subtitles.map { ($0.name, $0.file) }) { a, _ in a }
+        let url: String, servedType: String, servedFormat: MediaFormatInfo?, server: MediaFileServer
         if let plan, let format, plan.action == .remux || plan.action == .transcode {
             log.info("\(device.friendlyName): \(plan.summary)", ["device": .string(device.id), "action": .string(plan.action.rawValue)])
-            let (url, hlsType, output) = try await transcodeAndServe(arguments.media, plan: plan, format: format, device: device, start: arguments.start)
-            return .media(url: url, type: hlsType, format: output)
+            (url, servedType, servedFormat, server) = try await transcodeAndServe(arguments.media, plan: plan, format: format, device: device,
+                                                                                  start: arguments.start, extra: extra)
+        } else {
+            let file = ServedFile(path: arguments.media, contentType: type)
+            server = try await serve(files: extra.merging([file.fileName: file]) { _, b in b }, to: device)
+            (url, servedType, servedFormat) = (server.url(for: file.fileName), type, format)
         }
-        let url = try await serve(arguments.media, contentType: type, to: device)
-        return .media(url: url, type: type, format: format)
+        let tracks = SubtitleTracks.tracks(subtitles.map(\.source), urls: subtitles.map { server.url(for: $0.name) })
+        return .media(url: url, type: servedType, format: servedFormat, tracks: tracks)
     }
 
     /// A web page given to `cast` goes to the site route: a media receiver cannot show HTML.
@@ -315,6 +328,8 @@ package actor ControlPlane {
     /// Stops what serves commands' files (the daemon is stopping).
     package func shutdown() async {
         for id in Array(transcodes.keys) { await stopTranscode(id) }
+        for folder in subtitleFolders.values { MediaTranscode.removeFolder(folder) }
+        subtitleFolders = [:]
         for server in servers.values { await server.stop() }
         servers = [:]
         channels = [:]

@@ -123,17 +123,7 @@ package final class MediaTranscode: Sendable {
     }
 
     /// The last lines ffmpeg wrote to its log (why it failed).
-    package func errorTail() -> String {
-        let fd = open(folder + "/ffmpeg.log", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return "no log" }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 2048)
-        let size = lseek(fd, 0, SEEK_END)
-        _ = lseek(fd, max(0, size - 2048), SEEK_SET)
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        let text = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
-        return text.split(separator: "\n").suffix(3).joined(separator: " / ")
-    }
+    package func errorTail() -> String { Self.lastLines(of: folder + "/ffmpeg.log") }
 
     /// Waits (polling every 100 ms, at most `timeout` seconds) until the playlist lists
     /// `segments` segments or ffmpeg finished; throws when ffmpeg failed or time ran out.
@@ -188,7 +178,10 @@ package final class MediaTranscode: Sendable {
         log.info("transcode stopped", ["pid": .int(Int(pid)), "position": .double(position)])
     }
 
-    private func removeFolder() {
+    private func removeFolder() { Self.removeFolder(folder) }
+
+    /// Removes `folder` and the files in it (no subfolders: the transcode writes none).
+    package static func removeFolder(_ folder: String) {
         guard let dir = opendir(folder) else { return }
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -207,5 +200,40 @@ package final class MediaTranscode: Sendable {
         o.append(key: "position", value: .double(position.rounded2))
         o.append(key: "state", value: .string(s.exitStatus == nil ? "running" : s.finished ? "finished" : "failed"))
         return .object(o)
+    }
+
+    /// Runs ffmpeg to its end (a subtitle conversion), tethered like a transcode: at most
+    /// `timeout` seconds, then its group is killed. Throws with ffmpeg's last words on failure.
+    package static func run(ffmpeg: String, arguments: [String], errorLog: String, timeout: Double) async throws(Failure) {
+        let log = open(errorLog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let argv = ([ffmpeg] + arguments).map { strdup($0) } + [nil]
+        let pid = castline_spawn_tethered(ffmpeg, argv, -1, log)
+        argv.forEach { free($0) }
+        if log >= 0 { close(log) }
+        guard pid > 0 else { throw Failure(description: "cannot start \(ffmpeg): \(String(cString: strerror(-pid)))") }
+        var raw: Int32 = 0
+        for _ in 0..<max(1, Int(timeout * 20)) {
+            let done = waitpid(pid, &raw, WNOHANG)
+            if done == pid {
+                guard raw == 0 else { throw Failure(description: lastLines(of: errorLog)) }
+                return
+            }
+            try? await Task.sleep(nanoseconds: 50_000_000)
+        }
+        _ = kill(-pid, SIGKILL)
+        while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
+        throw Failure(description: "ffmpeg took more than \(timeout.formatted) s")
+    }
+
+    static func lastLines(of path: String) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "no log" }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let size = lseek(fd, 0, SEEK_END)
+        _ = lseek(fd, max(0, size - 2048), SEEK_SET)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        let text = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
+        return text.split(separator: "\n").suffix(3).joined(separator: " / ")
     }
 }

@@ -128,7 +128,8 @@ def gone_or_zombie(pid):
 def start_cast(netns, path, *extra):
     """`castline cast FILE --json` (this process serves the file, so it runs until stopped);
     returns the process and its first line (the device once PLAYING)."""
-    process = subprocess.Popen(netns.command(castline_binary(), "cast", path, "--device", DEVICE, "--json", *extra),
+    # --direct: this process casts itself; a hub some other test left on the default socket is never asked.
+    process = subprocess.Popen(netns.command(castline_binary(), "cast", path, "--device", DEVICE, "--json", "--direct", *extra),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = process.stdout.readline()
     if not line:
@@ -179,7 +180,7 @@ def test_4k_hdr10_mkv_plays_on_a_4k_hdr_model_after_a_remux(netns, workdir, medi
 def test_the_same_file_is_transcoded_to_h264_1080p_for_a_1080p_model(netns, workdir, media):
     sim = model_sim(netns, workdir, "Chromecast")
     try:
-        dry = netns.run(castline_binary(), "cast", media["hdr10.mkv"], "--device", DEVICE, "--dry-run", "--json", timeout=60)
+        dry = netns.run(castline_binary(), "cast", media["hdr10.mkv"], "--device", DEVICE, "--dry-run", "--json", "--direct", timeout=60)
         assert dry.returncode == 0, dry.stderr
         plan = json.loads(dry.stdout)["plan"]
         assert plan["action"] == "transcode" and plan["targetHeight"] == 1080, plan
@@ -199,13 +200,13 @@ def test_the_same_file_is_transcoded_to_h264_1080p_for_a_1080p_model(netns, work
 def test_video_to_a_speaker_is_refused_with_the_reason(netns, workdir, media):
     sim = model_sim(netns, workdir, "Google Nest Mini")
     try:
-        result = netns.run(castline_binary(), "cast", media["hdr10.mkv"], "--device", DEVICE, timeout=60)
+        result = netns.run(castline_binary(), "cast", media["hdr10.mkv"], "--device", DEVICE, "--direct", timeout=60)
         assert result.returncode == 4, result.stderr
         assert "audio only" in result.stderr and "hevc 3840x2160" in result.stderr, result.stderr
         loads = [f for f in sim.frames() if f["event"] == "frame" and f["direction"] == "in" and f.get("type") == "LOAD"]
         assert not loads, "nothing is loaded"
         assert not ffmpeg_pids(netns)
-        audio = netns.run(castline_binary(), "cast", media["tone.flac"], "--device", DEVICE, "--dry-run", timeout=60)
+        audio = netns.run(castline_binary(), "cast", media["tone.flac"], "--device", DEVICE, "--dry-run", "--direct", timeout=60)
         assert audio.returncode == 0 and "direct" in audio.stdout, audio.stdout + audio.stderr
     finally:
         sim.stop()
@@ -266,3 +267,30 @@ def test_a_seek_during_a_transcode_lands_within_two_seconds(netns, workdir, medi
     finally:
         hub.stop()
         sim.stop()
+
+
+def test_srt_is_an_active_webvtt_track_the_simulator_fetched_with_cors(netns, workdir, media):
+    folder = os.path.dirname(media["h264.mp4"])
+    shutil.copy(media["movie.srt"], os.path.join(folder, "h264.en.srt"))
+    sim = model_sim(netns, workdir, "Chromecast")
+    try:
+        process, started = start_cast(netns, media["h264.mp4"], "--subtitles", "auto")
+        try:
+            assert started["state"] == "PLAYING", started
+            check = wait_until(lambda: checked(sim), 10, "the simulator's media check")[-1]
+            assert check["result"] == "ok", check
+            track = check["textTracks"][0]
+            assert track["status"] in (200, 206) and track["cors"] == "*" and track["webvtt"], track
+            loads = [f["payload"] for f in sim.frames() if f["event"] == "frame" and f["direction"] == "in" and f.get("type") == "LOAD"]
+            sent = loads[-1]["media"]["tracks"][0]
+            assert (sent["type"], sent["subtype"], sent["trackContentType"], sent["language"], sent["name"]) == \
+                ("TEXT", "SUBTITLES", "text/vtt", "en", "English"), sent
+            assert sent["trackContentId"] == track["url"] and loads[-1]["activeTrackIds"] == [sent["trackId"]], loads[-1]
+            statuses = [s for f in sim.frames() if f["event"] == "frame" and f["direction"] == "out" and f.get("type") == "MEDIA_STATUS"
+                        for s in f["payload"]["status"] if s.get("playerState") == "PLAYING"]
+            assert statuses and statuses[-1].get("activeTrackIds") == [sent["trackId"]], statuses[-1:]
+        finally:
+            stop_cast(process)
+    finally:
+        sim.stop()
+        os.unlink(os.path.join(folder, "h264.en.srt"))
