@@ -18,6 +18,17 @@ public struct MediaPlan: Sendable, Equatable {
     /// Why (one line each): what does not fit, or that everything does.
     public var reasons: [String]
 
+    public init(action: Action, family: String, transcodeVideo: Bool = false, transcodeAudio: Bool = false, targetHeight: Int? = nil,
+                targetFPS: Double? = nil, reasons: [String]) {
+        self.action = action
+        self.family = family
+        self.transcodeVideo = transcodeVideo
+        self.transcodeAudio = transcodeAudio
+        self.targetHeight = targetHeight
+        self.targetFPS = targetFPS
+        self.reasons = reasons
+    }
+
     /// The video stream that decides (the largest), the audio stream (default first).
     public static func mainStreams(_ streams: [MediaStreamInfo]) -> (video: MediaStreamInfo?, audio: MediaStreamInfo?) {
         let video = streams.filter { $0.kind == .video }.max { ($0.width ?? 0) * ($0.height ?? 0) < ($1.width ?? 0) * ($1.height ?? 0) }

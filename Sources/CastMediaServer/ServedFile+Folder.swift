@@ -3,7 +3,7 @@ extension ServedFile {
     /// published as `"hls/"` (a ``ServedFile`` whose path is a directory) when its last part is
     /// a plain file name (letters, digits, `.`, `-`, `_`; no `..`). The folder's files may appear
     /// while it is served (a transcoder writing HLS segments); the type comes from the extension.
-    static func inFolder(_ name: String, of files: [String: ServedFile]) -> ServedFile? {
+    package static func inFolder(_ name: String, of files: [String: ServedFile]) -> ServedFile? {
         guard let slash = name.lastIndex(of: "/") else { return nil }
         let folderName = String(name[...slash])
         let leaf = name[name.index(after: slash)...]

@@ -38,6 +38,7 @@ package enum SubtitleTracks {
 
     /// Subtitle file extensions ffmpeg converts to WebVTT.
     static let extensions = ["srt", "ass", "ssa", "vtt"]
+    static let mediaExtensions: Set<String> = ["mkv", "mp4", "m4v", "webm", "avi", "mov", "ts", "mpg", "wmv"]
     /// Embedded subtitle codecs that are text (bitmap ones, PGS and DVD, cannot become WebVTT).
     static let textCodecs: Set<String> = ["subrip", "srt", "ass", "ssa", "mov_text", "webvtt", "text"]
 
@@ -55,6 +56,8 @@ package enum SubtitleTracks {
             let parts = name.dropFirst(base.count + 1).split(separator: ".")
             guard let ext = parts.last.map({ $0.lowercased() }), extensions.contains(ext), parts.count <= 2 else { continue }
             let language = parts.count == 2 ? String(parts[0]) : nil
+            // `movie.mkv.srt` names a file, not a language.
+            if let language, language.count > 8 || mediaExtensions.contains(language.lowercased()) { continue }
             found.append(.file(path: folder + "/" + name, language: language))
         }
         if found.isEmpty {
