@@ -132,6 +132,9 @@ package struct CastArguments: Sendable, Equatable {
         var builder = MediaInformationBuilder(contentURL: url).contentType(type)
         if let streamType { builder = builder.streamType(streamType) }
         if let format { builder = builder.applying(format) }
+        // The file's length from its container: the device's progress bar, and a transcode's
+        // HLS playlist (an EVENT one, still growing) has none of its own.
+        if let duration = format?.duration, duration > 0, streamType != .live { builder = builder.duration(duration) }
         let fallbackTitle = String(media.split(separator: "/").last ?? Substring(media))
         if studio != nil {
             builder = builder.movie(title: title ?? fallbackTitle, subtitle: subtitle, studio: studio)

@@ -20,6 +20,9 @@ package struct StatusSnapshot: Sendable {
     package var link: String?
     package var owner: String?
     package var aliases: [String] = []
+    /// The ffmpeg child of a remuxed or transcoded local file (the hub's `transcode` object):
+    /// what it does, how much media it has written (s), `running` / `finished` / `failed`.
+    package var transcode: (action: String, position: Double, state: String)?
 
     package init(deviceName: String, deviceID: String, endpoint: String, app: ApplicationInfo? = nil, deviceVolume: Double? = nil,
                 deviceMuted: Bool? = nil, media: MediaStatus? = nil, receivedAt: Double) {
@@ -53,6 +56,9 @@ package struct StatusSnapshot: Sendable {
         link = json["link"]?.string
         owner = json["owner"]?.string
         aliases = json["aliases"]?.array?.compactMap(\.string) ?? []
+        if let t = json["transcode"], let action = t["action"]?.string {
+            transcode = (action, t["position"]?.double ?? 0, t["state"]?.string ?? "running")
+        }
     }
 
     /// The position now: the reported time plus the time since, at the playback rate, while

@@ -261,6 +261,10 @@ def test_a_seek_during_a_transcode_lands_within_two_seconds(netns, workdir, medi
         assert body["transcode"]["position"] >= target, body["transcode"]
         position = body["currentTime"]
         assert abs(position - target) <= 2, position
+        # The progress shows in `status` too: what ffmpeg has written next to the device's position.
+        shown = netns.run(castline_binary(), "status", "--device", uuid, "--api-socket", hub.socket, timeout=30)
+        assert shown.returncode == 0 and "/ 01:00" in shown.stdout, shown.stdout
+        assert " transcoded (running)" in shown.stdout or " transcoded (finished)" in shown.stdout, shown.stdout
         status, body, _ = hub.post(f"/v1/devices/{uuid}/stop", {})
         assert status == 200, body
         wait_until(lambda: not ffmpeg_pids(netns), 10, "ffmpeg to stop with the cast")
