@@ -17,6 +17,7 @@ public struct CastlineConfiguration: Sendable {
     public var daemon = DaemonSettings()
     public var api = APISettings()
     public var nearby = NearbySettings()
+    public var media = MediaSettings()
     public var jobs: [JobEntry] = []
     /// Where each job's device globs and media URL are in the file, by job name (kept beside
     /// the jobs so that a job compares equal wherever it sits in the file).

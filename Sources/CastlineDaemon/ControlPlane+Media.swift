@@ -52,15 +52,33 @@ extension ControlPlane {
         do { folder = try MediaTranscode.makeFolder() } catch { throw ControlError(.internal, "transcode_failed", "\(error)") }
         var arguments = TranscodeArguments(input: path, folder: folder, plan: plan, streams: format.streams)
         arguments.start = start ?? 0
-        let transcode: MediaTranscode
-        do { transcode = try MediaTranscode.start(ffmpeg: ffmpeg, arguments: arguments, logSystem: logSystem) } catch {
-            rmdir(folder)
-            throw ControlError(.internal, "transcode_failed", "\(device.friendlyName): \(error)")
+        // Hardware only when the config allows it and the render node exists; a failed hardware
+        // start falls back to software once.
+        if plan.transcodeVideo, mediaSettings.hardwareEncoding == .vaapi, access(mediaSettings.vaapiDevice, R_OK | W_OK) == 0 {
+            arguments.vaapiDevice = mediaSettings.vaapiDevice
         }
-        transcodes[device.id] = transcode
-        do { try await transcode.waitUntilPlayable(segments: 1, timeout: 60) } catch {
-            await stopTranscode(device.id)
-            throw ControlError(.internal, "transcode_failed", "\(device.friendlyName): \(error)")
+        var attempts = arguments.vaapiDevice == nil ? [arguments] : [arguments, TranscodeArguments.software(arguments)]
+        while !attempts.isEmpty {
+            let attempt = attempts.removeFirst()
+            let transcode: MediaTranscode
+            do { transcode = try MediaTranscode.start(ffmpeg: ffmpeg, arguments: attempt, logSystem: logSystem) } catch {
+                MediaTranscode.removeFolder(folder)
+                throw ControlError(.internal, "transcode_failed", "\(device.friendlyName): \(error)")
+            }
+            transcodes[device.id] = transcode
+            do {
+                try await transcode.waitUntilPlayable(segments: 1, timeout: 60)
+                break
+            } catch {
+                if !attempts.isEmpty {
+                    log.warning("\(device.friendlyName): hardware encoding failed (\(error)); encoding in software", ["device": .string(device.id)])
+                    transcodes[device.id] = nil
+                    await transcode.stopKeepingFolder()
+                    continue
+                }
+                await stopTranscode(device.id)
+                throw ControlError(.internal, "transcode_failed", "\(device.friendlyName): \(error)")
+            }
         }
         let name = "hls/"
         let server = try await serve(files: extra.merging([name: ServedFile(path: folder, contentType: "application/x-mpegURL")]) { a, _ in a }, to: device)

@@ -21,6 +21,8 @@ package actor ControlPlane {
     let log: Logger
     let receiverAppID: String
     let allowedNamespaces: Set<String>
+    /// The config's `media:` (hardware encoding for transcodes).
+    let mediaSettings: MediaSettings
     let probe: MediaProbe?
     /// The channel plugins opened on devices (the daemon's, shared with the jobs).
     var pluginChannels: PluginChannels { daemon.pluginChannels }
@@ -58,6 +60,7 @@ package actor ControlPlane {
         self.probe = probe
         receiverAppID = config.receiverAppID
         allowedNamespaces = config.channels.permitted
+        mediaSettings = config.media
         log = Logger(class: "ControlPlane", system: logSystem)
     }
 

@@ -164,6 +164,12 @@ package final class MediaTranscode: Sendable {
 
     /// Stops ffmpeg (SIGTERM to its group, SIGKILL after 2 s), reaps it and removes its folder.
     package func stop() async {
+        await stopKeepingFolder()
+        removeFolder()
+    }
+
+    /// Stops ffmpeg and reaps it; the folder stays (a retry writes into it).
+    package func stopKeepingFolder() async {
         let alreadyDone = state.withLock { s -> Bool in
             s.stopped = true
             return s.exitStatus != nil
@@ -174,7 +180,6 @@ package final class MediaTranscode: Sendable {
             if exitStatus == nil { _ = kill(-pid, SIGKILL) }
             for _ in 0..<50 where exitStatus == nil { try? await Task.sleep(nanoseconds: 100_000_000) }
         }
-        removeFolder()
         log.info("transcode stopped", ["pid": .int(Int(pid)), "position": .double(position)])
     }
 

@@ -35,6 +35,13 @@ package struct TranscodeArguments: Sendable, Equatable {
 
     package static let playlistName = "index.m3u8"
 
+    /// The same transcode in software (after a hardware attempt failed).
+    package static func software(_ arguments: TranscodeArguments) -> TranscodeArguments {
+        var copy = arguments
+        copy.vaapiDevice = nil
+        return copy
+    }
+
     /// argv[1…] for ffmpeg.
     package var arguments: [String] {
         var a = ["-nostdin", "-hide_banner", "-loglevel", "error", "-nostats", "-progress", "pipe:1"]

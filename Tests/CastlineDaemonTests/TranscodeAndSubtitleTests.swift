@@ -39,6 +39,19 @@ struct TranscodeAndSubtitleTests {
         #expect(out == VideoInfo(width: 1920, height: 1080, hdrType: .sdr))
     }
 
+    @Test("VA-API when a render node is given: upload and h264_vaapi; software() drops it again")
+    func vaapi() {
+        var plan = MediaPlan(action: .transcode, family: "chromecast", reasons: [])
+        (plan.transcodeVideo, plan.targetHeight) = (true, 1080)
+        var args = TranscodeArguments(input: "/m/movie.mkv", folder: "/tmp/t", plan: plan, streams: Self.streams)
+        args.vaapiDevice = "/dev/dri/renderD128"
+        let a = args.arguments
+        #expect(a[a.firstIndex(of: "-vaapi_device")! + 1] == "/dev/dri/renderD128" && a.firstIndex(of: "-vaapi_device")! < a.firstIndex(of: "-i")!)
+        #expect(a[a.firstIndex(of: "-vf")! + 1] == "scale=-2:1080,format=nv12,hwupload" && a[a.firstIndex(of: "-c:v")! + 1] == "h264_vaapi")
+        let software = TranscodeArguments.software(args).arguments
+        #expect(!software.contains("-vaapi_device") && software[software.firstIndex(of: "-c:v")! + 1] == "libx264")
+    }
+
     @Test("auto: movie.srt and movie.<lang>.srt next to the file first, else the container's text streams (bitmap ones left out)")
     func findSubtitles() {
         let names = ["movie.mkv", "movie.srt", "movie.de.ass", "movie.en.forced.srt", "movie.nfo", "other.srt", "movie.mkv.srt"]
