@@ -54,6 +54,10 @@ def media():
            "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv444p", "-c:a", "aac", "-shortest", paths["long444.mp4"])
     with open(paths["movie.srt"], "w") as f:
         f.write("1\n00:00:00,500 --> 00:00:01,500\nHello <i>there</i>\n\n2\n00:00:01,600 --> 00:00:02,000\nBye\n")
+    # The same H.264 in MKV with the SRT embedded as a French text track: a remux with subtitles.
+    paths["subbed.mkv"] = os.path.join(folder, "subbed.mkv")
+    ffmpeg("-i", paths["h264.mp4"], "-i", paths["movie.srt"], "-map", "0", "-map", "1", "-c", "copy", "-c:s", "srt",
+           "-metadata:s:s:0", "language=fra", "-metadata:s:s:0", "title=Français", paths["subbed.mkv"])
     yield paths
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -298,3 +302,21 @@ def test_srt_is_an_active_webvtt_track_the_simulator_fetched_with_cors(netns, wo
     finally:
         sim.stop()
         os.unlink(os.path.join(folder, "h264.en.srt"))
+
+
+def test_an_embedded_text_track_becomes_webvtt_beside_a_remux(netns, workdir, media):
+    sim = model_sim(netns, workdir, "Chromecast")
+    try:
+        process, started = start_cast(netns, media["subbed.mkv"], "--subtitles", "auto")
+        try:
+            assert started["state"] == "PLAYING" and started["transcode"]["action"] == "remux", started
+            check = wait_until(lambda: checked(sim), 10, "the simulator's media check")[-1]
+            assert check["result"] == "ok", check
+            assert check["textTracks"][0]["webvtt"] and check["textTracks"][0]["cors"] == "*", check
+            loads = [f["payload"] for f in sim.frames() if f["event"] == "frame" and f["direction"] == "in" and f.get("type") == "LOAD"]
+            sent = loads[-1]["media"]["tracks"][0]
+            assert (sent["language"], sent["name"], sent["trackContentType"]) == ("fra", "Français", "text/vtt"), sent
+        finally:
+            stop_cast(process)
+    finally:
+        sim.stop()
