@@ -47,13 +47,40 @@ package final class MediaTranscode: Sendable {
         return nil
     }
 
-    /// A fresh private folder for a transcode's output (`/tmp/castline-transcode-XXXXXX`).
+    /// A fresh private folder for a transcode's output (`/tmp/castline-transcode-XXXXXX`),
+    /// holding the creating process's pid in `owner`; folders whose owner has died (a SIGKILLed
+    /// castline cannot clean up) are removed first.
     package static func makeFolder() throws(Failure) -> String {
+        sweepOrphans()
         var template = Array("/tmp/castline-transcode-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw Failure(description: "cannot create a folder for the transcode: \(String(cString: strerror(errno)))")
         }
-        return String(cString: made)
+        let folder = String(cString: made)
+        let fd = open(folder + "/owner", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            let text = Array("\(getpid())\n".utf8)
+            _ = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+        return folder
+    }
+
+    /// Removes `/tmp/castline-transcode-*` folders of this user whose `owner` process is gone.
+    static func sweepOrphans() {
+        guard let dir = opendir("/tmp") else { return }
+        var stale: [String] = []
+        while let entry = readdir(dir), stale.count < 1000 {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix("castline-transcode-") else { continue }
+            let folder = "/tmp/" + name
+            var info = stat()
+            guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == getuid() else { continue }
+            let owner = Substring(lastLines(of: folder + "/owner")).trimmingCharacters(of: [" ", "\n"])
+            if let pid = Int32(owner), pid > 0, kill(pid, 0) != 0, errno == ESRCH { stale.append(folder) }
+        }
+        closedir(dir)
+        stale.forEach(removeFolder)
     }
 
     /// Starts ffmpeg at `ffmpeg` with `arguments`.

@@ -4,6 +4,7 @@ ffmpeg child, or refuses it with the reason. `castline sim` judges the media as 
 model would (ffprobe on the bytes it fetched) and reports videoInfo from the real streams.
 
 All media is made here with ffmpeg (lavfi testsrc2/sine, a few seconds), never committed."""
+import glob
 import json
 import os
 import shutil
@@ -118,6 +119,27 @@ def ffmpeg_pids(netns):
         except FileNotFoundError:
             continue
     return found
+
+
+def castline_pid(netns):
+    """The casting castline (not the simulator): the namespace's castline process that is not `sim`."""
+    for pid in netns.pids():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except FileNotFoundError:
+            continue
+        if argv and argv[0].endswith(b"castline") and b"cast" in argv[1:2]:
+            return int(pid)
+    raise AssertionError("no casting castline in the namespace")
+
+
+def owner_of(folder):
+    try:
+        with open(os.path.join(folder, "owner")) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
 
 
 def gone_or_zombie(pid):
@@ -237,6 +259,7 @@ def test_sigkill_of_castline_while_transcoding_leaves_no_ffmpeg(netns, workdir, 
     try:
         process, started = start_cast(netns, media["long444.mp4"])
         assert started["transcode"]["action"] == "transcode", started
+        process_pid = castline_pid(netns)
         running = ffmpeg_pids(netns)
         assert running, "ffmpeg still transcodes when castline is killed (the test means something)"
         process.kill()
@@ -244,6 +267,12 @@ def test_sigkill_of_castline_while_transcoding_leaves_no_ffmpeg(netns, workdir, 
         wait_until(lambda: not ffmpeg_pids(netns), 5, "ffmpeg to die with castline")
         for pid in running:
             assert gone_or_zombie(pid), pid
+        # The killed castline could not remove its folder; the next transcode does.
+        left = [d for d in glob.glob("/tmp/castline-transcode-*") if owner_of(d) == process_pid]
+        assert left, "the SIGKILLed castline's folder is there until someone sweeps it"
+        again, _ = start_cast(netns, media["long444.mp4"])
+        stop_cast(again)
+        assert not any(os.path.exists(d) for d in left), left
     finally:
         sim.stop()
 
