@@ -1,6 +1,7 @@
 import CastCore
 import CastMediaServer
 import CastSender
+import CastTransport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -134,5 +135,21 @@ extension ControlPlane {
             result.append((name, ServedFile(path: output, contentType: "text/vtt"), source))
         }
         return result
+    }
+
+    /// The first MiB of a media URL (a Range request, 3 s at most), for the container probe:
+    /// only for names or types of progressive media (`.mp4`, `video/webm`, …), not manifests or
+    /// pages. nil when it cannot be read; the LOAD then goes out as before.
+    func urlHead(_ media: String, contentType: String?) async -> [UInt8]? {
+        guard let url = HTTPURL(media) else { return nil }
+        let type = (contentType ?? ContentTypeGuess.forPath(media) ?? "").lowercased()
+        guard type.hasPrefix("video/") || type.hasPrefix("audio/"), !type.contains("mpegurl") else { return nil }
+        let limit = 1 << 20
+        switch await HTTPExchange.request(.GET, url: url, headers: [("Range", "bytes=0-\(limit - 1)")], timeout: 3, maximumBody: limit, group: group) {
+        case .success(let answer) where answer.status == 200 || answer.status == 206:
+            return answer.body.isEmpty ? nil : answer.body
+        default:
+            return nil
+        }
     }
 }

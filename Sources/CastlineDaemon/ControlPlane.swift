@@ -250,6 +250,8 @@ package actor ControlPlane {
                 throw ControlError.usage("unreadable_file", "the daemon cannot read \(arguments.media): \(error) (cast with --direct to serve it from your own process)")
             }
             head = file.head
+        } else {
+            head = await urlHead(arguments.media, contentType: arguments.contentType)
         }
         let probed = probe.map { $0(arguments.media, arguments.contentType, head) }
         let format = try? probed?.get()

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -349,3 +350,26 @@ def test_an_embedded_text_track_becomes_webvtt_beside_a_remux(netns, workdir, me
             stop_cast(process)
     finally:
         sim.stop()
+
+
+def test_a_urls_streams_come_from_a_range_read_of_its_head(netns, workdir, media):
+    folder = os.path.dirname(media["hdr10.mkv"])
+    server = subprocess.Popen(netns.command(sys.executable, "-m", "http.server", "8098", "--bind", "127.0.0.1", "--directory", folder),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sim = model_sim(netns, workdir, "Google Nest Mini")
+    try:
+        probe_ok = "import socket; socket.create_connection(('127.0.0.1', 8098), 1).close()"
+        wait_until(lambda: netns.run(sys.executable, "-c", probe_ok).returncode == 0, 10, "the HTTP server")
+        url = "http://127.0.0.1:8098/hdr10.mkv"
+        shown = netns.run(castline_binary(), "probe", url, "--json", "--model", "Chromecast Ultra", timeout=60)
+        assert shown.returncode == 0, shown.stderr
+        report = json.loads(shown.stdout)
+        assert report["videoInfo"] == {"width": 3840, "height": 2160, "hdrType": "hdr"} and report["plan"]["action"] == "remux", report
+        refused = netns.run(castline_binary(), "cast", url, "--device", DEVICE, "--direct", timeout=60)
+        assert refused.returncode == 4 and "audio only" in refused.stderr, refused.stderr
+        loads = [f for f in sim.frames() if f["event"] == "frame" and f["direction"] == "in" and f.get("type") == "LOAD"]
+        assert not loads, "a URL whose head shows video is refused before any LOAD to a speaker"
+    finally:
+        sim.stop()
+        server.kill()
+        server.wait(timeout=5)
