@@ -67,6 +67,8 @@ let package = Package(
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // libmosquitto: linked by the MQTT bridge plugin only, never by the host.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // Container probing, linked by the media-formats plugin only.
+        .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         // glibc's memmem, which Swift's Glibc module does not export.
         .target(name: "CCastShims"),
 
@@ -78,7 +80,8 @@ let package = Package(
         // JSON values, the parser (tape and tree), the writer and the string escaper: a leaf value
         // module with no dependencies, linked by the host's modules and by Swift plugins alike.
         .target(name: "CastJSON"),
-        .target(name: "CastCore", dependencies: ["CastJSON"]),
+        // Resources/device-capabilities.json is embedded by scripts/generate-device-capabilities.sh.
+        .target(name: "CastCore", dependencies: ["CastJSON"], exclude: ["Resources"]),
         // The wire: CastMessage, the hand-written proto2 reader and writer (ProtoWireReader,
         // ProtoWireOutput), frame codec, NIO handlers. No SwiftProtobuf: product code stays free
         // of Foundation, which SwiftProtobuf imports (the generated types are CastProtoReference's).
@@ -157,7 +160,7 @@ let package = Package(
             dependencies: ["CCastPluginABI", "CastCore", "CastLogging", "CastSender"]
         ),
         .target(name: "JSONSink", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/JSONSink", exclude: ["README.md"]),
-        .target(name: "MediaFormats", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/MediaFormats"),
+        .target(name: "MediaFormats", dependencies: ["CastPluginKit", "CastJSON", "CAVFormat"], path: "Plugins/MediaFormats"),
         .target(name: "JournaldSink", dependencies: ["CastPluginKit", "CastJSON", "CSystemd"], path: "Plugins/JournaldSink"),
         .target(name: "AvahiDiscovery", dependencies: ["CastPluginKit", "CastJSON", "CAvahi"], path: "Plugins/AvahiDiscovery"),
         // Example channels: one in plain C with jansson, one in Swift with CastPluginKit.
@@ -204,7 +207,7 @@ let package = Package(
         // session and media events; systemd notifications through libsystemd.
         .target(name: "CastlineDaemon", dependencies: [
             "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs", "CastTransport",
-            "CSystemd",
+            "CSystemd", "CCastShims",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),

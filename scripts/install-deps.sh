@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what castline needs on Debian 12, only what is missing; silent when all is there.
 #   C libraries:   libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev (+ pkg-config),
-#                  libmosquitto-dev (linked by the MQTT bridge plugin only)
+#                  libmosquitto-dev (linked by the MQTT bridge plugin only);
+#                  libavformat-dev libavcodec-dev libavutil-dev (the media-formats plugin's container probe)
+#   media tools:   ffmpeg (ffmpeg: remux/transcode per cast; ffprobe: the simulator judging media; tests make media with it)
 #   code generator: protobuf-compiler
 #   daemons used by integration tests: avahi-daemon dbus systemd (journald) iproute2 (netns),
 #   mosquitto + mosquitto-clients (the MQTT fleet test's broker, mosquitto_sub/pub, mosquitto_passwd)
@@ -19,6 +21,7 @@ APT_PACKAGES=(
   avahi-daemon avahi-utils dbus systemd iproute2 libseccomp2
   python3 python3-venv vlc-bin vlc-plugin-base util-linux gcc libc6-dev tmux jq chromium fonts-dejavu-core tcpdump valgrind
   curl wrk prometheus mosquitto mosquitto-clients
+  ffmpeg libavformat-dev libavcodec-dev libavutil-dev
 )
 
 missing=()

@@ -24,6 +24,8 @@ public struct MediaFormatReport: Equatable, Sendable {
     public var variantURI: String?
     /// Human-readable reasons, e.g. `VIDEO-RANGE=PQ on 3840x2160 variant`.
     public var notes: [String]
+    /// What libavformat read from the container itself (nil for manifests and unreadable input).
+    var container: ProbedContainer?
 
     public init(
         contentType: String? = nil, streamType: String? = nil, width: Int? = nil, height: Int? = nil,
@@ -59,6 +61,39 @@ public struct MediaFormatReport: Equatable, Sendable {
         add("video_codecs", .array(videoCodecs.map(JSONValue.string)))
         add("variant_uri", variantURI.map(JSONValue.string))
         add("notes", .array(notes.map(JSONValue.string)))
+        if let container {
+            add("container", .string(container.format))
+            add("duration", container.duration.map(JSONValue.double))
+            add("bit_rate", container.bitRate.map { .int(Int64($0)) })
+            add("streams", .array(container.streams.map(Self.json)))
+        }
         return JSONValue.object(object).serialized()
+    }
+
+    /// One stream's object: the keys `MediaStreamInfo` (CastCore) decodes.
+    static func json(_ s: ProbedStream) -> JSONValue {
+        var o = JSONObject()
+        func add(_ key: String, _ value: JSONValue?) { if let value { o.append(key: key, value: value) } }
+        add("index", .int(Int64(s.index)))
+        add("kind", .string(s.kind.rawValue))
+        add("codec", .string(s.codec))
+        add("codec_string", s.codecString.map(JSONValue.string))
+        add("profile", s.profile.map(JSONValue.string))
+        add("profile_id", s.profileID.map { .int(Int64($0)) })
+        add("level", s.level.map { .int(Int64($0)) })
+        add("width", s.width.map { .int(Int64($0)) })
+        add("height", s.height.map { .int(Int64($0)) })
+        add("frame_rate", s.frameRate.map(JSONValue.double))
+        add("bit_depth", s.bitDepth.map { .int(Int64($0)) })
+        add("pixel_format", s.pixelFormat.map(JSONValue.string))
+        add("transfer", s.transfer.map(JSONValue.string))
+        add("hdr_format", s.hdrFormat.map(JSONValue.string))
+        add("dolby_vision_profile", s.dolbyVisionProfile.map { .int(Int64($0)) })
+        add("channels", s.channels.map { .int(Int64($0)) })
+        add("sample_rate", s.sampleRate.map { .int(Int64($0)) })
+        add("language", s.language.map(JSONValue.string))
+        add("title", s.title.map(JSONValue.string))
+        if s.isDefault { add("default", .bool(true)) }
+        return .object(o)
     }
 }

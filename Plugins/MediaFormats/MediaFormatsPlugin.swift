@@ -1,11 +1,12 @@
 import CastPluginKit
 
 /// The `media-formats` plugin: one media-format feature, `manifest`, that reads URLs, file
-/// names, content types, HLS/DASH manifests and codec strings (see ``MediaFormatAnalyzer``).
+/// names, content types, HLS/DASH manifests and codec strings (see ``MediaFormatAnalyzer``), and
+/// containers with libavformat (see ``ContainerProbe``).
 enum MediaFormatsPlugin: CastlinePlugin {
     static let id = "media-formats"
     static let version = "1.0.0"
-    static let summary = "contentType, streamType and 4K/HDR VideoInfo from URLs, HLS/DASH manifests and codec strings"
+    static let summary = "contentType, streamType, streams and VideoInfo from containers (libavformat), URLs, HLS/DASH manifests and codec strings"
     static let license = "Apache-2.0"
     static let features: [PluginFeatureDefinition] = [.mediaFormat(ManifestFormat.self, id: "manifest")]
 }
@@ -16,7 +17,9 @@ enum ManifestFormat: MediaFormatPlugin {
 
     static func probe(url: String?, contentType: String?, body: UnsafeBufferPointer<UInt8>?) throws(PluginError) -> String {
         let bytes = body.map { Array($0.prefix(MediaFormatAnalyzer.maxScanBytes + 1)) }
-        return MediaFormatAnalyzer.analyze(url: url, contentType: contentType, body: bytes).json()
+        var report = MediaFormatAnalyzer.analyze(url: url, contentType: contentType, body: bytes)
+        ContainerReport.enrich(&report, url: url, body: body)
+        return report.json()
     }
 }
 

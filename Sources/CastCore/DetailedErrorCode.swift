@@ -60,6 +60,8 @@ public struct DetailedErrorCode: OpenIntEnum {
     public static let dashInvalidSegmentInfo: DetailedErrorCode = 423
     /// `431` SMOOTH_MANIFEST
     public static let smoothManifest: DetailedErrorCode = 431
+    /// `600` TEXT_UNKNOWN: a text (subtitle) track failed.
+    public static let textUnknown: DetailedErrorCode = 600
 
     public static let knownNames: [(value: Int, name: String)] = [
         (100, "MEDIA_UNKNOWN"),
@@ -88,6 +90,7 @@ public struct DetailedErrorCode: OpenIntEnum {
         (422, "DASH_MANIFEST_NO_MIMETYPE"),
         (423, "DASH_INVALID_SEGMENT_INFO"),
         (431, "SMOOTH_MANIFEST"),
+        (600, "TEXT_UNKNOWN"),
     ]
 
     /// What the code means for the person who cast, in words (nil for a code not in the table):
@@ -121,5 +124,6 @@ public struct DetailedErrorCode: OpenIntEnum {
         422: "the DASH manifest names no MIME type",
         423: "the DASH manifest's segment information is invalid",
         431: "the Smooth Streaming manifest cannot be read",
+        600: "the device could not use a text track: unreachable, without CORS headers, or not WebVTT",
     ]
 }

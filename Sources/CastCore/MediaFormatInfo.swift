@@ -17,6 +17,13 @@ public struct MediaFormatInfo: Sendable, Equatable {
     public var variantURI: String?
     /// Why the probe decided what it did, for logs and `--verbose` output.
     public var notes: [String]
+    /// The container's demuxer name (`matroska,webm`, `mov,mp4,m4a,3gp,3g2,mj2`), when a
+    /// container probe read the file; nil for manifests and names only.
+    public var container: String?
+    /// Seconds, when the container says.
+    public var duration: Double?
+    /// Every stream the container probe found (empty when no container was read).
+    public var streams: [MediaStreamInfo] = []
 
     public init(contentType: String? = nil, streamType: StreamType? = nil, videoInfo: VideoInfo? = nil, hdrType: HDRType? = nil,
                 hdrFormat: String? = nil, videoCodecs: [String] = [], variantURI: String? = nil, notes: [String] = []) {
@@ -46,6 +53,9 @@ public struct MediaFormatInfo: Sendable, Equatable {
             case "video_codecs": videoCodecs = try value.decodeStrings(key.string) ?? []
             case "variant_uri": variantURI = try value.decodeString(key.string)
             case "notes": notes = try value.decodeStrings(key.string) ?? []
+            case "container": container = try value.decodeString(key.string)
+            case "duration": duration = try value.decodeDouble(key.string)
+            case "streams": streams = try value.decodeModels(key.string) ?? []
             default: break
             }
         }
@@ -61,6 +71,9 @@ public struct MediaFormatInfo: Sendable, Equatable {
         result.hdrType = hdrType ?? other.hdrType
         result.hdrFormat = hdrFormat ?? other.hdrFormat
         if result.videoCodecs.isEmpty { result.videoCodecs = other.videoCodecs }
+        result.container = container ?? other.container
+        result.duration = duration ?? other.duration
+        if result.streams.isEmpty { result.streams = other.streams }
         result.notes += other.notes
         return result
     }

@@ -95,7 +95,7 @@ final class MediaFileServerHandler: ChannelInboundHandler, RemovableChannelHandl
         let prefix = "/\(configuration.token)/"
         guard target.hasPrefix(prefix),
               let name = MediaFileServer.percentDecoded(target.dropFirst(prefix.count)) else { return nil }
-        return configuration.files[name]
+        return configuration.files[name] ?? ServedFile.inFolder(name, of: configuration.files)
     }
 
     // MARK: Files

@@ -10,11 +10,14 @@ public struct MediaCheckRequest: Sendable, Hashable {
     public var url: String
     /// The LOAD's `contentType` (HLS and DASH manifests fail with codes of their own).
     public var contentType: String
+    /// The `trackContentId` of each TEXT track: fetched too, as a receiver fetches its subtitles.
+    public var textTracks: [String]
 
-    public init(mediaSessionID: Int, url: String, contentType: String) {
+    public init(mediaSessionID: Int, url: String, contentType: String, textTracks: [String] = []) {
         self.mediaSessionID = mediaSessionID
         self.url = url
         self.contentType = contentType
+        self.textTracks = textTracks
     }
 }
 

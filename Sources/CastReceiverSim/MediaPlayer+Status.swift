@@ -45,7 +45,7 @@ extension MediaPlayer {
         status.repeatMode = session.repeatMode
         if session.isQueue { status.items = session.items }
         status.activeTrackIDs = session.activeTrackIDs
-        status.videoInfo = session.rule?.videoInfo
+        status.videoInfo = session.rule?.videoInfo ?? session.probedVideoInfo
         return status
     }
 

@@ -184,7 +184,8 @@ struct MediaPlayer: Sendable {
                 return out
             }
             // The reply waits for the fetch, as a receiver answers a LOAD once the media loaded.
-            let request = MediaCheckRequest(mediaSessionID: session.mediaSessionID, url: url, contentType: first.contentType)
+            let request = MediaCheckRequest(mediaSessionID: session.mediaSessionID, url: url, contentType: first.contentType,
+                                            textTracks: first.tracks.filter { $0.type == .text }.compactMap(\.trackContentID))
             self.session!.awaitingCheck = true
             pendingCheck = (request, requestID)
             checkOutput = .checkMedia(request)
@@ -222,13 +223,15 @@ struct MediaPlayer: Sendable {
     /// LOAD is answered and buffering starts now; on failure the LOAD's sender gets LOAD_FAILED
     /// with `failure`, and every sender MEDIA_STATUS IDLE / ERROR. Nil when no LOAD waits for
     /// `mediaSessionID` (it was replaced or stopped meanwhile).
-    mutating func mediaChecked(mediaSessionID: Int, failure: DetailedErrorCode?, reason: String, now: Double) -> [EndpointReply]? {
+    mutating func mediaChecked(mediaSessionID: Int, failure: DetailedErrorCode?, reason: String, videoInfo: VideoInfo? = nil,
+                               now: Double) -> [EndpointReply]? {
         guard let pending = pendingCheck, pending.request.mediaSessionID == mediaSessionID,
               var current = session, current.mediaSessionID == mediaSessionID else { return nil }
         pendingCheck = nil
         current.awaitingCheck = false
         let fields = logFields.merging(["url": .string(pending.request.url), "reason": .string(reason)])
         guard let failure else {
+            current.probedVideoInfo = videoInfo
             if current.playerState == .buffering {
                 current.anchor = now
                 current.bufferingUntil = now + max(0, timing.bufferingDelay)

@@ -24,6 +24,8 @@ struct MediaSession: Sendable, Equatable {
     var activeTrackIDs: [Int]?
     /// The media rule matching the current item.
     var rule: MediaRule?
+    /// `videoInfo` from the fetched media's real streams (a rule's wins: an override).
+    var probedVideoInfo: VideoInfo?
     /// The LOAD's media is being fetched: no timed transition until the server reports it.
     var awaitingCheck = false
 
@@ -87,6 +89,7 @@ struct MediaSession: Sendable, Equatable {
     mutating func start(index: Int, at time: Double, position start: Double?, autoplay: Bool, delay: Double, rule: MediaRule?) {
         currentIndex = index
         self.rule = rule
+        probedVideoInfo = nil
         position = clampedPosition(start ?? currentItem.startTime ?? 0)
         anchor = time
         resumePlaying = autoplay

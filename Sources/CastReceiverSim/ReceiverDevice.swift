@@ -186,10 +186,11 @@ public struct ReceiverDevice: Sendable {
     /// loads (the LOAD is answered now and buffering starts), else the `detailedErrorCode` of
     /// the LOAD_FAILED that answers it (then every sender sees IDLE / ERROR). `reason` is logged.
     /// A report for a media session that no longer waits (replaced, stopped) does nothing.
-    public mutating func mediaChecked(mediaSessionID: Int, failure: DetailedErrorCode?, reason: String, now: Double) -> [DeviceOutput] {
+    public mutating func mediaChecked(mediaSessionID: Int, failure: DetailedErrorCode?, reason: String, videoInfo: VideoInfo? = nil,
+                                      now: Double) -> [DeviceOutput] {
         var out = advance(to: now)
         guard let app = running, app.definition.isMediaPlayer,
-              let replies = player.mediaChecked(mediaSessionID: mediaSessionID, failure: failure, reason: reason, now: now) else {
+              let replies = player.mediaChecked(mediaSessionID: mediaSessionID, failure: failure, reason: reason, videoInfo: videoInfo, now: now) else {
             log.debug("media check of session \(mediaSessionID) ignored: no LOAD waits for it", ["mediaSessionId": .int(mediaSessionID)])
             return out
         }

@@ -12,6 +12,8 @@ public struct MediaFetchResult: Sendable, Hashable {
     public var contentRange: String?
     /// The response's `Content-Type` header.
     public var contentType: String?
+    /// The response's `Access-Control-Allow-Origin` header (CORS: a receiver page needs it for text tracks).
+    public var allowOrigin: String?
     /// Body bytes received (at most the requested range length).
     public var bytes: Int
     /// The first body bytes (at most ``prefixLength``): enough to tell media from other bytes.

@@ -176,6 +176,7 @@ public enum MediaFetcher {
                 state.result.status = Int(head.status.code)
                 state.result.contentRange = head.headers.first(name: "Content-Range")
                 state.result.contentType = head.headers.first(name: "Content-Type")
+                state.result.allowOrigin = head.headers.first(name: "Access-Control-Allow-Origin")
             case .body(let buffer):
                 let wanted = MediaFetchResult.prefixLength - state.result.prefix.count
                 if wanted > 0 { state.result.prefix += buffer.readableBytesView.prefix(wanted) }

@@ -2,6 +2,7 @@ import CastCore
 import CastLogging
 import CastProtocol
 import CastReceiverSim
+import Dispatch
 import NIOCore
 
 extension SimulatedDevice {
@@ -14,30 +15,60 @@ extension SimulatedDevice {
     /// traffic elsewhere. The result is logged, written to the frame log (`mediaChecked`) and
     /// listed under `mediaFetches` in `list`. Called on the device's loop.
     func checkMedia(_ request: MediaCheckRequest) {
-        MediaFetcher.fetch(url: request.url, timeout: settings.mediaFetchTimeout, group: loop).whenSuccess { [self] result in
-            loop.execute { [self] in
-                let verdict = MediaCheckVerdict.judge(result, contentType: request.contentType)
-                mediaFetches.append(result.jsonValue)
-                if mediaFetches.count > Self.mediaFetchHistory { mediaFetches.removeFirst(mediaFetches.count - Self.mediaFetchHistory) }
-                var fields: JSONObject = [
-                    "url": .string(request.url), "mediaSessionId": .int(Int64(request.mediaSessionID)),
-                    "result": .string(verdict.kind), "reason": .string(verdict.reason),
-                ]
-                if let status = result.status { fields.set("status", .int(Int64(status))) }
-                if let code = verdict.failure { fields.set("detailedErrorCode", .int(Int64(code.rawValue))) }
-                frameLogEvent("mediaChecked", connection: nil, peer: nil, fields: fields)
-                let logFields: LogFields = [
-                    "url": .string(request.url), "result": .string(verdict.kind), "status": .int(result.status ?? 0),
-                    "bytes": .int(result.bytes), "detailedErrorCode": .int(verdict.failure?.rawValue ?? 0),
-                ]
-                if let code = verdict.failure {
-                    log.warning("media check failed: \(request.url): \(verdict.reason) → LOAD_FAILED \(code.name ?? "") (\(code.rawValue))", logFields)
-                } else {
-                    log.info("media checked: \(request.url): \(verdict.reason)", logFields)
+        let media = MediaFetcher.fetch(url: request.url, timeout: settings.mediaFetchTimeout, group: loop)
+        let texts = TextTrackCheck.fetchAll(request.textTracks, timeout: settings.mediaFetchTimeout, group: loop)
+        media.and(texts).whenSuccess { [self] result, tracks in
+            var fetched = MediaCheckVerdict.judge(result, contentType: request.contentType)
+            if fetched.failure == nil, let problem = tracks.compactMap(\.problem).first {
+                fetched = MediaCheckVerdict(failure: .textUnknown, reason: problem, kind: "text-track")
+            }
+            guard fetched.failure == nil else { return report(request, result, fetched, videoInfo: nil, tracks: tracks) }
+            let looksPlayable = fetched
+            // Bytes that look like media: what a device of this model makes of their streams.
+            let family = DeviceCapabilityTable.shared.family(model: configuration.model, videoOut: configuration.profile.isVideoDevice)
+            Self.judgeQueue.async { [self] in
+                let judged = MediaStreamJudge(timeout: max(2, settings.mediaFetchTimeout)).judge(url: request.url, contentType: request.contentType, family: family)
+                var verdict = looksPlayable
+                if let judged {
+                    verdict.failure = judged.failure
+                    verdict.reason = looksPlayable.reason + "; " + judged.reason
+                    if judged.failure != nil { verdict.kind = "unplayable" }
                 }
-                mutateState { state, now in
-                    state.mediaChecked(mediaSessionID: request.mediaSessionID, failure: verdict.failure, reason: verdict.reason, now: now)
-                }
+                report(request, result, verdict, videoInfo: judged?.videoInfo, tracks: tracks)
+            }
+        }
+    }
+
+    /// ffprobe runs here, off the event loops.
+    static let judgeQueue = DispatchQueue(label: "castline.sim.media-judge", attributes: .concurrent)
+
+    /// Logs the verdict and lets the state machine answer the LOAD (on the device's loop).
+    private func report(_ request: MediaCheckRequest, _ result: MediaFetchResult, _ verdict: MediaCheckVerdict, videoInfo: VideoInfo?,
+                        tracks: [TextTrackCheck]) {
+        loop.execute { [self] in
+            mediaFetches.append(result.jsonValue)
+            if mediaFetches.count > Self.mediaFetchHistory { mediaFetches.removeFirst(mediaFetches.count - Self.mediaFetchHistory) }
+            var fields: JSONObject = [
+                "url": .string(request.url), "mediaSessionId": .int(Int64(request.mediaSessionID)),
+                "result": .string(verdict.kind), "reason": .string(verdict.reason),
+            ]
+            if let status = result.status { fields.set("status", .int(Int64(status))) }
+            if let code = verdict.failure { fields.set("detailedErrorCode", .int(Int64(code.rawValue))) }
+            if let videoInfo { fields.set("videoInfo", videoInfo.json) }
+            if !tracks.isEmpty { fields.set("textTracks", .array(tracks.map(\.json))) }
+            frameLogEvent("mediaChecked", connection: nil, peer: nil, fields: fields)
+            let logFields: LogFields = [
+                "url": .string(request.url), "result": .string(verdict.kind), "status": .int(result.status ?? 0),
+                "bytes": .int(result.bytes), "detailedErrorCode": .int(verdict.failure?.rawValue ?? 0),
+            ]
+            if let code = verdict.failure {
+                log.warning("media check failed: \(request.url): \(verdict.reason) → LOAD_FAILED \(code.name ?? "") (\(code.rawValue))", logFields)
+            } else {
+                log.info("media checked: \(request.url): \(verdict.reason)", logFields)
+            }
+            mutateState { state, now in
+                state.mediaChecked(mediaSessionID: request.mediaSessionID, failure: verdict.failure, reason: verdict.reason,
+                                   videoInfo: videoInfo, now: now)
             }
         }
     }

@@ -4,7 +4,7 @@ import CastLogging
 extension CastlineConfiguration {
     public static let topLevelKeys = [
         "receiver_app_id", "sender_id", "devices", "discovery", "logging", "plugins", "channels", "session", "daemon", "api", "nearby",
-        "mqtt", "jobs",
+        "mqtt", "jobs", "media",
     ]
 
     /// Decodes a config file's text. Throws `ConfigErrors` with every error found (each with
@@ -53,6 +53,7 @@ extension CastlineConfiguration {
             }
         }
         if let node = top.value("session") { decodeSession(node, reader: reader) }
+        if let node = top.value("media") { decodeMedia(node, reader: reader) }
         if let node = top.value("daemon"), let map = reader.mapping(node, path: "daemon", allowed: ["on_stop", "on_job_removed", "jobs_file", "idle_timeouts"]) {
             if let value = map.choice("on_stop", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onStop = .init(rawValue: value)! }
             if let value = map.choice("on_job_removed", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onJobRemoved = .init(rawValue: value)! }

@@ -19,6 +19,7 @@ public struct CastlineConfiguration: Sendable {
     public var nearby = NearbySettings()
     /// The MQTT bridge; nil (no `mqtt:` section): nothing connects.
     public var mqtt: MQTTSettings?
+    public var media = MediaSettings()
     public var jobs: [JobEntry] = []
     /// Where each job's device globs and media URL are in the file, by job name (kept beside
     /// the jobs so that a job compares equal wherever it sits in the file).

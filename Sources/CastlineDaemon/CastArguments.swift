@@ -25,6 +25,10 @@ package struct CastArguments: Sendable, Equatable {
     package var queue: [String] = []
     /// A queue's repeat mode: off, all, single or shuffle (nil: off).
     package var repeatMode: String?
+    /// Only report what would be loaded and how (play as is, remux, transcode, refuse).
+    package var dryRun = false
+    /// `--subtitles`: a subtitle file (SRT, ASS/SSA, WebVTT) or `auto` (next to the file, else embedded).
+    package var subtitles: String?
 
     /// A queue (several items, a folder, an M3U file, or a repeat mode), not one media.
     package var isQueue: Bool {
@@ -34,7 +38,7 @@ package struct CastArguments: Sendable, Equatable {
     package init(media: String) { self.media = media }
 
     package static let keys = ["media", "title", "subtitle", "studio", "image", "content_type", "stream_type", "app", "start",
-                              "no_autoplay", "play_timeout", "queue", "repeat"]
+                              "no_autoplay", "play_timeout", "queue", "repeat", "dry_run", "subtitles"]
 
     /// From a request body; every problem is a usage error naming the key.
     package init(json: JSONValue) throws(ControlError) {
@@ -68,6 +72,13 @@ package struct CastArguments: Sendable, Equatable {
             self.start = start
         }
         noAutoplay = try body.bool("no_autoplay") ?? false
+        dryRun = try body.bool("dry_run") ?? false
+        if let subtitles = try body.string("subtitles") {
+            guard subtitles == "auto" || subtitles.hasPrefix("/") else {
+                throw ControlError.usage("bad_subtitles", "cast: \"subtitles\" must be \"auto\" or an absolute file path, not \"\(subtitles)\"")
+            }
+            self.subtitles = subtitles
+        }
         for item in try body.strings("queue") ?? [] {
             guard Self.isMediaReference(item) else {
                 throw ControlError.usage("bad_media", "cast: each of \"queue\" must be an http(s) URL or an absolute file path, not \"\(item)\"")
@@ -107,6 +118,8 @@ package struct CastArguments: Sendable, Equatable {
         if let app { o.set("app", .string(app)) }
         if let start { o.set("start", .double(start)) }
         if noAutoplay { o.set("no_autoplay", .bool(true)) }
+        if dryRun { o.set("dry_run", .bool(true)) }
+        if let subtitles { o.set("subtitles", .string(subtitles)) }
         if playTimeout != 30 { o.set("play_timeout", .double(playTimeout)) }
         if !queue.isEmpty { o.set("queue", .array(queue.map { .string($0) })) }
         if let repeatMode { o.set("repeat", .string(repeatMode)) }
@@ -119,6 +132,9 @@ package struct CastArguments: Sendable, Equatable {
         var builder = MediaInformationBuilder(contentURL: url).contentType(type)
         if let streamType { builder = builder.streamType(streamType) }
         if let format { builder = builder.applying(format) }
+        // The file's length from its container: the device's progress bar, and a transcode's
+        // HLS playlist (an EVENT one, still growing) has none of its own.
+        if let duration = format?.duration, duration > 0, streamType != .live { builder = builder.duration(duration) }
         let fallbackTitle = String(media.split(separator: "/").last ?? Substring(media))
         if studio != nil {
             builder = builder.movie(title: title ?? fallbackTitle, subtitle: subtitle, studio: studio)

@@ -38,7 +38,7 @@ extension ControlPlane {
         cast.title = "Announcement"
         let announced: Result<Void, ControlError>
         do throws(ControlError) {
-            guard case .media(let url, let type, let format) = try await mediaSource(cast, device: device) else {
+            guard case .media(let url, let type, let format, _) = try await mediaSource(cast, device: device) else {
                 throw ControlError.usage("announce_web_page", "\(arguments.media) is a web page; an announcement is audio or video")
             }
             await registry.claim(device.id, owner: CommandOwner.name, contentID: url)

@@ -21,6 +21,8 @@ package actor ControlPlane {
     let log: Logger
     let receiverAppID: String
     let allowedNamespaces: Set<String>
+    /// The config's `media:` (hardware encoding for transcodes).
+    let mediaSettings: MediaSettings
     let probe: MediaProbe?
     /// The channel plugins opened on devices (the daemon's, shared with the jobs).
     var pluginChannels: PluginChannels { daemon.pluginChannels }
@@ -28,6 +30,10 @@ package actor ControlPlane {
     let servePort: Int
     /// Files served for commands' casts, by device.
     var servers: [String: MediaFileServer] = [:]
+    /// ffmpeg children remuxing or transcoding commands' files, by device (ControlPlane+Media).
+    var transcodes: [String: MediaTranscode] = [:]
+    /// WebVTT subtitles converted for commands' casts, by device (a folder each).
+    var subtitleFolders: [String: String] = [:]
     /// Commands that changed what each device shows, counted (see ``execute(_:)``).
     var commandCounts: [String: Int] = [:]
 
@@ -54,6 +60,7 @@ package actor ControlPlane {
         self.probe = probe
         receiverAppID = config.receiverAppID
         allowedNamespaces = config.channels.permitted
+        mediaSettings = config.media
         log = Logger(class: "ControlPlane", system: logSystem)
     }
 
@@ -84,6 +91,7 @@ package actor ControlPlane {
         case .pause(let reference): return try await media(reference, "PAUSE") { await $0.remoteMediaClient.pause() }
         case .stop(let reference, let app): return try await stop(reference, app: app)
         case .seek(let reference, let seek):
+            if !seek.relative { await awaitTranscoded(reference, to: seek.seconds) }
             return try await media(reference, "SEEK") { link in
                 seek.relative ? await link.remoteMediaClient.seek(by: seek.seconds) : await link.remoteMediaClient.seek(to: seek.seconds)
             }
@@ -164,10 +172,18 @@ package actor ControlPlane {
     /// The device's object as its link reports it now (after a command: what the device answered).
     func result(_ entry: DeviceRegistry.Entry) async -> JSONValue {
         let now = MonotonicClock.seconds()
-        guard let snapshot = await registry.currentSnapshot(entry.device.id, now: now) else {
-            return await registry.snapshot(entry, now: now).json(at: now)
+        var json: JSONValue
+        if let snapshot = await registry.currentSnapshot(entry.device.id, now: now) {
+            json = snapshot.json(at: now)
+        } else {
+            json = await registry.snapshot(entry, now: now).json(at: now)
         }
-        return snapshot.json(at: now)
+        // The ffmpeg child's progress: media written against the device's position.
+        if let transcode = transcodes[entry.device.id], case .object(var object) = json {
+            object.set("transcode", transcode.json)
+            json = .object(object)
+        }
+        return json
     }
 
     // MARK: Casting
@@ -176,10 +192,11 @@ package actor ControlPlane {
         let (entry, link) = try await registry.link(reference)
         let device = entry.device
         if arguments.isQueue { return try await castQueue(entry, link, arguments) }
-        let url: String, type: String, format: MediaFormatInfo?
+        let url: String, type: String, format: MediaFormatInfo?, tracks: [MediaTrack]
         switch try await mediaSource(arguments, device: device) {
         case .webPage(let page): return try await webPage(reference, arguments, type: page)
-        case .media(let u, let t, let f): (url, type, format) = (u, t, f)
+        case .dryRun(let report): return report
+        case .media(let u, let t, let f, let k): (url, type, format, tracks) = (u, t, f, k)
         }
         let appID = arguments.app ?? receiverAppID
         let app = try await Self.launch(appID, on: link, device: device)
@@ -191,8 +208,12 @@ package actor ControlPlane {
         }
         await registry.claim(device.id, owner: CommandOwner.name, contentID: url)
         let wanted: PlayerState = arguments.noAutoplay ? .paused : .playing
-        let media = arguments.mediaInformation(url: url, contentType: type, format: format)
-        switch await link.remoteMediaClient.loadAndWait(media, options: MediaLoadOptions(autoplay: !arguments.noAutoplay, startTime: arguments.start),
+        var media = arguments.mediaInformation(url: url, contentType: type, format: format)
+        if !tracks.isEmpty { media.tracks = tracks }
+        let active = tracks.first.map { [$0.trackID] }
+        // A transcode starting at `start` already begins there.
+        let start = transcodes[device.id] != nil ? nil : arguments.start
+        switch await link.remoteMediaClient.loadAndWait(media, options: MediaLoadOptions(autoplay: !arguments.noAutoplay, startTime: start, activeTrackIDs: active),
                                                         until: wanted, timeout: arguments.playTimeout) {
         case .success:
             log.info("\(device.friendlyName): \(wanted.rawValue) \(arguments.media)", ["device": .string(device.id), "url": .string(url)])
@@ -204,6 +225,7 @@ package actor ControlPlane {
         var json = await result(entry)
         if url != arguments.media, case .object(var object) = json {
             object.set("servedURL", .string(url))
+            if let transcode = transcodes[device.id] { object.set("transcode", transcode.json) }
             json = .object(object)
         }
         return json
@@ -212,8 +234,10 @@ package actor ControlPlane {
     /// What a cast's media is: a URL (a local file served to the device) with its content type
     /// and the media-format probe's findings, or a web page (for the site route).
     enum MediaSource {
-        case media(url: String, type: String, format: MediaFormatInfo?)
+        case media(url: String, type: String, format: MediaFormatInfo?, tracks: [MediaTrack] = [])
         case webPage(type: String)
+        /// `dry_run`: what would happen (``ControlPlane/dryRun(_:device:type:format:plan:)``).
+        case dryRun(JSONValue)
     }
 
     /// Resolves `arguments.media`: its type from the arguments, the media-format plugins, the
@@ -226,6 +250,8 @@ package actor ControlPlane {
                 throw ControlError.usage("unreadable_file", "the daemon cannot read \(arguments.media): \(error) (cast with --direct to serve it from your own process)")
             }
             head = file.head
+        } else {
+            head = await urlHead(arguments.media, contentType: arguments.contentType)
         }
         let probed = probe.map { $0(arguments.media, arguments.contentType, head) }
         let format = try? probed?.get()
@@ -249,8 +275,27 @@ package actor ControlPlane {
             throw ControlError.usage("unknown_content_type", "cannot tell the content type of \(arguments.media)\(reason). "
                                      + "Give --content-type (content_type in the API), e.g. video/mp4")
         }
-        let url = arguments.media.hasPrefix("/") ? try await serve(arguments.media, contentType: type, to: device) : arguments.media
-        return .media(url: url, type: type, format: format)
+        let plan = Self.plan(format, for: device)
+        if arguments.dryRun { return .dryRun(dryRun(arguments, device: device, type: type, format: format, plan: plan)) }
+        if let plan, plan.action == .refuse {
+            throw ControlError(.refused, "unplayable_media", "\(device.friendlyName): \(plan.summary)")
+        }
+        guard arguments.media.hasPrefix("/") else { return .media(url: arguments.media, type: type, format: format) }
+        await stopTranscode(device.id)
+        let subtitles = try await prepareSubtitles(arguments.subtitles, media: arguments.media, format: format, device: device)
+        let extra = Dictionary(subtitles.map { ($0.name, $0.file) }) { a, _ in a }
+        let url: String, servedType: String, servedFormat: MediaFormatInfo?, server: MediaFileServer
+        if let plan, let format, plan.action == .remux || plan.action == .transcode {
+            log.info("\(device.friendlyName): \(plan.summary)", ["device": .string(device.id), "action": .string(plan.action.rawValue)])
+            (url, servedType, servedFormat, server) = try await transcodeAndServe(arguments.media, plan: plan, format: format, device: device,
+                                                                                  start: arguments.start, extra: extra)
+        } else {
+            let file = ServedFile(path: arguments.media, contentType: type)
+            server = try await serve(files: extra.merging([file.fileName: file]) { _, b in b }, to: device)
+            (url, servedType, servedFormat) = (server.url(for: file.fileName), type, format)
+        }
+        let tracks = SubtitleTracks.tracks(subtitles.map(\.source), urls: subtitles.map { server.url(for: $0.name) })
+        return .media(url: url, type: servedType, format: servedFormat, tracks: tracks)
     }
 
     /// A web page given to `cast` goes to the site route: a media receiver cannot show HTML.
@@ -287,6 +332,9 @@ package actor ControlPlane {
 
     /// Stops what serves commands' files (the daemon is stopping).
     package func shutdown() async {
+        for id in Array(transcodes.keys) { await stopTranscode(id) }
+        for folder in subtitleFolders.values { MediaTranscode.removeFolder(folder) }
+        subtitleFolders = [:]
         for server in servers.values { await server.stop() }
         servers = [:]
         channels = [:]
@@ -307,6 +355,7 @@ package actor ControlPlane {
 
     func stop(_ reference: String, app: Bool) async throws(ControlError) -> JSONValue {
         let (entry, link) = try await registry.link(reference)
+        await stopTranscode(entry.device.id)
         if app {
             do { try await link.stopApplication() } catch {
                 throw ControlError(.unavailable, "stop_failed", "\(entry.device.friendlyName): \(error)")

@@ -25,6 +25,9 @@ package struct StatusSnapshot: Sendable {
     package var groupMembers: [MultizoneView.Member] = []
     /// The groups whose media this device plays now.
     package var castingGroups: [MultizoneView.Group] = []
+    /// The ffmpeg child of a remuxed or transcoded local file (the hub's `transcode` object):
+    /// what it does, how much media it has written (s), `running` / `finished` / `failed`.
+    package var transcode: (action: String, position: Double, state: String)?
 
     package init(deviceName: String, deviceID: String, endpoint: String, app: ApplicationInfo? = nil, deviceVolume: Double? = nil,
                 deviceMuted: Bool? = nil, media: MediaStatus? = nil, receivedAt: Double) {
@@ -69,6 +72,9 @@ package struct StatusSnapshot: Sendable {
         castingGroups = (json["playsInGroups"]?.array ?? []).compactMap { group in
             guard let id = group["id"]?.string else { return nil }
             return MultizoneView.Group(id: id, name: group["name"]?.string ?? "")
+        }
+        if let t = json["transcode"], let action = t["action"]?.string {
+            transcode = (action, t["position"]?.double ?? 0, t["state"]?.string ?? "running")
         }
     }
 

@@ -45,6 +45,8 @@ struct CastCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds to wait for PLAYING after the load.") var playTimeout: Double = 30
     @Option(name: .long, help: "Port for the built-in file server (0: any free port).") var servePort: Int = 0
     @Flag(name: .long, help: "Show the URL as a web page with DashCast (as `castline site URL`).") var site = false
+    @Option(name: .long, help: "Subtitles for a local file: an SRT, ASS/SSA or WebVTT file, or auto (movie.srt / movie.<lang>.srt next to it, else the file's text tracks); sent as WebVTT.") var subtitles: String?
+    @Flag(name: .long, help: "Print what would be loaded and how (play as is, remux, transcode, or refuse, with why); load nothing.") var dryRun = false
 
     func validate() throws {
         if let streamType, StreamType.named(streamType) == nil { throw ValidationError("--stream-type must be buffered, live or none") }
@@ -86,6 +88,8 @@ struct CastCommand: AsyncParsableCommand {
         arguments.playTimeout = playTimeout
         arguments.queue = queue
         arguments.repeatMode = repeatMode
+        arguments.dryRun = dryRun
+        if let subtitles { arguments.subtitles = subtitles == "auto" ? "auto" : (try? LocalMediaFile.open(subtitles).path) ?? subtitles }
         return arguments
     }
 

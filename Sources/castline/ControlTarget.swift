@@ -69,6 +69,10 @@ enum CommandOutput {
     static func print(_ answer: JSONValue, json: Bool) {
         if json {
             printLine(answer.serialized())
+        } else if answer["dryRun"]?.bool == true {
+            let device = answer["device"]?.string ?? "?"
+            printLine("\(device) (\(answer["family"]?.string ?? "unknown family")): \(answer["decision"]?.string ?? "")")
+            for stream in answer["streams"]?.array ?? [] { printLine("  \(stream.string ?? "")") }
         } else if let site = SiteLine(answer) {
             for line in site.lines { printLine(line) }
         } else if answer["announcement"] != nil {

@@ -31,6 +31,15 @@ enum StatusView {
         if let duration, duration > 0 { filled = Int((position / duration * Double(barWidth)).rounded(.down)) }
         filled = min(max(filled, 0), barWidth)
         lines.append("  [" + String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled) + "] " + times)
+        if let t = s.transcode {
+            // What ffmpeg has written against the same duration: how far ahead of playback it is.
+            let written = "\(clock(t.position)) \(t.action == "remux" ? "remuxed" : "transcoded") (\(t.state))"
+            let width = max(10, width - written.count - 6)
+            var done = t.state == "finished" ? width : 0
+            if t.state != "finished", let duration, duration > 0 { done = Int((t.position / duration * Double(width)).rounded(.down)) }
+            done = min(max(done, 0), width)
+            lines.append("  [" + String(repeating: "=", count: done) + String(repeating: " ", count: width - done) + "] " + written)
+        }
         var volume = "  volume "
         if let level = s.deviceVolume { volume += "\(Int((level * 100).rounded()))%" } else { volume += "?" }
         if s.deviceMuted == true { volume += " (muted)" }
@@ -69,6 +78,7 @@ enum StatusView {
         if let badge = s.badge { line += " [\(badge)]" }
         if s.isGroup { line += " members: " + membersText(s) }
         if !s.castingGroups.isEmpty { line += " in group " + s.castingGroups.map(\.name).joined(separator: ", ") }
+        if let t = s.transcode { line += " (\(t.action) \(t.state): \(clock(t.position)) written)" }
         return line
     }
 

@@ -49,6 +49,14 @@ import Testing
         ])
     }
 
+    @Test func theMediaSectionAllowsHardwareEncodingOnRequest() throws {
+        #expect(try CastlineConfiguration.parse("", file: "c.yaml").0.media.hardwareEncoding == .off)
+        let (config, _) = try CastlineConfiguration.parse("media:\n  hardware_encoding: vaapi\n  vaapi_device: /dev/dri/renderD129\n", file: "c.yaml")
+        #expect(config.media.hardwareEncoding == .vaapi && config.media.vaapiDevice == "/dev/dri/renderD129")
+        let problems = errors("media:\n  hardware_encoding: nvenc\n  vaapi_device: renderD128\n")
+        #expect(problems.count == 2 && problems[0].contains("hardware_encoding") && problems[1].contains("must be a device node under /dev"), "\(problems)")
+    }
+
     @Test func aSiteJobTakesAPageAndItsKeepAliveSettings() throws {
         let (config, _) = try CastlineConfiguration.parse("""
             jobs:

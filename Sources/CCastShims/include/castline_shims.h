@@ -3,6 +3,7 @@
 #define CASTLINE_SHIMS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -11,6 +12,15 @@ extern "C" {
 /// glibc's memmem (a GNU extension Swift's Glibc module does not export): the first occurrence
 /// of `needle` in `haystack`, or NULL.
 const void *castline_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
+
+/// Starts the program at `path` (absolute) with `argv` (NULL-terminated) and the caller's
+/// environment, tethered to this process: in a process group of its own (so one kill(-pid)
+/// ends it and whatever it starts), stdin from /dev/null, stdout and stderr onto `stdout_fd` and
+/// `stderr_fd` (-1: /dev/null), default signal dispositions and an empty signal mask, and
+/// PR_SET_PDEATHSIG = SIGKILL, so it dies with castline even when castline is SIGKILLed.
+/// The death signal follows the *thread* that forked, so every fork happens on one spawner
+/// thread that never exits. Returns the child's pid, or -errno.
+pid_t castline_spawn_tethered(const char *path, char *const argv[], int stdout_fd, int stderr_fd);
 
 #ifdef __cplusplus
 }
