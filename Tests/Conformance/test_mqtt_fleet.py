@@ -557,3 +557,43 @@ mqtt: {{url: "mqtts://localhost:8883", agent: tls-site, ca_file: {ca}, home_assi
                 process.send_signal(signal.SIGTERM)
                 process.wait(timeout=15)
         ns.close()
+
+
+@pytest.mark.needs_root("a network namespace (ip netns)")
+def test_fleet_status_follow_prints_every_change_until_its_time_is_up(netns, workdir):
+    """`castline fleet status --follow --json` against a plain broker on loopback (no agents: the
+    retained messages are published by hand): the first object is what the broker retained, then
+    one object per change (a device state, an agent going offline), and it exits after --for."""
+    config = os.path.join(workdir, "mosquitto.conf")
+    with open(config, "w") as f:
+        f.write("listener 18830 127.0.0.1\nallow_anonymous true\npersistence false\n")
+    broker = subprocess.Popen(netns.command("mosquitto", "-c", config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def pub(topic, payload):
+        result = subprocess.run(netns.command("mosquitto_pub", "-h", "127.0.0.1", "-p", "18830", "-t", topic, "-r", "-q", "1",
+                                              "-m", payload), capture_output=True, text=True, timeout=15)
+        return result.returncode == 0
+    try:
+        wait_until(lambda: pub("castline/lobby/status", "online"), 10, "the broker up")
+        assert pub("castline/lobby/device/tv1/state", json.dumps({"device": "Lobby TV", "id": "tv1", "state": "IDLE"}))
+        watcher = subprocess.Popen(netns.command(castline_binary(), "fleet", "status", "--broker", "mqtt://127.0.0.1:18830",
+                                                 "--json", "--follow", "--wait", "1", "--for", "6"),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Each change is published once the view before it was printed (the watcher bounds the
+        # wait: it exits after --for).
+        lines = [json.loads(watcher.stdout.readline())]
+        assert pub("castline/lobby/device/tv1/state", json.dumps({"device": "Lobby TV", "id": "tv1", "state": "PLAYING", "title": "Loop"}))
+        lines.append(json.loads(watcher.stdout.readline()))
+        assert pub("castline/lobby/status", "offline")
+        lines.append(json.loads(watcher.stdout.readline()))
+        out, err = watcher.communicate(timeout=30)
+        assert watcher.returncode == 0, err
+        assert not out.strip(), f"nothing changed after the last publish: {out}"
+        [agent] = lines[0]["agents"]
+        assert agent["agent"] == "lobby" and agent["online"] is True and agent["devices"][0]["state"] == "IDLE", lines[0]
+        states = [(view["agents"][0]["online"], view["agents"][0]["devices"][0]["state"]) for view in lines]
+        assert states == [(True, "IDLE"), (True, "PLAYING"), (False, "PLAYING")], states
+        assert lines[-1]["agents"][0]["devices"][0]["current"] is False, lines[-1]
+    finally:
+        broker.terminate()
+        broker.wait(timeout=10)
