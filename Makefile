@@ -107,6 +107,8 @@ bench-sinks: deps
 	rm -f Benchmarks/.build/*.yaml Benchmarks/.build/*/*/description.json
 	$(SWIFT) build -c release --package-path Benchmarks --product castline-sink-bench
 	"$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sink-bench" json "$$($(SWIFT) build -c release --show-bin-path)" /tmp
+	$(SWIFT) build -c release --product castline
+	"$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sink-bench" json-isolated "$$($(SWIFT) build -c release --show-bin-path)" /tmp
 	Benchmarks/journald-sink.sh "$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sink-bench" "$$($(SWIFT) build -c release --show-bin-path)"
 
 # Each libFuzzer target for FUZZ_SECONDS seconds.

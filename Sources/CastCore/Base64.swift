@@ -19,4 +19,27 @@ public enum Base64 {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// The bytes of `text` (with or without padding); nil when it is not base64.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var values = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in alphabet.enumerated() { values[Int(byte)] = UInt8(index) }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count / 4 * 3)
+        var accumulator: UInt32 = 0, bits = 0, padding = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "=") { padding += 1; continue }
+            guard padding == 0 else { return nil }
+            let value = values[Int(byte)]
+            guard value != 0xFF else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        guard padding <= 2, bits < 6 else { return nil }
+        return out
+    }
 }

@@ -9,18 +9,24 @@ import Glibc
 
 /// A plugin whose `.so` runs in a helper process (`castline plugin-host FILE`, config
 /// `plugins.isolated`), its C ABI proxied over a socket pair (``FramedSocket``): only scalars,
-/// strings and JSON cross it. Its channel features work as in-process ones (``PluginChannel``);
-/// other feature kinds are refused for now.
+/// strings and JSON cross it. Its channel features work as in-process ones (``PluginChannel``),
+/// its media formats are probed there (``probe(feature:url:contentType:body:)``) and its log
+/// sinks written there (``IsolatedLogSink``); discovery features are refused for now.
 ///
 /// A crash of the helper is logged (class `IsolatedPlugin`: plugin id, file, signal), every channel
 /// of the plugin reports `unavailable` (pending commands fail, new ones are refused), and the
-/// helper is restarted with backoff (0.5 s doubling to 30 s, reset after 60 s up). Once it is
+/// helper is restarted with backoff (0.5 s doubling to 30 s, reset after 60 s up). A helper that
+/// does not answer a liveness ping within the bound (a plugin callback that never returns, or the
+/// process stopped) is killed and restarted the same way. Once it is
 /// back each open channel is opened again with its session and config: the channel works
 /// again. The daemon and its sessions go on throughout.
 ///
 /// Frames, caller → helper: `init` (config), `open` {instance, feature, config, session},
 /// `message` {instance, namespace, source, payload}, `command` {instance, id, json},
-/// `close` {instance}. Helper → caller: `initialised` (the description) or `initFailed`,
+/// `close` {instance}, `ping` n, `probe` {call, feature, url, content_type, body (base64)},
+/// `openSink` {call, instance, feature, options}, `records` {instance, batch}, `flushSink` and
+/// `closeSink` {instance}. Helper → caller: `pong` n, `answer` {call, status, json or error},
+/// `initialised` (the description) or `initFailed`,
 /// `opened` {instance, status, error}, `send` {instance, namespace, destination, payload},
 /// `complete` {instance, id, status, json or reason}, `log` {record}. Thread-safe.
 public final class IsolatedPlugin: Sendable {
@@ -32,9 +38,9 @@ public final class IsolatedPlugin: Sendable {
     let log: Logger
     /// The bound of the helper's start (process start, `dlopen`, `init`) and of each `open`.
     let bound: Double
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
-    private struct State {
+    struct State {
         var child: ChildProcess?
         var generation = 0
         var instances: [UInt64: ChannelProxy] = [:]
@@ -44,6 +50,16 @@ public final class IsolatedPlugin: Sendable {
         var upSince: Double = 0
         var stopped = false
         var restarting = false
+        /// The liveness ping awaiting its pong (number, monotonic seconds sent), and whether the
+        /// current helper was killed for not answering one.
+        var ping: (number: Int64, sentAt: Double)?
+        var pings: Int64 = 0
+        var hung = false
+        /// Probes and sink opens waiting for their `answer`, by call id.
+        var calls: [Int64: FrameWaiter] = [:]
+        var nextCall: Int64 = 1
+        /// Open log sinks, by instance (numbered with the channels).
+        var sinks: [UInt64: IsolatedLogSink] = [:]
     }
 
     init(path: String, pluginID: String, config: String, executable: String, bound: Double, logSystem: LogSystem) {
@@ -75,6 +91,7 @@ public final class IsolatedPlugin: Sendable {
                     return s.generation
                 }
                 startReader(child, generation: generation)
+                startPings(child, generation: generation)
                 return .success(plugin)
             }
             child.kill()
@@ -190,6 +207,44 @@ public final class IsolatedPlugin: Sendable {
             _ = proxy.callbacks.complete(UInt64(id), result)
         } else if let record = frame["log"] {
             submit(record)
+        } else if let answer = frame["answer"], let id = answer["call"]?.int {
+            state.withLock { $0.calls.removeValue(forKey: id) }?.resume(answer)
+        } else if let pong = frame["pong"]?.int {
+            state.withLock { s in if s.ping?.number == pong { s.ping = nil } }
+        }
+    }
+
+    /// Every `bound` seconds a `ping`, which the helper answers once every channel instance's
+    /// queue has drained: a helper, or a plugin callback in it, that does not answer within
+    /// `bound` is hung; the helper is killed (SIGKILL, by its pid) and restarted like a crashed one.
+    private func startPings(_ child: ChildProcess, generation: Int) {
+        let interval = max(bound, 0.05)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(interval * 1000))) { [weak self] in
+            guard let self else { return }
+            let now = Double(MonotonicDeadline.now()) / 1e9
+            enum Step { case stop, send(Int64), hung(Double) }
+            let step = self.state.withLock { s -> Step in
+                guard s.generation == generation, !s.stopped, s.child != nil else { return .stop }
+                if let ping = s.ping {
+                    guard now - ping.sentAt < interval else { s.hung = true; return .hung(now - ping.sentAt) }
+                    return .send(0)
+                }
+                s.pings += 1
+                s.ping = (s.pings, now)
+                return .send(s.pings)
+            }
+            switch step {
+            case .stop:
+                return
+            case .hung(let waited):
+                self.log.error("plugin \(self.pluginID)'s helper process (pid \(child.pid)) did not answer within \(PluginScan.seconds(waited)) (plugins.call_timeout): a callback of the plugin does not return; killing it",
+                               ["pid": .int(Int(child.pid)), "problem": "timed_out", "bound": .double(self.bound)])
+                child.kill()
+                return
+            case .send(let number):
+                if number > 0 { _ = child.socket.send(["ping": .int(number)], deadline: MonotonicDeadline(after: self.bound)) }
+                self.startPings(child, generation: generation)
+            }
         }
     }
 
@@ -215,21 +270,37 @@ public final class IsolatedPlugin: Sendable {
 
     private func helperEnded(_ child: ChildProcess, generation: Int) {
         let status = child.reap(within: 1)
-        let (current, stopped, proxies, waiters, delay) = state.withLock { s -> (Bool, Bool, [ChannelProxy], [ResumeOnceFrame], Double) in
+        let (current, stopped, proxies, waiters, delay, calls, sinks) = state.withLock {
+            s -> (Bool, Bool, [ChannelProxy], [ResumeOnceFrame], Double, [FrameWaiter], [IsolatedLogSink]) in
             let current = s.generation == generation
-            guard current, !s.stopped else { return (current, s.stopped, [], [], 0) }
+            guard current, !s.stopped else { return (current, s.stopped, [], [], 0, [], []) }
+            defer { s.calls = [:] }
             s.child = nil
+            s.ping = nil
             s.restarting = true
             if (Double(MonotonicDeadline.now()) / 1e9) - s.upSince >= 60 { s.restarts = 0 }
             let delay = min(0.5 * Double(1 << min(s.restarts, 6)), 30)
             s.restarts += 1
             defer { s.opening = [:] }
-            return (current, false, Array(s.instances.values), Array(s.opening.values), delay)
+            return (current, false, Array(s.instances.values), Array(s.opening.values), delay, Array(s.calls.values), Array(s.sinks.values))
         }
         guard current, !stopped else { return }
         for waiter in waiters { waiter.resume(nil) }
+        for call in calls { call.resume(nil) }
+        for sink in sinks { sink.helperDown() }
         var signal = ""
         if case .signalled(let n) = status { signal = ChildProcess.signalName(n) }
+        if state.withLock({ s in defer { s.hung = false }; return s.hung }) {
+            // Killed for hanging: the error was logged then; this is the restart's notice.
+            log.info("plugin \(pluginID)'s hung helper process (pid \(child.pid)) is gone; restarting it in \(delay.formatted) s",
+                     ["pid": .int(Int(child.pid)), "restartIn": .double(delay)])
+            let reason = "channel unavailable: plugin \(pluginID) hung in its helper process; it is being restarted"
+            for proxy in proxies { proxy.unavailable(reason) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay * 1000))) { [weak self] in
+                Task { await self?.restart() }
+            }
+            return
+        }
         log.error("plugin \(pluginID)'s helper process (castline plugin-host, pid \(child.pid)) \(status); its channels are unavailable, restarting it in \(delay.formatted) s",
                   ["pid": .int(Int(child.pid)), "status": .string("\(status)"), "signal": .string(signal),
                    "problem": "crashed", "restartIn": .double(delay)])
@@ -244,10 +315,11 @@ public final class IsolatedPlugin: Sendable {
         guard !state.withLock({ $0.stopped }) else { return }
         switch start() {
         case .success:
-            let proxies = state.withLock { s -> [ChannelProxy] in
+            let (proxies, sinks) = state.withLock { s -> ([ChannelProxy], [IsolatedLogSink]) in
                 s.restarting = false
-                return Array(s.instances.values)
+                return (Array(s.instances.values), Array(s.sinks.values))
             }
+            for sink in sinks { sink.reopen() }
             log.info("plugin \(pluginID)'s helper process restarted (pid \(helperPID ?? 0)); reopening \(proxies.count) channel(s)",
                      ["pid": .int(Int(helperPID ?? 0)), "channels": .int(proxies.count)])
             for proxy in proxies {
@@ -340,140 +412,6 @@ final class ResumeOnceFrame: Sendable {
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }
-        }
-    }
-}
-
-/// `castline plugin-host FILE`: the helper side of ``IsolatedPlugin``. Loads the file, runs
-/// `init` when asked and then serves the caller's frames on fd 3 until it closes. Host services
-/// are this process's own (``HostServices``, timers included); what the plugin sends, completes
-/// and logs goes to the caller as frames.
-public enum PluginHostChild {
-    /// The conversation on fd 3; returns the exit status (call `_exit` with it).
-    public static func run(path: String) -> Int32 {
-        let socket = FramedSocket(fd: 3)
-        guard case .success(let command) = socket.receive(), let config = command["init"]?.string else { return 0 }
-        let plugin: LoadedPlugin
-        switch PluginLoader.load(path, checkSafety: false) {
-        case .failure(let error):
-            socket.send(["refused": error.json])
-            return 0
-        case .success(let loaded):
-            plugin = loaded
-        }
-        let logSystem = LogSystem(filter: LoggerFilter(minimumLevel: .verbose))
-        logSystem.addSink(ForwardingLogSink(socket: socket), queueCapacity: 8192)
-        if let initialize = plugin.entry.initialize {
-            let context = PluginHostContext.register(pluginID: plugin.id, featureID: nil, role: .plugin, logSystem: logSystem)
-            let errorText = PluginErrorText()
-            let rc = config.withCString { initialize(HostServices.table, context.pointer, $0, errorText.buffer) }
-            guard rc == 0 else {
-                socket.send(["initFailed": ["status": .int(Int64(rc)), "reason": errorText.text.map { .string($0) } ?? .null]])
-                return 0
-            }
-        }
-        socket.send(["initialised": plugin.descriptionJSON])
-        var instances: [Int64: ChildInstance] = [:]
-        while case .success(let frame) = socket.receive() {
-            if let open = frame["open"], let instance = open["instance"]?.int, let featureID = open["feature"]?.string {
-                guard let feature = plugin.features.first(where: { $0.kind == .channel && $0.id == featureID }),
-                      case .channel(let vtable) = feature.vtable else {
-                    socket.send(["opened": ["instance": .int(instance), "status": .int(Int64(HostServices.invalidArgument)),
-                                            "error": .string("no channel \(featureID) in the plugin")]])
-                    continue
-                }
-                let callbacks = PluginHostContext.ChannelCallbacks(
-                    send: { namespace, destination, payload in
-                        socket.send(["send": ["instance": .int(instance), "namespace": .string(namespace),
-                                              "destination": destination.map { .string($0) } ?? .null, "payload": .string(payload)]])
-                        return HostServices.ok
-                    },
-                    complete: { id, result in
-                        switch result {
-                        case .success(let json):
-                            socket.send(["complete": ["instance": .int(instance), "id": .int(Int64(bitPattern: id)),
-                                                      "status": .int(Int64(HostServices.ok)), "json": json]])
-                        case .failure(let error):
-                            socket.send(["complete": ["instance": .int(instance), "id": .int(Int64(bitPattern: id)),
-                                                      "status": .int(Int64(HostServices.failed)), "reason": .string(error.reason)]])
-                        }
-                        return true
-                    })
-                let context = PluginHostContext.register(pluginID: plugin.id, featureID: featureID, role: .channel(callbacks),
-                                                         declaredNamespaces: Set(feature.declarations), logSystem: logSystem)
-                let errorText = PluginErrorText()
-                let config = open["config"]?.string ?? "{}", session = open["session"]?.string ?? "{}"
-                let userdata = feature.userdata
-                let (rc, pointer) = context.queue.sync { () -> (Int32, InstancePointer) in
-                    var out: UnsafeMutableRawPointer?
-                    let rc = config.withCString { c in
-                        session.withCString { s in vtable.open!(userdata.pointer, HostServices.table, context.pointer, c, s, &out, errorText.buffer) }
-                    }
-                    return (rc, InstancePointer(pointer: out))
-                }
-                if rc == 0 { instances[instance] = ChildInstance(context: context, vtable: vtable, pointer: pointer) } else { context.unregister() }
-                socket.send(["opened": ["instance": .int(instance), "status": .int(Int64(rc)),
-                                        "error": errorText.text.map { .string($0) } ?? .null]])
-            } else if let message = frame["message"], let instance = message["instance"]?.int, let entry = instances[instance],
-                      let namespace = message["namespace"]?.string, let payload = message["payload"]?.string {
-                let source = message["source"]?.string ?? ""
-                entry.context.queue.async {
-                    payload.withCString { p in
-                        namespace.withCString { ns in
-                            source.withCString { src in entry.vtable.on_message!(entry.pointer.pointer, ns, src, p, payload.utf8.count) }
-                        }
-                    }
-                }
-            } else if let command = frame["command"], let instance = command["instance"]?.int, let entry = instances[instance],
-                      let id = command["id"]?.int, let json = command["json"]?.string {
-                guard let commandFn = entry.vtable.command else { continue }
-                entry.context.queue.async {
-                    json.withCString { commandFn(entry.pointer.pointer, UInt64(bitPattern: id), $0, json.utf8.count) }
-                }
-            } else if let close = frame["close"], let instance = close["instance"]?.int, let entry = instances.removeValue(forKey: instance) {
-                entry.context.queue.async { entry.vtable.close!(entry.pointer.pointer) }
-                entry.context.queue.sync {}
-                entry.context.unregister()
-            }
-        }
-        logSystem.flush(timeout: .seconds(1))
-        return 0
-    }
-}
-
-/// An open channel instance in the helper.
-final class ChildInstance: @unchecked Sendable {
-    let context: PluginHostContext
-    let vtable: castline_channel_vtable
-    let pointer: InstancePointer
-
-    init(context: PluginHostContext, vtable: castline_channel_vtable, pointer: InstancePointer) {
-        self.context = context
-        self.vtable = vtable
-        self.pointer = pointer
-    }
-}
-
-/// The helper's log sink: each record to the caller as a `log` frame.
-final class ForwardingLogSink: LogSink, @unchecked Sendable {
-    let name = "plugin-host"
-    private let socket: FramedSocket
-
-    init(socket: FramedSocket) { self.socket = socket }
-
-    func write(_ records: [LogRecord]) {
-        for record in records {
-            var fields = JSONObject()
-            record.fields.forEachField { key, value in
-                switch value {
-                case .string(let s): fields.set(key, .string(s))
-                case .int(let i): fields.set(key, .int(i))
-                case .double(let d): fields.set(key, .double(d))
-                case .bool(let b): fields.set(key, .bool(b))
-                }
-            }
-            socket.send(["log": ["level": .int(Int64(record.level.rawValue)), "class": .string(record.className),
-                                 "message": .string(record.message), "line": .int(Int64(record.line)), "fields": .object(fields)]])
         }
     }
 }

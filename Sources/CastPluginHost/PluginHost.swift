@@ -153,8 +153,8 @@ public final class PluginHost: Sendable {
         }
     }
 
-    /// Starts `plugin` in its helper process: its channel features are proxied there; any other
-    /// kind is refused (one error each).
+    /// Starts `plugin` in its helper process: its channels, media formats and log sinks are
+    /// proxied there; a discovery feature is refused (one error each).
     private func isolate(_ plugin: LoadedPlugin, config: String) -> Result<LoadedPlugin, PluginLoadError> {
         guard let executable = configuration.scanner?.executable else {
             return .failure(PluginLoadError(.openFailed, path: plugin.path, pluginID: plugin.id, "cannot be isolated: no castline executable to run it in"))
@@ -167,9 +167,9 @@ public final class PluginHost: Sendable {
         case .success(let described):
             var features: [PluginFeature] = []
             for f in described.features {
-                guard f.kind == .channel else {
+                guard f.kind != .discovery else {
                     refuse(PluginLoadError(.notAllowed, path: plugin.path, pluginID: plugin.id,
-                        "feature \(f.id) (\(f.kind)) refused: plugins.isolated runs channel features only; load the plugin in process for it"))
+                        "feature \(f.id) (\(f.kind)) refused: plugins.isolated runs channels, media formats and log sinks; load the plugin in process for its discovery"))
                     continue
                 }
                 features.append(PluginFeature(pluginID: f.pluginID, kind: f.kind, id: f.id, rank: f.rank, declarations: f.declarations,

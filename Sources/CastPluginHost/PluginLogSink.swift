@@ -224,8 +224,25 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
 }
 
 extension PluginHost {
-    /// Opens a log sink of the feature `id` (e.g. `json`, `journald`) with its options object.
-    /// Add the result to a ``LogSystem`` with `addSink(_:)`.
+    /// Opens a log sink of the feature `id`, in this process or in its plugin's helper process
+    /// (`plugins.isolated`: an ``IsolatedLogSink``). Add the result to a ``LogSystem``.
+    public func openAnyLogSink(id: String, options: String = "{}", name: String? = nil) throws(PluginLoadError) -> any LogSink {
+        if let feature = feature(.logSink, id: id), case .isolated(let helper) = feature.vtable {
+            let sink = IsolatedLogSink(plugin: helper, featureID: id, options: options, name: name ?? id)
+            if let error = helper.openSink(sink) {
+                helper.forget(sink)
+                let failure = PluginLoadError(.initFailed, path: helper.path, pluginID: helper.pluginID,
+                                              "log sink \(id) could not open in its helper process: \(error)")
+                log.error(failure.description, ["plugin": .string(helper.pluginID), "feature": .string(id), "problem": "open_failed"])
+                throw failure
+            }
+            return sink
+        }
+        return try openLogSink(id: id, options: options, name: name)
+    }
+
+    /// Opens a log sink of the feature `id` (e.g. `json`, `journald`) with its options object,
+    /// in this process. Add the result to a ``LogSystem`` with `addSink(_:)`.
     public func openLogSink(id: String, options: String = "{}", name: String? = nil) throws(PluginLoadError) -> PluginLogSink {
         if let problem = runtimeProblem(.logSink, id: id) { throw problem }
         guard let feature = feature(.logSink, id: id), case .logSink(let vtable) = feature.vtable else {

@@ -1,6 +1,8 @@
 internal import CCastPluginABI
 import CastCore
 import CastLogging
+import Dispatch
+import Synchronization
 
 /// Why no media-format feature could analyse an input.
 public struct MediaFormatProbeError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -12,7 +14,9 @@ public struct MediaFormatProbeError: Error, Sendable, Equatable, CustomStringCon
 extension PluginHost {
     /// Asks the media-format features, highest rank first, those declaring the content type (or
     /// `*`) only, until one answers. The answer's JSON is checked; invalid JSON from a plugin is
-    /// refused with one error line and the next feature is asked. Pure plugins: any thread.
+    /// refused with one error line and the next feature is asked. Pure plugins: any thread. Each
+    /// probe runs on a thread of its own and is waited for at most `plugins.call_timeout`; a
+    /// feature whose probe overran is disabled (logged once) and the next one is asked.
     public func probeMediaFormat(url: String?, contentType: String?, body: [UInt8]? = nil) -> Result<MediaFormatInfo, MediaFormatProbeError> {
         let candidates = features(of: .mediaFormat)
             .filter { f in f.declarations.contains("*") || contentType.map { ct in f.declarations.contains { $0.lowercased() == ct.lowercased() } } ?? false }
@@ -25,29 +29,17 @@ extension PluginHost {
         }
         var reasons: [String] = []
         for feature in candidates {
-            guard case .mediaFormat(let vtable) = feature.vtable else { continue }
-            let collector = JSONCollector()
-            let errorText = PluginErrorText()
-            let raw = Unmanaged.passUnretained(collector).toOpaque()
-            let rc: Int32 = withOptionalCString(url) { u in
-                withOptionalCString(contentType) { c in
-                    let call = { (bytes: UnsafePointer<UInt8>?, count: Int) -> Int32 in
-                        vtable.probe!(feature.userdata.pointer, u, c, bytes, count, { ctx, json, length in
-                            guard let ctx, let json else { return }
-                            let collector = Unmanaged<JSONCollector>.fromOpaque(ctx).takeUnretainedValue()
-                            collector.bytes = Array(UnsafeRawBufferPointer(start: json, count: length))
-                        }, raw, errorText.buffer)
-                    }
-                    if let body { return body.withUnsafeBufferPointer { call($0.baseAddress, $0.count) } }
-                    return call(nil, 0)
-                }
+            let report: Result<[UInt8], MediaFormatProbeError>
+            switch feature.vtable {
+            case .mediaFormat(let vtable): report = probeInProcess(feature, vtable, url: url, contentType: contentType, body: body)
+            case .isolated(let helper): report = helper.probe(feature: feature.id, url: url, contentType: contentType, body: body)
+            default: continue
             }
-            guard rc == 0 else {
-                reasons.append("\(feature.qualifiedName): \(errorText.text ?? "status \(rc)")")
-                continue
-            }
-            guard let bytes = collector.bytes else {
-                reasons.append("\(feature.qualifiedName): returned no report")
+            let bytes: [UInt8]
+            switch report {
+            case .success(let value): bytes = value
+            case .failure(let error):
+                reasons.append("\(feature.qualifiedName): \(error.reason)")
                 continue
             }
             do {
@@ -67,9 +59,80 @@ extension PluginHost {
     }
 }
 
+extension PluginHost {
+    /// One in-process probe, on a thread of its own, waited for at most `plugins.call_timeout`:
+    /// the report's bytes, or why not. A feature whose probe overran is disabled (the call may
+    /// still hold its thread), logged once.
+    func probeInProcess(_ feature: PluginFeature, _ vtable: castline_media_format_vtable, url: String?, contentType: String?,
+                        body: [UInt8]?) -> Result<[UInt8], MediaFormatProbeError> {
+        let key = "\(feature.qualifiedName)@\(UInt(bitPattern: feature.userdata.pointer))"
+        if let stuck = stuckProbes.withLock({ $0[key] }) { return .failure(MediaFormatProbeError(stuck)) }
+        let call = ProbeCall(vtable: vtable, userdata: feature.userdata, url: url, contentType: contentType, body: body)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            call.run()
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + .nanoseconds(Int(configuration.callTimeout * 1e9))) == .success else {
+            let reason = "disabled: its probe did not return within \(PluginScan.seconds(configuration.callTimeout)) (plugins.call_timeout)"
+            stuckProbes.withLock { $0[key] = reason }
+            log.error("plugin \(feature.pluginID): media format \(feature.id) \(reason); other media-format features are asked", [
+                "plugin": .string(feature.pluginID), "feature": .string(feature.id), "bound": .double(configuration.callTimeout),
+            ])
+            return .failure(MediaFormatProbeError(reason))
+        }
+        guard call.status == 0 else { return .failure(MediaFormatProbeError(call.errorText.text ?? "status \(call.status)")) }
+        guard let bytes = call.collector.bytes else { return .failure(MediaFormatProbeError("returned no report")) }
+        return .success(bytes)
+    }
+}
+
 /// Receives the JSON a probe emits (called synchronously inside the probe).
 final class JSONCollector {
     var bytes: [UInt8]?
+}
+
+/// Media-format features whose probe overran its bound, with why: never asked again (the call
+/// may still hold its thread). Keyed by feature and instance; process-wide, as the plugin images are.
+private let stuckProbes = Mutex<[String: String]>([:])
+
+/// One probe: its inputs are owned here, so they stay valid for a call that outlives the caller
+/// that gave up on it; the outcome is read after the call signalled.
+final class ProbeCall: @unchecked Sendable {
+    let url: String?
+    let contentType: String?
+    let body: [UInt8]?
+    let collector = JSONCollector()
+    let errorText = PluginErrorText()
+    var status: Int32 = -1
+    let vtable: castline_media_format_vtable
+    let userdata: PluginUserData
+
+    init(vtable: castline_media_format_vtable, userdata: PluginUserData, url: String?, contentType: String?, body: [UInt8]?) {
+        self.vtable = vtable
+        self.userdata = userdata
+        self.url = url
+        self.contentType = contentType
+        self.body = body
+    }
+
+    func run() {
+        let raw = Unmanaged.passUnretained(collector).toOpaque()
+        let (vtable, userdata, errorText) = (self.vtable, self.userdata, self.errorText)
+        status = withOptionalCString(url) { u in
+            withOptionalCString(contentType) { c in
+                let call = { (bytes: UnsafePointer<UInt8>?, count: Int) -> Int32 in
+                    vtable.probe!(userdata.pointer, u, c, bytes, count, { ctx, json, length in
+                        guard let ctx, let json else { return }
+                        let collector = Unmanaged<JSONCollector>.fromOpaque(ctx).takeUnretainedValue()
+                        collector.bytes = Array(UnsafeRawBufferPointer(start: json, count: length))
+                    }, raw, errorText.buffer)
+                }
+                if let body { return body.withUnsafeBufferPointer { call($0.baseAddress, $0.count) } }
+                return call(nil, 0)
+            }
+        }
+    }
 }
 
 func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {

@@ -60,7 +60,7 @@ public final class CastRequestHandler: ChannelDuplexHandler {
         let now = Self.seconds(context.eventLoop.now)
         let (id, superseded) = tracker.begin(namespace: spec.namespace, type: spec.type, timeout: spec.timeout, now: now,
                                              waiter: spec.waiter, supersedes: spec.supersedes,
-                                             completesAfterDelivery: spec.completesAfterDelivery)
+                                             completesAfterDelivery: spec.completesAfterDelivery, destination: spec.destinationID)
         let loop = NIOLoopBound(self, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         spec.waiter.sent(as: id) { id in eventLoop.execute { loop.value.cancelled(id) } }
@@ -137,6 +137,12 @@ public final class CastRequestHandler: ChannelDuplexHandler {
         for request in tracker.waiting {
             if let completion = tracker.fail(request.id, with: error) { finish(completion, now: completion.request.sentAt) }
         }
+    }
+
+    /// Fails the pending requests sent to `destination` (an app that stopped) with `error`; the
+    /// others and the connection stay.
+    public func failAll(to destination: String, _ error: CastRequestError) {
+        for completion in tracker.fail(destination: destination, with: error) { finish(completion, now: completion.request.sentAt) }
     }
 
     /// Fails everything pending once: nothing more can be answered.

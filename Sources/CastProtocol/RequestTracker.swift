@@ -8,6 +8,8 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
     public struct Pending: Sendable {
         public let id: RequestID
         public let namespace: CastNamespace
+        /// Where it went (`receiver-0`, an app's transport id); "" when the owner did not say.
+        public let destination: String
         /// The request's `type` (LOAD, GET_STATUS, …), for logs and supersession.
         public let type: String
         public let sentAt: Double
@@ -49,7 +51,8 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
     /// namespace and type that were also `supersedes` end as ``CastRequestError/superseded(by:)``
     /// (returned, oldest first).
     public mutating func begin(namespace: CastNamespace, type: String, timeout: Double, now: Double, waiter: Waiter,
-                               supersedes: Bool = false, completesAfterDelivery: Bool = false) -> (id: RequestID, superseded: [Completion]) {
+                               supersedes: Bool = false, completesAfterDelivery: Bool = false,
+                               destination: String = "") -> (id: RequestID, superseded: [Completion]) {
         var id = RequestID(nextRawID)
         while pending[id] != nil || id.rawValue == 0 { id = RequestID(Self.after(id.rawValue)) }
         nextRawID = Self.after(id.rawValue)
@@ -64,7 +67,7 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
         // `.infinity` means no timeout; NaN and negatives mean already due.
         let deadline = timeout >= 0 ? now + timeout : now
         sequence += 1
-        pending[id] = Pending(id: id, namespace: namespace, type: type, sentAt: now, timeout: timeout, deadline: deadline, waiter: waiter,
+        pending[id] = Pending(id: id, namespace: namespace, destination: destination, type: type, sentAt: now, timeout: timeout, deadline: deadline, waiter: waiter,
                               completesAfterDelivery: completesAfterDelivery, supersedable: supersedes, sequence: sequence)
         return (id, replaced)
     }
@@ -91,6 +94,14 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
     public mutating func fail(_ id: RequestID, with error: CastRequestError) -> Completion? {
         guard let request = pending.removeValue(forKey: id) else { return nil }
         return Completion(request: request, result: .failure(error))
+    }
+
+    /// Ends every request sent to `destination` with `error`, oldest first (the app behind that
+    /// transport stopped: nothing there will answer; requests elsewhere stay).
+    public mutating func fail(destination: String, with error: CastRequestError) -> [Completion] {
+        let gone = pending.values.filter { $0.destination == destination }.sorted(by: Self.older)
+        for request in gone { pending[request.id] = nil }
+        return gone.map { Completion(request: $0, result: .failure(error)) }
     }
 
     /// Ends every request whose deadline has passed, oldest first.

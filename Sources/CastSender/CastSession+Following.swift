@@ -26,6 +26,9 @@ extension CastSession {
             log.info("app \(old.appID) \(how)", stateFields(["appId": .string(old.appID), "change": .string(running == nil ? "stopped" : "replaced")]))
             application = nil
             remoteMediaClient.apply([])
+            // A LOAD (or any request) the old app had not answered never will: fail it now
+            // rather than at its timeout.
+            connection.failPendingRequests(to: old.transportID, "app \(old.appID) \(how) before it answered")
         }
         guard let running else { return }
         log.info("following app \(running.appID) session \(running.sessionID)", [

@@ -93,6 +93,13 @@ public final class CastConnection: Sendable {
         requests.eventLoop.execute { requests.value.failAll(.disconnected(why)) }
     }
 
+    /// Fails the requests still waiting for a reply from `destination` (an app's transport that
+    /// went away) with ``CastRequestError/disconnected(_:)`` saying `why`; others stay.
+    public func failPendingRequests(to destination: String, _ why: String) {
+        let requests = pipeline.requests
+        requests.eventLoop.execute { requests.value.failAll(to: destination, .disconnected(why)) }
+    }
+
     /// Queues one message and returns at once: messages queued one after another from one
     /// thread or actor go out in that order. `completion` (optional) gets nil once written, or
     /// the error (``CastTransportError/closed(endpoint:reason:)`` with `.error` when the

@@ -73,6 +73,10 @@ enum APIRoute: Equatable {
                 case .DELETE: return .success(.command(.deleteJob(s[2])))
                 default: return .success(.command(.showJob(s[2])))
                 }
+            case let s where s.count == 4 && s[0] == "v1" && s[1] == "jobs" && !s[2].isEmpty && s[3] == "run":
+                try allow([.POST])
+                let args = try ArgumentObject(body.isEmpty ? .object([:]) : try json(), allowed: ["wait"], what: "run")
+                return .success(.command(.runJob(s[2], wait: try args.bool("wait") ?? true)))
             case ["v1", "events"]:
                 try allow([.GET])
                 return .success(.events(try kinds(query["kinds"])))

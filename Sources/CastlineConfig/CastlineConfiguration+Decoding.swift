@@ -268,10 +268,10 @@ extension CastlineConfiguration {
     static func job(_ node: YAMLNode, path: String, reader: ConfigReader) -> JobEntry? {
         guard let map = reader.mapping(node, path: path, allowed: [
             "name", "devices", "app_id", "media", "site", "schedule", "timezone", "fallback", "recast_on", "takeover", "reclaim_after",
-            "check_interval", "retry_delay",
+            "check_interval", "retry_delay", "announce",
         ]) else { return nil }
-        let name = map.require("name").flatMap { reader.string($0, path: map.child("name")) }
-        let devices = map.require("devices").flatMap { reader.strings($0, path: map.child("devices")) }
+        if let node = map.value("announce") { return announceJob(node, in: map, path: path, reader: reader) }
+        let (name, devices) = jobTarget(map, node: node, path: path, reader: reader)
         var media: MediaEntry?
         var site: SiteEntry?
         var schedule: (Schedule, [JobEntry.Content])?
@@ -299,14 +299,8 @@ extension CastlineConfiguration {
         case (_?, _?):
             reader.error(map.keyMark("site") ?? node.mark, "\(path) has both media and site: a job casts one or the other")
         case (nil, nil):
-            reader.error(node.mark, "\(path) needs media (what to play) or site (a web page to keep shown)")
+            reader.error(node.mark, "\(path) needs media (what to play), site (a web page to keep shown) or announce (an announcement to play and then restore)")
         }
-        for (index, pattern) in (devices ?? []).enumerated() {
-            do { _ = try GlobPattern(pattern) } catch {
-                reader.error(map.value("devices")!.mark, "\(path).devices[\(index)] \"\(pattern)\": \(error)")
-            }
-        }
-        if devices?.isEmpty == true { reader.error(map.value("devices")?.mark ?? node.mark, "\(path).devices must name at least one device or glob") }
         // Every field is checked even when a required one is missing, so all errors show at once.
         var job = JobEntry(name: name ?? "", devices: devices ?? [], media: media ?? MediaEntry(url: ""))
         job.site = site
@@ -340,6 +334,19 @@ extension CastlineConfiguration {
         if let v = map.double("retry_delay", 0.1...3600, unit: "seconds") { job.retryDelay = v }
         guard name != nil, devices != nil, media != nil else { return nil }
         return job
+    }
+
+    /// A job's `name:` and `devices:` (globs, checked).
+    static func jobTarget(_ map: ConfigMapping, node: YAMLNode, path: String, reader: ConfigReader) -> (String?, [String]?) {
+        let name = map.require("name").flatMap { reader.string($0, path: map.child("name")) }
+        let devices = map.require("devices").flatMap { reader.strings($0, path: map.child("devices")) }
+        for (index, pattern) in (devices ?? []).enumerated() {
+            do { _ = try GlobPattern(pattern) } catch {
+                reader.error(map.value("devices")!.mark, "\(path).devices[\(index)] \"\(pattern)\": \(error)")
+            }
+        }
+        if devices?.isEmpty == true { reader.error(map.value("devices")?.mark ?? node.mark, "\(path).devices must name at least one device or glob") }
+        return (name, devices)
     }
 
     /// A job's `schedule:` (a list of `{days, from, to, media | site}`) in `timezone` (default UTC).

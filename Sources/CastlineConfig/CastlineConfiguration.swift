@@ -225,6 +225,9 @@ public struct JobEntry: Sendable, Hashable {
     public var schedule: Schedule?
     public var scheduled: [Content] = []
     public var fallback: Content?
+    /// An announce job: plays this announcement (when run, or at its times) on the devices and
+    /// restores each, instead of keeping media playing. `media` then names the announcement.
+    public var announcement: AnnouncementEntry?
 
     /// What a schedule entry (or the fallback) shows: media or a site.
     public struct Content: Sendable, Hashable {

@@ -36,12 +36,26 @@ extension JobEntry {
         var o = JSONObject()
         o.set("name", .string(name))
         o.set("devices", .array(devices.map { .string($0) }))
+        if let announcement {
+            var a = JSONObject()
+            a.set("media", .string(announcement.media))
+            if let v = announcement.volume { a.set("volume", .int(Int64(v))) }
+            if let v = announcement.contentType { a.set("content_type", .string(v)) }
+            a.set("timeout", .double(announcement.timeout))
+            if let times = announcement.times, let days = times.entries.first?.days {
+                a.set("at", .array(times.entries.map { .string(Self.clock($0.from)) }))
+                a.set("days", Self.daysJSON(days))
+                o.set("timezone", .string(times.zone.name))
+            }
+            o.set("announce", .object(a))
+            return .object(o)
+        }
         if let appID { o.set("app_id", .string(appID)) }
         if let schedule {
             o.set("timezone", .string(schedule.zone.name))
             o.set("schedule", .array(zip(schedule.entries, scheduled).map { entry, content in
                 var e = JSONObject()
-                e.set("days", .array((0..<7).filter(entry.days.contains).map { .string(["sun", "mon", "tue", "wed", "thu", "fri", "sat"][$0]) }))
+                e.set("days", Self.daysJSON(entry.days))
                 e.set("from", .string(Self.clock(entry.from)))
                 e.set("to", .string(Self.clock(entry.to)))
                 for (key, value) in Self.contentJSON(content) { e.set(key, value) }
@@ -65,6 +79,10 @@ extension JobEntry {
         o.set("check_interval", .double(checkInterval))
         o.set("retry_delay", .double(retryDelay))
         return .object(o)
+    }
+
+    static func daysJSON(_ days: Set<Int>) -> JSONValue {
+        .array((0..<7).filter(days.contains).map { .string(CastlineConfiguration.dayNames[$0]) })
     }
 
     /// `HH:MM:SS` for seconds after midnight.

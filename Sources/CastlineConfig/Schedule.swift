@@ -81,6 +81,24 @@ public struct Schedule: Sendable, Hashable {
         return candidates.sorted().first { entry(at: $0) != current }
     }
 
+    /// The first instant after `instant` at which an entry starts (within 8 days; nil when no
+    /// entry has a day). What an announce job's `at:` times are asked.
+    public func nextStart(after instant: Int64) -> Int64? {
+        let base = instant + Int64(zone.offset(at: instant))
+        let today = base >= 0 ? base / 86_400 : (base - 86_399) / 86_400
+        var next: Int64?
+        for day in (today - 1)...(today + 8) {
+            let weekday = Int(((day % 7) + 7 + 4) % 7)
+            for entry in entries where entry.days.contains(weekday) {
+                let localInstant = day * 86_400 + Int64(entry.from)
+                let guess = localInstant - Int64(zone.offset(at: localInstant))
+                let exact = localInstant - Int64(zone.offset(at: guess))
+                if exact > instant, next.map({ exact < $0 }) ?? true { next = exact }
+            }
+        }
+        return next
+    }
+
     /// Pairs of entries (indices) that are in force at the same time on some day.
     public var overlaps: [(Int, Int)] {
         var found: [(Int, Int)] = []

@@ -27,6 +27,8 @@ package enum ControlCommand: Sendable, Equatable {
     /// The job's name and its definition as text (JSON or YAML, checked like a config job).
     case putJob(String, String)
     case deleteJob(String)
+    /// Plays an announce job's announcement now on its devices (`wait`: answer once each is restored).
+    case runJob(String, wait: Bool)
     case showLogging
     /// nil removes the API's layer of rules.
     case setLogging(String?)

@@ -65,48 +65,19 @@ extension ControlPlane {
         // A newer command took the device during the announcement: it wins, nothing is restored
         // over it (the volume still is).
         let overtaken = commandCounts[device.id, default: 0] != commandsBefore
-        if !overtaken { do throws(ControlError) {
-            switch plan {
-            case .nothing(let why):
-                // The device was idle (or its app had nothing on): it goes back to that.
-                try await stopAnnouncementApp(on: link, device: device)
-                answer.set("before", .string(why))
-            case .impossible(let why):
-                try await stopAnnouncementApp(on: link, device: device)
-                restored = false
-                reason = why + "; the device is left idle"
-            case .load(let appID, let media, let options):
-                try await relaunch(appID, on: link, device: device)
-                let wanted: PlayerState = options.autoplay ? .playing : .paused
-                switch await link.remoteMediaClient.loadAndWait(media, options: options, until: wanted, timeout: 30) {
-                case .success: break
-                case .failure(let error): throw ControlError(.refused, "restore_failed", "\(device.friendlyName): \(error)")
-                }
-                if previousOwner != nil { await registry.claim(device.id, owner: previousOwner!, contentID: media.contentURL ?? media.contentID) }
-            case .queue(let appID, let items, let startIndex, let startTime, let repeatMode, let autoplay):
-                try await relaunch(appID, on: link, device: device)
-                let updates = link.remoteMediaClient.statusUpdates()
-                try Self.check(await link.remoteMediaClient.queueLoad(items, startIndex: startIndex, repeatMode: repeatMode, startTime: startTime)
-                    .result.map { _ in () }, "QUEUE_LOAD", device: device)
-                if !autoplay { try Self.check(await link.remoteMediaClient.pause().result.map { _ in () }, "PAUSE", device: device) }
-                let wanted: PlayerState = autoplay ? .playing : .paused
-                if link.remoteMediaClient.mediaStatus?.effectivePlayerState != wanted,
-                   await updates.first(within: 30, where: { $0?.effectivePlayerState == wanted }) == nil {
-                    throw ControlError(.unavailable, "restore_failed", "\(device.friendlyName): the queue is back but not \(wanted.rawValue) within 30 s")
-                }
-                if previousOwner != nil, let media = items[startIndex].media {
-                    await registry.claim(device.id, owner: previousOwner!, contentID: media.contentURL ?? media.contentID)
-                }
-            }
-        } catch {
-            restored = false
-            reason = error.message
-        } }
         if overtaken {
             restored = false
             reason = "a newer command took the device during the announcement; what it shows stays"
-        } else if previousOwner == nil || restored == false {
-            await registry.release(device.id, owner: CommandOwner.name)
+        } else {
+            do throws(ControlError) {
+                switch try await restore(plan, on: link, device: device, previousOwner: previousOwner) {
+                case .restored(let before): if let before { answer.set("before", .string(before)) }
+                case .notRestored(let why): (restored, reason) = (false, why)
+                }
+            } catch {
+                (restored, reason) = (false, error.message)
+            }
+            if previousOwner == nil || restored == false { await registry.release(device.id, owner: CommandOwner.name) }
         }
         // The volume and mute come back whatever else did.
         if let volume = snapshot.volume, arguments.volume != nil {
@@ -122,6 +93,51 @@ extension ControlPlane {
         daemon.events.emit(.device, "announcement", device: device.id, ["restored": restored, "seconds": .double(elapsed)])
         answer.set("after", await result(entry))
         return .object(answer)
+    }
+
+    enum RestoreOutcome {
+        /// Back as it was; `before`: what the device showed when there was nothing to bring back.
+        case restored(before: String?)
+        /// Could not come back (why); the device is left idle.
+        case notRestored(String)
+    }
+
+    /// Brings back what `plan` says (after the announcement): the app, then the media or the
+    /// queue, playing or paused; the previous owner (a job) gets the device back.
+    private func restore(_ plan: AnnouncementSnapshot.Restore, on link: CastSession, device: CastDevice,
+                         previousOwner: String?) async throws(ControlError) -> RestoreOutcome {
+        switch plan {
+        case .nothing(let why):
+            // The device was idle (or its app had nothing on): it goes back to that.
+            try await stopAnnouncementApp(on: link, device: device)
+            return .restored(before: why)
+        case .impossible(let why):
+            try await stopAnnouncementApp(on: link, device: device)
+            return .notRestored(why + "; the device is left idle")
+        case .load(let appID, let media, let options):
+            try await relaunch(appID, on: link, device: device)
+            let wanted: PlayerState = options.autoplay ? .playing : .paused
+            switch await link.remoteMediaClient.loadAndWait(media, options: options, until: wanted, timeout: 30) {
+            case .success: break
+            case .failure(let error): throw ControlError(.refused, "restore_failed", "\(device.friendlyName): \(error)")
+            }
+            if let previousOwner { await registry.claim(device.id, owner: previousOwner, contentID: media.contentURL ?? media.contentID) }
+        case .queue(let appID, let items, let startIndex, let startTime, let repeatMode, let autoplay):
+            try await relaunch(appID, on: link, device: device)
+            let updates = link.remoteMediaClient.statusUpdates()
+            try Self.check(await link.remoteMediaClient.queueLoad(items, startIndex: startIndex, repeatMode: repeatMode, startTime: startTime)
+                .result.map { _ in () }, "QUEUE_LOAD", device: device)
+            if !autoplay { try Self.check(await link.remoteMediaClient.pause().result.map { _ in () }, "PAUSE", device: device) }
+            let wanted: PlayerState = autoplay ? .playing : .paused
+            if link.remoteMediaClient.mediaStatus?.effectivePlayerState != wanted,
+               await updates.first(within: 30, where: { $0?.effectivePlayerState == wanted }) == nil {
+                throw ControlError(.unavailable, "restore_failed", "\(device.friendlyName): the queue is back but not \(wanted.rawValue) within 30 s")
+            }
+            if let previousOwner, let media = items[startIndex].media {
+                await registry.claim(device.id, owner: previousOwner, contentID: media.contentURL ?? media.contentID)
+            }
+        }
+        return .restored(before: nil)
     }
 
     /// Launches the default receiver and plays `media` until it finishes (IDLE), fails, or

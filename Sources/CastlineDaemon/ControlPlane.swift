@@ -111,6 +111,7 @@ package actor ControlPlane {
         case .deleteJob(let name):
             try await daemon.deleteJob(name)
             return ["deleted": .string(name)]
+        case .runJob(let name, let wait): return try await runJob(name, wait: wait)
         case .showLogging: return await logging()
         case .setLogging(let rules):
             try await daemon.setAPILogRules(rules)
@@ -138,6 +139,7 @@ package actor ControlPlane {
         case .listJobs, .showJob: return "jobs"
         case .putJob: return "job put"
         case .deleteJob: return "job delete"
+        case .runJob: return "job run"
         case .showLogging, .setLogging, .explainLogging: return "logging"
         }
     }

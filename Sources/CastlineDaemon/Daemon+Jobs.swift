@@ -29,6 +29,10 @@ extension Daemon {
         }
         let source = apiJobs[job.name] != nil ? "api" : "\(config.file):\(job.mark.line)"
         var object: JSONObject = ["name": .string(job.name), "source": .string(source), "definition": job.json, "devices": .array(devices)]
+        if job.announcement != nil, let driver = drivers[job.name] {
+            object.set("devices", .array(await driver.matchedDevices.map { ["device": .string($0.device), "id": .string($0.id), "state": "ready"] }))
+            object.set("announcement", await driver.announcementState)
+        }
         if job.schedule != nil, let (entry, next) = await drivers[job.name]?.scheduleState {
             var state = JSONObject()
             state.set("entry", entry.map { .int(Int64($0 + 1)) } ?? .null)

@@ -40,6 +40,8 @@ package actor Daemon {
     var lastWatchdog = 0.0
     var running = false
     var finished: AsyncStream<Void>.Continuation?
+    /// The control plane announce jobs run through at their times (``attach(_:)``).
+    weak var plane: ControlPlane?
     package nonisolated let startedAt = MonotonicClock.seconds()
 
     /// `providers`: the discovery plugin providers the config lets run (filtered by the caller,
@@ -147,7 +149,27 @@ package actor Daemon {
 
     func startDriver(_ job: JobEntry) {
         drivers[job.name] = JobDriver(job: job, registry: registry, events: events, defaultAppID: config.receiverAppID, group: group,
-                                      logSystem: logSystem, pluginChannels: pluginChannels, idleTimeouts: config.daemon.idleTimeouts)
+                                      logSystem: logSystem, pluginChannels: pluginChannels, idleTimeouts: config.daemon.idleTimeouts,
+                                      announcementRunner: { [weak self] name in await self?.runAnnouncement(name) ?? .null })
+    }
+
+    /// The control plane whose commands this hub serves: announce jobs run through it at their times.
+    package func attach(_ plane: ControlPlane) { self.plane = plane }
+
+    package func driver(named name: String) -> JobDriver? { drivers[name] }
+
+    /// An announce job's timed run, through the control plane like a run from the API.
+    func runAnnouncement(_ name: String) async -> JSONValue {
+        guard let plane else {
+            log.error("announce job \(name) is due but no control plane serves this hub", ["job": .string(name)])
+            return ["error": "no control plane"]
+        }
+        switch await plane.execute(.runJob(name, wait: true)) {
+        case .success(let answer): return answer
+        case .failure(let error):
+            log.warning("announce job \(name): \(error.message)", ["job": .string(name), "error": .string(error.code)])
+            return ["error": .string(error.message), "code": .string(error.code)]
+        }
     }
 
     func handle(_ event: DiscoveryEvent) async {

@@ -51,12 +51,20 @@ package actor JobDriver {
     /// `daemon.idle_timeouts`: model globs → seconds.
     let idleTimeouts: [(model: String, seconds: Double)]
     var stopped = false
+    /// An announce job's `at:` timer, whether its announcement plays now, its last run (Unix
+    /// seconds and the answer), and how it runs (the control plane, given by the daemon).
+    var announcementTimer: AnnouncementTimer?
+    var announcing = false
+    var lastAnnouncement: (Int64, JSONValue)?
+    let announcementRunner: (@Sendable (String) async -> JSONValue)?
 
     /// `defaultAppID`: the app when the job names none (the config's `receiver_app_id`).
     package init(job: JobEntry, registry: DeviceRegistry, events: HubEvents, defaultAppID: String, group: EventLoopGroup,
                 logSystem: LogSystem, pluginChannels: PluginChannels? = nil, idleTimeouts: [(model: String, seconds: Double)] = [],
-                wallClock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
+                wallClock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) },
+                announcementRunner: (@Sendable (String) async -> JSONValue)? = nil) {
         self.job = job
+        self.announcementRunner = announcementRunner
         self.wallClock = wallClock
         content = job.schedule == nil ? job : nil
         self.idleTimeouts = idleTimeouts
@@ -97,6 +105,7 @@ package actor JobDriver {
 
     package func deviceFound(_ device: CastDevice, aliases: [String]) {
         guard !stopped, matches(device, aliases: aliases) else { return }
+        if job.announcement != nil { return announceDeviceFound(device) }
         let known = devices[device.id] != nil
         devices[device.id] = device
         if job.schedule != nil, scheduleEntry == nil { applySchedule() }
@@ -125,6 +134,7 @@ package actor JobDriver {
 
     package func tick() {
         guard !stopped else { return }
+        if let announcement = job.announcement { return announcementTick(announcement) }
         if job.schedule != nil { applySchedule() }
         for id in machines.keys.sorted() { feed(id, .tick) }
     }

@@ -57,7 +57,7 @@ final class CommandEnvironment: @unchecked Sendable {
         if !kinds.isEmpty { plugins.loadAll() }
         for sink in config.logging.sinks {
             do {
-                logSystem.addSink(try plugins.openLogSink(id: sink.type, options: sink.options))
+                logSystem.addSink(try plugins.openAnyLogSink(id: sink.type, options: sink.options))
             } catch {
                 printError("\(config.file):\(sink.mark.line):\(sink.mark.column): error: logging sink \"\(sink.type)\": \(error)")
                 throw CastlineExit.configError

@@ -5,10 +5,10 @@ import CastlineDaemon
 /// `castline jobs list|show|add|rm`: the running daemon's jobs (desired state, kept across restarts).
 struct JobsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "jobs", abstract: "List, show, add and remove the running daemon's jobs.",
+        commandName: "jobs", abstract: "List, show, add, remove and run the running daemon's jobs.",
         discussion: "Jobs added here are kept in the daemon's jobs file (daemon.jobs_file) and survive restarts; jobs of the config file are changed there.\n"
             + CastlineExit.summary,
-        subcommands: [List.self, Show.self, Add.self, Remove.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Show.self, Add.self, Remove.self, Run.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Every job with its state on each device.")
@@ -22,6 +22,13 @@ struct JobsCommand: ParsableCommand {
                 let definition = job["definition"]
                 let what = definition?["site"]?["url"]?.string ?? definition?["media"]?["url"]?.string
                     ?? definition?["media"]?["items"].map { "\($0.array?.count ?? 0) items" } ?? ""
+                if let state = job["announcement"] {
+                    let media = definition?["announce"]?["media"]?.string ?? ""
+                    let next = state["next"]?.string.map { "next at \($0)" } ?? "when run"
+                    printLine("\(job["name"]?.string ?? "?") (\(job["source"]?.string ?? "?")) announce \(media) [\(next)]"
+                              + (devices.isEmpty ? "  no device yet" : "  " + (job["devices"]?.array ?? []).map { $0["device"]?.string ?? "?" }.joined(separator: ", ")))
+                    continue
+                }
                 var schedule = ""
                 if let state = job["schedule"] {
                     let entry = state["entry"]?.int.map { "entry \($0)" } ?? "no entry"
@@ -104,6 +111,38 @@ struct JobsCommand: ParsableCommand {
         func run() throws {
             try options.daemon(for: "jobs").send("DELETE", "/v1/jobs/" + DaemonClient.percentEncoded(name))
             if !options.json { printLine("job \(name) removed") }
+        }
+    }
+
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "run", abstract: "Play an announce job's announcement now on its devices; each is restored afterwards.",
+            discussion: "Prints one line per device, as castline announce does; exit 5 when a device could not be restored.\n"
+                + CastlineExit.summary)
+        @OptionGroup var options: DaemonOptions
+        @Argument(help: "The announce job's name.") var name: String
+        @Flag(inversion: .prefixedNo, help: "Wait until each device is restored; --no-wait returns once the announcement is under way.")
+        var wait = true
+
+        func run() async throws {
+            let answer = try options.daemon(for: "jobs").send("POST", "/v1/jobs/" + DaemonClient.percentEncoded(name) + "/run",
+                                                              body: ["wait": .bool(wait)])
+            if options.json { printLine(answer.serialized()) }
+            guard wait else {
+                if !options.json { printLine("job \(name): announcing on \(answer["devices"]?.int ?? 0) device(s)") }
+                return
+            }
+            var worst: Int32 = 0
+            for device in answer["devices"]?.array ?? [] {
+                if let error = device["error"]?.string {
+                    if !options.json { printError("castline: \(device["device"]?.string ?? "?"): \(error)") }
+                    worst = 1
+                } else {
+                    if !options.json { CommandOutput.print(device, json: false) }
+                    if device["restored"] != .bool(true), worst == 0 { worst = CastlineExit.notRestored.rawValue }
+                }
+            }
+            if worst != 0 { throw ExitCode(worst) }
         }
     }
 }

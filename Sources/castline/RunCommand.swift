@@ -59,6 +59,7 @@ struct RunCommand: AsyncParsableCommand {
         let plugins = environment.plugins
         let plane = ControlPlane(daemon: daemon, config: settings, logSystem: environment.logSystem, group: environment.group,
                                  probe: { media, type, head in plugins.probeMediaFormat(url: media, contentType: type, body: head).mapError { $0 } })
+        await daemon.attach(plane)
         let logger = Logger(class: "RunCommand", system: environment.logSystem)
         DescriptorLimit.raise(log: logger)
         let server: APIServer

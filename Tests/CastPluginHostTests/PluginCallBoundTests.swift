@@ -193,4 +193,28 @@ import Testing
         #expect(took >= .milliseconds(500) && took < .seconds(5), "\(took)")
         rig.host.shutdown()
     }
+
+    @Test func aMediaFormatProbeThatHangsIsGivenUpAfterTheBoundAndNeverAskedAgain() throws {
+        let rig = try PluginHostRig(paths: [Self.blocks]) {
+            $0.callTimeout = 0.3
+            $0.pluginConfigs = ["test-blocks": #"{"block_ms": 6000}"#]
+            $0.allowedNamespaces = ["urn:x-cast:org.castline.test"]
+        }
+        rig.host.loadAll()
+        // The plugin's probe sleeps 6 s; the caller gets its answer after the 0.3 s bound.
+        let start = ContinuousClock.now
+        let first = rig.host.probeMediaFormat(url: "http://a/x", contentType: "application/x-blocking")
+        let took = ContinuousClock.now - start
+        guard case .failure(let error) = first else {
+            Issue.record("a probe that blocks 6 s answered: \(first)")
+            return
+        }
+        #expect(error.reason == "test-blocks/test-blocking-format: disabled: its probe did not return within 0.3 s (plugins.call_timeout)")
+        #expect(took >= .milliseconds(300) && took < .seconds(5), "\(took)")
+        // Disabled: asked again, it is skipped with the same reason, and the error is logged once.
+        let second = rig.host.probeMediaFormat(url: "http://a/y", contentType: "application/x-blocking")
+        #expect(second == .failure(error))
+        let errors = rig.records(class: "PluginHost").filter { $0.level == .error && $0.fields["feature"] == .string("test-blocking-format") }
+        #expect(errors.count == 1, "\(errors.map(\.message))")
+    }
 }

@@ -114,4 +114,17 @@ struct RequestTrackerTests {
         #expect(gone.allSatisfy { if case .failure(.disconnected) = $0.result { true } else { false } })
         #expect(tracker.waiting.isEmpty)
     }
+
+    @Test("failing a destination ends only the requests sent there, oldest first")
+    func failByDestination() {
+        var tracker = RequestTracker<String>()
+        _ = tracker.begin(namespace: .media, type: "LOAD", timeout: 30, now: 0, waiter: "load", destination: "app-1")
+        _ = tracker.begin(namespace: .receiver, type: "GET_STATUS", timeout: 30, now: 1, waiter: "status", destination: "receiver-0")
+        _ = tracker.begin(namespace: .media, type: "GET_STATUS", timeout: 30, now: 2, waiter: "media", destination: "app-1")
+        let failed = tracker.fail(destination: "app-1", with: .disconnected("app stopped"))
+        #expect(failed.map(\.request.waiter) == ["load", "media"])
+        #expect(failed.allSatisfy { if case .failure(.disconnected("app stopped")) = $0.result { true } else { false } })
+        #expect(tracker.waiting.map(\.waiter) == ["status"], "the platform's request stays")
+        #expect(tracker.fail(destination: "app-1", with: .cancelled).isEmpty)
+    }
 }

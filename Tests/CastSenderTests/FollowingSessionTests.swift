@@ -68,4 +68,31 @@ struct FollowingSessionTests {
             await follower.end(stopCasting: false)
         }
     }
+
+    @Test("a LOAD the app never answers fails as soon as the app stops, not at the request timeout")
+    func pendingLoadFailsWhenTheAppStops() async throws {
+        try await withSenderRig(settings: { $0.mediaFetchTimeout = 60; $0.timing.checksLoopbackMedia = true }) { rig in
+            // The simulator fetches loopback media before it answers a LOAD: from a listener
+            // that never answers, the LOAD stays pending.
+            let silent = try await SilentListener.start(group: rig.group)
+            rig.atStop { await silent.stop() }
+            let follower = try await rig.manager { $0.joinPolicy = .follow; $0.requestTimeout = 30 }.startSession(on: rig.device())
+            _ = try await follower.launch(appID: "CC1AD845")
+            let media = MediaInformation(contentID: "http://127.0.0.1:\(silent.port)/never.mp4", contentType: "video/mp4")
+            let load = Task { await follower.remoteMediaClient.load(media).result }
+            #expect(await pollUntil(timeout: 10) { await silent.accepted > 0 }, "the simulator is fetching the media")
+            let started = MonotonicClock.seconds()
+            _ = try await rig.control(["command": "stop-app", "device": 0])
+            let result = await load.value
+            let waited = MonotonicClock.seconds() - started
+            guard case .failure(.disconnected(let why)) = result else {
+                Issue.record("the LOAD ended with \(result), not as disconnected by the app's stop")
+                return
+            }
+            #expect(why.contains("CC1AD845") && why.contains("stopped"), "\(why)")
+            #expect(waited < 5, "it failed \(waited) s after the stop; the request timeout is 30 s")
+            #expect(await follower.state == .connected, "the session stays on the device")
+            await follower.end(stopCasting: false)
+        }
+    }
 }

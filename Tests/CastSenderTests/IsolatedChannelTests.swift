@@ -80,4 +80,50 @@ import Glibc
             await session.end(stopCasting: true)
         }
     }
+
+    static let blocks = BuiltProducts.library("TestPluginBlocks")
+
+    @Test func aHelperWhoseCallbackNeverReturnsIsKilledAndRestartedAndTheChannelWorksAgain() async throws {
+        try await withSenderRig { rig in
+            let session = try await rig.manager(appID: "CA571E00").startSession(on: rig.device())
+            var configuration = PluginHostConfiguration(
+                searchPath: PluginSearchPath(commandLine: [Self.blocks], executableFolder: nil),
+                allowedNamespaces: ["urn:x-cast:org.castline.test"], scanner: PluginScanner(executable: Self.castline, timeout: 5),
+                callTimeout: 1)
+            configuration.isolatedPlugins = ["test-blocks"]
+            configuration.pluginConfigs = ["test-blocks": #"{"block_ms": 60000}"#]
+            let host = PluginHost(configuration: configuration, logSystem: rig.logSystem)
+            host.loadAll()
+            // Isolated, its discovery is refused (channels, media formats and sinks run there).
+            #expect(host.problems.count == 1 && host.problems.allSatisfy { "\($0)".contains("load the plugin in process for its discovery") },
+                    "\(host.problems)")
+            let helper = try #require(host.isolatedPlugin("test-blocks"))
+            let firstPID = try #require(helper.helperPID)
+            let channel = try await host.openChannel(id: "test-blocking-channel", on: session)
+
+            // The poke's PING comes back from the simulator's app; the plugin's on_message then
+            // sleeps 60 s in the helper. The helper answers no ping: killed and restarted.
+            #expect(try await channel.command(["do": "poke"]).get()["sent"] == 0)
+            let restarted = await pollValue(timeout: 30) { () -> Int32? in
+                guard let pid = helper.helperPID, pid != firstPID else { return nil }
+                return pid
+            }
+            #expect(restarted != nil, "the hung helper (pid \(firstPID)) was not replaced")
+            #expect(kill(firstPID, 0) != 0, "the hung helper is gone")
+            let errors = rig.logRecords.filter { $0.className == "IsolatedPlugin" && $0.level == .error }
+            #expect(errors.count == 1, "\(errors.map(\.message))")
+            #expect(errors.first?.fields["problem"] == .string("timed_out"))
+            #expect(errors.first?.message.contains("did not answer within") == true, "\(errors.first?.message ?? "")")
+
+            // The channel was opened again in the new helper and works (until its next PING).
+            let back = await pollValue(timeout: 30) { () async -> Int64? in
+                guard case .success(let reply) = await channel.command(["do": "poke"], timeout: .seconds(5)) else { return nil }
+                return reply["sent"]?.int
+            }
+            #expect(back == 0)
+            await channel.close()
+            host.shutdown()
+            await session.end(stopCasting: true)
+        }
+    }
 }

@@ -100,7 +100,7 @@ import Testing
         #expect(errors("jobs:\n  - {name: a, devices: [x], media: http://a/m.mp4, site: http://a/}\n")
                 == ["c.yaml:2:52: error: jobs[0] has both media and site: a job casts one or the other"])
         #expect(errors("jobs:\n  - {name: a, devices: [x]}\n")
-                == ["c.yaml:2:5: error: jobs[0] needs media (what to play) or site (a web page to keep shown)"])
+                == ["c.yaml:2:5: error: jobs[0] needs media (what to play), site (a web page to keep shown) or announce (an announcement to play and then restore)"])
         #expect(errors("jobs:\n  - {name: a, devices: [x], site: {url: /srv/board.html}}\n").first?.contains("must be an http:// or https:// URL") == true)
     }
 

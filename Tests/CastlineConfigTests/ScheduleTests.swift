@@ -77,4 +77,62 @@ import Testing
         #expect(errors(head + "    schedule: [{days: funday, from: \"08:00\", to: \"09:00\", media: http://a/m.mp4}]\n")
                 .first?.contains("\"funday\" is not a day") == true)
     }
+
+    @Test func nextStartFindsTheNextTimeOnItsDaysAcrossSummerTime() throws {
+        // 09:00 and 18:30 on weekdays in Paris.
+        let paris = try ZoneRules.load("Europe/Paris")
+        let times = Schedule(entries: [.init(days: [1, 2, 3, 4, 5], from: 9 * 3600, to: 9 * 3600 + 1),
+                                       .init(days: [1, 2, 3, 4, 5], from: 18 * 3600 + 1800, to: 18 * 3600 + 1801)], zone: paris)
+        // Friday 13:00 Paris → Friday 18:30 Paris = 17:30 UTC.
+        #expect(times.nextStart(after: Self.friday) == Self.friday + 5 * 3600 + 1800)
+        // From then, the weekend is skipped: Monday 09:00 Paris, summer time (07:00 UTC).
+        let monday = Self.friday + 3 * 86_400 - 5 * 3600
+        #expect(times.nextStart(after: Self.friday + 5 * 3600 + 1800) == monday)
+        // The instant itself is not "after" it.
+        #expect(times.nextStart(after: monday) == monday + 9 * 3600 + 1800)
+        #expect(times.nextStart(after: monday - 1) == monday)
+        #expect(Schedule(entries: [.init(days: [], from: 0, to: 1)], zone: paris).nextStart(after: Self.friday) == nil)
+    }
+
+    @Test func anAnnounceJobInTheConfigAndThroughTheAPI() throws {
+        let (config, _) = try CastlineConfiguration.parse("""
+            jobs:
+              - name: lunch-bell
+                devices: ["Kitchen*", "Hall"]
+                timezone: Europe/Paris
+                announce:
+                  media: /srv/chime.mp3
+                  volume: 70
+                  timeout: 30
+                  at: ["12:00", "17:30:15"]
+                  days: mon-fri
+            """, file: "c.yaml")
+        let job = try #require(config.jobs.first)
+        let announcement = try #require(job.announcement)
+        #expect(announcement.media == "/srv/chime.mp3" && announcement.volume == 70 && announcement.timeout == 30)
+        #expect(announcement.times?.entries.map(\.from) == [12 * 3600, 17 * 3600 + 1815])
+        #expect(announcement.times?.entries.allSatisfy { $0.days == [1, 2, 3, 4, 5] } == true && announcement.times?.zone.name == "Europe/Paris")
+        #expect(job.media.url == "/srv/chime.mp3" && job.schedule == nil)
+        let again = try JobEntry.parse(job.json.serialized(), source: "api")
+        #expect(again.announcement == job.announcement && again.devices == job.devices)
+        // Run on demand only: no times.
+        let onDemand = try JobEntry.parse(#"{"devices": ["*"], "announce": {"media": "http://a/doorbell.mp3"}}"#, source: "api", name: "door")
+        #expect(onDemand.announcement?.times == nil && onDemand.announcement?.timeout == 120)
+    }
+
+    @Test func badAnnounceJobsPointAtTheirPlace() {
+        let head = "jobs:\n  - name: a\n    devices: [x]\n"
+        #expect(errors(head + "    announce: {media: http://a/c.mp3, at: [\"25:00\"]}\n")
+                == ["c.yaml:4:44: error: jobs[0].announce.at[0]: \"25:00\" is not a time of day (00:00 to 24:00)"])
+        #expect(errors(head + "    announce: {media: http://a/c.mp3, days: mon}\n")
+                == ["c.yaml:4:39: error: jobs[0].announce.days goes with at: (the times the announcement plays on those days)"])
+        #expect(errors(head + "    media: http://a/m.mp4\n    announce: {media: chime.mp3}\n")
+                == ["c.yaml:4:5: error: jobs[0].media: an announce job plays its announce.media (announce.at and days say when)",
+                    "c.yaml:5:23: error: jobs[0].announce.media must be an http:// or https:// URL or an absolute file path, not \"chime.mp3\""])
+        #expect(errors(head + "    takeover: reclaim\n    announce: {media: http://a/c.mp3, volume: 120}\n")
+                == ["c.yaml:4:5: error: jobs[0].takeover: it applies to jobs that keep media playing, not to an announce job",
+                    "c.yaml:5:47: error: jobs[0].announce.volume must be between 0 and 100, not 120"])
+        #expect(errors(head + "    announce: {media: http://a/c.mp3, at: [\"08:00\", \"8:00\"]}\n")
+                == ["c.yaml:4:53: error: jobs[0].announce.at[1] repeats an earlier time"])
+    }
 }

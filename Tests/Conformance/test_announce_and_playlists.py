@@ -229,6 +229,46 @@ def test_a_long_m3u_playlist_is_loaded_a_window_at_a_time(netns, workdir):
         assert sim.stop() == 0
 
 
+def test_a_playlist_job_from_an_m3u_url_resolves_its_entries_against_the_url(netns, workdir):
+    """An M3U served over HTTP (relative and absolute entries, comments): the job fetches it, loads
+    its three items as one queue, and the simulator fetches each item from the resolved URL."""
+    import sys
+    from hub import Hub
+    folder = media_files(workdir, "served", ["a.wav", "b.wav"])
+    os.makedirs(os.path.join(folder, "more"), exist_ok=True)
+    media_files(os.path.join(workdir, "served"), "more", ["c.wav"])
+    with open(os.path.join(folder, "list.m3u"), "w") as f:
+        f.write("#EXTM3U\n#EXTINF:1,first\na.wav\n\n# a comment\nmore/c.wav\nhttp://127.0.0.1:8097/b.wav\n")
+    server = subprocess.Popen(netns.command(sys.executable, "-m", "http.server", "8097", "--bind", "127.0.0.1", "--directory", folder),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    config = os.path.join(workdir, "sim.json")
+    with open(config, "w") as f:
+        json.dump({"mediaRules": [{"contentId": "*.wav", "duration": 2}]}, f)
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--config", config])
+    try:
+        wait_until(lambda: netns.run("curl", "-sf", "-o", "/dev/null", "http://127.0.0.1:8097/list.m3u", timeout=5).returncode == 0,
+                   10, "the playlist server")
+        hub = Hub(netns, sim, workdir, jobs="""jobs:
+  - name: remote
+    devices: ["*"]
+    media: {url: "http://127.0.0.1:8097/list.m3u", repeat: all}
+""")
+        try:
+            shown = Shown(sim)
+            wait_until(lambda: len(shown.poll()) >= 3, 30, "three items played")
+            media = state(sim)["media"]
+            assert media["itemCount"] == 3 and media["repeatMode"] == "REPEAT_ALL", media
+            assert shown.names[:3] == ["a.wav", "c.wav", "b.wav"], shown.names
+            ids = [s.get("contentId") for s in shown.statuses if s.get("contentId")]
+            assert "http://127.0.0.1:8097/more/c.wav" in ids, sorted(set(ids))
+        finally:
+            hub.stop()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        assert sim.stop() == 0
+
+
 def test_cast_several_files_as_one_queue_with_repeat(netns, workdir):
     """`castline cast a b c --repeat all`: one QUEUE_LOAD, the files served by the command until
     Ctrl-C, which stops the media; the API takes a folder the same way."""
@@ -309,4 +349,66 @@ def test_a_schedule_switches_at_its_boundaries(netns, workdir):
         assert status == 200 and body["schedule"]["entry"] is None, body
     finally:
         hub.stop()
+        assert sim.stop() == 0
+
+
+def test_an_announce_job_runs_on_demand_and_at_its_time(netns, workdir):
+    """An announce job over two devices, each playing a movie with subtitles at 35 %: `castline
+    jobs run` plays the chime on both at 70 % and restores each (read from the simulator); its
+    `at:` time a little ahead plays it again on its own within 2 s of the boundary, and the job's
+    state shows that run's outcome and the next time."""
+    from hub import Hub
+    sim = simulator(netns, workdir, devices=2)
+    try:
+        for index in (0, 1):
+            before = setup(netns, sim, "movie", index=index)
+            assert before["tracks"] == [1], before
+        due = int(time.time()) + 25
+        at = time.strftime("%H:%M:%S", time.gmtime(due))
+        hub = Hub(netns, sim, workdir, jobs=f"""jobs:
+  - name: bell
+    devices: ["*"]
+    timezone: UTC
+    announce: {{media: "{CHIME}", volume: 70, timeout: 30, at: ["{at}"]}}
+""")
+        try:
+            volumes = []
+            run = subprocess.Popen(netns.command(castline_binary(), "jobs", "run", "bell", "--api-socket", hub.socket),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            wait_until(lambda: all((state(sim, i).get("media") or {}).get("contentId") == CHIME
+                                   and volumes.append(state(sim, i)["volume"]["level"]) is None for i in (0, 1)), 20, "the chime on both")
+            assert all(abs(v - 0.70) < 0.005 for v in volumes[-2:]), volumes
+            out, err = run.communicate(timeout=60)
+            assert run.returncode == 0, (out, err, hub.log()[-3000:])
+            assert out.count(": announced ") == 2 and "not restored" not in out, out
+            for i in (0, 1):
+                after = state(sim, i)
+                media = after["media"]
+                assert media["contentId"] == f"{BASE}/movie.mp4" and media["currentTime"] >= 90 and media["activeTrackIds"] == [1], media
+                assert abs(after["volume"]["level"] - 0.35) < 0.005, after["volume"]
+
+            # The timed run: the chime appears within 2 s of its time, then both come back.
+            assert time.time() < due - 1, "the on-demand run took too long for the timed one to be checked"
+            seen = wait_until(lambda: time.time() if (state(sim, 0).get("media") or {}).get("contentId") == CHIME else None,
+                              due - time.time() + 10, "the timed chime", interval=0.05)
+            assert abs(seen - due) <= 2.0, (seen - due, hub.log()[-3000:])
+
+            def last_run():
+                status, body, _ = hub.get("/v1/jobs/bell")
+                assert status == 200, body
+                last = body["announcement"].get("last")
+                return body if last and last["at"].endswith(at + "Z") else None
+            body = wait_until(last_run, 30, "the timed run's outcome in the job's state")
+            assert body["announcement"]["last"]["restored"] == 2 and body["announcement"]["last"]["failed"] == 0, body
+            assert body["announcement"]["next"].endswith(at + "Z") and body["announcement"]["next"] > body["announcement"]["last"]["at"], body
+            assert sorted(d["device"] for d in body["devices"]) == sorted(d["name"] for d in sim.ready["devices"]), body
+            for i in (0, 1):
+                assert state(sim, i)["media"]["contentId"] == f"{BASE}/movie.mp4", state(sim, i)
+
+            # An unknown job is 404.
+            status, body, _ = hub.post("/v1/jobs/nothing/run")
+            assert status == 404 and body["error"]["code"] == "unknown_job", body
+        finally:
+            hub.stop()
+    finally:
         assert sim.stop() == 0

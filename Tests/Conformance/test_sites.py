@@ -333,3 +333,54 @@ def test_the_dashcast_walkthrough_builds_a_plugin_outside_the_tree(netns, sim, w
         assert app_state(sim)["page"]["url"] == url
     finally:
         hub.stop()
+
+
+def test_a_schedule_switches_from_media_to_a_site_and_back_to_idle(netns, workdir, pages):
+    """Dayparting with a page: a media entry, then a site entry, each a few seconds ahead (UTC):
+    the device plays the media, then shows the page in DashCast, then is left idle, each switch
+    within a second of its boundary, read from the simulator's own state."""
+    config = os.path.join(workdir, "sim.json")
+    with open(config, "w") as f:
+        json.dump({"mediaRules": [{"contentId": "*.mp4", "duration": 600}]}, f)
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--config", config])
+    url = f"{pages}/dash.html"
+    start = int(time.time()) + 6
+    at = lambda t: time.strftime("%H:%M:%S", time.gmtime(t))
+    hub = Hub(netns, sim, workdir, jobs=f"""jobs:
+  - name: lobby
+    devices: ["*"]
+    timezone: UTC
+    schedule:
+      - {{days: daily, from: "{at(start)}", to: "{at(start + 5)}", media: "http://media.invalid/morning.mp4"}}
+      - {{days: daily, from: "{at(start + 5)}", to: "{at(start + 10)}", site: "{url}"}}
+""")
+    try:
+        changes = []
+
+        def watch():
+            state = sim.control({"command": "list"})["devices"][0]["state"]
+            app = state.get("app")
+            if not app or app.get("isIdleScreen"):
+                shown = None
+            elif app.get("appId") == DASHCAST:
+                shown = (app.get("page") or {}).get("url")
+                if not shown:
+                    return False   # DashCast up, its page not sent yet
+            else:
+                shown = ((state.get("media") or {}).get("contentId") or "").rsplit("/", 1)[-1]
+                if not shown:
+                    return False   # the app launched, its media not loaded yet
+            if not changes or changes[-1][1] != shown:
+                changes.append((time.time(), shown))
+            return len(changes) >= 4
+
+        try:
+            wait_until(watch, 30, "three switches", interval=0.05)
+        except AssertionError:
+            raise AssertionError((changes, start, hub.log()[-3000:]))
+        assert [name for _, name in changes[:4]] == [None, "morning.mp4", url, None], changes
+        for (when, _), boundary in zip(changes[1:4], (start, start + 5, start + 10)):
+            assert abs(when - boundary) <= 1.0, (when - boundary, changes)
+    finally:
+        hub.stop()
+        assert sim.stop() == 0

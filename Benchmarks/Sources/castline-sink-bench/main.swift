@@ -5,6 +5,11 @@
 //     line → page-bounded write) timed with the thread's CPU clock around each batch handed over
 //     (`take`, as the pipeline does; the records are pre-built and each batch copied untimed); default
 //     rotation (2 MiB × 5) and no rotation. Then end to end through LogSystem (caller + worker).
+//   castline-sink-bench json-isolated PLUGIN_DIR SCRATCH_DIR
+//     The JSON sink in its helper process (`plugins.isolated`, `castline plugin-host` from
+//     PLUGIN_DIR): batches of 256 realistic records handed to the sink as the pipeline does, the
+//     wall time until the helper has written every line (its socket's back-pressure paces the
+//     caller), against the same run in process. Goal: >= 300,000 records/s isolated.
 //   castline-sink-bench journald PLUGIN_DIR
 //     Run inside a journald's mount namespace (Benchmarks/journald-sink.sh). The caller logs as
 //     fast as it can while journald is saturated: caller-side ns/op (median and p99 of 1,000-record
@@ -125,6 +130,73 @@ func jsonBench(pluginDir: String, scratch: String) throws {
     unlink("\(scratch)/bench-big.jsonl")
 }
 
+/// Lines in a file (newlines counted), 0 when it cannot be read.
+func lineCount(_ path: String) -> Int {
+    guard let file = fopen(path, "r") else { return 0 }
+    defer { fclose(file) }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var lines = 0
+    while true {
+        let n = fread(&buffer, 1, buffer.count, file)
+        if n <= 0 { break }
+        for i in 0..<n where buffer[i] == 10 { lines += 1 }
+    }
+    return lines
+}
+
+func isolatedJSONBench(pluginDir: String, scratch: String) throws {
+    let total = 1_000_000, batchSize = 256
+    let records = makeRecords(4096)
+    let batches = stride(from: 0, to: 4096, by: batchSize).map { Array(records[$0..<$0 + batchSize]) }
+    var results: [String: [Double]] = [:]
+    for round in 0..<4 {
+        for isolated in [false, true] {
+            let system = LogSystem(filter: LoggerFilter(minimumLevel: .warning))
+            system.addSink(ConsoleLogSink())
+            var configuration = PluginHostConfiguration(searchPath: PluginSearchPath(commandLine: [pluginDir], executableFolder: nil),
+                                                        featureKinds: [.logSink])
+            configuration.scanner = PluginScanner(executable: pluginDir + "/castline", timeout: 10)
+            if isolated { configuration.isolatedPlugins = ["json-sink"] }
+            let host = PluginHost(configuration: configuration, logSystem: system)
+            host.loadAll()
+            let path = "\(scratch)/isolated-bench.jsonl"
+            unlink(path)
+            let sink = try host.openAnyLogSink(id: "json", options: #"{"path":"\#(path)","max_bytes":4294967296}"#)
+            let wall0 = nanos(CLOCK_MONOTONIC)
+            var written = 0, next = 0
+            while written < total {
+                var batch = batches[next]
+                sink.take(&batch)
+                next = (next + 1) % batches.count
+                written += batchSize
+            }
+            sink.flush()
+            // The helper has written every line when the file has them all (bounded wait).
+            var lines = lineCount(path)
+            let deadline = nanos(CLOCK_MONOTONIC) + 120_000_000_000
+            while isolated, lines < written, nanos(CLOCK_MONOTONIC) < deadline {
+                usleep(2_000)
+                lines = lineCount(path)
+            }
+            let wall = Double(nanos(CLOCK_MONOTONIC) - wall0) / 1e9
+            if let s = sink as? IsolatedLogSink { s.close() } else if let s = sink as? PluginLogSink { s.close() }
+            host.shutdown()
+            unlink(path)
+            guard lines == written else {
+                print("error: \(isolated ? "isolated" : "in-process") sink wrote \(lines) of \(written) records")
+                exit(1)
+            }
+            if round > 0 { results[isolated ? "isolated" : "in-process", default: []].append(Double(written) / wall) } // round 0: warm-up
+        }
+    }
+    for (label, samples) in results.sorted(by: { $0.key < $1.key }) {
+        let sorted = samples.sorted()
+        emit("json-sink.\(label).wall", sorted[sorted.count / 2], "records/s (wall, caller to file)",
+             ["min": "\(Int(sorted.first!))", "max": "\(Int(sorted.last!))", "records": "\(total)",
+              "goal": label == "isolated" ? "300000" : "null"])
+    }
+}
+
 func journaldBench(pluginDir: String) throws {
     let host = loadHost(pluginDir)
     // The blocking alternative first: the sink called synchronously on the caller's thread.
@@ -171,12 +243,13 @@ func journaldBench(pluginDir: String) throws {
 
 let args = CommandLine.arguments
 guard args.count >= 3 else {
-    print("usage: castline-sink-bench json PLUGIN_DIR SCRATCH_DIR | journald PLUGIN_DIR")
+    print("usage: castline-sink-bench json|json-isolated PLUGIN_DIR SCRATCH_DIR | journald PLUGIN_DIR")
     exit(2)
 }
 do {
     switch args[1] {
     case "json": try jsonBench(pluginDir: args[2], scratch: args.count > 3 ? args[3] : "/tmp")
+    case "json-isolated": try isolatedJSONBench(pluginDir: args[2], scratch: args.count > 3 ? args[3] : "/tmp")
     case "journald": try journaldBench(pluginDir: args[2])
     default:
         print("unknown benchmark \(args[1])")

@@ -10,6 +10,8 @@
  *   counts the records it was handed (dropped() reports 0: it loses nothing of its own).
  * discovery "test-blocking-discovery": start returns at once; stop sleeps block_ms (the plugin's
  *   config).
+ * media format "test-blocking-format" (application/x-blocking): probe sleeps block_ms (the
+ *   plugin's config) and then reports {"content_type": "application/x-blocking"}.
  *
  * The sleep ends by itself, so a test process never keeps a thread blocked for ever.
  */
@@ -22,6 +24,7 @@
 #define TEST_NS "urn:x-cast:org.castline.test"
 
 static const castline_host_services *g_host;
+static long g_block_ms = 60000;
 
 static long block_ms_of(const char *json) {
     const char *at = json ? strstr(json, "\"block_ms\"") : NULL;
@@ -37,8 +40,9 @@ static void block_for(long ms) {
 
 static int32_t init(const castline_host_services *host, castline_host_ctx *ctx, const char *config,
                     castline_error_buffer error) {
-    (void)ctx; (void)config; (void)error;
+    (void)ctx; (void)error;
     g_host = host;
+    g_block_ms = block_ms_of(config);
     return CASTLINE_OK;
 }
 
@@ -132,11 +136,28 @@ static const castline_log_sink_vtable sink_vtable = {
     .open = sink_open, .write = sink_write, .close = sink_close,
 };
 
+/* media format */
+static int32_t format_probe(void *userdata, const char *url, const char *content_type, const uint8_t *body, size_t body_length,
+                            castline_json_emit_fn emit, void *emit_ctx, castline_error_buffer error) {
+    (void)userdata; (void)url; (void)content_type; (void)body; (void)body_length; (void)error;
+    block_for(g_block_ms);
+    static const char report[] = "{\"content_type\":\"application/x-blocking\"}";
+    emit(emit_ctx, report, sizeof report - 1);
+    return CASTLINE_OK;
+}
+
+static const char *const content_types[] = {"application/x-blocking", NULL};
+static const castline_media_format_vtable format_vtable = {
+    .version = CASTLINE_PLUGIN_ABI_MINOR, .struct_size = sizeof(castline_media_format_vtable),
+    .content_types = content_types, .probe = format_probe,
+};
+
 static const castline_feature features[] = {
     {.kind = CASTLINE_FEATURE_CHANNEL, .rank = 0, .id = "test-blocking-channel", .vtable = &channel_vtable},
     {.kind = CASTLINE_FEATURE_LOG_SINK, .rank = 0, .id = "test-blocking-sink", .vtable = &sink_vtable},
     {.kind = CASTLINE_FEATURE_DISCOVERY, .rank = 0, .id = "test-blocking-discovery", .vtable = &discovery_vtable},
+    {.kind = CASTLINE_FEATURE_MEDIA_FORMAT, .rank = 0, .id = "test-blocking-format", .vtable = &format_vtable},
 };
 
-CASTLINE_PLUGIN_DEFINE("test-blocks", "1.0", "blocks in on_message, in write and in stop", "Apache-2.0", init, NULL,
+CASTLINE_PLUGIN_DEFINE("test-blocks", "1.0", "blocks in on_message, in write, in stop and in probe", "Apache-2.0", init, NULL,
                        features, CASTLINE_FEATURE_COUNT(features))
