@@ -1,0 +1,110 @@
+"""Record and replay: `castline capture` records a session with one `castline sim` while
+pychromecast launches the Default Media Receiver, loads a clip and pauses it; a second
+`castline sim --replay` of that capture then shows castline (`status --follow`) and pychromecast
+the same device (identity, eureka_info) and the same statuses (app id, content id, player-state
+sequence) as the original run, from the recording. Everything runs in the test's namespace."""
+import json
+import os
+import signal
+import subprocess
+import urllib.request
+
+import pytest
+
+from conftest import PYTHON, CLIENTS, Simulator, castline_binary, run_client, wait_until
+
+pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
+
+CLIP = "http://media.invalid/castline/replay.mp4"
+
+
+def read_lines(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def folded(values):
+    out = []
+    for value in values:
+        if not out or out[-1] != value:
+            out.append(value)
+    return out
+
+
+def media_states(frames):
+    """Player states of the MEDIA_STATUS frames received, repeats folded."""
+    return folded([s["playerState"] for f in frames if f.get("event") == "frame" and f["direction"] == "in"
+                   and f.get("type") == "MEDIA_STATUS" for s in f["payload"].get("status", [])])
+
+
+def capture_session(netns, workdir, sim, extra=()):
+    path = os.path.join(workdir, "capture.jsonl")
+    device = sim.device
+    capture = subprocess.Popen(netns.command(castline_binary(), "capture", "--device", f"127.0.0.1:{device['castPort']}",
+                                             "--for", "60", *extra, path),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: os.path.exists(path) and any(f.get("type") == "RECEIVER_STATUS" for f in read_lines(path)), 20,
+                   "the capture to join the device")
+        driven = run_client(netns, "pychromecast_replay.py", "127.0.0.1", str(device["castPort"]), device["uuid"], "drive", "0")
+        wait_until(lambda: "PAUSED" in media_states(read_lines(path)), 10, "the capture to see PAUSED")
+    finally:
+        capture.send_signal(signal.SIGINT)
+        out, err = capture.communicate(timeout=20)
+    assert capture.returncode == 0, err
+    return path, driven
+
+
+def castline_follow(netns, port, seconds):
+    result = netns.run(castline_binary(), "status", "--device", f"127.0.0.1:{port}", "--direct", "--follow", "--json",
+                       "--for", str(seconds), timeout=seconds + 30)
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def test_capture_then_replay_shows_the_same_device_and_statuses(netns, workdir, sim):
+    original_uuid, original_name = sim.device["uuid"], sim.device["name"]
+    path, driven = capture_session(netns, workdir, sim)
+    assert driven["reached_playing"] and driven["reached_paused"], driven
+    lines = read_lines(path)
+    assert lines[0]["event"] == "capture" and lines[-1]["event"] == "end", (lines[0], lines[-1])
+    assert lines[0]["device"]["id"] == original_uuid and lines[0]["eurekaInfo"]["name"] == original_name, lines[0]
+    frames = [f for f in lines if f["event"] == "frame"]
+    assert all(isinstance(f["offset"], float) for f in frames)
+    recorded_states = media_states(frames)
+    assert recorded_states[-2:] == ["PLAYING", "PAUSED"], recorded_states
+    recorded_apps = folded([a["appId"] for f in frames if f.get("type") == "RECEIVER_STATUS"
+                            for a in f["payload"]["status"].get("applications", [])])
+    assert "CC1AD845" in recorded_apps, recorded_apps
+    recorded_uptime = lines[0]["eurekaInfo"]["uptime"]
+    assert sim.stop() == 0
+
+    replay_dir = os.path.join(workdir, "replay")
+    os.mkdir(replay_dir)
+    replayed = Simulator(netns, replay_dir, extra=["--no-mdns", "--replay", path])
+    try:
+        assert replayed.device["uuid"] == original_uuid and replayed.device["name"] == original_name, replayed.ready
+        probe = netns.run(PYTHON, "-c", "import urllib.request,sys;"
+                          "sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:8008/setup/eureka_info', timeout=5).read().decode())")
+        assert json.loads(probe.stdout)["uptime"] == recorded_uptime, probe.stdout   # the recorded document, not a live one
+
+        # castline: a following session on the replayed device sees the recorded session.
+        seen = castline_follow(netns, replayed.device["castPort"], 6)
+        castline_states = folded([s["state"] for s in seen if s.get("appId") == "CC1AD845" and s.get("state") in ("PLAYING", "PAUSED", "BUFFERING")])
+        assert castline_states[-2:] == recorded_states[-2:], (castline_states, recorded_states, seen)
+        assert any(s.get("contentId") == CLIP for s in seen), seen
+
+        # pychromecast: the same, through its own connection and requests.
+        observed = run_client(netns, "pychromecast_replay.py", "127.0.0.1", str(replayed.device["castPort"]), original_uuid,
+                              "observe", "10")
+        # The whole sequence, including pychromecast's own UNKNOWN before the first status and
+        # after it disconnects, as in the original run.
+        assert observed["states"] == driven["states"], (observed, driven)
+        assert folded([s for s in driven["states"] if s != "UNKNOWN"]) == recorded_states, (driven, recorded_states)
+        assert observed["content_ids"] == driven["content_ids"] == [CLIP], (observed, driven)
+        assert observed["app_ids"] == driven["app_ids"], (observed, driven)
+
+        log = replayed.frames()
+        assert any(f["event"] == "replayed" for f in log), "no request was answered from the recording"
+    finally:
+        assert replayed.stop() == 0, replayed.log_text()
