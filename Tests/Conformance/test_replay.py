@@ -104,7 +104,14 @@ def test_capture_then_replay_shows_the_same_device_and_statuses(netns, workdir, 
         assert observed["content_ids"] == driven["content_ids"] == [CLIP], (observed, driven)
         assert observed["app_ids"] == driven["app_ids"], (observed, driven)
 
+        # A request the capture never made: the standard model answers, the frame log says so.
+        volume = netns.run(castline_binary(), "volume", "30", "--device", f"127.0.0.1:{replayed.device['castPort']}", "--direct",
+                           timeout=60)
+        assert volume.returncode == 0, volume.stderr
         log = replayed.frames()
         assert any(f["event"] == "replayed" for f in log), "no request was answered from the recording"
+        unrecorded = [f for f in log if f["event"] == "unrecorded"]
+        assert any(f["type"] == "SET_VOLUME" for f in unrecorded), unrecorded
+        assert not any(f["type"] in ("GET_STATUS", "LAUNCH", "LOAD", "PAUSE") for f in unrecorded), unrecorded
     finally:
         assert replayed.stop() == 0, replayed.log_text()
