@@ -65,6 +65,10 @@ def follow_argv(port, seconds):
     return [castline_binary(), "status", "--device", f"127.0.0.1:{port}", "--direct", "--follow", "--json", "--for", str(seconds)]
 
 
+def lasting(view):
+    return folded([entry for entry in view if entry[0] != "LOADING"])
+
+
 def castline_view(lines):
     """What castline showed: (state, appId, contentId) per change, repeats folded."""
     return folded([(s.get("state"), s.get("appId"), s.get("contentId")) for s in lines])
@@ -104,7 +108,10 @@ def test_capture_then_replay_shows_the_same_device_and_statuses(netns, workdir, 
 
         # castline: a following session on the replayed device sees the recorded session.
         seen = castline_follow(netns, replayed.device["castPort"], 6)
-        assert seen == castline_original, (seen, castline_original)
+        # castline's follower shows the state it reads on each change, so a state that lasted
+        # under a millisecond (LOADING: IDLE with the media, right before BUFFERING) shows in one
+        # run and not in another; every other change is compared.
+        assert lasting(seen) == lasting(castline_original), (seen, castline_original)
         assert [state for state, _, _ in seen][-3:] == ["BUFFERING", "PLAYING", "PAUSED"], seen
         assert seen[-1][1:] == ("CC1AD845", CLIP), seen
 
