@@ -31,9 +31,17 @@ public enum CastFrameRecord {
     }
 }
 
-/// Hears every ``CastMessage`` a connection receives (`inbound` true) or sends, on the
+/// What a ``CastFrameObserver`` hears.
+public enum CastFrameEvent: Sendable {
+    /// A message received (`inbound`) or sent.
+    case frame(CastMessage, inbound: Bool)
+    /// The connection closed (either side, or a network failure).
+    case closed
+}
+
+/// Hears every ``CastMessage`` a connection receives or sends, and its end, on the
 /// connection's event loop: keep it short. `castline capture` records through it.
-public typealias CastFrameObserver = @Sendable (_ message: CastMessage, _ inbound: Bool) -> Void
+public typealias CastFrameObserver = @Sendable (CastFrameEvent) -> Void
 
 /// Pass-through handler that hands every message in and out to a ``CastFrameObserver``. Placed
 /// right after the codec, so what it sees is what crossed the wire.
@@ -48,12 +56,17 @@ public final class CastFrameTapHandler: ChannelDuplexHandler, RemovableChannelHa
     public init(observer: @escaping CastFrameObserver) { self.observer = observer }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        observer(unwrapInboundIn(data), true)
+        observer(.frame(unwrapInboundIn(data), inbound: true))
         context.fireChannelRead(data)
     }
 
+    public func channelInactive(context: ChannelHandlerContext) {
+        observer(.closed)
+        context.fireChannelInactive()
+    }
+
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        observer(unwrapOutboundIn(data), false)
+        observer(.frame(unwrapOutboundIn(data), inbound: false))
         context.write(data, promise: promise)
     }
 }

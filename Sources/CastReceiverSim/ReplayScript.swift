@@ -28,6 +28,8 @@ public struct ReplayScript: Sendable, Equatable {
         public var payload: JSONValue
         /// The answer to the request (its `requestId` is rewritten), not an unsolicited status.
         public var isAnswer: Bool
+        /// Not a message: the recorded connection closed here (a drop), so the replay closes it.
+        public var closesConnection = false
     }
 
     struct Entry: Sendable, Equatable {
@@ -56,6 +58,9 @@ public struct ReplayScript: Sendable, Equatable {
     public init(captureText: String) throws(ReplayScriptError) {
         var identity: Identity?
         var entries: [Entry] = []
+        // The capturing sender closed receiver-0 itself: the connection's end that follows is the
+        // capture ending, not a drop.
+        var senderClosed = false
         for (index, line) in captureText.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             if line.allSatisfy(\.isWhitespace) { continue }
             guard let record = try? JSONValue.parse(String(line)), record.object != nil else {
@@ -66,6 +71,16 @@ public struct ReplayScript: Sendable, Equatable {
                 identity = Self.identity(record)
             case "frame":
                 Self.add(frame: record, to: &entries)
+                if record["direction"]?.string == "out", record["namespace"]?.string == CastNamespace.connection.rawValue {
+                    senderClosed = record["type"]?.string == "CLOSE" && record["destination"]?.string == "receiver-0"
+                }
+            case "closed":
+                if senderClosed {
+                    senderClosed = false
+                } else if let offset = record["offset"]?.double, let last = entries.indices.last {
+                    entries[last].replies.append(Reply(delay: max(0, offset - entries[last].offset), source: "receiver-0",
+                                                       namespace: .connection, payload: .null, isAnswer: false, closesConnection: true))
+                }
             default:
                 continue
             }
@@ -139,7 +154,7 @@ public struct ReplayScript: Sendable, Equatable {
         let requestID = json["requestId"]?.int ?? 0
         var replies = entries[chosen].replies
         if unused == nil {
-            replies = replies.filter(\.isAnswer)
+            replies = replies.filter { $0.isAnswer }
             if bodyFree, let answer = replies.first, let current = currentStatus(like: answer, now: now, cursor: cursor) {
                 replies = [current]
             }
@@ -153,9 +168,14 @@ public struct ReplayScript: Sendable, Equatable {
                 object.set("requestId", .int(requestID))
                 payload = .object(object)
             }
+            if reply.closesConnection {
+                return ReplayOutput(delay: reply.delay, message: CastMessage(source: "receiver-0", destination: request.sourceID,
+                                                                             namespace: .connection, json: ["type": "CLOSE"]),
+                                    isAnswer: false, closesConnection: true)
+            }
             let message = CastMessage(source: reply.isAnswer ? request.destinationID : reply.source, destination: request.sourceID,
                                       namespace: reply.namespace, json: payload)
-            return ReplayOutput(delay: reply.delay, message: message, isAnswer: reply.isAnswer)
+            return ReplayOutput(delay: reply.delay, message: message, isAnswer: reply.isAnswer, closesConnection: reply.closesConnection)
         }
     }
 }
@@ -184,6 +204,8 @@ public struct ReplayOutput: Sendable, Equatable {
     public var delay: Double
     public var message: CastMessage
     public var isAnswer: Bool
+    /// Close the connection instead of sending (a recorded drop); `message` is a placeholder.
+    public var closesConnection = false
 }
 
 /// Which recorded requests a sender connection has been answered with already.

@@ -7,11 +7,21 @@ import CastLogging
 /// `castline sim --replay`: requests the capture holds are answered as the recorded device
 /// answered them (``ReplayScript``), each message after its recorded delay; the others go to the
 /// standard model, noted `unrecorded` in the frame log.
+extension Optional {
+    /// The value, leaving nil behind.
+    fileprivate mutating func take() -> Wrapped? {
+        defer { self = nil }
+        return self
+    }
+}
+
 extension SimulatedDevice {
     /// True when the recording answered `message` (the model does not see it).
     func answeredFromReplay(_ message: CastMessage, from id: SenderConnectionID) -> Bool {
         guard let script = settings.replay else { return false }
-        var cursor = replayCursors[id] ?? ReplayCursor()
+        // A connection the replay dropped (a recorded drop) is continued by the next one, as the
+        // recorded sender's reconnect continued its session.
+        var cursor = replayCursors[id] ?? droppedReplayCursor.take() ?? ReplayCursor()
         let peer = connections[id]?.peerDescription
         guard let outputs = script.replies(to: message, now: MonotonicClock.seconds(), cursor: &cursor) else {
             if !ReplayScript.modelNamespaces.contains(message.namespace.rawValue) {
@@ -29,8 +39,14 @@ extension SimulatedDevice {
         ])
         for output in outputs {
             let send: @Sendable () -> Void = { [weak self] in
-                guard let self else { return }
-                self.connections[id]?.send(output.message)
+                guard let self, let connection = self.connections[id] else { return }
+                if output.closesConnection {
+                    self.droppedReplayCursor = self.replayCursors[id]
+                    self.frameLogEvent("replayedDrop", connection: id.rawValue, peer: connection.peerDescription, fields: [:])
+                    _ = connection.close(reason: "replay: the recorded connection dropped here")
+                } else {
+                    connection.send(output.message)
+                }
             }
             if output.delay <= 0 { send() } else { loop.scheduleTask(in: .seconds(clamping: output.delay)) { send() } }
         }

@@ -30,6 +30,8 @@ public final class SimulatedDevice: @unchecked Sendable {
     private(set) var connections: [SenderConnectionID: ReceiverConnectionHandler] = [:]
     /// `--replay`: which recorded requests each connection has been answered with.
     var replayCursors: [SenderConnectionID: ReplayCursor] = [:]
+    /// `--replay`: the cursor of the connection a recorded drop closed, for the next one.
+    var droppedReplayCursor: ReplayCursor?
     private var nextConnection: UInt64 = 1
     private var listeners: [Channel] = []
     /// TLS certificate and device-auth responder for new connections (renewed before expiry).

@@ -63,7 +63,12 @@ struct CaptureCommand: AsyncParsableCommand {
         options.joinPolicy = .follow
         options.disableDiscoveryAutostart = true
         options.logSystem = environment.logSystem
-        options.frameObserver = { message, inbound in writer.frame(message, inbound: inbound) }
+        options.frameObserver = { event in
+            switch event {
+            case .frame(let message, let inbound): writer.frame(message, inbound: inbound)
+            case .closed: writer.closed()
+            }
+        }
         let manager = SessionManager(options: options, group: environment.group)
         let session: CastSession
         do {

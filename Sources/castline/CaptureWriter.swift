@@ -8,7 +8,7 @@ import Synchronization
 /// The JSON-lines file `castline capture` writes: first a `capture` line (the device as
 /// discovery gave it, its TXT, its eureka_info), then one `frame` line per message in or out in
 /// the frame log's shape (``CastFrameRecord``) plus `offset` (seconds since the capture began),
-/// then an `end` line. Each line is one `write(2)` to a file opened with `O_APPEND`, so a crash
+/// a `closed` line when a connection ends (a reconnect follows as frames), then an `end` line. Each line is one `write(2)` to a file opened with `O_APPEND`, so a crash
 /// leaves whole lines. Thread-safe (the session's event loop writes frames).
 final class CaptureWriter: Sendable {
     static let formatVersion = 1
@@ -58,6 +58,12 @@ final class CaptureWriter: Sendable {
         for (key, value) in CastFrameRecord.fields(of: message, direction: inbound ? "in" : "out", redact: redact) { object.set(key, value) }
         append(object)
         frames.withLock { $0 += 1 }
+    }
+
+    /// The connection closed (a drop, or the end): `{"event":"closed"}`. The session's reconnect
+    /// then shows as frames after it.
+    func closed() {
+        append(line(event: "closed"))
     }
 
     func end(reason: String) {

@@ -10,7 +10,7 @@ struct ReplayScriptTests {
     static let media = "urn:x-cast:com.google.cast.media"
 
     static func frame(_ offset: Double, _ direction: String, _ namespace: String, _ payload: String,
-                      source: String = "receiver-0", destination: String = "sender-0") -> String {
+                      _ source: String = "receiver-0", _ destination: String = "sender-0") -> String {
         let json = try! JSONValue.parse(payload)
         var object: JSONObject = ["event": "frame", "offset": .double(offset), "direction": .string(direction),
                                   "source": .string(source), "destination": .string(destination), "namespace": .string(namespace),
@@ -24,15 +24,15 @@ struct ReplayScriptTests {
     /// media status, then the media plays and pauses (unsolicited); a LOAD it sent itself.
     static let capture = [
         #"{"event":"capture","version":1,"device":{"id":"0123456789abcdef0123456789abcdef","name":"Den TV","model":"Chromecast"},"txt":{"id":"0123456789abcdef0123456789abcdef","fn":"Den TV","ca":"4101"},"eurekaInfo":{"name":"Den TV","uptime":12.5}}"#,
-        frame(0.0, "out", receiver, #"{"type":"GET_STATUS","requestId":1}"#, source: "sender-0", destination: "receiver-0"),
+        frame(0.0, "out", receiver, #"{"type":"GET_STATUS","requestId":1}"#, "sender-0", "receiver-0"),
         frame(0.01, "in", receiver, #"{"type":"RECEIVER_STATUS","requestId":1,"status":{"applications":[]}}"#),
         frame(0.5, "in", receiver, #"{"type":"RECEIVER_STATUS","requestId":0,"status":{"applications":[{"appId":"CC1AD845"}]}}"#),
-        frame(0.6, "out", media, #"{"type":"GET_STATUS","requestId":2}"#, source: "sender-0", destination: "app-1"),
-        frame(0.62, "in", media, #"{"type":"MEDIA_STATUS","requestId":2,"status":[]}"#, source: "app-1"),
-        frame(1.6, "in", media, #"{"type":"MEDIA_STATUS","requestId":0,"status":[{"playerState":"PLAYING"}]}"#, source: "app-1"),
-        frame(2.6, "in", media, #"{"type":"MEDIA_STATUS","requestId":0,"status":[{"playerState":"PAUSED"}]}"#, source: "app-1"),
-        frame(3.0, "out", media, #"{"type":"LOAD","requestId":3,"sessionId":"s1","media":{"contentId":"a.mp4"}}"#, source: "sender-0", destination: "app-1"),
-        frame(3.2, "in", media, #"{"type":"MEDIA_STATUS","requestId":3,"status":[{"playerState":"BUFFERING"}]}"#, source: "app-1"),
+        frame(0.6, "out", media, #"{"type":"GET_STATUS","requestId":2}"#, "sender-0", "app-1"),
+        frame(0.62, "in", media, #"{"type":"MEDIA_STATUS","requestId":2,"status":[]}"#, "app-1"),
+        frame(1.6, "in", media, #"{"type":"MEDIA_STATUS","requestId":0,"status":[{"playerState":"PLAYING"}]}"#, "app-1"),
+        frame(2.6, "in", media, #"{"type":"MEDIA_STATUS","requestId":0,"status":[{"playerState":"PAUSED"}]}"#, "app-1"),
+        frame(3.0, "out", media, #"{"type":"LOAD","requestId":3,"sessionId":"s1","media":{"contentId":"a.mp4"}}"#, "sender-0", "app-1"),
+        frame(3.2, "in", media, #"{"type":"MEDIA_STATUS","requestId":3,"status":[{"playerState":"BUFFERING"}]}"#, "app-1"),
         #"{"event":"end","offset":4.0}"#,
     ].joined(separator: "\n")
 
@@ -107,5 +107,32 @@ struct ReplayScriptTests {
     func refusesNonCaptures(text: String, reason: String) {
         #expect(throws: ReplayScriptError.self) { try ReplayScript(captureText: text) }
         do { _ = try ReplayScript(captureText: text) } catch { #expect(error.description.contains(reason)) }
+    }
+}
+
+@Suite("ReplayScript drops")
+struct ReplayScriptDropTests {
+    static let receiver = "urn:x-cast:com.google.cast.receiver"
+
+    @Test("a recorded drop closes the replayed connection at its delay; the capture's own end does not")
+    func drops() throws {
+        let f = ReplayScriptTests.frame
+        let text = [
+            #"{"event":"capture","device":{"id":"x","name":"TV"}}"#,
+            f(0, "out", Self.receiver, #"{"type":"GET_STATUS","requestId":1}"#, "sender-0", "receiver-0"),
+            f(0.01, "in", Self.receiver, #"{"type":"RECEIVER_STATUS","requestId":1,"status":{}}"#, "receiver-0", "sender-0"),
+            #"{"event":"closed","offset":2.0}"#,
+            f(3, "out", Self.receiver, #"{"type":"GET_STATUS","requestId":2}"#, "sender-0", "receiver-0"),
+            f(3.01, "in", Self.receiver, #"{"type":"RECEIVER_STATUS","requestId":2,"status":{"x":1}}"#, "receiver-0", "sender-0"),
+            f(4, "out", "urn:x-cast:com.google.cast.tp.connection", #"{"type":"CLOSE"}"#, "sender-0", "receiver-0"),
+            #"{"event":"closed","offset":4.1}"#,
+        ].joined(separator: "\n")
+        let script = try ReplayScript(captureText: text)
+        var cursor = ReplayCursor()
+        let ask = ReplayScriptTests.request(Self.receiver, #"{"type":"GET_STATUS","requestId":9}"#)
+        let first = try #require(script.replies(to: ask, now: 0, cursor: &cursor))
+        #expect(first.map(\.closesConnection) == [false, true] && first[1].delay == 2.0)
+        let second = try #require(script.replies(to: ask, now: 5, cursor: &cursor))
+        #expect(second.map(\.closesConnection) == [false])
     }
 }
