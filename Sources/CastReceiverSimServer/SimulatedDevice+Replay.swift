@@ -22,6 +22,7 @@ extension SimulatedDevice {
         // A connection the replay dropped (a recorded drop) is continued by the next one, as the
         // recorded sender's reconnect continued its session.
         var cursor = replayCursors[id] ?? droppedReplayCursor.take() ?? ReplayCursor()
+        defer { replayCursors[id] = cursor }
         let peer = connections[id]?.peerDescription
         guard let outputs = script.replies(to: message, now: MonotonicClock.seconds(), cursor: &cursor) else {
             if !ReplayScript.modelNamespaces.contains(message.namespace.rawValue) {
@@ -33,7 +34,6 @@ extension SimulatedDevice {
             }
             return false
         }
-        replayCursors[id] = cursor
         frameLogEvent("replayed", connection: id.rawValue, peer: peer, fields: [
             "namespace": .string(message.namespace.rawValue), "messages": .int(Int64(outputs.count)),
         ])

@@ -37,7 +37,31 @@ def media_states(frames):
                    and f.get("type") == "MEDIA_STATUS" for s in f["payload"].get("status", [])])
 
 
-def capture_session(netns, workdir, sim, extra=()):
+def drive_fault_free(netns, sim, path):
+    device = sim.device
+    return run_client(netns, "pychromecast_replay.py", "127.0.0.1", str(device["castPort"]), device["uuid"], "drive", "0")
+
+
+def drive_with_a_drop(netns, sim, path):
+    """Play, then every connection drops (a network outage of 1 s; the app plays on), then,
+    once the capture has rejoined, pause from a new pychromecast."""
+    device = sim.device
+    args = ("127.0.0.1", str(device["castPort"]), device["uuid"])
+    played = run_client(netns, "pychromecast_replay.py", *args, "play", "0")
+    wait_until(lambda: "PLAYING" in media_states(read_lines(path)), 10, "the capture to see PLAYING")
+    sim.control({"command": "outage", "device": 0, "downFor": 1})
+
+    def rejoined():
+        lines = read_lines(path)
+        closed = [i for i, f in enumerate(lines) if f["event"] == "closed"]
+        return closed and "PLAYING" in media_states(lines[closed[0]:])
+    wait_until(rejoined, 30, "the capture to reconnect and see PLAYING again")
+    paused = run_client(netns, "pychromecast_replay.py", *args, "pause", "0")
+    return {"reached_playing": played["reached_playing"], "reached_paused": paused["reached_paused"],
+            "content_ids": played["content_ids"], "app_ids": played["app_ids"], "states": played["states"] + paused["states"]}
+
+
+def capture_session(netns, workdir, sim, drive=drive_fault_free, extra=()):
     path = os.path.join(workdir, "capture.jsonl")
     device = sim.device
     capture = subprocess.Popen(netns.command(castline_binary(), "capture", "--device", f"127.0.0.1:{device['castPort']}",
@@ -49,7 +73,7 @@ def capture_session(netns, workdir, sim, extra=()):
     try:
         wait_until(lambda: os.path.exists(path) and any(f.get("type") == "RECEIVER_STATUS" for f in read_lines(path)), 20,
                    "the capture to join the device")
-        driven = run_client(netns, "pychromecast_replay.py", "127.0.0.1", str(device["castPort"]), device["uuid"], "drive", "0")
+        driven = drive(netns, sim, path)
         wait_until(lambda: "PAUSED" in media_states(read_lines(path)), 10, "the capture to see PAUSED")
     finally:
         for process in (capture, follow):
@@ -134,5 +158,37 @@ def test_capture_then_replay_shows_the_same_device_and_statuses(netns, workdir, 
         unrecorded = [f for f in log if f["event"] == "unrecorded"]
         assert any(f["type"] == "SET_VOLUME" for f in unrecorded), unrecorded
         assert not any(f["type"] in ("GET_STATUS", "LAUNCH", "LOAD", "PAUSE") for f in unrecorded), unrecorded
+    finally:
+        assert replayed.stop() == 0, replayed.log_text()
+
+
+def test_a_drop_in_the_capture_is_replayed_and_the_session_goes_on(netns, workdir, sim):
+    path, driven, castline_original = capture_session(netns, workdir, sim, drive=drive_with_a_drop)
+    assert driven["reached_playing"] and driven["reached_paused"], driven
+    lines = read_lines(path)
+    closed = [i for i, f in enumerate(lines) if f["event"] == "closed"]
+    assert closed and closed[0] < len(lines) - 3, "the drop is not in the capture"
+    assert media_states(lines)[-2:] == ["PLAYING", "PAUSED"], media_states(lines)
+    paused_at = max(f["offset"] for f in lines if f.get("type") == "MEDIA_STATUS"
+                    and any(s["playerState"] == "PAUSED" for s in f["payload"]["status"]))
+    assert sim.stop() == 0
+
+    replay_dir = os.path.join(workdir, "replay")
+    os.mkdir(replay_dir)
+    replayed = Simulator(netns, replay_dir, extra=["--no-mdns", "--replay", path])
+    try:
+        port = replayed.device["castPort"]
+        seen = castline_follow(netns, port, int(paused_at) + 6)
+        media_seen = folded([entry for entry in lasting(seen) if entry[0] in ("BUFFERING", "PLAYING", "PAUSED")])
+        media_original = folded([entry for entry in lasting(castline_original) if entry[0] in ("BUFFERING", "PLAYING", "PAUSED")])
+        assert media_seen == media_original, (seen, castline_original)
+        assert seen[-1] == ("PAUSED", "CC1AD845", CLIP), seen
+        log = replayed.frames()
+        assert any(f["event"] == "replayedDrop" for f in log), "the recorded drop was not replayed"
+
+        observed = run_client(netns, "pychromecast_replay.py", "127.0.0.1", str(port), replayed.device["uuid"], "observe",
+                              str(int(paused_at) + 10))
+        assert [s for s in observed["states"] if s in ("PLAYING", "PAUSED")][-2:] == ["PLAYING", "PAUSED"], observed
+        assert observed["content_ids"] == [CLIP] and observed["app_ids"] == ["CC1AD845"], observed
     finally:
         assert replayed.stop() == 0, replayed.log_text()

@@ -1,6 +1,7 @@
 """What pychromecast 14 sees of a device, for the record-and-replay test, as one JSON line.
-Usage: pychromecast_replay.py HOST PORT UUID drive|observe SECONDS
+Usage: pychromecast_replay.py HOST PORT UUID drive|play|pause|observe SECONDS
 drive: launch the Default Media Receiver, load a clip, wait for PLAYING, pause, wait for PAUSED.
+play: only the first half (up to PLAYING); pause: join what plays, pause it, wait for PAUSED.
 observe: only connect and listen (what a replayed device sends on its own) for SECONDS.
 Both report the player states in the order seen (repeats folded), the content ids and app ids."""
 import json
@@ -40,16 +41,20 @@ cast.register_status_listener(StatusListener())
 cast.media_controller.register_status_listener(Listener())
 cast.wait(timeout=15)
 observed = {"friendly_name": cast.cast_info.friendly_name}
-if mode == "drive":
-    mc = cast.media_controller
+mc = cast.media_controller
+if mode in ("drive", "play"):
     mc.play_media(CLIP, "video/mp4", title="Replay")
     mc.block_until_active(timeout=15)
     observed["reached_playing"] = bool(poll(lambda: mc.status.player_state == "PLAYING", 15))
+if mode in ("drive", "pause"):
+    if mode == "pause":
+        observed["joined_playing"] = bool(poll(lambda: mc.status.player_state == "PLAYING", 15))
     mc.pause()
     observed["reached_paused"] = bool(poll(lambda: mc.status.player_state == "PAUSED", 15))
-    time.sleep(0.5)   # the last status reaches every listener (and the capture) before we leave
-else:
+if mode == "observe":
     poll(lambda: "PAUSED" in states, seconds)
+else:
+    time.sleep(0.5)   # the last status reaches every listener (and the capture) before we leave
 observed.update(states=states, content_ids=content_ids, app_ids=app_ids)
 cast.disconnect(timeout=5)
 print(json.dumps(observed), flush=True)
