@@ -192,3 +192,18 @@ def test_a_drop_in_the_capture_is_replayed_and_the_session_goes_on(netns, workdi
         assert observed["content_ids"] == [CLIP] and observed["app_ids"] == ["CC1AD845"], observed
     finally:
         assert replayed.stop() == 0, replayed.log_text()
+
+
+def test_bad_captures_and_unreachable_devices_are_clear_errors(netns, workdir):
+    missing = netns.run(castline_binary(), "sim", "--no-mdns", "--replay", os.path.join(workdir, "none.jsonl"), timeout=30)
+    assert missing.returncode == 64 and "cannot read" in missing.stderr, missing.stderr
+    not_capture = os.path.join(workdir, "frames.jsonl")
+    with open(not_capture, "w") as f:
+        f.write('{"event":"frame","offset":0}\nnot json\n')
+    refused = netns.run(castline_binary(), "sim", "--no-mdns", "--replay", not_capture, timeout=30)
+    assert refused.returncode == 64 and "line 2 is not a JSON object" in refused.stderr, refused.stderr
+    path = os.path.join(workdir, "nothing.jsonl")
+    unreachable = netns.run(castline_binary(), "capture", "--device", "127.0.0.1:1", "--for", "5", path, timeout=30)
+    assert unreachable.returncode == 3 and "connection refused" in unreachable.stderr, unreachable.stderr
+    lines = read_lines(path)
+    assert [f["event"] for f in lines] == ["capture", "end"] and lines[1]["reason"].startswith("connect failed"), lines
