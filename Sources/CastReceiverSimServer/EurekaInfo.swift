@@ -23,6 +23,8 @@ public struct EurekaInfo: Sendable, Equatable {
     /// `multizone.groups`: the speaker groups the device belongs to
     /// (``MultizoneGroupReference/eurekaJSON``).
     public var groups: [JSONValue] = []
+    /// `--replay`: the recorded device's document, served instead of the simulator's own.
+    public var recorded: JSONValue?
 
     public init(name: String, uuid: String, model: String, ipAddress: String, displaySupported: Bool, uptime: Double) {
         self.name = name
@@ -38,6 +40,7 @@ public struct EurekaInfo: Sendable, Equatable {
 
     /// The full document.
     public var json: JSONValue {
+        if let recorded { return recorded }
         let capabilities: JSONValue = [
             "display_supported": .bool(displaySupported), "multizone_supported": true,
             "audio_hdr_supported": false, "hdmi_prefer_50hz_supported": false,

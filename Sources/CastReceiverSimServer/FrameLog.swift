@@ -34,24 +34,9 @@ public final class FrameLog: Sendable {
     /// Records a message.
     func message(_ message: CastMessage, direction: String, device: String, connection: UInt64, peer: String) {
         var object = header(event: "frame", device: device, connection: connection, peer: peer)
-        object.set("direction", .string(direction))
-        object.set("source", .string(message.sourceID))
-        object.set("destination", .string(message.destinationID))
-        object.set("namespace", .string(message.namespace.rawValue))
-        object.set("bytes", .int(Int64(message.payload.byteCount)))
-        switch message.payload {
-        case .string(let text):
-            if let json = try? JSONValue.parse(text) {
-                if let type = json["type"]?.string ?? json["responseType"]?.string { object.set("type", .string(type)) }
-                if let id = json["requestId"]?.int { object.set("requestId", .int(id)) }
-                object.set("payload", PayloadRedaction.redacted(json))
-            } else {
-                object.set("payload", .string(text))
-                object.set("invalidJSON", true)
-            }
-        case .binary(let bytes):
-            if message.namespace == .deviceAuth { object.set("type", .string(DeviceAuthSummary.describe(bytes))) }
-            object.set("binary", .string(Base64.encode(bytes)))
+        for (key, value) in CastFrameRecord.fields(of: message, direction: direction) { object.set(key, value) }
+        if message.namespace == .deviceAuth, case .binary(let bytes) = message.payload {
+            object.set("type", .string(DeviceAuthSummary.describe(bytes)))
         }
         append(object)
     }

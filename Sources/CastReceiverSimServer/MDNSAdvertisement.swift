@@ -11,6 +11,9 @@ public struct MDNSAdvertisement: Sendable, Equatable {
     public var statusText: String
     /// Installed apps (one subtype each).
     public var appIDs: [String]
+    /// `--replay`: the recorded device's TXT values, which replace the simulator's for the same
+    /// keys (except the live `st` and `rs`).
+    public var recordedTXT: [String: String] = [:]
 
     public static let serviceType = "_googlecast._tcp"
 
@@ -21,11 +24,17 @@ public struct MDNSAdvertisement: Sendable, Equatable {
     public var txt: [String] {
         let c = configuration
         let tail = String(c.uuid.uppercased().suffix(6))
-        return [
+        let own = [
             "id=\(c.uuid)", "cd=\(c.uuid.uppercased())", "rm=", "ve=05", "md=\(c.model)", "ic=/setup/icon.png",
             "fn=\(c.name)", "ca=\(c.capabilityBits)", "st=\(busy ? 1 : 0)", "bs=FA8FCA\(tail)", "nf=1",
             "rs=\(statusText)",
         ]
+        guard !recordedTXT.isEmpty else { return own }
+        return own.map { entry in
+            let key = String(entry.prefix { $0 != "=" })
+            guard key != "st", key != "rs", let value = recordedTXT[key] else { return entry }
+            return "\(key)=\(value)"
+        }
     }
 
     /// `_<APPID>._sub._googlecast._tcp` for every installed app whose id is a valid DNS label.

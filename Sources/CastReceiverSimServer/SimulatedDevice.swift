@@ -27,7 +27,11 @@ public final class SimulatedDevice: @unchecked Sendable {
 
     // Loop-confined state.
     private var state: ReceiverDevice
-    private var connections: [SenderConnectionID: ReceiverConnectionHandler] = [:]
+    private(set) var connections: [SenderConnectionID: ReceiverConnectionHandler] = [:]
+    /// `--replay`: which recorded requests each connection has been answered with.
+    var replayCursors: [SenderConnectionID: ReplayCursor] = [:]
+    /// `--replay`: the cursor of the connection a recorded drop closed, for the next one.
+    var droppedReplayCursor: ReplayCursor?
     private var nextConnection: UInt64 = 1
     private var listeners: [Channel] = []
     /// TLS certificate and device-auth responder for new connections (renewed before expiry).
@@ -200,6 +204,7 @@ public final class SimulatedDevice: @unchecked Sendable {
                               ipAddress: configuration.address, displaySupported: configuration.isVideoDevice,
                               uptime: MonotonicClock.seconds() - startedAt)
         info.groups = state.groupMemberships.groups.map(\.eurekaJSON)
+        info.recorded = settings.replay?.identity.eurekaInfo
         return info
     }
 
@@ -216,12 +221,14 @@ public final class SimulatedDevice: @unchecked Sendable {
 
     func received(_ message: CastMessage, from id: SenderConnectionID) {
         loop.preconditionInEventLoop()
+        if answeredFromReplay(message, from: id) { return }
         perform(state.receive(message, from: id, now: MonotonicClock.seconds()))
     }
 
     func connectionClosed(_ id: SenderConnectionID) {
         loop.preconditionInEventLoop()
         guard connections.removeValue(forKey: id) != nil else { return }
+        replayCursors[id] = nil
         perform(state.connectionClosed(id, now: MonotonicClock.seconds()))
     }
 
@@ -297,8 +304,10 @@ public final class SimulatedDevice: @unchecked Sendable {
 
     /// The mDNS record for `state` (st/rs as the state machine reported them).
     func advertisement(_ state: DeviceAdvertisementState) -> MDNSAdvertisement {
-        MDNSAdvertisement(configuration: configuration, busy: state.busy, statusText: state.statusText,
-                          appIDs: settings.catalogue.map(\.appID))
+        var advertisement = MDNSAdvertisement(configuration: configuration, busy: state.busy, statusText: state.statusText,
+                                              appIDs: settings.catalogue.map(\.appID))
+        advertisement.recordedTXT = settings.replay?.identity.txt ?? [:]
+        return advertisement
     }
 
     // MARK: Control (any thread)

@@ -37,6 +37,8 @@ public struct SimulatorSettings: Sendable {
     public var tlsProfile: DeviceTLSProfile?
     /// Event-loop threads; nil = one per core, at most 4.
     public var threads: Int?
+    /// `--replay`: answer from this capture first, the standard model otherwise (``ReplayScript``).
+    public var replay: ReplayScript?
 
     public init() {}
 

@@ -57,6 +57,8 @@ public struct CastOptions: Sendable {
     public var trustAnchors: [Certificate] = []
     /// Where every record goes.
     public var logSystem: LogSystem = .shared
+    /// Hears every frame of the session's connections (`castline capture`).
+    public var frameObserver: CastFrameObserver?
 
     public init(receiverAppID: String = "CC1AD845") {
         self.receiverAppID = receiverAppID
@@ -74,6 +76,7 @@ public struct CastOptions: Sendable {
         options.trustAnchors = trustAnchors.isEmpty ? DefaultTrustAnchors.castRoots : trustAnchors
         options.logSystem = logSystem
         options.requestObserver = requestObserver
+        options.frameObserver = frameObserver
         return options
     }
 }

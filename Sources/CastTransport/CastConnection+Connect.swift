@@ -184,6 +184,7 @@ private struct ConnectStep {
                 try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil))
                 try sync.addHandler(TLSHandshakeWaiter(promise: handshake, coalescer: coalescer))
                 try sync.addCastMessageCodec(logSystem: options.logSystem)
+                if let observer = options.frameObserver { try sync.addHandler(CastFrameTapHandler(observer: observer)) }
                 try sync.addHandler(CastHeartbeatHandler(pingInterval: options.heartbeatInterval, timeout: options.heartbeatTimeout,
                                                          senderID: options.senderID, logSystem: options.logSystem))
                 try sync.addHandler(end)

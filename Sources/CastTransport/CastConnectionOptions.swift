@@ -38,6 +38,8 @@ public struct CastConnectionOptions: Sendable {
     /// (a discovery probe's provider problem, a reconnect loop after its first attempt) lowers
     /// it, so an unreachable device is not a warning per attempt.
     public var connectFailureLevel: LogLevel = .warning
+    /// Hears every frame in and out after the codec (``CastFrameTapHandler``): `castline capture`.
+    public var frameObserver: CastFrameObserver?
 
     public init() {}
 }

@@ -61,16 +61,7 @@ public enum EurekaInfoClient {
                                 group: EventLoopGroup, logSystem: LogSystem = .shared) async -> EurekaDeviceInfo? {
         let log = Logger(class: "EurekaInfoClient", system: logSystem).with(["device": .string(host)])
         let started = MonotonicClock.seconds()
-        func fetch(port: Int, secure: Bool, timeout: Double) async -> Result<HTTPExchange.Answer, HTTPExchange.Failure> {
-            await HTTPExchange.request(.GET, path: path, host: host, port: port, secure: secure, verification: .none,
-                                       headers: [("Accept", "application/json")], timeout: timeout, maximumBody: maximumBodyBytes + 1,
-                                       group: group)
-        }
-        var result = await fetch(port: httpsPort, secure: true, timeout: timeout)
-        if case .failure(.refused) = result {
-            let left = timeout - (MonotonicClock.seconds() - started)
-            if left > 0.01 { result = await fetch(port: httpPort, secure: false, timeout: left) }
-        }
+        let result = await fetch(path: path, host: host, httpsPort: httpsPort, httpPort: httpPort, timeout: timeout, group: group)
         let durationMs = LogValue.int(Int((MonotonicClock.seconds() - started) * 1000))
         switch result {
         case .success(let answer) where answer.status != 200 || answer.body.count > maximumBodyBytes:
@@ -90,5 +81,33 @@ public enum EurekaInfoClient {
             log.debug("no eureka_info from \(host): \(failure)", ["durationMs": durationMs])
             return nil
         }
+    }
+
+    /// The whole eureka_info document (no `params`: every key the device gives), as JSON; nil
+    /// when the device answers none within `timeout` seconds. What `castline capture` records.
+    public static func document(host: String, httpsPort: Int = httpsPort, httpPort: Int = httpPort, timeout: Double = 2,
+                                group: EventLoopGroup) async -> JSONValue? {
+        guard case .success(let answer) = await fetch(path: "/setup/eureka_info", host: host, httpsPort: httpsPort, httpPort: httpPort,
+                                                      timeout: timeout, group: group),
+              answer.status == 200, answer.body.count <= maximumBodyBytes,
+              let json = try? JSONValue.parse(bytes: answer.body), json.object != nil else { return nil }
+        return json
+    }
+
+    /// One GET of `path`: HTTPS on `httpsPort`, plain HTTP on `httpPort` only when HTTPS is refused.
+    static func fetch(path: String, host: String, httpsPort: Int, httpPort: Int, timeout: Double,
+                      group: EventLoopGroup) async -> Result<HTTPExchange.Answer, HTTPExchange.Failure> {
+        let started = MonotonicClock.seconds()
+        func fetch(port: Int, secure: Bool, timeout: Double) async -> Result<HTTPExchange.Answer, HTTPExchange.Failure> {
+            await HTTPExchange.request(.GET, path: path, host: host, port: port, secure: secure, verification: .none,
+                                       headers: [("Accept", "application/json")], timeout: timeout, maximumBody: maximumBodyBytes + 1,
+                                       group: group)
+        }
+        var result = await fetch(port: httpsPort, secure: true, timeout: timeout)
+        if case .failure(.refused) = result {
+            let left = timeout - (MonotonicClock.seconds() - started)
+            if left > 0.01 { result = await fetch(port: httpPort, secure: false, timeout: left) }
+        }
+        return result
     }
 }

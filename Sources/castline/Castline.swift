@@ -18,7 +18,7 @@ struct Castline: AsyncParsableCommand {
             CastCommand.self, ProbeCommand.self, SiteCommand.self, AnnounceCommand.self, StatusCommand.self, PlayCommand.self, PauseCommand.self, StopCommand.self, SeekCommand.self,
             VolumeCommand.self, MuteCommand.self, QueueCommand.self, RunCommand.self, DiscoverCommand.self, ConfigCommand.self, SimCommand.self,
             PluginsCommand.self, DoctorCommand.self, LogsCommand.self, NearbyCommand.self, JobsCommand.self, ChannelCommand.self,
-            LogLevelCommand.self, FleetCommand.self, PluginScanCommand.self, PluginHostCommand.self,
+            LogLevelCommand.self, FleetCommand.self, CaptureCommand.self, PluginScanCommand.self, PluginHostCommand.self,
         ]
     )
 }

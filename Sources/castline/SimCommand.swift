@@ -48,6 +48,9 @@ struct SimCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Do not advertise over mDNS (avahi-daemon).")
     var noMdns = false
 
+    @Option(name: .long, help: "Serve one device as a `castline capture` FILE recorded it: its identity, TXT, eureka_info, and its answers to the requests recorded (the others: the standard model).")
+    var replay: String?
+
     @Option(name: .long, help: "Append every frame in and out as JSON lines to this file.")
     var frameLog: String?
 
@@ -151,6 +154,15 @@ struct SimCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
+        if let replay {
+            do {
+                let script = try Self.loadReplay(path: replay)
+                settings.replay = script
+                fleet = [Self.replayDevice(script.identity, like: fleet[0])]
+            } catch {
+                throw ValidationError("--replay \(replay): \(error)")
+            }
+        }
         settings.advertise = !noMdns
         settings.frameLogPath = frameLog
         settings.controlSocketPath = controlSocket
@@ -203,6 +215,35 @@ struct SimCommand: AsyncParsableCommand {
         // "running", "waiting for avahi-daemon", "unavailable: …" or "off" (--no-mdns).
         ready.set("mdns", .string(simulator.advertiser?.stateDescription ?? "off"))
         printLine(JSONValue.object(ready).serialized())
+    }
+}
+
+extension SimCommand {
+    static func loadReplay(path: String) throws -> ReplayScript {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SimulatorError.io("cannot read: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while bytes.count <= 64 << 20 {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { break }
+            bytes += chunk[0..<n]
+        }
+        guard bytes.count <= 64 << 20 else { throw SimulatorError.io("larger than 64 MiB") }
+        return try ReplayScript(captureText: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// `base` (address and ports from the command line) with the recorded device's name, id and
+    /// model; a video device unless the recorded `ca` bits say otherwise.
+    static func replayDevice(_ identity: ReplayScript.Identity, like base: SimulatedDeviceConfiguration) -> SimulatedDeviceConfiguration {
+        var device = base
+        if !identity.name.isEmpty { device.name = identity.name }
+        let id = identity.id.lowercased()
+        if id.count == 32, id.allSatisfy(\.isHexDigit) { device.uuid = id }
+        if !identity.model.isEmpty { device.model = identity.model }
+        if let bits = identity.txt["ca"].flatMap({ Int($0) }) { device.isVideoDevice = bits & 1 == 1 }
+        return device
     }
 }
 
