@@ -6,7 +6,7 @@ import CastCore
 /// folder the media server publishes: the device starts on the first segments while ffmpeg
 /// writes the rest, and seeks within what is written. Remux copies the streams (HEVC tagged
 /// `hvc1`, which Cast's MSE needs); transcode re-encodes what the plan says to H.264 High 8-bit
-/// (scaled to the plan's height) and/or AAC-LC stereo. Hardware encoding (VA-API) only when the
+/// (scaled to the plan's height, an HDR source tone-mapped to BT.709) and/or AAC-LC stereo. Hardware encoding (VA-API) only when the
 /// config allows it and a render node exists.
 package struct TranscodeArguments: Sendable, Equatable {
     package var input: String
@@ -16,6 +16,8 @@ package struct TranscodeArguments: Sendable, Equatable {
     package var videoIndex: Int?
     package var audioIndex: Int?
     package var videoCodec: String?
+    /// The main video is HDR (PQ, HLG, Dolby Vision): a transcode to SDR tone-maps it.
+    package var sourceIsHDR = false
     /// Seconds into the input to start from.
     package var start: Double = 0
     /// A VA-API render node (`/dev/dri/renderD128`) to encode on; nil: software (libx264).
@@ -31,7 +33,19 @@ package struct TranscodeArguments: Sendable, Equatable {
         videoIndex = video?.index
         audioIndex = audio?.index
         videoCodec = video?.codec
+        sourceIsHDR = video.map(Self.isHDR) ?? false
     }
+
+    /// PQ (`smpte2084`) or HLG (`arib-std-b67`) transfer, or an HDR format the probe named.
+    static func isHDR(_ stream: MediaStreamInfo) -> Bool {
+        if let transfer = stream.transfer, ["smpte2084", "arib-std-b67"].contains(transfer) { return true }
+        if let format = stream.hdrFormat, ["HDR10", "HDR10+", "HLG", "DolbyVision"].contains(format) { return true }
+        return false
+    }
+
+    /// HDR to SDR (BT.709) with the Hable curve, in linear light, after scaling down (cheaper at
+    /// the target size): without it a PQ or HLG picture shown as BT.709 looks grey and washed out.
+    package static let toneMap = "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,zscale=t=bt709:m=bt709:r=tv"
 
     package static let playlistName = "index.m3u8"
 
@@ -54,10 +68,11 @@ package struct TranscodeArguments: Sendable, Equatable {
             if plan.transcodeVideo {
                 let height = plan.targetHeight ?? 1080
                 let fps = plan.targetFPS.map { ",fps=\($0.rounded2.formatted)" } ?? ""
+                let toneMap = sourceIsHDR ? "," + Self.toneMap : ""
                 if vaapiDevice != nil {
-                    a += ["-vf", "scale=-2:\(height)\(fps),format=nv12,hwupload", "-c:v", "h264_vaapi", "-profile:v", "high"]
+                    a += ["-vf", "scale=-2:\(height)\(fps)\(toneMap),format=nv12,hwupload", "-c:v", "h264_vaapi", "-profile:v", "high"]
                 } else {
-                    a += ["-vf", "scale=-2:\(height)\(fps),format=yuv420p", "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency",
+                    a += ["-vf", "scale=-2:\(height)\(fps)\(toneMap),format=yuv420p", "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency",
                           "-profile:v", "high", "-level:v", height > 1080 ? "5.1" : "4.1", "-crf", "23"]
                 }
                 // A keyframe per segment, so every segment starts playable and seeks land on a boundary.

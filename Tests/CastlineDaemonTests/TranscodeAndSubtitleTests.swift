@@ -31,7 +31,13 @@ struct TranscodeAndSubtitleTests {
         args.start = 42.5
         let a = args.arguments
         #expect(a[a.firstIndex(of: "-ss")! + 1] == "42.5" && a.firstIndex(of: "-ss")! < a.firstIndex(of: "-i")!)
-        #expect(a[a.firstIndex(of: "-vf")! + 1] == "scale=-2:1080,fps=24,format=yuv420p")
+        #expect(a[a.firstIndex(of: "-vf")! + 1] == "scale=-2:1080,fps=24,\(TranscodeArguments.toneMap),format=yuv420p",
+                "the HDR10 source is tone-mapped to BT.709 after scaling")
+        let sdr = [MediaStreamInfo(index: 0, kind: .video, codec: "vp9", width: 3840, height: 2160, transfer: "bt709")]
+        let b = TranscodeArguments(input: "/m/clip.webm", folder: "/tmp/t", plan: plan, streams: sdr).arguments
+        #expect(b[b.firstIndex(of: "-vf")! + 1] == "scale=-2:1080,fps=24,format=yuv420p", "an SDR source is only scaled")
+        let hlg = [MediaStreamInfo(index: 0, kind: .video, codec: "hevc", width: 3840, height: 2160, transfer: "arib-std-b67")]
+        #expect(TranscodeArguments(input: "/m/hlg.mkv", folder: "/tmp/t", plan: plan, streams: hlg).sourceIsHDR)
         #expect(a[a.firstIndex(of: "-c:v")! + 1] == "libx264" && a[a.firstIndex(of: "-profile:v")! + 1] == "high")
         #expect(a.contains("expr:gte(t,n_forced*2)") && a[a.firstIndex(of: "-color_trc")! + 1] == "bt709")
         #expect(a[a.firstIndex(of: "-c:a")! + 1] == "copy")
@@ -47,7 +53,8 @@ struct TranscodeAndSubtitleTests {
         args.vaapiDevice = "/dev/dri/renderD128"
         let a = args.arguments
         #expect(a[a.firstIndex(of: "-vaapi_device")! + 1] == "/dev/dri/renderD128" && a.firstIndex(of: "-vaapi_device")! < a.firstIndex(of: "-i")!)
-        #expect(a[a.firstIndex(of: "-vf")! + 1] == "scale=-2:1080,format=nv12,hwupload" && a[a.firstIndex(of: "-c:v")! + 1] == "h264_vaapi")
+        #expect(a[a.firstIndex(of: "-vf")! + 1] == "scale=-2:1080,\(TranscodeArguments.toneMap),format=nv12,hwupload"
+                && a[a.firstIndex(of: "-c:v")! + 1] == "h264_vaapi")
         let software = TranscodeArguments.software(args).arguments
         #expect(!software.contains("-vaapi_device") && software[software.firstIndex(of: "-c:v")! + 1] == "libx264")
     }
