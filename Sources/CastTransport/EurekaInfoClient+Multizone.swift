@@ -10,18 +10,8 @@ extension EurekaInfoClient {
     /// group, or does not answer within `timeout` seconds (HTTPS first, then HTTP).
     public static func groupLeader(groupID: String, host: String, httpsPort: Int = httpsPort, httpPort: Int = httpPort,
                                    timeout: Double = 0.5, group: EventLoopGroup) async -> (host: String, port: Int)? {
-        let path = "/setup/eureka_info?params=multizone"
-        let started = MonotonicClock.seconds()
-        func fetch(port: Int, secure: Bool, timeout: Double) async -> Result<HTTPExchange.Answer, HTTPExchange.Failure> {
-            await HTTPExchange.request(.GET, path: path, host: host, port: port, secure: secure, verification: .none,
-                                       headers: [("Accept", "application/json")], timeout: timeout, maximumBody: maximumBodyBytes + 1,
-                                       group: group)
-        }
-        var result = await fetch(port: httpsPort, secure: true, timeout: timeout)
-        if case .failure(.refused) = result {
-            let left = timeout - (MonotonicClock.seconds() - started)
-            if left > 0.01 { result = await fetch(port: httpPort, secure: false, timeout: left) }
-        }
+        let result = await fetch(path: "/setup/eureka_info?params=multizone", host: host, httpsPort: httpsPort, httpPort: httpPort,
+                                 timeout: timeout, group: group)
         guard case .success(let answer) = result, answer.status == 200, answer.body.count <= maximumBodyBytes,
               let json = try? JSONValue.parse(String(decoding: answer.body, as: UTF8.self)) else { return nil }
         let wanted = groupID.lowercased().filter { $0 != "-" }

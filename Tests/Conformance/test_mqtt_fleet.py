@@ -274,7 +274,7 @@ def command(broker, site, device_id, payload, timeout=30):
     """Publishes a command and waits for its result (matched by correlation id)."""
     follower = broker.follow(f"castline/{site}/device/{device_id}/result")
     try:
-        time.sleep(0.3)
+        time.sleep(0.3)   # mosquitto_sub says nothing once subscribed: give it the time to, or the result is missed
         published = broker.pub(f"castline/{site}/device/{device_id}/set", json.dumps(payload) if not isinstance(payload, str) else payload)
         assert published.returncode == 0, published.stderr
         result = {}
@@ -350,7 +350,7 @@ def test_a_command_to_a_suspended_device_fails_with_a_clear_result(fleet):
 def job_command(broker, site, name, payload, timeout=30):
     follower = broker.follow(f"castline/{site}/job/{name}/result")
     try:
-        time.sleep(0.3)
+        time.sleep(0.3)   # mosquitto_sub says nothing once subscribed: give it the time to, or the result is missed
         assert broker.pub(f"castline/{site}/job/{name}/set", json.dumps(payload)).returncode == 0
         found = {}
 
@@ -398,12 +398,12 @@ def test_the_acl_keeps_an_agent_off_another_agents_topics(fleet):
     victim = sites["site1"].devices[0]
     watcher = broker.follow("castline/site1/#")
     try:
-        time.sleep(1)
+        time.sleep(1)   # the watcher subscribed and got the retained messages before the attempts
         before = len(watcher.lines())
         site2 = ("site2", "site2-secret")
         broker.pub(f"castline/site1/device/{victim['id']}/set", json.dumps({"id": "evil", "command": "cast", "media": "http://media.invalid/evil.mp4"}), user=site2)
         broker.pub("castline/site1/status", "offline", user=site2, retain=True)
-        time.sleep(3)
+        time.sleep(3)   # behaviour: nothing the ACL refused arrives within this window (there is no event to wait on)
         seen = watcher.lines()[before:]
         assert not [l for l in seen if "evil" in l[2] or l[1] == "castline/site1/status"], seen
     finally:
@@ -453,7 +453,7 @@ def test_broker_restart_every_agent_reconnects_republishes_and_no_command_is_los
     wait_for_states(broker, sum(SITES.values()), sites=sites)
     broker.stop()
     # Persistence keeps the agents' sessions: commands sent before they are back wait for them.
-    time.sleep(2)
+    time.sleep(2)   # behaviour: the broker stays down 2 s, so every agent sees it gone
     broker.start()
     results = {}
     follower = broker.follow("castline/+/device/+/result")
