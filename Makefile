@@ -1,6 +1,11 @@
 # castline — the two commands a new machine needs: `make demo` and `make test`. Every target
 # installs what is missing first (scripts/install-deps.sh).
 SWIFT ?= swift
+# Release builds link the Swift runtime into castline (--static-swift-stdlib): an installed binary
+# needs no Swift toolchain, and a CLI run starts ~2 ms sooner (10 shared libraries fewer to map
+# and relocate, one conformance section to scan). Plugins stay shared libraries with their own
+# runtime: the plugin ABI is C, so nothing Swift crosses between the two (docs/architecture.md).
+RELEASE = $(SWIFT) build -c release --static-swift-stdlib
 FUZZ_SECONDS ?= 20
 
 .PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak fuzz-smoke demo clean
@@ -45,14 +50,14 @@ bench: deps
 
 # One simulator process with 1,000 devices behind avahi-daemon (network namespace; needs root).
 bench-fleet: deps
-	$(SWIFT) build -c release --product castline
+	$(RELEASE) --product castline
 	.venv/bin/python Benchmarks/sim-fleet.py --devices 1000 --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 # castline's sender framework on 100 and 1,000 simulated devices, and pychromecast on 100 of the
 # same simulator in the same run: time to all-PLAYING, RSS per session, idle CPU, reconnect
 # latency (network namespace; needs root).
 bench-senders: deps
-	$(SWIFT) build -c release --product castline
+	$(RELEASE) --product castline
 	rm -f Benchmarks/.build/*.yaml Benchmarks/.build/*/*/description.json
 	$(SWIFT) build -c release --package-path Benchmarks --product castline-sender-bench
 	.venv/bin/python Benchmarks/sender-fleet.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline" \
@@ -62,41 +67,41 @@ bench-senders: deps
 # journald sink caller cost while a private journald is saturated, and what it drops (needs root).
 # castline cast vs catt: process start → PLAYING on the simulator, same URL, same run.
 bench-cast: deps
-	$(SWIFT) build -c release --product castline
-	$(SWIFT) build -c release --product CastlinePluginMediaFormats
+	$(RELEASE) --product castline
+	$(RELEASE) --product CastlinePluginMediaFormats
 	.venv/bin/python Benchmarks/cast-vs-catt.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 # The hub: castline cast through the daemon vs catt, API cast vs pychromecast's play_media, 200
 # clients on GET /v1/devices with 100 devices (wrk) (root: netns).
 bench-hub: deps
-	$(SWIFT) build -c release --product castline
-	$(SWIFT) build -c release --product CastlinePluginMediaFormats
+	$(RELEASE) --product castline
+	$(RELEASE) --product CastlinePluginMediaFormats
 	.venv/bin/python Benchmarks/hub-api.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 # A fleet on one broker: 10 agents x 100 simulated devices, mosquitto; state propagation, command
 # to PLAYING through MQTT, idle CPU (root: netns). docs/fleet.md#figures.
 bench-mqtt: deps
-	$(SWIFT) build -c release --product castline
-	$(SWIFT) build -c release --product CastlinePluginMQTTBridge
+	$(RELEASE) --product castline
+	$(RELEASE) --product CastlinePluginMQTTBridge
 	.venv/bin/python Benchmarks/mqtt-fleet.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 # The chaos soak: castline run on 1,000 simulated devices for 10 minutes under random faults, an
 # isolated channel plugin segfaulting every minute (root: netns).
 bench-soak: deps
-	$(SWIFT) build -c release --product castline
-	$(SWIFT) build -c release --product CastlinePluginJSONSink
-	$(SWIFT) build -c release --product TestPluginCrashesInChannel
+	$(RELEASE) --product castline
+	$(RELEASE) --product CastlinePluginJSONSink
+	$(RELEASE) --product TestPluginCrashesInChannel
 	.venv/bin/python Benchmarks/chaos_soak.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 # castline logs query vs jq over 1 GB of JSON Lines built from a real run (root: netns).
 bench-logs: deps
-	$(SWIFT) build -c release --product castline
-	$(SWIFT) build -c release --product CastlinePluginJSONSink
+	$(RELEASE) --product castline
+	$(RELEASE) --product CastlinePluginJSONSink
 	.venv/bin/python Benchmarks/logs-query.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 # Nearby messages between two hosts (netns + veth + avahi each): found / lost latencies (root).
 bench-nearby: deps
-	$(SWIFT) build -c release --product castline
+	$(RELEASE) --product castline
 	.venv/bin/python Benchmarks/nearby-latency.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 # User-space instructions per decoded message and per JSON-sink record (valgrind): the figures
@@ -105,17 +110,17 @@ bench-instructions: deps
 	rm -f Benchmarks/.build/*.yaml Benchmarks/.build/*/*/description.json
 	$(SWIFT) build -c release --package-path Benchmarks --product castline-bench
 	$(SWIFT) build -c release --package-path Benchmarks --product castline-sink-bench
-	$(SWIFT) build -c release --product CastlinePluginJSONSink
+	$(RELEASE) --product CastlinePluginJSONSink
 	SWIFT=$(SWIFT) scripts/count-instructions.sh decode
 	SWIFT=$(SWIFT) scripts/count-instructions.sh json-sink
 
 bench-sinks: deps
-	$(SWIFT) build -c release --product CastlinePluginJSONSink
-	$(SWIFT) build -c release --product CastlinePluginJournaldSink
+	$(RELEASE) --product CastlinePluginJSONSink
+	$(RELEASE) --product CastlinePluginJournaldSink
 	rm -f Benchmarks/.build/*.yaml Benchmarks/.build/*/*/description.json
 	$(SWIFT) build -c release --package-path Benchmarks --product castline-sink-bench
 	"$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sink-bench" json "$$($(SWIFT) build -c release --show-bin-path)" /tmp
-	$(SWIFT) build -c release --product castline
+	$(RELEASE) --product castline
 	"$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sink-bench" json-isolated "$$($(SWIFT) build -c release --show-bin-path)" /tmp
 	Benchmarks/journald-sink.sh "$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sink-bench" "$$($(SWIFT) build -c release --show-bin-path)"
 

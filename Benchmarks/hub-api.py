@@ -4,8 +4,14 @@ same run, inside a network namespace this script creates (only `lo`; no mDNS):
 
 1. `castline cast URL` through the running daemon, process start to PLAYING on the device (its
    session with the daemon already warm), against `catt cast URL` to the same simulator device.
-   Before each round the simulator stops the receiver app, so both launch it and load; PLAYING is
-   seen on the device (the simulator's control socket, polled every 2 ms). Goal: >= 50x catt.
+   Before each round the simulator stops the receiver app, so both launch it and load. The time
+   is from just before the process is started to the simulator's first MEDIA_STATUS that reports
+   PLAYING for the URL (its frame log's timestamp; polling the device would add its own interval
+   to both). The script itself enters the namespace (setns(2)) and starts both clients as a
+   shell would, not through `ip netns exec` (a process and a mount namespace more, about 2 ms,
+   that a user does not pay). The simulator does not fetch the media itself
+   (--no-media-check: its ffprobe, ~70 ms, is the device's time, not the sender's); each sender
+   does what it always does with the URL. Goal: >= 50x catt.
 2. A cast through the API on a warm session (simulator buffering delay 0), request to the answer
    (which comes once the device plays), p50/p99, against pychromecast's in-process play_media to
    PLAYING on a connected Chromecast object, alternating two URLs the simulator does not fetch
@@ -22,6 +28,8 @@ conformance venv (catt, pychromecast), wrk, and a release build of castline.
     sudo .venv/bin/python Benchmarks/hub-api.py --bin .build/release/castline [--rounds 10] [--casts 200]
 """
 import argparse
+import ctypes
+import datetime
 import http.client
 import json
 import os
@@ -91,11 +99,6 @@ def percentiles(samples):
             "min_ms": round(ordered[0] * 1000, 3), "max_ms": round(ordered[-1] * 1000, 3), "samples": len(ordered)}
 
 
-def playing(sim, index=0, url=URL):
-    media = sim.control({"command": "list", "device": index})["devices"][0]["state"].get("media") or {}
-    return media.get("playerState") == "PLAYING" and media.get("contentId", "") == url
-
-
 def stop_app(sim):
     sim.control({"command": "stop-app", "device": 0})
     deadline = time.monotonic() + 5
@@ -126,21 +129,54 @@ def cli_round(netns, sim, argv, timeout=60):
     raise RuntimeError(f"{argv[0]}: ten torn writes in a row")
 
 
+def setns(path):
+    """Moves this process into the network namespace at `path` (setns(2)); returns a descriptor of
+    the one it was in, to come back with."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    previous = os.open("/proc/self/ns/net", os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if libc.setns(fd, 0x40000000) != 0:  # CLONE_NEWNET
+            raise OSError(ctypes.get_errno(), f"setns {path}")
+    finally:
+        os.close(fd)
+    return previous
+
+
+def played_at(sim, offset, url):
+    """The wall-clock time of the simulator's first MEDIA_STATUS out reporting PLAYING for `url`
+    after byte `offset` of its frame log, or None."""
+    with open(sim.frame_log, "rb") as f:
+        f.seek(offset)
+        for line in f:
+            if b'"PLAYING"' not in line or url.encode() not in line:
+                continue
+            frame = json.loads(line)
+            statuses = (frame.get("payload") or {}).get("status") or []
+            if frame.get("direction") == "out" and frame.get("type") == "MEDIA_STATUS" and any(
+                    s.get("playerState") == "PLAYING" and (s.get("media") or {}).get("contentId") == url for s in statuses):
+                return datetime.datetime.fromisoformat(frame["time"].replace("Z", "+00:00")).timestamp()
+    return None
+
+
 def timed_cast(netns, sim, argv, timeout):
     stop_app(sim)
-    start = time.monotonic()
-    process = subprocess.Popen(netns.command(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    played = None
-    while time.monotonic() - start < timeout:
-        if played is None and playing(sim):
-            played = time.monotonic() - start
-        if process.poll() is not None and played is not None:
-            break
-        time.sleep(0.002)
-    out, err = process.communicate(timeout=timeout)
+    offset = os.path.getsize(sim.frame_log)
+    start = time.time()
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+    played = played_at(sim, offset, URL)
+    deadline = time.monotonic() + 2  # the simulator's log line may trail the client's exit
+    while played is None and process.returncode == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+        played = played_at(sim, offset, URL)
     if process.returncode != 0 or played is None:
         raise CastFailed(f"{argv[0]} rc={process.returncode} played={played}: {out[-800:]} {err[-1500:]}", err)
-    return played
+    return played - start
 
 
 def write_config(workdir, devices, listen):
@@ -202,7 +238,7 @@ def run_wrk(netns, seconds, script=None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin", default=os.environ.get("CASTLINE_BIN"))
-    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--casts", type=int, default=200)
     parser.add_argument("--wrk-seconds", type=int, default=10)
     args = parser.parse_args()
@@ -222,26 +258,43 @@ def main():
     try:
         server = subprocess.Popen(netns.command(sys.executable, "-m", "http.server", "8099", "--bind", "127.0.0.1", "--directory", media),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # 1. castline cast through the daemon against catt, both started from this process inside
+        # the namespace (and this process back out after: the namespace's clean-up kills its pids).
+        # This part's simulator keeps a frame log (PLAYING's time); the next parts' does not.
         # --tls modern: the device side's TLS as when the recorded figures were taken (docs/performance.md).
-        sim = conftest.Simulator(netns, workdir, extra=["--no-mdns", "--buffering-delay", "0", "--devices", "100", "--tls", "modern"], frame_log=False)
+        part = os.path.join(workdir, "cli")
+        os.makedirs(part)
+        sim = conftest.Simulator(netns, part, extra=["--no-mdns", "--buffering-delay", "0", "--no-media-check", "--devices", "100", "--tls", "modern",
+                                                     "--frame-log", os.path.join(part, "frames.jsonl")], frame_log=False)
         devices = sim.ready["devices"]
-        hub, socket_path = start_hub(netns, workdir, devices, "127.0.0.1:18780")
-
-        # 1. castline cast through the daemon against catt.
-        castline_argv = [conftest.castline_binary(), "cast", URL, "--device", devices[0]["name"], "--api-socket", socket_path]
-        catt_argv = [catt, "-d", devices[0]["address"], "cast", URL]
-        cli_round(netns, sim, castline_argv)
-        cli_round(netns, sim, catt_argv)
-        ours, theirs = [], []
-        for _ in range(args.rounds):
-            ours.append(cli_round(netns, sim, castline_argv))
-            theirs.append(cli_round(netns, sim, catt_argv))
+        hub, socket_path = start_hub(netns, part, devices, "127.0.0.1:18780")
+        home = setns(f"/run/netns/{netns.name}")
+        try:
+            castline_argv = [conftest.castline_binary(), "cast", URL, "--device", devices[0]["name"], "--api-socket", socket_path]
+            catt_argv = [catt, "-d", devices[0]["address"], "cast", URL]
+            cli_round(netns, sim, castline_argv)
+            cli_round(netns, sim, catt_argv)
+            ours, theirs = [], []
+            for _ in range(args.rounds):
+                ours.append(cli_round(netns, sim, castline_argv))
+                theirs.append(cli_round(netns, sim, catt_argv))
+        finally:
+            os.close(setns(f"/proc/self/fd/{home}"))
+            os.close(home)
         results["cli"] = (statistics.median(ours), statistics.median(theirs))
         print(json.dumps({"name": "castline cast via the daemon", **percentiles(ours)}), flush=True)
         print(json.dumps({"name": "catt cast", **percentiles(theirs)}), flush=True)
         print(f"castline cast via the daemon → PLAYING: median {statistics.median(ours) * 1000:.1f} ms; catt "
               f"{statistics.median(theirs) * 1000:.1f} ms → {statistics.median(theirs) / statistics.median(ours):.1f}x (goal >= 50x); "
               f"catt runs repeated after pychromecast's torn TLS write: {TORN_WRITES[0]}", flush=True)
+        hub.terminate()
+        hub.wait(timeout=30)
+        sim.stop()
+        hub = sim = None
+
+        sim = conftest.Simulator(netns, workdir, extra=["--no-mdns", "--buffering-delay", "0", "--devices", "100", "--tls", "modern"], frame_log=False)
+        devices = sim.ready["devices"]
+        hub, socket_path = start_hub(netns, workdir, devices, "127.0.0.1:18780")
 
         # 2. API cast on a warm session against pychromecast's play_media.
         device = devices[1]
