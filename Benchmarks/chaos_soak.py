@@ -232,7 +232,13 @@ jobs:
                     if all(self.desired(i, views) for i in range(1, self.count)):
                         break
                 if time.monotonic() - started > 60 + self.count / 10:
-                    raise RuntimeError("not every device played within the start-up bound")
+                    views = self.views() if os.path.exists(self.socket) else ({}, {}, {})
+                    uuids = [d["uuid"] for d in self.devices[1:]]
+                    raise RuntimeError(
+                        f"not every device played within the start-up bound ({60 + self.count / 10:.0f} s): of {len(uuids)}, "
+                        f"{sum(views[1].get(u) == 'connected' for u in uuids)} connected, "
+                        f"{sum(views[2].get(u) == 'playing' for u in uuids)} with the job playing, "
+                        f"{sum(self.desired(i, views) for i in range(1, self.count))} in the desired state")
                 time.sleep(0.5)
             self.emit("startup", devices=self.count, seconds=round(time.monotonic() - started, 2))
             # The plugin's channel on device 0, with its app launched: it answers before the soak.

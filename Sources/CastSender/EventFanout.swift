@@ -1,8 +1,8 @@
 import Synchronization
 
 /// Delivers events to any number of `AsyncStream`s (each subscriber gets every event from the
-/// moment it subscribed, buffered up to `bufferLimit` newest) and to weakly held listener objects.
-/// Thread-safe.
+/// moment it subscribed, buffered up to `bufferLimit` newest, or every one when the limit is nil)
+/// and to weakly held listener objects. Thread-safe.
 final class EventFanout<Event: Sendable>: Sendable {
     private struct Subscribers {
         var nextID = 0
@@ -11,15 +11,17 @@ final class EventFanout<Event: Sendable>: Sendable {
     }
 
     private let subscribers = Mutex(Subscribers())
-    private let bufferLimit: Int
+    private let policy: AsyncStream<Event>.Continuation.BufferingPolicy
 
-    init(bufferLimit: Int = 256) {
-        self.bufferLimit = bufferLimit
+    /// `bufferLimit`: the newest events a slow subscriber keeps (older ones are dropped); nil: it
+    /// keeps every one (for events that are each a fact no later event repeats).
+    init(bufferLimit: Int? = 256) {
+        policy = bufferLimit.map { .bufferingNewest($0) } ?? .unbounded
     }
 
     /// A new stream of events; it ends when the fanout is finished or the consumer stops.
     func stream() -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(bufferLimit))
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: policy)
         let id: Int? = subscribers.withLock { state in
             guard !state.finished else { return nil }
             state.nextID += 1

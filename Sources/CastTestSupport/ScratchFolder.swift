@@ -30,14 +30,26 @@ public struct ScratchFolder: Sendable {
         return target
     }
 
+    /// Removes the folder and everything in it, depth first, without following symbolic links
+    /// (a test's symlink to a system path removes the link, not its target).
     public func remove() {
-        if let dir = opendir(path) {
+        Self.removeTree(path)
+    }
+
+    private static func removeTree(_ path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        if info.st_mode & S_IFMT == S_IFDIR, let dir = opendir(path) {
+            var names: [String] = []
             while let item = readdir(dir) {
                 let name = withUnsafeBytes(of: item.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-                if name != ".", name != ".." { unlink(path + "/" + name) }
+                if name != ".", name != ".." { names.append(name) }
             }
             closedir(dir)
+            for name in names { removeTree(path + "/" + name) }
+            rmdir(path)
+        } else {
+            unlink(path)
         }
-        rmdir(path)
     }
 }

@@ -81,6 +81,24 @@ struct DiscoveryManagerTests {
         #expect(seen == ["started", "insert b@0", "insert a@0", "insert c@2", "update b@0", "remove c", "remove a", "remove b", "stopped"])
     }
 
+    @Test("1,000 devices found at once reach a subscriber that has read nothing yet, every one (the daemon's start with a big static list)")
+    func aBurstOfDevicesIsNotDropped() async {
+        let manager = DiscoveryManager(criteria: .any, logSystem: LogSystem())
+        let provider = ManualProvider(name: "static")
+        await manager.add(provider)
+        let events = manager.events()
+        await manager.start()
+        for i in 0..<1_000 { provider.found(Self.device("tv\(i)", "TV \(i)")) }
+        #expect(await Self.waitForCount(manager, 1_000).count == 1_000)
+        await manager.stop()
+        var inserted = Set<String>()
+        for await event in events {
+            if case .inserted(let device, _) = event { inserted.insert(device.id) }
+            if case .stopped = event { break }
+        }
+        #expect(inserted.count == 1_000, "the subscriber saw \(inserted.count) of 1,000 devices inserted")
+    }
+
     @Test("criteria filter by app id, and the empty list explains itself")
     func explanation() async {
         let manager = DiscoveryManager(criteria: DiscoveryCriteria(appIDs: ["CC1AD845"], keepUnknown: false), logSystem: LogSystem())

@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 
 /// `castline <command> --help` for every command the root help lists (and their subcommands),
 /// run as the built binary: no default said twice, and no line wider than COLUMNS unless it is
@@ -65,6 +66,7 @@ import Testing
 
     @Test func noCommandSaysADefaultTwiceAndHelpFitsTheTerminalWidth() throws {
         let home = E2E.scratch()
+        defer { try? FileManager.default.removeItem(atPath: home) }
         let commands = try Self.commands(home: home)
         #expect(commands.count > 25, "\(commands)")
         #expect(commands.contains(["config", "check"]) && commands.contains(["channel", "request"]))

@@ -11,7 +11,9 @@ import Testing
     }
 
     @Test func rotatedSetsAreReadOldestFirstAndEveryProblemIsCounted() throws {
-        let folder = ScratchFolder("logscan").path
+        let scratch = ScratchFolder("logscan")
+        defer { scratch.remove() }
+        let folder = scratch.path
         let path = folder + "/castline.jsonl"
         try (line(1_000_000_000, "A", "oldest") + "\n").write(toFile: path + ".2", atomically: true, encoding: .utf8)
         try (line(2_000_000_000, "A", "older") + "\n" + "not json at all\n" + "    \n").write(toFile: path + ".1", atomically: true, encoding: .utf8)
@@ -33,7 +35,9 @@ import Testing
     }
 
     @Test func linesAcrossReadChunksAndOverlongLinesAreHandled() throws {
-        let folder = ScratchFolder("logscan-big").path
+        let scratch = ScratchFolder("logscan-big")
+        defer { scratch.remove() }
+        let folder = scratch.path
         let path = folder + "/big.jsonl"
         // ~10 MiB: lines straddle the 4 MiB read chunks; one 20 MiB line is over the limit and skipped.
         var text = ""
@@ -59,7 +63,9 @@ import Testing
     }
 
     @Test func filtersAndTheirPrefilterAgreeOnRealLines() throws {
-        let folder = ScratchFolder("logscan-filter").path
+        let scratch = ScratchFolder("logscan-filter")
+        defer { scratch.remove() }
+        let folder = scratch.path
         let path = folder + "/f.jsonl"
         var lines: [String] = []
         for i in 0..<300 {
