@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Reliability: N consecutive `catt cast URL` + `catt stop` runs against one `castline sim`
-device while both cores are kept busy by a background load (as on a loaded home server).
+device (its defaults, 1 s app start-up included, unless extra arguments say otherwise) while both
+cores are kept busy by a background load (as on a loaded home server).
 
 Inside a network namespace this script creates (only `lo`; no mDNS): `castline sim` (extra
 arguments after `--`) and a Python http.server with a small clip (catt's yt-dlp needs a direct
@@ -96,7 +97,7 @@ def main():
         server = subprocess.Popen(netns.command(sys.executable, "-m", "http.server", "8099", "--bind", "127.0.0.1",
                                                 "--directory", media),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        sim = conftest.Simulator(netns, workdir, frame_log=False,
+        sim = conftest.Simulator(netns, workdir, frame_log=False, launch_delay=None,
                                  extra=["--no-mdns", "--frame-log", frames, *args.sim_args])
         if not args.no_load:
             load = start_load(os.cpu_count() or 2, seconds=args.runs * 60 + 120)

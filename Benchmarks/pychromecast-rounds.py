@@ -2,8 +2,8 @@
 """Reliability: R rounds of pychromecast's 100-session benchmark (Benchmarks/pychromecast-sessions.py:
 100 Chromecast objects on 100 fresh simulated devices, each launching the Default Media Receiver
 and loading one media until PLAYING) against one `castline sim`, counting the rounds without a
-failed session. Extra `castline sim` arguments go after `--` (e.g. `--tls modern`,
-`--launch-delay 1`). Runs inside a network namespace this script creates (only `lo`, no mDNS).
+failed session. The simulator runs with its defaults (1 s app start-up included); extra `castline
+sim` arguments go after `--` (e.g. `--tls modern`, `--launch-delay 0`). Runs inside a network namespace this script creates (only `lo`, no mDNS).
 Prints one JSON line per round and a summary. Needs root (ip netns), the conformance venv and a
 built castline (CASTLINE_BIN or --bin).
 
@@ -39,7 +39,7 @@ def main():
     clean = 0
     try:
         devices = args.rounds * args.sessions + 1
-        sim = conftest.Simulator(netns, workdir, frame_log=False,
+        sim = conftest.Simulator(netns, workdir, frame_log=False, launch_delay=None,
                                  extra=["--devices", str(devices), "--no-mdns", "--buffering-delay", "0", *args.sim_args])
         listed = sim.ready["devices"]
         python = os.path.join(REPO, "Benchmarks", "pychromecast-sessions.py")

@@ -18,6 +18,11 @@ public struct ReplayScript: Sendable, Equatable {
         public var model: String
         public var txt: [String: String]
         public var eurekaInfo: JSONValue?
+        /// The TXT keys in the order the capture lists them.
+        public var txtOrder: [String] = []
+        /// The capture's `txt` is the device's whole record (`"txtComplete": true`), not the few
+        /// keys discovery passed on: replayed exactly, without the simulator's own keys.
+        public var txtComplete = false
     }
 
     /// One message to send: after `delay` seconds (from the request), from `source`.
@@ -93,12 +98,18 @@ public struct ReplayScript: Sendable, Equatable {
     static func identity(_ record: JSONValue) -> Identity {
         let device = record["device"]
         var txt: [String: String] = [:]
+        var order: [String] = []
         if case .object(let object)? = record["txt"] {
-            for (key, value) in object { if let text = value.string { txt[key] = text } }
+            for (key, value) in object {
+                guard let text = value.string, txt[key] == nil else { continue }
+                txt[key] = text
+                order.append(key)
+            }
         }
         let eureka = record["eurekaInfo"].flatMap { $0.isNull ? nil : $0 }
         return Identity(id: device?["id"]?.string ?? txt["id"] ?? "", name: device?["name"]?.string ?? txt["fn"] ?? "castline replay",
-                        model: device?["model"]?.string ?? txt["md"] ?? "", txt: txt, eurekaInfo: eureka)
+                        model: device?["model"]?.string ?? txt["md"] ?? "", txt: txt, eurekaInfo: eureka, txtOrder: order,
+                        txtComplete: record["txtComplete"]?.bool ?? false)
     }
 
     private static func add(frame: JSONValue, to entries: inout [Entry]) {

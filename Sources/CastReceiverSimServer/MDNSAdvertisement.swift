@@ -12,8 +12,15 @@ public struct MDNSAdvertisement: Sendable, Equatable {
     /// Installed apps (one subtype each).
     public var appIDs: [String]
     /// `--replay`: the recorded device's TXT values, which replace the simulator's for the same
-    /// keys (except the live `st` and `rs`).
+    /// keys (`st` and `rs` only while ``keepsRecordedStatus``).
     public var recordedTXT: [String: String] = [:]
+    /// `--replay` of a capture that holds the device's whole record (`txtComplete`): its keys in
+    /// the recorded order. The record is then advertised as recorded, key for key, and none of
+    /// the simulator's own keys is added.
+    public var recordedTXTOrder: [String]?
+    /// Advertise the recorded `st` and `rs` (the replayed device has not run an app of its own
+    /// yet); false: the live values.
+    public var keepsRecordedStatus = false
 
     public static let serviceType = "_googlecast._tcp"
 
@@ -30,10 +37,18 @@ public struct MDNSAdvertisement: Sendable, Equatable {
             "rs=\(statusText)",
         ]
         guard !recordedTXT.isEmpty else { return own }
+        let live = ["st": busy ? "1" : "0", "rs": statusText]
+        func value(_ key: String) -> String? {
+            if !keepsRecordedStatus, let current = live[key] { return current }
+            return recordedTXT[key]
+        }
+        if let order = recordedTXTOrder {
+            return order.compactMap { key in value(key).map { "\(key)=\($0)" } }
+        }
         return own.map { entry in
             let key = String(entry.prefix { $0 != "=" })
-            guard key != "st", key != "rs", let value = recordedTXT[key] else { return entry }
-            return "\(key)=\(value)"
+            guard let recorded = value(key) else { return entry }
+            return "\(key)=\(recorded)"
         }
     }
 

@@ -48,6 +48,9 @@ public final class SimulatedDevice: @unchecked Sendable {
     weak var coordinator: GroupCoordinator?
     /// What the coordinator was last told about this group endpoint's playback.
     private var reportedGroupPlaying = false
+    /// The device has run an app (not the idle screen) since it started: the advertised `st`/`rs`
+    /// are its own from then on, not the recorded ones (`--replay`).
+    private var ranAnApp = false
 
     init(index: Int, configuration: SimulatedDeviceConfiguration, settings: SimulatorSettings, loop: EventLoop,
          identity: DeviceIdentity, frameLog: FrameLog?, advertiser: MDNSAdvertiser?,
@@ -302,11 +305,17 @@ public final class SimulatedDevice: @unchecked Sendable {
         }
     }
 
-    /// The mDNS record for `state` (st/rs as the state machine reported them).
+    /// The mDNS record for `state` (st/rs as the state machine reported them; with `--replay`,
+    /// the recorded ones until the device has run an app of its own).
     func advertisement(_ state: DeviceAdvertisementState) -> MDNSAdvertisement {
         var advertisement = MDNSAdvertisement(configuration: configuration, busy: state.busy, statusText: state.statusText,
                                               appIDs: settings.catalogue.map(\.appID))
-        advertisement.recordedTXT = settings.replay?.identity.txt ?? [:]
+        if state.busy { ranAnApp = true }
+        if let identity = settings.replay?.identity {
+            advertisement.recordedTXT = identity.txt
+            advertisement.recordedTXTOrder = identity.txtComplete ? identity.txtOrder : nil
+            advertisement.keepsRecordedStatus = !ranAnApp
+        }
         return advertisement
     }
 

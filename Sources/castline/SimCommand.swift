@@ -72,8 +72,8 @@ struct SimCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds from BUFFERING to PLAYING after a LOAD.")
     var bufferingDelay: Double = 0.2
 
-    @Option(name: .long, help: "Seconds from a LAUNCH to the app running and its reply (real devices take a second or more).")
-    var launchDelay: Double = 0
+    @Option(name: .long, help: "Seconds from a LAUNCH to the app running and its reply, as a real device takes about a second to load an app; 0 answers at once (an instant reply makes pychromecast and catt race themselves: docs/simulator.md).")
+    var launchDelay: Double = 1
 
     @Option(name: .long, help: "Stop an app that shows no media this many seconds after its last use, as Nest Hubs stop dashboards (default: never).")
     var appIdleTimeout: Double?

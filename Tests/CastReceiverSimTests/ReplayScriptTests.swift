@@ -57,6 +57,16 @@ struct ReplayScriptTests {
         #expect(script.recordedRequestCount == 3)
     }
 
+    @Test("the TXT keys keep the capture's order; txtComplete marks the device's whole record")
+    func txtOrderAndCompleteness() throws {
+        #expect(try ReplayScript(captureText: Self.capture).identity.txtComplete == false)
+        let complete = try ReplayScript(captureText:
+            #"{"event":"capture","version":1,"txtComplete":true,"txt":{"id":"0123456789abcdef0123456789abcdef","ve":"02","md":"Chromecast","st":"0"}}"#)
+        #expect(complete.identity.txtComplete)
+        #expect(complete.identity.txtOrder == ["id", "ve", "md", "st"])
+        #expect(complete.identity.txt["ve"] == "02")
+    }
+
     @Test("a recorded request gets its answer (requestId rewritten, addressed back) then the unsolicited statuses at their delays")
     func answerThenUnsolicited() throws {
         let script = try ReplayScript(captureText: Self.capture)

@@ -8,6 +8,10 @@ import NIOCore
 import NIOPosix
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `EurekaInfoClient` against the simulator's eureka_info (HTTPS and HTTP) over loopback, a port
 /// that refuses, and one that never answers.
 @Suite("EurekaInfoClient", .timeLimit(.minutes(1)))
@@ -60,6 +64,34 @@ struct EurekaInfoClientTests {
             #expect(await silent.wait { $0.closedByPeer == 1 }, "the connection given up is closed")
             await silent.stop()
         }
+    }
+
+    /// Real devices' eureka_info answers (`Tests/Fixtures/real/eureka-info-*.json`): the name and
+    /// the id (`ssdp_udn` without dashes) come out of each; these plain-HTTP answers carry no
+    /// `device_info`, so no model.
+    @Test("castline reads every real eureka_info answer", arguments: ["eureka-info-chromecast-2022.json", "eureka-info-google-home-2018.json"])
+    func realAnswers(name: String) throws {
+        var path = #filePath
+        for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+        let fixture = try JSONValue.parse(String(decoding: try #require(Self.read(path + "/Tests/Fixtures/real/" + name)), as: UTF8.self))
+        let document = try #require(fixture["document"])
+        let udn = try #require(document["ssdp_udn"]?.string)
+        let info = try #require(EurekaDeviceInfo.parse(body: document.serializedBytes(), peerCommonName: nil))
+        #expect(info == EurekaDeviceInfo(name: document["name"]?.string, id: udn.lowercased().filter { $0 != "-" }, model: nil))
+        #expect(info.id?.count == 32)
+    }
+
+    static func read(_ path: String) -> [UInt8]? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, file)
+            if n == 0 { break }
+            bytes += buffer[..<n]
+        }
+        return bytes
     }
 
     @Test func theAnswerGivesNameIdAndModel() {

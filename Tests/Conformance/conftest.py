@@ -99,19 +99,23 @@ class Namespace:
 class Simulator:
     """A running `castline sim` inside a namespace; stopped with SIGTERM (by PID) at teardown."""
 
-    def __init__(self, namespace, workdir, extra=(), env=None, frame_log=True, prefix=()):
+    def __init__(self, namespace, workdir, extra=(), env=None, frame_log=True, prefix=(), launch_delay=0):
         """`frame_log=False`: no frame log and warnings only (benchmarks: the device side as cheap
         as it can be, for every sender measured). `prefix`: a command that execs castline in place
         (`as_user(...)`, `prlimit ... --`), so the PID and the signals stay castline's; with a
-        user, `workdir` must be writable by it."""
+        user, `workdir` must be writable by it. `launch_delay`: seconds from a LAUNCH to its
+        reply; 0 (instant, so tests that time or count steps are not slowed) unless `extra`
+        names `--launch-delay` itself; None leaves `castline sim`'s default (1 s, a real device's
+        app start-up), which the catt and pychromecast reliability tests use."""
         self.workdir = workdir
         self.frame_log = os.path.join(workdir, "frames.jsonl")
         self.control_socket = os.path.join(workdir, "control.sock")
         self.root_ca = os.path.join(workdir, "root-ca.pem")
         self.stderr_path = os.path.join(workdir, "sim.stderr")
         logging = ["--frame-log", self.frame_log, "--log", "*:info,CastChannel.*:debug"] if frame_log else ["--log", "*:warning"]
+        timing = [] if launch_delay is None or "--launch-delay" in extra else ["--launch-delay", str(launch_delay)]
         argv = [castline_binary(), "sim", "--control-socket", self.control_socket, "--export-root-ca", self.root_ca,
-                *logging, *extra]
+                *logging, *timing, *extra]
         argv = [*prefix, *argv]
         self.stderr = open(self.stderr_path, "w")
         self.process = subprocess.Popen(namespace.command(*argv), stdout=subprocess.PIPE, stderr=self.stderr,

@@ -1,12 +1,22 @@
-"""pychromecast 14 (unmodified, from PyPI) against `castline sim`."""
+"""pychromecast 14 (unmodified, from PyPI) against `castline sim` as it runs by default (a real
+device's 1 s app start-up: an instant LAUNCH reply makes pychromecast's two threads write to its
+TLS socket at once, pychromecast#1030)."""
 import pytest
 
-from conftest import run_client
+from conftest import Simulator, run_client
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
 
-def test_pychromecast_play_pause_seek_volume_quit(netns, sim):
+@pytest.fixture
+def default_sim(netns, workdir):
+    simulator = Simulator(netns, workdir, extra=["--no-mdns"], launch_delay=None)
+    yield simulator
+    assert simulator.stop() == 0, simulator.log_text()
+
+
+def test_pychromecast_play_pause_seek_volume_quit(netns, default_sim):
+    sim = default_sim
     device = sim.device
     seen = run_client(netns, "pychromecast_flow.py", device["address"], str(device["castPort"]), device["uuid"])
     assert seen["connected"] is True

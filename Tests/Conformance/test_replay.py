@@ -2,16 +2,20 @@
 pychromecast launches the Default Media Receiver, loads a clip and pauses it; a second
 `castline sim --replay` of that capture then shows castline (`status --follow`) and pychromecast
 the same device (identity, eureka_info) and the same statuses (app id, content id, player-state
-sequence) as the original run, from the recording. Everything runs in the test's namespace."""
+sequence) as the original run, from the recording. A capture built from a real device's identity
+(Tests/Fixtures/real: its eureka_info answer and its TXT record) is served and advertised exactly
+as the device did, and castline and pychromecast read it. Everything runs in the test's namespace."""
 import json
 import os
+import re
 import signal
 import subprocess
 import urllib.request
 
 import pytest
 
-from conftest import PYTHON, CLIENTS, Simulator, castline_binary, run_client, wait_until
+from conftest import (PYTHON, CLIENTS, REPO, Simulator, castline_binary, run_client, start_avahi, stop_avahi,
+                      wait_until)
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
@@ -207,3 +211,109 @@ def test_bad_captures_and_unreachable_devices_are_clear_errors(netns, workdir):
     assert unreachable.returncode == 3 and "connection refused" in unreachable.stderr, unreachable.stderr
     lines = read_lines(path)
     assert [f["event"] for f in lines] == ["capture", "end"] and lines[1]["reason"].startswith("connect failed"), lines
+
+
+REAL = os.path.join(REPO, "Tests", "Fixtures", "real")
+# Each real TXT record with a real eureka_info answer of the same kind of device (video, audio).
+GOLDEN_IDENTITIES = [
+    ("txt-chromecast-2014.json", "eureka-info-chromecast-2022.json"),
+    ("txt-google-home-mini-2020.json", "eureka-info-google-home-2018.json"),
+    ("txt-shield-android-tv-2021.json", "eureka-info-chromecast-2022.json"),
+    ("txt-nest-mini-2023.json", "eureka-info-google-home-2018.json"),
+]
+
+
+def golden(name):
+    with open(os.path.join(REAL, name)) as f:
+        return json.load(f)
+
+
+def record_strings(fixture):
+    """The fixture's TXT strings in the record's own order (avahi-browse lists them last first)."""
+    return list(reversed(fixture["txt"])) if fixture["order"] == "avahi-browse" else list(fixture["txt"])
+
+
+def golden_capture(path, txt_fixture, eureka_fixture):
+    """A capture file as `castline capture` writes one, holding only the identity: the whole TXT
+    record (`txtComplete`) and the eureka_info document."""
+    txt = dict(entry.split("=", 1) for entry in record_strings(txt_fixture))
+    header = {"time": "2026-01-01T00:00:00.000000Z", "event": "capture", "offset": 0.0, "version": 1, "redacted": False,
+              "device": {"id": txt["id"], "name": txt["fn"], "model": txt["md"], "host": "192.0.2.42", "port": 8009,
+                         "provider": "avahi"},
+              "txt": txt, "txtComplete": True, "eurekaInfo": eureka_fixture["document"]}
+    end = {"time": "2026-01-01T00:00:01.000000Z", "event": "end", "offset": 1.0, "reason": "duration", "frames": 0}
+    with open(path, "w") as f:
+        f.write(json.dumps(header) + "\n" + json.dumps(end) + "\n")
+    return txt
+
+
+def fetch_json(netns, url):
+    probe = netns.run(PYTHON, "-c", "import ssl,sys,urllib.request;"
+                      "c=ssl.create_default_context();c.check_hostname=False;c.verify_mode=ssl.CERT_NONE;"
+                      "sys.stdout.write(urllib.request.urlopen(sys.argv[1],timeout=5,context=c).read().decode())", url)
+    assert probe.returncode == 0, probe.stderr
+    return json.loads(probe.stdout)
+
+
+def advertised_txt(netns, env, instance):
+    """The TXT strings avahi resolves for `instance` (as avahi-browse lists them), or None."""
+    result = subprocess.run(netns.command("avahi-browse", "-rpt", "_googlecast._tcp"), env=env, capture_output=True,
+                            text=True, timeout=20)
+    for line in result.stdout.splitlines():
+        fields = line.split(";")
+        if line.startswith("=") and len(fields) >= 10 and fields[3] == instance:
+            return re.findall(r'"((?:[^"\\]|\\.)*)"', fields[9])
+    return None
+
+
+@pytest.mark.parametrize("txt_name,eureka_name", GOLDEN_IDENTITIES)
+def test_a_real_identity_is_replayed_exactly_and_read_by_castline_and_pychromecast(netns, workdir, txt_name, eureka_name):
+    txt_fixture, eureka_fixture = golden(txt_name), golden(eureka_name)
+    document = eureka_fixture["document"]
+    path = os.path.join(workdir, "identity.jsonl")
+    txt = golden_capture(path, txt_fixture, eureka_fixture)
+    avahi, env = start_avahi(netns, workdir)
+    replayed = None
+    try:
+        replayed = Simulator(netns, workdir, env=env, extra=["--replay", path])
+        device = replayed.device
+        assert device["uuid"] == txt["id"] and device["name"] == txt["fn"], replayed.ready
+
+        # eureka_info: the recorded document on both ports, byte for byte the same JSON.
+        assert fetch_json(netns, f"http://127.0.0.1:{device['httpPort']}/setup/eureka_info") == document
+        assert fetch_json(netns, f"https://127.0.0.1:{device['httpsPort']}/setup/eureka_info") == document
+
+        # mDNS: avahi resolves the recorded record, string for string, in the record's order
+        # (avahi-browse lists it last first), with nothing of the simulator's own added.
+        instance = f"{txt['md'].replace(' ', '-')}-{txt['id']}"
+        advertised = wait_until(lambda: advertised_txt(netns, env, instance), 15, f"avahi to resolve {instance}")
+        assert list(reversed(advertised)) == record_strings(txt_fixture), (advertised, txt_fixture["txt"])
+
+        # castline's discovery (the avahi plugin's TXT parser) reads it.
+        discover = netns.run(castline_binary(), "discover", "--json", "--timeout", "5", env=env, timeout=60)
+        assert discover.returncode == 0, discover.stderr
+        found = [json.loads(line) for line in discover.stdout.splitlines() if line.startswith("{")]
+        mine = [d for d in found if d["id"] == txt["id"]]
+        assert len(mine) == 1, found
+        assert mine[0]["name"] == txt["fn"] and mine[0]["model"] == txt["md"], mine
+        assert mine[0]["capabilities"] == int(txt["ca"]), mine
+        assert mine[0].get("status_text") == txt.get("rs"), mine
+
+        # pychromecast's discovery (python-zeroconf, its own mDNS queries) reads it.
+        seen = run_client(netns, "discover.py", "1")["devices"]
+        assert [(d["uuid"].replace("-", ""), d["name"], d["model"]) for d in seen] == [(txt["id"], txt["fn"], txt["md"])], seen
+
+        # castline's eureka_info client reads the recorded document: `castline capture` of the
+        # replayed device records it whole and takes the device's name and id from it.
+        again = os.path.join(workdir, "again.jsonl")
+        capture = netns.run(castline_binary(), "capture", "--device", f"127.0.0.1:{device['castPort']}", "--for", "1",
+                            "--no-redact", again, timeout=60)
+        assert capture.returncode == 0, capture.stderr
+        header = read_lines(again)[0]
+        assert header["eurekaInfo"] == document, header
+        assert header["device"]["name"] == document["name"], header
+        assert header["device"]["id"] == document["ssdp_udn"].replace("-", "").lower(), header
+    finally:
+        if replayed:
+            assert replayed.stop() == 0, replayed.log_text()
+        stop_avahi(avahi)
