@@ -15,7 +15,7 @@ After each fault the soak waits for the device to be back in its desired state: 
 that disrupt, only after the disruption was seen). It reports, as JSON lines:
 - `recovery`: per fault class, count and p50/p99/max seconds from injection to desired state;
 - `lost`: devices not back in their desired state 60 s after the last fault (goal 0);
-- `resources`: the daemon's fd count and RSS once every device played, and at the end (goal ±5 %);
+- `resources`: the daemon's fd count and RSS once every device played, each minute, and at the end (goal ±5 %);
 - `dropped`: records the log sinks dropped (the API's /v1/logging);
 - `plugin`: crashes injected, and the helper's restarts seen in the log;
 - `stats`: what `castline logs stats` says over the soak's JSON log, next to the soak's own
@@ -23,6 +23,7 @@ that disrupt, only after the disruption was seen). It reports, as JSON lines:
   against stop-app + fail-next-load, suspends against the faults that end a connection.
 
     sudo .venv/bin/python Benchmarks/chaos_soak.py --bin .build/release/castline --devices 1000 --seconds 600
+    (--faults drop,stop-app: only those classes; --no-faults: the control run, nothing injected.)
     (CI: Tests/Conformance/test_chaos_soak.py runs it with 100 devices for 2 minutes.)
 """
 import argparse
@@ -37,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -97,6 +99,8 @@ class Soak:
         self.seconds = seconds
         self.random = random.Random(seed)
         self.crash_every = crash_every
+        self.faults = True
+        self.classes = list(CLASSES)
         self.workdir = workdir
         self.out = out
         self.log_path = os.path.join(workdir, "castline.jsonl")
@@ -107,6 +111,8 @@ class Soak:
         self.crashes = 0
         self.crashed = 0
         self.crash_recovery = []
+        self.crash_unrecovered = []
+        self.crasher = None
 
     def emit(self, kind, **fields):
         self.out(json.dumps({"figure": kind, **fields}))
@@ -160,20 +166,26 @@ class Soak:
         return f"/v1/devices/{self.devices[0]['uuid']}/channels/{TEST_NS.replace(':', '%3A')}"
 
     def crash_plugin(self):
+        """Makes the isolated plugin segfault, then waits (45 s at most) until its channel answers
+        again. Runs on its own thread: the fault loop keeps polling meanwhile, so a slow plugin
+        recovery does not stretch the recovery times of the faults pending then."""
         path = self.plugin_path()
         started = time.monotonic()
+        at = round(started - self.soak_started, 2)
         status, body = api(self.socket, "POST", path, {"message": {"do": "crash"}, "timeout": 10})
         self.crashes += 1
         crashed = status != 200 and "SIGSEGV" in json.dumps(body)
         self.crashed += int(crashed)
-        deadline = started + 30
+        deadline = started + 45   # the restart backoff's cap (30 s), the reopen, and a margin
+        answers = []
         while time.monotonic() < deadline:
             status, body = api(self.socket, "POST", path, {"message": {"do": "pid"}, "timeout": 5})
             if status == 200:
                 self.crash_recovery.append(time.monotonic() - started)
-                return crashed
+                return
+            answers.append(f"{round(time.monotonic() - started, 1)} s: {status} {json.dumps(body)[:200]}")
             time.sleep(0.2)
-        return False
+        self.crash_unrecovered.append({"at": at, "crashed": crashed, "answers": answers[-3:]})
 
     # The run.
 
@@ -247,6 +259,8 @@ jobs:
                 raise RuntimeError(f"the isolated plugin's channel does not answer: {status} {body}")
             before = resources(daemon.pid)
             self.soak(daemon)
+            if self.crasher:
+                self.crasher.join(timeout=40)
             # Settle: every device back in its desired state, or counted lost.
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
@@ -284,6 +298,8 @@ jobs:
         self.history = []
         self.soak_started = time.monotonic()
         pending = {}   # device → (fault, t0, disruption seen)
+        next_sample = time.monotonic()
+        self.samples = []
         busy_limit = max(1, self.count // 10)
         while time.monotonic() < end or pending:
             now = time.monotonic()
@@ -292,17 +308,21 @@ jobs:
             for item in [x for x in self.later if x[0] <= now]:
                 self.later.remove(item)
                 self.sim.control(item[1])
-            if now < end and now >= next_crash:
-                self.crash_plugin()
+            if self.faults and now < end and now >= next_crash and not (self.crasher and self.crasher.is_alive()):
+                self.crasher = threading.Thread(target=self.crash_plugin, daemon=True)
+                self.crasher.start()
                 next_crash = now + self.crash_every
-            if now < end and now >= next_fault and len(pending) < busy_limit:
+            if self.faults and now < end and now >= next_fault and len(pending) < busy_limit:
                 free = [i for i in range(1, self.count) if i not in pending]
                 index = self.random.choice(free)
-                fault = self.random.choice(CLASSES)
+                fault = self.random.choice(self.classes)
                 self.inject(index, fault, now)
                 self.history.append({"device": index, "fault": fault, "at": round(now - self.soak_started, 2)})
                 pending[index] = (fault, now, False)
                 next_fault = now + max(0.2, 60 / max(self.count, 1))
+            if now >= next_sample:
+                self.samples.append({"minute": round((now - self.soak_started) / 60, 1), **resources(daemon.pid)})
+                next_sample = now + 60
             views = self.views()
             now = time.monotonic()
             for index, (fault, t0, seen) in list(pending.items()):
@@ -324,13 +344,14 @@ jobs:
         self.emit("recovery", faults=self.injected, classes=recovery, unrecovered=self.unrecovered)
         self.emit("lost", devices=lost, count=len(lost), views=self.lost_views,
                   faults=[f for f in self.history if f["device"] in lost])
-        self.emit("resources", start=before, end=after,
+        self.emit("resources", start=before, end=after, each_minute=getattr(self, "samples", []),
                   fd_change_pct=round(100 * (after["fds"] - before["fds"]) / before["fds"], 1),
                   rss_change_pct=round(100 * (after["rss_kb"] - before["rss_kb"]) / before["rss_kb"], 1))
         self.emit("dropped", sinks=dropped)
         with open(self.log_path) as f:
             restarts = sum(1 for line in f if "helper process restarted" in line)
-        self.emit("plugin", crashes=self.crashes, crashed=self.crashed, restarts=restarts, recovered=percentiles(self.crash_recovery))
+        self.emit("plugin", crashes=self.crashes, crashed=self.crashed, restarts=restarts, recovered=percentiles(self.crash_recovery),
+                  unrecovered=self.crash_unrecovered)
         stats_run = subprocess.run([self.binary, "logs", "stats", "--json", self.log_path], capture_output=True, text=True, timeout=300)
         stats = json.loads(stats_run.stdout) if stats_run.returncode == 0 else {}
         errors = stats.get("errors", {})
@@ -347,7 +368,8 @@ jobs:
         self.emit("stats", truth=truth, exit=code)
         return {"lost": lost, "before": before, "after": after, "dropped": dropped, "truth": truth, "exit": code,
                 "injected": self.injected, "recovery": recovery, "unrecovered": self.unrecovered, "crashes": self.crashes,
-                "restarts": restarts, "crashed": self.crashed, "crash_recovery": self.crash_recovery}
+                "restarts": restarts, "crashed": self.crashed, "crash_recovery": self.crash_recovery,
+                "crash_unrecovered": self.crash_unrecovered}
 
 
 def main():
@@ -357,11 +379,17 @@ def main():
     parser.add_argument("--seconds", type=float, default=600)
     parser.add_argument("--crash-every", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--faults", default=",".join(CLASSES), help="the fault classes to inject (comma-separated)")
+    parser.add_argument("--no-faults", action="store_true",
+                        help="inject nothing (the control run: what RSS does with the same devices and logging, undisturbed)")
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="castline-soak-")
     os.chmod(workdir, 0o755)
     try:
-        Soak(os.path.abspath(args.bin), args.devices, args.seconds, args.seed, args.crash_every, workdir).run()
+        soak = Soak(os.path.abspath(args.bin), args.devices, args.seconds, args.seed, args.crash_every, workdir)
+        soak.faults = not args.no_faults
+        soak.classes = [c for c in args.faults.split(",") if c in CLASSES] or list(CLASSES)
+        soak.run()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
