@@ -108,7 +108,13 @@ def members_playing():
 
 observed["members_report_playing"] = bool(poll(members_playing, 5))
 observed["member_media_states"] = {m: listeners[m].media_states[-1:] for m in member_uuids}
-cast.quit_app()
-poll(lambda: cast.status is not None and cast.status.app_id is None, 10)
-cast.disconnect(timeout=5)
+# What the test asserts is out before the clean-up: quitting the app is where pychromecast's two
+# threads may write to one TLS socket at once (its socket thread answers the app's CLOSE while
+# the STOP is sent; `[SSL: BAD_LENGTH]`, pychromecast#1030), which says nothing about multizone.
 print(json.dumps(observed), flush=True)
+try:
+    cast.quit_app()
+    poll(lambda: cast.status is not None and cast.status.app_id is None, 10)
+except Exception as error:  # noqa: BLE001 - reported, the run's result is already out
+    print(f"clean-up: quit_app failed: {error!r}", file=sys.stderr, flush=True)
+cast.disconnect(timeout=5)
