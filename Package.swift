@@ -255,7 +255,7 @@ let package = Package(
         ]),
         // Test helpers shared by the test targets (in-memory log sink, seeded random numbers).
         .target(name: "CastTestSupport", dependencies: [
-            "CastLogging", "SystemCrypto",
+            "CastCore", "CastLogging", "SystemCrypto",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ], path: "Sources/CastTestSupport"),

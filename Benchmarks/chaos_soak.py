@@ -93,14 +93,14 @@ def resources(pid):
 
 
 class Soak:
-    def __init__(self, binary, devices, seconds, seed, crash_every, workdir, out=print):
+    def __init__(self, binary, devices, seconds, seed, crash_every, workdir, out=print, classes=tuple(CLASSES)):
+        """`classes`: the fault classes injected at random; none: the control run (no fault, no crash)."""
         self.binary = binary
         self.count = devices
         self.seconds = seconds
         self.random = random.Random(seed)
         self.crash_every = crash_every
-        self.faults = True
-        self.classes = list(CLASSES)
+        self.classes = list(classes)
         self.workdir = workdir
         self.out = out
         self.log_path = os.path.join(workdir, "castline.jsonl")
@@ -308,11 +308,11 @@ jobs:
             for item in [x for x in self.later if x[0] <= now]:
                 self.later.remove(item)
                 self.sim.control(item[1])
-            if self.faults and now < end and now >= next_crash and not (self.crasher and self.crasher.is_alive()):
+            if self.classes and now < end and now >= next_crash and not (self.crasher and self.crasher.is_alive()):
                 self.crasher = threading.Thread(target=self.crash_plugin, daemon=True)
                 self.crasher.start()
                 next_crash = now + self.crash_every
-            if self.faults and now < end and now >= next_fault and len(pending) < busy_limit:
+            if self.classes and now < end and now >= next_fault and len(pending) < busy_limit:
                 free = [i for i in range(1, self.count) if i not in pending]
                 index = self.random.choice(free)
                 fault = self.random.choice(self.classes)
@@ -386,10 +386,8 @@ def main():
     workdir = tempfile.mkdtemp(prefix="castline-soak-")
     os.chmod(workdir, 0o755)
     try:
-        soak = Soak(os.path.abspath(args.bin), args.devices, args.seconds, args.seed, args.crash_every, workdir)
-        soak.faults = not args.no_faults
-        soak.classes = [c for c in args.faults.split(",") if c in CLASSES] or list(CLASSES)
-        soak.run()
+        classes = [] if args.no_faults else [c for c in args.faults.split(",") if c in CLASSES] or CLASSES
+        Soak(os.path.abspath(args.bin), args.devices, args.seconds, args.seed, args.crash_every, workdir, classes=classes).run()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

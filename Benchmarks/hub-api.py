@@ -115,13 +115,13 @@ class CastFailed(RuntimeError):
         self.stderr = stderr
 
 
-def cli_round(netns, sim, argv, timeout=60):
+def cli_round(sim, argv, timeout=60):
     """One timed cast. A catt run that fails on pychromecast's torn TLS write (its two threads
     writing to one socket at once, home-assistant-libs/pychromecast#1030; most runs against an
     instant LAUNCH reply) is run again and counted (reported with the figures)."""
     for _ in range(10):
         try:
-            return timed_cast(netns, sim, argv, timeout)
+            return timed_cast(sim, argv, timeout)
         except CastFailed as error:
             if "EOF occurred in violation of protocol" not in error.stderr:
                 raise
@@ -159,7 +159,7 @@ def played_at(sim, offset, url):
     return None
 
 
-def timed_cast(netns, sim, argv, timeout):
+def timed_cast(sim, argv, timeout):
     stop_app(sim)
     offset = os.path.getsize(sim.frame_log)
     start = time.time()
@@ -272,12 +272,12 @@ def main():
         try:
             castline_argv = [conftest.castline_binary(), "cast", URL, "--device", devices[0]["name"], "--api-socket", socket_path]
             catt_argv = [catt, "-d", devices[0]["address"], "cast", URL]
-            cli_round(netns, sim, castline_argv)
-            cli_round(netns, sim, catt_argv)
+            cli_round(sim, castline_argv)
+            cli_round(sim, catt_argv)
             ours, theirs = [], []
             for _ in range(args.rounds):
-                ours.append(cli_round(netns, sim, castline_argv))
-                theirs.append(cli_round(netns, sim, catt_argv))
+                ours.append(cli_round(sim, castline_argv))
+                theirs.append(cli_round(sim, catt_argv))
         finally:
             os.close(setns(f"/proc/self/fd/{home}"))
             os.close(home)

@@ -1,5 +1,6 @@
 import CastCore
 @testable import CastReceiverSimServer
+import CastTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -12,31 +13,13 @@ import Glibc
 /// as recorded. Every difference is listed with its reason; anything else fails.
 @Suite("Real device identity")
 struct RealIdentityTests {
-    static let folder: String = {
-        var path = #filePath
-        for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
-        return path + "/Tests/Fixtures/real"
-    }()
-
     static func load(_ name: String) throws -> JSONValue {
-        let path = folder + "/" + name
-        guard let file = fopen(path, "rb") else { throw FixtureError(path: path) }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, file)
-            if n == 0 { break }
-            bytes += buffer[..<n]
-        }
-        let json = try JSONValue.parse(String(decoding: bytes, as: UTF8.self))
+        let json = try RealFixtures.json(name)
         guard json["source"]?.string?.hasPrefix("https://github.com/") == true, json["device"]?["model"]?.string != nil else {
-            throw FixtureError(path: path)
+            throw RealFixtures.Unreadable(path: RealFixtures.folder + "/" + name, reason: "no GitHub source or no device.model")
         }
         return json
     }
-
-    struct FixtureError: Error { var path: String }
 
     static let txtNames = ["txt-chromecast-2014.json", "txt-google-home-mini-2020.json", "txt-shield-android-tv-2021.json",
                            "txt-nest-mini-2023.json"]

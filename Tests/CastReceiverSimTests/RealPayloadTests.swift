@@ -2,6 +2,7 @@ import CastCore
 import CastProtocol
 import Testing
 @testable import CastReceiverSim
+import CastTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -20,31 +21,13 @@ struct RealPayloadTests {
         var then: JSONValue?
     }
 
-    static let folder: String = {
-        var path = #filePath
-        for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
-        return path + "/Tests/Fixtures/real"
-    }()
-
     static func load(_ name: String) throws -> Fixture {
-        let path = folder + "/" + name
-        guard let file = fopen(path, "rb") else { throw FixtureError(path: path) }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, file)
-            if n == 0 { break }
-            bytes += buffer[..<n]
-        }
-        let json = try JSONValue.parse(String(decoding: bytes, as: UTF8.self))
+        let json = try RealFixtures.json(name)
         guard let source = json["source"]?.string, let situation = json["situation"]?.string, let message = json["message"] else {
-            throw FixtureError(path: path)
+            throw RealFixtures.Unreadable(path: RealFixtures.folder + "/" + name, reason: "no source, situation or message")
         }
         return Fixture(name: name, source: source, situation: situation, message: message, then: json["then"])
     }
-
-    struct FixtureError: Error { var path: String }
 
     static let names = ["media-loading-2020.json", "media-loading-2018.json", "media-no-session-2021.json",
                         "receiver-dmr-running-2024.json", "load-failed-2020.json"]

@@ -71,27 +71,12 @@ struct EurekaInfoClientTests {
     /// `device_info`, so no model.
     @Test("castline reads every real eureka_info answer", arguments: ["eureka-info-chromecast-2022.json", "eureka-info-google-home-2018.json"])
     func realAnswers(name: String) throws {
-        var path = #filePath
-        for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
-        let fixture = try JSONValue.parse(String(decoding: try #require(Self.read(path + "/Tests/Fixtures/real/" + name)), as: UTF8.self))
+        let fixture = try RealFixtures.json(name)
         let document = try #require(fixture["document"])
         let udn = try #require(document["ssdp_udn"]?.string)
         let info = try #require(EurekaDeviceInfo.parse(body: document.serializedBytes(), peerCommonName: nil))
         #expect(info == EurekaDeviceInfo(name: document["name"]?.string, id: udn.lowercased().filter { $0 != "-" }, model: nil))
         #expect(info.id?.count == 32)
-    }
-
-    static func read(_ path: String) -> [UInt8]? {
-        guard let file = fopen(path, "rb") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, file)
-            if n == 0 { break }
-            bytes += buffer[..<n]
-        }
-        return bytes
     }
 
     @Test func theAnswerGivesNameIdAndModel() {
