@@ -15,7 +15,7 @@ After each fault the soak waits for the device to be back in its desired state: 
 that disrupt, only after the disruption was seen). It reports, as JSON lines:
 - `recovery`: per fault class, count and p50/p99/max seconds from injection to desired state;
 - `lost`: devices not back in their desired state 60 s after the last fault (goal 0);
-- `resources`: the daemon's fd count and RSS once every device played, each minute, and at the end (goal ±5 %);
+- `resources`: the daemon's fd count, RSS and live heap (its `castline_heap_bytes{state="in_use"}`) once every device played, each minute, and at the end (goal ±5 %);
 - `dropped`: records the log sinks dropped (the API's /v1/logging);
 - `plugin`: crashes injected, and the helper's restarts seen in the log;
 - `stats`: what `castline logs stats` says over the soak's JSON log, next to the soak's own
@@ -85,11 +85,23 @@ def percentiles(values):
     return {"count": len(values), "p50_s": round(rank(0.5), 3), "p99_s": round(rank(0.99), 3), "max_s": round(ordered[-1], 3)}
 
 
-def resources(pid):
+TRIM_INTERVAL = 30
+
+
+def resources(pid, socket):
+    """The daemon's fds and RSS from /proc, and what its malloc holds in live objects (its
+    /metrics): RSS growth with a flat heap is memory freed but kept resident, not a leak."""
     fds = len(os.listdir(f"/proc/{pid}/fd"))
     with open(f"/proc/{pid}/status") as f:
         rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-    return {"fds": fds, "rss_kb": rss}
+    connection = UnixHTTP(socket, 30)
+    try:
+        connection.request("GET", "/metrics")
+        text = connection.getresponse().read().decode()
+    finally:
+        connection.close()
+    heap = next((float(line.split()[-1]) for line in text.splitlines() if line.startswith('castline_heap_bytes{state="in_use"}')), 0)
+    return {"fds": fds, "rss_kb": rss, "heap_in_use_kb": round(heap / 1024)}
 
 
 class Soak:
@@ -199,7 +211,7 @@ discovery: {{providers: [static]}}
 channels: {{allowed_namespaces: ["{TEST_NS}"]}}
 plugins: {{isolated: [test-crashes-in-channel], call_timeout: 5}}
 logging:
-  rules: "info,CastChannel.*:warning,CastChannel.com.google.cast.media:debug"
+  rules: "info,CastChannel.*:warning,CastChannel.com.google.cast.media:debug,ProcessMemory:debug"
   console: false
   sinks:
     - type: json
@@ -257,7 +269,11 @@ jobs:
             status, body = api(self.socket, "POST", self.plugin_path(), {"message": {"do": "pid"}, "app": "CA571E00", "timeout": 10})
             if status != 200:
                 raise RuntimeError(f"the isolated plugin's channel does not answer: {status} {body}")
-            before = resources(daemon.pid)
+            # The daemon gives free heap pages back every 30 s (ProcessMemory.trimInterval): the
+            # start is taken after its first trim, as every later sample is, so that start-up's
+            # freed memory is not counted as the start.
+            time.sleep(max(0.0, TRIM_INTERVAL + 2 - (time.monotonic() - started)))
+            before = resources(daemon.pid, self.socket)
             self.soak(daemon)
             if self.crasher:
                 self.crasher.join(timeout=40)
@@ -273,7 +289,7 @@ jobs:
             self.lost_views = {i: {"link": views[1].get(self.devices[i]["uuid"]), "job": views[2].get(self.devices[i]["uuid"]),
                                    "media": (views[0].get(i) or {}).get("media"), "app": (views[0].get(i) or {}).get("app")}
                                for i in lost}
-            after = resources(daemon.pid)
+            after = resources(daemon.pid, self.socket)
             status, logging = api(self.socket, "GET", "/v1/logging")
             dropped = {s["name"]: s["dropped"] for s in (logging or {}).get("sinks", [])}
             daemon.send_signal(signal.SIGTERM)
@@ -321,7 +337,7 @@ jobs:
                 pending[index] = (fault, now, False)
                 next_fault = now + max(0.2, 60 / max(self.count, 1))
             if now >= next_sample:
-                self.samples.append({"minute": round((now - self.soak_started) / 60, 1), **resources(daemon.pid)})
+                self.samples.append({"minute": round((now - self.soak_started) / 60, 1), **resources(daemon.pid, self.socket)})
                 next_sample = now + 60
             views = self.views()
             now = time.monotonic()
@@ -346,7 +362,8 @@ jobs:
                   faults=[f for f in self.history if f["device"] in lost])
         self.emit("resources", start=before, end=after, each_minute=getattr(self, "samples", []),
                   fd_change_pct=round(100 * (after["fds"] - before["fds"]) / before["fds"], 1),
-                  rss_change_pct=round(100 * (after["rss_kb"] - before["rss_kb"]) / before["rss_kb"], 1))
+                  rss_change_pct=round(100 * (after["rss_kb"] - before["rss_kb"]) / before["rss_kb"], 1),
+                  heap_change_pct=round(100 * (after["heap_in_use_kb"] - before["heap_in_use_kb"]) / max(1, before["heap_in_use_kb"]), 1))
         self.emit("dropped", sinks=dropped)
         with open(self.log_path) as f:
             restarts = sum(1 for line in f if "helper process restarted" in line)

@@ -20,6 +20,7 @@ extension Daemon {
             for state in counts.keys.sorted() { jobs.append(([("job", name), ("state", state)], Double(counts[state]!))) }
         }
         let sinks = logSystem.sinkStatistics
+        let heap = ProcessMemory.heap
         let gauges = [
             HubMetrics.Gauge("castline_sessions", "Devices by the state of castline's session with them.",
                              links.keys.sorted().map { ([("state", $0)], Double(links[$0]!)) }),
@@ -29,6 +30,12 @@ extension Daemon {
             HubMetrics.Gauge("castline_event_subscribers", "Clients following GET /v1/events.", [([], Double(events.subscriberCount))]),
             HubMetrics.Gauge("castline_log_queue_records", "Records waiting in each log sink's queue.",
                              sinks.map { ([("sink", $0.name)], Double($0.queued)) }),
+            HubMetrics.Gauge("castline_heap_bytes", "What malloc holds: bytes in use by live objects, and bytes free inside its arenas.",
+                             [([("state", "in_use")], Double(heap.inUse)), ([("state", "free")], Double(heap.free))]),
+            HubMetrics.Gauge("process_resident_memory_bytes", "Resident memory size in bytes.",
+                             ProcessMemory.residentBytes.map { [([], Double($0))] } ?? []),
+            HubMetrics.Gauge("process_open_fds", "Number of open file descriptors.",
+                             ProcessMemory.openDescriptors.map { [([], Double($0))] } ?? []),
             HubMetrics.Gauge("castline_uptime_seconds", "Seconds since castline run started.",
                              [([], ((MonotonicClock.seconds() - startedAt) * 1000).rounded() / 1000)]),
         ]

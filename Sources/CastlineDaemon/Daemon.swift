@@ -127,11 +127,14 @@ package actor Daemon {
                 await self.tick()
             }
         }
+        // Reconnects free memory glibc keeps resident until told (``ProcessMemory``).
+        let trimmer = ProcessMemory.trimPeriodically(logSystem: logSystem)
         let status = await statusLine()
         notifier.ready(status: status)
         log.info("running: \(status)", ["jobs": .int(drivers.count), "config": .string(config.file)])
         for await _ in done { break }
         ticker.cancel()
+        trimmer.cancel()
     }
 
     /// The config's static devices as a discovery provider (nil when there are none, or the

@@ -223,6 +223,16 @@ def test_metrics_pass_promtool_and_a_prometheus_server_scrapes_them(netns, sim3,
         assert "castline_request_duration_seconds_bucket" in text
         check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=30)
         assert check.returncode == 0, check.stdout + check.stderr
+        # The process figures agree with what /proc says about the daemon (fds: ±3 for the API
+        # connections open while the metrics were taken).
+        value = lambda name: float(next(line.split()[-1] for line in text.splitlines() if line.startswith(name + " ")))
+        pid = daemon.process.pid
+        assert abs(value("process_open_fds") - len(os.listdir(f"/proc/{pid}/fd"))) <= 3, text
+        with open(f"/proc/{pid}/status") as f:
+            rss = 1024 * next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+        assert 0.8 * rss <= value("process_resident_memory_bytes") <= 1.25 * rss, (rss, text)
+        assert 1 << 20 <= value('castline_heap_bytes{state="in_use"}') <= value("process_resident_memory_bytes"), text
+        assert value('castline_heap_bytes{state="free"}') >= 0
         config = os.path.join(workdir, "prometheus.yml")
         with open(config, "w") as f:
             f.write(f"""global: {{scrape_interval: 1s}}
@@ -246,6 +256,8 @@ scrape_configs:
         sessions = wait_until(lambda: query('castline_sessions{state="connected"}'), 15, "castline_sessions in Prometheus")
         assert sessions[0]["value"][1] == "3"
         assert wait_until(lambda: query("castline_request_duration_seconds_count"), 15, "the request histogram in Prometheus")
+        resident = wait_until(lambda: query('process_resident_memory_bytes{job="castline"}'), 15, "the process figures in Prometheus")
+        assert float(resident[0]["value"][1]) > 1 << 20
     finally:
         if prometheus:
             prometheus.terminate()

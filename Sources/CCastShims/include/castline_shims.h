@@ -13,6 +13,19 @@ extern "C" {
 /// of `needle` in `haystack`, or NULL.
 const void *castline_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
 
+/// What glibc's malloc holds (mallinfo2): bytes in use (arena chunks and mmapped ones), and
+/// bytes free inside the arenas, resident or not.
+typedef struct {
+    size_t in_use;
+    size_t free;
+} castline_heap_statistics;
+
+castline_heap_statistics castline_heap_statistics_now(void);
+
+/// glibc's malloc_trim(0): gives every whole free page in every arena back to the system
+/// (madvise), not only the top of each heap. 1 if memory was released.
+int castline_heap_trim(void);
+
 /// Starts the program at `path` (absolute) with `argv` (NULL-terminated) and the caller's
 /// environment, tethered to this process: in a process group of its own (so one kill(-pid)
 /// ends it and whatever it starts), stdin from /dev/null, stdout and stderr onto `stdout_fd` and
