@@ -80,6 +80,8 @@ public actor CastSession {
     }
     var channels: [CastNamespace: GenericChannel] = [:]
     var retryTask: Task<Void, Never>?
+    /// Numbers the retries, so that a finished one lets go of its own handle only.
+    var retryCount = 0
     /// The app session to re-join on resume.
     var resumeTarget: SessionResumeRecord?
     let resumeStore: SessionResumeStore?
@@ -292,10 +294,13 @@ public actor CastSession {
             log.info("reconnect attempt \(attempt) in \(Int(delay * 1000)) ms", stateFields([
                 "attempt": .int(attempt), "delayMs": .int(Int(delay * 1000)),
             ]))
+            retryCount += 1
+            let retry = retryCount
             retryTask = Task { [weak self] in
                 try? await Task.sleep(for: .seconds(delay))
                 guard !Task.isCancelled else { return }
                 await self?.apply(.retryDue)
+                await self?.retryFinished(retry)
             }
         case .cancelRetry:
             retryTask?.cancel()
@@ -316,6 +321,12 @@ public actor CastSession {
             let deviceID = device.id
             await changeResumeFile(resumeStore, "delete") { try $0.remove(deviceID: deviceID) }
         }
+    }
+
+    /// A retry that has run lets go of its handle: a finished task keeps the slabs its deepest
+    /// call needed (the whole reconnect, tens of KB) for as long as anything holds its handle.
+    func retryFinished(_ retry: Int) {
+        if retry == retryCount { retryTask = nil }
     }
 
     /// One change to the resume file, off the event loop (the store writes and fsyncs, and a

@@ -183,7 +183,10 @@ package actor DeviceRegistry {
                 guard let self else { return }
                 switch update {
                 case .event(let event, _):
-                    await self.sessionEvent(event, id: id, link: link)
+                    // In a task of its own, awaited (so in order): this loop lives as long as the
+                    // link, and a task keeps the slabs of its deepest call until it ends, where a
+                    // session event's handling is deep and comes only with faults.
+                    await Task { await self.sessionEvent(event, id: id, link: link) }.value
                 case .multizone(let view):
                     await self.notify(id)
                     self.events.emit(.device, "multizone", device: id, [

@@ -4,7 +4,7 @@ import CastLogging
 import CastProtocol
 import CastReceiverSimServer
 import CastTestSupport
-import CastSender
+@testable import CastSender
 import CastTransport
 import Synchronization
 import SystemCrypto
@@ -34,6 +34,9 @@ extension SessionIntegrationTests {
             #expect(recorder.names == ["willStart", "didStart", "didSuspend", "willResume", "didResume"])
             #expect(await session.state == .connected)
             #expect(await session.application?.sessionID == sessionID)
+            // The retry that reconnected lets go of its handle once it has run: a finished task
+            // keeps its whole reconnect's task-allocator slabs while its handle is held.
+            #expect(await pollUntil(timeout: 5) { await session.retryTask == nil })
 
             // The media client still works and listeners still hear status.
             let before = recorder.mediaStatuses.count
