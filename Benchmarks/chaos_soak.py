@@ -66,13 +66,16 @@ class UnixHTTP(http.client.HTTPConnection):
 
 
 def api(path, method, url, body=None, timeout=30):
+    """(status, parsed JSON, or the text of a non-JSON answer such as /metrics; None when empty)."""
     connection = UnixHTTP(path, timeout)
     try:
         data = json.dumps(body) if body is not None else None
         connection.request(method, url, body=data, headers={"Content-Type": "application/json"} if data else {})
         response = connection.getresponse()
         text = response.read().decode()
-        return response.status, (json.loads(text) if text else None)
+        if not text:
+            return response.status, None
+        return response.status, (json.loads(text) if (response.getheader("Content-Type") or "").startswith("application/json") else text)
     finally:
         connection.close()
 
@@ -94,12 +97,7 @@ def resources(pid, socket):
     fds = len(os.listdir(f"/proc/{pid}/fd"))
     with open(f"/proc/{pid}/status") as f:
         rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-    connection = UnixHTTP(socket, 30)
-    try:
-        connection.request("GET", "/metrics")
-        text = connection.getresponse().read().decode()
-    finally:
-        connection.close()
+    _, text = api(socket, "GET", "/metrics")
     heap = next((float(line.split()[-1]) for line in text.splitlines() if line.startswith('castline_heap_bytes{state="in_use"}')), 0)
     return {"fds": fds, "rss_kb": rss, "heap_in_use_kb": round(heap / 1024)}
 
