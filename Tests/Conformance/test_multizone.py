@@ -260,8 +260,12 @@ def test_a_job_on_the_group_keeps_it_playing_across_a_leader_move_and_a_leader_r
         after = sim.control({"command": "list"})["groups"][0]
         assert after["leader"] == 2 and after["address"] != moved["address"], after
         wait_until(lambda: playing_at(after["address"]), 20, "the job playing again after the leader's reboot")
-        status, job, _ = api(socket_path, "GET", "/v1/jobs/downstairs-radio")
-        assert status == 200 and job["devices"][0]["state"] == "playing", job
+        # The simulator shows PLAYING as it answers the LOAD; the job learns it from the MEDIA_STATUS that follows.
+        def job_playing():
+            status, job, _ = api(socket_path, "GET", "/v1/jobs/downstairs-radio")
+            assert status == 200, job
+            return job["devices"][0]["state"] == "playing"
+        wait_until(job_playing, 5, "the job reporting the group as playing")
     finally:
         code, text = stop_daemon(daemon, log)
         sim.stop()
