@@ -4,8 +4,9 @@ while random faults come from the simulator's control socket and an isolated cha
 segfaults every minute. Inside a network namespace this script creates (only `lo`; no mDNS).
 
 Faults (one device at a time, at most a tenth of the devices at once): drop, ignore-pings (4 s),
-delay (1 s replies for 4 s), stop-app, reboot (down 2 s), outage (down 2 s), malformed (a random
-kind), fail-next-load (then stop-app, so the job's next LOAD fails). Device 0 carries the plugin
+delay (1 s replies for 4 s), stop-app, reboot (down 2 s), outage (down 2 s), transfer (the
+device's session moves to another job device, whose app it replaces: both are timed), malformed
+(a random kind), fail-next-load (then stop-app, so the job's next LOAD fails). Device 0 carries the plugin
 and is never faulted: `TestPluginCrashesInChannel` runs under `plugins.isolated`, and every
 `--crash-every` seconds it is made to segfault in on_message through the API; the soak checks
 its channel answers again.
@@ -20,7 +21,8 @@ that disrupt, only after the disruption was seen). It reports, as JSON lines:
 - `plugin`: crashes injected, and the helper's restarts seen in the log;
 - `stats`: what `castline logs stats` says over the soak's JSON log, next to the soak's own
   count of each fault (the truth): LOAD → LOAD_FAILED against fail-next-load, app stopped
-  against stop-app + fail-next-load, suspends against the faults that end a connection.
+  against stop-app + fail-next-load + transfer, app replaced (its sessions' app changes) against
+  transfer, suspends against the faults that end a connection.
 
     sudo .venv/bin/python Benchmarks/chaos_soak.py --bin .build/release/castline --devices 1000 --seconds 600
     (--faults drop,stop-app: only those classes; --no-faults: the control run, nothing injected.)
@@ -50,8 +52,8 @@ URL = "http://media.invalid/soak.mp4"   # never fetched: the simulator checks lo
 TEST_NS = "urn:x-cast:org.castline.test"
 # Faults whose effect the views show (link, job or media state); the soak waits to see it before
 # it times the recovery. ignore-pings and delay are over when their later undo ran.
-DISRUPTING = {"drop", "stop-app", "reboot", "outage", "fail-next-load"}
-CLASSES = ["drop", "ignore-pings", "delay", "stop-app", "reboot", "outage", "malformed", "fail-next-load"]
+DISRUPTING = {"drop", "stop-app", "reboot", "outage", "fail-next-load", "transfer"}
+CLASSES = ["drop", "ignore-pings", "delay", "stop-app", "reboot", "outage", "transfer", "malformed", "fail-next-load"]
 
 
 class UnixHTTP(http.client.HTTPConnection):
@@ -152,7 +154,7 @@ class Soak:
 
     # Faults.
 
-    def inject(self, index, fault, now):
+    def inject(self, index, fault, now, partner=None):
         control = self.sim.control
         if fault == "ignore-pings":
             control({"command": "ignore-pings", "device": index, "enabled": True})
@@ -165,6 +167,11 @@ class Soak:
         elif fault == "malformed":
             control({"command": "malformed", "device": index,
                      "kind": self.random.choice(["garbage", "oversized", "zero-length", "invalid-json", "unknown-namespace"])})
+        elif fault == "transfer":
+            # The device's session moves to `partner` (another job device, as a phone's stream
+            # transfer would): the source's app stops, the partner's app is replaced by one playing
+            # the same media in a session castline did not start.
+            control({"command": "transfer", "device": index, "to": partner})
         elif fault == "fail-next-load":
             control({"command": "fail-next-load", "device": index, "code": 104})
             control({"command": "stop-app", "device": index})
@@ -294,7 +301,9 @@ jobs:
             daemon.wait(timeout=60)
             stderr.close()
             if os.environ.get("SOAK_KEEP"):
-                shutil.copy(self.log_path, os.environ["SOAK_KEEP"])
+                # The current file as SOAK_KEEP, each rotated one with its suffix (SOAK_KEEP.1, …).
+                for path in self.log_files():
+                    shutil.copy(path, os.environ["SOAK_KEEP"] + path[len(self.log_path):])
             return self.report(lost, before, after, dropped, daemon.returncode)
         finally:
             if daemon and daemon.poll() is None:
@@ -330,9 +339,16 @@ jobs:
                 free = [i for i in range(1, self.count) if i not in pending]
                 index = self.random.choice(free)
                 fault = self.random.choice(self.classes)
-                self.inject(index, fault, now)
-                self.history.append({"device": index, "fault": fault, "at": round(now - self.soak_started, 2)})
-                pending[index] = (fault, now, False)
+                # A transfer needs a second free device; without one, this round injects nothing.
+                partners = [i for i in free if i != index] if fault == "transfer" else []
+                partner = self.random.choice(partners) if partners else None
+                if fault != "transfer" or partner is not None:
+                    self.inject(index, fault, now, partner)
+                    self.history.append({"device": index, "fault": fault, "at": round(now - self.soak_started, 2),
+                                         **({"to": partner} if partner is not None else {})})
+                    pending[index] = (fault, now, False)
+                    if partner is not None:
+                        pending[partner] = (fault, now, False)
                 next_fault = now + max(0.2, 60 / max(self.count, 1))
             if now >= next_sample:
                 self.samples.append({"minute": round((now - self.soak_started) / 60, 1), **resources(daemon.pid, self.socket)})
@@ -353,6 +369,13 @@ jobs:
                     pending[index] = (fault, t0, seen)
             time.sleep(0.1)
 
+    def log_files(self):
+        """The JSON sink's file and the ones it rotated (castline.jsonl.1, .2, …): a long soak
+        writes more than one file's worth."""
+        directory, name = os.path.split(self.log_path)
+        rotated = [f for f in os.listdir(directory) if f.startswith(name + ".") and f[len(name) + 1:].isdigit()]
+        return [os.path.join(directory, f) for f in sorted(rotated, key=lambda f: -int(f[len(name) + 1:]))] + [self.log_path]
+
     def report(self, lost, before, after, dropped, code):
         recovery = {c: percentiles(v) for c, v in self.recovery.items()}
         self.emit("recovery", faults=self.injected, classes=recovery, unrecovered=self.unrecovered)
@@ -363,17 +386,25 @@ jobs:
                   rss_change_pct=round(100 * (after["rss_kb"] - before["rss_kb"]) / before["rss_kb"], 1),
                   heap_change_pct=round(100 * (after["heap_in_use_kb"] - before["heap_in_use_kb"]) / max(1, before["heap_in_use_kb"]), 1))
         self.emit("dropped", sinks=dropped)
-        with open(self.log_path) as f:
-            restarts = sum(1 for line in f if "helper process restarted" in line)
+        restarts = 0
+        for path in self.log_files():
+            with open(path) as f:
+                restarts += sum(1 for line in f if "helper process restarted" in line)
         self.emit("plugin", crashes=self.crashes, crashed=self.crashed, restarts=restarts, recovered=percentiles(self.crash_recovery),
                   unrecovered=self.crash_unrecovered)
         stats_run = subprocess.run([self.binary, "logs", "stats", "--json", self.log_path], capture_output=True, text=True, timeout=300)
         stats = json.loads(stats_run.stdout) if stats_run.returncode == 0 else {}
         errors = stats.get("errors", {})
         suspends = stats.get("suspends", {})
+        replaced = sum(1 for session in stats.get("sessions", []) for change in session.get("appChanges", [])
+                       if change.get("change") == "replaced")
         truth = {
+            # A transfer replaces the app on the device it moves to; nothing else in the soak does.
+            "app replaced": {"stats": replaced, "injected": self.injected["transfer"]},
             "LOAD → LOAD_FAILED": {"stats": errors.get("LOAD → LOAD_FAILED", 0), "injected": self.injected["fail-next-load"]},
-            "app stopped": {"stats": errors.get("app stopped", 0), "injected": self.injected["stop-app"] + self.injected["fail-next-load"]},
+            # A transfer stops the app on the device it leaves.
+            "app stopped": {"stats": errors.get("app stopped", 0),
+                            "injected": self.injected["stop-app"] + self.injected["fail-next-load"] + self.injected["transfer"]},
             # drop, reboot and outage each end the connection once; ignore-pings does when the
             # heartbeat times out before the device answers again (at most once per fault).
             "suspends": {"stats": suspends.get("count", 0), "resumed": suspends.get("resumed", 0),
@@ -398,10 +429,18 @@ def main():
     parser.add_argument("--no-faults", action="store_true",
                         help="inject nothing (the control run: what RSS does with the same devices and logging, undisturbed)")
     args = parser.parse_args()
+    classes = [] if args.no_faults else [c.strip() for c in args.faults.split(",") if c.strip()]
+    unknown = [c for c in classes if c not in CLASSES]
+    if unknown:
+        parser.error(f"unknown fault class {', '.join(unknown)} (known: {', '.join(CLASSES)})")
+    if not classes and not args.no_faults:
+        parser.error("--faults names no class (use --no-faults for a run without faults)")
+    # `kill <pid>` ends the soak through its finally blocks: the daemon, the simulator and the
+    # namespace are stopped and removed, as they are at the end of a run.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     workdir = tempfile.mkdtemp(prefix="castline-soak-")
     os.chmod(workdir, 0o755)
     try:
-        classes = [] if args.no_faults else [c for c in args.faults.split(",") if c in CLASSES] or CLASSES
         Soak(os.path.abspath(args.bin), args.devices, args.seconds, args.seed, args.crash_every, workdir, classes=classes).run()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

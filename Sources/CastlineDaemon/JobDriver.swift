@@ -27,6 +27,9 @@ package actor JobDriver {
     /// The last observation of each device, and the app session the job's cast runs in.
     var observed: [String: DeviceRegistry.Observation] = [:]
     var appSessions: [String: AppSession] = [:]
+    /// The app session that replaced the job's on each device (another sender's, e.g. a stream
+    /// transferred there): busy while it runs, even before it reports media.
+    var otherSessions: [String: String] = [:]
     var reconnected: Set<String> = []
     /// Each device's latest cast: a cast the machine asked for again supersedes the one under
     /// way, whose outcome is then ignored.
@@ -192,6 +195,7 @@ package actor JobDriver {
         } else if let ours = appSessions[id], ours.seen {
             appSessions[id] = nil
             if let other = now.app {
+                otherSessions[id] = other.sessionID
                 feed(id, .sessionEnded(.appReplaced(by: other.appID)))
             } else if afterReconnect {
                 feed(id, .sessionEnded(.lost("the app session is gone after a reconnect (the device restarted?)")))
@@ -201,7 +205,8 @@ package actor JobDriver {
             return
         }
         if let media = now.media { advancePlaylist(id, media) }
-        feed(id, .media(observation(now)))
+        if otherSessions[id] != nil, otherSessions[id] != now.app?.sessionID { otherSessions[id] = nil }
+        feed(id, .media(observation(now, otherSession: otherSessions[id])))
     }
 
     /// The app session a job's cast runs in. Its end counts once an observation has shown it:
@@ -213,13 +218,15 @@ package actor JobDriver {
     }
 
     /// What plays, as the machine sees it: nil when nothing does; another app without media
-    /// status counts as busy.
-    func observation(_ now: DeviceRegistry.Observation) -> JobStateMachine.MediaObservation? {
+    /// status counts as busy, and so does `otherSession`, another sender's session of the job's
+    /// own app that replaced the job's (a stream transferred to the device reports its media
+    /// only after the session's switch: until then the device is not free).
+    func observation(_ now: DeviceRegistry.Observation, otherSession: String? = nil) -> JobStateMachine.MediaObservation? {
         let held = now.owner == CommandOwner.name
         if let media = now.media {
             return JobMedia.observation(media, urls: urls, heldByCommand: held)
         }
-        if let app = now.app, app.appID != appID {
+        if let app = now.app, app.appID != appID || app.sessionID == otherSession {
             return JobStateMachine.MediaObservation(playerState: "APP", isOurs: false, heldByCommand: held)
         }
         if active.site != nil, now.app != nil {
@@ -326,6 +333,7 @@ package actor JobDriver {
             } else {
                 machines[id] = nil
                 appSessions[id] = nil
+                otherSessions[id] = nil
                 Task { await self.stopOwnCast(id) }
             }
         }
@@ -379,6 +387,7 @@ package actor JobDriver {
             Task { await self.keepAlive(id) }
         case .endSession:
             appSessions[id] = nil
+            otherSessions[id] = nil
         case .checkStatus:
             Task {
                 guard let link = await registry.entry(id)?.link else { return }
@@ -422,6 +431,7 @@ package actor JobDriver {
         }
         guard castGenerations[id] == generation else { return }
         appSessions[id] = AppSession(id: app.sessionID)
+        otherSessions[id] = nil
         let url: String
         do { url = try await mediaURL(for: device) } catch {
             log.error("cannot serve \(active.media.url) to \(device.friendlyName): \(error)", ["device": .string(id)])
@@ -467,6 +477,7 @@ package actor JobDriver {
             guard castGenerations[id] == generation else { return }
             siteForce[id] = force
             appSessions[id] = AppSession(id: app.sessionID)
+            otherSessions[id] = nil
             await registry.claim(id, owner: job.name, contentID: url)
             log.info("\(device.friendlyName): showing \(url)", ["device": .string(id), "url": .string(url), "force": .bool(force)])
             report(.castSucceeded)

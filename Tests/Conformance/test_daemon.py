@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from conftest import JSONLines, castline_binary, wait_until
+from conftest import JSONLines, Simulator, castline_binary, wait_until
+from hub import Hub, sim_devices
 
 NETNS = pytest.mark.needs_root("a network namespace (ip netns)")
 
@@ -188,6 +189,60 @@ def test_daemon_yields_to_another_sender_and_casts_again_when_it_is_done(netns, 
             daemon.kill()
             daemon.wait(timeout=5)
         stderr.close()
+
+
+@NETNS
+def test_a_stream_transferred_onto_a_job_device_is_yielded_to_until_it_stops(netns, workdir):
+    """Another sender's stream moved onto a job's device (a phone's stream transfer): the device's
+    app is replaced by a session of the same receiver app that reports its media only once the
+    daemon has switched to it. The job yields to it from the start (it does not take the moment
+    without media for the device being free) and casts again when that app stops."""
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--devices", "2"])
+    phone, tv = sim.ready["devices"]
+    visitor, ours = "http://media.invalid/visitor.mp4", "http://media.invalid/dashboard.mp4"
+    hub = None
+    try:
+        hub = Hub(netns, sim, workdir, jobs=f"""jobs:
+  - name: lobby
+    devices: ["{tv['name']}"]
+    media: {{url: "{ours}", title: Dashboard}}
+    takeover: yield
+    retry_delay: 0.5
+    check_interval: 1
+""")
+
+        def media(index):
+            return (sim_devices(sim)[index]["state"].get("media") or {})
+
+        def job_state():
+            status, body, _ = hub.get("/v1/jobs/lobby")
+            assert status == 200, body
+            return body["devices"][0]["state"]
+
+        wait_until(lambda: media(1).get("contentId") == ours and job_state() == "playing", 15, "the job playing on the TV")
+        # The phone casts to device 0 through the hub's API as a command would not: straight to the device.
+        cast = netns.run(castline_binary(), "cast", visitor, "--device", phone["address"])
+        assert cast.returncode == 0, cast.stderr
+        assert sim.control({"command": "transfer", "device": 0, "to": 1})["ok"], "the simulator moved the stream"
+
+        def daemon_sees_visitor():
+            status, body, _ = hub.get(f"/v1/devices/{tv['uuid']}")
+            return status == 200 and ((body.get("mediaStatus") or {}).get("media") or {}).get("contentId") == visitor
+        wait_until(daemon_sees_visitor, 10, "the daemon seeing the transferred stream on the TV")
+        assert job_state() == "yielding", hub.log()[-3000:]
+        shown = media(1)
+        assert shown.get("contentId") == visitor and shown.get("playerState") in ("PLAYING", "BUFFERING"), \
+            f"the job leaves the transferred stream playing: {shown}"
+        assert "the other sender's media ended" not in hub.log(), hub.log()[-3000:]
+        # The transferred stream's app stops: the TV is free, the job casts again.
+        stop = netns.run(castline_binary(), "stop", "--app", "--device", tv["address"])
+        assert stop.returncode == 0, stop.stderr
+        wait_until(lambda: media(1).get("contentId") == ours and job_state() == "playing", 15,
+                   "the job playing again once the transferred stream's app stopped")
+    finally:
+        if hub:
+            assert hub.stop() == 0, hub.log()[-3000:]
+        assert sim.stop() == 0
 
 
 @NETNS
