@@ -57,7 +57,7 @@ extension JobDriver {
             return
         }
         guard castGenerations[id] == generation else { return }
-        if let app = await link.application { appSessions[id] = AppSession(id: app.sessionID); otherSessions[id] = nil }
+        if let app = await link.application { castRuns(in: app.sessionID, on: id) }
         await registry.claim(id, owner: job.name, contentID: urls[0])
         let updates = link.remoteMediaClient.statusUpdates()
         let items = window.loaded.map { queueItem(urls[$0]) }

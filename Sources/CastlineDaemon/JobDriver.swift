@@ -205,7 +205,7 @@ package actor JobDriver {
             return
         }
         if let media = now.media { advancePlaylist(id, media) }
-        if otherSessions[id] != nil, otherSessions[id] != now.app?.sessionID { otherSessions[id] = nil }
+        if otherSessions[id] != now.app?.sessionID { otherSessions[id] = nil }
         feed(id, .media(observation(now, otherSession: otherSessions[id])))
     }
 
@@ -215,6 +215,19 @@ package actor JobDriver {
     struct AppSession {
         var id: String
         var seen = false
+    }
+
+    /// The job's cast runs in app session `sessionID` on `id` (launched, or joined: then it is
+    /// no longer another sender's).
+    func castRuns(in sessionID: String, on id: String) {
+        appSessions[id] = AppSession(id: sessionID)
+        otherSessions[id] = nil
+    }
+
+    /// The device's app sessions are no longer followed (the link ended, or the job left it).
+    func forgetAppSessions(_ id: String) {
+        appSessions[id] = nil
+        otherSessions[id] = nil
     }
 
     /// What plays, as the machine sees it: nil when nothing does; another app without media
@@ -332,8 +345,7 @@ package actor JobDriver {
                 if observed[id]?.link == "connected" { feed(id, .switched("schedule: \(what) in force")) }
             } else {
                 machines[id] = nil
-                appSessions[id] = nil
-                otherSessions[id] = nil
+                forgetAppSessions(id)
                 Task { await self.stopOwnCast(id) }
             }
         }
@@ -386,8 +398,7 @@ package actor JobDriver {
         case .keepAlive:
             Task { await self.keepAlive(id) }
         case .endSession:
-            appSessions[id] = nil
-            otherSessions[id] = nil
+            forgetAppSessions(id)
         case .checkStatus:
             Task {
                 guard let link = await registry.entry(id)?.link else { return }
@@ -430,8 +441,7 @@ package actor JobDriver {
             return
         }
         guard castGenerations[id] == generation else { return }
-        appSessions[id] = AppSession(id: app.sessionID)
-        otherSessions[id] = nil
+        castRuns(in: app.sessionID, on: id)
         let url: String
         do { url = try await mediaURL(for: device) } catch {
             log.error("cannot serve \(active.media.url) to \(device.friendlyName): \(error)", ["device": .string(id)])
@@ -476,8 +486,7 @@ package actor JobDriver {
             let (app, _) = try await SiteShow.show(site, force: force, on: link, device: device, channels: pluginChannels)
             guard castGenerations[id] == generation else { return }
             siteForce[id] = force
-            appSessions[id] = AppSession(id: app.sessionID)
-            otherSessions[id] = nil
+            castRuns(in: app.sessionID, on: id)
             await registry.claim(id, owner: job.name, contentID: url)
             log.info("\(device.friendlyName): showing \(url)", ["device": .string(id), "url": .string(url), "force": .bool(force)])
             report(.castSucceeded)
