@@ -10,8 +10,14 @@ const void *castline_memmem(const void *haystack, size_t haystack_length, const 
 
 castline_heap_statistics castline_heap_statistics_now(void) {
     struct mallinfo2 info = mallinfo2();
-    castline_heap_statistics statistics = { .in_use = info.uordblks + info.hblkhd, .free = info.fordblks };
+    castline_heap_statistics statistics = {
+        .in_use = info.uordblks + info.hblkhd, .free = info.fordblks, .mapped = info.hblkhd, .mapped_blocks = info.hblks,
+    };
     return statistics;
+}
+
+int castline_heap_set_mmap_threshold(size_t bytes) {
+    return mallopt(M_MMAP_THRESHOLD, (int)bytes);
 }
 
 int castline_heap_trim(void) {

@@ -14,17 +14,63 @@ import Glibc
 /// allocated in between keep those pages from being the top: the free pages stay resident. So
 /// the daemon's RSS crept up with reconnects while its live heap stayed flat (the chaos soak:
 /// +11 % RSS over 690 drops of 200 devices; with jemalloc profiling the same run, the live heap
-/// went 39.6 → 42.2 MB with no trend). ``trim()`` gives every whole free page back.
+/// went 39.6 → 42.2 MB with no trend). ``trim()`` gives every whole free page back, and
+/// ``mapLargeBlocksOnTheirOwn(environment:logSystem:)`` keeps each connection's TLS buffers out
+/// of the arenas altogether.
 package enum ProcessMemory {
-    /// What malloc holds: bytes in use, and bytes free inside its arenas (resident or not).
+    /// What malloc holds: bytes in use, bytes free inside its arenas (resident or not), and of
+    /// the bytes in use those in blocks mapped on their own, with their count.
     package struct Heap: Sendable, Equatable {
         package let inUse: Int
         package let free: Int
+        package let mapped: Int
+        package let mappedBlocks: Int
     }
 
     package static var heap: Heap {
         let statistics = castline_heap_statistics_now()
-        return Heap(inUse: Int(statistics.in_use), free: Int(statistics.free))
+        return Heap(inUse: Int(statistics.in_use), free: Int(statistics.free),
+                    mapped: Int(statistics.mapped), mappedBlocks: Int(statistics.mapped_blocks))
+    }
+
+    /// The size from which `castline run` has malloc map each block on its own: 16 KiB.
+    ///
+    /// Each TLS connection (swift-nio-ssl) holds a 16 KiB outbound buffer and a 32 KiB
+    /// plaintext read buffer for its whole life, of which a Cast message touches a page or two.
+    /// From the arenas, a reconnect's new buffers land between long-lived objects and the old
+    /// ones leave holes that are reused only in part: over the 1,000-device chaos soak RSS grew
+    /// 13 % in 10 minutes while the live heap stayed flat. Mapped on their own, a connection's
+    /// buffers cost the pages it touches and go back to the system when it closes (+3.6 %).
+    /// 32 KiB, which leaves the outbound buffer in the arenas, did not help (+15.7 %). The price
+    /// is an mmap and munmap for every block of 16 KiB or more (docs/performance.md measures it
+    /// on the API: 0.2 ms more on a 100-device listing, nothing on a cast).
+    package static let mmapThreshold = 16 * 1024
+
+    /// The threshold ``mapLargeBlocksOnTheirOwn(environment:logSystem:)`` sets: nil when the
+    /// environment already sets one for glibc (`MALLOC_MMAP_THRESHOLD_`, or
+    /// `glibc.malloc.mmap_threshold` in `GLIBC_TUNABLES`), which is then the operator's choice.
+    package static func mmapThreshold(environment: [String: String]) -> Int? {
+        if environment["MALLOC_MMAP_THRESHOLD_"] != nil { return nil }
+        if let tunables = environment["GLIBC_TUNABLES"], tunables.contains("glibc.malloc.mmap_threshold=") { return nil }
+        return mmapThreshold
+    }
+
+    /// Has malloc map every block of ``mmapThreshold`` bytes or more on its own, unless the
+    /// environment chose a threshold. Process-wide and for the life of the process, so only
+    /// `castline run` calls it, once, before any connection is made. Logs what it did at debug.
+    package static func mapLargeBlocksOnTheirOwn(environment: [String: String], logSystem: LogSystem) {
+        let log = Logger(class: "ProcessMemory", system: logSystem)
+        guard let bytes = mmapThreshold(environment: environment) else {
+            log.debug("malloc's mmap threshold is left to the environment", [
+                "variable": .string(environment["MALLOC_MMAP_THRESHOLD_"] != nil ? "MALLOC_MMAP_THRESHOLD_" : "GLIBC_TUNABLES"),
+            ])
+            return
+        }
+        guard castline_heap_set_mmap_threshold(bytes) == 1 else {
+            log.warning("malloc refused an mmap threshold of \(bytes) bytes; TLS buffers stay in the arenas", ["thresholdBytes": .int(bytes)])
+            return
+        }
+        log.debug("malloc maps blocks of \(bytes / 1024) KiB and more on their own", ["thresholdBytes": .int(bytes)])
     }
 
     /// The resident set in bytes (`/proc/self/statm`), nil if it cannot be read.

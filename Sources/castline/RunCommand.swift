@@ -62,6 +62,7 @@ struct RunCommand: AsyncParsableCommand {
         await daemon.attach(plane)
         let logger = Logger(class: "RunCommand", system: environment.logSystem)
         DescriptorLimit.raise(log: logger)
+        ProcessMemory.mapLargeBlocksOnTheirOwn(environment: env, logSystem: environment.logSystem)
         let server: APIServer
         do {
             server = try await APIServer.start(plane: plane, events: daemon.events, metrics: { await daemon.metricsText() },

@@ -43,6 +43,30 @@ import Testing
         #expect(trim.seconds < 1)
     }
 
+    /// A block beyond malloc's largest mmap threshold (32 MiB) is always mapped on its own: it
+    /// is counted as mapped while it lives, and as in use (48 MiB moved, 40 asserted: other
+    /// suites allocate meanwhile).
+    @Test func aBlockMappedOnItsOwnIsCounted() throws {
+        let before = ProcessMemory.heap
+        let block = try #require(malloc(48 * Self.mib))
+        let allocated = ProcessMemory.heap
+        free(block)
+        let freed = ProcessMemory.heap
+        #expect(allocated.mapped - before.mapped >= 40 * Self.mib, "mapped \(before.mapped) → \(allocated.mapped)")
+        #expect(allocated.mappedBlocks >= 1 && allocated.mapped <= allocated.inUse)
+        #expect(allocated.mapped - freed.mapped >= 40 * Self.mib, "mapped \(allocated.mapped) → \(freed.mapped)")
+    }
+
+    /// `castline run` maps blocks of 16 KiB and more on their own, unless the environment already
+    /// set glibc's threshold (the test does not call mallopt: it is process-wide, and the other
+    /// tests' 64 KiB blocks rely on the default; test_api.py checks the daemon's heap).
+    @Test func theThresholdIsCastlinesUnlessTheEnvironmentSetsOne() {
+        #expect(ProcessMemory.mmapThreshold(environment: [:]) == 16 * 1024)
+        #expect(ProcessMemory.mmapThreshold(environment: ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2"]) == 16 * 1024)
+        #expect(ProcessMemory.mmapThreshold(environment: ["MALLOC_MMAP_THRESHOLD_": "65536"]) == nil)
+        #expect(ProcessMemory.mmapThreshold(environment: ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=65536"]) == nil)
+    }
+
     /// The resident size, and the descriptors counted again by asking each number whether it is
     /// open (other suites open and close some meanwhile: a margin of 16).
     @Test func residentSizeAndDescriptorsAreRead() throws {

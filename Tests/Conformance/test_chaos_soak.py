@@ -24,7 +24,7 @@ def test_a_two_minute_chaos_soak_loses_nothing_and_the_logs_count_every_fault(wo
     assert sum(injected.values()) >= 100 and all(n > 0 for n in injected.values()), injected
     before, after = result["before"], result["after"]
     assert abs(after["fds"] - before["fds"]) <= 0.05 * before["fds"], (before, after)
-    assert after["rss_kb"] <= 1.10 * before["rss_kb"], (before, after)   # about +3 % with the heap trim
+    assert after["rss_kb"] <= 1.05 * before["rss_kb"], (before, after)   # the goal; +1.8 % with the TLS buffers mapped
     assert all(n == 0 for n in result["dropped"].values()), result["dropped"]
     # The plugin: every segfault reported as such, the helper restarted each time, the channel back.
     assert result["crashes"] >= 2 and result["crashed"] == result["crashes"] == result["restarts"], result

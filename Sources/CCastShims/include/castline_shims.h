@@ -13,11 +13,14 @@ extern "C" {
 /// of `needle` in `haystack`, or NULL.
 const void *castline_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
 
-/// What glibc's malloc holds (mallinfo2): bytes in use (arena chunks and mmapped ones), and
-/// bytes free inside the arenas, resident or not.
+/// What glibc's malloc holds (mallinfo2): bytes in use (arena chunks and mmapped ones), bytes
+/// free inside the arenas (resident or not), and of the bytes in use those in blocks malloc
+/// mapped on their own, with their count.
 typedef struct {
     size_t in_use;
     size_t free;
+    size_t mapped;
+    size_t mapped_blocks;
 } castline_heap_statistics;
 
 castline_heap_statistics castline_heap_statistics_now(void);
@@ -25,6 +28,10 @@ castline_heap_statistics castline_heap_statistics_now(void);
 /// glibc's malloc_trim(0): gives every whole free page in every arena back to the system
 /// (madvise), not only the top of each heap. 1 if memory was released.
 int castline_heap_trim(void);
+
+/// glibc's mallopt(M_MMAP_THRESHOLD, bytes): every later request of `bytes` or more gets a
+/// mapping of its own, unmapped when freed, and the threshold no longer adapts. 1 on success.
+int castline_heap_set_mmap_threshold(size_t bytes);
 
 /// Starts the program at `path` (absolute) with `argv` (NULL-terminated) and the caller's
 /// environment, tethered to this process: in a process group of its own (so one kill(-pid)
