@@ -29,6 +29,7 @@ that disrupt, only after the disruption was seen). It reports, as JSON lines:
     (CI: Tests/Conformance/test_chaos_soak.py runs it with 100 devices for 2 minutes.)
 """
 import argparse
+import glob
 import http.client
 import json
 import os
@@ -302,7 +303,7 @@ jobs:
             stderr.close()
             if os.environ.get("SOAK_KEEP"):
                 # The current file as SOAK_KEEP, each rotated one with its suffix (SOAK_KEEP.1, …).
-                for path in self.log_files():
+                for path in [self.log_path] + glob.glob(glob.escape(self.log_path) + ".*"):
                     shutil.copy(path, os.environ["SOAK_KEEP"] + path[len(self.log_path):])
             return self.report(lost, before, after, dropped, daemon.returncode)
         finally:
@@ -369,13 +370,6 @@ jobs:
                     pending[index] = (fault, t0, seen)
             time.sleep(0.1)
 
-    def log_files(self):
-        """The JSON sink's file and the ones it rotated (castline.jsonl.1, .2, …): a long soak
-        writes more than one file's worth."""
-        directory, name = os.path.split(self.log_path)
-        rotated = [f for f in os.listdir(directory) if f.startswith(name + ".") and f[len(name) + 1:].isdigit()]
-        return [os.path.join(directory, f) for f in sorted(rotated, key=lambda f: -int(f[len(name) + 1:]))] + [self.log_path]
-
     def report(self, lost, before, after, dropped, code):
         recovery = {c: percentiles(v) for c, v in self.recovery.items()}
         self.emit("recovery", faults=self.injected, classes=recovery, unrecovered=self.unrecovered)
@@ -386,10 +380,13 @@ jobs:
                   rss_change_pct=round(100 * (after["rss_kb"] - before["rss_kb"]) / before["rss_kb"], 1),
                   heap_change_pct=round(100 * (after["heap_in_use_kb"] - before["heap_in_use_kb"]) / max(1, before["heap_in_use_kb"]), 1))
         self.emit("dropped", sinks=dropped)
-        restarts = 0
-        for path in self.log_files():
-            with open(path) as f:
-                restarts += sum(1 for line in f if "helper process restarted" in line)
+        # Over the sink's rotated set too (a long soak writes more than one file's worth): the
+        # log reader expands it.
+        restarts_run = subprocess.run([self.binary, "logs", "query", "--class", "IsolatedPlugin", "--grep", "helper process restarted",
+                                       "--count", self.log_path], capture_output=True, text=True, timeout=300)
+        if restarts_run.returncode not in (0, 1):   # 1: no record matched
+            raise RuntimeError(f"castline logs query failed ({restarts_run.returncode}): {restarts_run.stderr}")
+        restarts = int(restarts_run.stdout.strip())
         self.emit("plugin", crashes=self.crashes, crashed=self.crashed, restarts=restarts, recovered=percentiles(self.crash_recovery),
                   unrecovered=self.crash_unrecovered)
         stats_run = subprocess.run([self.binary, "logs", "stats", "--json", self.log_path], capture_output=True, text=True, timeout=300)

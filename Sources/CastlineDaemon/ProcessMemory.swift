@@ -46,13 +46,13 @@ package enum ProcessMemory {
     /// on the API: 0.2 ms more on a 100-device listing, nothing on a cast).
     package static let mmapThreshold = 16 * 1024
 
-    /// The threshold ``mapLargeBlocksOnTheirOwn(environment:logSystem:)`` sets: nil when the
-    /// environment already sets one for glibc (`MALLOC_MMAP_THRESHOLD_`, or
-    /// `glibc.malloc.mmap_threshold` in `GLIBC_TUNABLES`), which is then the operator's choice.
-    package static func mmapThreshold(environment: [String: String]) -> Int? {
-        if environment["MALLOC_MMAP_THRESHOLD_"] != nil { return nil }
-        if let tunables = environment["GLIBC_TUNABLES"], tunables.contains("glibc.malloc.mmap_threshold=") { return nil }
-        return mmapThreshold
+    /// The variable through which the environment already sets glibc's threshold
+    /// (`MALLOC_MMAP_THRESHOLD_`, or `glibc.malloc.mmap_threshold` in `GLIBC_TUNABLES`), nil if
+    /// none does. That threshold is the operator's choice, and castline keeps it.
+    package static func thresholdVariable(in environment: [String: String]) -> String? {
+        if environment["MALLOC_MMAP_THRESHOLD_"] != nil { return "MALLOC_MMAP_THRESHOLD_" }
+        if let tunables = environment["GLIBC_TUNABLES"], tunables.contains("glibc.malloc.mmap_threshold=") { return "GLIBC_TUNABLES" }
+        return nil
     }
 
     /// Has malloc map every block of ``mmapThreshold`` bytes or more on its own, unless the
@@ -60,17 +60,16 @@ package enum ProcessMemory {
     /// `castline run` calls it, once, before any connection is made. Logs what it did at debug.
     package static func mapLargeBlocksOnTheirOwn(environment: [String: String], logSystem: LogSystem) {
         let log = Logger(class: "ProcessMemory", system: logSystem)
-        guard let bytes = mmapThreshold(environment: environment) else {
-            log.debug("malloc's mmap threshold is left to the environment", [
-                "variable": .string(environment["MALLOC_MMAP_THRESHOLD_"] != nil ? "MALLOC_MMAP_THRESHOLD_" : "GLIBC_TUNABLES"),
-            ])
+        if let variable = thresholdVariable(in: environment) {
+            log.debug("malloc's mmap threshold is left to the environment (\(variable))", ["variable": .string(variable)])
             return
         }
-        guard castline_heap_set_mmap_threshold(bytes) == 1 else {
-            log.warning("malloc refused an mmap threshold of \(bytes) bytes; TLS buffers stay in the arenas", ["thresholdBytes": .int(bytes)])
+        guard castline_heap_set_mmap_threshold(mmapThreshold) == 1 else {
+            log.warning("malloc refused an mmap threshold of \(mmapThreshold) bytes; TLS buffers stay in the arenas",
+                        ["thresholdBytes": .int(mmapThreshold)])
             return
         }
-        log.debug("malloc maps blocks of \(bytes / 1024) KiB and more on their own", ["thresholdBytes": .int(bytes)])
+        log.debug("malloc maps blocks of \(mmapThreshold / 1024) KiB and more on their own", ["thresholdBytes": .int(mmapThreshold)])
     }
 
     /// The resident set in bytes (`/proc/self/statm`), nil if it cannot be read.

@@ -63,10 +63,12 @@ import Testing
     /// set glibc's threshold (the test does not call mallopt: it is process-wide, and the other
     /// tests' 64 KiB blocks rely on the default; test_api.py checks the daemon's heap).
     @Test func theThresholdIsCastlinesUnlessTheEnvironmentSetsOne() {
-        #expect(ProcessMemory.mmapThreshold(environment: [:]) == 16 * 1024)
-        #expect(ProcessMemory.mmapThreshold(environment: ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2"]) == 16 * 1024)
-        #expect(ProcessMemory.mmapThreshold(environment: ["MALLOC_MMAP_THRESHOLD_": "65536"]) == nil)
-        #expect(ProcessMemory.mmapThreshold(environment: ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=65536"]) == nil)
+        #expect(ProcessMemory.mmapThreshold == 16 * 1024)
+        #expect(ProcessMemory.thresholdVariable(in: [:]) == nil)
+        #expect(ProcessMemory.thresholdVariable(in: ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2"]) == nil)
+        #expect(ProcessMemory.thresholdVariable(in: ["MALLOC_MMAP_THRESHOLD_": "65536"]) == "MALLOC_MMAP_THRESHOLD_")
+        #expect(ProcessMemory.thresholdVariable(in: ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=65536"])
+                    == "GLIBC_TUNABLES")
     }
 
     /// The resident size, and the descriptors counted again by asking each number whether it is
