@@ -328,11 +328,18 @@ package actor JobDriver {
             "entry": .int(key), "url": .string(next?.media.url ?? ""),
         ])
         content = next
-        // The switch comes on time, not at the next 1 s tick.
+        // The switch comes on time, not at the next 1 s tick. The clock counts whole seconds and
+        // `now` may be late in its second, so sleeping `nextSwitch - now` would land up to a
+        // second late: the timer sleeps to a second before the switch, then looks every 50 ms
+        // (at most 40 times) for the clock to reach it.
         if let nextSwitch {
-            let wait = max(0, nextSwitch - now)
+            let wait = max(0, nextSwitch - now - 1)
+            let clock = wallClock
             Task { [weak self] in
                 try? await Task.sleep(for: .seconds(wait))
+                for _ in 0..<40 where clock() < nextSwitch {
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
                 await self?.applySchedule()
             }
         }
