@@ -16,9 +16,13 @@ After each fault the soak waits for the device to be back in its desired state: 
 that disrupt, only after the disruption was seen). It reports, as JSON lines:
 - `recovery`: per fault class, count and p50/p99/max seconds from injection to desired state;
 - `lost`: devices not back in their desired state 60 s after the last fault (goal 0);
-- `resources`: the daemon's fd count, RSS and live heap (its `castline_heap_bytes{state="in_use"}`) once every device played, each minute, and at the end (goal ±5 %);
+- `resources`: the daemon's CPU seconds, fd count (and its fds by kind: TCP sockets by state, Unix sockets,
+  event fds, files), RSS and live heap (its `castline_heap_bytes{state="in_use"}`) once every
+  device played, each minute, and at the end (goal ±5 %);
 - `dropped`: records the log sinks dropped (the API's /v1/logging);
 - `plugin`: crashes injected, and the helper's restarts seen in the log;
+- `probes`: the static provider's probes (a TLS connection each) over the soak: one per device at
+  start-up, then only for a device whose session is down when its recheck comes;
 - `stats`: what `castline logs stats` says over the soak's JSON log, next to the soak's own
   count of each fault (the truth): LOAD → LOAD_FAILED against fail-next-load, app stopped
   against stop-app + fail-next-load + transfer, app replaced (its sessions' app changes) against
@@ -95,14 +99,53 @@ TRIM_INTERVAL = 30
 
 
 def resources(pid, socket):
-    """The daemon's fds and RSS from /proc, and what its malloc holds in live objects (its
-    /metrics): RSS growth with a flat heap is memory freed but kept resident, not a leak."""
+    """The daemon's fds, RSS and CPU seconds used so far from /proc, and what its malloc holds in
+    live objects (its /metrics): RSS growth with a flat heap is memory freed but kept resident,
+    not a leak."""
     fds = len(os.listdir(f"/proc/{pid}/fd"))
+    kinds = fd_kinds(pid)
     with open(f"/proc/{pid}/status") as f:
         rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
     _, text = api(socket, "GET", "/metrics")
     heap = next((float(line.split()[-1]) for line in text.splitlines() if line.startswith('castline_heap_bytes{state="in_use"}')), 0)
-    return {"fds": fds, "rss_kb": rss, "heap_in_use_kb": round(heap / 1024)}
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()   # after the command's name: state is field 3
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")   # utime + stime
+    return {"fds": fds, "rss_kb": rss, "heap_in_use_kb": round(heap / 1024), "cpu_s": round(cpu, 2), "fd_kinds": kinds}
+
+
+TCP_STATES = {"01": "established", "02": "syn-sent", "03": "syn-recv", "04": "fin-wait-1", "05": "fin-wait-2", "06": "time-wait",
+              "07": "close", "08": "close-wait", "09": "last-ack", "0A": "listen", "0B": "closing"}
+
+
+def fd_kinds(pid):
+    """The daemon's fds by kind: each TCP socket by its state (from /proc/PID/net/tcp*, which is
+    the daemon's namespace), Unix sockets, pipes, event/timer fds, files. What a changed count is made of."""
+    tcp = {}
+    for name in ("tcp", "tcp6"):
+        try:
+            with open(f"/proc/{pid}/net/{name}") as f:
+                for line in list(f)[1:]:
+                    fields = line.split()
+                    tcp[fields[9]] = "tcp " + TCP_STATES.get(fields[3], fields[3])
+        except OSError:
+            pass
+    kinds = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            kind = tcp.get(target[8:-1], "unix or other socket")
+        elif target.startswith("anon_inode:"):
+            kind = target[len("anon_inode:"):].strip("[]")
+        elif target.startswith("pipe:"):
+            kind = "pipe"
+        else:
+            kind = "file"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return dict(sorted(kinds.items()))
 
 
 class Soak:
@@ -217,7 +260,7 @@ discovery: {{providers: [static]}}
 channels: {{allowed_namespaces: ["{TEST_NS}"]}}
 plugins: {{isolated: [test-crashes-in-channel], call_timeout: 5}}
 logging:
-  rules: "info,CastChannel.*:warning,CastChannel.com.google.cast.media:debug,ProcessMemory:debug"
+  rules: "info,CastChannel.*:warning,CastChannel.com.google.cast.media:debug,ProcessMemory:debug,StaticHostProvider:debug"
   console: false
   sinks:
     - type: json
@@ -376,17 +419,14 @@ jobs:
         self.emit("lost", devices=lost, count=len(lost), views=self.lost_views,
                   faults=[f for f in self.history if f["device"] in lost])
         self.emit("resources", start=before, end=after, each_minute=getattr(self, "samples", []),
+                  cpu_s_used=round(after["cpu_s"] - before["cpu_s"], 1),
                   fd_change_pct=round(100 * (after["fds"] - before["fds"]) / before["fds"], 1),
                   rss_change_pct=round(100 * (after["rss_kb"] - before["rss_kb"]) / before["rss_kb"], 1),
                   heap_change_pct=round(100 * (after["heap_in_use_kb"] - before["heap_in_use_kb"]) / max(1, before["heap_in_use_kb"]), 1))
         self.emit("dropped", sinks=dropped)
         # Over the sink's rotated set too (a long soak writes more than one file's worth): the
         # log reader expands it.
-        restarts_run = subprocess.run([self.binary, "logs", "query", "--class", "IsolatedPlugin", "--grep", "helper process restarted",
-                                       "--count", self.log_path], capture_output=True, text=True, timeout=300)
-        if restarts_run.returncode not in (0, 1):   # 1: no record matched
-            raise RuntimeError(f"castline logs query failed ({restarts_run.returncode}): {restarts_run.stderr}")
-        restarts = int(restarts_run.stdout.strip())
+        restarts = self.count_records("IsolatedPlugin", "helper process restarted")
         self.emit("plugin", crashes=self.crashes, crashed=self.crashed, restarts=restarts, recovered=percentiles(self.crash_recovery),
                   unrecovered=self.crash_unrecovered)
         stats_run = subprocess.run([self.binary, "logs", "stats", "--json", self.log_path], capture_output=True, text=True, timeout=300)
@@ -409,10 +449,23 @@ jobs:
                          "ignore-pings": self.injected["ignore-pings"]},
         }
         self.emit("stats", truth=truth, exit=code)
+        # The static provider probes a device with a connection of its own only while the
+        # daemon's session to it is not connected: at start-up, and after a fault took it down.
+        probes = self.count_records("StaticHostProvider", "probed ")
+        self.emit("probes", count=probes, devices=self.count, suspends=suspends.get("count", 0))
         return {"lost": lost, "before": before, "after": after, "dropped": dropped, "truth": truth, "exit": code,
                 "injected": self.injected, "recovery": recovery, "unrecovered": self.unrecovered, "crashes": self.crashes,
                 "restarts": restarts, "crashed": self.crashed, "crash_recovery": self.crash_recovery,
-                "crash_unrecovered": self.crash_unrecovered}
+                "crash_unrecovered": self.crash_unrecovered, "probes": probes}
+
+    def count_records(self, class_name, text):
+        """Records of `class_name` whose message has `text`, over the soak's JSON log (its
+        rotated set too: the log reader expands it)."""
+        run = subprocess.run([self.binary, "logs", "query", "--class", class_name, "--grep", text, "--count", self.log_path],
+                             capture_output=True, text=True, timeout=300)
+        if run.returncode not in (0, 1):   # 1: no record matched
+            raise RuntimeError(f"castline logs query failed ({run.returncode}): {run.stderr}")
+        return int(run.stdout.strip())
 
 
 def main():

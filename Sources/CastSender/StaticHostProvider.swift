@@ -12,8 +12,10 @@ import SystemCrypto
 /// certificate's common name when not configured, and GET_APP_AVAILABILITY answers which of the
 /// criteria's apps the device can run. An unreachable host is retried every ``retryInterval``
 /// seconds, reported as a provider problem meanwhile, and listed as soon as it answers; a listed
-/// host is re-probed every ``recheckInterval`` seconds and removed when it stops answering.
-/// Without probing, hosts are listed as configured.
+/// host is re-probed every ``recheckInterval`` seconds and removed when it stops answering, unless
+/// the caller holds a live connection to its device (``isConnected``): that connection's heartbeat
+/// notices a device gone sooner than a probe, and a second TLS connection to every device each
+/// interval is load on the fleet for nothing. Without probing, hosts are listed as configured.
 ///
 /// Noise is bounded: a failed probe is a `debug` record; the problem line (a warning from the
 /// ``DiscoveryManager``) comes when the set of failures changes; while hosts stay unreachable,
@@ -43,25 +45,34 @@ public final class StaticHostProvider: DiscoveryProvider {
     public let recheckInterval: Double
     /// Seconds between the summaries of hosts that stay unreachable.
     public let reminderInterval: Double
+    /// Whether the caller holds a live connection to the device with this id (the daemon's
+    /// sessions): a listed host whose device it answers true for is not re-probed.
+    private let isConnected: @Sendable (String) -> Bool
     private let group: EventLoopGroup
     private let connectTimeout: Double
     private let logSystem: LogSystem
     private let log: Logger
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let rounds = Mutex(0)
+    private let probes = Mutex(0)
 
     /// Whether every host has been probed once (found or failed): what a caller waiting for
     /// these hosts alone (no mDNS) can stop waiting at.
     public var hasProbedEveryHost: Bool { rounds.withLock { $0 > 0 } || !probe }
+    /// Rounds run so far (each probes the hosts then due), and probes made in them.
+    var roundsRun: Int { rounds.withLock { $0 } }
+    var probesMade: Int { probes.withLock { $0 } }
 
     public init(hosts: [Host], probe: Bool = true, retryInterval: Double = 10, recheckInterval: Double = 60,
-                connectTimeout: Double = 3, reminderInterval: Double = 300, group: EventLoopGroup, logSystem: LogSystem = .shared) {
+                connectTimeout: Double = 3, reminderInterval: Double = 300, isConnected: @escaping @Sendable (String) -> Bool = { _ in false },
+                group: EventLoopGroup, logSystem: LogSystem = .shared) {
         self.hosts = hosts
         self.probe = probe
         self.retryInterval = min(max(retryInterval.isNaN ? 10 : retryInterval, 0.1), 3600)
         self.recheckInterval = min(max(recheckInterval.isNaN ? 60 : recheckInterval, 0.1), 86_400)
         self.reminderInterval = min(max(reminderInterval.isNaN ? 300 : reminderInterval, 0.1), 86_400)
         self.connectTimeout = connectTimeout
+        self.isConnected = isConnected
         self.group = group
         self.logSystem = logSystem
         self.log = Logger(class: "StaticHostProvider", system: logSystem)
@@ -105,7 +116,12 @@ public final class StaticHostProvider: DiscoveryProvider {
         var reminder = UnreachableReminder()
         while !Task.isCancelled {
             let now = MonotonicClock.seconds()
-            let batch = hosts.filter { (due[$0] ?? 0) <= now }
+            var batch = hosts.filter { (due[$0] ?? 0) <= now }
+            // A listed device the caller is connected to is known to be there: its recheck moves
+            // on an interval without a probe.
+            let connected = batch.filter { host in listed[host].map(isConnected) ?? false }
+            for host in connected { due[host] = now + recheckInterval }
+            batch.removeAll { connected.contains($0) }
             let results = await probeAll(batch, appIDs: sink.appIDs)
             guard !Task.isCancelled else { return }
             let finished = MonotonicClock.seconds()
@@ -216,6 +232,7 @@ public final class StaticHostProvider: DiscoveryProvider {
     }
 
     private func probe(_ host: Host, appIDs: Set<String>) async -> Result<CastDevice, ProbeFailure> {
+        probes.withLock { $0 += 1 }
         var options = CastConnectionOptions()
         options.connectTimeout = connectTimeout
         options.logSystem = logSystem

@@ -143,9 +143,12 @@ package actor Daemon {
         let hosts = config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
         guard !hosts.isEmpty, config.discovery.allows(["static"]) else { return nil }
         // The daemon probes an unreachable host every 2 s (a TV switched on, or one that failed a
-        // re-probe, is listed again at once) and a listed one every 15 s. Each failed probe is a
-        // debug record: the noise is one warning per change and a summary every 5 min.
-        return StaticHostProvider(hosts: hosts, retryInterval: 2, recheckInterval: 15, group: group, logSystem: logSystem)
+        // re-probe, is listed again at once) and a listed one every 15 s, unless its session is
+        // connected (the session's heartbeat watches it then). Each failed probe is a debug
+        // record: the noise is one warning per change and a summary every 5 min.
+        let connected = registry.connectedIDs
+        return StaticHostProvider(hosts: hosts, retryInterval: 2, recheckInterval: 15, isConnected: { connected.contains($0) },
+                                  group: group, logSystem: logSystem)
     }
 
     var allJobs: [JobEntry] { config.jobs + apiJobs.values.sorted { $0.name < $1.name } }

@@ -3,6 +3,7 @@ import CastLogging
 import CastProtocol
 import CastSender
 import NIOCore
+import Synchronization
 
 /// Every device the hub knows, each with one following session (``CastOptions/JoinPolicy/follow``):
 /// the one connection castline keeps to it, shared by the jobs, the API and channels. It knows
@@ -66,6 +67,17 @@ package actor DeviceRegistry {
         package var castingGroups: [String] = []
     }
 
+    /// The ids of the devices whose link is connected now, readable from any thread without a
+    /// hop onto the actor: the static host provider skips its re-probe of these.
+    package final class ConnectedIDs: Sendable {
+        private let ids = Mutex<Set<String>>([])
+        package func contains(_ id: String) -> Bool { ids.withLock { $0.contains(id) } }
+        func set(_ id: String, connected: Bool) {
+            ids.withLock { if connected { $0.insert(id) } else { $0.remove(id) } }
+        }
+    }
+
+    package nonisolated let connectedIDs = ConnectedIDs()
     private var entries: [String: Entry] = [:]
     private var observers: [String: [Int: AsyncStream<Observation>.Continuation]] = [:]
     private var nextObserver = 0
@@ -216,6 +228,7 @@ package actor DeviceRegistry {
         if case .didEnd = event, entries[id]?.link === link {
             entries[id]?.link = nil
             entries[id]?.view = LinkView()
+            connectedIDs.set(id, connected: false)
             if entries[id]?.present == true { connect(id) }
         }
         await notify(id)
@@ -229,6 +242,7 @@ package actor DeviceRegistry {
         guard entries[id]?.link === link else { return }
         entries[id]?.view = view
         listed[id] = nil
+        if case .connected? = view.state { connectedIDs.set(id, connected: true) } else { connectedIDs.set(id, connected: false) }
     }
 
     private func mediaChanged(_ status: MediaStatus?, id: String) async {

@@ -226,6 +226,30 @@ struct StaticHostProviderTests {
         }
     }
 
+    @Test("a listed host whose device the caller is connected to is not re-probed; once it is not, it is again")
+    func connectedDeviceIsNotReprobed() async throws {
+        try await withSenderRig { rig in
+            let device = rig.simulator.devices[0].configuration
+            let connected = Atomic(true)
+            let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], retryInterval: 0.05,
+                                              recheckInterval: 0.05, isConnected: { $0 == device.uuid && connected.load(ordering: .relaxed) },
+                                              group: rig.group, logSystem: rig.logSystem)
+            let manager = rig.discoveryManager(criteria: .any)
+            await manager.add(provider)
+            await manager.start()
+            #expect(await manager.waitForDevice(timeout: 10) { $0.id == device.uuid } != nil)
+            // Rounds go on every 50 ms; none of them probes the connected device.
+            let rounds = provider.roundsRun
+            #expect(await pollUntil(timeout: 10) { provider.roundsRun >= rounds + 5 })
+            #expect(provider.probesMade == 1)
+            // Its connection gone, the host is probed at its next recheck (and still listed).
+            connected.store(false, ordering: .relaxed)
+            #expect(await pollUntil(timeout: 10) { provider.probesMade >= 3 })
+            #expect(await manager.devices.map(\.id) == [device.uuid])
+            await manager.stop()
+        }
+    }
+
     @Test("two configured hosts for one device: one of them failing does not remove the device")
     func sameDeviceTwice() async throws {
         try await withSenderRig(count: 2) { rig in
