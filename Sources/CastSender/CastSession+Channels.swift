@@ -11,7 +11,7 @@ extension CastSession {
     /// Registers `channel` on this session (replacing one on the same namespace).
     public func add(_ channel: GenericChannel) {
         channels[channel.namespace] = channel
-        channel.attach(self)
+        channel.attach(self, log: log)
         log.info("channel \(channel.namespace.rawValue) added", ["namespace": .string(channel.namespace.rawValue)])
     }
 

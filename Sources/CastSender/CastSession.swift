@@ -65,7 +65,7 @@ public actor CastSession {
     /// every transfer as a whole (it closes the old connection last). ``end(stopCasting:keepResumeRecord:)``
     /// cancels and awaits them; ``openAttemptsChanged`` hears each one finish.
     var openAttempts: [ObjectIdentifier: CastConnectAttempt] = [:]
-    let openAttemptsChanged = EventFanout<Int>()
+    let openAttemptsChanged: EventFanout<Int>
 
     /// Registers connection work for ``settleOpenAttempts()``; pair with ``finishOpenAttempt(_:)``.
     func beginOpenAttempt() -> CastConnectAttempt {
@@ -86,8 +86,8 @@ public actor CastSession {
     var resumeTarget: SessionResumeRecord?
     let resumeStore: SessionResumeStore?
     let listeners = WeakListeners<any CastSessionListener>()
-    let fanout = EventFanout<CastSessionUpdate>()
-    let stateWaiters = EventFanout<CastSessionState>()
+    let fanout: EventFanout<CastSessionUpdate>
+    let stateWaiters: EventFanout<CastSessionState>
     var log: Logger
     var keepResumeRecord = false
     /// Where the session may have moved (stream transfer started elsewhere, e.g. from a phone's
@@ -109,6 +109,9 @@ public actor CastSession {
         self.resumeStore = resumeStore
         self.resumeTarget = resumeTarget
         self.log = Self.logger(options: options, device: device, localID: localID)
+        fanout = EventFanout("session updates", log: log)
+        stateWaiters = EventFanout("session states", log: log)
+        openAttemptsChanged = EventFanout("connect attempts", log: log)
         self.remoteMediaClient = RemoteMediaClient(logSystem: options.logSystem, device: device.id)
         self.remoteMediaClient.attach(self)
     }

@@ -69,7 +69,7 @@ public actor DiscoveryManager {
     /// Unbounded: each event is a device found, changed or lost, which no later event repeats. A
     /// static list of 1,000 TVs is 1,000 events at once; a bounded buffer dropped the oldest
     /// while the daemon was still registering the first, and those TVs were never connected.
-    private let fanout = EventFanout<DiscoveryEvent>(bufferLimit: nil)
+    private let fanout = EventFanout<DiscoveryEvent>("discovery events", bufferLimit: nil)
     private let log: Logger
     /// Provider reports, in the order they were made (one consumer keeps that order).
     private enum Report: Sendable {

@@ -16,7 +16,7 @@ public final class GenericChannel: Sendable {
 
     public let namespace: CastNamespace
     private let session = Mutex<WeakSession>(WeakSession())
-    private let fanout = EventFanout<Message>()
+    private let fanout: EventFanout<Message>
     private let handler: (@Sendable (Message) -> Void)?
 
     /// `handler` is called for every message on the namespace (besides ``messages()``), on the
@@ -25,10 +25,13 @@ public final class GenericChannel: Sendable {
     public init(namespace: CastNamespace, handler: (@Sendable (Message) -> Void)? = nil) {
         self.namespace = namespace
         self.handler = handler
+        fanout = EventFanout("messages on \(namespace.rawValue)")
     }
 
-    func attach(_ session: CastSession) {
+    /// `log`: the session's logger, where a subscriber that falls behind is reported.
+    func attach(_ session: CastSession, log: Logger) {
         self.session.withLock { $0.value = session }
+        fanout.report(to: log)
     }
 
     /// Every message from now on.

@@ -47,11 +47,12 @@ public final class RemoteMediaClient: Sendable {
 
     private let state = Mutex(State())
     private let listeners = WeakListeners<any RemoteMediaClientListener>()
-    private let fanout = EventFanout<MediaStatus?>()
+    private let fanout: EventFanout<MediaStatus?>
     private let log: Logger
 
     init(logSystem: LogSystem, device: String) {
         log = Logger(class: "RemoteMediaClient", system: logSystem).with(["device": .string(device)])
+        fanout = EventFanout("media status", log: log)
     }
 
     func attach(_ session: CastSession) {
