@@ -32,7 +32,7 @@ extension Daemon {
                              sinks.map { ([("sink", $0.name)], Double($0.queued)) }),
             HubMetrics.Gauge("castline_heap_bytes", "What malloc holds: bytes in use by live objects, and bytes free inside its arenas.",
                              [([("state", "in_use")], Double(heap.inUse)), ([("state", "free")], Double(heap.free))]),
-            HubMetrics.Gauge("castline_heap_mapped_bytes", "Of the heap in use, bytes in blocks malloc mapped on their own (those of 16 KiB and more, such as each connection's TLS buffers).",
+            HubMetrics.Gauge("castline_heap_mapped_bytes", "Of the heap in use, bytes in blocks malloc mapped on their own (those at or above its mmap threshold: 16 KiB under castline run unless the environment sets one; each connection's TLS buffers).",
                              [([], Double(heap.mapped))]),
             HubMetrics.Gauge("castline_heap_mapped_blocks", "Blocks malloc mapped on their own.", [([], Double(heap.mappedBlocks))]),
             HubMetrics.Gauge("process_resident_memory_bytes", "Resident memory size in bytes.",
