@@ -34,14 +34,11 @@ that disrupt, only after the disruption was seen). It reports, as JSON lines:
 """
 import argparse
 import glob
-import http.client
 import json
 import os
 import random
 import shutil
 import signal
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,6 +49,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "Tests", "Conformance"))
 
 import conftest  # noqa: E402
+from unix_http import UnixHTTPConnection  # noqa: E402
 
 URL = "http://media.invalid/soak.mp4"   # never fetched: the simulator checks loopback media only
 TEST_NS = "urn:x-cast:org.castline.test"
@@ -61,20 +59,9 @@ DISRUPTING = {"drop", "stop-app", "reboot", "outage", "fail-next-load", "transfe
 CLASSES = ["drop", "ignore-pings", "delay", "stop-app", "reboot", "outage", "transfer", "malformed", "fail-next-load"]
 
 
-class UnixHTTP(http.client.HTTPConnection):
-    def __init__(self, path, timeout=30):
-        super().__init__("castline", timeout=timeout)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self.path)
-
-
 def api(path, method, url, body=None, timeout=30):
     """(status, parsed JSON, or the text of a non-JSON answer such as /metrics; None when empty)."""
-    connection = UnixHTTP(path, timeout)
+    connection = UnixHTTPConnection(path, timeout)
     try:
         data = json.dumps(body) if body is not None else None
         connection.request(method, url, body=data, headers={"Content-Type": "application/json"} if data else {})

@@ -30,11 +30,9 @@ conformance venv (catt, pychromecast), wrk, and a release build of castline.
 import argparse
 import ctypes
 import datetime
-import http.client
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,6 +43,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "Tests", "Conformance"))
 
 import conftest  # noqa: E402
+from unix_http import UnixHTTPConnection  # noqa: E402
 
 URL = "http://127.0.0.1:8099/clip.mp4"
 TOKEN = "hub-benchmark-token-0123456789"
@@ -81,16 +80,6 @@ for i in range(casts):
 cast.disconnect(timeout=5)
 print(json.dumps(samples))
 """
-
-
-class UnixHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, path):
-        super().__init__("castline", timeout=30)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(self.path)
 
 
 def percentiles(samples):

@@ -1,6 +1,5 @@
 """The castline daemon as a hub, for the API tests: a config over a `castline sim` with several
 devices, the daemon started in the test's namespace, and an HTTP client over its Unix socket."""
-import http.client
 import json
 import os
 import socket
@@ -8,20 +7,10 @@ import subprocess
 import threading
 
 from conftest import castline_binary, wait_until
+from unix_http import UnixHTTPConnection
 
 BUILD = os.path.dirname(castline_binary())
 ECHO_NS = "urn:x-cast:org.castline.example.echo"
-
-
-class UnixHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, path, timeout=30):
-        super().__init__("castline", timeout=timeout)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self.path)
 
 
 def api(socket_path, method, path, body=None, raw=None, headers=None):
