@@ -89,8 +89,8 @@ def resources(pid, socket):
     """The daemon's fds, RSS and CPU seconds used so far from /proc, and what its malloc holds in
     live objects (its /metrics): RSS growth with a flat heap is memory freed but kept resident,
     not a leak."""
-    fds = len(os.listdir(f"/proc/{pid}/fd"))
     kinds = fd_kinds(pid)
+    fds = sum(kinds.values())
     with open(f"/proc/{pid}/status") as f:
         rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
     _, text = api(socket, "GET", "/metrics")
@@ -122,8 +122,10 @@ def fd_kinds(pid):
         try:
             target = os.readlink(f"/proc/{pid}/fd/{fd}")
         except OSError:
-            continue
-        if target.startswith("socket:["):
+            target = None   # closed since the listing: still counted, as the listing's length would
+        if target is None:
+            kind = "closed while read"
+        elif target.startswith("socket:["):
             kind = tcp.get(target[8:-1], "unix or other socket")
         elif target.startswith("anon_inode:"):
             kind = target[len("anon_inode:"):].strip("[]")

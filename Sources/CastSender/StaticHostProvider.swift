@@ -116,12 +116,14 @@ public final class StaticHostProvider: DiscoveryProvider {
         var reminder = UnreachableReminder()
         while !Task.isCancelled {
             let now = MonotonicClock.seconds()
-            var batch = hosts.filter { (due[$0] ?? 0) <= now }
-            // A listed device the caller is connected to is known to be there: its recheck moves
-            // on an interval without a probe.
-            let connected = batch.filter { host in listed[host].map(isConnected) ?? false }
-            for host in connected { due[host] = now + recheckInterval }
-            batch.removeAll { connected.contains($0) }
+            let batch = hosts.filter { host in
+                guard (due[host] ?? 0) <= now else { return false }
+                // A listed device the caller is connected to is known to be there: its recheck
+                // moves on an interval without a probe.
+                guard let id = listed[host], isConnected(id) else { return true }
+                due[host] = now + recheckInterval
+                return false
+            }
             let results = await probeAll(batch, appIDs: sink.appIDs)
             guard !Task.isCancelled else { return }
             let finished = MonotonicClock.seconds()

@@ -242,7 +242,7 @@ package actor DeviceRegistry {
         guard entries[id]?.link === link else { return }
         entries[id]?.view = view
         listed[id] = nil
-        if case .connected? = view.state { connectedIDs.set(id, connected: true) } else { connectedIDs.set(id, connected: false) }
+        connectedIDs.set(id, connected: view.state == .connected)
     }
 
     private func mediaChanged(_ status: MediaStatus?, id: String) async {
