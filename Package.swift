@@ -157,7 +157,7 @@ let package = Package(
         // Search path, dlopen, ABI checks, registry, host services, adapters to sinks/providers/channels.
         .target(
             name: "CastPluginHost",
-            dependencies: ["CCastPluginABI", "CastCore", "CastLogging", "CastSender"]
+            dependencies: ["CCastPluginABI", "CCastShims", "CastCore", "CastLogging", "CastSender"]
         ),
         .target(name: "JSONSink", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/JSONSink", exclude: ["README.md"]),
         .target(name: "MediaFormats", dependencies: ["CastPluginKit", "CastJSON", "CAVFormat"], path: "Plugins/MediaFormats"),
@@ -314,7 +314,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "CastPluginHostTests", dependencies: [
-            "CastPluginHost", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
+            "CastPluginHost", "CCastPluginABI", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
         ]),
         .testTarget(name: "MQTTBridgeCoreTests", dependencies: ["MQTTBridgeCore", "CastJSON"]),
         .testTarget(name: "SystemLibraryTests", dependencies: [

@@ -51,6 +51,31 @@ package enum FacingAddress {
         throw Failure("no route to \(host) port \(port): \(reason)")
     }
 
+    /// Every numeric address `host` resolves to (itself when it is a literal), normalised as a
+    /// peer's address is compared (``MediaFileServer/normalised(_:)``): the addresses a device
+    /// fetches published media from. Throws ``Failure`` when nothing resolves.
+    package static func addresses(of host: String) throws -> Set<String> {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = socketTypeDatagram
+        var results: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, nil, &hints, &results)
+        guard status == 0, let first = results else {
+            throw Failure("cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(first) }
+        var found: Set<String> = []
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let current = entry {
+            entry = current.pointee.ai_next
+            var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            if getnameinfo(current.pointee.ai_addr, current.pointee.ai_addrlen, &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST) == 0 {
+                found.insert(MediaFileServer.normalised(name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }))
+            }
+        }
+        return found
+    }
+
     /// The source address for one resolved destination, or why there is none.
     private static func sourceAddress(for destination: addrinfo) -> Result<String, Failure> {
         let fd = socket(destination.ai_family, destination.ai_socktype, destination.ai_protocol)

@@ -11,7 +11,8 @@ package struct LocalMediaFile: Sendable {
     package let size: Int64
     package let head: [UInt8]
 
-    package static func open(_ given: String) throws(Failure) -> LocalMediaFile {
+    /// `given`, resolved, with its first `headSize` bytes.
+    package static func open(_ given: String, headSize: Int = LocalMediaFile.headSize) throws(Failure) -> LocalMediaFile {
         guard let resolved = realpath(given, nil) else { throw Failure(description: String(cString: strerror(errno))) }
         let path = String(cString: resolved)
         free(resolved)
@@ -20,7 +21,7 @@ package struct LocalMediaFile: Sendable {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw Failure(description: "not a regular file") }
-        var head = [UInt8](repeating: 0, count: headSize)
+        var head = [UInt8](repeating: 0, count: max(headSize, 1))
         let count = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard count >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
         head.removeSubrange(count...)

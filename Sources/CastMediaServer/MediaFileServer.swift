@@ -5,70 +5,92 @@ import NIOHTTP1
 import NIOPosix
 import Synchronization
 
-/// A small HTTP/1.1 server that lets a Cast device fetch local files (`castline cast ./movie.mp4`).
+/// A small HTTP/1.1 server that lets Cast devices fetch local files (`castline cast ./movie.mp4`).
 ///
-/// Each file is published at `http://host:port/<token>/<name>`: the token is 16 random hex digits
-/// chosen at start, so only the URLs this server hands out (``url(for:)``) work; every other path
-/// is a 404. `GET` and `HEAD` support single byte ranges (206/416), `OPTIONS` answers CORS
-/// preflights, and bodies are streamed from disk with sendfile (a 4 GB file is never in memory).
-/// Every response carries `Access-Control-Allow-Origin: *` (the receiver is a web page of another origin).
+/// Files are published while a cast needs them (``publish(_:peers:)``) and revoked when it ends
+/// (``MediaPublication/revoke()``). Each published file gets its own token, 32 random hex digits,
+/// and is reachable at `http://host:port/<token>/<name>` only from the addresses it was published
+/// for (the device that was told to fetch it): any other address, a revoked token and every other
+/// path get 404. The file is opened once, when it is published, without following links
+/// (``OpenedMediaFile``). `GET` and `HEAD` support single byte ranges (206/416), `OPTIONS`
+/// answers CORS preflights, and bodies are streamed from disk with sendfile. Every response
+/// carries `Access-Control-Allow-Origin: *` (the receiver is a web page of another origin).
+///
+/// What a client can hold is bounded (``Limits``): connections in all and per address, the time a
+/// connection may stay silent, and one response in flight per connection (a pipelining client
+/// that does not read its replies is not read from either).
 ///
 /// ```swift
 /// let host = try FacingAddress.localAddress(facing: device.host, port: device.port)
-/// let server = try await MediaFileServer.start(file: ServedFile(path: "./movie.mp4", contentType: "video/mp4"),
-///                                              host: host, group: group, logSystem: logSystem)
-/// load(contentId: server.url(for: "movie.mp4"))
+/// let server = try await MediaFileServer.start(host: host, group: group, logSystem: logSystem)
+/// let published = try server.publish(["movie.mp4": ServedFile(path: "/srv/movie.mp4", contentType: "video/mp4")],
+///                                    peers: FacingAddress.addresses(of: device.host))
+/// load(contentId: published.url(for: "movie.mp4"))
 /// …
-/// await server.stop()
+/// published.revoke()
 /// ```
 ///
-/// Thread-safe; `Sendable`. Logs under class `MediaFileServer`: start and stop at info, each
-/// request at debug, errors at warning.
+/// Thread-safe; `Sendable`. Logs under class `MediaFileServer`: start, stop, publications and
+/// refusals over a bound at info (tokens only at debug), each request at debug.
 package final class MediaFileServer: Sendable {
+    /// What one client may hold.
+    package struct Limits: Sendable, Equatable {
+        /// Open connections in all; more are closed at once (and counted).
+        package var connections = 256
+        /// Open connections from one address.
+        package var connectionsPerPeer = 16
+        /// Seconds a connection may take to bring its next whole request (silent, or trickling a
+        /// header) before it is closed; a response in flight is not bounded (a paused device stops
+        /// reading).
+        package var idleTimeout: Double = 30
+        package init() {}
+    }
+
+    /// Refusals over a bound, by kind (`connections`, `connections_per_peer`, `idle`, `peer`): what `/metrics` shows.
+    package struct Refusals: Sendable, Equatable {
+        package var connections = 0
+        package var connectionsPerPeer = 0
+        package var idle = 0
+        /// Requests for a live token from an address it was not published for.
+        package var peer = 0
+        package init() {}
+    }
+
     /// The address the server listens on and puts in URLs.
     package let host: String
     /// The bound port (the one the kernel picked when started with port 0).
     package let port: Int
-    /// The random first path segment of every served URL.
-    package let token: String
-    /// Published name → file.
-    package let files: [String: ServedFile]
     /// How many requests ``requests`` keeps.
     package static let requestHistoryLimit = 100
 
     private let listener: Channel
-    private let shared: Shared
-    private let log: Logger
+    let shared: Shared
+    let log: Logger
 
-    private init(host: String, port: Int, token: String, files: [String: ServedFile], listener: Channel,
-                 shared: Shared, log: Logger) {
+    private init(host: String, port: Int, listener: Channel, shared: Shared, log: Logger) {
         self.host = host
         self.port = port
-        self.token = token
-        self.files = files
         self.listener = listener
         self.shared = shared
         self.log = log
     }
 
-    /// Starts serving `files` (published name → file) on `host`:`port` (0: any free port).
+    /// Starts listening on `host`:`port` (0: any free port) with nothing published.
     ///
     /// `host` is a numeric address of this machine, typically
     /// ``FacingAddress/localAddress(facing:port:)`` of the device. Throws when it cannot bind.
-    package static func start(files: [String: ServedFile], host: String, port: Int = 0, group: EventLoopGroup,
-                             logSystem: LogSystem) async throws -> MediaFileServer {
+    package static func start(host: String, port: Int = 0, limits: Limits = Limits(), group: EventLoopGroup,
+                              logSystem: LogSystem) async throws -> MediaFileServer {
         let log = Logger(class: "MediaFileServer", system: logSystem)
-        let token = randomToken()
-        let shared = Shared()
-        let configuration = MediaFileServerHandler.Configuration(
-            token: token, files: files, fileIO: NonBlockingFileIO(threadPool: .singleton), log: log,
-            record: { shared.record($0) })
+        let shared = Shared(limits: limits, log: log)
+        let configuration = MediaFileServerHandler.Configuration(shared: shared, threadPool: .singleton, log: log,
+                                                                 requestTimeout: .nanoseconds(Int64(limits.idleTimeout * 1e9)))
         let listener = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                shared.register(channel)
+                guard shared.register(channel) else { return channel.close() }
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.configureHTTPServerPipeline(withErrorHandling: true)
@@ -78,55 +100,122 @@ package final class MediaFileServer: Sendable {
             .bind(host: host, port: port)
             .flatMap { $0.addListenerErrorHandler(log: log) }
             .get()
-        let server = MediaFileServer(host: host, port: listener.localAddress?.port ?? port, token: token, files: files,
-                                     listener: listener, shared: shared, log: log)
-        log.info("serving \(files.count) file(s) on \(host):\(server.port)", [
-            "host": .string(host), "port": .int(server.port), "files": .string(files.keys.sorted().joined(separator: ", ")),
-        ])
+        let server = MediaFileServer(host: host, port: listener.localAddress?.port ?? port, listener: listener, shared: shared, log: log)
+        log.info("media server listening on \(host):\(server.port)", ["host": .string(host), "port": .int(server.port)])
         return server
     }
 
-    /// Starts serving one file under its own name (``ServedFile/fileName``).
-    package static func start(file: ServedFile, host: String, port: Int = 0, group: EventLoopGroup,
-                             logSystem: LogSystem) async throws -> MediaFileServer {
-        try await start(files: [file.fileName: file], host: host, port: port, group: group, logSystem: logSystem)
+    /// Publishes `files` (published name → file) for `peers` (numeric addresses; those of the
+    /// device that will fetch them): each file is opened now (``OpenedMediaFile``) and gets a
+    /// token of its own. A name ending in `/` publishes a folder whose plain files are served
+    /// under it (`hls/` → `hls/seg00001.m4s`). Throws, with nothing published, when a file cannot
+    /// be opened.
+    package func publish(_ files: [String: ServedFile], peers: Set<String>, label: String = "") throws(OpenedMediaFile.Failure) -> MediaPublication {
+        var opened: [(String, ServedFile, OpenedMediaFile)] = []
+        for (name, file) in files.sorted(by: { $0.key < $1.key }) {
+            do {
+                opened.append((name, file, try OpenedMediaFile.open(file.path, beneath: file.root)))
+            } catch {
+                for (_, _, open) in opened { open.close() }
+                throw error
+            }
+        }
+        var tokens: [String: String] = [:]
+        var entries: [String: Shared.Entry] = [:]
+        for (name, file, open) in opened {
+            let token = Self.randomToken()
+            tokens[name] = token
+            entries[token] = Shared.Entry(name: name, file: open, contentType: file.contentType, peers: Set(peers.map(Self.normalised)))
+            ServedMediaNames.shared.register(token: token, name: file.displayName ?? name)
+        }
+        shared.add(entries)
+        let publication = MediaPublication(server: self, tokens: tokens)
+        log.info("publishing \(files.count) file(s) for \(peers.sorted().joined(separator: ", "))\(label.isEmpty ? "" : " (\(label))")", [
+            "files": .string(files.keys.sorted().joined(separator: ", ")), "peers": .string(peers.sorted().joined(separator: ",")),
+            "port": .int(port),
+        ])
+        log.debug("publication tokens", ["tokens": .string(tokens.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))])
+        return publication
     }
 
-    /// The URL of the file published as `name`: `http://host:port/<token>/<percent-encoded name>`,
-    /// IPv6 hosts in brackets (a zone's `%` written `%25`). Built even when no file has that name
-    /// (the server then answers 404).
-    package func url(for name: String) -> String {
+    /// Stops serving the files of `tokens` (their descriptors are closed; requests in flight finish).
+    func revoke(_ tokens: [String]) {
+        let removed = shared.remove(tokens)
+        for entry in removed { entry.file.close() }
+        if !removed.isEmpty {
+            log.info("no longer serving \(removed.map(\.name).sorted().joined(separator: ", "))", ["files": .int(removed.count)])
+        }
+    }
+
+    /// The URL of a token's file: `http://host:port/<token>/<percent-encoded name>`, IPv6 hosts
+    /// in brackets (a zone's `%` written `%25`).
+    func url(token: String, name: String) -> String {
         let urlHost = host.contains(":") ? "[\(host.replacingPercent())]" : host
-        return "http://\(urlHost):\(port)/\(token)/\(Self.percentEncoded(name))"
+        let leaf = name.hasSuffix("/") ? String(name.dropLast()) : name
+        return "http://\(urlHost):\(port)/\(token)/\(Self.percentEncoded(leaf))"
     }
 
     /// The last ``requestHistoryLimit`` requests answered, oldest first.
     package var requests: [ServedRequest] { shared.state.withLock { $0.requests } }
+    /// The files published now.
+    package var publishedCount: Int { shared.state.withLock { $0.entries.count } }
+    /// Open connections now.
+    package var connectionCount: Int { shared.state.withLock { $0.connections.count } }
+    /// What was refused over a bound since start.
+    package var refusals: Refusals { shared.state.withLock { $0.refusals } }
 
-    /// Stops listening and closes open connections (a device mid-download sees the connection
-    /// close). Idempotent.
+    /// Stops listening, closes open connections (a device mid-download sees the connection close)
+    /// and every published file. Idempotent.
     package func stop() async {
-        let connections = shared.state.withLock { state -> [Channel] in
+        let (connections, entries) = shared.state.withLock { state -> ([Channel], [Shared.Entry]) in
             state.stopped = true
-            defer { state.connections = [:] }
-            return Array(state.connections.values)
+            defer {
+                state.connections = [:]
+                state.entries = [:]
+            }
+            return (Array(state.connections.values.map(\.channel)), Array(state.entries.values))
         }
         try? await listener.close()
         for connection in connections { try? await connection.close() }
-        log.info("stopped serving on \(host):\(port)", ["host": .string(host), "port": .int(port)])
+        for entry in entries { entry.file.close() }
+        log.info("media server stopped on \(host):\(port)", ["host": .string(host), "port": .int(port)])
     }
 
     // MARK: Shared state
 
-    /// Request history and open connections, shared with the connection handlers.
-    private final class Shared: Sendable {
+    /// Publications, request history and open connections, shared with the connection handlers.
+    final class Shared: Sendable {
+        struct Entry: Sendable {
+            let name: String
+            let file: OpenedMediaFile
+            let contentType: String
+            let peers: Set<String>
+        }
+
+        struct Connection {
+            let channel: Channel
+            let peer: String
+        }
+
         struct State {
             var requests: [ServedRequest] = []
-            var connections: [ObjectIdentifier: Channel] = [:]
+            var connections: [ObjectIdentifier: Connection] = [:]
+            var perPeer: [String: Int] = [:]
+            var entries: [String: Entry] = [:]
+            var refusals = Refusals()
             var stopped = false
         }
 
         let state = Mutex(State())
+        let limits: Limits
+        let log: Logger
+        /// The last warning about a bound, so a flood is one line a minute.
+        private let lastWarning = Mutex<Double>(-60)
+
+        init(limits: Limits, log: Logger) {
+            self.limits = limits
+            self.log = log
+        }
 
         func record(_ request: ServedRequest) {
             state.withLock { state in
@@ -137,28 +226,106 @@ package final class MediaFileServer: Sendable {
             }
         }
 
-        /// Tracks `channel` until it closes; closes it at once when the server has stopped.
-        func register(_ channel: Channel) {
+        func add(_ entries: [String: Entry]) {
+            state.withLock { $0.entries.merge(entries) { _, new in new } }
+        }
+
+        func remove(_ tokens: [String]) -> [Entry] {
+            state.withLock { state in tokens.compactMap { state.entries.removeValue(forKey: $0) } }
+        }
+
+        /// The entry of `token` when `peer` may fetch it: `.entry`, `.unknown` (no such token),
+        /// or `.wrongPeer` (counted).
+        func lookup(_ token: String, peer: String) -> Lookup {
+            state.withLock { state in
+                guard let entry = state.entries[token] else { return .unknown }
+                guard entry.peers.contains(peer) else {
+                    state.refusals.peer += 1
+                    return .wrongPeer
+                }
+                return .entry(entry)
+            }
+        }
+
+        enum Lookup {
+            case entry(Entry)
+            case unknown
+            case wrongPeer
+        }
+
+        /// Tracks `channel` until it closes; false (and counted) when the server has stopped or a
+        /// connection bound is reached.
+        func register(_ channel: Channel) -> Bool {
             let id = ObjectIdentifier(channel)
-            let accepted = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
-                state.connections[id] = channel
+            let peer = MediaFileServer.normalised(channel.remoteAddress?.ipAddress ?? "?")
+            let refusal = state.withLock { state -> String? in
+                guard !state.stopped else { return "" }
+                if state.connections.count >= limits.connections {
+                    state.refusals.connections += 1
+                    return "connections"
+                }
+                if state.perPeer[peer, default: 0] >= limits.connectionsPerPeer {
+                    state.refusals.connectionsPerPeer += 1
+                    return "connections_per_peer"
+                }
+                state.connections[id] = Connection(channel: channel, peer: peer)
+                state.perPeer[peer, default: 0] += 1
+                return nil
+            }
+            if let refusal {
+                if !refusal.isEmpty { warnOverBound(refusal, peer: peer) }
+                return false
+            }
+            channel.closeFuture.whenComplete { _ in
+                self.state.withLock { state in
+                    guard state.connections.removeValue(forKey: id) != nil else { return }
+                    let left = state.perPeer[peer, default: 1] - 1
+                    state.perPeer[peer] = left > 0 ? left : nil
+                }
+            }
+            return true
+        }
+
+        func countIdle() {
+            state.withLock { $0.refusals.idle += 1 }
+        }
+
+        /// One warning a minute at most for connections refused over a bound, with the counts.
+        private func warnOverBound(_ bound: String, peer: String) {
+            let now = MonotonicClock.seconds()
+            let due = lastWarning.withLock { last -> Bool in
+                guard now - last >= 60 else { return false }
+                last = now
                 return true
             }
-            guard accepted else { return channel.close(promise: nil) }
-            channel.closeFuture.whenComplete { _ in
-                self.state.withLock { _ = $0.connections.removeValue(forKey: id) }
-            }
+            guard due else { return }
+            let refusals = state.withLock { $0.refusals }
+            log.warning("media connection from \(peer) refused: over the \(bound) bound (\(bound == "connections" ? limits.connections : limits.connectionsPerPeer)); "
+                        + "refused so far: \(refusals.connections) over connections, \(refusals.connectionsPerPeer) over connections_per_peer", [
+                "peer": .string(peer), "bound": .string(bound),
+                "refusedConnections": .int(refusals.connections), "refusedPerPeer": .int(refusals.connectionsPerPeer),
+            ])
         }
     }
 
-    // MARK: Tokens and percent-encoding
+    // MARK: Tokens, addresses and percent-encoding
 
-    /// 16 lowercase hex digits from the system's cryptographic generator.
+    /// 32 lowercase hex digits (128 bits) from the system's cryptographic generator.
     static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
-        let hex = String(generator.next() as UInt64, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        return (0..<2).map { _ in
+            let hex = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+
+    /// An address as compared with a peer's: an IPv4-mapped IPv6 address as its IPv4 form, an
+    /// IPv6 zone dropped, lowercase.
+    package static func normalised(_ address: String) -> String {
+        var text = address.lowercased()
+        if let percent = text.firstIndex(of: "%") { text = String(text[..<percent]) }
+        if text.hasPrefix("::ffff:"), text.dropFirst(7).contains(".") { text = String(text.dropFirst(7)) }
+        return text
     }
 
     /// UTF-8 bytes outside RFC 3986 `unreserved` as `%XX` (so `/`, spaces and `%` are escaped).

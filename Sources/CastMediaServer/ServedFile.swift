@@ -1,17 +1,25 @@
-/// A local file that a ``MediaFileServer`` serves, and the `Content-Type` it is served with.
-///
-/// The file is opened per request, so it may grow or be replaced while the server runs; its
-/// size is taken when a request opens it.
+/// A local file (or folder) that a ``MediaFileServer`` publishes, and the `Content-Type` it is
+/// served with.
 package struct ServedFile: Sendable, Hashable {
-    /// The file's path on this machine (absolute, or relative to the working directory).
+    /// The file's absolute path on this machine, without symlinks (a `realpath` result): it is
+    /// opened without following any.
     package var path: String
-    /// The `Content-Type` sent with the file (`video/mp4`, `audio/mpeg`, …).
+    /// The `Content-Type` sent with the file (`video/mp4`, `audio/mpeg`, …); for a folder, that of
+    /// its files whose extension says nothing.
     package var contentType: String
+    /// The allowed folder the path lies in (`media.roots`): the file is opened beneath it, and
+    /// nothing outside it can be. nil: opened from `/`.
+    package var root: String?
+    /// The name views show instead of the URL (its token never leaves castline); nil: the
+    /// published name.
+    package var displayName: String?
 
     /// A file served as `contentType` (`application/octet-stream` when not given).
-    package init(path: String, contentType: String = "application/octet-stream") {
+    package init(path: String, contentType: String = "application/octet-stream", root: String? = nil, displayName: String? = nil) {
         self.path = path
         self.contentType = contentType
+        self.root = root
+        self.displayName = displayName
     }
 
     /// The last component of ``path`` (`/home/me/movie.mp4` → `movie.mp4`): the name the file is

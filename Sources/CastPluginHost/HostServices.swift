@@ -17,9 +17,10 @@ enum HostServices {
                 HostServices.log(ctx, level, className, message, fields, fieldCount, file, line, function)
             },
             level_enabled: { ctx, level, className in
-                guard let context = PluginHostContext.lookup(ctx), let className,
-                      let level = LogLevel(rawValue: UInt8(clamping: max(level, 0))), level != .none else { return 0 }
-                return context.logger(forClass: String(cString: className)).isEnabled(level) ? 1 : 0
+                guard let context = PluginHostContext.lookup(ctx),
+                      let level = LogLevel(rawValue: UInt8(clamping: max(level, 0))), level != .none,
+                      let name = HostServices.string(context, className, limit: PluginMemory.Limit.name, what: "level_enabled's class name") else { return 0 }
+                return context.logger(forClass: name).isEnabled(level) ? 1 : 0
             },
             send_message: { ctx, namespace, destination, payload in
                 HostServices.send(ctx, namespace, destination, payload)
@@ -42,15 +43,17 @@ enum HostServices {
                 guard let context = PluginHostContext.lookup(ctx), case .discovery(let callbacks) = context.role else {
                     return Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue)
                 }
-                guard let id else { return Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue) }
-                callbacks.lost(String(cString: id))
+                guard let id = HostServices.string(context, id, limit: PluginMemory.Limit.text, what: "device_lost's id") else {
+                    return Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue)
+                }
+                callbacks.lost(id)
                 return Int32(CASTLINE_OK.rawValue)
             },
             discovery_problem: { ctx, problem in
                 guard let context = PluginHostContext.lookup(ctx), case .discovery(let callbacks) = context.role else {
                     return Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue)
                 }
-                callbacks.problem(problem.map { String(cString: $0) })
+                callbacks.problem(problem == nil ? nil : HostServices.string(context, problem, limit: PluginMemory.Limit.text, what: "discovery_problem's text") ?? "(unreadable text)")
                 return Int32(CASTLINE_OK.rawValue)
             },
             control_request: { ctx, requestID, json in
@@ -60,7 +63,9 @@ enum HostServices {
                 guard let context = PluginHostContext.lookup(ctx), case .bridge(let callbacks) = context.role else {
                     return Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue)
                 }
-                let list = kinds.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0.split(separator: ",").map(String.init) }
+                let text = kinds == nil ? nil : HostServices.string(context, kinds, limit: PluginMemory.Limit.text, what: "events_subscribe's kinds")
+                if kinds != nil, text == nil { return Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue) }
+                let list = text.flatMap { $0.isEmpty ? nil : $0.split(separator: ",").map(String.init) }
                 return callbacks.subscribe(list)
             }))
         return t
@@ -86,47 +91,83 @@ enum HostServices {
             }
             return
         }
-        let name = className.map { String(cString: $0) } ?? context.pluginID
+        let name = className == nil ? context.pluginID
+            : string(context, className, limit: PluginMemory.Limit.name, what: "log's class name") ?? context.pluginID
         let logger = context.logger(forClass: name.isEmpty ? context.pluginID : name)
         guard logger.isEnabled(level) else { return }
         var recordFields = LogFields()
         recordFields["plugin"] = .string(context.pluginID)
-        if let fields, fieldCount > 0 {
-            for i in 0..<min(fieldCount, 64) {
-                let f = fields[i]
-                guard let key = f.key else { continue }
-                recordFields[String(cString: key)] = value(of: f)
+        let count = min(fieldCount, 64)
+        if count > 0 {
+            // The array itself is checked: a count past its end reads nothing.
+            guard let raw = PluginMemory.bytes(fields.map(UnsafeRawPointer.init), count: count * MemoryLayout<castline_field>.stride) else {
+                problem(context, "log's fields (\(fieldCount) declared) are not readable memory; the record is dropped")
+                return
+            }
+            for i in 0..<count {
+                let f = raw.withUnsafeBytes { $0.load(fromByteOffset: i * MemoryLayout<castline_field>.stride, as: castline_field.self) }
+                guard let key = string(context, f.key, limit: PluginMemory.Limit.name, what: "a log field's key") else { continue }
+                recordFields[key] = value(of: f, context: context)
             }
         }
+        let text = { (p: UnsafePointer<CChar>?, limit: Int, what: String) in p == nil ? "" : string(context, p, limit: limit, what: what) ?? "" }
         context.logSystem.submit(LogRecord(
-            level: level, className: logger.className, function: function.map { String(cString: $0) } ?? "",
-            file: file.map { String(cString: $0) } ?? "", line: UInt(line),
-            message: message.map { String(cString: $0) } ?? "", fields: recordFields))
+            level: level, className: logger.className, function: text(function, PluginMemory.Limit.text, "log's function"),
+            file: text(file, PluginMemory.Limit.text, "log's file"), line: UInt(line),
+            message: text(message, PluginMemory.Limit.message, "log's message"), fields: recordFields))
     }
 
-    static func value(of f: castline_field) -> LogValue {
+    static func value(of f: castline_field, context: PluginHostContext) -> LogValue {
         switch f.value_type {
         case Int32(CASTLINE_VALUE_INT.rawValue): return .int(f.int_value)
         case Int32(CASTLINE_VALUE_DOUBLE.rawValue): return .double(f.double_value)
         case Int32(CASTLINE_VALUE_BOOL.rawValue): return .bool(f.int_value != 0)
-        default: return .string(f.string.map { String(cString: $0) } ?? "")
+        default: return .string(f.string == nil ? "" : string(context, f.string, limit: PluginMemory.Limit.message, what: "a log field's string") ?? "")
         }
+    }
+
+    /// A string a plugin handed over, read safely and bounded (``PluginMemory``); nil, with one
+    /// error record naming the plugin and the problem, when it is NULL, unreadable or has no NUL
+    /// within `limit`.
+    static func string(_ context: PluginHostContext, _ pointer: UnsafePointer<CChar>?, limit: Int, what: String) -> String? {
+        switch PluginMemory.string(pointer, limit: limit) {
+        case .success(let text): return text
+        case .failure(let failure):
+            problem(context, "\(what) is \(failure); refused")
+            return nil
+        }
+    }
+
+    /// An error record about what a plugin passed through a host service (rate-limited per
+    /// instance: the first, then one a minute with the count).
+    static func problem(_ context: PluginHostContext, _ text: String) {
+        guard let suppressed = context.admitProblem() else { return }
+        context.hostLog.error("plugin \(context.pluginID)\(context.featureID.map { "/" + $0 } ?? ""): \(text)"
+                              + (suppressed > 0 ? " (\(suppressed) more such problems since the last report)" : ""),
+                              ["plugin": .string(context.pluginID), "feature": .string(context.featureID ?? ""), "problem": "bad_argument"])
     }
 
     /// Parses the NUL-terminated JSON a plugin handed over; logs one error naming the plugin and
     /// the offset when it is not JSON.
     static func parseJSON(_ context: PluginHostContext, _ text: UnsafePointer<CChar>?, what: String) -> JSONValue? {
-        guard let text else {
-            context.hostLog.error("\(what) from plugin \(context.pluginID) is NULL", ["feature": .string(context.featureID ?? "")])
+        parseJSONText(context, text, what: what)?.value
+    }
+
+    /// ``parseJSON(_:_:what:)`` with the text as the plugin wrote it.
+    static func parseJSONText(_ context: PluginHostContext, _ text: UnsafePointer<CChar>?, what: String) -> (value: JSONValue, text: String)? {
+        let bytes: [UInt8]
+        switch PluginMemory.bytesOfString(text, limit: PluginMemory.Limit.json) {
+        case .success(let read): bytes = read
+        case .failure(let failure):
+            problem(context, "\(what) is \(failure); refused")
             return nil
         }
-        let length = strlen(text)
         do {
-            return try JSONValue.parse(bytes: UnsafeRawBufferPointer(start: text, count: length))
+            return (try JSONValue.parse(bytes: bytes), String(decoding: bytes, as: UTF8.self))
         } catch {
-            let preview = String(decoding: UnsafeRawBufferPointer(start: text, count: min(length, 80)), as: UTF8.self)
             context.hostLog.error("\(what) from plugin \(context.pluginID) is not valid JSON (\(error)); refused",
-                                  ["feature": .string(context.featureID ?? ""), "preview": .string(preview)])
+                                  ["plugin": .string(context.pluginID), "feature": .string(context.featureID ?? ""),
+                                   "preview": .string(PluginMemory.printable(bytes))])
             return nil
         }
     }
@@ -153,17 +194,19 @@ enum HostServices {
 
     private static func send(_ ctx: OpaquePointer?, _ namespace: UnsafePointer<CChar>?, _ destination: UnsafePointer<CChar>?,
                              _ payload: UnsafePointer<CChar>?) -> Int32 {
-        guard let context = PluginHostContext.lookup(ctx), case .channel(let callbacks) = context.role, let namespace else {
+        guard let context = PluginHostContext.lookup(ctx), case .channel(let callbacks) = context.role,
+              let ns = string(context, namespace, limit: 128, what: "send_message's namespace") else {
             return invalidArgument
         }
-        let ns = String(cString: namespace)
         guard context.declaredNamespaces.contains(ns) else {
             context.hostLog.error("channel \(context.pluginID)/\(context.featureID ?? "") tried to send on undeclared namespace \(ns); refused (declared: \(context.declaredNamespaces.sorted().joined(separator: ", ")))",
                                   ["feature": .string(context.featureID ?? ""), "namespace": .string(ns)])
             return undeclared
         }
-        guard parseJSON(context, payload, what: "message on \(ns)") != nil, let payload else { return invalidJSON }
-        return callbacks.send(ns, destination.map { String(cString: $0) }, String(cString: payload))
+        guard let json = parseJSONText(context, payload, what: "message on \(ns)") else { return invalidJSON }
+        let target = destination == nil ? nil : string(context, destination, limit: PluginMemory.Limit.name, what: "send_message's destination")
+        if destination != nil, target == nil { return invalidArgument }
+        return callbacks.send(ns, target, json.text)
     }
 
     private static func complete(_ ctx: OpaquePointer?, _ id: UInt64, _ status: Int32, _ text: UnsafePointer<CChar>?) -> Int32 {
@@ -176,7 +219,7 @@ enum HostServices {
             }
             result = .success(value)
         } else {
-            let reason = text.map { String(cString: $0) } ?? "failed"
+            let reason = text == nil ? "failed" : string(context, text, limit: PluginMemory.Limit.text, what: "complete_command's error text") ?? "failed (the plugin's error text was unreadable)"
             result = .failure(PluginCommandError(reason))
         }
         return callbacks.complete(id, result) ? ok : invalidArgument

@@ -38,6 +38,8 @@ public final class IsolatedPlugin: Sendable {
     let log: Logger
     /// The bound of the helper's start (process start, `dlopen`, `init`) and of each `open`.
     let bound: Double
+    /// What the helper may use (`plugins.limits`).
+    let limits: IsolationLimits
     let state = Mutex(State())
 
     struct State {
@@ -60,14 +62,23 @@ public final class IsolatedPlugin: Sendable {
         var nextCall: Int64 = 1
         /// Open log sinks, by instance (numbered with the channels).
         var sinks: [UInt64: IsolatedLogSink] = [:]
+        /// The limit the current helper was killed for going over (`memory_mb`, …), with what it used.
+        var limitHit: (name: String, detail: String)?
+        /// The helper's CPU time at each sample of the last minute (monotonic seconds, CPU seconds).
+        var cpuSamples: [(at: Double, cpu: Double)] = []
+        /// Restarts since castline started, and the last reason the helper went down.
+        var totalRestarts = 0
+        var lastProblem: String?
     }
 
-    init(path: String, pluginID: String, config: String, executable: String, bound: Double, logSystem: LogSystem) {
+    init(path: String, pluginID: String, config: String, executable: String, bound: Double, limits: IsolationLimits = IsolationLimits(),
+         logSystem: LogSystem) {
         self.path = path
         self.pluginID = pluginID
         self.config = config
         self.executable = executable
         self.bound = bound
+        self.limits = limits
         self.logSystem = logSystem
         log = Logger(class: "IsolatedPlugin", system: logSystem).with(["plugin": .string(pluginID), "path": .string(path)])
     }
@@ -75,7 +86,9 @@ public final class IsolatedPlugin: Sendable {
     /// Starts the helper and runs `init` there: the plugin as described, or why not.
     func start() -> Result<LoadedPlugin, PluginLoadError> {
         let child: ChildProcess
-        do { child = try ChildProcess.spawn(executable, ["plugin-host", path]) } catch {
+        do {
+            child = try ChildProcess.spawn(executable, ["plugin-host", path, "--open-files", "\(limits.openFiles)", "--memory-mb", "\(limits.memoryMB)"])
+        } catch {
             return .failure(PluginLoadError(.openFailed, path: path, pluginID: pluginID, "cannot start its helper process: \(error)"))
         }
         guard child.socket.send(["init": .string(config)], deadline: MonotonicDeadline(after: bound)) else {
@@ -88,10 +101,13 @@ public final class IsolatedPlugin: Sendable {
                     s.child = child
                     s.generation += 1
                     s.upSince = (Double(MonotonicDeadline.now()) / 1e9)
+                    s.cpuSamples = []
+                    s.limitHit = nil
                     return s.generation
                 }
                 startReader(child, generation: generation)
                 startPings(child, generation: generation)
+                startMonitor(child, generation: generation)
                 return .success(plugin)
             }
             child.kill()
@@ -119,6 +135,13 @@ public final class IsolatedPlugin: Sendable {
 
     /// The helper's pid, nil while it is down.
     public var helperPID: Int32? { state.withLock { $0.child?.pid } }
+
+    /// Whether the helper is down and being restarted.
+    public var isRestarting: Bool { state.withLock { $0.child == nil && !$0.stopped } }
+    /// Restarts since castline started.
+    public var restartCount: Int { state.withLock { $0.totalRestarts } }
+    /// Why the helper last went down (a crash, a hang, a limit), nil if it never did.
+    public var lastProblem: String? { state.withLock { $0.lastProblem } }
 
     /// Ends the helper (it exits when its socket closes) and stops restarting it.
     func stop() {
@@ -248,6 +271,43 @@ public final class IsolatedPlugin: Sendable {
         }
     }
 
+    /// Every half second, what the helper uses against ``limits``: resident memory, CPU time in
+    /// the last minute, open descriptors. Over one, it is killed (SIGKILL, by its pid) and
+    /// restarted; the restart's record names the limit.
+    private func startMonitor(_ child: ChildProcess, generation: Int) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(500)) { [weak self] in
+            guard let self else { return }
+            guard self.state.withLock({ $0.generation == generation && !$0.stopped && $0.child != nil }) else { return }
+            let usage = HelperUsage.read(pid: child.pid)
+            let now = Double(MonotonicDeadline.now()) / 1e9
+            var over: (String, String)?
+            if let resident = usage.residentBytes, resident > Int64(self.limits.memoryMB) << 20 {
+                over = ("memory_mb", "\(resident >> 20) MiB resident, over its \(self.limits.memoryMB) MiB")
+            }
+            if let descriptors = usage.openDescriptors, descriptors >= self.limits.openFiles - 1 {
+                over = over ?? ("open_files", "\(descriptors) descriptors open, at its \(self.limits.openFiles)")
+            }
+            if let cpu = usage.cpuSeconds {
+                let used = self.state.withLock { s -> Double in
+                    s.cpuSamples.append((now, cpu))
+                    s.cpuSamples.removeAll { now - $0.at > 60 }
+                    return cpu - (s.cpuSamples.first?.cpu ?? cpu)
+                }
+                if used > self.limits.cpuSeconds {
+                    over = over ?? ("cpu_seconds", "\(((used * 10).rounded() / 10).formatted) CPU seconds in the last minute, over its \(self.limits.cpuSeconds.formatted)")
+                }
+            }
+            if let (name, detail) = over {
+                self.state.withLock { $0.limitHit = (name, detail) }
+                self.log.error("plugin \(self.pluginID)'s helper process (pid \(child.pid)) went over its limit \(name) (\(detail)); killing it",
+                               ["pid": .int(Int(child.pid)), "problem": "limit", "limit": .string(name), "usage": .string(detail)])
+                child.kill()
+                return
+            }
+            self.startMonitor(child, generation: generation)
+        }
+    }
+
     /// A record the plugin logged in the helper, into this process's log system.
     private func submit(_ record: JSONValue) {
         guard let raw = record["level"]?.int, let level = LogLevel(rawValue: UInt8(clamping: raw)), level != .none else { return }
@@ -290,7 +350,24 @@ public final class IsolatedPlugin: Sendable {
         for sink in sinks { sink.helperDown() }
         var signal = ""
         if case .signalled(let n) = status { signal = ChildProcess.signalName(n) }
+        let limit = state.withLock { s -> (name: String, detail: String)? in
+            s.totalRestarts += 1
+            defer { s.limitHit = nil }
+            return s.limitHit
+        }
+        if let limit {
+            state.withLock { $0.lastProblem = "limit \(limit.name): \(limit.detail)" }
+            log.info("plugin \(pluginID)'s helper process (pid \(child.pid)), killed over its limit \(limit.name), is gone; restarting it in \(delay.formatted) s",
+                     ["pid": .int(Int(child.pid)), "problem": "limit", "limit": .string(limit.name), "restartIn": .double(delay)])
+            let reason = "channel unavailable: plugin \(pluginID) went over its limit \(limit.name); it is being restarted"
+            for proxy in proxies { proxy.unavailable(reason) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay * 1000))) { [weak self] in
+                Task { await self?.restart() }
+            }
+            return
+        }
         if state.withLock({ s in defer { s.hung = false }; return s.hung }) {
+            state.withLock { $0.lastProblem = "hung: a callback did not return within \(PluginScan.seconds(bound))" }
             // Killed for hanging: the error was logged then; this is the restart's notice.
             log.info("plugin \(pluginID)'s hung helper process (pid \(child.pid)) is gone; restarting it in \(delay.formatted) s",
                      ["pid": .int(Int(child.pid)), "restartIn": .double(delay)])
@@ -301,6 +378,7 @@ public final class IsolatedPlugin: Sendable {
             }
             return
         }
+        state.withLock { $0.lastProblem = "\(status)" }
         log.error("plugin \(pluginID)'s helper process (castline plugin-host, pid \(child.pid)) \(status); its channels are unavailable, restarting it in \(delay.formatted) s",
                   ["pid": .int(Int(child.pid)), "status": .string("\(status)"), "signal": .string(signal),
                    "problem": "crashed", "restartIn": .double(delay)])
@@ -413,5 +491,44 @@ final class ResumeOnceFrame: Sendable {
             }
             if let ready { continuation.resume(returning: ready) }
         }
+    }
+}
+
+/// What a helper process uses, from `/proc/<pid>`: each nil when it cannot be read.
+struct HelperUsage {
+    var residentBytes: Int64?
+    var cpuSeconds: Double?
+    var openDescriptors: Int?
+
+    static func read(pid: Int32) -> HelperUsage {
+        var usage = HelperUsage()
+        let page = Int64(sysconf(Int32(_SC_PAGESIZE)))
+        if let statm = text("/proc/\(pid)/statm"), let pages = statm.split(separator: " ").dropFirst().first.flatMap({ Int64($0) }) {
+            usage.residentBytes = pages * page
+        }
+        // utime and stime are fields 14 and 15; the command name (field 2) may hold spaces, so
+        // count from its closing parenthesis.
+        if let stat = text("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") {
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) {
+                usage.cpuSeconds = (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+            }
+        }
+        if let dir = opendir("/proc/\(pid)/fd") {
+            var count = 0
+            while readdir(dir) != nil { count += 1 }
+            closedir(dir)
+            usage.openDescriptors = max(0, count - 2)
+        }
+        return usage
+    }
+
+    private static func text(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
     }
 }

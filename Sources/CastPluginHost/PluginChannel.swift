@@ -208,14 +208,14 @@ public final class PluginChannel: Sendable {
     /// Sends a command object to the plugin and waits for its answer (at most `timeout`).
     public func command(_ object: JSONValue, timeout: Duration = .seconds(10)) async -> Result<JSONValue, PluginCommandError> {
         guard calls.takesCommands else { return .failure(PluginCommandError("channel \(feature.id) takes no commands")) }
-        if let reason = calls.unavailableReason { return .failure(PluginCommandError(reason)) }
+        if let reason = calls.unavailableReason { return .failure(PluginCommandError(reason, unavailable: true)) }
         let text = object.serialized()
         let id: UInt64? = pending.withLock { p in
             guard !p.closed else { return nil }
             defer { p.next += 1 }
             return p.next
         }
-        guard let id else { return .failure(PluginCommandError(closedReason ?? "channel \(feature.id) is closed")) }
+        guard let id else { return .failure(PluginCommandError(closedReason ?? "channel \(feature.id) is closed", unavailable: closedReason != nil)) }
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             guard !Task.isCancelled else { return }
@@ -237,8 +237,11 @@ public final class PluginChannel: Sendable {
             defer { p.waiting = [:] }
             return Array(p.waiting.values)
         }
-        for c in waiting { c.resume(returning: .failure(PluginCommandError(reason))) }
+        for c in waiting { c.resume(returning: .failure(PluginCommandError(reason, unavailable: true))) }
     }
+
+    /// Closed: by ``close()``, or after the plugin overran a bound.
+    public var isClosed: Bool { pending.withLock { $0.closed } }
 
     /// The pid of the helper process the plugin runs in, nil when it runs in this process.
     public var helperPID: Int32? { calls.proxy?.plugin.helperPID }
@@ -297,7 +300,7 @@ public final class PluginChannel: Sendable {
             defer { p.waiting = [:] }
             return Array(p.waiting.values)
         }
-        for c in waiting { c.resume(returning: .failure(PluginCommandError(closedReason ?? "channel \(feature.id) closed"))) }
+        for c in waiting { c.resume(returning: .failure(PluginCommandError(closedReason ?? "channel \(feature.id) closed", unavailable: closedReason != nil))) }
         await outbox.finish()
         for generic in channels { await session.remove(generic) }
         let calls = calls

@@ -33,6 +33,10 @@ public final class PluginHost: Sendable {
         var isolated: [String: IsolatedPlugin] = [:]
         /// Features taken out of service at run time (their plugin overran a bound), by "kind:id".
         var disabledFeatures: [String: PluginLoadError] = [:]
+        /// The features each plugin disabled at run time had, to bring back (SIGHUP).
+        var disabledPlugins: [String: [PluginFeature]] = [:]
+        /// Which channel feature declares each namespace, also while it is disabled.
+        var channelOwners: [String: PluginFeature] = [:]
     }
 
     public init(configuration: PluginHostConfiguration, logSystem: LogSystem = .shared) {
@@ -64,10 +68,91 @@ public final class PluginHost: Sendable {
     /// and `error` joins ``problems``. The caller logged the error record that names it.
     func disable(pluginID: String, _ error: PluginLoadError) {
         state.withLock { s in
-            for f in s.features where f.pluginID == pluginID { s.disabledFeatures["\(f.kind):\(f.id)"] = error }
+            let removed = s.features.filter { $0.pluginID == pluginID }
+            for f in removed { s.disabledFeatures["\(f.kind):\(f.id)"] = error }
+            if !removed.isEmpty { s.disabledPlugins[pluginID, default: []] += removed }
             s.features.removeAll { $0.pluginID == pluginID }
             s.problems.append(error)
         }
+    }
+
+    /// Gives every plugin disabled at run time (an overrun callback) another chance, as
+    /// `castline run` does on SIGHUP: its features are handed out again, to new instances (the
+    /// call that overran may still hold its thread). Returns the plugin ids brought back.
+    @discardableResult
+    public func reenableDisabled() -> [String] {
+        let back = state.withLock { s -> [String] in
+            let ids = s.disabledPlugins.keys.sorted()
+            for id in ids {
+                let features = s.disabledPlugins.removeValue(forKey: id) ?? []
+                for f in features { s.disabledFeatures["\(f.kind):\(f.id)"] = nil }
+                s.features += features
+            }
+            return ids
+        }
+        for id in back {
+            log.info("plugin \(id), disabled after overrunning a callback's bound, is enabled again", ["plugin": .string(id)])
+        }
+        return back
+    }
+
+    /// Whether a channel feature's namespace can be used now, or why not.
+    public enum ChannelAvailability: Sendable, Equatable {
+        case available
+        case unavailable(String)
+    }
+
+    /// The channel feature that declares `namespace` (also while it is disabled or its helper
+    /// restarts), and whether it can be used now; nil when no loaded plugin declares it.
+    public func channelOwner(ofNamespace namespace: String) -> (feature: PluginFeature, availability: ChannelAvailability)? {
+        let (owner, problem) = state.withLock { s -> (PluginFeature?, PluginLoadError?) in
+            guard let owner = s.channelOwners[namespace] else { return (nil, nil) }
+            return (owner, s.disabledFeatures["\(owner.kind):\(owner.id)"])
+        }
+        guard let owner else { return nil }
+        if let problem { return (owner, .unavailable("plugin \(owner.pluginID) is disabled: \(problem.reason)")) }
+        if let helper = isolatedPlugin(owner.pluginID), helper.isRestarting {
+            let why = helper.lastProblem.map { " after \($0)" } ?? ""
+            return (owner, .unavailable("plugin \(owner.pluginID)'s helper process is restarting\(why)"))
+        }
+        return (owner, .available)
+    }
+
+    /// Each loaded plugin as `plugins list`, `GET /v1/plugins` and `/metrics` show it.
+    public struct RunState: Sendable, Equatable {
+        public var id: String
+        public var path: String
+        public var version: String
+        /// `loaded` (in castline's process), `isolated` (in its helper process), `restarting`
+        /// (its helper is down and being restarted) or `disabled` (after an overrun; SIGHUP retries).
+        public var state: String
+        public var reason: String?
+        public var restarts: Int
+        public var helperPID: Int32?
+        public var features: [String]
+    }
+
+    public var runStates: [RunState] {
+        let (plugins, disabled, isolated) = state.withLock { s in (s.plugins, s.disabledPlugins, s.isolated) }
+        return plugins.map { plugin in
+            var run = RunState(id: plugin.id, path: plugin.path, version: plugin.version, state: "loaded", reason: nil, restarts: 0,
+                               helperPID: nil, features: (plugin.features + (disabled[plugin.id] ?? [])).map { "\($0.kind):\($0.id)" })
+            if let helper = isolated[plugin.id] {
+                run.restarts = helper.restartCount
+                run.helperPID = helper.helperPID
+                run.state = helper.isRestarting ? "restarting" : "isolated"
+                run.reason = helper.lastProblem
+            }
+            if disabled[plugin.id] != nil {
+                run.state = "disabled"
+                run.reason = runtimeProblem(forPlugin: plugin.id)?.reason
+            }
+            return run
+        }
+    }
+
+    private func runtimeProblem(forPlugin id: String) -> PluginLoadError? {
+        state.withLock { s in s.disabledFeatures.values.first { $0.pluginID == id } }
     }
 
     /// Why the feature was taken out of service at run time, nil if it was not.
@@ -147,10 +232,19 @@ public final class PluginHost: Sendable {
             state.withLock { $0.described[path] = described }
             return admit(described) { plugin, config in
                 if let error = scan.initialise(pluginID: plugin.id, config: config) { return .failure(error) }
-                if self.configuration.isolatedPlugins.contains(plugin.id) { return self.isolate(plugin, config: config) }
+                if self.runsIsolated(plugin) { return self.isolate(plugin, config: config) }
                 return PluginLoader.load(path, checkSafety: false)
             }
         }
+    }
+
+    /// Whether `plugin` runs in a helper process: when the config says so (`plugins.isolated`),
+    /// or when it does not ship with castline and the config does not let it in
+    /// (`plugins.in_process`).
+    func runsIsolated(_ plugin: LoadedPlugin) -> Bool {
+        if configuration.isolatedPlugins.contains(plugin.id) { return true }
+        if configuration.inProcessPlugins.contains(plugin.id) { return false }
+        return !PluginSearchPath.isFirstParty(plugin.path)
     }
 
     /// Starts `plugin` in its helper process: its channels, media formats and log sinks are
@@ -160,7 +254,7 @@ public final class PluginHost: Sendable {
             return .failure(PluginLoadError(.openFailed, path: plugin.path, pluginID: plugin.id, "cannot be isolated: no castline executable to run it in"))
         }
         let isolated = IsolatedPlugin(path: plugin.path, pluginID: plugin.id, config: config, executable: executable,
-                                      bound: configuration.callTimeout, logSystem: logSystem)
+                                      bound: configuration.callTimeout, limits: configuration.limits, logSystem: logSystem)
         switch isolated.start() {
         case .failure(let error):
             return .failure(error)
@@ -168,8 +262,11 @@ public final class PluginHost: Sendable {
             var features: [PluginFeature] = []
             for f in described.features {
                 guard f.kind != .discovery, f.kind != .bridge else {
+                    let why = configuration.isolatedPlugins.contains(plugin.id)
+                        ? "plugins.isolated lists it" : "it does not ship with castline, so it runs isolated"
                     refuse(PluginLoadError(.notAllowed, path: plugin.path, pluginID: plugin.id,
-                        "feature \(f.id) (\(f.kind)) refused: plugins.isolated runs channels, media formats and log sinks; load the plugin in process for its \(f.kind)"))
+                        "feature \(f.id) (\(f.kind)) refused: \(why), and an isolated plugin runs channels, media formats and log sinks only; "
+                        + "to trust it with castline's own process, add \(plugin.id) to plugins.in_process"))
                     continue
                 }
                 features.append(PluginFeature(pluginID: f.pluginID, kind: f.kind, id: f.id, rank: f.rank, declarations: f.declarations,
@@ -265,6 +362,9 @@ public final class PluginHost: Sendable {
             s.plugins.append(plugin)
             s.features.append(contentsOf: allowed)
             s.contexts[plugin.id] = context
+            for feature in allowed where feature.kind == .channel {
+                for namespace in feature.declarations where s.channelOwners[namespace] == nil { s.channelOwners[namespace] = feature }
+            }
         }
         log.info("plugin \(plugin.id) \(plugin.version) loaded", [
             "path": .string(plugin.path), "plugin": .string(plugin.id), "abi": .string("\(PluginABI.major).\(plugin.abiMinor)"),

@@ -12,6 +12,21 @@ import Glibc
 /// are this process's own (``HostServices``, timers included); what the plugin sends, completes
 /// and logs goes to the caller as frames.
 public enum PluginHostChild {
+    /// Sets this helper's resource limits before the plugin is loaded: `openFiles` descriptors,
+    /// and a data size (heap and private mappings) of twice `memoryMB` plus 256 MiB, a hard stop
+    /// for a leak faster than the parent's samples (which kill the helper at `memoryMB`).
+    public static func applyLimits(openFiles: Int?, memoryMB: Int?) {
+        if let openFiles, openFiles > 0 {
+            var limit = rlimit(rlim_cur: rlim_t(openFiles), rlim_max: rlim_t(openFiles))
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        if let memoryMB, memoryMB > 0 {
+            let bytes = rlim_t(memoryMB * 2 + 256) << 20
+            var limit = rlimit(rlim_cur: bytes, rlim_max: bytes)
+            setrlimit(Int32(RLIMIT_DATA.rawValue), &limit)
+        }
+    }
+
     /// The conversation on fd 3; returns the exit status (call `_exit` with it).
     public static func run(path: String) -> Int32 {
         let socket = FramedSocket(fd: 3)
@@ -151,7 +166,12 @@ public enum PluginHostChild {
             probe.run()
             var answer: JSONObject = ["call": .int(call), "status": .int(Int64(probe.status))]
             if let bytes = probe.collector.bytes { answer.set("json", .string(String(decoding: bytes, as: UTF8.self))) }
-            if let text = probe.errorText.text { answer.set("error", .string(text)) }
+            if let problem = probe.collector.problem {
+                answer.set("status", .int(Int64(HostServices.failed)))
+                answer.set("error", .string(problem))
+            } else if let text = probe.errorText.text {
+                answer.set("error", .string(text))
+            }
             socket.send(["answer": .object(answer)])
         }
     }

@@ -34,6 +34,12 @@ public struct PluginHostConfiguration: Sendable {
     /// Plugin ids whose `.so` runs in a helper process (`plugins.isolated`): ``IsolatedPlugin``.
     /// Needs the ``scanner``'s executable (castline), which is also the helper.
     public var isolatedPlugins: Set<String> = []
+    /// Plugin ids that run in this process though they do not ship with castline
+    /// (`plugins.in_process`). With a ``scanner``, every other plugin that is not castline's own
+    /// (``PluginSearchPath/isFirstParty(_:)``) runs isolated.
+    public var inProcessPlugins: Set<String> = []
+    /// The bounds on each isolated plugin's helper (`plugins.limits`).
+    public var limits = IsolationLimits()
 
     public init(searchPath: PluginSearchPath = PluginSearchPath(),
                 allowedServiceTypes: Set<String> = PluginHostConfiguration.defaultAllowedServices,
@@ -59,5 +65,22 @@ public struct PluginHostConfiguration: Sendable {
             return parts[(sub + 1)...].joined(separator: ".")
         }
         return type
+    }
+}
+
+/// What an isolated plugin's helper process may use; over a bound, it is killed, logged with the
+/// limit's name, and restarted.
+public struct IsolationLimits: Sendable, Equatable {
+    /// Resident memory in MiB (`memory_mb`).
+    public var memoryMB: Int
+    /// CPU seconds in any one minute (`cpu_seconds`).
+    public var cpuSeconds: Double
+    /// Open descriptors (`open_files`, RLIMIT_NOFILE in the helper).
+    public var openFiles: Int
+
+    public init(memoryMB: Int = 256, cpuSeconds: Double = 30, openFiles: Int = 256) {
+        self.memoryMB = memoryMB
+        self.cpuSeconds = cpuSeconds
+        self.openFiles = openFiles
     }
 }

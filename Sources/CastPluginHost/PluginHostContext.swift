@@ -55,6 +55,8 @@ final class PluginHostContext: Sendable {
         var nextTimer: UInt64 = 0
         var closed = false
         var reportedSinkLogging = false
+        var lastProblemReport: Double?
+        var suppressedProblems = 0
     }
 
     private init(handle: UInt, pluginID: String, featureID: String?, role: Role, declaredNamespaces: Set<String>, logSystem: LogSystem) {
@@ -115,6 +117,21 @@ final class PluginHostContext: Sendable {
         }
     }
 
+    /// Whether a problem with what the plugin passed may be reported now: the number of problems
+    /// not reported since the last report, or nil (suppressed: one report a minute at most).
+    func admitProblem() -> Int? {
+        let now = Double(MonotonicDeadline.now()) / 1e9
+        return state.withLock { s in
+            if let last = s.lastProblemReport, now - last < 60 {
+                s.suppressedProblems += 1
+                return nil
+            }
+            defer { s.suppressedProblems = 0 }
+            s.lastProblemReport = now
+            return s.suppressedProblems
+        }
+    }
+
     /// True once, the first time a log sink tries to log through the host (dropped: it would loop).
     func noteSinkLogging() -> Bool {
         state.withLock { s in
@@ -166,6 +183,12 @@ struct TimerHandle: @unchecked Sendable {
 /// Why a plugin channel command failed.
 public struct PluginCommandError: Error, Sendable, Equatable, CustomStringConvertible {
     public var reason: String
-    public init(_ reason: String) { self.reason = reason }
+    /// The plugin cannot be used now (its helper is restarting, it was disabled): not the
+    /// plugin's answer, and not one to send elsewhere.
+    public var unavailable: Bool
+    public init(_ reason: String, unavailable: Bool = false) {
+        self.reason = reason
+        self.unavailable = unavailable
+    }
     public var description: String { reason }
 }

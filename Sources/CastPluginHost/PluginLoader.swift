@@ -35,10 +35,13 @@ public enum PluginLoader {
     }
 
     static func check(_ raw: UnsafePointer<castline_plugin_descriptor>, path: String) -> Result<LoadedPlugin, PluginLoadError> {
-        // abi_major, abi_minor and struct_size come first in every version: safe to read before the size check.
-        let major = raw.pointee.abi_major
-        let minor = raw.pointee.abi_minor
-        let size = raw.pointee.struct_size
+        // abi_major, abi_minor and struct_size come first in every version: read them (safely)
+        // before anything else.
+        guard let header = PluginMemory.bytes(UnsafeRawPointer(raw), count: 12) else {
+            return .failure(PluginLoadError(.badDescriptor, path: path, "\(PluginABI.entrySymbol) returned a pointer to unreadable memory"))
+        }
+        let words = header.withUnsafeBytes { Array($0.bindMemory(to: UInt32.self)) }
+        let (major, minor, size) = (words[0], words[1], words[2])
         guard major == PluginABI.major else {
             return .failure(PluginLoadError(.abiMajor, path: path,
                 "declares plugin ABI \(major).\(minor) but this castline speaks \(PluginABI.major).\(PluginABI.minor): rebuild the plugin"))
@@ -52,12 +55,24 @@ public enum PluginLoader {
             return .failure(PluginLoadError(.badDescriptor, path: path,
                 "descriptor struct_size \(size) is smaller than the \(minimum) bytes of ABI 1.0"))
         }
-        let descriptor: castline_plugin_descriptor = copyPrefix(raw, size: Int(size))
-        guard let id = string(descriptor.id), isValidID(id) else {
+        guard Int(size) <= PluginMemory.Limit.structSize else {
             return .failure(PluginLoadError(.badDescriptor, path: path,
-                "has a missing or invalid id (\(string(descriptor.id) ?? "NULL")); ids use a-z, 0-9, '.', '_' and '-'"))
+                "descriptor struct_size \(size) is over the \(PluginMemory.Limit.structSize) bytes a descriptor may have: a corrupt descriptor"))
+        }
+        guard let descriptor = PluginMemory.structPrefix(UnsafeRawPointer(raw), size: Int(size), as: castline_plugin_descriptor.self) else {
+            return .failure(PluginLoadError(.badDescriptor, path: path, "its descriptor (struct_size \(size)) is not readable memory"))
+        }
+        let id: String
+        switch PluginMemory.string(descriptor.id, limit: PluginMemory.Limit.identifier) {
+        case .success(let text) where isValidID(text): id = text
+        case .success(let text):
+            return .failure(PluginLoadError(.badDescriptor, path: path,
+                "has an invalid id (\"\(PluginMemory.printable(text.utf8))\"); ids use a-z, 0-9, '.', '_' and '-', at most \(PluginMemory.Limit.identifier) bytes"))
+        case .failure(let problem):
+            return .failure(PluginLoadError(.badDescriptor, path: path, "has a missing or invalid id (\(problem))"))
         }
         let featureStride = Int(descriptor.feature_struct_size)
+        var featureBytes: [UInt8] = []
         if descriptor.feature_count > 0 {
             guard descriptor.features != nil else {
                 return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id, "declares \(descriptor.feature_count) features but the array is NULL"))
@@ -66,51 +81,90 @@ public enum PluginLoader {
                 return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id,
                     "feature_struct_size \(featureStride) is smaller than the \(CASTLINE_FEATURE_SIZE_1_0) bytes of ABI 1.0"))
             }
-            guard descriptor.feature_count <= 256 else {
-                return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id, "declares \(descriptor.feature_count) features (at most 256)"))
+            guard featureStride <= PluginMemory.Limit.structSize else {
+                return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id,
+                    "feature_struct_size \(featureStride) is over the \(PluginMemory.Limit.structSize) bytes a feature may have: a corrupt descriptor"))
             }
+            guard descriptor.feature_count <= PluginMemory.Limit.features else {
+                return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id, "declares \(descriptor.feature_count) features (at most \(PluginMemory.Limit.features))"))
+            }
+            guard let bytes = PluginMemory.bytes(UnsafeRawPointer(descriptor.features), count: Int(descriptor.feature_count) * featureStride) else {
+                return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id,
+                    "declares \(descriptor.feature_count) features, but the array does not hold that many readable entries: feature_count exceeds the array"))
+            }
+            featureBytes = bytes
         }
         var features: [PluginFeature] = []
         var refused: [PluginLoadError] = []
-        let base = UnsafeRawPointer(descriptor.features)
         for index in 0..<Int(descriptor.feature_count) {
-            let featurePointer = base!.advanced(by: index * featureStride).assumingMemoryBound(to: castline_feature.self)
-            let feature: castline_feature = copyPrefix(featurePointer, size: featureStride)
+            let feature: castline_feature = featureBytes.withUnsafeBytes { all in
+                PluginMemory.structPrefix(all.baseAddress! + index * featureStride, size: featureStride, as: castline_feature.self)!
+            }
             switch checkFeature(feature, index: index, pluginID: id, pluginMinor: minor) {
             case .success(let f): features.append(f)
+            case .failure(let problem) where problem.corrupt:
+                // Not a feature at all (no readable id, an unknown kind): the count exceeds the
+                // array, or the descriptor is corrupt. Nothing of such a plugin is used.
+                return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id,
+                    "declares \(descriptor.feature_count) features, but \(problem.text): feature_count exceeds the array, or the descriptor is corrupt"))
             case .failure(let problem): refused.append(PluginLoadError(.badDescriptor, path: path, pluginID: id, problem.text))
             }
         }
+        let text = { (p: UnsafePointer<CChar>?) in PluginMemory.optionalString(p, limit: PluginMemory.Limit.text) ?? "" }
+        let entry = PluginEntryPoints(initialize: PluginMemory.isCode(unsafeBitCast(descriptor.`init`, to: UnsafeRawPointer?.self)) ? descriptor.`init` : nil,
+                                      deinitialize: PluginMemory.isCode(unsafeBitCast(descriptor.deinit, to: UnsafeRawPointer?.self)) ? descriptor.deinit : nil)
+        if (descriptor.`init` != nil && entry.initialize == nil) || (descriptor.deinit != nil && entry.deinitialize == nil) {
+            return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id, "its init or deinit points outside the code of any loaded image"))
+        }
         return .success(LoadedPlugin(
-            path: path, id: id, version: string(descriptor.version) ?? "", summary: string(descriptor.description) ?? "",
-            license: string(descriptor.license) ?? "", abiMinor: minor, features: features, refusedFeatures: refused,
-            entry: PluginEntryPoints(initialize: descriptor.`init`, deinitialize: descriptor.deinit)))
+            path: path, id: id, version: text(descriptor.version), summary: text(descriptor.description),
+            license: text(descriptor.license), abiMinor: minor, features: features, refusedFeatures: refused, entry: entry))
     }
 
     private static func checkFeature(_ f: castline_feature, index: Int, pluginID: String, pluginMinor: UInt32) -> Result<PluginFeature, FeatureProblem> {
-        guard let id = string(f.id), isValidID(id) else {
-            return .failure(FeatureProblem("feature #\(index) has a missing or invalid id (\(string(f.id) ?? "NULL"))"))
+        let id: String
+        switch PluginMemory.string(f.id, limit: PluginMemory.Limit.identifier) {
+        case .success(let text) where isValidID(text): id = text
+        case .success(let text): return .failure(FeatureProblem("feature #\(index) has an invalid id (\"\(PluginMemory.printable(text.utf8))\")", corrupt: true))
+        case .failure(let problem): return .failure(FeatureProblem("feature #\(index) has no readable id (\(problem))", corrupt: true))
         }
         guard let kind = PluginFeatureKind(rawValue: f.kind) else {
-            return .failure(FeatureProblem("feature \(id) has unknown kind \(f.kind); this castline knows 1-\(PluginFeatureKind.allCases.count)"))
+            return .failure(FeatureProblem("feature #\(index) (\(id)) has unknown kind \(f.kind); this castline knows 1-\(PluginFeatureKind.allCases.count)", corrupt: true))
         }
         guard pluginMinor >= PluginABI.minimumMinor(of: kind) else {
             return .failure(FeatureProblem("feature \(id) is a \(kind), which needs plugin ABI 1.\(PluginABI.minimumMinor(of: kind)); the plugin declares 1.\(pluginMinor)"))
         }
         guard let table = f.vtable else { return .failure(FeatureProblem("feature \(id) (\(kind)) has no vtable")) }
         let userdata = PluginUserData(pointer: f.feature_userdata)
-        /// The vtable of `type`, at least `minimum` (its frozen 1.0 size) long.
-        func vtable<T>(_ type: T.Type, minimum: UInt32) -> Result<T, FeatureProblem> {
+        /// The vtable of `type`, at least `minimum` (its frozen 1.0 size) long, its functions in code.
+        func vtable<T>(_ type: T.Type, minimum: UInt32, functionsFrom first: Int = 16) -> Result<T, FeatureProblem> {
             // Every vtable starts with (uint32 version, uint32 struct_size).
-            let header = table.assumingMemoryBound(to: UInt32.self)
-            let version = header[0], size = Int(header[1])
+            guard let header = PluginMemory.bytes(table, count: 8) else {
+                return .failure(FeatureProblem("feature \(id) (\(kind)) has a vtable pointer to unreadable memory", corrupt: true))
+            }
+            let version = header.withUnsafeBytes { $0.load(as: UInt32.self) }
+            let size = Int(header.withUnsafeBytes { $0.load(fromByteOffset: 4, as: UInt32.self) })
             guard version <= PluginABI.minor else {
                 return .failure(FeatureProblem("feature \(id) (\(kind)) has vtable version \(version), newer than ABI minor \(PluginABI.minor)"))
             }
             guard size >= Int(minimum) else {
                 return .failure(FeatureProblem("feature \(id) (\(kind)) has vtable struct_size \(size), smaller than the \(minimum) bytes of its first ABI"))
             }
-            return .success(copyPrefix(table.assumingMemoryBound(to: T.self), size: size))
+            guard size <= PluginMemory.Limit.structSize else {
+                return .failure(FeatureProblem("feature \(id) (\(kind)) has vtable struct_size \(size), over the \(PluginMemory.Limit.structSize) bytes a vtable may have", corrupt: true))
+            }
+            guard let copied = PluginMemory.structPrefix(table, size: size, as: T.self) else {
+                return .failure(FeatureProblem("feature \(id) (\(kind)) has a vtable (struct_size \(size)) in unreadable memory", corrupt: true))
+            }
+            // Every function pointer the host may call (each field from `first` on: after the
+            // header and, where there is one, the string list) must point into code.
+            let functions = withUnsafeBytes(of: copied) { raw in
+                stride(from: first, to: MemoryLayout<T>.size, by: 8).map { raw.load(fromByteOffset: $0, as: UInt.self) }
+            }
+            if functions.contains(where: { $0 != 0 && !PluginMemory.isCode(UnsafeRawPointer(bitPattern: $0)) }) {
+                return .failure(FeatureProblem("feature \(id) (\(kind)) has a vtable function pointer outside the code of any loaded image", corrupt: true))
+            }
+            return .success(copied)
         }
         func make(_ declarations: [String], _ v: PluginVTable) -> PluginFeature {
             PluginFeature(pluginID: pluginID, kind: kind, id: id, rank: f.rank, declarations: declarations, vtable: v, userdata: userdata)
@@ -143,14 +197,14 @@ public enum PluginLoader {
                 return .success(make(stringList(v.content_types), .mediaFormat(v)))
             }
         case .logSink:
-            return vtable(castline_log_sink_vtable.self, minimum: CASTLINE_LOG_SINK_VTABLE_SIZE_1_0).flatMap { v in
+            return vtable(castline_log_sink_vtable.self, minimum: CASTLINE_LOG_SINK_VTABLE_SIZE_1_0, functionsFrom: 8).flatMap { v in
                 guard v.open != nil, v.write != nil, v.close != nil else {
                     return .failure(FeatureProblem("feature \(id) (log_sink) lacks open, write or close"))
                 }
                 return .success(make([], .logSink(v)))
             }
         case .bridge:
-            return vtable(castline_bridge_vtable.self, minimum: CASTLINE_BRIDGE_VTABLE_SIZE_1_1).flatMap { v in
+            return vtable(castline_bridge_vtable.self, minimum: CASTLINE_BRIDGE_VTABLE_SIZE_1_1, functionsFrom: 8).flatMap { v in
                 guard v.start != nil, v.on_reply != nil, v.stop != nil else {
                     return .failure(FeatureProblem("feature \(id) (bridge) lacks start, on_reply or stop"))
                 }
@@ -159,25 +213,16 @@ public enum PluginLoader {
         }
     }
 
-    /// Copies the first `size` bytes of a plugin struct into a zeroed host-sized one.
-    static func copyPrefix<T>(_ pointer: UnsafePointer<T>, size: Int) -> T {
-        let result = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<T>.size, alignment: MemoryLayout<T>.alignment)
-        defer { result.deallocate() }
-        result.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<T>.size)
-        result.copyMemory(from: pointer, byteCount: min(size, MemoryLayout<T>.size))
-        return result.load(as: T.self)
-    }
-
-    static func string(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
-
-    /// A NULL-terminated list of strings (at most 64 read).
+    /// A NULL-terminated list of strings (at most 64 read, each at most 256 bytes); reading
+    /// stops at the first entry that is not readable.
     static func stringList(_ list: UnsafePointer<UnsafePointer<CChar>?>?) -> [String] {
         guard let list else { return [] }
         var result: [String] = []
-        var i = 0
-        while i < 64, let item = list[i] {
-            result.append(String(cString: item))
-            i += 1
+        for i in 0..<64 {
+            guard let slot = PluginMemory.bytes(UnsafeRawPointer(list + i), count: MemoryLayout<UInt>.size) else { break }
+            let address = slot.withUnsafeBytes { $0.load(as: UInt.self) }
+            guard address != 0, let item = PluginMemory.optionalString(UnsafePointer(bitPattern: address), limit: PluginMemory.Limit.name) else { break }
+            result.append(item)
         }
         return result
     }
@@ -191,5 +236,10 @@ public enum PluginLoader {
 
 struct FeatureProblem: Error {
     let text: String
-    init(_ text: String) { self.text = text }
+    /// Not a feature at all: the whole plugin is refused.
+    let corrupt: Bool
+    init(_ text: String, corrupt: Bool = false) {
+        self.text = text
+        self.corrupt = corrupt
+    }
 }

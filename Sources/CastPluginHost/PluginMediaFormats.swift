@@ -81,6 +81,12 @@ extension PluginHost {
             ])
             return .failure(MediaFormatProbeError(reason))
         }
+        if let problem = call.collector.problem {
+            log.error("plugin \(feature.pluginID): media format \(feature.id) \(problem)", [
+                "plugin": .string(feature.pluginID), "feature": .string(feature.id), "problem": "bad_argument",
+            ])
+            return .failure(MediaFormatProbeError(problem))
+        }
         guard call.status == 0 else { return .failure(MediaFormatProbeError(call.errorText.text ?? "status \(call.status)")) }
         guard let bytes = call.collector.bytes else { return .failure(MediaFormatProbeError("returned no report")) }
         return .success(bytes)
@@ -90,6 +96,8 @@ extension PluginHost {
 /// Receives the JSON a probe emits (called synchronously inside the probe).
 final class JSONCollector {
     var bytes: [UInt8]?
+    /// Why an emit was refused (too long, unreadable).
+    var problem: String?
 }
 
 /// Media-format features whose probe overran its bound, with why: never asked again (the call
@@ -123,9 +131,18 @@ final class ProbeCall: @unchecked Sendable {
             withOptionalCString(contentType) { c in
                 let call = { (bytes: UnsafePointer<UInt8>?, count: Int) -> Int32 in
                     vtable.probe!(userdata.pointer, u, c, bytes, count, { ctx, json, length in
-                        guard let ctx, let json else { return }
+                        guard let ctx else { return }
                         let collector = Unmanaged<JSONCollector>.fromOpaque(ctx).takeUnretainedValue()
-                        collector.bytes = Array(UnsafeRawBufferPointer(start: json, count: length))
+                        // The length is the plugin's word: bounded, and the bytes read safely.
+                        guard length <= PluginMemory.Limit.json else {
+                            collector.problem = "emitted a report of \(length) bytes, over the \(PluginMemory.Limit.json) a report may have; refused"
+                            return
+                        }
+                        guard let bytes = PluginMemory.bytes(json.map(UnsafeRawPointer.init), count: length) else {
+                            collector.problem = "emitted a report (\(length) bytes) from unreadable memory; refused"
+                            return
+                        }
+                        collector.bytes = bytes
                     }, raw, errorText.buffer)
                 }
                 if let body { return body.withUnsafeBufferPointer { call($0.baseAddress, $0.count) } }

@@ -62,6 +62,23 @@ public struct PluginSearchPath: Sendable, Equatable {
         return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Whether the plugin file at `path` ships with castline: it lies (symlinks resolved) in the
+    /// binary's own folder with the ``builtPluginPrefix``, or in `<binary>/../lib/castline/plugins`.
+    /// Only such plugins run in castline's process by default.
+    public static func isFirstParty(_ path: String, executableFolder: String? = PluginSearchPath.executableFolder()) -> Bool {
+        guard let executableFolder, let file = realPath(path), let slash = file.lastIndex(of: "/") else { return false }
+        let folder = String(file[..<slash]), name = file[file.index(after: slash)...]
+        if folder == realPath(executableFolder), name.hasPrefix(builtPluginPrefix) { return true }
+        if let plugins = realPath(executableFolder + "/../lib/castline/plugins"), folder == plugins { return true }
+        return false
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Plugin files in search order, each with the entry it came from. Folders that do not exist
     /// are skipped silently for the default source and reported for the others.
     public func candidateFiles() -> (files: [(path: String, entry: Entry)], missing: [Entry]) {

@@ -12,8 +12,10 @@ import NIOPosix
 public enum MediaFetcher {
     /// Fetches the first `rangeBytes` bytes of `url`. The future always succeeds: failures
     /// (bad URL, connect error, timeout, protocol error) are in ``MediaFetchResult/error``.
+    /// `source`: the local address to fetch from (a simulated device's own, as a real device
+    /// fetches from its address); nil or an unspecified address lets the kernel choose.
     public static func fetch(url: String, rangeBytes: Int = 65536, timeout: Double = 5,
-                             group: EventLoopGroup) -> EventLoopFuture<MediaFetchResult> {
+                             group: EventLoopGroup, source: String? = nil) -> EventLoopFuture<MediaFetchResult> {
         let loop = group.next()
         let target: Target
         switch Target.parse(url) {
@@ -36,7 +38,11 @@ public enum MediaFetcher {
             headers.add(name: "Accept", value: "*/*")
             headers.add(name: "Connection", value: "close")
             let request = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.path, headers: headers)
-            ClientBootstrap(group: loop)
+            var bootstrap = ClientBootstrap(group: loop)
+            if let source, source != "0.0.0.0", source != "::", let local = try? SocketAddress(ipAddress: source, port: 0) {
+                bootstrap = bootstrap.bind(to: local)
+            }
+            bootstrap
                 .connectTimeout(deadline)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in

@@ -15,8 +15,9 @@ extension SimulatedDevice {
     /// traffic elsewhere. The result is logged, written to the frame log (`mediaChecked`) and
     /// listed under `mediaFetches` in `list`. Called on the device's loop.
     func checkMedia(_ request: MediaCheckRequest) {
-        let media = MediaFetcher.fetch(url: request.url, timeout: settings.mediaFetchTimeout, group: loop)
-        let texts = TextTrackCheck.fetchAll(request.textTracks, timeout: settings.mediaFetchTimeout, group: loop)
+        // From the device's own address, as a real device fetches.
+        let media = MediaFetcher.fetch(url: request.url, timeout: settings.mediaFetchTimeout, group: loop, source: configuration.address)
+        let texts = TextTrackCheck.fetchAll(request.textTracks, timeout: settings.mediaFetchTimeout, group: loop, source: configuration.address)
         media.and(texts).whenSuccess { [self] result, tracks in
             var fetched = MediaCheckVerdict.judge(result, contentType: request.contentType)
             if fetched.failure == nil, let problem = tracks.compactMap(\.problem).first {

@@ -42,10 +42,10 @@ struct TextTrackCheck: Equatable, Sendable {
     }
 
     /// Fetches every loopback track of `urls` (first 64 KiB each); the future always succeeds.
-    static func fetchAll(_ urls: [String], timeout: Double, group: EventLoopGroup) -> EventLoopFuture<[TextTrackCheck]> {
+    static func fetchAll(_ urls: [String], timeout: Double, group: EventLoopGroup, source: String? = nil) -> EventLoopFuture<[TextTrackCheck]> {
         let loop = group.next()
         let checkable = urls.filter(MediaURLPolicy.isCheckable)
-        let fetches = checkable.map { MediaFetcher.fetch(url: $0, timeout: timeout, group: loop).map(judge) }
+        let fetches = checkable.map { MediaFetcher.fetch(url: $0, timeout: timeout, group: loop, source: source).map(judge) }
         return EventLoopFuture.whenAllSucceed(fetches, on: loop)
     }
 }

@@ -40,6 +40,12 @@ final class APIHandler: ChannelDuplexHandler {
             self.head = head
             body = []
             refused = false
+            // The token first: an anonymous client learns nothing (not even the body limit),
+            // and its body is never read.
+            if let token = self.context.token, !token.accepts(head.headers.first(name: "authorization")) {
+                refuseUnauthorized(head, context: context)
+                return
+            }
             if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > APIServer.maxBodySize {
                 refuseTooLarge(context)
                 return
@@ -59,6 +65,16 @@ final class APIHandler: ChannelDuplexHandler {
             self.head = nil
             handle(head, context: context)
         }
+    }
+
+    /// 401 at the request's head, and the connection closes: its body is never read.
+    private func refuseUnauthorized(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        refused = true
+        let error = ControlError(.unauthorized, "unauthorized", "this listener needs Authorization: Bearer <token> (api.token_file)")
+        var headers = HTTPHeaders()
+        headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"castline\"")
+        self.context.log.info("\(head.method.rawValue) \(Self.pathOnly(head.uri)): 401 (no valid token)", ["status": .int(401)])
+        respond(error.json, status: .unauthorized, headers: headers, keepAlive: false, context: context)
     }
 
     private func refuseTooLarge(_ context: ChannelHandlerContext) {
@@ -81,14 +97,6 @@ final class APIHandler: ChannelDuplexHandler {
     private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let started = NIODeadline.now()
         let keepAlive = head.isKeepAlive
-        if let token = self.context.token, !token.accepts(head.headers.first(name: "authorization")) {
-            let error = ControlError(.unauthorized, "unauthorized", "this listener needs Authorization: Bearer <token> (api.token_file)")
-            var headers = HTTPHeaders()
-            headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"castline\"")
-            self.context.log.info("\(head.method.rawValue) \(Self.pathOnly(head.uri)): 401 (no valid token)", ["status": .int(401)])
-            respond(error.json, status: .unauthorized, headers: headers, keepAlive: keepAlive, context: context)
-            return
-        }
         switch APIRoute.resolve(method: head.method, target: head.uri, body: body) {
         case .failure(let failure):
             var headers = HTTPHeaders()

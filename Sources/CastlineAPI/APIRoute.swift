@@ -52,6 +52,9 @@ enum APIRoute: Equatable {
             case ["v1", "devices"]:
                 try allow([.GET])
                 return .success(.command(.listDevices))
+            case ["v1", "plugins"]:
+                try allow([.GET])
+                return .success(.command(.listPlugins))
             case let s where s.count == 3 && s[0] == "v1" && s[1] == "devices" && !s[2].isEmpty:
                 try allow([.GET])
                 return .success(.command(.showDevice(s[2])))

@@ -48,7 +48,8 @@ package final class APIServer: Sendable {
         do {
             if let socket {
                 try prepareSocketPath(socket)
-                let channel = try await bootstrap(group: group, context: base, tls: nil, readTimeout: timeout).bind(unixDomainSocketPath: socket).get()
+                let channel = try await bootstrap(group: group, context: base, tls: nil, readTimeout: timeout).bind(unixDomainSocketPath: socket)
+                    .flatMap { $0.addListenerErrorHandler(log: log) }.get()
                 chmod(socket, 0o660)
                 listeners.append(channel)
                 log.info("API listening on \(socket) (mode 0660)", ["socket": .string(socket)])
@@ -60,7 +61,8 @@ package final class APIServer: Sendable {
                 if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
                 let port = Int(listen[listen.index(after: colon)...]) ?? 0
                 let context = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: token, log: log)
-                let channel = try await bootstrap(group: group, context: context, tls: tls, readTimeout: timeout).bind(host: host, port: port).get()
+                let channel = try await bootstrap(group: group, context: context, tls: tls, readTimeout: timeout).bind(host: host, port: port)
+                    .flatMap { $0.addListenerErrorHandler(log: log) }.get()
                 let bound = channel.localAddress?.port ?? port
                 tcpAddress = CastConnection.endpointName(host: host, port: bound)
                 listeners.append(channel)

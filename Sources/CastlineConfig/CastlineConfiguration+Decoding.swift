@@ -219,10 +219,19 @@ extension CastlineConfiguration {
     }
 
     mutating func decodePlugins(_ node: YAMLNode, reader: ConfigReader) {
-        guard let map = reader.mapping(node, path: "plugins", allowed: ["paths", "disabled", "config", "call_timeout", "isolated"]) else { return }
+        guard let map = reader.mapping(node, path: "plugins", allowed: ["paths", "disabled", "config", "call_timeout", "isolated", "in_process", "limits"]) else { return }
         plugins.paths = map.strings("paths") ?? []
         plugins.disabled = map.strings("disabled") ?? []
         plugins.isolated = map.strings("isolated") ?? []
+        plugins.inProcess = map.strings("in_process") ?? []
+        for id in Set(plugins.isolated).intersection(plugins.inProcess).sorted() {
+            reader.error(map.value("in_process")!.mark, "plugin \(id) is in both plugins.isolated and plugins.in_process; keep one")
+        }
+        if let limitsNode = map.value("limits"), let limits = reader.mapping(limitsNode, path: "plugins.limits", allowed: ["memory_mb", "cpu_seconds", "open_files"]) {
+            if let v = limits.int("memory_mb", 16...1_048_576) { plugins.limits.memoryMB = v }
+            if let v = limits.double("cpu_seconds", 0.1...60, unit: "seconds a minute") { plugins.limits.cpuSeconds = v }
+            if let v = limits.int("open_files", 16...1_048_576) { plugins.limits.openFiles = v }
+        }
         if let v = map.double("call_timeout", 0.1...600, unit: "seconds") { plugins.callTimeout = v }
         if let configNode = map.value("config"), let configs = reader.mapping(configNode, path: "plugins.config", allowed: nil) {
             for entry in configs.entries {

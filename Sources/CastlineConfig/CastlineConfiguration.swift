@@ -108,11 +108,28 @@ public struct PluginSettings: Sendable {
     /// Seconds a call into a plugin may take (`plugins.call_timeout`): the scan's init in its
     /// child process, and every callback.
     public var callTimeout: Double = 5
-    /// Plugin ids whose `.so` runs in a helper process (`plugins.isolated`; channel features
-    /// only): a crash there is logged and the plugin restarted, castline goes on.
+    /// Plugin ids whose `.so` runs in a helper process (`plugins.isolated`) even when it ships
+    /// with castline: a crash there is logged and the plugin restarted, castline goes on.
     public var isolated: [String] = []
+    /// Plugin ids that do not ship with castline but run in its process all the same
+    /// (`plugins.in_process`); every other such plugin runs isolated.
+    public var inProcess: [String] = []
+    /// What each isolated plugin's helper process may use (`plugins.limits`).
+    public var limits = PluginLimits()
     public var marks: [String: SourceMark] = [:]
 
+    public init() {}
+}
+
+/// `plugins.limits`: the bounds on each isolated plugin's helper process. Going over one is
+/// logged with the limit's name, and the helper is restarted.
+public struct PluginLimits: Sendable, Equatable {
+    /// Resident memory, in MiB.
+    public var memoryMB = 256
+    /// CPU seconds the helper may use in any one minute (60: a whole core).
+    public var cpuSeconds = 30.0
+    /// Open file descriptors (RLIMIT_NOFILE).
+    public var openFiles = 256
     public init() {}
 }
 

@@ -5,6 +5,9 @@ import CastCore
 package struct AnnounceArguments: Sendable, Equatable {
     /// An http(s) URL, or an absolute path the daemon serves.
     package var media: String
+    /// Which local files it may serve when not the control plane's: set by castline itself for
+    /// a config job's announcement, never from a request.
+    package var localMedia: LocalMediaPolicy?
     /// The device volume during the announcement, in percent (nil: as it is).
     package var volume: Int?
     package var contentType: String?

@@ -8,6 +8,9 @@ import CastlineConfig
 package struct CastArguments: Sendable, Equatable {
     /// An http(s) URL, or an absolute path the daemon serves.
     package var media: String
+    /// Which local files this cast may serve when not the control plane's (``MediaPublisher/policy``):
+    /// set by castline itself for a config job's announcement, never from a request.
+    package var localMedia: LocalMediaPolicy?
     package var title: String?
     package var subtitle: String?
     package var studio: String?

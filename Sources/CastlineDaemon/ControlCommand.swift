@@ -22,6 +22,7 @@ package enum ControlCommand: Sendable, Equatable {
     case site(String, SiteArguments)
     /// An announcement that gives back what was playing.
     case announce(String, AnnounceArguments)
+    case listPlugins
     case listJobs
     case showJob(String)
     /// The job's name and its definition as text (JSON or YAML, checked like a config job).

@@ -20,6 +20,8 @@ package struct ControlError: Error, Sendable, Equatable, CustomStringConvertible
         case forbidden
         /// A body over the limit (413, exit 64).
         case tooLarge
+        /// A local file that is no media castline serves (415, exit 4).
+        case unsupportedMedia
         /// A route asked with a method it does not take (405, exit 64).
         case methodNotAllowed
         /// castline itself failed (500, exit 1).
@@ -48,6 +50,7 @@ package struct ControlError: Error, Sendable, Equatable, CustomStringConvertible
         case .conflict: return 409
         case .methodNotAllowed: return 405
         case .tooLarge: return 413
+        case .unsupportedMedia: return 415
         case .refused: return 422
         case .internal: return 500
         case .unavailable: return 503
@@ -59,7 +62,7 @@ package struct ControlError: Error, Sendable, Equatable, CustomStringConvertible
         switch kind {
         case .usage, .tooLarge, .methodNotAllowed: return 64
         case .notFound: return 3
-        case .conflict, .refused: return 4
+        case .conflict, .refused, .unsupportedMedia: return 4
         case .unavailable, .unauthorized, .forbidden, .internal: return 1
         }
     }
@@ -82,6 +85,7 @@ package struct ControlError: Error, Sendable, Equatable, CustomStringConvertible
         case 405: kind = .methodNotAllowed
         case 409: kind = .conflict
         case 413: kind = .tooLarge
+        case 415: kind = .unsupportedMedia
         case 422: kind = .refused
         case 503: kind = .unavailable
         default: kind = .internal

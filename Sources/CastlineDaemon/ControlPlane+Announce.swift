@@ -34,6 +34,7 @@ extension ControlPlane {
         let commandsBefore = commandCounts[device.id, default: 0]
 
         var cast = CastArguments(media: arguments.media)
+        cast.localMedia = arguments.localMedia
         cast.contentType = arguments.contentType
         cast.title = "Announcement"
         let announced: Result<Void, ControlError>

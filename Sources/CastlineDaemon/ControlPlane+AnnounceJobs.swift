@@ -19,6 +19,7 @@ extension ControlPlane {
         arguments.volume = announcement.volume
         arguments.contentType = announcement.contentType
         arguments.timeout = announcement.timeout
+        arguments.localMedia = await daemon.mediaPolicy(forJob: name)
         if !wait {
             Task { _ = await self.execute(.runJob(name, wait: true)) }
             return ["job": .string(name), "announcement": .string(announcement.media), "devices": .int(Int64(targets.count)), "announcing": true]

@@ -7,15 +7,54 @@ import CastlineLogs
 /// Channel plugins as the control plane reaches them: which loaded feature declares a namespace,
 /// and a handle on one opened on a device's session. (`castline run` adapts its plugin host.)
 package protocol ChannelPlugins: Sendable {
-    /// The id of the loaded channel feature that declares `namespace`, if any.
-    func feature(forNamespace namespace: String) -> String?
+    /// The loaded channel feature that declares `namespace` (also while it is disabled or
+    /// restarting), with why it cannot be used now (nil: it can); nil when none declares it.
+    func owner(ofNamespace namespace: String) -> (feature: String, unavailable: String?)?
     /// Opens `feature` on `session`.
     func open(feature: String, on session: CastSession) async throws -> any ChannelHandle
+    /// Every loaded plugin's state, for `GET /v1/plugins` and `/metrics`.
+    func states() -> [PluginRunState]
+    /// Plugins disabled at run time get another chance (SIGHUP); their ids.
+    func reenableDisabled() -> [String]
+}
+
+/// A loaded plugin as the hub shows it.
+package struct PluginRunState: Sendable, Equatable {
+    package var id: String
+    package var version: String
+    package var path: String
+    /// `loaded`, `isolated`, `restarting` or `disabled`.
+    package var state: String
+    package var reason: String?
+    package var restarts: Int
+    package var helperPID: Int32?
+    package var features: [String]
+
+    package init(id: String, version: String, path: String, state: String, reason: String?, restarts: Int, helperPID: Int32?, features: [String]) {
+        self.id = id
+        self.version = version
+        self.path = path
+        self.state = state
+        self.reason = reason
+        self.restarts = restarts
+        self.helperPID = helperPID
+        self.features = features
+    }
+
+    package var json: JSONValue {
+        var o: JSONObject = ["id": .string(id), "version": .string(version), "path": .string(path), "state": .string(state),
+                             "restarts": .int(Int64(restarts)), "features": .array(features.map { .string($0) })]
+        if let reason { o.set("reason", .string(reason)) }
+        if let helperPID { o.set("helperPid", .int(Int64(helperPID))) }
+        return .object(o)
+    }
 }
 
 /// A channel plugin opened on one device: it takes command objects and answers each one.
 package protocol ChannelHandle: Sendable {
     func command(_ object: JSONValue, timeout: Double) async -> Result<JSONValue, ControlError>
+    /// Closed for good (after an overrun): a new one must be opened.
+    var isClosed: Bool { get }
     func close() async
 }
 
@@ -35,7 +74,10 @@ extension ControlPlane {
         if let app = arguments.app, await link.application?.appID != app {
             _ = try await Self.launch(app, on: link, device: entry.device)
         }
-        if let feature = pluginChannels.feature(forNamespace: namespace) {
+        if let (feature, unavailable) = pluginChannels.owner(ofNamespace: namespace) {
+            // A plugin's namespace never falls back to the plain path: while the plugin cannot
+            // be used, its namespace answers 503.
+            if let unavailable { throw Self.pluginUnavailable(feature, namespace: namespace, unavailable) }
             guard let message = arguments.message else {
                 throw ControlError(.conflict, "namespace_owned_by_plugin", "channel plugin \(feature) owns \(namespace): its messages go to the plugin")
             }
@@ -88,6 +130,12 @@ extension ControlPlane {
             throw ControlError(.unavailable, "channel_send_failed", "\(entry.device.friendlyName): \(error)")
         }
         return ["namespace": .string(namespace), "via": .string("generic"), "sent": true]
+    }
+
+    /// 503 `plugin_unavailable`: the plugin that owns `namespace` is disabled or restarting.
+    static func pluginUnavailable(_ feature: String, namespace: String, _ reason: String) -> ControlError {
+        ControlError(.unavailable, "plugin_unavailable", "channel plugin \(feature) owns \(namespace) and is unavailable: \(reason) "
+                     + "(a restarting plugin is back within seconds; SIGHUP retries a disabled one)")
     }
 
     // MARK: Logging

@@ -44,7 +44,7 @@ extension ControlPlane {
     /// Starts ffmpeg for `path` as `plan` says, serves its HLS folder to `device` and waits for
     /// the first segment. Returns the playlist's URL, its type and the output's format.
     func transcodeAndServe(_ path: String, plan: MediaPlan, format: MediaFormatInfo, device: CastDevice, start: Double?,
-                           extra: [String: ServedFile]) async throws(ControlError) -> (url: String, type: String, format: MediaFormatInfo, server: MediaFileServer) {
+                           extra: [String: ServedFile]) async throws(ControlError) -> (url: String, type: String, format: MediaFormatInfo, server: MediaPublication) {
         guard let ffmpeg = MediaTranscode.ffmpegPath(searchPath: getenv("PATH").map { String(cString: $0) }) else {
             throw ControlError(.unavailable, "no_ffmpeg", "\(device.friendlyName) needs a \(plan.action.rawValue) (\(plan.reasons.joined(separator: "; "))) "
                                + "and ffmpeg is not installed (apt install ffmpeg)")
@@ -82,7 +82,9 @@ extension ControlPlane {
             }
         }
         let name = "hls/"
-        let server = try await serve(files: extra.merging([name: ServedFile(path: folder, contentType: "application/x-mpegURL")]) { a, _ in a }, to: device)
+        let hls = ServedFile(path: LocalMediaPolicy.realPath(folder) ?? folder, contentType: "application/x-mpegURL",
+                             displayName: JobMedia.fileName(path))
+        let server = try await serve(files: extra.merging([name: hls]) { a, _ in a }, to: device)
         var output = format
         output.contentType = "application/x-mpegURL"
         output.streamType = .buffered
@@ -111,7 +113,11 @@ extension ControlPlane {
                           device: CastDevice) async throws(ControlError) -> [(name: String, file: ServedFile, source: SubtitleTracks.Source)] {
         if let old = subtitleFolders.removeValue(forKey: device.id) { MediaTranscode.removeFolder(old) }
         guard let given else { return [] }
-        let sources = SubtitleTracks.find(given, media: media, streams: format?.streams ?? [])
+        // A file named for subtitles, or found beside the media, is read by castline: the same
+        // rule as the media's own (media.roots).
+        let sources = try SubtitleTracks.find(given == "auto" ? given : self.media.policy.resolve(given, what: "subtitles").path,
+                                              media: media, streams: format?.streams ?? [])
+        for case .file(let path, _) in sources { _ = try self.media.policy.resolve(path, what: "subtitles") }
         guard !sources.isEmpty else {
             log.info("no subtitles found for \(media)", ["media": .string(media)])
             return []
@@ -132,7 +138,7 @@ extension ControlPlane {
             } catch {
                 throw ControlError.usage("bad_subtitles", "cannot convert \(source.name) to WebVTT: \(error)")
             }
-            result.append((name, ServedFile(path: output, contentType: "text/vtt"), source))
+            result.append((name, ServedFile(path: LocalMediaPolicy.realPath(output) ?? output, contentType: "text/vtt"), source))
         }
         return result
     }

@@ -9,7 +9,9 @@ extension ControlPlane {
         let device = entry.device
         var sources: [String] = []
         for source in [arguments.media] + arguments.queue {
-            do { sources += try await Playlist.items(source, extensions: nil, group: group) } catch {
+            // A local folder or M3U file is read only where media.roots allows.
+            let readable = source.hasPrefix("/") ? try media.policy.resolve(source).path : source
+            do { sources += try await Playlist.items(readable, extensions: nil, group: group) } catch {
                 throw ControlError.usage("bad_playlist", "\(error)")
             }
         }
@@ -17,13 +19,19 @@ extension ControlPlane {
             throw ControlError.usage("queue_too_long", "\(sources.count) items: a device's queue takes \(QueueWindow.defaultSize) at a time; "
                                      + "make it a job (media: {url: …}), which moves along the playlist as it plays")
         }
-        // Local files: one server for all of them, on the address that faces the device.
-        for source in sources where source.hasPrefix("/") {
-            do { _ = try LocalMediaFile.open(source) } catch {
-                throw ControlError.usage("unreadable_file", "the daemon cannot read \(source): \(error)")
+        // Local files: each allowed, readable and media, published for the device alone.
+        var roots: [String: String] = [:]
+        for (index, source) in sources.enumerated() where source.hasPrefix("/") {
+            let local = try media.policy.resolve(source)
+            let file: LocalMediaFile
+            do { file = try LocalMediaFile.open(local.path) } catch {
+                throw ControlError.usage("unreadable_file", "castline cannot read \(source): \(error)")
             }
+            try Self.checkIsMedia(source, head: file.head, format: nil)
+            sources[index] = local.path
+            if let root = local.root { roots[local.path] = root }
         }
-        let published = Playlist.Published(sources, contentType: arguments.contentType)
+        let published = Playlist.Published(sources, contentType: arguments.contentType, roots: roots)
         let urls = published.urls(at: published.files.isEmpty ? nil : try await serve(files: published.files, to: device))
         let items = urls.enumerated().map { index, url in
             var item = arguments

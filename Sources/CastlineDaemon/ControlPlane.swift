@@ -26,10 +26,8 @@ package actor ControlPlane {
     let probe: MediaProbe?
     /// The channel plugins opened on devices (the daemon's, shared with the jobs).
     var pluginChannels: PluginChannels { daemon.pluginChannels }
-    /// The port commands' files are served on (0: any free port).
-    let servePort: Int
-    /// Files served for commands' casts, by device.
-    var servers: [String: MediaFileServer] = [:]
+    /// Where commands' local files are served from, and which may be (`media.roots`).
+    var media: MediaPublisher { daemon.media }
     /// ffmpeg children remuxing or transcoding commands' files, by device (ControlPlane+Media).
     var transcodes: [String: MediaTranscode] = [:]
     /// WebVTT subtitles converted for commands' casts, by device (a folder each).
@@ -50,9 +48,7 @@ package actor ControlPlane {
     /// What the media-format plugins say of a URL or file head (content type, stream type, 4K/HDR).
     package typealias MediaProbe = @Sendable (_ media: String, _ contentType: String?, _ head: [UInt8]?) -> Result<MediaFormatInfo, any Error>
 
-    package init(daemon: Daemon, config: CastlineConfiguration, logSystem: LogSystem, group: EventLoopGroup, probe: MediaProbe? = nil,
-                servePort: Int = 0) {
-        self.servePort = servePort
+    package init(daemon: Daemon, config: CastlineConfiguration, logSystem: LogSystem, group: EventLoopGroup, probe: MediaProbe? = nil) {
         self.daemon = daemon
         registry = daemon.registry
         self.logSystem = logSystem
@@ -101,6 +97,7 @@ package actor ControlPlane {
         case .channel(let reference, let namespace, let arguments): return try await channel(reference, namespace: namespace, arguments)
         case .site(let reference, let site): return try await self.site(reference, site)
         case .announce(let reference, let arguments): return try await announce(reference, arguments)
+        case .listPlugins: return ["plugins": .array(pluginChannels.plugins?.states().map(\.json) ?? [])]
         case .listJobs: return await daemon.jobsJSON()
         case .showJob(let name):
             guard let job = await daemon.jobJSON(named: name) else { throw ControlError(.notFound, "unknown_job", "no job \"\(name)\"") }
@@ -144,6 +141,7 @@ package actor ControlPlane {
         case .announce: return "announce"
         case .queue: return "queue"
         case .channel: return "channel"
+        case .listPlugins: return "plugins"
         case .listJobs, .showJob: return "jobs"
         case .putJob: return "job put"
         case .deleteJob: return "job delete"
@@ -219,12 +217,14 @@ package actor ControlPlane {
             log.info("\(device.friendlyName): \(wanted.rawValue) \(arguments.media)", ["device": .string(device.id), "url": .string(url)])
         case .failure(let error):
             await registry.release(device.id, owner: CommandOwner.name)
+            self.media.revoke(device.id, owner: CommandOwner.name)
             throw ControlError(error.isRefusal ? .refused : .unavailable, error.isRefusal ? "load_refused" : "load_failed",
                                "\(device.friendlyName): \(error)")
         }
         var json = await result(entry)
         if url != arguments.media, case .object(var object) = json {
-            object.set("servedURL", .string(url))
+            // The file's name, never the URL: its token is the device's alone.
+            object.set("served", .string(ServedMediaNames.shared.redact(url)))
             if let transcode = transcodes[device.id] { object.set("transcode", transcode.json) }
             json = .object(object)
         }
@@ -244,10 +244,12 @@ package actor ControlPlane {
     /// extension for a web page, or the server's Content-Type; a file is served to `device`.
     func mediaSource(_ arguments: CastArguments, device: CastDevice) async throws(ControlError) -> MediaSource {
         var head: [UInt8]?
+        var local: (path: String, root: String?)?
         if arguments.media.hasPrefix("/") {
             let file: LocalMediaFile
-            do { file = try LocalMediaFile.open(arguments.media) } catch {
-                throw ControlError.usage("unreadable_file", "the daemon cannot read \(arguments.media): \(error) (cast with --direct to serve it from your own process)")
+            local = try (arguments.localMedia ?? media.policy).resolve(arguments.media)
+            do { file = try LocalMediaFile.open(local!.path) } catch {
+                throw ControlError.usage("unreadable_file", "castline cannot read \(arguments.media): \(error) (cast with --direct to serve it from your own process)")
             }
             head = file.head
         } else {
@@ -268,6 +270,7 @@ package actor ControlPlane {
             }
             return .webPage(type: known)
         }
+        if local != nil, let head { try Self.checkIsMedia(arguments.media, head: head, format: format) }
         guard let type = known else {
             // Why matters: a missing plugin (a binary copied without its plugins) reads like a
             // bad file name otherwise.
@@ -280,17 +283,17 @@ package actor ControlPlane {
         if let plan, plan.action == .refuse {
             throw ControlError(.refused, "unplayable_media", "\(device.friendlyName): \(plan.summary)")
         }
-        guard arguments.media.hasPrefix("/") else { return .media(url: arguments.media, type: type, format: format) }
+        guard let local else { return .media(url: arguments.media, type: type, format: format) }
         await stopTranscode(device.id)
-        let subtitles = try await prepareSubtitles(arguments.subtitles, media: arguments.media, format: format, device: device)
+        let subtitles = try await prepareSubtitles(arguments.subtitles, media: local.path, format: format, device: device)
         let extra = Dictionary(subtitles.map { ($0.name, $0.file) }) { a, _ in a }
-        let url: String, servedType: String, servedFormat: MediaFormatInfo?, server: MediaFileServer
+        let url: String, servedType: String, servedFormat: MediaFormatInfo?, server: MediaPublication
         if let plan, let format, plan.action == .remux || plan.action == .transcode {
             log.info("\(device.friendlyName): \(plan.summary)", ["device": .string(device.id), "action": .string(plan.action.rawValue)])
-            (url, servedType, servedFormat, server) = try await transcodeAndServe(arguments.media, plan: plan, format: format, device: device,
+            (url, servedType, servedFormat, server) = try await transcodeAndServe(local.path, plan: plan, format: format, device: device,
                                                                                   start: arguments.start, extra: extra)
         } else {
-            let file = ServedFile(path: arguments.media, contentType: type)
+            let file = ServedFile(path: local.path, contentType: type, root: local.root)
             server = try await serve(files: extra.merging([file.fileName: file]) { _, b in b }, to: device)
             (url, servedType, servedFormat) = (server.url(for: file.fileName), type, format)
         }
@@ -306,28 +309,19 @@ package actor ControlPlane {
         return .object(object)
     }
 
-    /// Serves `path` to `device` from the address that faces it (one server per device, replaced
-    /// by the next command's file).
-    func serve(_ path: String, contentType: String, to device: CastDevice) async throws(ControlError) -> String {
-        let file = ServedFile(path: path, contentType: contentType)
-        return try await serve(files: [file.fileName: file], to: device).url(for: file.fileName)
+    /// Publishes `files` (published name → file) for `device` alone, replacing what the last
+    /// command published for it.
+    func serve(files: [String: ServedFile], to device: CastDevice) async throws(ControlError) -> MediaPublication {
+        try await media.publish(files, to: device, owner: CommandOwner.name)
     }
 
-    /// Serves `files` (published name → file) to `device`: one server per device, replaced by the
-    /// next command's files.
-    func serve(files: [String: ServedFile], to device: CastDevice) async throws(ControlError) -> MediaFileServer {
-        let address: String
-        do { address = try FacingAddress.localAddress(facing: device.host, port: device.port) } catch {
-            throw ControlError(.unavailable, "no_route", "no local address reaches \(device.friendlyName) (\(device.host)): \(error)")
-        }
-        if let old = servers.removeValue(forKey: device.id) { await old.stop() }
-        do {
-            let server = try await MediaFileServer.start(files: files, host: address, port: servePort, group: group, logSystem: logSystem)
-            servers[device.id] = server
-            return server
-        } catch {
-            throw ControlError(.internal, "serve_failed", "cannot serve \(files.values.map(\.path).sorted().joined(separator: ", ")) on \(address): \(error)")
-        }
+    /// Refuses a local file whose first bytes are no media container castline knows and in which
+    /// the media-format plugins found no stream: text, keys and unknown files are never served,
+    /// whatever content type the request claimed (415 `not_media`).
+    static func checkIsMedia(_ path: String, head: [UInt8], format: MediaFormatInfo?) throws(ControlError) {
+        guard MediaSniffer.container(of: head) == nil, format?.streams.isEmpty ?? true else { return }
+        throw ControlError(.unsupportedMedia, "not_media", "\(path) is not a media file castline serves "
+                           + "(its first bytes match no audio, video, image or playlist format a Cast device plays)")
     }
 
     /// Stops what serves commands' files (the daemon is stopping).
@@ -335,8 +329,7 @@ package actor ControlPlane {
         for id in Array(transcodes.keys) { await stopTranscode(id) }
         for folder in subtitleFolders.values { MediaTranscode.removeFolder(folder) }
         subtitleFolders = [:]
-        for server in servers.values { await server.stop() }
-        servers = [:]
+        await media.shutdown()
         channels = [:]
         await pluginChannels.closeAll()
     }
@@ -356,6 +349,7 @@ package actor ControlPlane {
     func stop(_ reference: String, app: Bool) async throws(ControlError) -> JSONValue {
         let (entry, link) = try await registry.link(reference)
         await stopTranscode(entry.device.id)
+        self.media.revoke(entry.device.id, owner: CommandOwner.name)
         if app {
             do { try await link.stopApplication() } catch {
                 throw ControlError(.unavailable, "stop_failed", "\(entry.device.friendlyName): \(error)")

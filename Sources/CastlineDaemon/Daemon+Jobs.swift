@@ -48,6 +48,8 @@ extension Daemon {
         if let owned = config.jobs.first(where: { $0.name == job.name }) {
             throw ControlError(.conflict, "job_in_config", "job \"\(job.name)\" is defined in \(config.file):\(owned.mark.line); edit that file and reload (SIGHUP)")
         }
+        // An API job serves local files only where media.roots allows, as every command does.
+        for path in job.localPaths { _ = try media.policy.resolve(path, what: "job \(job.name):") }
         let created = apiJobs[job.name] == nil
         if let old = apiJobs[job.name], Self.same(old, job) { return (await jobJSON(job), false) }
         var next = apiJobs
@@ -94,6 +96,8 @@ extension Daemon {
     /// logged with its key.
     package func reload(_ new: CastlineConfiguration) async {
         notifier.reloading()
+        // A plugin disabled for overrunning a bound gets another chance.
+        _ = pluginChannels.plugins?.reenableDisabled()
         logLayers.config = new.logging.rules
         logLayers.configSource = new.file
         logLayers.apply(to: logSystem)
@@ -133,9 +137,11 @@ extension Daemon {
         if old.discovery.providers != new.discovery.providers { keys.append("discovery.providers") }
         if old.discovery.interfaces != new.discovery.interfaces { keys.append("discovery.interfaces") }
         if old.discovery.allowedServices != new.discovery.allowedServices { keys.append("discovery.allowed_services") }
-        if old.plugins.paths != new.plugins.paths || old.plugins.disabled != new.plugins.disabled || old.plugins.configs != new.plugins.configs {
+        if old.plugins.paths != new.plugins.paths || old.plugins.disabled != new.plugins.disabled || old.plugins.configs != new.plugins.configs
+            || old.plugins.isolated != new.plugins.isolated || old.plugins.inProcess != new.plugins.inProcess || old.plugins.limits != new.plugins.limits {
             keys.append("plugins")
         }
+        if old.media.roots != new.media.roots || old.media.ports != new.media.ports { keys.append("media.roots, media.port") }
         if old.logging.sinks.map(\.type) != new.logging.sinks.map(\.type) { keys.append("logging.sinks") }
         if old.api.socket != new.api.socket || old.api.listen != new.api.listen || old.api.tokenFile != new.api.tokenFile {
             keys.append("api")

@@ -21,6 +21,8 @@ extension Daemon {
         }
         let sinks = logSystem.sinkStatistics
         let heap = ProcessMemory.heap
+        let served = media.figures
+        let plugins = pluginChannels.plugins?.states() ?? []
         let gauges = [
             HubMetrics.Gauge("castline_sessions", "Devices by the state of castline's session with them.",
                              links.keys.sorted().map { ([("state", $0)], Double(links[$0]!)) }),
@@ -39,6 +41,13 @@ extension Daemon {
                              ProcessMemory.residentBytes.map { [([], Double($0))] } ?? []),
             HubMetrics.Gauge("process_open_fds", "Number of open file descriptors.",
                              ProcessMemory.openDescriptors.map { [([], Double($0))] } ?? []),
+            HubMetrics.Gauge("castline_plugin_state", "Each loaded plugin's state: 1 for the one it is in (loaded in castline's process, isolated in its helper, restarting, disabled).",
+                             plugins.flatMap { plugin in
+                                 ["loaded", "isolated", "restarting", "disabled"].map { ([("plugin", plugin.id), ("state", $0)], plugin.state == $0 ? 1.0 : 0.0) }
+                             }),
+            HubMetrics.Gauge("castline_media_published_files", "Local files published now, each for the one device it was cast to.",
+                             [([], Double(served.published))]),
+            HubMetrics.Gauge("castline_media_connections", "Open connections to the media server.", [([], Double(served.connections))]),
             HubMetrics.Gauge("castline_uptime_seconds", "Seconds since castline run started.",
                              [([], ((MonotonicClock.seconds() - startedAt) * 1000).rounded() / 1000)]),
         ]
@@ -47,6 +56,14 @@ extension Daemon {
                              sinks.map { ([("sink", $0.name)], Double($0.dropped)) }),
             HubMetrics.Gauge("castline_log_records_delivered_total", "Log records each sink received.",
                              sinks.map { ([("sink", $0.name)], Double($0.delivered)) }),
+            HubMetrics.Gauge("castline_plugin_restarts_total", "Restarts of each isolated plugin's helper process (after a crash, a hang or a limit).",
+                             plugins.map { ([("plugin", $0.id)], Double($0.restarts)) }),
+            HubMetrics.Gauge("castline_media_refused_total",
+                             "Media server refusals: connections over the total or per-address bound, connections closed for bringing no whole request in time, requests from an address a file was not published for.",
+                             [([("reason", "connections")], Double(served.refusals.connections)),
+                              ([("reason", "connections_per_peer")], Double(served.refusals.connectionsPerPeer)),
+                              ([("reason", "request_timeout")], Double(served.refusals.idle)),
+                              ([("reason", "wrong_peer")], Double(served.refusals.peer))]),
         ]
         return metrics.render(gauges: gauges, counters: counters)
     }

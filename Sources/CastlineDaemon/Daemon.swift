@@ -22,6 +22,8 @@ package actor Daemon {
     package nonisolated let context: CastContext
     /// Channel plugins opened on devices, for commands and jobs alike.
     package nonisolated let pluginChannels: PluginChannels
+    /// The local files casts serve, and which may be served (`media.roots`).
+    package nonisolated let media: MediaPublisher
     let logSystem: LogSystem
     let group: EventLoopGroup
     let notifier: SystemdNotifier
@@ -50,7 +52,8 @@ package actor Daemon {
     /// `jobStore`: where API jobs are kept (nil: they last until the process ends).
     package init(config: CastlineConfiguration, providers: [any DiscoveryProvider], logSystem: LogSystem, group: EventLoopGroup,
                 logLayers: LogRuleLayers, jobStore: JobStore?, notifier: SystemdNotifier = SystemdNotifier(),
-                announcer: NearbyJobAnnouncer? = nil, plugins: (any ChannelPlugins)? = nil, linkRetryDelay: Double? = 10) {
+                announcer: NearbyJobAnnouncer? = nil, plugins: (any ChannelPlugins)? = nil, linkRetryDelay: Double? = 10,
+                localMedia: LocalMediaPolicy? = nil, mediaPorts: ClosedRange<Int>? = nil) {
         self.config = config
         self.announcer = announcer
         var buffer = [CChar](repeating: 0, count: 256)
@@ -71,8 +74,10 @@ package actor Daemon {
         options.joinPolicy = .follow
         options.sessionResumeFile = nil   // a following session finds its app again by looking
         context = CastContext(options: options, group: group)
+        media = MediaPublisher(policy: localMedia ?? LocalMediaPolicy(roots: config.media.roots), ports: mediaPorts ?? config.media.ports,
+                               group: group, logSystem: logSystem)
         registry = DeviceRegistry(context: context, events: events, metrics: metrics, aliases: Self.aliases(config),
-                                  retryDelay: linkRetryDelay)
+                                  retryDelay: linkRetryDelay, media: media)
     }
 
     /// Session options from the config (the same mapping `cast` uses).
@@ -153,9 +158,17 @@ package actor Daemon {
 
     var allJobs: [JobEntry] { config.jobs + apiJobs.values.sorted { $0.name < $1.name } }
 
+    /// Which local files a job may serve: a config file's job any the process can read unless
+    /// `media.roots` is set; an API job only what `media.roots` allows, like every command.
+    func mediaPolicy(forJob name: String) -> LocalMediaPolicy {
+        let fromConfig = config.jobs.contains { $0.name == name } && apiJobs[name] == nil
+        return fromConfig && config.media.roots.isEmpty ? .anywhere : media.policy
+    }
+
     func startDriver(_ job: JobEntry) {
         drivers[job.name] = JobDriver(job: job, registry: registry, events: events, defaultAppID: config.receiverAppID, group: group,
-                                      logSystem: logSystem, pluginChannels: pluginChannels, idleTimeouts: config.daemon.idleTimeouts,
+                                      logSystem: logSystem, media: media, mediaPolicy: mediaPolicy(forJob: job.name),
+                                      pluginChannels: pluginChannels, idleTimeouts: config.daemon.idleTimeouts,
                                       announcementRunner: { [weak self] name in await self?.runAnnouncement(name) ?? .null })
     }
 

@@ -94,6 +94,8 @@ package actor DeviceRegistry {
     /// for every device many times per change.
     private var listed: [String: JSONValue] = [:]
     private let retryDelay: Double?
+    /// Told what each device shows, so that a cast's files stop being served once it moved on.
+    private let media: MediaPublisher?
     private var stopped = false
     /// Commands waiting for a device's link, by device: resumed when it connects, when an
     /// attempt to connect fails, or at their deadline.
@@ -106,10 +108,11 @@ package actor DeviceRegistry {
     /// `retryDelay`: seconds between attempts to connect to an unreachable device; nil: one
     /// attempt (a command's own hub, whose caller hears the failure).
     package init(context: CastContext, events: HubEvents, metrics: HubMetrics? = nil,
-                aliases: [String: [String]] = [:], retryDelay: Double? = 10) {
+                aliases: [String: [String]] = [:], retryDelay: Double? = 10, media: MediaPublisher? = nil) {
         precondition(context.options.joinPolicy == .follow && context.options.sessionResumeFile == nil,
                      "the registry's sessions follow their device")
         self.metrics = metrics
+        self.media = media
         self.retryDelay = retryDelay
         manager = context.sessionManager
         log = Logger(class: "DeviceRegistry", system: context.options.logSystem)
@@ -258,7 +261,7 @@ package actor DeviceRegistry {
                 entries[id]?.ownedSeen = false
             }
         }
-        events.emit(.media, status?.playerState.rawValue ?? "NONE", device: id, status.map { ["mediaStatus": $0.json] } ?? [:])
+        events.emit(.media, status?.playerState.rawValue ?? "NONE", device: id, status.map { ["mediaStatus": $0.json.redactingServedURLs] } ?? [:])
         await notify(id)
     }
 
@@ -293,6 +296,9 @@ package actor DeviceRegistry {
         if let link = entries[id]?.link {
             await refresh(id, link)
             if case .connected? = entries[id]?.view.state, entries[id]?.link === link { resumeWaiters(id, .success(link)) }
+        }
+        if key == nil, let media, let now = observation(id), now.link == "connected" {
+            media.deviceShows(id, media: now.media, appRunning: now.app != nil)
         }
         guard let targets = observers[id], !targets.isEmpty, let observation = observation(id) else { return }
         for (k, continuation) in targets where key == nil || k == key { continuation.yield(observation) }

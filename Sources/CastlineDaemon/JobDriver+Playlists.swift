@@ -26,7 +26,11 @@ extension JobDriver {
         if let items = media.items {
             sources = items
         } else {
-            do { sources = try await Playlist.items(media.url, extensions: media.extensions.map(Set.init), group: group) } catch {
+            do {
+                // A local folder or M3U file is read only where the job may serve from.
+                let readable = media.url.hasPrefix("/") ? try mediaPolicy.resolve(media.url).path : media.url
+                sources = try await Playlist.items(readable, extensions: media.extensions.map(Set.init), group: group)
+            } catch {
                 log.error("cannot read the playlist \(media.url): \(error)", ["device": .string(id)])
                 report(.castFailed("\(error)"))
                 return
@@ -87,18 +91,22 @@ extension JobDriver {
         return QueueItem(media: JobMedia.information(entry, url: url), autoplay: true)
     }
 
-    /// The URLs the device fetches: http(s) items as they are, local files from the server that
-    /// faces the device (each published under its position and name).
-    func servedURLs(_ sources: [String], facing device: CastDevice) async throws -> [String] {
-        let published = Playlist.Published(sources)
-        guard !published.files.isEmpty else { return sources }
-        let address = try FacingAddress.localAddress(facing: device.host, port: device.port)
-        let key = "playlist@" + address
-        if servers[key]?.files != published.files {
-            if let old = servers.removeValue(forKey: key) { await old.stop() }
-            servers[key] = try await MediaFileServer.start(files: published.files, host: address, group: group, logSystem: logSystem)
+    /// The URLs the device fetches: http(s) items as they are, local files published for the
+    /// device alone (each under its position and name, each allowed, readable and media).
+    func servedURLs(_ sources: [String], facing device: CastDevice) async throws(ControlError) -> [String] {
+        var resolved = sources
+        var roots: [String: String] = [:]
+        for (index, source) in sources.enumerated() where source.hasPrefix("/") {
+            let file = try servedFile(source, contentType: nil)
+            resolved[index] = file.path
+            if let root = file.root { roots[file.path] = root }
         }
-        return published.urls(at: servers[key])
+        let published = Playlist.Published(resolved, roots: roots)
+        guard !published.files.isEmpty else { return sources }
+        guard let media else { throw ControlError(.internal, "no_media_server", "this hub serves no local files") }
+        let publication = try await media.publish(published.files, to: device, owner: job.name)
+        publications[device.id] = publication
+        return published.urls(at: publication)
     }
 
     /// Keeps a long playlist's window moving as the device plays it.

@@ -34,7 +34,11 @@ package actor JobDriver {
     /// Each device's latest cast: a cast the machine asked for again supersedes the one under
     /// way, whose outcome is then ignored.
     var castGenerations: [String: Int] = [:]
-    var servers: [String: MediaFileServer] = [:]
+    /// Where the job's local files are published, and which it may serve.
+    let media: MediaPublisher?
+    let mediaPolicy: LocalMediaPolicy
+    /// What the job published for each device's cast now (one file, or a playlist's files).
+    var publications: [String: MediaPublication] = [:]
     /// A playlist job's queue on each device: the items' URLs, the window on the device and
     /// the device's item ids in queue order.
     var playlists: [String: PlaylistQueue] = [:]
@@ -63,10 +67,12 @@ package actor JobDriver {
 
     /// `defaultAppID`: the app when the job names none (the config's `receiver_app_id`).
     package init(job: JobEntry, registry: DeviceRegistry, events: HubEvents, defaultAppID: String, group: EventLoopGroup,
-                logSystem: LogSystem, pluginChannels: PluginChannels? = nil, idleTimeouts: [(model: String, seconds: Double)] = [],
+                logSystem: LogSystem, media: MediaPublisher? = nil, mediaPolicy: LocalMediaPolicy = .anywhere, pluginChannels: PluginChannels? = nil, idleTimeouts: [(model: String, seconds: Double)] = [],
                 wallClock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) },
                 announcementRunner: (@Sendable (String) async -> JSONValue)? = nil) {
         self.job = job
+        self.media = media
+        self.mediaPolicy = mediaPolicy
         self.announcementRunner = announcementRunner
         self.wallClock = wallClock
         content = job.schedule == nil ? job : nil
@@ -157,8 +163,8 @@ package actor JobDriver {
             }
             await registry.release(id, owner: job.name)
         }
-        for server in servers.values { await server.stop() }
-        servers = [:]
+        for id in publications.keys { media?.revoke(id, owner: job.name) }
+        publications = [:]
     }
 
     // MARK: Observations
@@ -249,7 +255,7 @@ package actor JobDriver {
         return nil
     }
 
-    var urls: [String] { [active.media.url] + servers.values.map { $0.url(for: JobMedia.fileName(active.media.url)) } + playlistURLs }
+    var urls: [String] { [active.media.url] + publications.values.flatMap(\.urls) + playlistURLs }
 
     // MARK: Machine
 
@@ -466,6 +472,7 @@ package actor JobDriver {
             log.warning("\(device.friendlyName): cast failed: \(error)", ["device": .string(id), "error": .string("\(error)")])
             guard castGenerations[id] == generation else { return }
             await registry.release(id, owner: job.name)
+            if let refused = publications.removeValue(forKey: id), refused.contains(url) { media?.revoke(id, owner: job.name) }
             report(.castFailed("\(error)"))
         }
     }
@@ -503,20 +510,27 @@ package actor JobDriver {
         }
     }
 
-    /// The URL to load: the job's URL, or for a file the built-in server's URL on the address
-    /// that faces the device.
-    func mediaURL(for device: CastDevice) async throws -> String {
-        guard active.media.url.hasPrefix("/") else { return active.media.url }
-        let address = try FacingAddress.localAddress(facing: device.host, port: device.port)
-        // One server per address and file: a schedule's entries each have theirs.
-        let key = address + "|" + active.media.url
-        if servers[key] == nil {
-            servers[key] = try await MediaFileServer.start(
-                file: ServedFile(path: active.media.url, contentType: active.media.contentType ?? ContentTypeGuess.forPath(active.media.url)
-                                 ?? "application/octet-stream"),
-                host: address, group: group, logSystem: logSystem)
-        }
-        return servers[key]!.url(for: JobMedia.fileName(active.media.url))
+    /// The URL to load: the job's URL, or for a file its URL published for this device alone
+    /// (a fresh token for each cast; the last one's is revoked).
+    func mediaURL(for device: CastDevice) async throws(ControlError) -> String {
+        let path = active.media.url
+        guard path.hasPrefix("/") else { return path }
+        let file = try servedFile(path, contentType: active.media.contentType)
+        guard let media else { throw ControlError(.internal, "no_media_server", "this hub serves no local files") }
+        let name = JobMedia.fileName(path)
+        let publication = try await media.publish([name: file], to: device, owner: job.name)
+        publications[device.id] = publication
+        return publication.url(for: name)
+    }
+
+    /// A local file of the job as it is published: allowed (``mediaPolicy``), readable and media.
+    func servedFile(_ path: String, contentType: String?) throws(ControlError) -> ServedFile {
+        let local = try mediaPolicy.resolve(path)
+        let file: LocalMediaFile
+        do { file = try LocalMediaFile.open(local.path, headSize: 4096) } catch { throw ControlError.usage("unreadable_file", "cannot read \(path): \(error)") }
+        try ControlPlane.checkIsMedia(path, head: file.head, format: nil)
+        return ServedFile(path: local.path, contentType: contentType ?? ContentTypeGuess.forPath(path) ?? "application/octet-stream",
+                          root: local.root, displayName: JobMedia.fileName(path))
     }
 }
 

@@ -80,17 +80,19 @@ package enum Playlist {
         var names: [Int: String] = [:]
         let sources: [String]
 
-        package init(_ sources: [String], contentType: String? = nil) {
+        /// `roots`: the allowed folder each local path lies in (`media.roots`), by path.
+        package init(_ sources: [String], contentType: String? = nil, roots: [String: String] = [:]) {
             self.sources = sources
             for (index, source) in sources.enumerated() where source.hasPrefix("/") {
                 let name = "\(index + 1)-\(JobMedia.fileName(source))"
                 names[index] = name
-                files[name] = ServedFile(path: source, contentType: contentType ?? ContentTypeGuess.forPath(source) ?? "application/octet-stream")
+                files[name] = ServedFile(path: source, contentType: contentType ?? ContentTypeGuess.forPath(source) ?? "application/octet-stream",
+                                         root: roots[source], displayName: JobMedia.fileName(source))
             }
         }
 
         /// Every item's URL, local files at `server`.
-        package func urls(at server: MediaFileServer?) -> [String] {
+        package func urls(at server: MediaPublication?) -> [String] {
             sources.enumerated().map { index, source in
                 guard let server, let name = names[index] else { return source }
                 return server.url(for: name)

@@ -10,16 +10,16 @@ package actor PluginChannels {
 
     package init(plugins: (any ChannelPlugins)?) { self.plugins = plugins }
 
-    /// The loaded channel feature that declares `namespace`, if any.
-    package nonisolated func feature(forNamespace namespace: String) -> String? {
-        plugins?.feature(forNamespace: namespace)
+    /// The loaded channel feature that declares `namespace`, and why it cannot be used now.
+    package nonisolated func owner(ofNamespace namespace: String) -> (feature: String, unavailable: String?)? {
+        plugins?.owner(ofNamespace: namespace)
     }
 
     /// `feature`'s handle on device `id`, opened on `link` the first time.
     package func handle(feature: String, device id: String, deviceName: String, link: CastSession) async throws(ControlError) -> any ChannelHandle {
         guard let plugins else { throw ControlError(.unavailable, "no_plugins", "no channel plugins are loaded") }
         let opening: Task<any ChannelHandle, any Error>
-        if let existing = open[id]?[feature] {
+        if let existing = open[id]?[feature], (try? await existing.value)?.isClosed != true {
             opening = existing
         } else {
             opening = Task { try await plugins.open(feature: feature, on: link) }

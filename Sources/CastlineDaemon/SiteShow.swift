@@ -8,11 +8,12 @@ package enum SiteShow {
     /// pre-flight's decision); ignored for a dashboard.
     package static func show(_ site: SiteArguments, force: Bool, on link: CastSession, device: CastDevice,
                              channels: PluginChannels, timeout: Double = 15) async throws(ControlError) -> (app: ApplicationInfo, reply: JSONValue) {
-        guard let feature = channels.feature(forNamespace: site.namespace) else {
+        guard let (feature, unavailable) = channels.owner(ofNamespace: site.namespace) else {
             throw ControlError(.unavailable, "site_plugin_missing",
                                "no channel plugin declares \(site.namespace): the web-pages plugin (libCastlinePluginWebPages.so) is not loaded; "
                                + "`castline plugins` lists what is")
         }
+        if let unavailable { throw ControlPlane.pluginUnavailable(feature, namespace: site.namespace, unavailable) }
         let app: ApplicationInfo
         if let running = await link.application, running.appID == site.appID { app = running } else {
             app = try await ControlPlane.launch(site.appID, on: link, device: device)
@@ -30,6 +31,7 @@ package enum SiteShow {
         }
         switch await handle.command(command, timeout: timeout) {
         case .success(let reply): return (app, reply)
+        case .failure(let error) where error.code == "plugin_unavailable": throw error
         case .failure(let error): throw ControlError(.refused, error.code, "\(device.friendlyName): \(error.message)")
         }
     }

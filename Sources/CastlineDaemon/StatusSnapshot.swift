@@ -1,4 +1,5 @@
 import CastCore
+import CastMediaServer
 import CastSender
 
 /// What a device shows at one moment: the app, the device volume and the media status, with the
@@ -134,7 +135,7 @@ package struct StatusSnapshot: Sendable {
             if let title { o.set("title", .string(title)) }
             if let subtitle { o.set("subtitle", .string(subtitle)) }
             if let info {
-                o.set("contentId", .string(info.contentID))
+                o.set("contentId", .string(ServedMediaNames.shared.redact(info.contentID)))
                 if !info.contentType.isEmpty { o.set("contentType", .string(info.contentType)) }
                 o.set("streamType", .string(info.streamType.rawValue))
                 if let duration = info.duration { o.set("duration", .double(duration)) }
@@ -146,7 +147,7 @@ package struct StatusSnapshot: Sendable {
                 o.set("badge", .string(video.badge))
             }
             o.set("mediaSessionId", .int(Int64(media.mediaSessionID)))
-            o.set("mediaStatus", media.json)
+            o.set("mediaStatus", media.json.redactingServedURLs)
         }
         return .object(o)
     }

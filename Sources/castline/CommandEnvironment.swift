@@ -54,6 +54,9 @@ final class CommandEnvironment: @unchecked Sendable {
             pluginConfigs: pluginConfigs, disabledPlugins: Set(config.plugins.disabled), featureKinds: kinds,
             scanner: PluginScanner.castline(timeout: config.plugins.callTimeout), callTimeout: config.plugins.callTimeout)
         hostConfiguration.isolatedPlugins = Set(config.plugins.isolated)
+        hostConfiguration.inProcessPlugins = Set(config.plugins.inProcess)
+        hostConfiguration.limits = IsolationLimits(memoryMB: config.plugins.limits.memoryMB, cpuSeconds: config.plugins.limits.cpuSeconds,
+                                                   openFiles: config.plugins.limits.openFiles)
         plugins = PluginHost(configuration: hostConfiguration, logSystem: logSystem)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         if !kinds.isEmpty { plugins.loadAll() }

@@ -18,11 +18,13 @@ final class LocalHub: ControlTarget {
         var config = environment.config
         config.jobs = []
         let layers = LogRuleLayers(config: nil, configSource: config.file, environment: nil, commandLine: nil, defaultMinimum: .warning)
+        // Direct mode serves the files its user names, from this process (run as that user).
         daemon = Daemon(config: config, providers: [], logSystem: environment.logSystem, group: environment.group, logLayers: layers,
-                        jobStore: nil, plugins: HostChannelPlugins(host: environment.plugins), linkRetryDelay: nil)
+                        jobStore: nil, plugins: HostChannelPlugins(host: environment.plugins), linkRetryDelay: nil,
+                        localMedia: .anywhere, mediaPorts: servePort == 0 ? nil : servePort...servePort)
         let plugins = environment.plugins
         plane = ControlPlane(daemon: daemon, config: config, logSystem: environment.logSystem, group: environment.group,
-                             probe: { media, type, head in plugins.probeMediaFormat(url: media, contentType: type, body: head).mapError { $0 } }, servePort: servePort)
+                             probe: { media, type, head in plugins.probeMediaFormat(url: media, contentType: type, body: head).mapError { $0 } })
     }
 
     func devices(_ text: String?) async throws -> [String] {

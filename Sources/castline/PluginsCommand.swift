@@ -217,8 +217,13 @@ struct PluginHostCommand: ParsableCommand {
 
     @Argument(help: "The plugin file.")
     var path: String
+    @Option(name: .long, help: "The helper's descriptor limit (RLIMIT_NOFILE), from plugins.limits.open_files.")
+    var openFiles: Int?
+    @Option(name: .long, help: "plugins.limits.memory_mb: the parent kills the helper over it; a hard bound on its data (RLIMIT_DATA) at twice that plus 256 MiB catches a leak between its samples.")
+    var memoryMB: Int?
 
     func run() throws {
+        PluginHostChild.applyLimits(openFiles: openFiles, memoryMB: memoryMB)
         _exit(PluginHostChild.run(path: path))
     }
 }

@@ -135,16 +135,17 @@ struct ByteRangeTests {
     }
 }
 
-@Suite("ServedFile.inFolder")
+@Suite("ServedFile in a folder")
 struct ServedFolderTests {
     @Test("files of a published folder: plain names only, the type from the extension")
     func folder() {
-        let files = ["hls/": ServedFile(path: "/tmp/t", contentType: "application/x-mpegURL")]
-        #expect(ServedFile.inFolder("hls/index.m3u8", of: files) == ServedFile(path: "/tmp/t/index.m3u8", contentType: "application/x-mpegURL"))
-        #expect(ServedFile.inFolder("hls/seg00001.m4s", of: files)?.contentType == "video/iso.segment")
-        #expect(ServedFile.inFolder("hls/init.mp4", of: files)?.contentType == "video/mp4")
-        for bad in ["hls/../etc/passwd", "hls/..", "hls/.hidden", "hls/", "other/index.m3u8", "hls/a b.m4s", "index.m3u8"] {
-            #expect(ServedFile.inFolder(bad, of: files) == nil, "\(bad)")
+        #expect(ServedFile.folderFileType("index.m3u8", folderType: "x/y") == "application/x-mpegURL")
+        #expect(ServedFile.folderFileType("seg00001.m4s", folderType: "x/y") == "video/iso.segment")
+        #expect(ServedFile.folderFileType("init.mp4", folderType: "x/y") == "video/mp4")
+        #expect(ServedFile.folderFileType("notes.bin", folderType: "x/y") == "x/y")
+        #expect(ServedFile.isPlainLeaf("seg00001.m4s"))
+        for bad in ["..", ".hidden", "", "a b.m4s", "a/b", "a%2F"] {
+            #expect(!ServedFile.isPlainLeaf(Substring(bad)), "\(bad)")
         }
     }
 }

@@ -7,18 +7,21 @@ import Testing
 /// ranges, HEAD, CORS, errors, keep-alive and the request history.
 @Suite("MediaFileServer over loopback")
 struct MediaFileServerTests {
-    @Test("the URL is http://host:port/<16 hex>/<name>")
+    @Test("the URL is http://host:port/<32 hex>/<name>, a token per published file")
     func urlShape() async throws {
         try await withMediaServerRig { rig in
-            let url = rig.server.url(for: "movie.mp4")
-            #expect(url == "http://127.0.0.1:\(rig.server.port)/\(rig.server.token)/movie.mp4")
-            #expect(rig.server.token.count == 16)
-            #expect(rig.server.token.allSatisfy { $0.isHexDigit && !$0.isUppercase })
+            let url = rig.publication.url(for: "movie.mp4")
+            #expect(url == "http://127.0.0.1:\(rig.server.port)/\(rig.token)/movie.mp4")
+            #expect(rig.token.count == 32)
+            #expect(rig.token.allSatisfy { $0.isHexDigit && !$0.isUppercase })
             #expect(rig.server.port > 0)
-            #expect(rig.server.url(for: "a b/ü%.mp4").hasSuffix("/a%20b%2F%C3%BC%25.mp4"))
-            try await withMediaServerRig { other in
-                #expect(other.server.token != rig.server.token, "each server draws its own token")
-            }
+            let odd = try rig.server.publish(["a b/ü%.mp4": ServedFile(path: "\(rig.directory)/\(rig.name)")], peers: ["127.0.0.1"])
+            #expect(odd.url(for: "a b/ü%.mp4").hasSuffix("/a%20b%2F%C3%BC%25.mp4"))
+            let again = try rig.server.publish([rig.name: ServedFile(path: "\(rig.directory)/\(rig.name)")], peers: ["127.0.0.1"])
+            #expect(again.url(for: rig.name) != url, "each publication draws its own token")
+            #expect(ServedMediaNames.shared.redact("playing \(url) now") == "playing movie.mp4 now", "views show the name, never the token")
+            #expect(ServedMediaNames.shared.redact("http://example.com/\(String(repeating: "a", count: 32))/x.mp4")
+                    == "http://example.com/\(String(repeating: "a", count: 32))/x.mp4", "a URL castline did not publish is left alone")
         }
     }
 
@@ -105,13 +108,39 @@ struct MediaFileServerTests {
     func notFound() async throws {
         try await withMediaServerRig { rig throws in
             let name = rig.target.split(separator: "/").last.map(String.init) ?? ""
-            for target in ["/0000000000000000/\(name)", "/\(rig.server.token)/other.mp4", "/\(name)", "/",
-                           "/\(rig.server.token)", "/\(rig.server.token)/", "/\(rig.server.token)/\(name)/x",
-                           "/\(rig.server.token)/%zz"] {
+            let zeros = String(repeating: "0", count: 32)
+            for target in ["/\(zeros)/\(name)", "/\(rig.token)/other.mp4", "/\(name)", "/",
+                           "/\(rig.token)", "/\(rig.token)/", "/\(rig.token)/\(name)/x",
+                           "/\(rig.token)/%zz", "/\(rig.token.prefix(16))/\(name)"] {
                 #expect(try rig.request("GET", target).status == 404, "\(target)")
             }
-            #expect(try rig.request("POST", "/0000000000000000/\(name)").status == 404)
+            #expect(try rig.request("POST", "/\(zeros)/\(name)").status == 404)
             #expect(try rig.request("GET", rig.target + "?t=1").status == 200, "a query is ignored")
+        }
+    }
+
+    @Test("a file answers only the address it was published for; others get 404, counted")
+    func onlyItsPeer() async throws {
+        try await withMediaServerRig { rig in
+            #expect(try rig.request("GET", headers: ["Range: bytes=0-9"]).status == 206)
+            let stranger = try rig.request("GET", headers: ["Range: bytes=0-9"], source: "127.0.0.2")
+            #expect(stranger.status == 404 && stranger.body == Array("not found\n".utf8))
+            #expect(try rig.request("OPTIONS", source: "127.0.0.2").status == 404)
+            #expect(rig.server.refusals.peer == 2)
+        }
+    }
+
+    @Test("a revoked file → 404 at once; other publications go on")
+    func revoked() async throws {
+        try await withMediaServerRig { rig in
+            let other = try rig.server.publish(["b.mp4": ServedFile(path: "\(rig.directory)/\(rig.name)")], peers: ["127.0.0.1"])
+            let otherTarget = MediaServerRig.target(of: other.url(for: "b.mp4"), server: rig.server)
+            #expect(rig.server.publishedCount == 2)
+            rig.publication.revoke()
+            #expect(try rig.request("GET").status == 404)
+            #expect(try rig.request("GET", otherTarget, headers: ["Range: bytes=0-0"]).status == 206)
+            rig.publication.revoke()
+            #expect(rig.server.publishedCount == 1, "revoking twice is harmless")
         }
     }
 
@@ -182,15 +211,109 @@ struct MediaFileServerTests {
         }
     }
 
-    @Test("a file removed after start → 404; the server keeps serving")
-    func removedFile() async throws {
+    @Test("the file is opened once, when published: removing, replacing or swapping in a symlink changes nothing served")
+    func openedOnce() async throws {
         try await withMediaServerRig(size: 10) { rig in
-            unlink("\(rig.directory)/\(rig.name)")
-            #expect(try rig.request("GET").status == 404)
-            try MediaServerRig.write([1, 2, 3], to: "\(rig.directory)/\(rig.name)")
-            let back = try rig.request("GET")
-            #expect(back.status == 200 && back.body == [1, 2, 3], "the file is opened per request")
+            let path = "\(rig.directory)/\(rig.name)"
+            unlink(path)
+            #expect(try rig.request("GET").body == rig.contents, "removed: the published inode is still served")
+            try MediaServerRig.write([1, 2, 3], to: path)
+            #expect(try rig.request("GET").body == rig.contents, "replaced: still the published file")
+            unlink(path)
+            try MediaServerRig.write(Array("secret".utf8), to: "\(rig.directory)/secret.txt")
+            defer { unlink("\(rig.directory)/secret.txt") }
+            #expect(symlink("\(rig.directory)/secret.txt", path) == 0)
+            #expect(try rig.request("GET").body == rig.contents, "a symlink swapped in is never followed")
         }
+    }
+
+    @Test("publishing refuses a symlink anywhere in the path, '..', and a path outside its root")
+    func publishRefusals() async throws {
+        try await withMediaServerRig(size: 10) { rig in
+            let link = "\(rig.directory)/link.mp4"
+            #expect(symlink("\(rig.directory)/\(rig.name)", link) == 0)
+            defer { unlink(link) }
+            #expect(throws: OpenedMediaFile.Failure.self) { try rig.server.publish(["l": ServedFile(path: link)], peers: ["127.0.0.1"]) }
+            #expect(throws: OpenedMediaFile.Failure.self) {
+                try rig.server.publish(["l": ServedFile(path: "\(rig.directory)/../\(rig.directory.split(separator: "/").last!)/\(rig.name)")], peers: ["127.0.0.1"])
+            }
+            #expect(throws: OpenedMediaFile.Failure.self) {
+                try rig.server.publish(["l": ServedFile(path: "\(rig.directory)/\(rig.name)", root: "/nonexistent-root")], peers: ["127.0.0.1"])
+            }
+            let beneath = try rig.server.publish(["m": ServedFile(path: "\(rig.directory)/\(rig.name)", root: rig.directory)], peers: ["127.0.0.1"])
+            #expect(try rig.request("GET", MediaServerRig.target(of: beneath.url(for: "m"), server: rig.server)).body == rig.contents)
+            #expect(rig.server.publishedCount == 2, "a refused publication publishes nothing")
+        }
+    }
+
+    @Test("a published folder serves its plain files (a transcoder's segments), never a link inside it")
+    func folder() async throws {
+        try await withMediaServerRig(size: 10) { rig in
+            let folder = "\(rig.directory)/hls"
+            #expect(mkdir(folder, 0o700) == 0)
+            defer { rmdir(folder) }
+            let segment = "\(folder)/seg1.m4s"
+            try MediaServerRig.write([9, 8, 7], to: segment)
+            defer { unlink(segment) }
+            let publication = try rig.server.publish(["hls/": ServedFile(path: folder, contentType: "application/x-mpegURL")], peers: ["127.0.0.1"])
+            let base = MediaServerRig.target(of: publication.url(for: "hls"), server: rig.server)
+            let got = try rig.request("GET", base + "/seg1.m4s")
+            #expect(got.status == 200 && got.body == [9, 8, 7] && got.header("Content-Type") == "video/iso.segment")
+            try MediaServerRig.write([1], to: "\(folder)/seg2.m4s")
+            defer { unlink("\(folder)/seg2.m4s") }
+            #expect(try rig.request("GET", base + "/seg2.m4s").body == [1], "files appear while the folder is served")
+            #expect(symlink("\(rig.directory)/\(rig.name)", "\(folder)/seg3.m4s") == 0)
+            defer { unlink("\(folder)/seg3.m4s") }
+            #expect(try rig.request("GET", base + "/seg3.m4s").status == 404)
+            #expect(try rig.request("GET", base + "/..%2F\(rig.name)").status == 404)
+        }
+    }
+
+    @Test("a pipelining client that never reads its answers holds one response, not one open file per request")
+    func pipeliningHeldBack() async throws {
+        try await withMediaServerRig(size: 4_000_000) { rig in
+            let client = try rig.client()
+            defer { client.close() }
+            let fdsBefore = openDescriptors()
+            let request = RawHTTPClient.requestText("GET", rig.target)
+            // 400 whole-file requests in one go, never read: the first answer fills the socket buffers.
+            try? client.send(String(repeating: request, count: 400))
+            _ = await pollUntil(timeout: 2) { rig.server.requests.count >= 1 }
+            let fdsDuring = openDescriptors()
+            #expect(fdsDuring - fdsBefore <= 3, "open descriptors grew from \(fdsBefore) to \(fdsDuring)")
+            #expect(rig.server.requests.count <= 2, "\(rig.server.requests.count) answers while the client reads none")
+        }
+    }
+
+    @Test("connections are bounded per address, and one that brings no whole request in time is closed")
+    func connectionBounds() async throws {
+        var limits = MediaFileServer.Limits()
+        limits.connectionsPerPeer = 2
+        limits.idleTimeout = 0.3
+        try await withMediaServerRig(size: 10, limits: limits) { rig in
+            let first = try rig.client(), second = try rig.client()
+            defer { first.close(); second.close() }
+            let third = try rig.client()
+            defer { third.close() }
+            #expect(try third.readsEOF(), "the third connection from one address is closed")
+            #expect(await pollUntil(timeout: 2) { rig.server.refusals.connectionsPerPeer == 1 })
+            // A header line, then silence: closed by the request bound.
+            try first.send("GET \(rig.target) HTTP/1.1\r\n")
+            #expect(try first.readsEOF())
+            #expect(await pollUntil(timeout: 2) { rig.server.refusals.idle >= 2 })
+            let fresh = try rig.client()
+            defer { fresh.close() }
+            #expect(try fresh.request("GET", rig.target).status == 200, "freed slots are usable again")
+        }
+    }
+
+    /// This process's open descriptors.
+    func openDescriptors() -> Int {
+        guard let dir = opendir("/proc/self/fd") else { return -1 }
+        defer { closedir(dir) }
+        var count = 0
+        while readdir(dir) != nil { count += 1 }
+        return count
     }
 
     @Test("stop closes the listener and open connections")
@@ -217,7 +340,7 @@ struct MediaFileServerTests {
           .enabled(if: TestEnvironment.hasIPv6Loopback, "needs IPv6 on the loopback interface (no socket binds [::1])"))
     func ipv6() async throws {
         try await withMediaServerRig(size: 1000, host: "::1") { rig in
-            #expect(rig.server.url(for: rig.name).hasPrefix("http://[::1]:\(rig.server.port)/"))
+            #expect(rig.publication.url(for: rig.name).hasPrefix("http://[::1]:\(rig.server.port)/"))
             let response = try rig.request("GET", headers: ["Range: bytes=0-9"])
             #expect(response.status == 206 && response.body == Array(rig.contents[0...9]))
         }

@@ -25,8 +25,9 @@ final class RawHTTPClient {
     private var buffer: [UInt8] = []
     private var closed = false
 
-    /// Connects to `host` (an IPv4 or IPv6 literal) on `port`.
-    init(host: String, port: Int) throws {
+    /// Connects to `host` (an IPv4 or IPv6 literal) on `port`, from the local address `source`
+    /// when given (`127.0.0.2`: another machine, as the server sees it).
+    init(host: String, port: Int, source: String? = nil) throws {
         var hints = addrinfo()
         hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -40,6 +41,21 @@ final class RawHTTPClient {
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            guard inet_pton(AF_INET, source, &local.sin_addr) == 1 else {
+                Glibc.close(fd)
+                throw Failure(description: "bad source address \(source)")
+            }
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                Glibc.close(fd)
+                throw Failure(description: "bind to \(source): errno \(errno)")
+            }
+        }
         guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
             let code = errno
             Glibc.close(fd)

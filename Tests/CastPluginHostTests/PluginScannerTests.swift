@@ -19,6 +19,8 @@ import Glibc
         try PluginHostRig(paths: paths) {
             $0.allowedNamespaces = ["urn:x-cast:org.castline.test"]
             $0.scanner = PluginScanner(executable: castline, timeout: timeout)
+            // The scan is under test, not containment: the fixture that comes through runs here.
+            $0.inProcessPlugins = ["test-good"]
         }
     }
 

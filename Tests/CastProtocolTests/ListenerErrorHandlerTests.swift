@@ -100,6 +100,12 @@ struct ListenerErrorHandlerTests {
             #expect(record.message.contains("pausing accepts for 300 ms"))
             #expect(record.fields["errno"] == .int(EMFILE))
             #expect(record.fields["failedAccepts"] == .int(1))
+
+            // A listener that stays starved logs no line per failed accept: one a minute at most.
+            for _ in 0..<3 { listener.channel.pipeline.fireErrorCaught(IOError(errnoCode: EMFILE, reason: "accept4")) }
+            try await Self.waitUntil("autoRead off again") { try await !listener.autoRead() }
+            #expect(system.flush())
+            #expect(sink.records.filter { $0.level == .error }.count == 1)
         }
     }
 

@@ -12,19 +12,20 @@ import Testing
 @Suite("MediaFetcher over loopback")
 struct MediaFetcherTests {
     /// A served temporary file of `size` bytes; removed by `cleanup`.
-    static func serve(size: Int, group: EventLoopGroup) async throws -> (MediaFileServer, cleanup: () -> Void) {
+    static func serve(size: Int, group: EventLoopGroup) async throws -> (MediaFileServer, url: String, cleanup: () -> Void) {
         var template = Array("/tmp/castline-fetch-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }), let real = realpath(made, nil) else {
             throw MediaFetchTestFailure()
         }
-        let directory = String(cString: made)
+        let directory = String(cString: real)
+        free(real)
         let path = "\(directory)/clip.mp4"
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         guard fd >= 0, ftruncate(fd, off_t(size)) == 0 else { throw MediaFetchTestFailure() }
         close(fd)
-        let server = try await MediaFileServer.start(file: ServedFile(path: path, contentType: "video/mp4"),
-                                                     host: "127.0.0.1", group: group, logSystem: LogSystem())
-        return (server, { unlink(path); rmdir(directory) })
+        let server = try await MediaFileServer.start(host: "127.0.0.1", group: group, logSystem: LogSystem())
+        let published = try server.publish(["clip.mp4": ServedFile(path: path, contentType: "video/mp4")], peers: ["127.0.0.1"])
+        return (server, published.url(for: "clip.mp4"), { unlink(path); rmdir(directory) })
     }
 
     /// Runs `body` on a one-thread event-loop group that is shut down afterwards, also when `body` throws.
@@ -35,9 +36,8 @@ struct MediaFetcherTests {
     @Test("GET with Range: 206, Content-Range, Content-Type and at most n bytes")
     func fetchesRange() async throws {
         try await Self.withGroup { group in
-            let (server, cleanup) = try await Self.serve(size: 300_000, group: group)
+            let (server, url, cleanup) = try await Self.serve(size: 300_000, group: group)
             try await withTeardown(server, { await $0.stop(); cleanup() }) { server in
-                let url = server.url(for: "clip.mp4")
                 let result = try await MediaFetcher.fetch(url: url, group: group).get()
                 var expected = MediaFetchResult(url: url, status: 206, contentRange: "bytes 0-65535/300000",
                                                 contentType: "video/mp4", bytes: 65536, error: nil)
@@ -50,6 +50,9 @@ struct MediaFetcherTests {
                 let missing = try await MediaFetcher.fetch(url: "http://127.0.0.1:\(server.port)/nope?x=1#f", group: group).get()
                 #expect(missing.status == 404 && missing.error == nil)
                 #expect(server.requests.contains { $0.range == "bytes=0-65535" && $0.status == 206 })
+                let elsewhere = try await MediaFetcher.fetch(url: url, group: group, source: "127.0.0.2").get()
+                #expect(elsewhere.status == 404, "fetched from the device's own address, another one is refused")
+                #expect(server.requests.last?.peer.hasPrefix("127.0.0.2:") == true)
             }
         }
     }

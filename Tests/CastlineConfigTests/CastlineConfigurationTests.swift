@@ -57,6 +57,30 @@ import Testing
         #expect(problems.count == 2 && problems[0].contains("hardware_encoding") && problems[1].contains("must be a device node under /dev"), "\(problems)")
     }
 
+    @Test func mediaRootsAndPortAreCheckedAtEachValue() throws {
+        let (config, _) = try CastlineConfiguration.parse("media:\n  roots: [/srv/signage, /home/shared]\n  port: 8100-8119\n", file: "c.yaml")
+        #expect(config.media.roots == ["/srv/signage", "/home/shared"] && config.media.ports == 8100...8119)
+        #expect(try CastlineConfiguration.parse("media: {port: 8100}", file: "c.yaml").0.media.ports == 8100...8100)
+        #expect(try CastlineConfiguration.parse("", file: "c.yaml").0.media.ports == 0...0)
+        #expect(errors("media:\n  roots: [srv]\n  port: 8119-8100\n") == [
+            "c.yaml:2:10: error: media.roots must list absolute folders, not \"srv\"",
+            "c.yaml:3:9: error: media.port must be a port (8100) or a range of ports (8100-8119) between 1 and 65535, not \"8119-8100\"",
+        ])
+    }
+
+    @Test func pluginsInProcessAndLimitsAreCheckedAtEachValue() throws {
+        let (config, _) = try CastlineConfiguration.parse(
+            "plugins:\n  in_process: [acme-avahi]\n  limits: {memory_mb: 64, cpu_seconds: 5, open_files: 100}\n", file: "c.yaml")
+        #expect(config.plugins.inProcess == ["acme-avahi"])
+        #expect(config.plugins.limits == { var l = PluginLimits(); l.memoryMB = 64; l.cpuSeconds = 5; l.openFiles = 100; return l }())
+        #expect(try CastlineConfiguration.parse("", file: "c.yaml").0.plugins.limits == PluginLimits())
+        let problems = errors("plugins:\n  isolated: [x]\n  in_process: [x]\n  limits: {memory_mb: 1, ram: 3}\n")
+        #expect(problems.count == 3, "\(problems)")
+        #expect(problems.contains { $0.contains("in both plugins.isolated and plugins.in_process") }, "\(problems)")
+        #expect(problems.contains { $0.contains("unknown key \"ram\" in plugins.limits") }, "\(problems)")
+        #expect(problems.contains { $0.contains("plugins.limits.memory_mb must be between 16") }, "\(problems)")
+    }
+
     @Test func aSiteJobTakesAPageAndItsKeepAliveSettings() throws {
         let (config, _) = try CastlineConfiguration.parse("""
             jobs:

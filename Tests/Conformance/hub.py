@@ -32,8 +32,10 @@ class Hub:
 
     def __init__(self, netns, sim, workdir, jobs="", api_extra="", log_rules="info,CastChannel.*:warning", env=None,
                  config_from_env=False, json_log=None, plugins="", plugin_paths=(),
-                 allowed_namespaces=(ECHO_NS, "urn:x-cast:org.castline.test")):
+                 allowed_namespaces=(ECHO_NS, "urn:x-cast:org.castline.test"), media_roots=("/tmp",)):
         """`config_from_env`: the config reaches `castline run` through CASTLINE_CONFIG, not --config.
+        `media_roots`: the config's media.roots (the folders the daemon serves local files from; the
+        tests make their media under /tmp); empty: none.
         `json_log`: a JSON Lines file the json-sink plugin writes the daemon's records to.
         `plugins` is the config's plugins: section (YAML text, without the key); `plugin_paths`
         come after the echo plugin's --plugin-path."""
@@ -43,6 +45,8 @@ class Hub:
         sinks = f", sinks: [{{type: json, options: {{path: {json_log}}}}}]" if json_log else ""
         namespaces = ", ".join(json.dumps(n) for n in allowed_namespaces)
         plugins_section = "plugins: " + plugins if plugins else ""
+        roots = ", ".join(json.dumps(r) for r in media_roots)
+        media_section = f"media: {{roots: [{roots}]}}" if media_roots and "media:" not in api_extra else ""
         devices = "\n".join(f"  - {{name: \"{d['name']}\", host: {d['address']}, port: {d['castPort']}}}" for d in sim.ready["devices"])
         with open(self.config, "w") as f:
             f.write(f"""devices:
@@ -51,6 +55,7 @@ discovery: {{providers: [static]}}
 channels: {{allowed_namespaces: [{namespaces}]}}
 logging: {{rules: "{log_rules}"{sinks}}}
 {plugins_section}
+{media_section}
 api:
   socket: {self.socket}
 {api_extra}

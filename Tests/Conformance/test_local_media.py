@@ -190,7 +190,7 @@ def test_4k_hdr10_mkv_plays_on_a_4k_hdr_model_after_a_remux(netns, workdir, medi
         process, started = start_cast(netns, media["hdr10.mkv"])
         try:
             assert started["state"] == "PLAYING", started
-            assert started["servedURL"].endswith("/hls/index.m3u8"), started
+            assert started["served"] == "hdr10.mkv", started
             assert started["transcode"]["action"] == "remux", started
             check = wait_until(lambda: checked(sim), 10, "the simulator's media check")[-1]
             assert check["result"] == "ok" and "hevc Main 10 3840x2160" in check["reason"], check
@@ -244,7 +244,7 @@ def test_h264_mp4_plays_as_is_with_no_ffmpeg(netns, workdir, media):
     try:
         process, started = start_cast(netns, media["h264.mp4"])
         try:
-            assert started["state"] == "PLAYING" and started["servedURL"].endswith("/h264.mp4"), started
+            assert started["state"] == "PLAYING" and started["served"] == "h264.mp4", started
             assert "transcode" not in started, started
             assert not ffmpeg_pids(netns), "no ffmpeg for media the device plays as is"
             check = wait_until(lambda: checked(sim), 10, "the simulator's media check")[-1]

@@ -107,6 +107,7 @@ def test_an_in_process_crash_ends_the_daemon_and_a_restart_resumes_every_session
         f.write(f"""discovery: {{providers: [static]}}
 channels: {{allowed_namespaces: ["urn:x-cast:org.castline.test"]}}
 logging: {{rules: "info,CastChannel.*:warning"}}
+plugins: {{in_process: [test-crashes-in-channel]}}   # not castline's own: in its process only when the config says so
 session: {{resume_file: {workdir}/resume.json}}
 api: {{socket: {workdir}/api.sock}}
 daemon: {{jobs_file: {workdir}/jobs.json}}

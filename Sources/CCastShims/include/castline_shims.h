@@ -42,6 +42,27 @@ int castline_heap_set_mmap_threshold(size_t bytes);
 /// thread that never exits. Returns the child's pid, or -errno.
 pid_t castline_spawn_tethered(const char *path, char *const argv[], int stdout_fd, int stderr_fd);
 
+/// One loaded segment (PT_LOAD) of an image in this process: its address range and whether it
+/// is readable and executable.
+typedef struct {
+    unsigned long start;
+    unsigned long end;
+    int readable;
+    int executable;
+} castline_segment;
+
+/// The PT_LOAD segments of every object loaded now (dl_iterate_phdr), at most `capacity` of them
+/// into `out`; returns how many were written, and the number of loaded objects in `objects`.
+size_t castline_loaded_segments(castline_segment *out, size_t capacity, size_t *objects);
+
+/// How many objects were ever loaded and unloaded (glibc's dlpi_adds + dlpi_subs): changes
+/// whenever the set of loaded objects does. Cheap: one step of dl_iterate_phdr.
+unsigned long long castline_loaded_generation(void);
+
+/// process_vm_readv on this process: copies `count` bytes at `remote` into `local`; the bytes
+/// copied, or -1 (errno EFAULT for an unreadable address).
+long castline_read_own_memory(void *local, const void *remote, size_t count);
+
 #ifdef __cplusplus
 }
 #endif
