@@ -124,9 +124,9 @@ bench-sinks: deps
 	"$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sink-bench" json-isolated "$$($(SWIFT) build -c release --show-bin-path)" /tmp
 	Benchmarks/journald-sink.sh "$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/castline-sink-bench" "$$($(SWIFT) build -c release --show-bin-path)"
 
-# Each libFuzzer target for FUZZ_SECONDS seconds.
+# Each libFuzzer target for FUZZ_SECONDS seconds (pluginabi: hostile plugin descriptors and host-service arguments).
 fuzz-smoke: deps
-	@for t in frame payload rules glob sim pluginjson config logline nearbytxt deviceauth; do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+	@for t in frame payload rules glob sim pluginjson config logline nearbytxt deviceauth pluginabi; do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
 
 # Casts a sample to the built-in simulator and shows the live status view (scripts/demo.sh).
 demo: deps

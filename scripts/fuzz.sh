@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one libFuzzer target for SECONDS seconds:  scripts/fuzz.sh {frame|payload|rules|glob|sim|pluginjson|config|logline|nearbytxt|deviceauth} SECONDS
+# Runs one libFuzzer target for SECONDS seconds:  scripts/fuzz.sh {frame|payload|rules|glob|sim|pluginjson|config|logline|nearbytxt|deviceauth|pluginabi} SECONDS
 # Builds Fuzz/ into .build-fuzz with -sanitize=fuzzer,address. Seeds come from Fuzz/seeds/TARGET
 # (read only); new inputs go to .build-fuzz/corpus/TARGET, crashes to .build-fuzz/artifacts/.
 # Any input slower than 2 s counts as a failure (-timeout=2): slowdowns are bugs here.

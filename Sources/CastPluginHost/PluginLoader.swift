@@ -73,7 +73,12 @@ public enum PluginLoader {
         }
         let featureStride = Int(descriptor.feature_struct_size)
         var featureBytes: [UInt8] = []
-        if descriptor.feature_count > 0 {
+        // size_t arrives as Int: a count with the top bit set reads as negative.
+        guard (0...PluginMemory.Limit.features).contains(descriptor.feature_count) || descriptor.feature_count > PluginMemory.Limit.features else {
+            return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id,
+                "declares \(UInt(bitPattern: descriptor.feature_count)) features (at most \(PluginMemory.Limit.features))"))
+        }
+        if descriptor.feature_count != 0 {
             guard descriptor.features != nil else {
                 return .failure(PluginLoadError(.badDescriptor, path: path, pluginID: id, "declares \(descriptor.feature_count) features but the array is NULL"))
             }

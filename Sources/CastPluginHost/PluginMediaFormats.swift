@@ -134,8 +134,8 @@ final class ProbeCall: @unchecked Sendable {
                         guard let ctx else { return }
                         let collector = Unmanaged<JSONCollector>.fromOpaque(ctx).takeUnretainedValue()
                         // The length is the plugin's word: bounded, and the bytes read safely.
-                        guard length <= PluginMemory.Limit.json else {
-                            collector.problem = "emitted a report of \(length) bytes, over the \(PluginMemory.Limit.json) a report may have; refused"
+                        guard (0...PluginMemory.Limit.json).contains(length) else {
+                            collector.problem = "emitted a report of \(UInt(bitPattern: length)) bytes, over the \(PluginMemory.Limit.json) a report may have; refused"
                             return
                         }
                         guard let bytes = PluginMemory.bytes(json.map(UnsafeRawPointer.init), count: length) else {

@@ -59,7 +59,7 @@ enum PluginMemory {
     static func bytesOfString(_ pointer: UnsafePointer<CChar>?, limit: Int) -> Result<[UInt8], Failure> {
         guard let pointer else { return .failure(.null) }
         let start = UInt(bitPattern: pointer)
-        if let end = Images.shared.readableEnd(of: start) {
+        if let end = Images.directEnd(of: start) {
             let span = Int(min(UInt(limit + 1), end - start))
             let raw = UnsafeRawPointer(pointer)
             if let nul = memchr(raw, 0, span) {
@@ -90,7 +90,7 @@ enum PluginMemory {
         guard let pointer, count >= 0 else { return nil }
         guard count > 0 else { return [] }
         let start = UInt(bitPattern: pointer)
-        if let end = Images.shared.readableEnd(of: start), end - start >= UInt(count) {
+        if let end = Images.directEnd(of: start), end - start >= UInt(count) {
             return Array(UnsafeRawBufferPointer(start: pointer, count: count))
         }
         return copy(address: start, count: count)
@@ -163,6 +163,17 @@ enum PluginMemory {
     /// address falls outside all of them (a plugin loaded since).
     final class Images: Sendable {
         static let shared = Images()
+
+        /// Where a direct read from `address` may go: the end of its image segment. Never under
+        /// the fuzzer: AddressSanitizer poisons the gaps between globals, which are readable
+        /// memory but not any object's.
+        static func directEnd(of address: UInt) -> UInt? {
+            #if FUZZING
+            return nil
+            #else
+            return shared.readableEnd(of: address)
+            #endif
+        }
 
         private struct Segments {
             var readable: [(start: UInt, end: UInt)] = []

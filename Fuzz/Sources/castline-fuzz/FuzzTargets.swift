@@ -6,12 +6,13 @@ import CastProtoReference
 import CastlineConfig
 import CastlineLogs
 import CastNearby
+import CastPluginHost
 import NIOCore
 
 /// The fuzz targets. Each must never crash, hang or break an invariant (a broken invariant is
 /// a `precondition` failure, which libFuzzer reports as a crash with the input saved).
 enum FuzzTargets {
-    static let names = ["frame", "payload", "rules", "glob", "sim", "pluginjson", "config", "logline", "nearbytxt", "deviceauth"]
+    static let names = ["frame", "payload", "rules", "glob", "sim", "pluginjson", "config", "logline", "nearbytxt", "deviceauth", "pluginabi"]
 
     static func run(_ name: String, _ data: UnsafeRawBufferPointer) {
         switch name {
@@ -25,6 +26,8 @@ enum FuzzTargets {
         case "logline": logLine(data)
         case "nearbytxt": nearbyTXT(data)
         case "deviceauth": DeviceAuthFuzzTarget.run(data)
+        // Hostile descriptors for the plugin loader and hostile arguments for every host service.
+        case "pluginabi": PluginABIFuzzing.run(data)
         default: break
         }
     }
