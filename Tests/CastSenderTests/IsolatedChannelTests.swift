@@ -95,7 +95,7 @@ import Glibc
             let host = PluginHost(configuration: configuration, logSystem: rig.logSystem)
             host.loadAll()
             // Isolated, its discovery is refused (channels, media formats and sinks run there).
-            #expect(host.problems.count == 1 && host.problems.allSatisfy { "\($0)".contains("load the plugin in process for its discovery") },
+            #expect(host.problems.count == 1 && host.problems.allSatisfy { "\($0)".contains("add test-blocks to plugins.in_process") },
                     "\(host.problems)")
             let helper = try #require(host.isolatedPlugin("test-blocks"))
             let firstPID = try #require(helper.helperPID)

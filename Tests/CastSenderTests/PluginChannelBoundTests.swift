@@ -53,7 +53,7 @@ import Testing
             await channel.close()
             #expect(ContinuousClock.now - closing < .seconds(6), "the plugin blocks 8 s; close must not wait for it")
             #expect(await channel.command(["do": "poke"]) == .failure(PluginCommandError(
-                "channel test-blocking-channel was disabled: its on_message did not return within 0.3 s")))
+                "channel test-blocking-channel was disabled: its on_message did not return within 0.3 s", unavailable: true)))
             // The plugin is disabled: no new channel of it opens.
             await #expect(throws: PluginLoadError.self) { try await host.openChannel(id: "test-blocking-channel", on: session) }
             // The session goes on.
