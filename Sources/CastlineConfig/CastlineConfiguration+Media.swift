@@ -33,7 +33,7 @@ extension CastlineConfiguration {
         }
         if let node = map.value("port"), let text = reader.string(node, path: "media.port") {
             if let ports = Self.portRange(text) { media.ports = ports } else {
-                reader.error(node.mark, "media.port must be a port (8100) or a range of ports (8100-8119) between 1 and 65535, not \"\(text)\"")
+                reader.error(node.mark, "media.port must be a port (8100), a range of ports (8100-8119) between 1 and 65535, or 0 (any), not \"\(text)\"")
             }
         }
         if let value = map.choice("hardware_encoding", MediaSettings.HardwareEncoding.allCases.map(\.rawValue)) {
@@ -46,8 +46,9 @@ extension CastlineConfiguration {
         }
     }
 
-    /// `8100` → 8100...8100, `8100-8119` → 8100...8119; nil for anything else.
+    /// `8100` → 8100...8100, `8100-8119` → 8100...8119, `0` → any port; nil for anything else.
     static func portRange(_ text: String) -> ClosedRange<Int>? {
+        if text.filter({ $0 != " " }) == "0" { return 0...0 }
         let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { Int($0.filter { $0 != " " }) }
         guard (1...2).contains(parts.count), let low = parts.first ?? nil, let high = parts.last ?? nil,
               (1...65535).contains(low), (low...65535).contains(high) else { return nil }

@@ -42,7 +42,7 @@ struct PluginsListCommand: AsyncParsableCommand {
             binary. Each file is described and initialised in a child process first (castline plugin-scan); one \
             that crashes (its signal is shown) or hangs (past plugins.call_timeout) there is listed as refused. A feature's status: active, shadowed (another plugin's feature with the same id has a \
             higher rank), not allowed (its declarations are not in discovery.allowed_services or \
-            channels.allowed_namespaces). --json: {"plugins":[…],"problems":[…],"shadowed":[…],"searchPath":[…]}.
+            channels.allowed_namespaces). RUNS says where each plugin would run: in castline's process (it             ships with castline, or plugins.in_process lists it) or isolated in a helper process. When a             castline run answers on its socket, its plugins' live states follow (loaded, isolated, restarting,             disabled, with the reason and the restarts). --json: {"plugins":[…],"problems":[…],"shadowed":[…],            "searchPath":[…],"daemon":[…]}.
             Exits 0 (problems are listed, not fatal); 2 when the config file has errors.
             """)
 
@@ -53,17 +53,36 @@ struct PluginsListCommand: AsyncParsableCommand {
         let host = inventory.host
         host.loadAll()
         defer { host.shutdown() }
+        // The running daemon's own view, when one answers.
+        let daemon = DaemonClient.find(direct: false, apiSocket: nil, config: options.config)
+            .flatMap { try? $0.client.send("GET", "/v1/plugins") }
+            .flatMap { $0.status == 200 ? $0.json?["plugins"]?.array : nil }
         if options.json {
-            let object: JSONValue = [
-                "plugins": .array(host.plugins.map { .object(inventory.json($0)) }),
+            var object: JSONObject = [
+                "plugins": .array(host.plugins.map { plugin in
+                    var entry = inventory.json(plugin)
+                    entry.set("runs", .string(host.isolatedPlugin(plugin.id) == nil ? "in_process" : "isolated"))
+                    return .object(entry)
+                }),
                 "problems": .array(host.problems.map(PluginInventory.json)),
                 "shadowed": .array(inventory.shadowedJSON()),
                 "searchPath": .array(inventory.searchPathJSON()),
             ]
-            printLine(object.serialized())
+            if let daemon { object.set("daemon", .array(daemon)) }
+            printLine(JSONValue.object(object).serialized())
             return
         }
         for line in Self.text(inventory) { printLine(line) }
+        if let daemon {
+            printLine("")
+            printLine("castline run:")
+            var rows = [["ID", "STATE", "RESTARTS", "REASON"]]
+            for plugin in daemon {
+                rows.append([plugin["id"]?.string ?? "?", plugin["state"]?.string ?? "?", "\(plugin["restarts"]?.int ?? 0)",
+                             plugin["reason"]?.string ?? "-"])
+            }
+            for line in formatTable(rows) { printLine("  " + line) }
+        }
     }
 
     static func text(_ inventory: PluginInventory) -> [String] {
@@ -72,11 +91,12 @@ struct PluginsListCommand: AsyncParsableCommand {
         if host.plugins.isEmpty {
             lines.append("no plugin loaded")
         } else {
-            var rows = [["ID", "VERSION", "FEATURES", "PATH", "SOURCE"]]
+            var rows = [["ID", "VERSION", "FEATURES", "RUNS", "PATH", "SOURCE"]]
             for plugin in host.plugins {
                 let declared = inventory.declaredFeatures(path: plugin.path)
                 let features = (declared.isEmpty ? plugin.features : declared).map(inventory.featureText)
                 rows.append([plugin.id, plugin.version, features.isEmpty ? "-" : features.joined(separator: ", "),
+                             host.isolatedPlugin(plugin.id) == nil ? "in process" : "isolated",
                              plugin.path, inventory.sourceText(of: plugin.path)])
             }
             lines += formatTable(rows)

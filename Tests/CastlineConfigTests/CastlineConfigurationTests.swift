@@ -64,7 +64,7 @@ import Testing
         #expect(try CastlineConfiguration.parse("", file: "c.yaml").0.media.ports == 0...0)
         #expect(errors("media:\n  roots: [srv]\n  port: 8119-8100\n") == [
             "c.yaml:2:10: error: media.roots must list absolute folders, not \"srv\"",
-            "c.yaml:3:9: error: media.port must be a port (8100) or a range of ports (8100-8119) between 1 and 65535, not \"8119-8100\"",
+            "c.yaml:3:9: error: media.port must be a port (8100), a range of ports (8100-8119) between 1 and 65535, or 0 (any), not \"8119-8100\"",
         ])
     }
 

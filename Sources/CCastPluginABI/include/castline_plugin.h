@@ -30,6 +30,22 @@
  * Strings handed to a plugin are valid only during the call; copy what you keep. Strings a plugin
  * hands to the host are copied by the host before the call returns.
  *
+ * Bounds. The host trusts no pointer, length, size, count or NUL a plugin hands over: it reads
+ * them without faulting (memory that is not readable is refused, never read past) and refuses,
+ * with an error record naming the plugin and the problem, anything over these bounds:
+ *   - a descriptor's, a feature's or a vtable's struct_size: at most 4096 bytes;
+ *   - feature_count: at most 256, and the whole array readable (a count past the array's end, or
+ *     entries that are no feature, refuse the whole plugin);
+ *   - every function pointer in a descriptor or vtable: inside the code of a loaded image;
+ *   - ids: at most 64 bytes ([a-z0-9._-]); namespaces 128; class names, field keys and
+ *     destinations 256; version, description, license, file and function names 4096; log
+ *     messages and field strings 65536 (each before its NUL);
+ *   - JSON text (send_message, complete_command, device_found, control_request): 1 MiB;
+ *   - a media-format probe's emit: at most 1 MiB, the bytes readable;
+ *   - log fields: the first 64, the array readable.
+ * A plugin that does not ship with castline runs in a helper process unless the config's
+ * plugins.in_process lists it; there a crash, a hang or going over plugins.limits restarts it.
+ *
  * Threading: every call into one feature instance (open, on_message, command, timer callbacks,
  * close, stop) is serialized by the host on that instance's own queue; log-sink write/flush run on
  * the sink's worker thread, one call at a time; media-format probe may run on any thread,
