@@ -67,13 +67,14 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
         self.scheme = scheme
         homeAssistant = settings.homeAssistant
         let options = MosquittoClient.Options(
-            host: settings.host, port: settings.port, clientID: "castline-\(settings.agent)", keepalive: settings.keepalive,
+            host: settings.host, port: settings.port, clientID: Self.clientID(agent: settings.agent, username: settings.username),
+            keepalive: settings.keepalive,
             username: settings.username, passwordFile: settings.passwordFile, tls: settings.tls, caFile: settings.caFile,
             willTopic: scheme.status, willPayload: "offline")
         let client = MosquittoClient(options: options, handlers: MosquittoClient.Handlers(
             connected: { [weak self] in self?.connected() },
             disconnected: { [weak self] reason in self?.disconnected(reason) },
-            message: { [weak self] topic, payload in self?.received(topic, payload) },
+            message: { [weak self] topic, payload, size, retained in self?.received(topic, payload, size: size, retained: retained) },
             problem: { [weak self] text in self?.problem(source: "broker", text) }))
         guard let client else { throw PluginError("libmosquitto could not create a client") }
         self.client = client
@@ -143,9 +144,24 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
 
     // MARK: Commands
 
-    private func received(_ topic: String, _ payload: [UInt8]) {
+    /// The MQTT client id: the username when there is one (what a broker with
+    /// `use_username_as_clientid` enforces, so no other credentials can take the agent's id),
+    /// else `castline-<agent>`.
+    static func clientID(agent: String, username: String?) -> String {
+        if let username, !username.isEmpty { return username }
+        return "castline-\(agent)"
+    }
+
+    private func received(_ topic: String, _ payload: [UInt8], size: Int, retained: Bool) {
         guard let scheme, let target = scheme.target(of: topic) else { return }
-        let (correlation, object, refusal) = CommandTranslator.parse(payload)
+        // A retained command would run again at every reconnect (and race discovery at start):
+        // commands are never taken from the retained store.
+        if retained {
+            problem(source: "retained", "retained command on \(topic) ignored: publish commands without the retain flag "
+                    + "(and clear it: mosquitto_pub -r -n -t '\(topic)')")
+            return
+        }
+        let (correlation, object, refusal) = CommandTranslator.parse(payload, size: size, now: Double(time(nil)))
         let resultTopic: String
         let plan: Result<CommandTranslator.Plan, CommandTranslator.Refusal>
         switch target {
@@ -162,7 +178,8 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
         }
         switch plan {
         case .failure(let refusal):
-            problem(source: topic, "command refused on \(topic): \(refusal.code): \(refusal.message)")
+            // One source for every command topic: a flood over many topics is one line a minute.
+            problem(source: "commands", "command refused on \(topic): \(refusal.code): \(refusal.message)")
             publishResult(resultTopic, CommandTranslator.result(correlation: correlation, status: 400, body: refusal.json))
         case .success(.request(let request)):
             if !self.request(request, .command(resultTopic: resultTopic, correlation: correlation)) {
@@ -297,7 +314,8 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
     /// Logs a problem at most once a minute per source (a topic, the broker).
     private func problem(source: String, _ text: String) {
         guard let suppressed = state.withLock({ $0.limiter.shouldLog(source: source, now: Self.now()) }) else { return }
-        host.log(.warning, class: Self.logClass, text, fields: ["source": .string(source), "suppressed": .int(Int64(suppressed))])
+        let summary = suppressed > 0 ? " (\(suppressed) more like it since the last report, not logged)" : ""
+        host.log(.warning, class: Self.logClass, text + summary, fields: ["source": .string(source), "suppressed": .int(Int64(suppressed))])
     }
 
     static func now() -> Double {

@@ -29,7 +29,9 @@ final class MosquittoClient: @unchecked Sendable {
         /// A session is up (CONNACK accepted): subscribe, publish the retained state.
         var connected: @Sendable () -> Void
         var disconnected: @Sendable (_ reason: String) -> Void
-        var message: @Sendable (_ topic: String, _ payload: [UInt8]) -> Void
+        /// A message: its topic, its payload (empty when it is over `maximumPayload`: then
+        /// `size` says how large it was), and whether the broker delivered it as retained.
+        var message: @Sendable (_ topic: String, _ payload: [UInt8], _ size: Int, _ retained: Bool) -> Void
         /// A problem worth a log line (never carries the password).
         var problem: @Sendable (_ text: String) -> Void
     }
@@ -65,11 +67,12 @@ final class MosquittoClient: @unchecked Sendable {
             let client = Unmanaged<MosquittoClient>.fromOpaque(user).takeUnretainedValue()
             let m = message.pointee
             let topic = m.topic.map { String(cString: $0) } ?? ""
+            // A payload over the limit is never copied: its size is what the refusal says.
             var bytes: [UInt8] = []
-            if let payload = m.payload, m.payloadlen > 0 {
+            if let payload = m.payload, m.payloadlen > 0, Int(m.payloadlen) <= CommandTranslator.maxPayload {
                 bytes = Array(UnsafeRawBufferPointer(start: payload, count: Int(m.payloadlen)))
             }
-            client.handlers.message(topic, bytes)
+            client.handlers.message(topic, bytes, Int(max(m.payloadlen, 0)), m.retain)
         }
     }
 

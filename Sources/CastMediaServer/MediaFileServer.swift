@@ -35,10 +35,9 @@ import Synchronization
 package final class MediaFileServer: Sendable {
     /// What one client may hold.
     package struct Limits: Sendable, Equatable {
-        /// Open connections in all; more are closed at once (and counted).
-        package var connections = 256
-        /// Open connections from one address.
-        package var connectionsPerPeer = 16
+        /// Open connections in all, and from one address; more are closed at once (and counted).
+        /// By default a quarter of the descriptor limit, at most 256, 16 per address.
+        package var connections = ConnectionGate.Limits.share(of: 0.25, floor: 16, ceiling: 256, perPeer: 16)
         /// Seconds a connection may take to bring its next whole request (silent, or trickling a
         /// header) before it is closed; a response in flight is not bounded (a paused device stops
         /// reading).
@@ -50,6 +49,7 @@ package final class MediaFileServer: Sendable {
     package struct Refusals: Sendable, Equatable {
         package var connections = 0
         package var connectionsPerPeer = 0
+        /// Connections closed for bringing no whole request in time.
         package var idle = 0
         /// Requests for a live token from an address it was not published for.
         package var peer = 0
@@ -82,7 +82,7 @@ package final class MediaFileServer: Sendable {
     package static func start(host: String, port: Int = 0, limits: Limits = Limits(), group: EventLoopGroup,
                               logSystem: LogSystem) async throws -> MediaFileServer {
         let log = Logger(class: "MediaFileServer", system: logSystem)
-        let shared = Shared(limits: limits, log: log)
+        let shared = Shared(gate: ConnectionGate("media server \(host)", limits: limits.connections, log: log))
         let configuration = MediaFileServerHandler.Configuration(shared: shared, threadPool: .singleton, log: log,
                                                                  requestTimeout: .nanoseconds(Int64(limits.idleTimeout * 1e9)))
         let listener = try await ServerBootstrap(group: group)
@@ -160,20 +160,27 @@ package final class MediaFileServer: Sendable {
     /// The files published now.
     package var publishedCount: Int { shared.state.withLock { $0.entries.count } }
     /// Open connections now.
-    package var connectionCount: Int { shared.state.withLock { $0.connections.count } }
+    package var connectionCount: Int { shared.gate.openCount }
     /// What was refused over a bound since start.
-    package var refusals: Refusals { shared.state.withLock { $0.refusals } }
+    package var refusals: Refusals {
+        var refusals = shared.state.withLock { $0.refusals }
+        let gate = shared.gate.refusals
+        refusals.connections = gate.total
+        refusals.connectionsPerPeer = gate.perPeer
+        return refusals
+    }
 
     /// Stops listening, closes open connections (a device mid-download sees the connection close)
     /// and every published file. Idempotent.
     package func stop() async {
+        shared.gate.close()
         let (connections, entries) = shared.state.withLock { state -> ([Channel], [Shared.Entry]) in
             state.stopped = true
             defer {
                 state.connections = [:]
                 state.entries = [:]
             }
-            return (Array(state.connections.values.map(\.channel)), Array(state.entries.values))
+            return (Array(state.connections.values), Array(state.entries.values))
         }
         try? await listener.close()
         for connection in connections { try? await connection.close() }
@@ -192,29 +199,21 @@ package final class MediaFileServer: Sendable {
             let peers: Set<String>
         }
 
-        struct Connection {
-            let channel: Channel
-            let peer: String
-        }
-
         struct State {
             var requests: [ServedRequest] = []
-            var connections: [ObjectIdentifier: Connection] = [:]
-            var perPeer: [String: Int] = [:]
+            /// Open connections, to close them at stop.
+            var connections: [ObjectIdentifier: Channel] = [:]
             var entries: [String: Entry] = [:]
             var refusals = Refusals()
             var stopped = false
         }
 
         let state = Mutex(State())
-        let limits: Limits
-        let log: Logger
-        /// The last warning about a bound, so a flood is one line a minute.
-        private let lastWarning = Mutex<Double>(-60)
+        /// The bounds on connections, in all and per address.
+        let gate: ConnectionGate
 
-        init(limits: Limits, log: Logger) {
-            self.limits = limits
-            self.log = log
+        init(gate: ConnectionGate) {
+            self.gate = gate
         }
 
         func record(_ request: ServedRequest) {
@@ -253,35 +252,22 @@ package final class MediaFileServer: Sendable {
             case wrongPeer
         }
 
-        /// Tracks `channel` until it closes; false (and counted) when the server has stopped or a
-        /// connection bound is reached.
+        /// Tracks `channel` until it closes; false when the server has stopped or a connection
+        /// bound is reached (the gate closed it and counted it).
         func register(_ channel: Channel) -> Bool {
+            guard gate.admit(channel) else { return false }
             let id = ObjectIdentifier(channel)
-            let peer = MediaFileServer.normalised(channel.remoteAddress?.ipAddress ?? "?")
-            let refusal = state.withLock { state -> String? in
-                guard !state.stopped else { return "" }
-                if state.connections.count >= limits.connections {
-                    state.refusals.connections += 1
-                    return "connections"
-                }
-                if state.perPeer[peer, default: 0] >= limits.connectionsPerPeer {
-                    state.refusals.connectionsPerPeer += 1
-                    return "connections_per_peer"
-                }
-                state.connections[id] = Connection(channel: channel, peer: peer)
-                state.perPeer[peer, default: 0] += 1
-                return nil
+            let accepted = state.withLock { state -> Bool in
+                guard !state.stopped else { return false }
+                state.connections[id] = channel
+                return true
             }
-            if let refusal {
-                if !refusal.isEmpty { warnOverBound(refusal, peer: peer) }
+            guard accepted else {
+                channel.close(promise: nil)
                 return false
             }
             channel.closeFuture.whenComplete { _ in
-                self.state.withLock { state in
-                    guard state.connections.removeValue(forKey: id) != nil else { return }
-                    let left = state.perPeer[peer, default: 1] - 1
-                    state.perPeer[peer] = left > 0 ? left : nil
-                }
+                self.state.withLock { _ = $0.connections.removeValue(forKey: id) }
             }
             return true
         }
@@ -290,22 +276,6 @@ package final class MediaFileServer: Sendable {
             state.withLock { $0.refusals.idle += 1 }
         }
 
-        /// One warning a minute at most for connections refused over a bound, with the counts.
-        private func warnOverBound(_ bound: String, peer: String) {
-            let now = MonotonicClock.seconds()
-            let due = lastWarning.withLock { last -> Bool in
-                guard now - last >= 60 else { return false }
-                last = now
-                return true
-            }
-            guard due else { return }
-            let refusals = state.withLock { $0.refusals }
-            log.warning("media connection from \(peer) refused: over the \(bound) bound (\(bound == "connections" ? limits.connections : limits.connectionsPerPeer)); "
-                        + "refused so far: \(refusals.connections) over connections, \(refusals.connectionsPerPeer) over connections_per_peer", [
-                "peer": .string(peer), "bound": .string(bound),
-                "refusedConnections": .int(refusals.connections), "refusedPerPeer": .int(refusals.connectionsPerPeer),
-            ])
-        }
     }
 
     // MARK: Tokens, addresses and percent-encoding
@@ -319,14 +289,8 @@ package final class MediaFileServer: Sendable {
         }.joined()
     }
 
-    /// An address as compared with a peer's: an IPv4-mapped IPv6 address as its IPv4 form, an
-    /// IPv6 zone dropped, lowercase.
-    package static func normalised(_ address: String) -> String {
-        var text = address.lowercased()
-        if let percent = text.firstIndex(of: "%") { text = String(text[..<percent]) }
-        if text.hasPrefix("::ffff:"), text.dropFirst(7).contains(".") { text = String(text.dropFirst(7)) }
-        return text
-    }
+    /// An address as compared with a peer's (``ConnectionGate/normalised(_:)``).
+    package static func normalised(_ address: String) -> String { ConnectionGate.normalised(address) }
 
     /// UTF-8 bytes outside RFC 3986 `unreserved` as `%XX` (so `/`, spaces and `%` are escaped).
     static func percentEncoded(_ text: String) -> String {

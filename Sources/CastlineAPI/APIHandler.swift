@@ -7,8 +7,11 @@ import NIOHTTP1
 /// One API connection: reads each request (a body of at most ``APIServer/maxBodySize``), checks
 /// the bearer token where one is required, routes it (``APIRoute``) and answers with JSON, the
 /// metrics text, or the event stream. Nothing reaches a device before the request has parsed.
-/// A connection that stays silent mid-request (or idle between requests) for the read timeout is
-/// closed. Loop-confined; the commands run on the control plane.
+/// A connection must bring each whole request within the read timeout of being ready for it (a
+/// silent one, or one that trickles a header line now and then, is closed). One request at a
+/// time: while its answer is computed and until it has been handed to the socket, the
+/// connection is not read (a client that pipelines requests without reading the answers holds
+/// one answer, not all of them). Loop-confined; the commands run on the control plane.
 final class APIHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -21,6 +24,10 @@ final class APIHandler: ChannelDuplexHandler {
         /// The token TCP requests must carry (`Authorization: Bearer …`); nil on the Unix socket.
         let token: APIToken?
         let log: Logger
+        /// How long a connection may take to bring its next whole request.
+        let requestTimeout: TimeAmount
+        /// Connections closed for bringing no whole request in time (shared by the listener's connections).
+        let timedOut: @Sendable () -> Void
     }
 
     private let context: Context
@@ -28,10 +35,61 @@ final class APIHandler: ChannelDuplexHandler {
     private var body: [UInt8] = []
     private var refused = false
     private var streaming = false
-    private var busy = false
+    /// Requests being answered (computed, or their answers not yet handed to the socket).
+    private var inFlight = 0
+    private var busy: Bool { inFlight > 0 }
+    private var readPending = false
+    /// Closes the connection when the next whole request has not arrived in time.
+    private var deadline: Scheduled<Void>?
 
     init(context: Context) {
         self.context = context
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        armDeadline(context.channel)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        context.fireChannelInactive()
+    }
+
+    /// Holds the connection's reads while a request is answered (a stream reads on: its client's
+    /// end of file ends it).
+    func read(context: ChannelHandlerContext) {
+        if busy && !streaming {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    /// Starts the wait for the next whole request.
+    private func armDeadline(_ channel: Channel) {
+        deadline?.cancel()
+        let timedOut = self.context.timedOut
+        let bound = NIOLoopBound(self, eventLoop: channel.eventLoop)
+        deadline = channel.eventLoop.scheduleTask(in: self.context.requestTimeout) {
+            let handler = bound.value
+            guard !handler.busy, !handler.streaming else { return }
+            timedOut()
+            handler.context.log.debug("API connection brought no whole request in time; closed")
+            channel.close(promise: nil)
+        }
+    }
+
+    /// The answer was handed to the socket (or failed): the next request may be read.
+    func answered(_ channel: Channel) {
+        inFlight -= 1
+        guard channel.isActive, inFlight == 0 else { return }
+        armDeadline(channel)
+        if readPending {
+            readPending = false
+            channel.read()
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -63,6 +121,8 @@ final class APIHandler: ChannelDuplexHandler {
         case .end:
             guard !refused, let head else { return }
             self.head = nil
+            deadline?.cancel()
+            deadline = nil
             handle(head, context: context)
         }
     }
@@ -109,12 +169,12 @@ final class APIHandler: ChannelDuplexHandler {
             EventStream.start(on: context.channel, version: head.version, subscription: self.context.events.subscribe(kinds),
                               log: self.context.log)
         case .success(.metrics):
-            busy = true
+            inFlight += 1
             Self.answer(head, started: started, on: NIOLoopBound(self, eventLoop: context.eventLoop), channel: context.channel) { [metrics = self.context.metrics] in
                 .text(await metrics(), contentType: "text/plain; version=0.0.4; charset=utf-8")
             }
         case .success(.command(let command)):
-            busy = true
+            inFlight += 1
             Self.answer(head, started: started, on: NIOLoopBound(self, eventLoop: context.eventLoop), channel: context.channel) { [plane = self.context.plane] in
                 let (status, json) = await Self.run(command, on: plane)
                 return .json(json, status: status)
@@ -147,17 +207,18 @@ final class APIHandler: ChannelDuplexHandler {
         Task {
             let answer = await compute()
             channel.eventLoop.execute {
-                bound.value.busy = false
+                let written: EventLoopFuture<Void>
                 switch answer {
                 case .json(let json, let status):
                     bound.value.log(head, status: Int(status.code), started: started)
-                    write(json.serialized() + "\n", contentType: "application/json", status: status, headers: HTTPHeaders(),
-                          keepAlive: keepAlive, version: head.version, channel: channel)
+                    written = write(json.serialized() + "\n", contentType: "application/json", status: status, headers: HTTPHeaders(),
+                                    keepAlive: keepAlive, version: head.version, channel: channel)
                 case .text(let text, let contentType):
                     bound.value.log(head, status: 200, started: started)
-                    write(text, contentType: contentType, status: .ok, headers: HTTPHeaders(), keepAlive: keepAlive, version: head.version,
-                          channel: channel)
+                    written = write(text, contentType: contentType, status: .ok, headers: HTTPHeaders(), keepAlive: keepAlive,
+                                    version: head.version, channel: channel)
                 }
+                written.whenComplete { _ in bound.value.answered(channel) }
             }
         }
     }
@@ -175,12 +236,18 @@ final class APIHandler: ChannelDuplexHandler {
 
     private func respond(_ json: JSONValue, status: HTTPResponseStatus, headers: HTTPHeaders = HTTPHeaders(), keepAlive: Bool,
                          context: ChannelHandlerContext) {
+        inFlight += 1
+        let channel = context.channel
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         Self.write(json.serialized() + "\n", contentType: "application/json", status: status, headers: headers, keepAlive: keepAlive,
-                   version: .http1_1, channel: context.channel)
+                   version: .http1_1, channel: channel)
+            .whenComplete { _ in bound.value.answered(channel) }
     }
 
+    /// Writes one whole answer; the future completes once its end has been handed to the socket.
+    @discardableResult
     static func write(_ text: String, contentType: String, status: HTTPResponseStatus, headers extra: HTTPHeaders, keepAlive: Bool,
-                      version: HTTPVersion, channel: Channel) {
+                      version: HTTPVersion, channel: Channel) -> EventLoopFuture<Void> {
         var headers = extra
         headers.add(name: "Content-Type", value: contentType)
         headers.add(name: "Content-Length", value: String(text.utf8.count))
@@ -192,5 +259,6 @@ final class APIHandler: ChannelDuplexHandler {
         channel.write(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
         let done = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
         if !keepAlive { done.whenComplete { _ in channel.close(promise: nil) } }
+        return done
     }
 }

@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,13 +23,41 @@ package final class APIServer: Sendable {
     /// The TCP address it listens on (`host:port`, the port the kernel gave for 0), if any.
     package let tcpAddress: String?
     private let listeners: [Channel]
+    private let gates: (unix: ConnectionGate, tcp: ConnectionGate)
+    private let timedOut: Counter
     private let log: Logger
 
-    private init(socketPath: String?, tcpAddress: String?, listeners: [Channel], log: Logger) {
+    private init(socketPath: String?, tcpAddress: String?, listeners: [Channel], gates: (unix: ConnectionGate, tcp: ConnectionGate),
+                 timedOut: Counter, log: Logger) {
         self.socketPath = socketPath
         self.tcpAddress = tcpAddress
         self.listeners = listeners
+        self.gates = gates
+        self.timedOut = timedOut
         self.log = log
+    }
+
+    /// What the listeners refused: connections over a bound (by listener and bound) and those
+    /// closed for bringing no whole request in time, for `/metrics`.
+    package var refusals: (socket: ConnectionGate.Refusals, tcp: ConnectionGate.Refusals, requestTimeouts: Int) {
+        (gates.unix.refusals, gates.tcp.refusals, timedOut.value)
+    }
+
+    /// Open connections now, by listener.
+    package var connections: (socket: Int, tcp: Int) { (gates.unix.openCount, gates.tcp.openCount) }
+
+    /// The listeners' figures in the Prometheus text format.
+    static func metricsText(unix: ConnectionGate, tcp: ConnectionGate, timedOut: Counter) -> String {
+        let (u, t) = (unix.refusals, tcp.refusals)
+        return HubMetrics.families(
+            gauges: [HubMetrics.Gauge("castline_api_connections", "Open connections to the control API, by listener.",
+                                      [([("listener", "socket")], Double(unix.openCount)), ([("listener", "tcp")], Double(tcp.openCount))])],
+            counters: [HubMetrics.Gauge("castline_api_refused_total",
+                                        "Control API connections closed: over the total or per-address bound as accepted, or for bringing no whole request in time.",
+                                        [([("listener", "socket"), ("reason", "connections")], Double(u.total)),
+                                         ([("listener", "tcp"), ("reason", "connections")], Double(t.total)),
+                                         ([("listener", "tcp"), ("reason", "connections_per_peer")], Double(t.perPeer)),
+                                         ([("listener", "any"), ("reason", "request_timeout")], Double(timedOut.value))])])
     }
 
     package struct StartError: Error, CustomStringConvertible {
@@ -42,13 +71,24 @@ package final class APIServer: Sendable {
                              group: EventLoopGroup, logSystem: LogSystem) async throws(StartError) -> APIServer {
         let timeout = TimeAmount.milliseconds(Int64(min(max(readTimeout, 0.1), 3600) * 1000))
         let log = Logger(class: "APIServer", system: logSystem)
-        let base = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: nil, log: log)
+        let timedOut = Counter()
+        let base = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: nil, log: log, requestTimeout: timeout,
+                                      timedOut: { timedOut.add() })
+        // Each listener's share of the descriptors (a quarter for TCP, an eighth for the socket's
+        // local users), so clients together cannot take those of device sessions.
+        let unixGate = ConnectionGate("API socket", limits: .share(of: 0.125, floor: 8, ceiling: 128, perPeer: 128), log: log)
+        let tcpGate = ConnectionGate("API (TCP)", limits: .share(of: 0.25, floor: 16, ceiling: 256, perPeer: 16), log: log)
+        // /metrics: the hub's figures, then the listeners' own.
+        let hubMetrics = metrics
+        let metrics: @Sendable () async -> String = {
+            await hubMetrics() + Self.metricsText(unix: unixGate, tcp: tcpGate, timedOut: timedOut)
+        }
         var listeners: [Channel] = []
         var tcpAddress: String?
         do {
             if let socket {
                 try prepareSocketPath(socket)
-                let channel = try await bootstrap(group: group, context: base, tls: nil, readTimeout: timeout).bind(unixDomainSocketPath: socket)
+                let channel = try await bootstrap(group: group, context: base, tls: nil, readTimeout: timeout, gate: unixGate).bind(unixDomainSocketPath: socket)
                     .flatMap { $0.addListenerErrorHandler(log: log) }.get()
                 chmod(socket, 0o660)
                 listeners.append(channel)
@@ -60,8 +100,9 @@ package final class APIServer: Sendable {
                 var host = String(listen[..<colon])
                 if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
                 let port = Int(listen[listen.index(after: colon)...]) ?? 0
-                let context = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: token, log: log)
-                let channel = try await bootstrap(group: group, context: context, tls: tls, readTimeout: timeout).bind(host: host, port: port)
+                let context = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: token, log: log, requestTimeout: timeout,
+                                                 timedOut: { timedOut.add() })
+                let channel = try await bootstrap(group: group, context: context, tls: tls, readTimeout: timeout, gate: tcpGate).bind(host: host, port: port)
                     .flatMap { $0.addListenerErrorHandler(log: log) }.get()
                 let bound = channel.localAddress?.port ?? port
                 tcpAddress = CastConnection.endpointName(host: host, port: bound)
@@ -75,16 +116,18 @@ package final class APIServer: Sendable {
             for channel in listeners { try? await channel.close().get() }
             throw StartError(description: "cannot listen on \(listen ?? socket ?? "?"): \(error)")
         }
-        return APIServer(socketPath: socket, tcpAddress: tcpAddress, listeners: listeners, log: log)
+        return APIServer(socketPath: socket, tcpAddress: tcpAddress, listeners: listeners, gates: (unixGate, tcpGate),
+                         timedOut: timedOut, log: log)
     }
 
     private static func bootstrap(group: EventLoopGroup, context: APIHandler.Context, tls: NIOSSLContext?,
-                                  readTimeout: TimeAmount) -> ServerBootstrap {
+                                  readTimeout: TimeAmount, gate: ConnectionGate) -> ServerBootstrap {
         ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                guard gate.admit(channel) else { return channel.eventLoop.makeSucceededVoidFuture() }
+                return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
                     try sync.addHandler(IdleStateHandler(readTimeout: readTimeout))
@@ -117,4 +160,11 @@ package final class APIServer: Sendable {
         for channel in listeners { try? await channel.close().get() }
         if let socketPath { unlink(socketPath) }
     }
+}
+
+/// A count shared by a listener's connections.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }

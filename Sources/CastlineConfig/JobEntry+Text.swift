@@ -1,12 +1,16 @@
 import CastCore
 
 extension JobEntry {
+    /// What one job's text may expand to (aliases at their expanded size): an API body is at most
+    /// 1 MiB, and so is the job it stands for.
+    public static let maximumBytes = 1 << 20
+
     /// A job from YAML or JSON text (an API request body, the jobs file), checked like a config
     /// job: every problem at `source`:line:column. `name` (from the request path) is the job's
     /// name; a `name` in the text must match it.
     public static func parse(_ text: String, source: String, name: String? = nil) throws(ConfigErrors) -> JobEntry {
         var root: YAMLNode
-        do { root = try YAMLParser.parse(text) } catch {
+        do { root = try YAMLParser.parse(text, maximumBytes: maximumBytes) } catch {
             throw ConfigErrors([ConfigDiagnostic(file: source, mark: error.mark, message: "syntax: \(error.message)")])
         }
         let reader = ConfigReader(file: source)

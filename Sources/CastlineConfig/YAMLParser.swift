@@ -11,18 +11,22 @@ public struct YAMLSyntaxError: Error, Sendable, CustomStringConvertible {
 /// Parses one YAML document into `YAMLNode`s with libyaml's event API.
 ///
 /// Bounded: anchors and aliases are resolved by copying, and a document that would expand past
-/// `maximumNodes` (an "billion laughs" alias bomb) or nest deeper than `maximumDepth` is refused.
+/// `maximumNodes` (a "billion laughs" alias bomb), past `maximumBytes` of scalar text (one long
+/// string aliased many times), or nest deeper than `maximumDepth` is refused.
 /// More than one document in a file is an error (a config is one document). Duplicate keys in a
 /// mapping are errors at the second occurrence. Stateless; safe from any thread.
 public enum YAMLParser {
     public static let maximumNodes = 100_000
     public static let maximumDepth = 64
+    /// Scalar text a document may expand to, aliases counted at their expanded size.
+    public static let maximumBytes = 4 << 20
 
-    /// Parses `text`; an empty document (or only comments) is an empty mapping.
-    public static func parse(_ text: String) throws(YAMLSyntaxError) -> YAMLNode {
+    /// Parses `text`; an empty document (or only comments) is an empty mapping. `maximumBytes`:
+    /// the scalar text the document may expand to through aliases.
+    public static func parse(_ text: String, maximumBytes: Int = YAMLParser.maximumBytes) throws(YAMLSyntaxError) -> YAMLNode {
         var bytes = Array(text.utf8)
         if bytes.isEmpty { bytes = [0x0A] }
-        var builder = Builder()
+        var builder = Builder(maximumBytes: maximumBytes)
         let result: Result<YAMLNode, YAMLSyntaxError> = bytes.withUnsafeBufferPointer { buffer in
             var parser = yaml_parser_t()
             guard yaml_parser_initialize(&parser) == 1 else {
@@ -49,9 +53,12 @@ public enum YAMLParser {
     }
 
     private struct Builder {
+        let maximumBytes: Int
         var stack: [Frame] = []
         var anchors: [String: YAMLNode] = [:]
         var nodeCount = 0
+        /// Scalar text so far, each alias at its expanded size.
+        var expandedBytes = 0
         var root: YAMLNode?
         var documents = 0
 
@@ -73,6 +80,7 @@ public enum YAMLParser {
                 case YAML_SCALAR_EVENT:
                     let scalar = event.data.scalar
                     let text = String(decoding: UnsafeBufferPointer(start: scalar.value, count: Int(scalar.length)), as: UTF8.self)
+                    try grow(by: Int(scalar.length), at: mark)
                     let plain = scalar.style == YAML_PLAIN_SCALAR_STYLE
                     try add(YAMLNode(.scalar(text, plain: plain), mark: mark, tag: Self.string(scalar.tag)),
                             anchor: Self.string(scalar.anchor))
@@ -86,6 +94,7 @@ public enum YAMLParser {
                     guard nodeCount <= YAMLParser.maximumNodes else {
                         throw YAMLSyntaxError(mark: mark, message: "the document expands to more than \(YAMLParser.maximumNodes) nodes through aliases")
                     }
+                    try grow(by: Self.bytes(node), at: mark, alias: name)
                     node.mark = mark
                     try add(node, anchor: nil, counted: true)
                 case YAML_SEQUENCE_START_EVENT:
@@ -106,6 +115,15 @@ public enum YAMLParser {
                 default:
                     break
                 }
+            }
+        }
+
+        /// Counts `count` more bytes of scalar text; over the bound, the document is refused.
+        mutating func grow(by count: Int, at mark: SourceMark, alias: String? = nil) throws(YAMLSyntaxError) {
+            expandedBytes += count
+            guard expandedBytes <= maximumBytes else {
+                let through = alias.map { " (the alias *\($0) repeats \(count) bytes)" } ?? ""
+                throw YAMLSyntaxError(mark: mark, message: "the document expands to more than \(maximumBytes) bytes of text\(through)")
             }
         }
 
@@ -159,6 +177,15 @@ public enum YAMLParser {
             case .scalar: return 1
             case .sequence(let items): return items.reduce(1) { $0 + count($1) }
             case .mapping(let pairs): return pairs.reduce(1) { $0 + count($1.key) + count($1.value) }
+            }
+        }
+
+        /// The scalar text under `node`, in bytes.
+        static func bytes(_ node: YAMLNode) -> Int {
+            switch node.content {
+            case .scalar(let text, _): return text.utf8.count
+            case .sequence(let items): return items.reduce(0) { $0 + bytes($1) }
+            case .mapping(let pairs): return pairs.reduce(0) { $0 + bytes($1.key) + bytes($1.value) }
             }
         }
 

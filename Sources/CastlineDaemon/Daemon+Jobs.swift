@@ -51,6 +51,9 @@ extension Daemon {
         // An API job serves local files only where media.roots allows, as every command does.
         for path in job.localPaths { _ = try media.policy.resolve(path, what: "job \(job.name):") }
         let created = apiJobs[job.name] == nil
+        if created, apiJobs.count >= JobStore.maximumJobs {
+            throw ControlError(.conflict, "too_many_jobs", "castline run keeps at most \(JobStore.maximumJobs) API jobs; delete one first")
+        }
         if let old = apiJobs[job.name], Self.same(old, job) { return (await jobJSON(job), false) }
         var next = apiJobs
         next[job.name] = job

@@ -210,7 +210,7 @@ package actor DeviceRegistry {
                     ])
                 case .deviceStatus(let status):
                     await self.notify(id)
-                    self.events.emit(.device, "status", device: id, [
+                    self.events.emitState(.device, "status", device: id, [
                         "volume": status.volumeLevel.map { .double($0) } ?? .null, "muted": status.isMuted.map { .bool($0) } ?? .null,
                         "app": status.applications.first { $0.isIdleScreen != true }.map { .string($0.appID) } ?? .null,
                     ])
@@ -261,7 +261,7 @@ package actor DeviceRegistry {
                 entries[id]?.ownedSeen = false
             }
         }
-        events.emit(.media, status?.playerState.rawValue ?? "NONE", device: id, status.map { ["mediaStatus": $0.json.redactingServedURLs] } ?? [:])
+        events.emitState(.media, status?.playerState.rawValue ?? "NONE", device: id, status.map { ["mediaStatus": $0.json.redactingServedURLs] } ?? [:])
         await notify(id)
     }
 

@@ -1,4 +1,5 @@
 import CastCore
+import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -9,6 +10,8 @@ import Glibc
 ///
 /// Each subscriber has a bounded buffer (``bufferSize``): a subscriber that does not keep up
 /// loses its oldest events, and the next event it gets says how many (`"lost": N`), never silently.
+/// State events of one device (``emitState(_:_:device:_:)``: its media, its status) come at most
+/// once per 100 ms, the newest kept (``StateEventCoalescer``).
 package final class HubEvents: Sendable {
     package enum Kind: String, Sendable, CaseIterable {
         case session, job, device, media, channel, logging
@@ -68,8 +71,38 @@ package final class HubEvents: Sendable {
 
     package static let bufferSize = 1_024
     private let state = Mutex(State())
+    private let coalescer = Mutex(StateEventCoalescer<(kind: Kind, type: String, fields: [String: JSONValue])>())
 
     package init() {}
+
+    /// Publishes a device's state event: at once, unless one for the same device and kind went
+    /// out less than 100 ms ago; then the newest is held and goes out at the window's end.
+    package func emitState(_ kind: Kind, _ type: String, device: String, _ fields: [String: JSONValue] = [:]) {
+        let key = "\(kind.rawValue)\u{0}\(device)"
+        let now = Self.monotonicNow()
+        let decision = coalescer.withLock { $0.offer((kind, type, fields), key: key, now: now) }
+        switch decision {
+        case .emit:
+            emit(kind, type, device: device, fields)
+        case .held(let flushAt?):
+            let delay = max(0, flushAt - now)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay * 1e9))) { [weak self] in
+                guard let self, let held = self.coalescer.withLock({ $0.due(key, now: Self.monotonicNow()) }) else { return }
+                self.emit(held.kind, held.type, device: device, held.fields)
+            }
+        case .held(nil):
+            break
+        }
+    }
+
+    /// State events folded into newer ones since start.
+    package var foldedStateEvents: Int { coalescer.withLock { $0.folded } }
+
+    static func monotonicNow() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
 
     /// Publishes one event to every subscriber of its kind.
     package func emit(_ kind: Kind, _ type: String, device: String? = nil, job: String? = nil, _ fields: [String: JSONValue] = [:]) {

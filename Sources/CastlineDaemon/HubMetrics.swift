@@ -106,6 +106,14 @@ package final class HubMetrics: Sendable {
         return out
     }
 
+    /// The exposition text of `gauges` and `counters` alone (a listener's own figures).
+    package static func families(gauges: [Gauge], counters: [Gauge] = []) -> String {
+        var out = ""
+        for gauge in gauges { family(&out, gauge, type: "gauge") }
+        for counter in counters { family(&out, counter, type: "counter") }
+        return out
+    }
+
     private static func family(_ out: inout String, _ gauge: Gauge, type: String) {
         out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) \(type)\n"
         for (labels, value) in gauge.values {

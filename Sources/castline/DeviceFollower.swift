@@ -78,7 +78,7 @@ struct DeviceFollower {
         }
         let lines = StatusView.render(snapshot, now: now, width: StatusView.terminalWidth())
         var text = previous > 0 ? "\u{1B}[\(previous)A" : ""
-        for line in lines { text += "\u{1B}[2K" + line + "\n" }
+        for line in lines { text += "\u{1B}[2K" + TerminalText.safe(line) + "\n" }
         if lines.count < previous { text += "\u{1B}[J" }
         _ = text.withCString { write(1, $0, strlen($0)) }
         return lines.count

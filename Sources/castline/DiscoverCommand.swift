@@ -124,7 +124,7 @@ struct DiscoverCommand: AsyncParsableCommand {
         if devices.isEmpty {
             var text = "no Cast device found:\n"
             for line in reasons { text += "  - \(line)\n" }
-            _ = text.withCString { Glibc.write(2, $0, strlen($0)) }
+            printError(String(text.dropLast()))
             throw ExitCode(1)
         }
     }

@@ -28,7 +28,7 @@ final class RecordPrinter: @unchecked Sendable {
                 line += " \(key)=\(text)"
             }
             if let file = e.file { line += " (\(file):\(e.line ?? 0))" }
-            buffer.append(contentsOf: line.utf8)
+            buffer.append(contentsOf: TerminalText.safe(line).utf8)
         }
         buffer.append(0x0A)
         if buffer.count >= 1 << 16 { flush() }

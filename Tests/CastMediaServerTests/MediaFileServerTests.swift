@@ -288,7 +288,7 @@ struct MediaFileServerTests {
     @Test("connections are bounded per address, and one that brings no whole request in time is closed")
     func connectionBounds() async throws {
         var limits = MediaFileServer.Limits()
-        limits.connectionsPerPeer = 2
+        limits.connections.perPeer = 2
         limits.idleTimeout = 0.3
         try await withMediaServerRig(size: 10, limits: limits) { rig in
             let first = try rig.client(), second = try rig.client()

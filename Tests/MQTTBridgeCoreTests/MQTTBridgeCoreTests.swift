@@ -77,7 +77,7 @@ import Testing
 
 @Suite struct CommandTranslatorTests {
     func plan(_ text: String, device: String = "tv 1") -> Result<CommandTranslator.Plan, CommandTranslator.Refusal> {
-        let (_, object, refusal) = CommandTranslator.parse(Array(text.utf8))
+        let (_, object, refusal) = CommandTranslator.parse(Array(text.utf8), now: 1_000_000)
         if let refusal { return .failure(refusal) }
         return CommandTranslator.device(device, object!)
     }
@@ -102,7 +102,19 @@ import Testing
         let big = #"{"command":"play","pad":""# + String(repeating: "x", count: 65_536) + #""}"#
         #expect(plan(big).failureCode == "payload_too_large")
         // The correlation id survives a refusal of the rest.
-        #expect(CommandTranslator.parse(Array(#"{"id":"c7","command":"nope"}"#.utf8)).correlation == "c7")
+        #expect(CommandTranslator.parse(Array(#"{"id":"c7","command":"nope"}"#.utf8), now: 0).correlation == "c7")
+        // A payload over the limit is refused by its size alone (it arrives empty, never copied).
+        #expect(CommandTranslator.parse([], size: 150_000_000, now: 0).refusal?.code == "payload_too_large")
+    }
+
+    @Test func aCommandThatExpiredOrIsTooOldIsRefusedAndOneInTimeGoesThrough() throws {
+        #expect(plan(#"{"command":"play","expires":999999}"#).failureCode == "expired")
+        #expect(try plan(#"{"command":"play","expires":1000001}"#).get() == .request(["method": "POST", "path": "/v1/devices/tv%201/play", "body": [:]]),
+                "expires and issued_at never reach the API")
+        #expect(plan(#"{"command":"play","issued_at":999939}"#).failureCode == "expired")
+        #expect(try plan(#"{"command":"play","issued_at":999941}"#).get() == .request(["method": "POST", "path": "/v1/devices/tv%201/play", "body": [:]]))
+        #expect(plan(#"{"command":"play","issued_at":1000061}"#).failureCode == "bad_issued_at")
+        #expect(plan(#"{"command":"play","expires":"soon"}"#).failureCode == "bad_expires")
     }
 
     @Test func jobCommandsAndResults() throws {

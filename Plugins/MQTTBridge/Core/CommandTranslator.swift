@@ -30,19 +30,47 @@ package enum CommandTranslator {
         package var json: JSONValue { ["error": ["code": .string(code), "message": .string(message)]] }
     }
 
-    /// The payload parsed and size-checked; the correlation id comes along even when the rest is bad.
-    package static func parse(_ payload: [UInt8]) -> (correlation: JSONValue, object: JSONObject?, refusal: Refusal?) {
-        guard payload.count <= maxPayload else {
-            return (.null, nil, Refusal(code: "payload_too_large", message: "the command is \(payload.count) bytes; at most \(maxPayload)"))
+    /// How old a command with `issued_at` may be, and how far ahead of this clock, in seconds.
+    package static let maximumAge: Double = 60
+
+    /// The payload parsed and size-checked; the correlation id comes along even when the rest is
+    /// bad. `size`: the payload's size as the broker gave it (a payload over the limit arrives
+    /// empty, never copied). A command with `expires` (Unix seconds) is refused after it, one with
+    /// `issued_at` (Unix seconds) when it is more than ``maximumAge`` old or ahead: a command
+    /// replayed later does nothing.
+    package static func parse(_ payload: [UInt8], size: Int? = nil, now: Double) -> (correlation: JSONValue, object: JSONObject?, refusal: Refusal?) {
+        let size = size ?? payload.count
+        guard size <= maxPayload else {
+            return (.null, nil, Refusal(code: "payload_too_large", message: "the command is \(size) bytes; at most \(maxPayload)"))
         }
         let value: JSONValue
         do { value = try JSONValue.parse(bytes: payload) } catch {
             return (.null, nil, Refusal(code: "bad_json", message: "the command is not JSON: \(error)"))
         }
-        guard case .object(let object) = value else {
+        guard case .object(var object) = value else {
             return (.null, nil, Refusal(code: "not_an_object", message: "the command must be a JSON object"))
         }
-        return (object["id"] ?? .null, object, nil)
+        let correlation = object["id"] ?? .null
+        if let expires = object["expires"] {
+            guard let at = expires.double else {
+                return (correlation, nil, Refusal(code: "bad_expires", message: "expires must be a time in Unix seconds"))
+            }
+            if now > at { return (correlation, nil, Refusal(code: "expired", message: "the command expired \(Int(now - at)) s ago (expires \(Int(at)))")) }
+        }
+        if let issued = object["issued_at"] {
+            guard let at = issued.double else {
+                return (correlation, nil, Refusal(code: "bad_issued_at", message: "issued_at must be a time in Unix seconds"))
+            }
+            if now - at > maximumAge {
+                return (correlation, nil, Refusal(code: "expired", message: "the command was issued \(Int(now - at)) s ago; commands older than \(Int(maximumAge)) s are refused"))
+            }
+            if at - now > maximumAge {
+                return (correlation, nil, Refusal(code: "bad_issued_at", message: "the command is issued \(Int(at - now)) s in the future; check the sender's clock"))
+            }
+        }
+        object.remove("expires")
+        object.remove("issued_at")
+        return (correlation, object, nil)
     }
 
     package static func device(_ deviceID: String, _ command: JSONObject) -> Result<Plan, Refusal> {
