@@ -70,12 +70,15 @@ package final class BroadcastFloodGuard: ChannelInboundHandler {
 
     private var machine = BroadcastFloodStateMachine<CastMessage>()
     private let log: Logger
+    /// How the warning names the device (its endpoint: `192.168.1.20:8009`).
+    private let device: String
     private var lastReport: Double?
     private var foldedTotal = 0
 
-    /// `log`: the connection's logger (its fields name the device).
-    package init(log: Logger) {
+    /// `log`: the connection's logger (its fields name the device); `device`: its endpoint.
+    package init(log: Logger, device: String) {
         self.log = log
+        self.device = device
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -102,7 +105,7 @@ package final class BroadcastFloodGuard: ChannelInboundHandler {
         foldedTotal += 1
         if let lastReport, now - lastReport < 60 { return }
         let folded = machine.takeFolded()
-        log.warning("the device floods its broadcasts (more than \(machine.allowance) per namespace in \(Int(machine.window * 1000)) ms); "
+        log.warning("\(device) floods its broadcasts (more than \(machine.allowance) per namespace in \(Int(machine.window * 1000)) ms); "
                     + "castline keeps the newest of each and drops the rest: \(foldedTotal) held or dropped so far", [
             "problem": "flood", "folded": .int(folded), "foldedTotal": .int(foldedTotal),
         ])

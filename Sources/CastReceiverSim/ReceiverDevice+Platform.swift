@@ -88,6 +88,10 @@ extension ReceiverDevice {
         return status
     }
 
+    /// The RECEIVER_STATUS every sender on receiver-0 would get now (requestId 0): what the
+    /// `flood` fault repeats.
+    public var unsolicitedReceiverStatus: JSONValue { receiverStatusMessage(requestID: .unsolicited) }
+
     func receiverStatusMessage(requestID: RequestID) -> JSONValue {
         ReceiverMessage.receiverStatus(requestID: requestID, status: receiverStatus).json
     }

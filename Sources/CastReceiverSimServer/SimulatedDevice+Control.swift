@@ -27,6 +27,39 @@ extension SimulatedDevice {
         }
     }
 
+    /// A hostile device: every connected sender gets RECEIVER_STATUS broadcasts at `rate` a second
+    /// for `seconds`, in bursts every 10 ms. Returns how many senders it floods.
+    func flood(rate: Int, seconds: Double) -> Int {
+        let handlers = connectionHandlers
+        let payload = readState { state, _ in state.unsolicitedReceiverStatus }
+        // Every broadcast differs from the one before (the volume steps through ten levels), so
+        // each one is a change a sender would pass on.
+        let messages = (0..<10).map { step -> CastMessage in
+            var json = payload
+            if case .object(var root) = json, case .object(var status)? = root["status"] {
+                var volume = JSONObject()
+                if case .object(let current)? = status["volume"] { volume = current }
+                volume.set("level", .double(Double(step) / 10))
+                status.set("volume", .object(volume))
+                root.set("status", .object(status))
+                json = .object(root)
+            }
+            return CastMessage(source: "receiver-0", destination: "*", namespace: .receiver, json: json)
+        }
+        let perTick = max(1, rate / 100)
+        let ticks = max(1, Int(seconds * 100))
+        log.warning("fault: flooding \(handlers.count) sender(s) with \(rate) RECEIVER_STATUS a second for \(seconds.formatted) s",
+                    ["rate": .int(rate), "seconds": .double(seconds)])
+        frameLogEvent("fault", connection: nil, peer: nil, fields: ["kind": "flood", "rate": .int(Int64(rate))])
+        func tick(_ left: Int) {
+            guard left > 0 else { return }
+            for handler in handlers { for i in 0..<perTick { handler.send(messages[i % messages.count]) } }
+            loop.scheduleTask(in: .milliseconds(10)) { tick(left - 1) }
+        }
+        tick(ticks)
+        return handlers.count
+    }
+
     /// Sends one bad frame of `kind` to every connected sender; returns how many got it.
     func sendMalformed(_ kind: MalformedFrame) -> Int {
         let handlers = connectionHandlers

@@ -113,6 +113,11 @@ public struct SimulatorControl: Sendable {
                 .map { Self.success }.recover { Self.failure("\($0)") }
         case "transfer":
             return transfer(from: targets, to: command["to"])
+        case "flood":
+            let rate = Int(max(1, min(command["rate"]?.int ?? 10_000, 1_000_000)))
+            let seconds = max(0.01, min(command["seconds"]?.double ?? 5, 600))
+            return all(targets) { device -> JSONValue in .int(Int64(device.flood(rate: rate, seconds: seconds))) }
+                .map { counts in ["ok": true, "senders": .int(counts.reduce(0) { $0 + ($1.int ?? 0) })] }
         case "malformed":
             guard let kind = MalformedFrame(rawValue: command["kind"]?.string ?? "") else {
                 return loop.makeSucceededFuture(Self.failure(

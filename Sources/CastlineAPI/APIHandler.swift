@@ -28,6 +28,8 @@ final class APIHandler: ChannelDuplexHandler {
         let requestTimeout: TimeAmount
         /// Connections closed for bringing no whole request in time (shared by the listener's connections).
         let timedOut: @Sendable () -> Void
+        /// Requests refused for want of a valid token.
+        let unauthorized: @Sendable () -> Void
     }
 
     private let context: Context
@@ -130,6 +132,7 @@ final class APIHandler: ChannelDuplexHandler {
     /// 401 at the request's head, and the connection closes: its body is never read.
     private func refuseUnauthorized(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         refused = true
+        self.context.unauthorized()
         let error = ControlError(.unauthorized, "unauthorized", "this listener needs Authorization: Bearer <token> (api.token_file)")
         var headers = HTTPHeaders()
         headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"castline\"")

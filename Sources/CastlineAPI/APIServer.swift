@@ -47,17 +47,18 @@ package final class APIServer: Sendable {
     package var connections: (socket: Int, tcp: Int) { (gates.unix.openCount, gates.tcp.openCount) }
 
     /// The listeners' figures in the Prometheus text format.
-    static func metricsText(unix: ConnectionGate, tcp: ConnectionGate, timedOut: Counter) -> String {
+    static func metricsText(unix: ConnectionGate, tcp: ConnectionGate, timedOut: Counter, unauthorized: Counter) -> String {
         let (u, t) = (unix.refusals, tcp.refusals)
         return HubMetrics.families(
             gauges: [HubMetrics.Gauge("castline_api_connections", "Open connections to the control API, by listener.",
                                       [([("listener", "socket")], Double(unix.openCount)), ([("listener", "tcp")], Double(tcp.openCount))])],
             counters: [HubMetrics.Gauge("castline_api_refused_total",
-                                        "Control API connections closed: over the total or per-address bound as accepted, or for bringing no whole request in time.",
+                                        "Control API connections closed: over the total or per-address bound as accepted, for bringing no whole request in time, or without a valid token (401 at the request's head).",
                                         [([("listener", "socket"), ("reason", "connections")], Double(u.total)),
                                          ([("listener", "tcp"), ("reason", "connections")], Double(t.total)),
                                          ([("listener", "tcp"), ("reason", "connections_per_peer")], Double(t.perPeer)),
-                                         ([("listener", "any"), ("reason", "request_timeout")], Double(timedOut.value))])])
+                                         ([("listener", "any"), ("reason", "request_timeout")], Double(timedOut.value)),
+                                         ([("listener", "tcp"), ("reason", "unauthorized")], Double(unauthorized.value))])])
     }
 
     package struct StartError: Error, CustomStringConvertible {
@@ -71,9 +72,7 @@ package final class APIServer: Sendable {
                              group: EventLoopGroup, logSystem: LogSystem) async throws(StartError) -> APIServer {
         let timeout = TimeAmount.milliseconds(Int64(min(max(readTimeout, 0.1), 3600) * 1000))
         let log = Logger(class: "APIServer", system: logSystem)
-        let timedOut = Counter()
-        let base = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: nil, log: log, requestTimeout: timeout,
-                                      timedOut: { timedOut.add() })
+        let timedOut = Counter(), unauthorized = Counter()
         // Each listener's share of the descriptors (a quarter for TCP, an eighth for the socket's
         // local users), so clients together cannot take those of device sessions.
         let unixGate = ConnectionGate("API socket", limits: .share(of: 0.125, floor: 8, ceiling: 128, perPeer: 128), log: log)
@@ -81,8 +80,10 @@ package final class APIServer: Sendable {
         // /metrics: the hub's figures, then the listeners' own.
         let hubMetrics = metrics
         let metrics: @Sendable () async -> String = {
-            await hubMetrics() + Self.metricsText(unix: unixGate, tcp: tcpGate, timedOut: timedOut)
+            await hubMetrics() + Self.metricsText(unix: unixGate, tcp: tcpGate, timedOut: timedOut, unauthorized: unauthorized)
         }
+        let base = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: nil, log: log, requestTimeout: timeout,
+                                      timedOut: { timedOut.add() }, unauthorized: { unauthorized.add() })
         var listeners: [Channel] = []
         var tcpAddress: String?
         do {
@@ -101,7 +102,7 @@ package final class APIServer: Sendable {
                 if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
                 let port = Int(listen[listen.index(after: colon)...]) ?? 0
                 let context = APIHandler.Context(plane: plane, events: events, metrics: metrics, token: token, log: log, requestTimeout: timeout,
-                                                 timedOut: { timedOut.add() })
+                                                 timedOut: { timedOut.add() }, unauthorized: { unauthorized.add() })
                 let channel = try await bootstrap(group: group, context: context, tls: tls, readTimeout: timeout, gate: tcpGate).bind(host: host, port: port)
                     .flatMap { $0.addListenerErrorHandler(log: log) }.get()
                 let bound = channel.localAddress?.port ?? port

@@ -114,8 +114,9 @@ extension CastlineConfiguration {
         settings.username = map.string("username")
         for (key, keyPath) in [("password_file", \MQTTSettings.passwordFile), ("ca_file", \MQTTSettings.caFile)] {
             guard let path = map.string(key) else { continue }
-            if path.hasPrefix("/") { settings[keyPath: keyPath] = path } else {
-                reader.error(map.value(key)!.mark, "mqtt.\(key) must be an absolute path, not \"\(path)\"")
+            // The password may also be a systemd credential, by its bare name (LoadCredential=).
+            if path.hasPrefix("/") || (key == "password_file" && !path.contains("/") && !path.isEmpty) { settings[keyPath: keyPath] = path } else {
+                reader.error(map.value(key)!.mark, "mqtt.\(key) must be an absolute path\(key == "password_file" ? " or a systemd credential's name" : ""), not \"\(path)\"")
             }
         }
         if settings.passwordFile != nil, settings.username == nil, let mark = map.keyMark("password_file") {

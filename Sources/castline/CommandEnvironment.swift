@@ -47,7 +47,21 @@ final class CommandEnvironment: @unchecked Sendable {
             pluginConfigs["avahi-discovery"] = JSONValue.object(["interfaces": .array(config.discovery.interfaces.map { .string($0) })]).serialized()
         }
         // The mqtt: section is the MQTT bridge's config; without it the bridge stays idle.
-        if let mqtt = config.mqtt, pluginConfigs[MQTTBridgeConfig.pluginID] == nil { pluginConfigs[MQTTBridgeConfig.pluginID] = mqtt.pluginJSON }
+        if var mqtt = config.mqtt, pluginConfigs[MQTTBridgeConfig.pluginID] == nil {
+            // The password file is a secret like the API token: the same checks (where the bridge
+            // runs), a systemd credential by name.
+            if let given = mqtt.passwordFile, featureKinds.contains(.bridge) {
+                do {
+                    let path = try SecretFile.resolve(given, environment: env)
+                    if let problem = SecretFile.problem(path, key: "mqtt.password_file") { throw SecretFile.Refusal(problem) }
+                    mqtt.passwordFile = path
+                } catch {
+                    printError("\(config.file): error: \(error)")
+                    throw CastlineExit.configError
+                }
+            }
+            pluginConfigs[MQTTBridgeConfig.pluginID] = mqtt.pluginJSON
+        }
         var hostConfiguration = PluginHostConfiguration(
             searchPath: PluginSearchPath(commandLine: options.pluginPath, environment: env, config: config.plugins.paths),
             allowedServiceTypes: Set(config.discovery.allowedServices), allowedNamespaces: config.channels.permitted,

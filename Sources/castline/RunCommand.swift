@@ -41,7 +41,7 @@ struct RunCommand: AsyncParsableCommand {
         // config error, never a listener without protection.
         var token: APIToken?
         if let file = settings.api.tokenFile {
-            do { token = try APIToken(file: file) } catch {
+            do { token = try APIToken(file: file, environment: env) } catch {
                 printError("\(settings.file): error: \(error)")
                 throw CastlineExit.configError
             }

@@ -32,7 +32,7 @@ class Hub:
 
     def __init__(self, netns, sim, workdir, jobs="", api_extra="", log_rules="info,CastChannel.*:warning", env=None,
                  config_from_env=False, json_log=None, plugins="", plugin_paths=(),
-                 allowed_namespaces=(ECHO_NS, "urn:x-cast:org.castline.test"), media_roots=("/tmp",)):
+                 allowed_namespaces=(ECHO_NS, "urn:x-cast:org.castline.test"), media_roots=("/tmp",), prefix=()):
         """`config_from_env`: the config reaches `castline run` through CASTLINE_CONFIG, not --config.
         `media_roots`: the config's media.roots (the folders the daemon serves local files from; the
         tests make their media under /tmp); empty: none.
@@ -68,7 +68,7 @@ daemon: {{jobs_file: {workdir}/jobs.json}}
         if config_from_env:
             env = dict(env or os.environ, CASTLINE_CONFIG=self.config)
         self.process = subprocess.Popen(
-            netns.command(castline_binary(), "run", *config, "--plugin-path",
+            netns.command(*prefix, castline_binary(), "run", *config, "--plugin-path",
                           os.path.join(BUILD, "libCastlinePluginEchoChannelC.so"),
                           *[arg for path in plugin_paths for arg in ("--plugin-path", path)]),
             stdout=subprocess.DEVNULL, stderr=self.stderr, env=env)
