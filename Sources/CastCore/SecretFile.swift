@@ -43,6 +43,10 @@ package enum SecretFile {
         let path = try resolve(given, environment: environment)
         if let problem = problem(path, key: key) { throw Refusal(problem) }
         let bytes: [UInt8]
+        guard access(path, R_OK) == 0 else {
+            throw Refusal("\(key) \(path): \(String(cString: strerror(errno))) (a service's own user cannot read root's files: "
+                          + "hand it over with LoadCredential=NAME:\(path) in the unit and name it in the config by NAME)")
+        }
         do { bytes = try SmallFile.read(path: path, limit: 4096) ?? [] } catch { throw Refusal("\(key) \(path): \(error)") }
         var secret = bytes[...]
         while let last = secret.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { secret = secret.dropLast() }

@@ -174,3 +174,27 @@ def test_a_device_that_floods_its_statuses_is_folded_logged_once_and_bounded_in_
         code = hub.stop()
         assert sim.stop() == 0
         assert code == 0, hub.log()[-3000:]
+
+
+def test_control_characters_from_a_device_are_escaped_in_the_clis_text_output(netns, workdir):
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--devices", "1"], frame_log=False)
+    hub = Hub(netns, sim, workdir)
+    device = sim.ready["devices"][0]["uuid"]
+    # Any sender on the LAN can set a title; this one clears the screen, sets the window title,
+    # hides a link, returns the carriage and reverses the text.
+    title = "Movie\x1b[2J\x1b]0;owned\x07\x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\\rfake\u202etxt.exe"
+    try:
+        status, body, _ = hub.post(f"/v1/devices/{device}/cast", {"media": "http://media.invalid/a.mp4", "content_type": "video/mp4",
+                                                                  "title": title})
+        assert status == 200, body
+        for argv in (["status", "--device", device], ["status", "--device", device, "--direct", "--host",
+                                                       f"{sim.ready['devices'][0]['address']}:{sim.ready['devices'][0]['castPort']}"]):
+            result = subprocess.run(netns.command(castline_binary(), *argv, "--api-socket", hub.socket), capture_output=True, timeout=60)
+            out = result.stdout.decode()
+            assert result.returncode == 0, result.stderr
+            assert "\\u001b[2J" in out and "\\u001b]8;;http://evil.example/" in out and "\\u000d" in out and "\\u202e" in out, out
+            assert not any(c in out for c in ("\x1b", "\r", "\x07", "\u202e")), repr(out)
+    finally:
+        code = hub.stop()
+        assert sim.stop() == 0
+        assert code == 0, hub.log()[-3000:]

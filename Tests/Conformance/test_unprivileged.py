@@ -3,6 +3,7 @@ the simulator accepts senders, `castline cast` connects, serves a local file the
 and `status` and `stop` reach the device. Everything else in this suite runs as root, which hides
 any socket option or path only root may use."""
 import json
+import re
 import os
 import signal
 import subprocess
@@ -126,3 +127,45 @@ def test_the_daemon_casts_inside_the_shipped_units_sandbox(netns, sim, workdir):
     err = run_daemon_until_playing(netns, sim, workdir, prefix, config, wait=20,
                                    until=lambda: any("→ playing" in r.get("body", "") for r in records()))
     assert any("→ playing" in r.get("body", "") for r in records()), ([r.get("body") for r in records()], err[-2000:])
+
+
+def test_the_units_dynamic_user_reads_a_root_owned_token_as_a_credential(netns, sim, workdir):
+    """A root-owned 0600 token in /etc/castline is out of a DynamicUser's reach; LoadCredential=
+    (emulated here as systemd does it: a copy, 0400, owned by the service's user, in
+    $CREDENTIALS_DIRECTORY) hands it over, and the config names it by its bare name."""
+    from test_daemon import CONFIG
+    import unit_sandbox
+    from conftest import REPO
+    unit = unit_sandbox.read_unit(REPO)
+    assert re.search(r"^MemoryMax=\S+", unit, re.M) and re.search(r"^TasksMax=\d+", unit, re.M), "the unit bounds memory and tasks"
+    creds = unit_sandbox.credentials(unit)
+    assert ("api-token", "/etc/castline/api-token") in creds and ("mqtt-password", "/etc/castline/mqtt-password") in creds, creds
+    etc = os.path.join(workdir, "etc")
+    os.makedirs(etc)
+    token = os.path.join(etc, "api-token")
+    with open(token, "w") as f:
+        f.write("credential-token-0123456789\n")
+    os.chmod(token, 0o600)   # root's: the service's user cannot read it
+    with open(os.path.join(etc, "mqtt-password"), "w") as f:
+        f.write("unused\n")
+    directory = unit_sandbox.credentials_directory(creds, os.path.join(workdir, "credentials"), UID, UID,
+                                                   {"api-token": token, "mqtt-password": os.path.join(etc, "mqtt-password")})
+    policy = unit_sandbox.unit_policy(unit)
+    policy_path = os.path.join(workdir, "policy.json")
+    unit_sandbox.write_policy(policy, policy_path)
+    prefix = ["env", f"CREDENTIALS_DIRECTORY={directory}", *unit_sandbox.limits_prefix(policy),
+              *as_user(unit_sandbox.exec_start_user(unit)), "/usr/bin/python3", unit_sandbox.__file__, policy_path, "--"]
+    config = CONFIG.format(rules="info,CastChannel.*:warning") + "api: {listen: 127.0.0.1:18810, token_file: api-token}\n"
+
+    def answers_with_the_token():
+        out = netns.run("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer credential-token-0123456789",
+                        "http://127.0.0.1:18810/v1/devices", timeout=10)
+        return out.stdout.strip() == "200"
+    run_daemon_until_playing(netns, sim, workdir, prefix, config, wait=20, until=answers_with_the_token)
+    # The same token named by its path: the user cannot read it, and the daemon says so and stops.
+    config_path = os.path.join(workdir, "direct.yaml")
+    with open(config_path, "w") as f:
+        f.write(config.replace("token_file: api-token", f"token_file: {token}"))
+    os.chmod(config_path, 0o644)
+    refused = netns.run(*as_user(USER), castline_binary(), "run", "--config", config_path, timeout=30)
+    assert refused.returncode == 2 and "Permission denied" in refused.stderr and "LoadCredential=" in refused.stderr, refused.stderr[-2000:]

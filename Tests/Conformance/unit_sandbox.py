@@ -167,6 +167,29 @@ def read_unit(repo):
         return f.read()
 
 
+def credentials(unit_text, commented=True):
+    """`LoadCredential=NAME:PATH` lines as (name, path); with `commented`, also the ones the unit
+    ships commented out (what an operator uncomments)."""
+    pattern = r"^#?LoadCredential=([^:\s]+):(\S+)" if commented else r"^LoadCredential=([^:\s]+):(\S+)"
+    return re.findall(pattern, unit_text, re.M)
+
+
+def credentials_directory(creds, directory, uid, gid, sources):
+    """What systemd does for LoadCredential=: each credential's file copied into `directory`
+    (mode 0400, owned by the service's user; the folder 0500), read from `sources[name]` instead
+    of the unit's path (a test has no /etc/castline). Returns the folder for $CREDENTIALS_DIRECTORY."""
+    import shutil
+    os.makedirs(directory, exist_ok=True)
+    for name, _ in creds:
+        target = os.path.join(directory, name)
+        shutil.copyfile(sources[name], target)
+        os.chown(target, uid, gid)
+        os.chmod(target, 0o400)
+    os.chown(directory, uid, gid)
+    os.chmod(directory, 0o500)
+    return directory
+
+
 def exec_start_user(unit_text):
     """`User=` if the unit names one, `nobody` for `DynamicUser=yes` (any unprivileged uid will do)."""
     user = re.search(r"^User=(\S+)", unit_text, re.M)
