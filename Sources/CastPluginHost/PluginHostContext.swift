@@ -55,8 +55,7 @@ final class PluginHostContext: Sendable {
         var nextTimer: UInt64 = 0
         var closed = false
         var reportedSinkLogging = false
-        var lastProblemReport: Double?
-        var suppressedProblems = 0
+        var problems = ReportThrottle()
     }
 
     private init(handle: UInt, pluginID: String, featureID: String?, role: Role, declaredNamespaces: Set<String>, logSystem: LogSystem) {
@@ -121,15 +120,7 @@ final class PluginHostContext: Sendable {
     /// not reported since the last report, or nil (suppressed: one report a minute at most).
     func admitProblem() -> Int? {
         let now = Double(MonotonicDeadline.now()) / 1e9
-        return state.withLock { s in
-            if let last = s.lastProblemReport, now - last < 60 {
-                s.suppressedProblems += 1
-                return nil
-            }
-            defer { s.suppressedProblems = 0 }
-            s.lastProblemReport = now
-            return s.suppressedProblems
-        }
+        return state.withLock { $0.problems.occurrence(now: now) }
     }
 
     /// True once, the first time a log sink tries to log through the host (dropped: it would loop).

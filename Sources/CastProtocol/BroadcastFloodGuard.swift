@@ -72,7 +72,7 @@ package final class BroadcastFloodGuard: ChannelInboundHandler {
     private let log: Logger
     /// How the warning names the device (its endpoint: `192.168.1.20:8009`).
     private let device: String
-    private var lastReport: Double?
+    private var reports = ReportThrottle()
     private var foldedTotal = 0
 
     /// `log`: the connection's logger (its fields name the device); `device`: its endpoint.
@@ -103,12 +103,11 @@ package final class BroadcastFloodGuard: ChannelInboundHandler {
     /// The first fold, then once a minute: how many broadcasts were folded.
     private func report(now: Double) {
         foldedTotal += 1
-        if let lastReport, now - lastReport < 60 { return }
+        guard reports.occurrence(now: now) != nil else { return }
         let folded = machine.takeFolded()
         log.warning("\(device) floods its broadcasts (more than \(machine.allowance) per namespace in \(Int(machine.window * 1000)) ms); "
                     + "castline keeps the newest of each and drops the rest: \(foldedTotal) held or dropped so far", [
             "problem": "flood", "folded": .int(folded), "foldedTotal": .int(foldedTotal),
         ])
-        lastReport = now
     }
 }

@@ -49,7 +49,7 @@ package final class ConnectionGate: Sendable {
         var open = 0
         var perPeer: [String: Int] = [:]
         var refusals = Refusals()
-        var lastWarning: Double = -60
+        var warnings = ReportThrottle()
         var stopped = false
     }
 
@@ -86,8 +86,7 @@ package final class ConnectionGate: Sendable {
                 s.perPeer[peer, default: 0] += 1
                 return (true, nil)
             }
-            guard now - s.lastWarning >= 60 else { return (false, nil) }
-            s.lastWarning = now
+            guard s.warnings.occurrence(now: now) != nil else { return (false, nil) }
             return (false, "\(name): a connection from \(peer) refused: over the bound on \(bound); refused so far: "
                     + "\(s.refusals.total) over the total, \(s.refusals.perPeer) over the per-address bound")
         }

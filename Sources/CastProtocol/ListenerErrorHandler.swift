@@ -21,10 +21,8 @@ public final class ListenerErrorHandler: ChannelInboundHandler {
     private let listener: String
     private let pause: TimeAmount
     private var failedAccepts = 0
-    /// Failed accepts since the last line logged, and when that was (a starved listener logs one
-    /// line, then one a minute with the count).
-    private var unreported = 0
-    private var lastReport: NIODeadline?
+    /// A starved listener logs one line, then one a minute with the count.
+    private var reports = ReportThrottle()
 
     /// `listener`: how the log names the socket (`127.0.0.1:8009`, a UNIX socket's path).
     public init(log: Logger, listener: String, pause: TimeAmount = .seconds(1)) {
@@ -42,16 +40,12 @@ public final class ListenerErrorHandler: ChannelInboundHandler {
             return
         }
         failedAccepts += 1
-        unreported += 1
-        let now = NIODeadline.now()
-        if lastReport.map({ now - $0 >= .seconds(60) }) ?? true {
+        if let unreported = reports.occurrence(now: MonotonicClock.seconds()) {
             let hint = DescriptorShortage.hint(errno: code).map { " (\($0))" } ?? ""
-            let since = unreported > 1 ? "; \(unreported) failed accepts since the last report" : ""
+            let since = unreported > 0 ? "; \(unreported) more failed accepts since the last report" : ""
             log.error("\(listener): cannot accept connections: \(error)\(hint); pausing accepts for \(pause.nanoseconds / 1_000_000) ms each time\(since)", [
                 "listener": .string(listener), "reason": .string("\(error)"), "errno": .int(code), "failedAccepts": .int(failedAccepts),
             ])
-            lastReport = now
-            unreported = 0
         }
         guard let options = context.channel.syncOptions, (try? options.setOption(.autoRead, value: false)) != nil else { return }
         context.eventLoop.assumeIsolated().scheduleTask(in: pause) {
