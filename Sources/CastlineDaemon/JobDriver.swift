@@ -236,14 +236,21 @@ package actor JobDriver {
         otherSessions[id] = nil
     }
 
-    /// What plays, as the machine sees it: nil when nothing does; another app without media
+    /// What plays, as the machine sees it: `.noApp` when no app runs, nil when the job's app runs
+    /// without media; another app without media
     /// status counts as busy, and so does `otherSession`, another sender's session of the job's
     /// own app that replaced the job's (a stream transferred to the device reports its media
     /// only after the session's switch: until then the device is not free).
     func observation(_ now: DeviceRegistry.Observation, otherSession: String? = nil) -> JobStateMachine.MediaObservation? {
         let held = now.owner == CommandOwner.name
+        // No app at all on a connected device: it is free (an idle screen or backdrop counts as
+        // none). Without a connection the device's app is not known.
+        guard now.app != nil else { return now.link == "connected" ? .noApp : nil }
         if let media = now.media {
-            return JobMedia.observation(media, urls: urls, heldByCommand: held)
+            var observation = JobMedia.observation(media, urls: urls, heldByCommand: held)
+            // castline cast it for this job (before the config changed what the job shows).
+            observation.ownedByJob = !observation.isOurs && now.owner == job.name
+            return observation
         }
         if let app = now.app, app.appID != appID || app.sessionID == otherSession {
             return JobStateMachine.MediaObservation(playerState: "APP", isOurs: false, heldByCommand: held)

@@ -46,6 +46,8 @@ package struct JobStateMachine: Sendable {
 
     /// A media status, reduced to what the job needs.
     package struct MediaObservation: Sendable, Equatable {
+        /// The player's state, or `APP` (another app runs that reports no media, a web page say),
+        /// or `NO_APP` (no app runs at all: the device is free).
         package var playerState: String
         package var idleReason: String?
         /// True when the content is the job's (contentId or contentUrl equal to the job's URL).
@@ -53,17 +55,33 @@ package struct JobStateMachine: Sendable {
         /// Cast by a command through the hub (`castline cast`, the API): the job yields to it
         /// whatever its takeover policy, and takes over again when it ends.
         package var heldByCommand: Bool
+        /// castline cast it for this job, though it is not the job's content now (the config
+        /// changed it): the job's own, out of date, to replace, never to yield to.
+        package var ownedByJob: Bool
 
-        package init(playerState: String, idleReason: String? = nil, isOurs: Bool, heldByCommand: Bool = false) {
+        package init(playerState: String, idleReason: String? = nil, isOurs: Bool, heldByCommand: Bool = false, ownedByJob: Bool = false) {
             self.playerState = playerState
             self.idleReason = idleReason
             self.isOurs = isOurs
             self.heldByCommand = heldByCommand
+            self.ownedByJob = ownedByJob
         }
+
+        /// No app runs: the device is free.
+        package static let noApp = MediaObservation(playerState: "NO_APP", isOurs: false)
 
         /// Loading, buffering, playing or paused: something occupies the device.
         /// (`APP`: another app runs that reports no media, a web page say.)
         package var isActive: Bool { ["PLAYING", "PAUSED", "BUFFERING", "LOADING", "APP"].contains(playerState) }
+
+        /// Media is on the screen now (playing, paused, buffering): what "has played" means.
+        package var hasPlayed: Bool { ["PLAYING", "PAUSED", "BUFFERING"].contains(playerState) }
+
+        /// An IDLE that ends a media session: FINISHED, CANCELLED, ERROR (INTERRUPTED is another
+        /// load on its way, an IDLE without a reason a load in progress).
+        package var isFinalIdle: Bool {
+            playerState == "IDLE" && ["FINISHED", "CANCELLED", "ERROR"].contains(idleReason ?? "")
+        }
     }
 
     package enum Input: Sendable, Equatable {
@@ -109,6 +127,9 @@ package struct JobStateMachine: Sendable {
     private var heldByCommand = false
     /// The speaker group whose media the device plays now (it took the device over).
     package private(set) var heldByGroup: String?
+    /// While yielding: the other sender's media has been seen on the screen (its final IDLE
+    /// then ends the yield; before that, a final IDLE is its load failing).
+    private var otherPlayed = false
 
     /// Seconds between a site job's keep-alives on this device (nil: not a site job).
     package let keepAliveInterval: Double?
@@ -139,7 +160,9 @@ package struct JobStateMachine: Sendable {
                     // A site job's app runs, but which page it shows is not reported: send ours.
                     return job.site != nil ? keepAlive(now) : []
                 }
-                return takeover("another sender's media plays there", now: now, held: current.heldByCommand)
+                // The job's own cast of content the config has since changed: replace it.
+                if current.ownedByJob { return startCast("the job's content changed", now: now) }
+                return takeover("another sender's media plays there", now: now, held: current.heldByCommand, played: current.hasPlayed)
             }
             if seenBefore && !job.recastOn.contains(.found) {
                 state = .stopped(reason: "found again, but recast_on has no \"found\"")
@@ -173,17 +196,27 @@ package struct JobStateMachine: Sendable {
             // The group plays on the device: its end (groupPlayback nil) frees it.
             return []
         case (.media(let observation), .yielding):
-            // A command's cast is waited out until the hub says it is over (it is no longer held);
-            // an IDLE that was INTERRUPTED is another load on its way, not an end.
-            if observation?.heldByCommand == true { return [] }
-            if let observation, observation.playerState == "IDLE", observation.idleReason == "INTERRUPTED" { return [] }
-            // The other sender's media ended (or ours plays again): take the device back.
-            guard let observation, observation.isActive else {
-                return startCast("the other sender's media ended", now: now)
+            // A command's cast is waited out until the hub says it is over (it is no longer held).
+            if observation?.heldByCommand == true {
+                if observation?.hasPlayed == true { otherPlayed = true }
+                return []
             }
-            if observation.isOurs {
+            // The other sender's app runs without a media session: still its screen.
+            guard let observation else { return [] }
+            if observation.playerState == "NO_APP" { return startCast("the other sender's app is gone", now: now) }
+            if observation.isOurs && observation.isActive {
                 state = .playing
                 lastCheck = now
+                return []
+            }
+            if observation.hasPlayed {
+                otherPlayed = true
+                return []
+            }
+            // An ending is a final IDLE after its media played, or ERROR (its load failed: nothing
+            // shows). An IDLE without a reason, LOADING and INTERRUPTED are a load in progress.
+            if observation.isFinalIdle, otherPlayed || observation.idleReason == "ERROR" {
+                return startCast("the other sender's media ended (\(observation.idleReason ?? ""))", now: now)
             }
             return []
         case (.media, _):
@@ -247,6 +280,10 @@ package struct JobStateMachine: Sendable {
         case (.tick, _):
             return []
 
+        case (.switched(let why), .yielding):
+            // Another sender has the screen: the new content waits until it is free.
+            lastReason = why
+            return []
         case (.switched(let why), _):
             return startCast(why, now: now)
         }
@@ -270,9 +307,11 @@ package struct JobStateMachine: Sendable {
             // No media session at all in our app: it ended without an IDLE status we saw.
             return idle("no media is loaded", now: now)
         }
+        if observation.playerState == "NO_APP" { return idle("no app runs on the device", now: now) }
         if !observation.isOurs {
+            if observation.ownedByJob { return [] }   // the job's own previous content, on its way out
             return takeover(observation.heldByCommand ? "a command cast other media" : "another sender loaded other media", now: now,
-                            held: observation.heldByCommand)
+                            held: observation.heldByCommand, played: observation.hasPlayed)
         }
         guard observation.playerState == "IDLE" else { return [] }
         switch observation.idleReason {
@@ -296,10 +335,12 @@ package struct JobStateMachine: Sendable {
     }
 
     /// `held`: a command's cast (always yielded to, and `reclaim_after` waits for its end).
-    private mutating func takeover(_ why: String, now: Double, held: Bool = false) -> [Action] {
+    /// `played`: the other sender's media is already on the screen.
+    private mutating func takeover(_ why: String, now: Double, held: Bool = false, played: Bool = false) -> [Action] {
         if job.takeover == .reclaim, !held { return startCast("\(why); takeover: reclaim", now: now) }
         state = .yielding(since: now)
         heldByCommand = held
+        otherPlayed = played
         lastCheck = now
         lastReason = why
         return []

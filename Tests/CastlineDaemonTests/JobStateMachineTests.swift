@@ -94,10 +94,11 @@ import Testing
         let interrupted = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "INTERRUPTED", isOurs: false)
         #expect(waiting.handle(.media(interrupted), now: 44) == [], "another load on its way")
         let finished = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "FINISHED", isOurs: false)
-        #expect(waiting.handle(.media(finished), now: 45) == [.cast(reason: "the other sender's media ended")])
+        #expect(waiting.handle(.media(finished), now: 45) == [.cast(reason: "the other sender's media ended (FINISHED)")])
         var stopped = playing(job())
         _ = stopped.handle(.media(Self.theirs), now: 10)
-        #expect(stopped.handle(.media(nil), now: 12) == [.cast(reason: "the other sender's media ended")])
+        #expect(stopped.handle(.media(nil), now: 12) == [], "its app runs without a media session: still its screen")
+        #expect(stopped.handle(.media(.noApp), now: 13) == [.cast(reason: "the other sender's app is gone")])
         var appGone = playing(job())
         _ = appGone.handle(.media(Self.theirs), now: 10)
         #expect(appGone.handle(.sessionEnded(.appReplaced(by: "233637DE")), now: 11) == [])
@@ -134,7 +135,58 @@ import Testing
         let ended = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "FINISHED", isOurs: false, heldByCommand: true)
         #expect(machine.handle(.media(ended), now: 62) == [], "held until the hub releases it")
         let released = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "FINISHED", isOurs: false)
-        #expect(machine.handle(.media(released), now: 63) == [.cast(reason: "the other sender's media ended")])
+        #expect(machine.handle(.media(released), now: 63) == [.cast(reason: "the other sender's media ended (FINISHED)")])
+    }
+
+    /// What pychromecast's play_media looks like to the job: IDLE without a reason, LOADING,
+    /// BUFFERING, PLAYING. None of it is an ending; the FINISHED after it played is.
+    @Test func yieldSurvivesTheTransitionalStatusesOfAnotherSendersLoad() {
+        var machine = playing(job())
+        let loadStarts = JobStateMachine.MediaObservation(playerState: "IDLE", isOurs: false)
+        #expect(machine.handle(.media(loadStarts), now: 10) == [])
+        #expect(machine.state == .yielding(since: 10))
+        for (i, state) in ["IDLE", "LOADING", "BUFFERING", "PLAYING", "PAUSED", "BUFFERING", "PLAYING"].enumerated() {
+            let step = JobStateMachine.MediaObservation(playerState: state, isOurs: false)
+            #expect(machine.handle(.media(step), now: 10 + Double(i) * 0.01) == [], "\(state) is not an ending")
+        }
+        #expect(machine.handle(.media(JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "INTERRUPTED", isOurs: false)), now: 11) == [],
+                "INTERRUPTED: its session replaced by another load")
+        #expect(machine.state == .yielding(since: 10))
+        let cancelled = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "CANCELLED", isOurs: false)
+        #expect(machine.handle(.media(cancelled), now: 12) == [.cast(reason: "the other sender's media ended (CANCELLED)")])
+    }
+
+    @Test func aFinalIdleBeforeAnythingPlayedEndsTheYieldOnlyWhenItIsAnError() {
+        var machine = playing(job())
+        let loadStarts = JobStateMachine.MediaObservation(playerState: "LOADING", isOurs: false)
+        _ = machine.handle(.media(loadStarts), now: 10)
+        let cancelled = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "CANCELLED", isOurs: false)
+        #expect(machine.handle(.media(cancelled), now: 11) == [], "a stale CANCELLED of the load before: nothing played yet")
+        let failed = JobStateMachine.MediaObservation(playerState: "IDLE", idleReason: "ERROR", isOurs: false)
+        #expect(machine.handle(.media(failed), now: 12) == [.cast(reason: "the other sender's media ended (ERROR)")])
+    }
+
+    @Test func aConfigChangeWhileYieldingWaitsForTheScreen() {
+        var machine = playing(job { $0.reclaimAfter = 100 })
+        _ = machine.handle(.media(Self.theirs), now: 10)
+        #expect(machine.handle(.switched("the config changed the job's media"), now: 20) == [])
+        #expect(machine.state == .yielding(since: 10), "a SIGHUP does not take a yielding TV back")
+        #expect(machine.handle(.tick, now: 109) == [])
+        #expect(machine.handle(.tick, now: 110) == [.cast(reason: "reclaimed after 100 s")])
+    }
+
+    @Test func theJobsOwnOutOfDateContentIsReplacedNotYieldedTo() {
+        let before = JobStateMachine.MediaObservation(playerState: "PLAYING", isOurs: false, ownedByJob: true)
+        var restarted = JobStateMachine(job: job())
+        #expect(restarted.handle(.deviceFound(current: before), now: 0) == [.cast(reason: "the job's content changed")])
+        var running = playing(job())
+        #expect(running.handle(.media(before), now: 3) == [], "the old content on its way out")
+        #expect(running.state == .playing)
+    }
+
+    @Test func noAppWhilePlayingIsAnIdleDevice() {
+        var machine = playing(job())
+        #expect(machine.handle(.media(.noApp), now: 5) == [.cast(reason: "no app runs on the device")])
     }
 
     @Test func takeoverWithReclaimCastsAtOnce() {
