@@ -20,6 +20,13 @@ package enum TerminalText {
         return out
     }
 
+    /// `text` of several lines (castline's own output: help, tables) with every unsafe scalar
+    /// escaped but the line feeds between its lines.
+    package static func safeLines(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { safe(String($0)) }.joined(separator: "\n")
+    }
+
     /// C0 controls but tab, DEL, C1 controls, and the bidirectional embeddings, overrides and
     /// isolates (U+202A–U+202E, U+2066–U+2069).
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {

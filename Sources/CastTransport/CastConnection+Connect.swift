@@ -186,8 +186,10 @@ private struct ConnectStep {
                 try sync.addCastMessageCodec(logSystem: options.logSystem)
                 if let observer = options.frameObserver { try sync.addHandler(CastFrameTapHandler(observer: observer)) }
                 // A device that floods its broadcasts is folded before the session sees them.
-                try sync.addHandler(BroadcastFloodGuard(log: Logger(class: "BroadcastFloodGuard", system: options.logSystem).with(requestFields),
-                                                        device: endpoint))
+                if options.foldsBroadcastFloods {
+                    try sync.addHandler(BroadcastFloodGuard(log: Logger(class: "BroadcastFloodGuard", system: options.logSystem).with(requestFields),
+                                                            device: endpoint))
+                }
                 try sync.addHandler(CastHeartbeatHandler(pingInterval: options.heartbeatInterval, timeout: options.heartbeatTimeout,
                                                          senderID: options.senderID, logSystem: options.logSystem))
                 try sync.addHandler(end)

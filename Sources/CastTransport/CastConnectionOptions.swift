@@ -21,6 +21,9 @@ public struct CastConnectionOptions: Sendable {
     public var heartbeatInterval: Double = 5
     /// Declare a device lost after this many seconds of silence (iOS SDK default 10).
     public var heartbeatTimeout: Double = 10
+    /// Fold a device's flood of broadcasts (``BroadcastFloodGuard``: at most 10 per namespace in
+    /// 100 ms reach the session, the newest never lost). Off only to measure the layers below.
+    public var foldsBroadcastFloods = true
     /// `source_id` of our messages on receiver-0 and of heartbeats.
     public var senderID = "sender-0"
     public var deviceAuth: DeviceAuthMode = .off

@@ -31,7 +31,6 @@ extension ControlPlane {
                                             volume: status?.volumeLevel, muted: status?.isMuted)
         let previousOwner = await registry.entry(device.id)?.owner
         let started = MonotonicClock.seconds()
-        let commandsBefore = commandCounts[device.id, default: 0]
 
         var cast = CastArguments(media: arguments.media)
         cast.localMedia = arguments.localMedia
@@ -42,7 +41,8 @@ extension ControlPlane {
             guard case .media(let url, let type, let format, _) = try await mediaSource(cast, device: device) else {
                 throw ControlError.usage("announce_web_page", "\(arguments.media) is a web page; an announcement is audio or video")
             }
-            await registry.claim(device.id, owner: CommandOwner.name, contentID: url)
+            try checkTurn(device)
+            await registry.claim(device.id, owner: CommandOwner.announcement, contentID: url, untilReleased: true)
             if let volume = arguments.volume {
                 try Self.check(await link.setDeviceVolume(Double(volume) / 100).result.map { _ in () }, "SET_VOLUME", device: device)
                 if snapshot.muted == true { try Self.check(await link.setDeviceMuted(false).result.map { _ in () }, "SET_VOLUME", device: device) }
@@ -63,12 +63,22 @@ extension ControlPlane {
         if case .failure(let error) = announced { answer.set("announcementError", .string(error.message)) }
         var restored: JSONValue = true
         var reason: String? = partly
-        // A newer command took the device during the announcement: it wins, nothing is restored
-        // over it (the volume still is).
-        let overtaken = commandCounts[device.id, default: 0] != commandsBefore
-        if overtaken {
+        // A newer command took the device during the announcement (the lane was free while it
+        // played): it wins, nothing is restored over it (the volume still is).
+        if let ticket = Self.ticket { lanes.leave(ticket) }
+        if let ticket = Self.ticket, lanes.isSuperseded(ticket) || !lanes.tryStart(ticket) {
             restored = false
             reason = "a newer command took the device during the announcement; what it shows stays"
+        } else if let job = previousOwner.flatMap({ CommandOwner.isCommand($0) ? nil : $0 }), let driver = await daemon.driver(named: job),
+                  await driver.handBack(device.id, media: snapshot.media, why: "the announcement ended") {
+            // The job it interrupted shows its own content again (the page, the playlist's item
+            // and position) through its own state: nothing races its recast.
+            if await driver.waitUntilShown(device.id, timeout: 30) {
+                answer.set("restoredBy", .string("job \(job)"))
+            } else {
+                (restored, reason) = (false, "job \(job) did not show its content again within 30 s")
+            }
+            await registry.release(device.id, owner: CommandOwner.announcement)
         } else {
             do throws(ControlError) {
                 switch try await restore(plan, on: link, device: device, previousOwner: previousOwner) {
@@ -78,7 +88,7 @@ extension ControlPlane {
             } catch {
                 (restored, reason) = (false, error.message)
             }
-            if previousOwner == nil || restored == false { await registry.release(device.id, owner: CommandOwner.name) }
+            if previousOwner == nil || restored == false { await registry.release(device.id, owner: CommandOwner.announcement) }
         }
         // The volume and mute come back whatever else did.
         if let volume = snapshot.volume, arguments.volume != nil {
@@ -151,6 +161,8 @@ extension ControlPlane {
         case .failure(let error):
             throw ControlError(error.isRefusal ? .refused : .unavailable, "announcement_failed", "\(device.friendlyName): \(error)")
         }
+        // It plays: a newer command may take the device from here on (it is not restored over).
+        if let ticket = Self.ticket { lanes.leave(ticket) }
         // Subscribed once it plays, so only statuses from then on count: its IDLE, a newer media
         // session (another sender's load), or no media at all.
         let session = playing.mediaSessionID

@@ -41,6 +41,7 @@ extension ControlPlane {
             return QueueItem(media: item.mediaInformation(url: url, contentType: type, format: nil), autoplay: !arguments.noAutoplay)
         }
         let appID = arguments.app ?? receiverAppID
+        try checkTurn(device)
         let app = try await Self.launch(appID, on: link, device: device)
         if !app.namespaces.isEmpty, !app.namespaces.contains(.media) {
             throw ControlError(.refused, "app_without_media", "\(device.friendlyName): app \(appID) does not play media (it has no \(CastNamespace.media.rawValue) namespace)")
@@ -51,6 +52,7 @@ extension ControlPlane {
         case "shuffle": .allAndShuffle
         default: .off
         }
+        try checkTurn(device)
         await registry.claim(device.id, owner: CommandOwner.name, contentID: urls[0])
         let updates = link.remoteMediaClient.statusUpdates()
         try Self.check(await link.remoteMediaClient.queueLoad(items, startIndex: 0, repeatMode: repeatMode, startTime: arguments.start)

@@ -32,6 +32,7 @@ extension ControlPlane {
         }
         let (entry, link) = try await registry.link(reference)
         let device = entry.device
+        try checkTurn(device)
         let (app, reply) = try await SiteShow.show(site, force: force, on: link, device: device, channels: pluginChannels)
         log.info("\(device.friendlyName): showing \(site.label)", [
             "device": .string(device.id), "site": .string(site.label), "force": .bool(force), "app": .string(app.appID),

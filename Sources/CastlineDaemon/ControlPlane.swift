@@ -32,12 +32,16 @@ package actor ControlPlane {
     var transcodes: [String: MediaTranscode] = [:]
     /// WebVTT subtitles converted for commands' casts, by device (a folder each).
     var subtitleFolders: [String: String] = [:]
-    /// Commands that changed what each device shows, counted (see ``execute(_:)``).
-    var commandCounts: [String: Int] = [:]
+    /// Commands that change what a device shows, one at a time per device, the last one winning.
+    var lanes = DeviceCommandLanes()
+    /// The running command's place in its device's lane (nil: a command that changes no device).
+    @TaskLocal static var ticket: DeviceCommandLanes.Ticket?
 
     static func changesDevice(_ command: ControlCommand) -> Bool {
         switch command {
-        case .cast, .site, .announce, .stop, .queue: return true
+        case .cast, .site, .stop, .queue: return true
+        // An announcement that answers at once only starts the one that waits (which takes a place).
+        case .announce(_, let arguments): return arguments.wait
         default: return false
         }
     }
@@ -60,21 +64,47 @@ package actor ControlPlane {
         log = Logger(class: "ControlPlane", system: logSystem)
     }
 
-    /// Carries out `command`.
+    /// Carries out `command`. One that changes what a device shows waits for the device's lane
+    /// (``DeviceCommandLanes``): a newer command to the same device supersedes it.
     package func execute(_ command: ControlCommand) async -> Result<JSONValue, ControlError> {
-        // Every command that changes what a device shows counts, so an announcement restoring
-        // in the background can tell that a newer command took the device meanwhile.
-        if Self.changesDevice(command), let reference = command.device, let id = try? await registry.resolve(reference).device.id {
-            commandCounts[id, default: 0] += 1
+        guard Self.changesDevice(command), let reference = command.device,
+              let device = try? await registry.resolve(reference).device else { return await runReporting(command) }
+        let ticket = lanes.issue(device.id)
+        if !lanes.tryStart(ticket) {
+            let turn = await withCheckedContinuation { lanes.wait(ticket, $0) }
+            guard turn else { return superseded(command, device) }
         }
+        let result = await Self.$ticket.withValue(ticket) { await runReporting(command) }
+        lanes.leave(ticket)
+        // Done, but a newer command arrived meanwhile: it replaces what this one showed.
+        if case .success = result, lanes.isSuperseded(ticket) { return superseded(command, device) }
+        return result
+    }
+
+    private func superseded(_ command: ControlCommand, _ device: CastDevice) -> Result<JSONValue, ControlError> {
+        log.info("\(Self.name(command)) to \(device.friendlyName) superseded by a newer command", [
+            "command": .string(Self.name(command)), "device": .string(device.id),
+        ])
+        return .failure(DeviceCommandLanes.superseded(device.friendlyName))
+    }
+
+    private func runReporting(_ command: ControlCommand) async -> Result<JSONValue, ControlError> {
         do throws(ControlError) {
             return .success(try await run(command))
         } catch {
-            if error.kind != .notFound, error.kind != .usage {
+            if error.code == "superseded" {
+                log.info("\(Self.name(command)): \(error.message)", ["command": .string(Self.name(command)), "error": .string(error.code)])
+            } else if error.kind != .notFound, error.kind != .usage {
                 log.warning("\(Self.name(command)) failed: \(error)", ["command": .string(Self.name(command)), "error": .string(error.code)])
             }
             return .failure(error)
         }
+    }
+
+    /// Throws 409 `superseded` when a newer command to the device arrived: called before each
+    /// step that reaches the device (LAUNCH, LOAD, STOP), so an overtaken command sends no more.
+    func checkTurn(_ device: CastDevice) throws(ControlError) {
+        try lanes.check(Self.ticket, deviceName: device.friendlyName)
     }
 
     func run(_ command: ControlCommand) async throws(ControlError) -> JSONValue {
@@ -197,6 +227,7 @@ package actor ControlPlane {
         case .media(let u, let t, let f, let k): (url, type, format, tracks) = (u, t, f, k)
         }
         let appID = arguments.app ?? receiverAppID
+        try checkTurn(device)
         let app = try await Self.launch(appID, on: link, device: device)
         // An app that declares namespaces but not the media one (DashCast, a dashboard) never
         // answers a LOAD: say so now instead of after the play timeout.
@@ -204,6 +235,7 @@ package actor ControlPlane {
             throw ControlError(.refused, "app_without_media", "\(device.friendlyName): app \(appID)"
                                + (app.displayName.isEmpty ? "" : " (\(app.displayName))") + " does not play media (it has no \(CastNamespace.media.rawValue) namespace)")
         }
+        try checkTurn(device)
         await registry.claim(device.id, owner: CommandOwner.name, contentID: url)
         let wanted: PlayerState = arguments.noAutoplay ? .paused : .playing
         var media = arguments.mediaInformation(url: url, contentType: type, format: format)
@@ -218,8 +250,7 @@ package actor ControlPlane {
         case .failure(let error):
             await registry.release(device.id, owner: CommandOwner.name)
             self.media.revoke(device.id, owner: CommandOwner.name)
-            throw ControlError(error.isRefusal ? .refused : .unavailable, error.isRefusal ? "load_refused" : "load_failed",
-                               "\(device.friendlyName): \(error)")
+            throw Self.loadError(error, device: device)
         }
         var json = await result(entry)
         if url != arguments.media, case .object(var object) = json {
@@ -350,6 +381,7 @@ package actor ControlPlane {
         let (entry, link) = try await registry.link(reference)
         await stopTranscode(entry.device.id)
         self.media.revoke(entry.device.id, owner: CommandOwner.name)
+        try checkTurn(entry.device)
         if app {
             do { try await link.stopApplication() } catch {
                 throw ControlError(.unavailable, "stop_failed", "\(entry.device.friendlyName): \(error)")
@@ -414,8 +446,24 @@ package actor ControlPlane {
             if case .requestFailed(_, .launchError(.notFound?)) = error {
                 throw ControlError(.notFound, "app_not_found", "\(device.friendlyName) has no app \(appID)")
             }
+            // Another launch on the device (a job's, another sender's) replaced this one.
+            if case .requestFailed(_, .launchError(.cancelled?)) = error {
+                throw ControlError(.conflict, "superseded", "\(device.friendlyName): another launch on the device replaced this one (\(error))")
+            }
             if case .requestFailed(_, .launchError) = error { throw ControlError(.refused, "launch_refused", "\(device.friendlyName): \(error)") }
             throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): cannot launch \(appID): \(error)")
+        }
+    }
+
+    /// A LOAD's failure in the API's words: another load replaced it (409 `superseded`), the
+    /// device refused the media (422 `load_refused`), or did not answer (503 `load_failed`).
+    static func loadError(_ error: LoadWaitError, device: CastDevice) -> ControlError {
+        switch error {
+        case .refused(.superseded), .refused(.loadCancelled), .failed(.superseded):
+            return ControlError(.conflict, "superseded", "\(device.friendlyName): another load on the device replaced this one (\(error))")
+        default:
+            return ControlError(error.isRefusal ? .refused : .unavailable, error.isRefusal ? "load_refused" : "load_failed",
+                                "\(device.friendlyName): \(error)")
         }
     }
 

@@ -276,7 +276,7 @@ package actor Daemon {
         for driver in drivers.values { await driver.stop(stopCasting: stopCasting) }
         var commandCasts: Set<String> = []
         if stopCasting {
-            for entry in await registry.all where entry.owner == CommandOwner.name { commandCasts.insert(entry.device.id) }
+            for entry in await registry.all where CommandOwner.isCommand(entry.owner) { commandCasts.insert(entry.device.id) }
         }
         await registry.shutdown(stopping: commandCasts)
         announcer?.stop()

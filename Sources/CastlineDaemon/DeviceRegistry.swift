@@ -22,6 +22,9 @@ package actor DeviceRegistry {
         /// The contentId the owner cast, and whether it has been seen playing.
         package var ownedContent: String?
         var ownedSeen = false
+        /// The owner keeps the device until it releases it, whatever plays (an announcement,
+        /// until it gives the device back).
+        var ownedUntilReleased = false
         /// Config aliases of the device.
         package var aliases: [String]
         /// What the link last reported, kept current by its updates: snapshots and observations
@@ -251,7 +254,7 @@ package actor DeviceRegistry {
     private func mediaChanged(_ status: MediaStatus?, id: String) async {
         // What the owner cast is over once it has played and then ended or given way to other
         // media (statuses of the media it replaced, before it plays, do not count).
-        if let content = entries[id]?.ownedContent {
+        if let content = entries[id]?.ownedContent, entries[id]?.ownedUntilReleased != true {
             let isOwned = status?.effectiveMedia?.contentID == content
             if isOwned, status?.playerState != .idle {
                 entries[id]?.ownedSeen = true
@@ -362,17 +365,21 @@ package actor DeviceRegistry {
         for continuation in waiting.values { continuation.resume(returning: result) }
     }
 
-    /// Marks the media the device plays now as `owner`'s (a job's name, or `api`).
-    package func claim(_ id: String, owner: String, contentID: String) async {
+    /// Marks the media the device plays now as `owner`'s (a job's name, or a ``CommandOwner``).
+    /// The claim ends when its media has played and then ended or given way, or, with
+    /// `untilReleased`, only at ``release(_:owner:)``.
+    package func claim(_ id: String, owner: String, contentID: String, untilReleased: Bool = false) async {
         entries[id]?.owner = owner
         entries[id]?.ownedContent = contentID
         entries[id]?.ownedSeen = false
+        entries[id]?.ownedUntilReleased = untilReleased
         await notify(id)
     }
 
     package func release(_ id: String, owner: String) async {
         guard entries[id]?.owner == owner else { return }
         entries[id]?.owner = nil
+        entries[id]?.ownedUntilReleased = false
         entries[id]?.ownedContent = nil
         await notify(id)
     }

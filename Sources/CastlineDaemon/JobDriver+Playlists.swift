@@ -44,7 +44,10 @@ extension JobDriver {
         }
         playlistURLs.formUnion(urls)
         let choice = media.repeatMode ?? .all
-        let window = QueueWindow(count: urls.count, wraps: choice == .all || choice == .shuffle)
+        // Handed back after an announcement: the item and position it was at.
+        let resume = resumePoints.removeValue(forKey: id)
+        let start = resume?.item.map { min(max($0, 0), urls.count - 1) } ?? 0
+        let window = QueueWindow(count: urls.count, wraps: choice == .all || choice == .shuffle, start: start)
         let repeatMode: RepeatMode = switch choice {
         case .off: .off
         case .all: window.fits ? .all : .off
@@ -62,13 +65,14 @@ extension JobDriver {
         }
         guard castGenerations[id] == generation else { return }
         if let app = await link.application { castRuns(in: app.sessionID, on: id) }
-        await registry.claim(id, owner: job.name, contentID: urls[0])
+        await registry.claim(id, owner: job.name, contentID: urls[start])
         let updates = link.remoteMediaClient.statusUpdates()
         let items = window.loaded.map { queueItem(urls[$0]) }
         log.info("casting a playlist of \(urls.count) item(s) to \(device.friendlyName)" + (window.fits ? "" : ", \(window.size) at a time"), [
             "device": .string(id), "items": .int(Int64(urls.count)), "repeat": .string(choice.rawValue),
         ])
-        switch await link.remoteMediaClient.queueLoad(items, startIndex: 0, repeatMode: repeatMode).result {
+        switch await link.remoteMediaClient.queueLoad(items, startIndex: window.position(of: start), repeatMode: repeatMode,
+                                                      startTime: resume?.time).result {
         case .failure(let error):
             log.warning("\(device.friendlyName): QUEUE_LOAD failed: \(error)", ["device": .string(id)])
             await registry.release(id, owner: job.name)

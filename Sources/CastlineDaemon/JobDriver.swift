@@ -46,6 +46,11 @@ package actor JobDriver {
     var playlistURLs: Set<String> = []
     /// A site job's effective force per device (the pre-flight's decision at the last cast).
     var siteForce: [String: Bool] = [:]
+    /// Where to show the content from at the next cast, after a command handed the device back.
+    var resumePoints: [String: ResumePoint] = [:]
+    /// Announcements waiting for the job to show its content again (``waitUntilShown(_:timeout:)``).
+    var shownWaiters: [String: [Int: CheckedContinuation<Bool, Never>]] = [:]
+    var nextShownWaiter = 0
     let pluginChannels: PluginChannels?
     /// What the job shows now: the job itself, or (with a schedule) the entry in force or the
     /// fallback; nil when nothing is in force.
@@ -154,6 +159,8 @@ package actor JobDriver {
         stopped = true
         for task in watchers.values { task.cancel() }
         watchers = [:]
+        for continuation in shownWaiters.values.flatMap(\.values) { continuation.resume(returning: false) }
+        shownWaiters = [:]
         for id in devices.keys {
             guard let entry = await registry.entry(id), entry.owner == job.name else { continue }
             if stopCasting, let link = entry.link {
@@ -242,7 +249,7 @@ package actor JobDriver {
     /// own app that replaced the job's (a stream transferred to the device reports its media
     /// only after the session's switch: until then the device is not free).
     func observation(_ now: DeviceRegistry.Observation, otherSession: String? = nil) -> JobStateMachine.MediaObservation? {
-        let held = now.owner == CommandOwner.name
+        let held = CommandOwner.isCommand(now.owner)
         // No app at all on a connected device: it is free (an idle screen or backdrop counts as
         // none). Without a connection the device's app is not known.
         guard now.app != nil else { return now.link == "connected" ? .noApp : nil }
@@ -294,6 +301,7 @@ package actor JobDriver {
             ])
         }
         for action in actions { perform(action, on: id) }
+        settleShownWaiters(id)
     }
 
     /// Why a site job's page left the screen, from the state the machine went to.
@@ -316,6 +324,7 @@ package actor JobDriver {
         case .sessionEnded: return "sessionEnded"
         case .tick: return "tick"
         case .switched: return "switched"
+        case .handBack: return "handBack"
         case .groupPlayback: return "groupPlayback"
         }
     }
@@ -469,8 +478,9 @@ package actor JobDriver {
             return
         }
         await registry.claim(id, owner: job.name, contentID: url)
+        let resume = resumePoints.removeValue(forKey: id)
         switch await link.remoteMediaClient.loadAndWait(JobMedia.information(active.media, url: url),
-                                                        options: MediaLoadOptions(autoplay: active.media.autoplay),
+                                                        options: MediaLoadOptions(autoplay: active.media.autoplay, startTime: resume?.time),
                                                         until: active.media.autoplay ? .playing : .paused, timeout: 30) {
         case .success:
             log.info("\(device.friendlyName): playing \(active.media.url)", ["device": .string(id), "url": .string(active.media.url)])
@@ -541,7 +551,12 @@ package actor JobDriver {
     }
 }
 
-/// The owner name of a cast made by a command (`castline cast`, the API) through the hub.
+/// The owner names of casts made through the hub's commands: `command` (`castline cast`, the
+/// API, MQTT) and `announcement` (held until the announcement gives the device back).
 package enum CommandOwner {
     package static let name = "command"
+    package static let announcement = "announcement"
+
+    /// A command's or an announcement's: jobs yield to it whatever their takeover policy.
+    package static func isCommand(_ owner: String?) -> Bool { owner == name || owner == announcement }
 }

@@ -98,6 +98,9 @@ package struct JobStateMachine: Sendable {
         /// The device plays a speaker group's media now (the group's name), or no longer (nil):
         /// a group cast that includes the device is another sender's cast.
         case groupPlayback(String?)
+        /// A command that interrupted the job (an announcement) gives the device back: the job
+        /// shows its content again at once, from where it was.
+        case handBack(String)
     }
 
     package enum Action: Sendable, Equatable {
@@ -111,6 +114,10 @@ package struct JobStateMachine: Sendable {
 
     package let job: JobEntry
     package private(set) var state: State = .waitingForDevice
+    package var isYielding: Bool {
+        if case .yielding = state { return true }
+        return false
+    }
     /// Consecutive failed casts (for the backoff); reset when a cast succeeds.
     package private(set) var failures = 0
     /// Casts started, for the status line and tests.
@@ -278,6 +285,14 @@ package struct JobStateMachine: Sendable {
             }
             return []
         case (.tick, _):
+            return []
+
+        case (.handBack(let why), .yielding) where heldByGroup == nil:
+            heldByCommand = false
+            return startCast(why, now: now)
+        case (.handBack(let why), .playing):
+            return startCast(why, now: now)
+        case (.handBack, _):
             return []
 
         case (.switched(let why), .yielding):

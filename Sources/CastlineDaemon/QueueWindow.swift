@@ -15,12 +15,23 @@ package struct QueueWindow: Sendable, Equatable {
     /// Whether the playlist fits the window (then the device repeats it itself).
     package var fits: Bool { count <= size }
 
-    package init(count: Int, size: Int = QueueWindow.defaultSize, wraps: Bool) {
+    /// `start`: the playlist index to begin at (a playlist resumed where it was). A playlist that
+    /// fits is loaded whole (the device starts at `start`); a longer one's window begins there.
+    package init(count: Int, size: Int = QueueWindow.defaultSize, wraps: Bool, start: Int = 0) {
         self.count = count
         self.size = max(4, size)
         self.wraps = wraps
-        loaded = Array(0..<min(count, max(4, size)))
+        let size = max(4, size)
+        guard count > size, start > 0, start < count else {
+            loaded = Array(0..<min(count, size))
+            return
+        }
+        let ahead = Array(start..<min(count, start + size))
+        loaded = wraps ? ahead + Array(0..<(size - ahead.count)) : ahead
     }
+
+    /// The queue position the device starts at for playlist index `start`.
+    package func position(of start: Int) -> Int { loaded.firstIndex(of: start) ?? 0 }
 
     /// The item at queue position `position` plays: the playlist indices to append, and how
     /// many items to remove from the queue's front (played ones only). Appends come a quarter

@@ -117,7 +117,8 @@ struct JobsCommand: ParsableCommand {
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "run", abstract: "Play an announce job's announcement now on its devices; each is restored afterwards.",
-            discussion: "Prints one line per device, as castline announce does; exit 5 when a device could not be restored.\n"
+            discussion: "Prints one line per device, as castline announce does; exit 5 when a device could not be announced to "
+                + "or restored, 1 when none could.\n"
                 + CastlineExit.summary)
         @OptionGroup var options: DaemonOptions
         @Argument(help: "The announce job's name.") var name: String
@@ -132,17 +133,21 @@ struct JobsCommand: ParsableCommand {
                 if !options.json { printLine("job \(name): announcing on \(answer["devices"]?.int ?? 0) device(s)") }
                 return
             }
-            var worst: Int32 = 0
-            for device in answer["devices"]?.array ?? [] {
+            // Exit 5 when any device was not announced to or not restored (unreachable, refused,
+            // restored partly); 1 only when the announcement reached no device at all.
+            let devices = answer["devices"]?.array ?? []
+            var failed = 0, notRestored = 0
+            for device in devices {
                 if let error = device["error"]?.string {
                     if !options.json { printError("castline: \(device["device"]?.string ?? "?"): \(error)") }
-                    worst = 1
+                    failed += 1
                 } else {
                     if !options.json { CommandOutput.print(device, json: false) }
-                    if device["restored"] != .bool(true), worst == 0 { worst = CastlineExit.notRestored.rawValue }
+                    if device["restored"] != .bool(true) { notRestored += 1 }
                 }
             }
-            if worst != 0 { throw ExitCode(worst) }
+            if !devices.isEmpty, failed == devices.count { throw ExitCode(1) }
+            if failed + notRestored > 0 { throw ExitCode(CastlineExit.notRestored.rawValue) }
         }
     }
 }

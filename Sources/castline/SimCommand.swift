@@ -264,13 +264,13 @@ func environment() -> [String: String] {
 /// One line on stdout, every control character in it escaped (``TerminalText``): what castline
 /// prints holds text from devices, brokers and logs, which must not drive the terminal.
 func printLine(_ text: String) {
-    let line = Array((TerminalText.safe(text) + "\n").utf8)
+    let line = Array((TerminalText.safeLines(text) + "\n").utf8)
     _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
 }
 
 /// One line on stderr, escaped like ``printLine(_:)``.
 func printError(_ text: String) {
-    let line = Array((TerminalText.safe(text) + "\n").utf8)
+    let line = Array((TerminalText.safeLines(text) + "\n").utf8)
     _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
 

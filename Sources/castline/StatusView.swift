@@ -1,3 +1,4 @@
+import CastCore
 import CastlineDaemon
 import Glibc
 
@@ -68,7 +69,8 @@ enum StatusView {
     /// (default: when the status arrived).
     static func oneLine(_ s: StatusSnapshot, now: Double? = nil) -> String {
         var line = "\(s.deviceName): \(s.state)"
-        if let title = s.title { line += " \"\(title)\"" }
+        // One line whatever the title holds (a line feed in it would fake another line).
+        if let title = s.title { line += " \"\(TerminalText.safe(title))\"" }
         if let position = s.position(at: now ?? s.receivedAt) {
             line += " \(clock(position))"
             if let duration = s.media?.effectiveMedia?.duration { line += " / \(clock(duration))" }

@@ -11,4 +11,11 @@ import Testing
         #expect(!safe.unicodeScalars.contains { TerminalText.isUnsafe($0) })
         #expect(TerminalText.safe("plain title") == "plain title")
     }
+
+    @Test("castline's own lines keep their line feeds; what is between them is escaped")
+    func lines() {
+        #expect(TerminalText.safeLines("OVERVIEW: castline\n\nUSAGE: castline <subcommand>") == "OVERVIEW: castline\n\nUSAGE: castline <subcommand>")
+        #expect(TerminalText.safeLines("a\u{1B}[2J\nb\r") == "a\\u001b[2J\nb\\u000d")
+        #expect(TerminalText.safe("one\ntwo") == "one\\u000atwo", "a field is one line")
+    }
 }

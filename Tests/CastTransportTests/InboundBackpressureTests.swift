@@ -29,6 +29,7 @@ struct InboundBackpressureTests {
         var options = CastConnectionOptions()
         options.logSystem = LogSystem()
         options.heartbeatTimeout = 60   // the consumer's pause must not read as a silent device
+        options.foldsBroadcastFloods = false   // the bridge's own bound, every message counted
         let connection = try await CastConnection.connect(host: "127.0.0.1", port: server.localAddress!.port!, options: options,
                                                           group: group)
 
@@ -53,6 +54,38 @@ struct InboundBackpressureTests {
         #expect(inOrder)
         let mostHeld = await connection.mostBufferedInbound()
         #expect(mostHeld <= Self.bound, "held \(mostHeld)")
+        await connection.close()
+        try? await server.close().get()
+        try await group.shutdownGracefully()
+    }
+}
+
+extension InboundBackpressureTests {
+    /// With the flood guard on (the default), the same flood reaches the session folded: far
+    /// fewer messages, still in order, and the device's last status always among them.
+    @Test("100,000 unsolicited statuses through the flood guard: folded, in order, the last one delivered")
+    func floodIsFoldedKeepingTheNewest() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let device = FloodingDevice(total: Self.total)
+        let server = try await device.start(group: group)
+        var options = CastConnectionOptions()
+        options.logSystem = LogSystem()
+        options.heartbeatTimeout = 60
+        let connection = try await CastConnection.connect(host: "127.0.0.1", port: server.localAddress!.port!, options: options,
+                                                          group: group)
+        var received = 0
+        var last = 0
+        var inOrder = true
+        for await inbound in connection.messages {
+            guard case .media(.mediaStatus(_, let statuses))? = inbound.payload, let id = statuses.first?.mediaSessionID else { continue }
+            if id <= last { inOrder = false }
+            last = id
+            received += 1
+            if id == Self.total { break }
+        }
+        #expect(last == Self.total, "the device's last status reached the session")
+        #expect(inOrder)
+        #expect(received < Self.total / 10, "\(received) of \(Self.total) reached the session")
         await connection.close()
         try? await server.close().get()
         try await group.shutdownGracefully()

@@ -184,6 +184,17 @@ import Testing
         #expect(running.state == .playing)
     }
 
+    /// An announcement hands the device back: the job casts at once, once, whatever its takeover.
+    @Test func aHandBackCastsAtOnceFromAYieldToACommand() {
+        var machine = playing(job { $0.reclaimAfter = 600 })
+        _ = machine.handle(.media(Self.command), now: 10)
+        #expect(machine.state == .yielding(since: 10))
+        #expect(machine.handle(.handBack("the announcement ended"), now: 13) == [.cast(reason: "the announcement ended")])
+        #expect(machine.handle(.handBack("again"), now: 13.1) == [], "already casting")
+        var waiting = JobStateMachine(job: job())
+        #expect(waiting.handle(.handBack("the announcement ended"), now: 1) == [], "no device yet: nothing to give back")
+    }
+
     @Test func noAppWhilePlayingIsAnIdleDevice() {
         var machine = playing(job())
         #expect(machine.handle(.media(.noApp), now: 5) == [.cast(reason: "no app runs on the device")])

@@ -187,6 +187,17 @@ import Testing
         #expect(Set(played).count == 10, "every item comes round, wrapping past the end")
     }
 
+    /// A playlist handed back after an announcement starts at the item it was at.
+    @Test func aResumedPlaylistStartsAtItsItem() {
+        let fits = QueueWindow(count: 3, size: 50, wraps: true, start: 2)
+        #expect(fits.loaded == [0, 1, 2] && fits.position(of: 2) == 2, "loaded whole, the device starts at the item")
+        var long = QueueWindow(count: 10, size: 4, wraps: true, start: 8)
+        #expect(long.loaded == [8, 9, 0, 1] && long.position(of: 8) == 0)
+        #expect(long.advance(playing: 3).append == [2, 3])
+        let end = QueueWindow(count: 10, size: 4, wraps: false, start: 8)
+        #expect(end.loaded == [8, 9])
+    }
+
     @Test func withoutRepeatTheWindowStopsAtTheEnd() {
         var window = QueueWindow(count: 6, size: 4, wraps: false)
         _ = window.advance(playing: 3)

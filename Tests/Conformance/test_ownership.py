@@ -6,11 +6,13 @@ The rules are in docs/cli.md ("Who owns a screen")."""
 import json
 import os
 import signal
+import threading
+import urllib.parse
 
 import pytest
 
-from conftest import CLIENTS, PYTHON, wait_until
-from hub import Hub
+from conftest import CLIENTS, PYTHON, Simulator, castline_binary, wait_until
+from hub import Hub, api
 from test_sites import pages  # noqa: F401 (the page server fixture)
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
@@ -123,3 +125,104 @@ def test_a_yielding_dashboard_leaves_two_pychromecast_casts_alone_and_a_sighup_w
         wait_until(lambda: page(sim) == f"{pages}/framable.html", 20, "the new page once the screen was free")
     finally:
         hub.stop()
+
+
+@pytest.mark.parametrize("count", [3, 50])
+def test_concurrent_casts_to_one_tv_have_one_winner_and_the_rest_are_superseded(netns, sim, workdir, count):
+    hub = Hub(netns, sim, workdir)
+    try:
+        device = sim.ready["devices"][0]["name"]
+        barrier = threading.Barrier(count, timeout=20)
+        answers = [None] * count
+
+        def cast(i):
+            barrier.wait()
+            answers[i] = api(hub.socket, "POST", f"/v1/devices/{urllib.parse.quote(device)}/cast",
+                             {"media": f"http://media.invalid/burst-{i}.mp4"})[:2]
+
+        threads = [threading.Thread(target=cast, args=(i,)) for i in range(count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert all(a is not None for a in answers), "every cast got an answer"
+        winners = [i for i, (status, _) in enumerate(answers) if status == 200]
+        superseded = [i for i, (status, body) in enumerate(answers) if status == 409 and body["error"]["code"] == "superseded"]
+        others = [answers[i] for i in range(count) if i not in winners and i not in superseded]
+        assert len(winners) == 1, f"one winner, got {len(winners)}; others: {others[:3]}"
+        assert len(superseded) == count - 1 and not others, others[:3]
+        winner = f"http://media.invalid/burst-{winners[0]}.mp4"
+        # The simulator shows the winner's media, and castline says the screen is the command's.
+        wait_until(lambda: shows(sim)[1:] == (winner, "PLAYING"), 10, "the winner's media on the TV")
+        status, body, _ = hub.get(f"/v1/devices/{urllib.parse.quote(device)}")
+        assert status == 200 and body["owner"] == "command", body
+        assert body["contentId"] == winner, body
+        assert "LAUNCH_ERROR" not in hub.log(), hub.log()[-3000:]
+    finally:
+        hub.stop()
+
+
+def media_rules(workdir, rules):
+    path = os.path.join(workdir, "sim-rules.json")
+    with open(path, "w") as f:
+        json.dump({"mediaRules": rules}, f)
+    return path
+
+
+def test_an_announcement_on_20_tvs_gives_each_back_to_its_job_and_exit_codes_say_what_came_back(netns, workdir, pages):
+    """10 TVs play a playlist job (item 1 is short, so each is on item 2 by the announcement), 10
+    show a dashboard job (DashCast). The announce job plays a chime on all 20; each job shows its
+    own content again: the playlist at its item and position, the page. Then two TVs are down: the
+    run exits 5 (documented), and the other 18 come back."""
+    rules = media_rules(workdir, [{"contentId": "*chime*", "duration": 2}, {"contentId": "*item-1.mp4", "duration": 3},
+                                  {"contentId": "*item-*", "duration": 600}])
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--config", rules, "--devices", "20"])
+    names = [d["name"] for d in sim.ready["devices"]]
+    url = f"{pages}/dash.html"
+    items = ", ".join(f'"http://media.invalid/item-{i}.mp4"' for i in range(1, 5))
+    hub = Hub(netns, sim, workdir, jobs=f"""jobs:
+  - name: loop
+    devices: {json.dumps(names[:10])}
+    media: {{items: [{items}], repeat: all}}
+  - name: board
+    devices: {json.dumps(names[10:])}
+    site: "{url}"
+  - name: chime
+    devices: ["*"]
+    announce: {{media: "http://media.invalid/chime.mp3", volume: 60, timeout: 30}}
+""")
+    try:
+        def state(i):
+            return sim.control({"command": "list"})["devices"][i]["state"]
+
+        def on_item_2(i):
+            media = state(i).get("media") or {}
+            return media.get("contentId") == "http://media.invalid/item-2.mp4" and media.get("playerState") == "PLAYING"
+
+        wait_until(lambda: all(on_item_2(i) for i in range(10)), 40, "every playlist TV on item 2")
+        wait_until(lambda: all(page(sim, i) == url for i in range(10, 20)), 40, "every dashboard TV on its page")
+        before = {i: state(i)["media"]["currentTime"] for i in range(10)}
+        run = netns.run(castline_binary(), "jobs", "run", "chime", "--api-socket", hub.socket, timeout=120)
+        assert run.returncode == 0, (run.stdout, run.stderr, hub.log()[-4000:])
+        assert run.stdout.count("; restored") == 20, run.stdout
+        for i in range(10):
+            media = state(i)["media"]
+            assert media["contentId"] == "http://media.invalid/item-2.mp4", (names[i], media)
+            assert media["currentTime"] >= before[i], (names[i], before[i], media)
+            assert media.get("repeatMode") == "REPEAT_ALL", media
+        for i in range(10, 20):
+            assert page(sim, i) == url, (names[i], state(i))
+        log = hub.log()
+        assert "superseded" not in log and "cannot tell what it showed" not in log, log[-4000:]
+
+        # Two TVs down: the run says which, exits 5, and the other 18 come back.
+        for index in (3, 14):
+            assert sim.control({"command": "outage", "device": index, "downFor": 60})["ok"]
+        wait_until(lambda: hub.connected() == 18, 30, "the hub to see two TVs down")
+        run = netns.run(castline_binary(), "jobs", "run", "chime", "--api-socket", hub.socket, timeout=120)
+        assert run.returncode == 5, (run.returncode, run.stdout, run.stderr)
+        assert run.stdout.count("; restored") == 18, run.stdout
+        assert names[3] in run.stderr and names[14] in run.stderr, run.stderr
+    finally:
+        hub.stop()
+        assert sim.stop() == 0
