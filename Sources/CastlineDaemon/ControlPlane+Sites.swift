@@ -34,6 +34,10 @@ extension ControlPlane {
         let device = entry.device
         try checkTurn(device)
         let (app, reply) = try await SiteShow.show(site, force: force, on: link, device: device, channels: pluginChannels)
+        if case .page(let url, _, _, _) = site {
+            await registry.claim(device.id, owner: CommandOwner.name, contentID: url,
+                                 page: ShownPage(url: url, title: preflight?.title, appSession: app.sessionID))
+        }
         log.info("\(device.friendlyName): showing \(site.label)", [
             "device": .string(device.id), "site": .string(site.label), "force": .bool(force), "app": .string(app.appID),
         ])

@@ -36,6 +36,7 @@ extension Daemon {
         if job.schedule != nil, let (entry, next) = await drivers[job.name]?.scheduleState {
             var state = JSONObject()
             state.set("entry", entry.map { .int(Int64($0 + 1)) } ?? .null)
+            state.set("in_force", .string(entry.map { "entry \($0 + 1)" } ?? (job.fallback != nil ? "fallback" : "nothing")))
             state.set("next_switch", next.map { .string(LogTime.rfc3339($0 * 1_000_000_000, fractionDigits: 0)) } ?? .null)
             object.set("schedule", .object(state))
         }

@@ -25,8 +25,19 @@ package actor DeviceRegistry {
         /// The owner keeps the device until it releases it, whatever plays (an announcement,
         /// until it gives the device back).
         var ownedUntilReleased = false
+        /// A page the owner showed (DashCast, a dashboard), in the app session it runs in: the
+        /// claim lasts as long as that session does.
+        var ownedPage: ShownPage?
+        /// What of the owner's plays (a schedule's entry, the fallback), for the views.
+        var ownedDetail: String?
         /// Config aliases of the device.
         package var aliases: [String]
+        /// The screen's owner as last reported (an event goes out when it changes).
+        var reportedOwner: ScreenOwner?
+        /// Since when (monotonic seconds) the device, connected once, cannot be reached; nil
+        /// while connected or before its first connection.
+        var unreachableSince: Double?
+        var everConnected = false
         /// What the link last reported, kept current by its updates: snapshots and observations
         /// read it without a round trip to the link.
         var view = LinkView()
@@ -248,7 +259,45 @@ package actor DeviceRegistry {
         guard entries[id]?.link === link else { return }
         entries[id]?.view = view
         listed[id] = nil
-        connectedIDs.set(id, connected: view.state == .connected)
+        let connected = view.state == .connected
+        connectedIDs.set(id, connected: connected)
+        if connected {
+            entries[id]?.unreachableSince = nil
+            entries[id]?.everConnected = true
+            // The device restarted (or its app was stopped) under a claim whose media had
+            // played: the claim is over (a command's cast does not outlive a reboot).
+            if view.runningApp == nil, entries[id]?.ownedSeen == true, entries[id]?.ownedUntilReleased != true { endClaim(id) }
+            // A page's claim ends with its app session (another app, or none, replaced it).
+            if let page = entries[id]?.ownedPage, entries[id]?.ownedUntilReleased != true, view.runningApp?.sessionID != page.appSession {
+                endClaim(id)
+            }
+        } else if entries[id]?.everConnected == true, entries[id]?.unreachableSince == nil {
+            entries[id]?.unreachableSince = MonotonicClock.seconds()
+        }
+    }
+
+    /// The screen's owner now (``ScreenOwner``).
+    func screenOwner(_ entry: Entry) -> ScreenOwner {
+        ScreenOwner.derive(connected: entry.link != nil && entry.view.state == .connected, claim: entry.owner,
+                           appID: entry.view.runningApp?.appID)
+    }
+
+    /// An `owner` event (and an info line) when the screen's owner changed, with the reason.
+    private func reportOwner(_ id: String) {
+        guard let entry = entries[id] else { return }
+        let owner = screenOwner(entry)
+        guard owner != entry.reportedOwner else { return }
+        let before = entry.reportedOwner
+        entries[id]?.reportedOwner = owner
+        let reason = owner.reason(appID: entry.view.runningApp?.appID)
+        log.info("\(entry.device.friendlyName): the screen is \(owner)'s: \(reason)", [
+            "device": .string(id), "owner": .string(owner.name ?? "nobody"), "ownerKind": .string(owner.kind.rawValue),
+            "before": .string(before?.kind.rawValue ?? "none"), "reason": .string(reason),
+        ])
+        events.emit(.device, "owner", device: id, [
+            "owner": owner.name.map { .string($0) } ?? .null, "ownerKind": .string(owner.kind.rawValue),
+            "before": before.map { .string($0.kind.rawValue) } ?? .null, "reason": .string(reason),
+        ])
     }
 
     private func mediaChanged(_ status: MediaStatus?, id: String) async {
@@ -259,9 +308,7 @@ package actor DeviceRegistry {
             if isOwned, status?.playerState != .idle {
                 entries[id]?.ownedSeen = true
             } else if entries[id]?.ownedSeen == true {
-                entries[id]?.owner = nil
-                entries[id]?.ownedContent = nil
-                entries[id]?.ownedSeen = false
+                endClaim(id)
             }
         }
         events.emitState(.media, status?.playerState.rawValue ?? "NONE", device: id, status.map { ["mediaStatus": $0.json.redactingServedURLs] } ?? [:])
@@ -300,6 +347,7 @@ package actor DeviceRegistry {
             await refresh(id, link)
             if case .connected? = entries[id]?.view.state, entries[id]?.link === link { resumeWaiters(id, .success(link)) }
         }
+        if key == nil { reportOwner(id) }
         if key == nil, let media, let now = observation(id), now.link == "connected" {
             media.deviceShows(id, media: now.media, appRunning: now.app != nil)
         }
@@ -336,6 +384,13 @@ package actor DeviceRegistry {
         let id = entry.device.id
         if let link = entries[id]?.link, case .connected? = entries[id]?.view.state { return (entries[id] ?? entry, link) }
         guard !stopped else { throw ControlError(.unavailable, "stopping", "castline is stopping") }
+        // Connected once and lost since: unreachable now, said at once (a command does not wait
+        // out a reconnection it cannot know the end of).
+        if let since = entries[id]?.unreachableSince {
+            let seconds = Int(max(0, MonotonicClock.seconds() - since))
+            throw ControlError(.unavailable, "device_unreachable", "\(entry.device.friendlyName) is unreachable: its connection was lost \(seconds) s ago "
+                               + "(\(entries[id]?.present == false ? "not seen by discovery since" : "castline keeps reconnecting"))")
+        }
         if entries[id]?.link == nil { connect(id) }
         nextWaiter += 1
         let key = nextWaiter
@@ -368,20 +423,32 @@ package actor DeviceRegistry {
     /// Marks the media the device plays now as `owner`'s (a job's name, or a ``CommandOwner``).
     /// The claim ends when its media has played and then ended or given way, or, with
     /// `untilReleased`, only at ``release(_:owner:)``.
-    package func claim(_ id: String, owner: String, contentID: String, untilReleased: Bool = false) async {
+    /// `page`: a web page shown in an app session (the claim ends with that session);
+    /// `detail`: what of the owner's it is (a schedule's entry), for the views.
+    package func claim(_ id: String, owner: String, contentID: String, untilReleased: Bool = false, page: ShownPage? = nil,
+                       detail: String? = nil) async {
         entries[id]?.owner = owner
         entries[id]?.ownedContent = contentID
         entries[id]?.ownedSeen = false
         entries[id]?.ownedUntilReleased = untilReleased
+        entries[id]?.ownedPage = page
+        entries[id]?.ownedDetail = detail
         await notify(id)
     }
 
     package func release(_ id: String, owner: String) async {
         guard entries[id]?.owner == owner else { return }
+        endClaim(id)
+        await notify(id)
+    }
+
+    private func endClaim(_ id: String) {
         entries[id]?.owner = nil
         entries[id]?.ownedUntilReleased = false
+        entries[id]?.ownedPage = nil
+        entries[id]?.ownedDetail = nil
+        entries[id]?.ownedSeen = false
         entries[id]?.ownedContent = nil
-        await notify(id)
     }
 
     package func entry(_ id: String) -> Entry? { entries[id] }
@@ -414,7 +481,7 @@ package actor DeviceRegistry {
             guard let entry = entries[id] else { return nil }
             let snapshot = snapshot(entry, now: now)
             let json = snapshot.json(at: now)
-            if snapshot.media?.effectivePlayerState != .playing { listed[id] = json }
+            if snapshot.media?.effectivePlayerState != .playing, snapshot.unreachableSince == nil { listed[id] = json }
             return json
         }
     }
@@ -426,9 +493,21 @@ package actor DeviceRegistry {
                                       endpoint: entry.view.endpoint ?? entry.device.endpoint, receivedAt: now)
         snapshot.model = entry.device.modelName.isEmpty ? nil : entry.device.modelName
         snapshot.isGroup = entry.device.isGroup
-        snapshot.owner = entry.owner
+        let owner = screenOwner(entry)
+        snapshot.owner = owner.name
+        snapshot.ownerKind = owner.kind.rawValue
+        if owner.kind != .unknown {
+            snapshot.ownerDetail = entry.ownedDetail
+            snapshot.page = entry.ownedPage
+        }
         snapshot.aliases = entry.aliases
-        if let link = entry.link {
+        if let link = entry.link, entry.view.state != .connected {
+            // What it shows cannot be seen now: unknown, never the last thing seen.
+            snapshot.link = entry.view.state.map(Self.linkName) ?? "connecting"
+            snapshot.isUnknown = true
+            snapshot.unreachableSince = entry.unreachableSince
+            _ = link
+        } else if let link = entry.link {
             snapshot.link = entry.view.state.map(Self.linkName) ?? "connecting"
             snapshot.app = entry.view.runningApp
             snapshot.deviceVolume = entry.view.status?.volumeLevel
@@ -439,6 +518,8 @@ package actor DeviceRegistry {
             snapshot.castingGroups = entry.view.multizone.castingGroups
         } else {
             snapshot.link = entry.present ? "connecting" : "lost"
+            snapshot.isUnknown = true
+            snapshot.unreachableSince = entry.unreachableSince
         }
         return snapshot
     }

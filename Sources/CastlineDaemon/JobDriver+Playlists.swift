@@ -65,7 +65,7 @@ extension JobDriver {
         }
         guard castGenerations[id] == generation else { return }
         if let app = await link.application { castRuns(in: app.sessionID, on: id) }
-        await registry.claim(id, owner: job.name, contentID: urls[start])
+        await registry.claim(id, owner: job.name, contentID: urls[start], detail: scheduleDetail)
         let updates = link.remoteMediaClient.statusUpdates()
         let items = window.loaded.map { queueItem(urls[$0]) }
         log.info("casting a playlist of \(urls.count) item(s) to \(device.friendlyName)" + (window.fits ? "" : ", \(window.size) at a time"), [

@@ -107,6 +107,13 @@ package actor JobDriver {
         return selectors.contains { $0.matches(name: device.friendlyName, id: device.id, aliases: aliases) }
     }
 
+    /// What of a schedule shows, for the views: `schedule entry N` or `schedule fallback`; nil
+    /// for a job without a schedule (or nothing in force).
+    var scheduleDetail: String? {
+        guard job.schedule != nil, let entry = scheduleEntry, content != nil else { return nil }
+        return entry >= 0 ? "schedule entry \(entry + 1)" : "schedule fallback"
+    }
+
     /// The schedule's entry in force (0-based; nil: none) and the next switch (Unix seconds).
     package var scheduleState: (entry: Int?, next: Int64?) {
         (scheduleEntry.flatMap { $0 >= 0 ? $0 : nil }, nextSwitch)
@@ -290,6 +297,13 @@ package actor JobDriver {
         // What each screen shows, for `logs stats` (proof of display): on screen when the job's
         // cast plays, gone (with the reason) when it stops being so.
         if before != .playing, machine.state == .playing {
+            // Found playing the job's content without a cast (after a reload, an outage, a
+            // restart): the screen is the job's again.
+            if input != .castSucceeded, observed[id]?.owner != job.name {
+                let content = observed[id]?.media?.effectiveMedia.map { $0.contentURL ?? $0.contentID } ?? active.media.url
+                let detail = scheduleDetail
+                Task { await self.registry.claim(id, owner: self.job.name, contentID: content, detail: detail) }
+            }
             log.info("\(devices[id]?.friendlyName ?? id): \(active.media.url) on screen", [
                 "device": .string(id), "deviceName": .string(devices[id]?.friendlyName ?? id), "page": "shown", "url": .string(active.media.url),
             ])
@@ -477,7 +491,7 @@ package actor JobDriver {
             report(.castFailed("\(error)"))
             return
         }
-        await registry.claim(id, owner: job.name, contentID: url)
+        await registry.claim(id, owner: job.name, contentID: url, detail: scheduleDetail)
         let resume = resumePoints.removeValue(forKey: id)
         switch await link.remoteMediaClient.loadAndWait(JobMedia.information(active.media, url: url),
                                                         options: MediaLoadOptions(autoplay: active.media.autoplay, startTime: resume?.time),
@@ -506,8 +520,10 @@ package actor JobDriver {
         }
         do throws(ControlError) {
             var force = asked ?? false
+            var title: String?
             if check {
                 let checked = try await SitePreflight.check(url, group: group)
+                title = checked.title
                 if asked == nil, let reason = checked.forceReason {
                     force = true
                     log.info("\(url) is sent with force: \(reason)", ["device": .string(id), "url": .string(url)])
@@ -518,7 +534,8 @@ package actor JobDriver {
             guard castGenerations[id] == generation else { return }
             siteForce[id] = force
             castRuns(in: app.sessionID, on: id)
-            await registry.claim(id, owner: job.name, contentID: url)
+            await registry.claim(id, owner: job.name, contentID: url, page: ShownPage(url: url, title: title, appSession: app.sessionID),
+                                 detail: scheduleDetail)
             log.info("\(device.friendlyName): showing \(url)", ["device": .string(id), "url": .string(url), "force": .bool(force)])
             report(.castSucceeded)
         } catch {

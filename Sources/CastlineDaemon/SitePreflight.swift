@@ -17,6 +17,8 @@ package struct SitePreflight: Sendable, Equatable {
     package var refusesFrames: String?
     /// The page is http: an https receiver blocks it in a frame (mixed content).
     package var mixedContent: Bool
+    /// The page's `<title>` (from its first 64 KiB), what views show for the TV.
+    package var title: String?
 
     /// Whether DashCast must navigate to the page itself, and why.
     package var forceReason: String? {
@@ -29,6 +31,32 @@ package struct SitePreflight: Sendable, Equatable {
     package static func isWebPage(_ contentType: String) -> Bool {
         let type = contentType.split(separator: ";").first.map { String($0).trimmingSpaces.lowercased() } ?? ""
         return type == "text/html" || type == "application/xhtml+xml"
+    }
+
+    /// The text of the first `<title>` in `html` (entities for &, <, >, " and ' decoded, white
+    /// space folded, at most 200 characters); nil when there is none. Pure.
+    package static func pageTitle(_ html: [UInt8]) -> String? {
+        /// The index of `needle` (ASCII, lowercase) in `html` from `from`, ignoring ASCII case.
+        func find(_ needle: [UInt8], from: Int) -> Int? {
+            guard needle.count <= html.count else { return nil }
+            var i = from
+            while i + needle.count <= html.count {
+                var j = 0
+                while j < needle.count, (html[i + j] | 0x20) == needle[j] || html[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return i }
+                i += 1
+            }
+            return nil
+        }
+        guard let open = find(Array("<title".utf8), from: 0),
+              let end = html[open...].firstIndex(of: UInt8(ascii: ">")),
+              let close = find(Array("</title".utf8), from: end) else { return nil }
+        var title = String(decoding: html[(end + 1)..<close], as: UTF8.self)
+        for (entity, character) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&apos;", "'"), ("&amp;", "&")] {
+            title = title.split(separator: entity, omittingEmptySubsequences: false).joined(separator: character)
+        }
+        let folded = title.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).joined(separator: " ")
+        return folded.isEmpty ? nil : String(folded.prefix(200))
     }
 
     /// Redirects followed at most.
@@ -83,7 +111,13 @@ package struct SitePreflight: Sendable, Equatable {
                 throw ControlError(.refused, "site_http_error",
                                    "\(target) answers HTTP \(head.status); nothing was cast (use --no-check, \"preflight\": false, to send it anyway)")
             }
-            return judge(url: target.description, status: head.status, headers: head.headers.map { ($0.name, $0.value) })
+            var judged = judge(url: target.description, status: head.status, headers: head.headers.map { ($0.name, $0.value) })
+            if judged.contentType.map(isWebPage) ?? false,
+               case .success(let page) = await HTTPExchange.request(.GET, url: target, headers: [("Range", "bytes=0-65535")], timeout: 2,
+                                                                  maximumBody: 65536, group: group) {
+                judged.title = pageTitle(page.body)
+            }
+            return judged
         }
         throw ControlError(.refused, "site_redirect_loop", "\(url) redirects more than \(maximumRedirects) times; nothing was cast")
     }

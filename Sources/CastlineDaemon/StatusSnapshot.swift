@@ -20,6 +20,16 @@ package struct StatusSnapshot: Sendable {
     package var model: String?
     package var link: String?
     package var owner: String?
+    /// ``ScreenOwner/Kind``: job, command, announcement, other, nobody, unknown.
+    package var ownerKind: String?
+    /// What of the owner's shows: a schedule's entry in force, or its fallback.
+    package var ownerDetail: String?
+    /// The web page castline showed there (DashCast, a dashboard), while its app session runs.
+    package var page: ShownPage?
+    /// The device cannot be seen now (its link is down): its state is UNKNOWN, not the last seen.
+    package var isUnknown = false
+    /// Monotonic seconds since when it cannot be reached (connected once, lost since).
+    package var unreachableSince: Double?
     package var aliases: [String] = []
     /// A speaker group (model `Google Cast Group`), with its members and each one's playback.
     package var isGroup = false
@@ -61,6 +71,10 @@ package struct StatusSnapshot: Sendable {
         model = json["model"]?.string
         link = json["link"]?.string
         owner = json["owner"]?.string
+        ownerKind = json["ownerKind"]?.string
+        ownerDetail = json["ownerDetail"]?.string
+        if let url = json["page"]?["url"]?.string { page = ShownPage(url: url, title: json["page"]?["title"]?.string, appSession: "") }
+        isUnknown = json["state"]?.string == "UNKNOWN"
         aliases = json["aliases"]?.array?.compactMap(\.string) ?? []
         if let group = json["group"] {
             isGroup = true
@@ -90,12 +104,13 @@ package struct StatusSnapshot: Sendable {
     }
 
     package var state: String {
-        guard let media else { return app == nil ? "NO_APP" : "NO_MEDIA" }
+        if isUnknown { return "UNKNOWN" }
+        guard let media else { return app == nil ? "NO_APP" : (page != nil ? "PAGE" : "NO_MEDIA") }
         // (NO_APP: nothing casts, or the app was just stopped.)
         return media.effectivePlayerState.rawValue
     }
 
-    package var title: String? { media?.effectiveMedia?.metadata?.title }
+    package var title: String? { media?.effectiveMedia?.metadata?.title ?? (media == nil ? page?.title : nil) }
     package var subtitle: String? { media?.effectiveMedia?.metadata?.subtitle ?? media?.effectiveMedia?.metadata?.studio }
     package var badge: String? { media?.videoInfo?.badge }
 
@@ -109,6 +124,15 @@ package struct StatusSnapshot: Sendable {
         if let model { o.set("model", .string(model)) }
         if let link { o.set("link", .string(link)) }
         if let owner { o.set("owner", .string(owner)) }
+        if let ownerKind { o.set("ownerKind", .string(ownerKind)) }
+        if let ownerDetail { o.set("ownerDetail", .string(ownerDetail)) }
+        if let page, media == nil {
+            var shown: JSONObject = ["url": .string(page.url)]
+            if let title = page.title { shown.set("title", .string(title)) }
+            o.set("page", .object(shown))
+            if let title = page.title { o.set("title", .string(title)) }
+        }
+        if let unreachableSince { o.set("unreachableFor", .double(((now - unreachableSince) * 10).rounded() / 10)) }
         if !aliases.isEmpty { o.set("aliases", .array(aliases.map { .string($0) })) }
         o.set("state", .string(state))
         if isGroup {
@@ -150,5 +174,18 @@ package struct StatusSnapshot: Sendable {
             o.set("mediaStatus", media.json.redactingServedURLs)
         }
         return .object(o)
+    }
+}
+
+/// A web page castline showed on a device, in the app session it runs in.
+package struct ShownPage: Sendable, Equatable {
+    package var url: String
+    package var title: String?
+    package var appSession: String
+
+    package init(url: String, title: String?, appSession: String) {
+        self.url = url
+        self.title = title
+        self.appSession = appSession
     }
 }

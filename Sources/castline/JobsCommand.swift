@@ -31,7 +31,7 @@ struct JobsCommand: ParsableCommand {
                 }
                 var schedule = ""
                 if let state = job["schedule"] {
-                    let entry = state["entry"]?.int.map { "entry \($0)" } ?? "no entry"
+                    let entry = state["in_force"]?.string ?? state["entry"]?.int.map { "entry \($0)" } ?? "no entry"
                     schedule = " [schedule: \(entry) in force" + (state["next_switch"]?.string.map { ", next switch \($0)" } ?? "") + "]"
                 }
                 printLine("\(job["name"]?.string ?? "?") (\(job["source"]?.string ?? "?")) \(what)\(schedule)"

@@ -12,7 +12,9 @@ enum StatusView {
         if let app = s.app { head += " · \(app.displayName.isEmpty ? app.appID : app.displayName)" }
         if let badge = s.badge { head += "  [\(badge)]" }
         lines.append(clip(head, width))
-        lines.append(clip("  \(s.title ?? (s.media == nil ? "(nothing playing)" : "(untitled)"))", width))
+        let nothing = s.state == "UNKNOWN" ? "(unknown: the device cannot be reached)" : s.page != nil ? "(untitled page)" : "(nothing playing)"
+        lines.append(clip("  \(TerminalText.safe(s.title ?? (s.media == nil ? nothing : "(untitled)")))", width))
+        if let page = s.page, s.media == nil { lines.append(clip("  " + TerminalText.safe(page.url), width)) }
         if let subtitle = s.subtitle { lines.append(clip("  \(subtitle)", width)) }
         let symbol: String
         switch s.state {
@@ -47,7 +49,19 @@ enum StatusView {
         lines.append(volume)
         if s.isGroup { lines.append(clip("  members: " + membersText(s), width)) }
         if !s.castingGroups.isEmpty { lines.append(clip("  plays in group: " + s.castingGroups.map(\.name).joined(separator: ", "), width)) }
+        if let owner = ownerText(s) { lines.append(clip("  owner: " + owner, width)) }
         return lines
+    }
+
+    /// `job lobby, schedule entry 2`, `command`, `another sender`; nil without a hub's owner.
+    static func ownerText(_ s: StatusSnapshot) -> String? {
+        guard let kind = s.ownerKind else { return nil }
+        let text = switch kind {
+        case "job": "job \(TerminalText.safe(s.owner ?? "?"))"
+        case "other": "another sender"
+        default: kind
+        }
+        return text + (s.ownerDetail.map { ", \($0)" } ?? "")
     }
 
     /// `Kitchen (playing), Den left (left)`: each member and its playback in the group.
@@ -71,6 +85,9 @@ enum StatusView {
         var line = "\(s.deviceName): \(s.state)"
         // One line whatever the title holds (a line feed in it would fake another line).
         if let title = s.title { line += " \"\(TerminalText.safe(title))\"" }
+        if let page = s.page, s.media == nil { line += " " + TerminalText.safe(page.url) }
+        if s.state == "UNKNOWN" { line += " (unreachable" + (s.link.map { ", link \($0)" } ?? "") + ")" }
+        if let owner = ownerText(s), s.ownerKind != "nobody", s.ownerKind != "unknown" { line += " [\(owner)]" }
         if let position = s.position(at: now ?? s.receivedAt) {
             line += " \(clock(position))"
             if let duration = s.media?.effectiveMedia?.duration { line += " / \(clock(duration))" }

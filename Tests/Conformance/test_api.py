@@ -206,7 +206,7 @@ def test_a_token_file_others_can_read_is_refused(netns, sim3, workdir):
     with open(config, "w") as f:
         f.write(f"api: {{socket: {workdir}/x.sock, listen: 127.0.0.1:18766, token_file: {token_file}}}\n")
     result = netns.run(castline_binary(), "run", "--config", config, timeout=20)
-    assert result.returncode == 2 and "readable by others" in result.stderr and "chmod 600" in result.stderr, result.stderr
+    assert result.returncode == 2 and "can be read or written by others" in result.stderr and "chmod 600" in result.stderr, result.stderr
 
 
 def metric(text, name):

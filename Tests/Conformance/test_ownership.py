@@ -7,12 +7,13 @@ import json
 import os
 import signal
 import threading
+import time
 import urllib.parse
 
 import pytest
 
 from conftest import CLIENTS, PYTHON, Simulator, castline_binary, wait_until
-from hub import Hub, api
+from hub import EventReader, Hub, api
 from test_sites import pages  # noqa: F401 (the page server fixture)
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
@@ -107,6 +108,13 @@ def test_a_yielding_dashboard_leaves_two_pychromecast_casts_alone_and_a_sighup_w
     hub = Hub(netns, sim, workdir, jobs=site_job(url))
     try:
         wait_until(lambda: page(sim) == url, 20, "the dashboard on the TV")
+        # Every view says which page the TV shows, and whose it is.
+        name = urllib.parse.quote(sim.ready["devices"][0]["name"])
+        body = wait_until(lambda: (lambda b: b if b.get("ownerKind") == "job" else None)(hub.get(f"/v1/devices/{name}")[1]), 10,
+                          "the job's page in the API")
+        assert body["state"] == "PAGE" and body["page"]["url"] == url and body["owner"] == "lobby", body
+        status = netns.run(castline_binary(), "status", "--api-socket", hub.socket, "--device", sim.ready["devices"][0]["name"])
+        assert status.returncode == 0 and url in status.stdout and "PAGE" in status.stdout and "job lobby" in status.stdout, status
         first = visitor(netns, sim, hold=1, url="http://media.invalid/first-visitor.mp4")
         assert first["kept"], f"the dashboard took the screen back from the first sender: {first}"
         wait_until(lambda: "playing → yielding" in hub.log(), 10, "the job to yield")
@@ -226,3 +234,68 @@ def test_an_announcement_on_20_tvs_gives_each_back_to_its_job_and_exit_codes_say
     finally:
         hub.stop()
         assert sim.stop() == 0
+
+
+def test_every_view_says_who_owns_the_screen_and_unknown_while_the_tv_is_unreachable(netns, sim, workdir):
+    """The owner and state follow what the simulator shows: the job's cast, another sender's
+    (pychromecast), nobody after the app stops, unknown during an outage (and commands fail at
+    once with 503 device_unreachable), the job's again after it; each change is an `owner` event
+    with its reason, and a command's cast does not stay `command` through a reboot."""
+    hub = Hub(netns, sim, workdir, jobs=job(DASHBOARD, extra="    recast_on: [found, reboot]\n"))
+    events = EventReader(hub.socket, kinds="device")
+    name = urllib.parse.quote(sim.ready["devices"][0]["name"])
+
+    def device():
+        status, body, _ = hub.get(f"/v1/devices/{name}")
+        assert status == 200, body
+        return body
+
+    try:
+        wait_until(lambda: shows(sim)[1:] == (DASHBOARD, "PLAYING"), 20, "the job's cast")
+        wait_until(lambda: device().get("owner") == "lobby" and device().get("ownerKind") == "job", 5, "owner: the job")
+
+        seen = visitor(netns, sim, hold=0.5)
+        assert seen["kept"], seen
+        wait_until(lambda: device().get("ownerKind") == "other", 5, "owner: another sender")
+
+        # An outage: the view says unknown, not the last state, and a command fails at once.
+        assert sim.control({"command": "outage", "device": 0, "downFor": 4})["ok"]
+        body = wait_until(lambda: (lambda b: b if b["state"] == "UNKNOWN" else None)(device()), 15, "state UNKNOWN")
+        assert body["ownerKind"] == "unknown" and "contentId" not in body and body["link"] != "connected", body
+        started = time.monotonic()
+        status, answer, _ = api(hub.socket, "POST", f"/v1/devices/{name}/pause")
+        assert status == 503 and answer["error"]["code"] == "device_unreachable", answer
+        assert time.monotonic() - started < 1.0, "a command to an unreachable TV fails at once"
+        # Back: the visitor's media still plays (an outage keeps the device's state).
+        wait_until(lambda: device().get("state") == "PLAYING" and device().get("ownerKind") == "other", 30,
+                   "the view back after the outage")
+
+        # The visitor's app stops: the job casts again (nobody, then the job's).
+        sim.control({"command": "stop-app"})
+        wait_until(lambda: device().get("owner") == "lobby" and shows(sim)[1:] == (DASHBOARD, "PLAYING"), 20, "the job's again")
+
+        kinds = [e["ownerKind"] for e in events.events if e.get("type") == "owner"]
+        assert kinds[:1] == ["job"] or "job" in kinds, kinds
+        for expected in ("other", "unknown", "nobody"):
+            assert expected in kinds, kinds
+        assert all(e.get("reason") for e in events.events if e.get("type") == "owner"), events.events
+    finally:
+        events.close()
+        hub.stop()
+
+
+def test_a_commands_cast_does_not_stay_command_through_a_reboot(netns, sim, workdir):
+    hub = Hub(netns, sim, workdir)
+    name = urllib.parse.quote(sim.ready["devices"][0]["name"])
+    try:
+        status, body, _ = api(hub.socket, "POST", f"/v1/devices/{name}/cast", {"media": "http://media.invalid/a.mp4"})
+        assert status == 200 and body["owner"] == "command", body
+        assert sim.control({"command": "reboot", "device": 0, "downFor": 1})["ok"]
+
+        def after_reboot():
+            status, body, _ = hub.get(f"/v1/devices/{name}")
+            return body if body.get("link") == "connected" and body.get("state") == "NO_APP" else None
+        body = wait_until(after_reboot, 30, "the device back, idle")
+        assert body.get("ownerKind") == "nobody" and "owner" not in body, body
+    finally:
+        hub.stop()
