@@ -27,7 +27,7 @@ extension ControlPlane {
                     notes.append(.string("the URL is \(type), not a web page; `castline cast` shows media as media"))
                 }
             } else {
-                force = asked ?? false
+                force = asked ?? JobDriver.needsForce(url)
             }
         }
         let (entry, link) = try await registry.link(reference)

@@ -44,8 +44,9 @@ package actor JobDriver {
     var playlists: [String: PlaylistQueue] = [:]
     /// Every playlist item's URL (a status showing one of them is the job's).
     var playlistURLs: Set<String> = []
-    /// A site job's effective force per device (the pre-flight's decision at the last cast).
-    var siteForce: [String: Bool] = [:]
+    /// A site job's page as the pre-flight judged it (force, title), by URL: every send of the
+    /// page (a cast, a keep-alive, an in-place switch after a reload or an outage) uses it.
+    var pageChecks: [String: PageSettings] = [:]
     /// Where to show the content from at the next cast, after a command handed the device back.
     var resumePoints: [String: ResumePoint] = [:]
     /// Announcements waiting for the job to show its content again (``waitUntilShown(_:timeout:)``).
@@ -382,7 +383,6 @@ package actor JobDriver {
         guard !first || !machines.isEmpty else { return }
         for id in devices.keys.sorted() {
             playlists[id] = nil
-            siteForce[id] = nil
             if let next, let device = devices[id] {
                 machines[id] = JobStateMachine(job: next, idleTimeout: idleTimeout(for: device).0)
                 if observed[id]?.link == "connected" { feed(id, .switched("schedule: \(what) in force")) }
@@ -403,6 +403,24 @@ package actor JobDriver {
         await registry.release(id, owner: job.name)
     }
 
+    /// The force and title of the job's page now: the pre-flight's at the last cast, else one
+    /// pre-flight now (a page first sent in place, after a reload or an outage), else what the
+    /// URL alone says (an http page is always forced: DashCast's https receiver blocks it).
+    func pageSettings() async -> PageSettings {
+        guard case .page(let url, let asked, _, let check)? = site else { return PageSettings(force: false, title: nil) }
+        if let known = pageChecks[url] { return known }
+        var settings = PageSettings(force: asked ?? Self.needsForce(url), title: nil)
+        if check, let checked = try? await SitePreflight.check(url, group: group) {
+            settings.title = checked.title
+            if asked == nil, checked.forceReason != nil { settings.force = true }
+        }
+        pageChecks[url] = settings
+        return settings
+    }
+
+    /// An http page: DashCast's https receiver blocks it in a frame (mixed content).
+    static func needsForce(_ url: String) -> Bool { url.lowercased().hasPrefix("http://") }
+
     /// A device's idle timeout for apps without media, and where it comes from: the job's,
     /// its model's in `daemon.idle_timeouts`, or the default.
     func idleTimeout(for device: CastDevice) -> (Double, String) {
@@ -419,7 +437,13 @@ package actor JobDriver {
         let count = machines[id]?.keepAlives ?? 0
         do throws(ControlError) {
             let (_, link) = try await registry.link(id)
-            _ = try await SiteShow.show(site, force: siteForce[id] ?? (active.site?.force ?? false), on: link, device: device, channels: pluginChannels)
+            let settings = await pageSettings()
+            let (app, _) = try await SiteShow.show(site, force: settings.force, on: link, device: device, channels: pluginChannels)
+            // The page may be a new one (a reload changed it in place): the views follow.
+            if case .page(let url, _, _, _) = site {
+                await registry.claim(id, owner: job.name, contentID: url, page: ShownPage(url: url, title: settings.title, appSession: app.sessionID),
+                                     detail: scheduleDetail)
+            }
             log.info("keep-alive \(count): \(active.media.url) sent again to \(device.friendlyName)", [
                 "device": .string(id), "deviceName": .string(device.friendlyName), "page": "kept",
                 "url": .string(active.media.url), "keepAlive": .int(Int64(count)),
@@ -519,7 +543,7 @@ package actor JobDriver {
             return
         }
         do throws(ControlError) {
-            var force = asked ?? false
+            var force = asked ?? Self.needsForce(url)
             var title: String?
             if check {
                 let checked = try await SitePreflight.check(url, group: group)
@@ -529,10 +553,10 @@ package actor JobDriver {
                     log.info("\(url) is sent with force: \(reason)", ["device": .string(id), "url": .string(url)])
                 }
             }
+            pageChecks[url] = PageSettings(force: force, title: title)
             let (_, link) = try await registry.link(id)
             let (app, _) = try await SiteShow.show(site, force: force, on: link, device: device, channels: pluginChannels)
             guard castGenerations[id] == generation else { return }
-            siteForce[id] = force
             castRuns(in: app.sessionID, on: id)
             await registry.claim(id, owner: job.name, contentID: url, page: ShownPage(url: url, title: title, appSession: app.sessionID),
                                  detail: scheduleDetail)
@@ -576,4 +600,10 @@ package enum CommandOwner {
 
     /// A command's or an announcement's: jobs yield to it whatever their takeover policy.
     package static func isCommand(_ owner: String?) -> Bool { owner == name || owner == announcement }
+}
+
+/// How a site job's page is sent: with force (the page cannot be framed, or is http), and its title.
+struct PageSettings: Sendable {
+    var force: Bool
+    var title: String?
 }

@@ -299,3 +299,43 @@ def test_a_commands_cast_does_not_stay_command_through_a_reboot(netns, sim, work
         assert body.get("ownerKind") == "nobody" and "owner" not in body, body
     finally:
         hub.stop()
+
+
+def dashcast_sends(sim):
+    """The DashCast messages the simulator received, in order: (url, force)."""
+    sent = []
+    for frame in sim.frames():
+        if frame.get("namespace") != "urn:x-cast:com.madmod.dashcast" or frame.get("direction") not in (None, "in"):
+            continue
+        payload = frame.get("payload")
+        if isinstance(payload, str):
+            try:
+                payload = json.loads(payload)
+            except ValueError:
+                continue
+        if isinstance(payload, dict) and "url" in payload:
+            sent.append((payload["url"], payload.get("force")))
+    return sent
+
+
+def test_an_http_page_is_sent_with_force_on_every_switch(netns, sim, workdir, pages):
+    """DashCast's https receiver blocks an http page in its frame: every send of it carries
+    force, the first cast, the in-place switch a SIGHUP makes, and the keep-alives after it."""
+    url = f"{pages}/dash.html"
+    hub = Hub(netns, sim, workdir, jobs=site_job(url).replace('site: {url: "' + url + '"}', 'site: {url: "' + url + '", idle_timeout: 10}'))
+    try:
+        wait_until(lambda: page(sim) == url, 20, "the page")
+        new = f"{pages}/framable.html"
+        with open(hub.config) as f:
+            config = f.read()
+        with open(hub.config, "w") as f:
+            f.write(config.replace(url, new))
+        hub.process.send_signal(signal.SIGHUP)
+        wait_until(lambda: page(sim) == new, 20, "the new page, switched in place")
+        shown = len(dashcast_sends(sim))
+        wait_until(lambda: len(dashcast_sends(sim)) > shown and page(sim) == new, 30, "a keep-alive of the new page")
+        sends = dashcast_sends(sim)
+        assert [u for u, _ in sends][:1] == [url] and new in [u for u, _ in sends], sends
+        assert all(force is True for _, force in sends), f"every send of an http page has force: {sends}"
+    finally:
+        hub.stop()
