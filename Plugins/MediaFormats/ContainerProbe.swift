@@ -58,7 +58,7 @@ enum ContainerProbe {
         var info = stat()
         guard stat(path, &info) == 0 else { throw Failure(message: "cannot stat \(path): \(String(cString: strerror(errno)))") }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw Failure(message: "\(path) is not a regular file") }
-        return try run(open: { context in avformat_open_input(&context, path, nil, nil) })
+        return try run(complete: true, open: { context in avformat_open_input(&context, path, nil, nil) })
     }
 
     /// Probes bytes in memory (the head of a URL).
@@ -86,7 +86,7 @@ enum ContainerProbe {
             avio_context_free(&optional)
         }
         return try withExtendedLifetime(source) { () throws(Failure) -> ProbedContainer in
-            try run(open: { context in
+            try run(complete: false, open: { context in
                 context!.pointee.pb = io
                 context!.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
                 return avformat_open_input(&context, nil, nil, nil)
@@ -94,7 +94,8 @@ enum ContainerProbe {
         }
     }
 
-    private static func run(open: (inout UnsafeMutablePointer<AVFormatContext>?) -> Int32) throws(Failure) -> ProbedContainer {
+    /// `complete`: the whole file can be read (a local file), not only its head (a URL's first MiB).
+    private static func run(complete: Bool, open: (inout UnsafeMutablePointer<AVFormatContext>?) -> Int32) throws(Failure) -> ProbedContainer {
         av_log_set_level(AV_LOG_QUIET)
         var context = avformat_alloc_context()
         guard let allocated = context else { throw Failure(message: "out of memory") }
@@ -117,7 +118,13 @@ enum ContainerProbe {
             guard let stream = ctx.pointee.streams[i] else { continue }
             if let probed = describe(stream, index: i) { streams.append(probed) }
         }
-        let duration = ctx.pointee.duration
+        // A duration is sent to the device only when it is known: stated by the container (a WAV
+        // header's data size, an MP4's mvhd), or measured over the whole file. An estimate from
+        // the bit rate, or from the timestamps of a head alone, is no duration (a 600 s WAV read
+        // for its first MiB came out as 262 s).
+        let method = ctx.pointee.duration_estimation_method
+        let known = method == AVFMT_DURATION_FROM_STREAM || (complete && method == AVFMT_DURATION_FROM_PTS)
+        let duration = known ? ctx.pointee.duration : 0
         return ProbedContainer(
             format: ctx.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown",
             duration: duration > 0 && duration != castline_av_nopts_value() ? Double(duration) / Double(castline_av_time_base()) : nil,
@@ -226,12 +233,14 @@ final class MemorySource {
     }
 
     func seek(_ offset: Int64, whence: Int32) -> Int64 {
-        if whence & castline_avseek_size() != 0 { return Int64(count) }
+        // The head is not the file: its size is unknown (said as it is, libavformat would take
+        // the head's size for the file's and estimate a duration from it).
+        if whence & castline_avseek_size() != 0 { return -1 }
         let target: Int64
         switch whence & 3 {
         case SEEK_SET: target = offset
         case SEEK_CUR: target = Int64(position) + offset
-        case SEEK_END: target = Int64(count) + offset
+        case SEEK_END: return -1
         default: return -1
         }
         // Past the head we were given is unknown, not an error libavformat should retry forever.

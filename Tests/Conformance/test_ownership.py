@@ -339,3 +339,78 @@ def test_an_http_page_is_sent_with_force_on_every_switch(netns, sim, workdir, pa
         assert all(force is True for _, force in sends), f"every send of an http page has force: {sends}"
     finally:
         hub.stop()
+
+
+FILE_SERVER = r"""
+import http.server, os, sys
+root = sys.argv[1]
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        path = os.path.join(root, os.path.basename(self.path))
+        size = os.path.getsize(path)
+        start, end = 0, size - 1
+        ranged = self.headers.get("Range", "")
+        if ranged.startswith("bytes="):
+            first, _, last = ranged[6:].partition("-")
+            start, end = int(first or 0), min(int(last) if last else size - 1, size - 1)
+        self.send_response(206 if ranged else 200)
+        self.send_header("Content-Type", "audio/wav")
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Content-Length", str(end - start + 1))
+        if ranged:
+            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.end_headers()
+        with open(path, "rb") as f:
+            f.seek(start)
+            left = end - start + 1
+            while left > 0:
+                chunk = f.read(min(left, 1 << 16))
+                if not chunk:
+                    break
+                try:
+                    self.wfile.write(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+                left -= len(chunk)
+    def log_message(self, *args): pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+server.RequestHandlerClass = Handler
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+def wav(path, seconds, rate=8000):
+    import wave
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(b"\0\0" * rate * seconds)
+
+
+@pytest.mark.parametrize("seconds", [240, 600])
+def test_a_long_wav_over_http_is_loaded_with_its_stated_duration_and_starts_at_90_s(netns, sim, workdir, seconds):
+    """The probe reads a URL's first MiB: the duration sent is the one the WAV header states
+    (never one estimated from that head), so `--start 90` plays from 90 s instead of ending."""
+    import subprocess
+    import sys
+    folder = os.path.join(workdir, "served")
+    os.makedirs(folder)
+    wav(os.path.join(folder, "long.wav"), seconds)
+    server = subprocess.Popen(netns.command(sys.executable, "-c", FILE_SERVER, folder), stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())
+        url = f"http://127.0.0.1:{port}/long.wav"
+        cast = netns.run(castline_binary(), "cast", url, "--device", "127.0.0.1", "--start", "90", "--json", "--direct", timeout=60)
+        assert cast.returncode == 0, cast.stderr
+        loads = [f for f in sim.frames() if f.get("namespace") == "urn:x-cast:com.google.cast.media" and '"LOAD"' in json.dumps(f.get("payload"))]
+        payload = loads[-1]["payload"]
+        payload = json.loads(payload) if isinstance(payload, str) else payload
+        duration = payload["media"].get("duration")
+        assert duration is None or abs(duration - seconds) < 0.5, f"LOAD duration {duration} for a {seconds} s file"
+        state = sim.control({"command": "list"})["devices"][0]["state"]["media"]
+        assert state["playerState"] == "PLAYING" and state["currentTime"] >= 90, state
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
