@@ -234,7 +234,11 @@ package actor Daemon {
             for entry in await driver.summary { counts[entry.state.description, default: 0] += 1 }
         }
         let states = counts.keys.sorted().map { "\(counts[$0]!) \($0)" }
-        return "\(drivers.count) job(s)" + (states.isEmpty ? ", no device yet" : ": " + states.joined(separator: ", "))
+        // The devices the hub sees, whether or not a job matches them.
+        let all = await registry.all
+        let connected = all.filter { registry.connectedIDs.contains($0.device.id) }.count
+        let devices = all.isEmpty ? "no device yet" : "\(all.count) device(s), \(connected) connected"
+        return "\(drivers.count) job(s)" + (states.isEmpty ? "" : ": " + states.joined(separator: ", ")) + "; " + devices
     }
 
     /// Each job's state on each of its devices, as nearby announcements.

@@ -140,6 +140,8 @@ package actor DeviceRegistry {
     package func deviceFound(_ device: CastDevice) {
         guard !stopped else { return }
         let known = entries[device.id] != nil
+        // A device discovery lost and found again: `found` again (after its `lost`).
+        let back = entries[device.id]?.present == false
         var entry = entries[device.id] ?? Entry(device: device, link: nil, present: true, aliases: [])
         entry.device = device
         entry.present = true
@@ -147,9 +149,10 @@ package actor DeviceRegistry {
         if entries[device.id]?.device.friendlyName != device.friendlyName { byName = nil }
         entries[device.id] = entry
         listed[device.id] = nil
-        if !known {
-            log.info("device \(device.friendlyName) found", ["device": .string(device.id), "deviceName": .string(device.friendlyName)])
-            events.emit(.device, "found", device: device.id, ["name": .string(device.friendlyName), "address": .string(device.endpoint)])
+        if !known || back {
+            log.info("device \(device.friendlyName) found" + (back ? " again" : ""), ["device": .string(device.id), "deviceName": .string(device.friendlyName)])
+            events.emit(.device, "found", device: device.id, ["name": .string(device.friendlyName), "address": .string(device.endpoint),
+                                                              "again": .bool(back)])
         }
         if entry.link == nil { connect(device.id) }
     }
