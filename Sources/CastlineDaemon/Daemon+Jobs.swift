@@ -125,7 +125,7 @@ extension Daemon {
         }
         for job in allJobs {
             if let driver = drivers[job.name], Self.same(driver.job, job) { continue }
-            if let driver = drivers.removeValue(forKey: job.name) { await driver.stop(stopCasting: false) }
+            if let driver = drivers.removeValue(forKey: job.name) { await driver.stop(stopCasting: false, releaseClaims: false) }
             startDriver(job)
             changed.append(job.name)
         }

@@ -28,6 +28,9 @@ package actor DeviceRegistry {
         /// A page the owner showed (DashCast, a dashboard), in the app session it runs in: the
         /// claim lasts as long as that session does.
         var ownedPage: ShownPage?
+        /// The page castline last showed there, for the views: it shows as long as its app session
+        /// runs, whoever claims the screen meanwhile (an announcement about to start).
+        var shownPage: ShownPage?
         /// What of the owner's plays (a schedule's entry, the fallback), for the views.
         var ownedDetail: String?
         /// Config aliases of the device.
@@ -274,6 +277,7 @@ package actor DeviceRegistry {
             if let page = entries[id]?.ownedPage, entries[id]?.ownedUntilReleased != true, view.runningApp?.sessionID != page.appSession {
                 endClaim(id)
             }
+            if let page = entries[id]?.shownPage, view.runningApp?.sessionID != page.appSession { entries[id]?.shownPage = nil }
         } else if entries[id]?.everConnected == true, entries[id]?.unreachableSince == nil {
             entries[id]?.unreachableSince = MonotonicClock.seconds()
         }
@@ -293,7 +297,8 @@ package actor DeviceRegistry {
         let before = entry.reportedOwner
         entries[id]?.reportedOwner = owner
         let reason = owner.reason(appID: entry.view.runningApp?.appID)
-        log.info("\(entry.device.friendlyName): the screen is \(owner)'s: \(reason)", [
+        let what = owner.kind == .unknown ? "whose the screen is, is unknown" : owner.kind == .nobody ? "the screen is nobody's" : "the screen is \(owner)'s"
+        log.info("\(entry.device.friendlyName): \(what): \(reason)", [
             "device": .string(id), "owner": .string(owner.name ?? "nobody"), "ownerKind": .string(owner.kind.rawValue),
             "before": .string(before?.kind.rawValue ?? "none"), "reason": .string(reason),
         ])
@@ -308,8 +313,13 @@ package actor DeviceRegistry {
         // media (statuses of the media it replaced, before it plays, do not count).
         if let content = entries[id]?.ownedContent, entries[id]?.ownedUntilReleased != true {
             let isOwned = status?.effectiveMedia?.contentID == content
+            let finalIdle = status?.playerState == .idle && [.finished, .error, .cancelled].contains(status?.idleReason)
             if isOwned, status?.playerState != .idle {
                 entries[id]?.ownedSeen = true
+            } else if isOwned, finalIdle {
+                // The owner's media ended (or failed) without ever being seen playing (a resumed
+                // media at its very end): the claim is over all the same.
+                endClaim(id)
             } else if entries[id]?.ownedSeen == true {
                 endClaim(id)
             }
@@ -435,6 +445,7 @@ package actor DeviceRegistry {
         entries[id]?.ownedSeen = false
         entries[id]?.ownedUntilReleased = untilReleased
         entries[id]?.ownedPage = page
+        if let page { entries[id]?.shownPage = page }
         entries[id]?.ownedDetail = detail
         await notify(id)
     }
@@ -501,7 +512,7 @@ package actor DeviceRegistry {
         snapshot.ownerKind = owner.kind.rawValue
         if owner.kind != .unknown {
             snapshot.ownerDetail = entry.ownedDetail
-            snapshot.page = entry.ownedPage
+            snapshot.page = entry.shownPage
         }
         snapshot.aliases = entry.aliases
         if let link = entry.link, entry.view.state != .connected {

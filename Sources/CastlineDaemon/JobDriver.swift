@@ -163,14 +163,16 @@ package actor JobDriver {
 
     /// Stops the job: with `stopCasting`, the app on each device that plays the job's own cast
     /// is stopped (never another sender's); files stop being served.
-    package func stop(stopCasting: Bool) async {
+    /// `releaseClaims`: false when the job restarts under the same name (a reload changed it):
+    /// the screens stay the job's for the new driver, with no owner blip between the two.
+    package func stop(stopCasting: Bool, releaseClaims: Bool = true) async {
         stopped = true
         for task in watchers.values { task.cancel() }
         watchers = [:]
         for continuation in shownWaiters.values.flatMap(\.values) { continuation.resume(returning: false) }
         shownWaiters = [:]
         for id in devices.keys {
-            guard let entry = await registry.entry(id), entry.owner == job.name else { continue }
+            guard let entry = await registry.entry(id), entry.owner == job.name, releaseClaims || stopCasting else { continue }
             if stopCasting, let link = entry.link {
                 do { try await link.stopApplication() } catch {
                     log.warning("cannot stop the cast on \(entry.device.friendlyName): \(error)", ["device": .string(id)])

@@ -42,9 +42,12 @@ final class LocalHub: ControlTarget {
     }
 
     /// The device once its link has connected (a command's answer is what the device says, not
-    /// "connecting"), or why it could not.
+    /// "connecting"), or why it could not. A device that connected once and is lost now is shown
+    /// as it is, UNKNOWN, so a follower stays with it through the outage.
     func show(_ device: String) async -> Result<JSONValue, ControlError> {
-        do { _ = try await daemon.registry.link(device) } catch { return .failure(error) }
+        do { _ = try await daemon.registry.link(device) } catch {
+            guard error.code == "device_unreachable" else { return .failure(error) }
+        }
         return await plane.execute(.showDevice(device))
     }
 

@@ -13,8 +13,10 @@ enum StatusView {
         if let badge = s.badge { head += "  [\(badge)]" }
         lines.append(clip(head, width))
         let nothing = s.state == "UNKNOWN" ? "(unknown: the device cannot be reached)" : s.page != nil ? "(untitled page)" : "(nothing playing)"
-        lines.append(clip("  \(TerminalText.safe(s.title ?? (s.media == nil ? nothing : "(untitled)")))", width))
-        if let page = s.page, s.media == nil { lines.append(clip("  " + TerminalText.safe(page.url), width)) }
+        // Clipped to the width before escaping: what a sender set is shown whole up to the width,
+        // each control character as its escape (which may run past the width, never hide text).
+        lines.append("  " + TerminalText.safe(clip(s.title ?? (s.media == nil ? nothing : "(untitled)"), width - 2)))
+        if let page = s.page, s.media == nil { lines.append("  " + TerminalText.safe(clip(page.url, width - 2))) }
         if let subtitle = s.subtitle { lines.append(clip("  \(subtitle)", width)) }
         let symbol: String
         switch s.state {
