@@ -144,7 +144,7 @@ import Testing
 
     @Test func unknownKeysNameThePlaceTheAllowedKeysAndTheLikelyOne() {
         #expect(errors("devices:\n  - name: A\n    host: h\n    prot: 8009\n") == [
-            "c.yaml:4:5: error: unknown key \"prot\" in devices[0] (did you mean \"port\"?); allowed: name, host, port, id, aliases",
+            "c.yaml:4:5: error: unknown key \"prot\" in devices[0] (did you mean \"port\"?); allowed: name, host, port, id, aliases, model",
         ])
         #expect(errors("logging: {}\nlogin: {}\n") == [
             "c.yaml:2:1: error: unknown key \"login\" in the top level (did you mean \"logging\"?); allowed: "
@@ -175,6 +175,16 @@ import Testing
         ])
         #expect(errors("discovery: {timeout: [1]}\n") == [
             "c.yaml:1:22: error: discovery.timeout must be a number of seconds between 0.1 and 3600, not a list",
+        ])
+    }
+
+    @Test("devices[].model: a model name that wins over the device's own; an empty one is an error")
+    func aDeviceModelCanBeGiven() throws {
+        let (config, _) = try CastlineConfiguration.parse(
+            "devices:\n  - {name: Kitchen display, host: 10.0.0.5, model: Google Nest Hub}\n  - {name: TV, host: 10.0.0.6}\n", file: "c.yaml")
+        #expect(config.devices.map(\.model) == ["Google Nest Hub", nil])
+        #expect(errors("devices:\n  - {name: A, host: h, model: \"\"}\n") == [
+            "c.yaml:2:31: error: devices[0].model must name a model such as \"Google Nest Hub\" (as eureka_info or `castline discover` shows it), not an empty string",
         ])
     }
 
