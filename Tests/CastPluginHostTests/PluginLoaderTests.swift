@@ -123,6 +123,17 @@ import Glibc
         #expect(rig.hostErrors.isEmpty)
     }
 
+    @Test("the same file named on its own and found in its folder is one plugin, not a duplicate")
+    func theSameFileTwiceIsOnePlugin() throws {
+        let folder = ScratchFolder("same")
+        defer { folder.remove() }
+        let path = folder.copy(Self.good, as: "libgood.so")
+        let rig = try PluginHostRig(paths: [path, folder.path], Self.allowAll)
+        rig.host.loadAll()
+        #expect(rig.host.plugins.map(\.path) == [path])
+        #expect(rig.host.problems.isEmpty && rig.hostWarnings.isEmpty && rig.hostErrors.isEmpty)
+    }
+
     @Test func duplicateFeatureIDsAreResolvedByRankInEitherOrder() throws {
         let ranked = BuiltProducts.library("TestPluginRanked")
         for order in [[Self.good, ranked], [ranked, Self.good]] {
