@@ -320,7 +320,7 @@ public final class PluginHost: Sendable {
         }
         var allowed: [PluginFeature] = []
         for feature in wanted {
-            if let error = policyProblem(feature, path: candidate.path) { refuse(error) } else { allowed.append(feature) }
+            if let error = policyProblem(feature, path: candidate.path) { refuseByPolicy(error) } else { allowed.append(feature) }
         }
         let config = configuration.pluginConfigs[candidate.id] ?? "{}"
         var candidate = candidate
@@ -420,6 +420,20 @@ public final class PluginHost: Sendable {
             log.info("feature \(loser.kind):\(loser.id) of plugin \(loser.pluginID) (rank \(loser.rank)) is shadowed by plugin \(winner.pluginID) (rank \(winner.rank))",
                      ["plugin": .string(loser.pluginID), "feature": .string(loser.id)])
         }
+    }
+
+    /// A feature whose declarations the config does not allow (the message names the key that
+    /// allows them). A plugin that ships with castline (the example channels beside the binary)
+    /// is left out as the config chose, which is no fault: an info record. Any other plugin's
+    /// refusal is a warning. Either joins ``problems`` (`plugins list`, `doctor`).
+    private func refuseByPolicy(_ error: PluginLoadError) {
+        let fields: LogFields = ["path": .string(error.path), "plugin": .string(error.pluginID ?? ""), "problem": .string(error.kind.rawValue)]
+        if PluginSearchPath.isFirstParty(error.path) {
+            log.info("\(error.description) (a plugin shipped with castline, not used unless allowed)", fields)
+        } else {
+            log.warning(error.description, fields)
+        }
+        state.withLock { $0.problems.append(error) }
     }
 
     private func refuse(_ error: PluginLoadError) {

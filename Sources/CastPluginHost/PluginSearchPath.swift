@@ -81,9 +81,18 @@ public struct PluginSearchPath: Sendable, Equatable {
 
     /// Plugin files in search order, each with the entry it came from. Folders that do not exist
     /// are skipped silently for the default source and reported for the others.
+    /// The same file reached twice (named on its own and found in a searched folder, or through
+    /// a symlinked folder) is a candidate once, at its first place: it is one plugin, not a
+    /// duplicate to warn about.
     public func candidateFiles() -> (files: [(path: String, entry: Entry)], missing: [Entry]) {
         var files: [(String, Entry)] = []
         var missing: [Entry] = []
+        var seen = Set<FileIdentity>()
+        func add(_ path: String, _ entry: Entry) {
+            var st = stat()
+            if stat(path, &st) == 0, !seen.insert(FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))).inserted { return }
+            files.append((path, entry))
+        }
         for entry in entries {
             var st = stat()
             guard stat(entry.path, &st) == 0 else {
@@ -91,7 +100,7 @@ public struct PluginSearchPath: Sendable, Equatable {
                 continue
             }
             if (st.st_mode & S_IFMT) == S_IFREG {
-                files.append((entry.path, entry))
+                add(entry.path, entry)
                 continue
             }
             guard let dir = opendir(entry.path) else {
@@ -108,8 +117,14 @@ public struct PluginSearchPath: Sendable, Equatable {
                 names.append(name)
             }
             closedir(dir)
-            for name in names.sorted() { files.append((entry.path + "/" + name, entry)) }
+            for name in names.sorted() { add(entry.path + "/" + name, entry) }
         }
         return (files, missing)
+    }
+
+    /// A file's identity whatever the path to it.
+    struct FileIdentity: Hashable {
+        var device: UInt64
+        var inode: UInt64
     }
 }

@@ -36,6 +36,11 @@ public struct CastDevice: Sendable, Hashable, CustomStringConvertible {
     /// a port other than 8009, which moves when the leader changes.
     public var isGroup: Bool { modelName == Self.groupModelName }
 
+    /// Whether the device may be a speaker group though its model does not say so: reached on
+    /// a port other than 8009 with no model known (pychromecast takes every such endpoint for a
+    /// group). Its session asks it for members (multizone GET_STATUS); a device alone lists none.
+    public var mayBeGroup: Bool { isGroup || (modelName.isEmpty && port != 8009) }
+
     public init(id: String, friendlyName: String, host: String, port: Int = 8009, modelName: String = "",
                 supportedAppIDs: Set<String> = [], unavailableAppIDs: Set<String> = [], statusText: String? = nil, provider: String = "static") {
         self.id = id

@@ -17,13 +17,17 @@ extension CastSession {
     /// Asks for the multizone state after connecting: a group's members, a device's casting
     /// groups. Not a tracked request (a device that does not answer is no failure to report);
     /// the answer, and every later change, arrives through ``handleMultizone(_:)``.
+    /// An endpoint that may be a group without saying so (``CastDevice/mayBeGroup``) is asked
+    /// both: its MULTIZONE_STATUS lists members when it is one.
     func subscribeToMultizone() async {
-        let type = device.isGroup ? "GET_STATUS" : "GET_CASTING_GROUPS"
-        let question: JSONValue = ["type": .string(type), "requestId": .int(Self.multizoneRequestID)]
-        do {
-            try await send(namespace: .multizone, destination: .receiver0, payload: .string(question.serialized()))
-        } catch {
-            log.debug("multizone \(type) not sent: \(error)", stateFields())
+        let types = device.isGroup ? ["GET_STATUS"] : device.mayBeGroup ? ["GET_STATUS", "GET_CASTING_GROUPS"] : ["GET_CASTING_GROUPS"]
+        for type in types {
+            let question: JSONValue = ["type": .string(type), "requestId": .int(Self.multizoneRequestID)]
+            do {
+                try await send(namespace: .multizone, destination: .receiver0, payload: .string(question.serialized()))
+            } catch {
+                log.debug("multizone \(type) not sent: \(error)", stateFields())
+            }
         }
     }
 

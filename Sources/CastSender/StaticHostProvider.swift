@@ -6,10 +6,14 @@ import NIOCore
 import Synchronization
 import SystemCrypto
 
-/// The built-in discovery provider for configured hosts (`host[:port]`, optional name and id).
+/// The built-in discovery provider for configured hosts (`host[:port]`, optional name, id and
+/// model).
 ///
-/// With probing on (default) each host is contacted over TLS: the device id comes from the
-/// certificate's common name when not configured, and GET_APP_AVAILABILITY answers which of the
+/// With probing on (default) each host is contacted over TLS, and its identity read as mDNS
+/// discovery reads a TXT record: eureka_info gives the id (when not configured), the name (when
+/// not configured), the model (unless configured), the capabilities, and for a speaker group's
+/// endpoint the group it is (``AddressedDeviceIdentity``); without an eureka_info answer the id
+/// comes from the certificate's common name. GET_APP_AVAILABILITY answers which of the
 /// criteria's apps the device can run. An unreachable host is retried every ``retryInterval``
 /// seconds, reported as a provider problem meanwhile, and listed as soon as it answers; a listed
 /// host is re-probed every ``recheckInterval`` seconds and removed when it stops answering, unless
@@ -27,12 +31,15 @@ public final class StaticHostProvider: DiscoveryProvider {
         public var port: Int
         public var name: String?
         public var id: String?
+        /// The configured model (`devices[].model`): wins over the one eureka_info gives.
+        public var model: String?
 
-        public init(host: String, port: Int = 8009, name: String? = nil, id: String? = nil) {
+        public init(host: String, port: Int = 8009, name: String? = nil, id: String? = nil, model: String? = nil) {
             self.host = host
             self.port = port
             self.name = name
             self.id = id
+            self.model = model
         }
     }
 
@@ -50,6 +57,12 @@ public final class StaticHostProvider: DiscoveryProvider {
     private let isConnected: @Sendable (String) -> Bool
     private let group: EventLoopGroup
     private let connectTimeout: Double
+    /// Where eureka_info is asked (8443 HTTPS, then 8008 HTTP); tests give the simulator's.
+    private let eurekaPorts: (https: Int, http: Int)
+    /// What each host's eureka_info said, kept while the host answers (a device's identity does
+    /// not change under a live connection), and how often it gave none.
+    private let identities = Mutex<[Host: EurekaDeviceInfo]>([:])
+    private let identityMisses = Mutex<[Host: Int]>([:])
     private let logSystem: LogSystem
     private let log: Logger
     private let task = Mutex<Task<Void, Never>?>(nil)
@@ -65,6 +78,7 @@ public final class StaticHostProvider: DiscoveryProvider {
 
     public init(hosts: [Host], probe: Bool = true, retryInterval: Double = 10, recheckInterval: Double = 60,
                 connectTimeout: Double = 3, reminderInterval: Double = 300, isConnected: @escaping @Sendable (String) -> Bool = { _ in false },
+                eurekaPorts: (https: Int, http: Int) = (EurekaInfoClient.httpsPort, EurekaInfoClient.httpPort),
                 group: EventLoopGroup, logSystem: LogSystem = .shared) {
         self.hosts = hosts
         self.probe = probe
@@ -72,6 +86,7 @@ public final class StaticHostProvider: DiscoveryProvider {
         self.recheckInterval = min(max(recheckInterval.isNaN ? 60 : recheckInterval, 0.1), 86_400)
         self.reminderInterval = min(max(reminderInterval.isNaN ? 300 : reminderInterval, 0.1), 86_400)
         self.connectTimeout = connectTimeout
+        self.eurekaPorts = eurekaPorts
         self.isConnected = isConnected
         self.group = group
         self.logSystem = logSystem
@@ -103,7 +118,18 @@ public final class StaticHostProvider: DiscoveryProvider {
 
     static func unprobed(_ host: Host) -> CastDevice {
         let endpoint = CastConnection.endpointName(host: host.host, port: host.port)
-        return CastDevice(id: host.id ?? endpoint, friendlyName: host.name ?? endpoint, host: host.host, port: host.port)
+        return CastDevice(id: host.id ?? endpoint, friendlyName: host.name ?? endpoint, host: host.host, port: host.port,
+                          modelName: host.model ?? "")
+    }
+
+    /// Probes of a connected device whose eureka_info has not answered yet: its identity is
+    /// asked again at each recheck until it answers or this many probes gave none.
+    static let identityAttempts = 3
+
+    /// Whether `host`'s identity is settled: its eureka_info answered, or gave none
+    /// ``identityAttempts`` times.
+    func identitySettled(_ host: Host) -> Bool {
+        identities.withLock { $0[host] != nil } || identityMisses.withLock { $0[host, default: 0] >= Self.identityAttempts }
     }
 
     /// Probes every host (at most ``maxConcurrentProbes`` at a time), then re-probes each
@@ -119,8 +145,8 @@ public final class StaticHostProvider: DiscoveryProvider {
             let batch = hosts.filter { host in
                 guard (due[host] ?? 0) <= now else { return false }
                 // A listed device the caller is connected to is known to be there: its recheck
-                // moves on an interval without a probe.
-                guard let id = listed[host], isConnected(id) else { return true }
+                // moves on an interval without a probe (once its identity is settled).
+                guard let id = listed[host], isConnected(id), identitySettled(host) else { return true }
                 due[host] = now + recheckInterval
                 return false
             }
@@ -130,6 +156,13 @@ public final class StaticHostProvider: DiscoveryProvider {
             for (host, result) in results {
                 switch result {
                 case .success(let device):
+                    if listed[host] != device.id {
+                        let summary = AddressedDeviceIdentity.summary(device, eureka: identities.withLock { $0[host] }, model: host.model)
+                        log.info("\(device.friendlyName) at \(device.endpoint): \(summary)", [
+                            "device": .string(device.id), "deviceName": .string(device.friendlyName), "model": .string(device.modelName),
+                            "group": .bool(device.isGroup),
+                        ])
+                    }
                     if let old = listed[host], old != device.id {
                         listed[host] = nil
                         if !listed.values.contains(old) { sink.lost(deviceID: old) }
@@ -141,6 +174,9 @@ public final class StaticHostProvider: DiscoveryProvider {
                 case .failure(let failure):
                     failures[host] = failure.reason
                     due[host] = finished + retryInterval
+                    // Whatever answers there next is asked who it is again.
+                    identities.withLock { $0[host] = nil }
+                    identityMisses.withLock { $0[host] = nil }
                     // Lost only when no other configured host still reaches the same device.
                     if let old = listed.removeValue(forKey: host), !listed.values.contains(old) { sink.lost(deviceID: old) }
                 }
@@ -248,18 +284,39 @@ public final class StaticHostProvider: DiscoveryProvider {
             return .failure(ProbeFailure(reason: "\(error)"))
         }
         var device = Self.unprobed(host)
-        if host.id == nil, let commonName = (try? Certificate(derBytes: connection.peerCertificateDER))?.commonName, !commonName.isEmpty {
-            device.id = commonName
-        }
+        let commonName = (try? Certificate(derBytes: connection.peerCertificateDER))?.commonName.flatMap { $0.isEmpty ? nil : $0 }
+        if host.id == nil, let commonName { device.id = commonName }
+        // eureka_info over HTTP(S) while the Cast connection asks which apps run.
+        async let eureka = identity(of: host)
         if !appIDs.isEmpty {
             let answers = await Self.appAvailability(appIDs.sorted(), on: connection, timeout: connectTimeout)
             device.supportedAppIDs = Set(answers.filter { $0.value }.keys)
             device.unavailableAppIDs = Set(answers.filter { !$0.value }.keys)
         }
+        let info = await eureka
         await connection.close()
-        log.debug("probed \(device)", ["device": .string(device.id), "apps": .string(device.supportedAppIDs.sorted().joined(separator: ",")),
-                                        "unavailableApps": .string(device.unavailableAppIDs.sorted().joined(separator: ","))])
+        device = AddressedDeviceIdentity.identify(device, eureka: info, keepName: host.name != nil, keepID: host.id != nil, model: host.model,
+                                                  certificateID: commonName)
+        log.debug("probed \(device): \(AddressedDeviceIdentity.summary(device, eureka: info, model: host.model))", [
+            "device": .string(device.id), "model": .string(device.modelName), "group": .bool(device.isGroup),
+            "apps": .string(device.supportedAppIDs.sorted().joined(separator: ",")),
+            "unavailableApps": .string(device.unavailableAppIDs.sorted().joined(separator: ",")),
+        ])
         return .success(device)
+    }
+
+    /// `host`'s eureka_info: the one kept from an earlier probe, else asked now (at most 2 s);
+    /// nil when the device gives none.
+    private func identity(of host: Host) async -> EurekaDeviceInfo? {
+        if let known = identities.withLock({ $0[host] }) { return known }
+        let info = await EurekaInfoClient.describe(host: host.host, httpsPort: eurekaPorts.https, httpPort: eurekaPorts.http,
+                                                   timeout: min(connectTimeout, 2), group: group, logSystem: logSystem)
+        if let info {
+            identities.withLock { $0[host] = info }
+        } else {
+            identityMisses.withLock { $0[host, default: 0] += 1 }
+        }
+        return info
     }
 
     /// CONNECT + GET_APP_AVAILABILITY: app id → available (empty when no answer).

@@ -20,11 +20,25 @@ public struct EurekaDeviceInfo: Sendable, Equatable {
     public var id: String?
     /// `device_info.model_name`.
     public var model: String?
+    /// `device_info.capabilities.display_supported`: whether the device has a screen (pychromecast
+    /// calls a device without one an audio device); nil when the answer does not say.
+    public var displaySupported: Bool?
+    /// `multizone.groups`: the speaker groups the device is a member of.
+    public var groups: [EurekaGroupEntry] = []
 
-    public init(name: String? = nil, id: String? = nil, model: String? = nil) {
+    public init(name: String? = nil, id: String? = nil, model: String? = nil, displaySupported: Bool? = nil,
+                groups: [EurekaGroupEntry] = []) {
         self.name = name
         self.id = id
         self.model = model
+        self.displaySupported = displaySupported
+        self.groups = groups
+    }
+
+    /// The group this device leads with its endpoint at `port` (what a speaker group's address
+    /// `host:port` is, seen from the device that owns `host`); nil when it leads none there.
+    public func group(ledAt port: Int) -> EurekaGroupEntry? {
+        groups.first { $0.castPort == port }
     }
 
     /// The fields of an eureka_info answer; nil when `body` is not a JSON object or names nothing.
@@ -34,6 +48,8 @@ public struct EurekaDeviceInfo: Sendable, Equatable {
         var info = EurekaDeviceInfo()
         info.name = [document["name"]?.string, deviceInfo?["name"]?.string].compactMap { $0 }.first { !$0.isEmpty }
         info.model = deviceInfo?["model_name"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+        info.displaySupported = deviceInfo?["capabilities"]?["display_supported"]?.bool
+        info.groups = (document["multizone"]?["groups"]?.array ?? []).compactMap(EurekaGroupEntry.init(json:))
         let udn = (document["ssdp_udn"]?.string ?? deviceInfo?["ssdp_udn"]?.string ?? "").lowercased().filter { $0 != "-" }
         if udn.count == 32, udn.allSatisfy(\.isHexDigit) {
             info.id = udn
@@ -53,7 +69,9 @@ public enum EurekaInfoClient {
     public static let httpPort = 8008
     /// The largest answer read (a full eureka_info is about 2 KiB).
     static let maximumBodyBytes = 65_536
-    static let path = "/setup/eureka_info?params=name,device_info,ssdp_udn"
+    /// What castline reads: the name, the model and capabilities, the id, and the groups (a
+    /// speaker group reached by address is identified by its leader's `multizone.groups`).
+    static let path = "/setup/eureka_info?params=name,device_info,ssdp_udn,multizone"
 
     /// The device's eureka_info, or nil when it does not answer one within `timeout` seconds
     /// (each failure is a debug record of class `EurekaInfoClient`).
@@ -73,8 +91,9 @@ public enum EurekaInfoClient {
                 log.debug("eureka_info of \(host) is not a device description", ["bytes": .int(answer.body.count)])
                 return nil
             }
-            log.debug("eureka_info of \(host): \(info.name ?? "no name"), id \(info.id ?? "none")", [
-                "deviceName": .string(info.name ?? ""), "durationMs": durationMs,
+            log.debug("eureka_info of \(host): \(info.name ?? "no name"), id \(info.id ?? "none"), model \(info.model ?? "unknown")", [
+                "deviceName": .string(info.name ?? ""), "model": .string(info.model ?? ""), "groups": .int(info.groups.count),
+                "durationMs": durationMs,
             ])
             return info
         case .failure(let failure):

@@ -143,7 +143,7 @@ extension CastlineConfiguration {
     }
 
     static func device(_ node: YAMLNode, path: String, reader: ConfigReader) -> DeviceEntry? {
-        guard let map = reader.mapping(node, path: path, allowed: ["name", "host", "port", "id", "aliases"]) else { return nil }
+        guard let map = reader.mapping(node, path: path, allowed: ["name", "host", "port", "id", "aliases", "model"]) else { return nil }
         let name = map.require("name").flatMap { reader.string($0, path: map.child("name")) }
         let host = map.require("host").flatMap { reader.string($0, path: map.child("host")) }
         guard let name, let host else { return nil }
@@ -153,6 +153,13 @@ extension CastlineConfiguration {
         }
         var device = DeviceEntry(name: name, host: host, port: map.int("port", 1...65535) ?? 8009,
                                  id: map.string("id"), aliases: map.strings("aliases") ?? [])
+        if let model = map.string("model") {
+            if model.allSatisfy({ $0 == " " || $0 == "\t" }) {
+                reader.error(map.value("model")!.mark, "\(path).model must name a model such as \"Google Nest Hub\" (as eureka_info or `castline discover` shows it), not an empty string")
+            } else {
+                device.model = model
+            }
+        }
         device.mark = node.mark
         return device
     }

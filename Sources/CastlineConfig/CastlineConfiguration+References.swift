@@ -3,7 +3,7 @@
 public struct JobSourceMarks: Sendable, Hashable {
     /// One mark per entry of ``JobEntry/devices``, in order.
     public var devices: [SourceMark] = []
-    /// The `media` scalar or `media.url` value.
+    /// The `media` scalar or `media.url` value; for an announce job, `announce.media`.
     public var url: SourceMark?
 
     public init(devices: [SourceMark] = [], url: SourceMark? = nil) {
@@ -21,6 +21,7 @@ public struct JobSourceMarks: Sendable, Hashable {
             case ("devices", .scalar): marks.devices = [pair.value.mark]
             case ("media", .scalar): marks.url = pair.value.mark
             case ("media", .mapping(let media)): marks.url = media.first { $0.key.scalarText == "url" }?.value.mark
+            case ("announce", .mapping(let announce)): marks.url = announce.first { $0.key.scalarText == "media" }?.value.mark
             default: break
             }
         }
@@ -40,9 +41,11 @@ extension CastlineConfiguration {
     /// What the file refers to that the file alone cannot satisfy, as warnings (the daemon still
     /// starts): a job device glob that matches no configured device when discovery is limited to
     /// those devices (with mDNS a matching device may appear later, so nothing is said), and a
-    /// job's local file (an absolute `media.url`) for which `localFileProblem` says what is
-    /// wrong (nil: the file is usable). Pure apart from `localFileProblem`.
-    public func referenceWarnings(localFileProblem: (String) -> String?) -> [ConfigDiagnostic] {
+    /// job's local file or folder (an absolute `media.url`, an announce job's `announce.media`)
+    /// for which `localFileProblem` says what is wrong (nil: usable). It is given the path and
+    /// the job's `media.extensions` (a folder is a playlist of its media files, not a file to
+    /// read). Pure apart from `localFileProblem`.
+    public func referenceWarnings(localFileProblem: (_ path: String, _ extensions: [String]?) -> String?) -> [ConfigDiagnostic] {
         var found: [ConfigDiagnostic] = []
         let why = discovery.autostart ? "discovery.providers: [static]" : "discovery.autostart: false"
         for (index, job) in jobs.enumerated() {
@@ -59,9 +62,10 @@ extension CastlineConfiguration {
                         + "device's id (learned when it answers) matches; add the device under devices:, or let discovery use mDNS"))
                 }
             }
-            if job.media.url.hasPrefix("/"), let problem = localFileProblem(job.media.url) {
+            if job.media.url.hasPrefix("/"), let problem = localFileProblem(job.media.url, job.media.extensions) {
+                let key = job.announcement != nil ? "jobs[\(index)].announce.media" : "jobs[\(index)].media.url"
                 found.append(ConfigDiagnostic(file: file, mark: marks.url ?? job.mark, severity: .warning, message:
-                    "jobs[\(index)].media.url: \(problem): the job cannot serve it to the device"))
+                    "\(key): \(problem): the job cannot serve it to the device"))
             }
         }
         return found

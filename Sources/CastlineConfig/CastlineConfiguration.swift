@@ -37,14 +37,18 @@ public struct DeviceEntry: Sendable, Hashable {
     public var id: String?
     /// Other names `--device` and jobs may use for this device.
     public var aliases: [String] = []
+    /// The device's model (`devices[].model`, e.g. "Google Nest Hub"): wins over the model its
+    /// eureka_info gives; nil: the device's own. `daemon.idle_timeouts` is matched against it.
+    public var model: String?
     public var mark = SourceMark(line: 0, column: 0)
 
-    public init(name: String, host: String, port: Int = 8009, id: String? = nil, aliases: [String] = []) {
+    public init(name: String, host: String, port: Int = 8009, id: String? = nil, aliases: [String] = [], model: String? = nil) {
         self.name = name
         self.host = host
         self.port = port
         self.id = id
         self.aliases = aliases
+        self.model = model
     }
 }
 

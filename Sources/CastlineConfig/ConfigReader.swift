@@ -103,7 +103,9 @@ public final class ConfigReader {
     public func double(_ node: YAMLNode, path: String, range: ClosedRange<Double>, unit: String = "") -> Double? {
         let suffix = unit.isEmpty ? "" : " \(unit)"
         guard case .scalar(let text, true) = node.content, let value = Double(text.replacingUnderscores), value.isFinite else {
-            error(node.mark, "\(path) must be a number\(suffix) between \(range.lowerBound.compact) and \(range.upperBound.compact), not \(node.kindDescription)")
+            // "retry_delay must be a number of seconds between 0.1 and 3600, not "abc"".
+            let what = unit.isEmpty ? "a number" : "a number of \(unit)"
+            error(node.mark, "\(path) must be \(what) between \(range.lowerBound.compact) and \(range.upperBound.compact), not \(node.kindDescription)")
             return nil
         }
         guard range.contains(value) else {

@@ -42,17 +42,17 @@ public struct YAMLNode: Sendable {
     /// What this node is, for error messages: "a mapping", "a list", "a string", "null".
     public var kindDescription: String {
         switch content {
-        case .scalar: return isNull ? "null" : "a scalar (\(scalarPreview))"
+        case .scalar: return isNull ? "null" : scalarPreview
         case .sequence: return "a list"
         case .mapping: return "a mapping"
         }
     }
 
-    /// The scalar's text shortened for messages.
+    /// The scalar's text shortened and quoted for messages (`not "abc"`), as the user wrote it.
     var scalarPreview: String {
-        guard case .scalar(let text, let plain) = content else { return "" }
+        guard case .scalar(let text, _) = content else { return "" }
         let short = text.count > 40 ? String(text.prefix(37)) + "…" : text
-        return plain ? short : "\"\(short)\""
+        return "\"\(short)\""
     }
 }
 

@@ -4,6 +4,14 @@ internal import CYAML
 public struct YAMLSyntaxError: Error, Sendable, CustomStringConvertible {
     public var mark: SourceMark
     public var message: String
+    /// libyaml's own report, when it found the error (explained in ``message``).
+    var report: YAMLSyntaxExplanation.Report?
+
+    init(mark: SourceMark, message: String, report: YAMLSyntaxExplanation.Report? = nil) {
+        self.mark = mark
+        self.message = message
+        self.report = report
+    }
 
     public var description: String { "\(mark): \(message)" }
 }
@@ -40,7 +48,12 @@ public enum YAMLParser {
                 return .failure(error)
             }
         }
-        return try result.get()
+        switch result {
+        case .success(let node): return node
+        case .failure(var error):
+            if let report = error.report { error.message = YAMLSyntaxExplanation.message(report, text: text) }
+            throw error
+        }
     }
 
     private struct Frame {
@@ -195,12 +208,13 @@ public enum YAMLParser {
         }
 
         static func error(_ parser: yaml_parser_t) -> YAMLSyntaxError {
-            let mark = parser.problem_mark
-            var message = parser.problem.map { String(cString: $0) } ?? "invalid YAML"
-            if let context = parser.context.map({ String(cString: $0) }) {
-                message += " (\(context) at \(Int(parser.context_mark.line) + 1):\(Int(parser.context_mark.column) + 1))"
-            }
-            return YAMLSyntaxError(mark: SourceMark(line: Int(mark.line) + 1, column: Int(mark.column) + 1), message: message)
+            let mark = SourceMark(line: Int(parser.problem_mark.line) + 1, column: Int(parser.problem_mark.column) + 1)
+            let context = parser.context.map { String(cString: $0) }
+            let report = YAMLSyntaxExplanation.Report(
+                problem: parser.problem.map { String(cString: $0) } ?? "invalid YAML", mark: mark, context: context,
+                contextMark: context == nil ? nil : SourceMark(line: Int(parser.context_mark.line) + 1, column: Int(parser.context_mark.column) + 1))
+            // The message is made where the text is known (``YAMLParser/parse(_:maximumBytes:)``).
+            return YAMLSyntaxError(mark: mark, message: report.problem, report: report)
         }
     }
 }

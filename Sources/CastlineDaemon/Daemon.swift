@@ -145,7 +145,7 @@ package actor Daemon {
     /// The config's static devices as a discovery provider (nil when there are none, or the
     /// config does not allow the `static` provider).
     func staticProvider(_ config: CastlineConfiguration) -> StaticHostProvider? {
-        let hosts = config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
+        let hosts = config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id, model: $0.model) }
         guard !hosts.isEmpty, config.discovery.allows(["static"]) else { return nil }
         // The daemon probes an unreachable host every 2 s (a TV switched on, or one that failed a
         // re-probe, is listed again at once) and a listed one every 15 s, unless its session is

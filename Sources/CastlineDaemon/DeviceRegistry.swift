@@ -530,6 +530,8 @@ package actor DeviceRegistry {
             snapshot.receivedAt = link.remoteMediaClient.statusReceivedAt ?? now
             snapshot.groupMembers = entry.view.multizone.members
             snapshot.castingGroups = entry.view.multizone.castingGroups
+            // An endpoint reached by address that lists members is a group, whatever its model.
+            if !snapshot.groupMembers.isEmpty { snapshot.isGroup = true }
         } else {
             snapshot.link = entry.present ? "connecting" : "lost"
             snapshot.isUnknown = true

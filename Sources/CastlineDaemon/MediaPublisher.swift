@@ -87,8 +87,7 @@ package final class MediaPublisher: Sendable {
                 }
             }
             guard let server = started else {
-                let where_ = self.ports == 0...0 ? "" : self.ports.count == 1 ? ":\(self.ports.lowerBound)" : " ports \(self.ports.lowerBound)-\(self.ports.upperBound) (media.port)"
-                throw ControlError(.internal, "serve_failed", "cannot serve files on \(address)\(where_): \(failure)")
+                throw ControlError(.internal, "serve_failed", Self.noPortMessage(address: address, ports: self.ports, failure: failure))
             }
             let stopped = self.state.withLock { s -> Bool in
                 if !s.stopped { s.servers[address] = server }
@@ -100,6 +99,15 @@ package final class MediaPublisher: Sendable {
             }
             return server
         }
+    }
+
+    /// Why no media server could listen on `address`: the port or range of `media.port` tried
+    /// (every port of a range is taken), and the last failure.
+    static func noPortMessage(address: String, ports: ClosedRange<Int>, failure: String) -> String {
+        if ports == 0...0 { return "cannot serve files on \(address): \(failure)" }
+        if ports.count == 1 { return "cannot serve files on \(address):\(ports.lowerBound) (media.port): \(failure)" }
+        return "cannot serve files on \(address): no port of media.port \(ports.lowerBound)-\(ports.upperBound) is free "
+            + "(\(ports.count) tried; the last: \(failure)); widen the range or free a port"
     }
 
     /// Revokes what `owner` published for the device (its cast ended or is replaced).

@@ -110,27 +110,33 @@ final class CommandEnvironment: @unchecked Sendable {
 
     /// A device named without discovery: a config device (by name or alias) or an address.
     static func directDevice(_ text: String, config: CastlineConfiguration) -> CastDevice? {
-        if let entry = config.devices.first(where: { e in ([e.name] + e.aliases).contains { $0.lowercased() == text.lowercased() } }) {
+        if let entry = configDevice(text, config: config) {
             return CastDevice(id: entry.id ?? CastConnection.endpointName(host: entry.host, port: entry.port),
-                              friendlyName: entry.name, host: entry.host, port: entry.port, provider: "config")
+                              friendlyName: entry.name, host: entry.host, port: entry.port, modelName: entry.model ?? "", provider: "config")
         }
         guard let host = try? DiscoverCommand.parseHost(text), Self.isAddress(host.host) else { return nil }
         let endpoint = CastConnection.endpointName(host: host.host, port: host.port)
         return CastDevice(id: endpoint, friendlyName: endpoint, host: host.host, port: host.port, provider: "address")
     }
 
-    /// A device given by its address, with the id and friendly name it gives in eureka_info
-    /// (one HTTPS request, at most a second; see ``EurekaInfoClient``). Only on the Cast port
-    /// 8009: eureka_info describes the device that owns the address, and another port on it is
-    /// something else (a speaker group). Unanswered, the endpoint stays its id and name.
-    func identified(_ device: CastDevice) async -> CastDevice {
-        guard device.port == 8009,
-              let info = await EurekaInfoClient.describe(host: device.host, group: group, logSystem: logSystem) else { return device }
-        var named = device
-        if let id = info.id { named.id = id }
-        if let name = info.name { named.friendlyName = name }
-        if let model = info.model { named.modelName = model }
-        return named
+    /// The `devices:` entry named `text` (its name or an alias, any case).
+    static func configDevice(_ text: String, config: CastlineConfiguration) -> DeviceEntry? {
+        config.devices.first { e in ([e.name] + e.aliases).contains { $0.lowercased() == text.lowercased() } }
+    }
+
+    /// A device reached by address (a `devices:` entry or `--device HOST[:PORT]`) with what it
+    /// says about itself in eureka_info, as `castline run` reads it (``AddressedDeviceIdentity``:
+    /// id, name, model, capabilities; a speaker group's endpoint on its leader's address is the
+    /// group). One HTTPS request, at most a second (``EurekaInfoClient``). The config's name,
+    /// id and model win. Unanswered, the device stays as given.
+    func identified(_ device: CastDevice, configured entry: DeviceEntry? = nil) async -> CastDevice {
+        let info = await EurekaInfoClient.describe(host: device.host, group: group, logSystem: logSystem)
+        let identified = AddressedDeviceIdentity.identify(device, eureka: info, keepName: entry != nil, keepID: entry?.id != nil,
+                                                          model: entry?.model)
+        log.debug("\(identified.friendlyName) at \(identified.endpoint): \(AddressedDeviceIdentity.summary(identified, eureka: info, model: entry?.model))", [
+            "device": .string(identified.id), "model": .string(identified.modelName), "group": .bool(identified.isGroup),
+        ])
+        return identified
     }
 
     static func isAddress(_ host: String) -> Bool {
@@ -153,7 +159,7 @@ final class CommandEnvironment: @unchecked Sendable {
             throw CastlineExit.usage
         }
         if let device = Self.directDevice(text, config: config) {
-            return [device.provider == "address" ? await identified(device) : device]
+            return [await identified(device, configured: Self.configDevice(text, config: config))]
         }
         let selector: DeviceSelector
         do { selector = try DeviceSelector(text) } catch {
@@ -168,7 +174,7 @@ final class CommandEnvironment: @unchecked Sendable {
         for provider in discoveryProviders() { await manager.add(provider) }
         var hosts = try options.host.map { try DiscoverCommand.parseHost($0) }
         if config.discovery.allows(["static"]) {
-            hosts += config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
+            hosts += config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id, model: $0.model) }
         }
         let staticHosts = hosts.isEmpty ? nil : StaticHostProvider(hosts: hosts, group: group, logSystem: logSystem)
         if let staticHosts { await manager.add(staticHosts) }

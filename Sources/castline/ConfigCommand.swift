@@ -3,6 +3,7 @@ import CastCore
 import CastLogging
 import CastPluginHost
 import CastlineConfig
+import CastlineDaemon
 import CastMediaServer
 import Glibc
 
@@ -19,8 +20,9 @@ struct ConfigCheckCommand: AsyncParsableCommand {
         discussion: """
             Prints every problem as FILE:LINE:COLUMN: error|warning: message (unknown keys list the \
             allowed ones) and exits 2 when a file has an error; prints "FILE: ok (…)" otherwise.
-            Warnings do not fail the check: a job's local media file that is missing or unreadable \
-            (checked as the user running the check), and, when discovery finds only the devices \
+            Warnings do not fail the check: a job's local media file that is missing or unreadable, \
+            or a playlist folder that cannot be listed or holds no media files (checked as the user \
+            running the check), and, when discovery finds only the devices \
             under devices: (discovery.autostart: false or discovery.providers: [static]), a job \
             device glob that matches none of them.
             Also loads the plugins the file would load (plugins.paths, CASTLINE_PLUGIN_PATH, next to \
@@ -48,12 +50,12 @@ struct ConfigCheckCommand: AsyncParsableCommand {
             do {
                 let loaded = try CastlineConfiguration.load(path: file)
                 config = loaded.0
-                diagnostics = loaded.warnings + loaded.0.referenceWarnings(localFileProblem: Self.localFileProblem)
+                diagnostics = loaded.warnings + loaded.0.referenceWarnings(localFileProblem: Self.localFileProblem(_:extensions:))
                 if !noPlugins { diagnostics += checkPlugins(loaded.0) }
             } catch {
                 diagnostics = error.diagnostics
                 if let partial = error.partial {
-                    diagnostics += partial.referenceWarnings(localFileProblem: Self.localFileProblem)
+                    diagnostics += partial.referenceWarnings(localFileProblem: Self.localFileProblem(_:extensions:))
                     if !noPlugins { diagnostics += checkPlugins(partial) }
                 }
             }
@@ -76,9 +78,22 @@ struct ConfigCheckCommand: AsyncParsableCommand {
         if failed { throw CastlineExit.configError }
     }
 
-    /// Why a job's local media file cannot be served (opened as `castline run` opens it), or nil.
-    /// The daemon may run as another user (systemd's DynamicUser): the text says who checked.
-    static func localFileProblem(_ path: String) -> String? {
+    /// Why a job's local media cannot be served, or nil: a file is opened as `castline run`
+    /// opens it; a folder is a playlist, listed as the job lists it (its media files, only
+    /// `extensions` when given), and must hold some. The daemon may run as another user
+    /// (systemd's DynamicUser): the text says who checked.
+    static func localFileProblem(_ path: String, extensions: [String]?) -> String? {
+        var info = stat()
+        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            do {
+                let items = try Playlist.folderItems(path, extensions: extensions.map(Set.init))
+                guard items.isEmpty else { return nil }
+                let which = extensions.map { "(\($0.joined(separator: ", ")))" } ?? "(the usual media extensions)"
+                return "the folder \(path) holds no media files \(which) (checked as uid \(geteuid()))"
+            } catch {
+                return "\(error) (checked as uid \(geteuid()))"
+            }
+        }
         do {
             _ = try LocalMediaFile.open(path)
             return nil

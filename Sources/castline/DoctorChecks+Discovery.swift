@@ -129,7 +129,7 @@ extension DoctorChecks {
             }
         }
         if !config.devices.isEmpty, providerAllowed(config.discovery.providers, names: ["static"]) {
-            let hosts = config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id) }
+            let hosts = config.devices.map { StaticHostProvider.Host(host: $0.host, port: $0.port, name: $0.name, id: $0.id, model: $0.model) }
             await manager.add(StaticHostProvider(hosts: hosts, group: group, logSystem: logSystem))
             names.append("static")
         }

@@ -25,6 +25,11 @@ struct PluginHostRig {
         return logs.records.filter { $0.className == "PluginHost" && $0.level == .error }
     }
 
+    var hostWarnings: [LogRecord] {
+        logSystem.flush()
+        return logs.records.filter { $0.className == "PluginHost" && $0.level == .warning }
+    }
+
     func records(class className: String) -> [LogRecord] {
         logSystem.flush()
         return logs.records.filter { $0.className == className }

@@ -123,6 +123,17 @@ import Glibc
         #expect(rig.hostErrors.isEmpty)
     }
 
+    @Test("the same file named on its own and found in its folder is one plugin, not a duplicate")
+    func theSameFileTwiceIsOnePlugin() throws {
+        let folder = ScratchFolder("same")
+        defer { folder.remove() }
+        let path = folder.copy(Self.good, as: "libgood.so")
+        let rig = try PluginHostRig(paths: [path, folder.path], Self.allowAll)
+        rig.host.loadAll()
+        #expect(rig.host.plugins.map(\.path) == [path])
+        #expect(rig.host.problems.isEmpty && rig.hostWarnings.isEmpty && rig.hostErrors.isEmpty)
+    }
+
     @Test func duplicateFeatureIDsAreResolvedByRankInEitherOrder() throws {
         let ranked = BuiltProducts.library("TestPluginRanked")
         for order in [[Self.good, ranked], [ranked, Self.good]] {
@@ -164,11 +175,12 @@ import Glibc
         #expect(rig.host.plugins.count == 1)
     }
 
+    /// A plugin that does not ship with castline: a warning (not an error: the config chose).
     @Test func channelNamespaceNotAllowedNamesTheConfigKey() throws {
         let rig = try PluginHostRig(paths: [Self.good]) // no namespaces allowed
         rig.host.loadAll()
-        let line = try #require(rig.hostErrors.first?.message)
-        #expect(rig.hostErrors.count == 1)
+        let line = try #require(rig.hostWarnings.first?.message)
+        #expect(rig.hostWarnings.count == 1 && rig.hostErrors.isEmpty)
         #expect(line.contains("urn:x-cast:org.castline.test"))
         #expect(line.contains("channels.allowed_namespaces"))
         #expect(rig.host.feature(.channel, id: "test-channel") == nil)
@@ -181,10 +193,25 @@ import Glibc
             $0.allowedNamespaces = ["urn:x-cast:org.castline.test"]
         }
         rig.host.loadAll()
-        let line = try #require(rig.hostErrors.first?.message)
+        let line = try #require(rig.hostWarnings.first?.message)
+        #expect(rig.hostErrors.isEmpty)
         #expect(line.contains("\"_googlecast._tcp\""))
         #expect(line.contains("discovery.allowed_services"))
         #expect(rig.host.feature(.discovery, id: "test-discovery") == nil)
+    }
+
+    /// The example channels ship beside the binary and declare namespaces no default config
+    /// allows: one info record that says how to allow it, no warning, no error.
+    @Test("a shipped example channel whose namespace is not allowed is an info record with the key to add")
+    func shippedExampleNotAllowedIsInfo() throws {
+        let ping = BuiltProducts.library("CastlinePluginPingChannel")
+        try #require(PluginSearchPath.isFirstParty(ping), "the test runner sits beside the built plugins")
+        let rig = try PluginHostRig(paths: [ping]) // no namespaces allowed
+        rig.host.loadAll()
+        #expect(rig.hostErrors.isEmpty && rig.hostWarnings.isEmpty, "\(rig.hostErrors.map(\.message)) \(rig.hostWarnings.map(\.message))")
+        let notes = rig.records(class: "PluginHost").filter { $0.level == .info && $0.message.contains("channels.allowed_namespaces") }
+        #expect(notes.count == 1 && notes[0].message.contains("urn:x-cast:org.castline.example.ping"), "\(notes.map(\.message))")
+        #expect(rig.host.problems.map(\.kind) == [.notAllowed])
     }
 
     @Test func disabledPluginIsNotInitialised() throws {

@@ -231,9 +231,10 @@ struct StaticHostProviderTests {
         try await withSenderRig { rig in
             let device = rig.simulator.devices[0].configuration
             let connected = Atomic(true)
+            // The device's own eureka_info ports: its identity is settled at the first probe.
             let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], retryInterval: 0.05,
                                               recheckInterval: 0.05, isConnected: { $0 == device.uuid && connected.load(ordering: .relaxed) },
-                                              group: rig.group, logSystem: rig.logSystem)
+                                              eurekaPorts: (device.httpsPort, device.httpPort), group: rig.group, logSystem: rig.logSystem)
             let manager = rig.discoveryManager(criteria: .any)
             await manager.add(provider)
             await manager.start()
@@ -246,6 +247,26 @@ struct StaticHostProviderTests {
             connected.store(false, ordering: .relaxed)
             #expect(await pollUntil(timeout: 10) { provider.probesMade >= 3 })
             #expect(await manager.devices.map(\.id) == [device.uuid])
+            await manager.stop()
+        }
+    }
+
+    @Test("a connected device whose eureka_info does not answer is probed again at the next rechecks, then no more")
+    func unansweredIdentityIsAskedAFewTimes() async throws {
+        try await withSenderRig { rig in
+            let device = rig.simulator.devices[0].configuration
+            // Port 9 refuses: no eureka_info answer, ever.
+            let provider = StaticHostProvider(hosts: [.init(host: device.address, port: device.castPort)], retryInterval: 0.05,
+                                              recheckInterval: 0.05, isConnected: { $0 == device.uuid }, eurekaPorts: (9, 9),
+                                              group: rig.group, logSystem: rig.logSystem)
+            let manager = rig.discoveryManager(criteria: .any)
+            await manager.add(provider)
+            await manager.start()
+            #expect(await manager.waitForDevice(timeout: 10) { $0.id == device.uuid } != nil)
+            #expect(await pollUntil(timeout: 10) { provider.probesMade >= StaticHostProvider.identityAttempts })
+            let rounds = provider.roundsRun
+            #expect(await pollUntil(timeout: 10) { provider.roundsRun >= rounds + 5 })
+            #expect(provider.probesMade == StaticHostProvider.identityAttempts)
             await manager.stop()
         }
     }

@@ -36,6 +36,25 @@ import Testing
 
     static func members(_ session: CastSession) async -> [MultizoneView.Member] { await session.multizone.members }
 
+    /// A group given by address whose eureka_info did not answer: no model, a port other than
+    /// 8009. pychromecast takes it for a group; the session asks it, and its answer settles it.
+    @Test("an endpoint with no model on another port is asked for members: a group lists them, a device none")
+    func anEndpointWithoutAModelIsAskedForMembers() async throws {
+        try await withTeardown(try await SenderRig.start(count: 3, groups: [Self.group]), { await $0.stop() }) { rig in
+            var bare = Self.groupDevice(rig)
+            bare.modelName = ""
+            #expect(bare.mayBeGroup && !bare.isGroup)
+            let session = try await rig.manager().startSession(on: bare)
+            #expect(await pollUntil(timeout: 5) { await Self.members(session).count == 3 })
+            let member = rig.simulator.devices[1].configuration
+            let alone = CastDevice(id: member.uuid, friendlyName: member.name, host: member.address, port: member.castPort)
+            #expect(alone.mayBeGroup)
+            let device = try await rig.manager().startSession(on: alone)
+            #expect(await pollUntil(timeout: 5) { await device.multizone.hasStatus })
+            #expect(await Self.members(device).isEmpty)
+        }
+    }
+
     @Test func groupCastPlaysOnEveryMemberAndTheSessionKnowsTheMembers() async throws {
         try await Self.withGroupSession { rig, session, _ in
             #expect(await pollUntil(timeout: 5) { await Self.members(session).map(\.name) == ["castline sim 1", "castline sim 2", "castline sim 3"] })

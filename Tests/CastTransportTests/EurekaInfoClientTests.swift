@@ -33,7 +33,7 @@ struct EurekaInfoClientTests {
         try await withDevice { device, group in
             let info = await EurekaInfoClient.describe(host: device.address, httpsPort: device.httpsPort, httpPort: Self.refusingPort,
                                                        timeout: 10, group: group, logSystem: LogSystem())
-            #expect(info == EurekaDeviceInfo(name: device.name, id: device.uuid, model: device.model))
+            #expect(info == EurekaDeviceInfo(name: device.name, id: device.uuid, model: device.model, displaySupported: device.isVideoDevice))
         }
     }
 

@@ -144,7 +144,7 @@ import Testing
 
     @Test func unknownKeysNameThePlaceTheAllowedKeysAndTheLikelyOne() {
         #expect(errors("devices:\n  - name: A\n    host: h\n    prot: 8009\n") == [
-            "c.yaml:4:5: error: unknown key \"prot\" in devices[0] (did you mean \"port\"?); allowed: name, host, port, id, aliases",
+            "c.yaml:4:5: error: unknown key \"prot\" in devices[0] (did you mean \"port\"?); allowed: name, host, port, id, aliases, model",
         ])
         #expect(errors("logging: {}\nlogin: {}\n") == [
             "c.yaml:2:1: error: unknown key \"login\" in the top level (did you mean \"logging\"?); allowed: "
@@ -154,17 +154,37 @@ import Testing
 
     @Test func wrongTypesAreErrorsAtTheValue() {
         #expect(errors("devices:\n  - {name: A, host: h, port: \"eighty\"}\n") == [
-            "c.yaml:2:30: error: devices[0].port must be a whole number between 1 and 65535, not a scalar (\"eighty\")",
+            "c.yaml:2:30: error: devices[0].port must be a whole number between 1 and 65535, not \"eighty\"",
         ])
         #expect(errors("discovery:\n  autostart: yes\n") == [
-            "c.yaml:2:14: error: discovery.autostart must be true or false, not a scalar (yes)",
+            "c.yaml:2:14: error: discovery.autostart must be true or false, not \"yes\"",
         ])
         #expect(errors("jobs: {name: x}\n") == ["c.yaml:1:7: error: jobs must be a list (lines starting with \"- \"), not a mapping"])
         #expect(errors("session:\n  heartbeat_interval: 0\n") == [
             "c.yaml:2:23: error: session.heartbeat_interval must be between 0.1 and 300 seconds, not 0",
         ])
         #expect(errors("session: {device_auth: maybe}\n") == [
-            "c.yaml:1:24: error: session.device_auth must be one of off, warn, require, not a scalar (maybe)",
+            "c.yaml:1:24: error: session.device_auth must be one of off, warn, require, not \"maybe\"",
+        ])
+    }
+
+    @Test("a value that is not a number reads naturally: \"must be a number of seconds …, not \"abc\"\"")
+    func aNonNumberDurationIsNamedPlainly() {
+        #expect(errors("jobs:\n  - {name: j, devices: x, media: \"http://h/a.mp4\", retry_delay: abc}\n") == [
+            "c.yaml:2:65: error: jobs[0].retry_delay must be a number of seconds between 0.1 and 3600, not \"abc\"",
+        ])
+        #expect(errors("discovery: {timeout: [1]}\n") == [
+            "c.yaml:1:22: error: discovery.timeout must be a number of seconds between 0.1 and 3600, not a list",
+        ])
+    }
+
+    @Test("devices[].model: a model name that wins over the device's own; an empty one is an error")
+    func aDeviceModelCanBeGiven() throws {
+        let (config, _) = try CastlineConfiguration.parse(
+            "devices:\n  - {name: Kitchen display, host: 10.0.0.5, model: Google Nest Hub}\n  - {name: TV, host: 10.0.0.6}\n", file: "c.yaml")
+        #expect(config.devices.map(\.model) == ["Google Nest Hub", nil])
+        #expect(errors("devices:\n  - {name: A, host: h, model: \"\"}\n") == [
+            "c.yaml:2:31: error: devices[0].model must name a model such as \"Google Nest Hub\" (as eureka_info or `castline discover` shows it), not an empty string",
         ])
     }
 

@@ -13,7 +13,7 @@ import Testing
 
     func warnings(_ text: String, files: [String: String] = [:]) throws -> [String] {
         let (config, _) = try CastlineConfiguration.parse(text, file: "c.yaml")
-        return config.referenceWarnings(localFileProblem: { files[$0] }).map(\.description)
+        return config.referenceWarnings(localFileProblem: { path, _ in files[path] }).map(\.description)
     }
 
     @Test func aGlobMatchingNoConfiguredDeviceIsAWarningWhenDiscoveryUsesOnlyThoseDevices() throws {
@@ -64,6 +64,34 @@ import Testing
             "c.yaml:4:12: warning: jobs[0].media.url: /srv/missing.mp4 does not exist: the job cannot serve it to the device",
             "c.yaml:9:12: warning: jobs[1].media.url: /srv/locked.mp4 is not readable by uid 1000: Permission denied: the job cannot serve it to the device",
         ])
+    }
+
+    @Test("an announce job's missing chime is pointed at its announce.media, not at a media.url it does not have")
+    func aMissingChimeIsPointedAtAnnounceMedia() throws {
+        let text = """
+            jobs:
+              - name: show
+                devices: ["*"]
+                media: https://example.com/a.mp4
+              - name: chime
+                devices: ["*"]
+                announce:
+                  volume: 40
+                  media: /srv/chime.wav
+
+            """
+        #expect(try warnings(text, files: ["/srv/chime.wav": "cannot read /srv/chime.wav: No such file or directory"]) == [
+            "c.yaml:9:14: warning: jobs[1].announce.media: cannot read /srv/chime.wav: No such file or directory: the job cannot serve it to the device",
+        ])
+    }
+
+    @Test("a folder is handed over with the job's extensions (a folder is a playlist, not a file to read)")
+    func aFolderIsCheckedWithItsExtensions() throws {
+        let (config, _) = try CastlineConfiguration.parse(
+            "jobs:\n  - {name: p, devices: [x], media: {url: /srv/clips, extensions: [MP4, .mov]}}\n", file: "c.yaml")
+        var asked: [(String, [String]?)] = []
+        #expect(config.referenceWarnings(localFileProblem: { asked.append(($0, $1)); return nil }).isEmpty)
+        #expect(asked.count == 1 && asked[0].0 == "/srv/clips" && asked[0].1 == ["mp4", "mov"])
     }
 
     @Test func aJobMovedWithinTheFileComparesEqualItsMarksAreKeptBeside() throws {

@@ -32,13 +32,18 @@ class Hub:
 
     def __init__(self, netns, sim, workdir, jobs="", api_extra="", log_rules="info,CastChannel.*:warning", env=None,
                  config_from_env=False, json_log=None, plugins="", plugin_paths=(),
-                 allowed_namespaces=(ECHO_NS, "urn:x-cast:org.castline.test"), media_roots=("/tmp",), prefix=()):
+                 allowed_namespaces=(ECHO_NS, "urn:x-cast:org.castline.test"), media_roots=("/tmp",), prefix=(),
+                 devices=None, daemon_extra=""):
         """`config_from_env`: the config reaches `castline run` through CASTLINE_CONFIG, not --config.
         `media_roots`: the config's media.roots (the folders the daemon serves local files from; the
         tests make their media under /tmp); empty: none.
         `json_log`: a JSON Lines file the json-sink plugin writes the daemon's records to.
         `plugins` is the config's plugins: section (YAML text, without the key); `plugin_paths`
-        come after the echo plugin's --plugin-path."""
+        come after the echo plugin's --plugin-path.
+        `devices`: the config's `devices:` entries, dicts with `name`, `address`, `castPort` and
+        optionally `model` (default: every simulated device, as it reports itself); the hub waits
+        until it is connected to each. `daemon_extra`: more keys of the `daemon:` mapping, in
+        flow style (`idle_timeouts: {"Google Nest Hub*": 15}`)."""
         self.workdir = workdir
         self.socket = os.path.join(workdir, "api.sock")
         self.config = os.path.join(workdir, "hub.yaml")
@@ -47,10 +52,13 @@ class Hub:
         plugins_section = "plugins: " + plugins if plugins else ""
         roots = ", ".join(json.dumps(r) for r in media_roots)
         media_section = f"media: {{roots: [{roots}]}}" if media_roots and "media:" not in api_extra else ""
-        devices = "\n".join(f"  - {{name: \"{d['name']}\", host: {d['address']}, port: {d['castPort']}}}" for d in sim.ready["devices"])
+        entries = sim.ready["devices"] if devices is None else devices
+        devices_text = "\n".join(f"  - {{name: \"{d['name']}\", host: {d['address']}, port: {d['castPort']}"
+                                 + (f", model: {json.dumps(d['model'])}" if d.get("model") else "") + "}" for d in entries)
+        daemon_keys = f"jobs_file: {workdir}/jobs.json" + (f", {daemon_extra}" if daemon_extra else "")
         with open(self.config, "w") as f:
             f.write(f"""devices:
-{devices}
+{devices_text}
 discovery: {{providers: [static]}}
 channels: {{allowed_namespaces: [{namespaces}]}}
 logging: {{rules: "{log_rules}"{sinks}}}
@@ -59,7 +67,7 @@ logging: {{rules: "{log_rules}"{sinks}}}
 api:
   socket: {self.socket}
 {api_extra}
-daemon: {{jobs_file: {workdir}/jobs.json}}
+daemon: {{{daemon_keys}}}
 {jobs}
 """)
         self.stderr_path = os.path.join(workdir, "daemon.stderr")
@@ -72,7 +80,7 @@ daemon: {{jobs_file: {workdir}/jobs.json}}
                           os.path.join(BUILD, "libCastlinePluginEchoChannelC.so"),
                           *[arg for path in plugin_paths for arg in ("--plugin-path", path)]),
             stdout=subprocess.DEVNULL, stderr=self.stderr, env=env)
-        count = len(sim.ready["devices"])
+        count = len(entries)
         wait_until(lambda: self.connected() == count, 20, f"the daemon connected to all {count} devices")
 
     def connected(self):

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from conftest import REPO, JSONLines, Simulator, castline_binary, wait_until
+from hub import Hub
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
@@ -174,7 +175,7 @@ def test_config_errors_point_at_file_line_column_and_exit_2(netns, workdir):
     result = castline(netns, "config", "check", config)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
-    assert f'{config}:4:5: error: unknown key "prot" in devices[0] (did you mean "port"?); allowed: name, host, port, id, aliases' in lines
+    assert f'{config}:4:5: error: unknown key "prot" in devices[0] (did you mean "port"?); allowed: name, host, port, id, aliases, model' in lines
     assert any(line.startswith(f"{config}:8:18: error: jobs[0].media.url") for line in lines), lines
     assert any(line.startswith(f'{config}:11:7: error: logging sink type "nosuch"') for line in lines), lines
     # The same file given to a command that runs it: exit 2, nothing started.
@@ -235,6 +236,68 @@ def test_config_check_warns_about_unmatched_globs_and_unreadable_local_files_and
                 f"jobs:\n  - {{name: a, devices: [\"Kitchen*\"], media: {clip}}}\n")
     quiet = castline(netns, "config", "check", "--no-plugins", config)
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+
+
+def test_config_check_findings_name_the_right_key_in_plain_words(netns, workdir):
+    """A folder playlist is no "not a regular file"; a missing chime is pointed at announce.media;
+    a duration that is not a number and a bad indent read naturally, each at file:line:column."""
+    folder = os.path.join(workdir, "clips")
+    empty = os.path.join(workdir, "empty")
+    os.makedirs(folder)
+    os.makedirs(empty)
+    with open(os.path.join(folder, "a.mp4"), "wb") as f:
+        f.write(b"\0" * 64)
+    chime = os.path.join(workdir, "chime.wav")
+    config = os.path.join(workdir, "signage.yaml")
+    with open(config, "w") as f:
+        f.write("jobs:\n"
+                f"  - {{name: loop, devices: [\"*\"], media: {folder}}}\n"
+                f"  - {{name: filtered, devices: [\"*\"], media: {{url: {folder}, extensions: [mov]}}}}\n"
+                f"  - {{name: nothing, devices: [\"*\"], media: {empty}}}\n"
+                "  - name: chime\n"
+                "    devices: [\"*\"]\n"
+                "    announce:\n"
+                f"      media: {chime}\n")
+    result = castline(netns, "config", "check", "--no-plugins", config)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert not any("not a regular file" in line for line in lines), lines
+    assert lines == [
+        f"{config}:3:51: warning: jobs[1].media.url: the folder {folder} holds no media files (mov) (checked as uid 0): "
+        "the job cannot serve it to the device",
+        f"{config}:4:44: warning: jobs[2].media.url: the folder {empty} holds no media files (the usual media extensions) "
+        "(checked as uid 0): the job cannot serve it to the device",
+        f"{config}:8:14: warning: jobs[3].announce.media: cannot read {chime} (checked as uid 0): No such file or directory: "
+        "the job cannot serve it to the device",
+    ], lines
+    with open(config, "w") as f:
+        f.write("jobs:\n  - {name: j, devices: x, media: \"http://h/a.mp4\", retry_delay: abc}\n")
+    result = castline(netns, "config", "check", "--no-plugins", config)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f'{config}:2:65: error: jobs[0].retry_delay must be a number of seconds between 0.1 and 3600, '
+                                     'not "abc"'), result.stderr
+    with open(config, "w") as f:
+        f.write("daemon:\n    on_stop: leave\n  jobs_file: /x\n")
+    result = castline(netns, "config", "check", "--no-plugins", config)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f'{config}:3:3: error: YAML syntax: inconsistent indentation: "jobs_file: /x" starts at column 3'), result.stderr
+    assert "check that keys of one mapping line up" in result.stderr and "(libyaml: did not find expected key" in result.stderr
+
+
+def test_a_plain_cast_and_a_daemon_start_print_no_error_line(netns, sim, workdir):
+    """The example channel plugins beside the binary declare namespaces no default config allows:
+    that is an info record, not an ERROR line at every start and every cast."""
+    result = castline(netns, "cast", "http://media.invalid/movie.mp4", "--device", DEVICE)
+    assert result.returncode == 0, result.stderr
+    assert "ERROR" not in result.stderr and "WARN" not in result.stderr, result.stderr
+    hub = Hub(netns, sim, workdir, allowed_namespaces=())
+    try:
+        log = hub.log()
+    finally:
+        hub.stop()
+    plugin_lines = [line for line in log.splitlines() if "PluginHost" in line]
+    assert not any("ERROR" in line or "WARN" in line for line in plugin_lines), [l for l in plugin_lines if "ERROR" in l or "WARN" in l]
+    assert any("channels.allowed_namespaces" in line and "shipped with castline" in line for line in plugin_lines), plugin_lines
 
 
 def test_discover_json_prints_one_object_per_device_per_line(netns, workdir):
