@@ -33,6 +33,7 @@ def main():
 
     lock = threading.Condition()
     waiting = {}   # correlation → {"sent", "result", "state", "topic", "level"}
+    volume = {}    # device root topic → its volume as the last state said (retained ones included)
     subscribed = threading.Event()
 
     def on_connect(client, userdata, flags, reason, properties):
@@ -48,6 +49,8 @@ def main():
         except ValueError:
             return
         with lock:
+            if message.topic.endswith("/state") and isinstance(payload, dict) and payload.get("volume") is not None:
+                volume[message.topic.rsplit("/", 1)[0]] = payload["volume"]
             for correlation, entry in waiting.items():
                 root = entry["root"]
                 if message.topic == f"{root}/result" and isinstance(payload, dict) and payload.get("id") == correlation:
@@ -70,13 +73,25 @@ def main():
     try:
         if not subscribed.wait(10):
             raise SystemExit("no SUBACK from the broker")
+        # The targets' retained states (their volumes now), bounded: 5 s.
+        roots = {f"{args.base}/{t.split('/', 1)[0]}/device/{t.split('/', 1)[1]}" for t in args.targets}
+        deadline = time.monotonic() + 5
+        with lock:
+            while not roots <= set(volume) and time.monotonic() < deadline:
+                lock.wait(0.05)
         for n in range(args.samples):
             target = args.targets[n % len(args.targets)]
             agent, device = target.split("/", 1)
             correlation = f"latency-{n}-{time.monotonic_ns()}"
-            # Levels alternate so that every command changes the state (a retained message follows).
-            level = 20 + (n % 2) * 30 + (n // len(args.targets)) % 7
-            entry = {"root": f"{args.base}/{agent}/device/{device}", "level": level}
+            # A level other than the device's own now, so that every command changes the state (and
+            # a retained message follows).
+            root = f"{args.base}/{agent}/device/{device}"
+            with lock:
+                now = volume.get(root)
+            level = 20 + (n % 2) * 30 + n % 7
+            if now is not None and abs(now - level / 100) < 1e-6:
+                level += 1
+            entry = {"root": root, "level": level}
             with lock:
                 waiting.clear()
                 waiting[correlation] = entry
