@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from conftest import PYTHON, Simulator, wait_until
-from hub import Hub
+from hub import Hub, prometheus_query
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RULES = os.path.join(REPO, "configs", "prometheus", "castline-alerts.yml")
@@ -122,11 +122,7 @@ scrape_configs:
             "--web.listen-address=127.0.0.1:19090"), stdout=log, stderr=log))
 
         def query(expression):
-            result = netns.run("curl", "-s", "--get", "--data-urlencode", f"query={expression}", "http://127.0.0.1:19090/api/v1/query")
-            try:
-                return json.loads(result.stdout)["data"]["result"]
-            except (ValueError, KeyError):
-                return []
+            return prometheus_query(netns, expression)
         def every_tv_up():
             assert all(p.poll() is None for p in processes), open(os.path.join(workdir, "alerting.log")).read()[-3000:]
             return len(query("castline_device_up == 1")) == TVS
