@@ -122,8 +122,12 @@ class Site:
         self.name, self.ns = name, ns
         self.workdir = os.path.join(workdir, name)
         os.makedirs(self.workdir)
+        # Media whose URL says "short" plays 1 s and ends (IDLE, FINISHED): HA's media-finished trigger.
+        rules = os.path.join(self.workdir, "sim.json")
+        with open(rules, "w") as f:
+            json.dump({"mediaRules": [{"contentId": "*short*", "duration": 1}]}, f)
         self.sim = Simulator(ns, self.workdir, extra=["--no-mdns", "--devices", str(devices), "--seed", str(100 + index),
-                                                    "--name", f"{name} TV"], frame_log=False)
+                                                    "--name", f"{name} TV", "--config", rules], frame_log=False)
         self.devices = self.sim.ready["devices"]
         with open(os.path.join(self.workdir, "password"), "w") as f:
             f.write(f"{name}-secret\n")
@@ -359,6 +363,25 @@ def test_a_command_from_the_broker_casts_on_the_right_tv_at_the_right_site(fleet
     holders = [(name, d["name"]) for name, site in sites.items() for d in site.sim.control({"command": "list"})["devices"]
                if url in json.dumps(d)]
     assert holders == [("site2", target["name"])], holders
+
+
+def test_media_that_plays_to_its_end_fires_the_media_finished_trigger(fleet):
+    """HA's device trigger "media finished": a cast of media that plays 1 s (a simulator rule)
+    publishes `media_finished` on the TV's trigger topic when it ends (IDLE, FINISHED), once."""
+    broker, sites = fleet
+    wait_for_states(broker, sum(SITES.values()), sites=sites)
+    target = sites["site1"].devices[0]
+    triggers = broker.follow(f"castline/site1/device/{target['id']}/trigger")
+    try:
+        time.sleep(0.3)   # mosquitto_sub says nothing once subscribed
+        result = command(broker, "site1", target["id"], {"id": "short-1", "command": "cast", "media": "http://media.invalid/short.mp4",
+                                                        "content_type": "video/mp4"})
+        assert result["ok"] is True, result
+        wait_until(lambda: [p for _, _, p in triggers.lines()] == ["media_finished"], 15, "the media_finished trigger")
+        time.sleep(1)   # behaviour: nothing more comes (one trigger per end)
+        assert [p for _, _, p in triggers.lines()] == ["media_finished"]
+    finally:
+        triggers.stop()
 
 
 def test_bad_input_gets_an_error_result_and_reaches_no_device(fleet):
