@@ -8,7 +8,7 @@ SWIFT ?= swift
 RELEASE = $(SWIFT) build -c release --static-swift-stdlib
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak fuzz-smoke demo clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak fuzz-smoke demo deb deb-test clean
 
 deps:
 	@scripts/install-deps.sh
@@ -127,6 +127,19 @@ bench-sinks: deps
 # Each libFuzzer target for FUZZ_SECONDS seconds (pluginabi: hostile plugin descriptors and host-service arguments).
 fuzz-smoke: deps
 	@for t in frame payload rules glob sim pluginjson config logline nearbytxt deviceauth pluginabi; do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+
+# The Debian package: castline_<version>_amd64.deb (dpkg-deb, then lintian: no error), from release
+# builds (castline with the Swift runtime linked in, the first-party plugins) — scripts/build-deb.sh.
+DEB_PLUGINS = JSONSink MediaFormats JournaldSink AvahiDiscovery WebPages MQTTBridge
+deb: deps
+	$(RELEASE) --product castline
+	@for p in $(DEB_PLUGINS); do $(RELEASE) --product CastlinePlugin$$p || exit 1; done
+	SWIFT=$(SWIFT) scripts/build-deb.sh "$$($(SWIFT) build -c release --show-bin-path)" .build/deb
+
+# The package installed with apt-get into a clean Debian 12 root (mmdebstrap, cached in
+# .build/deb-root), then castline --version, sim, cast and doctor run inside it (root).
+deb-test: deb
+	scripts/deb-install-test.sh .build/deb/castline_*_amd64.deb
 
 # Casts a sample to the built-in simulator and shows the live status view (scripts/demo.sh).
 demo: deps

@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
 """Benchmark: a fleet on one broker. Inside one network namespace this script creates (only `lo`;
-nothing leaves it): one mosquitto on 127.0.0.1:1883, N agents (`castline run` with the
-mqtt-bridge plugin), each over its own `castline sim` with M devices (agent i's devices on
-127.0.i+1.x).
+nothing leaves it): mosquitto on 127.0.0.1:1883 (stock: Nagle on its sockets) and on :1884
+(`set_tcp_nodelay true`), N agents (`castline run` with the mqtt-bridge plugin), each over its own
+`castline sim` with M devices (agent i's devices on 127.0.i+1.x). The agents form three groups, in
+the same run (issue 44): "before" (stock broker, the agent's TCP_NODELAY off with
+CASTLINE_MQTT_TCP_NODELAY=0: castline as it was), "agent_nodelay" (stock broker, TCP_NODELAY on)
+and "after" (both sides without Nagle, as docs/fleet.md advises).
 
-Measures, with one `mosquitto_sub -F '%U …'` (receive time, ns) on the broker:
+Measures, with a persistent paho-mqtt client per broker (Tests/Conformance/mqtt_latency.py), in
+--rounds rounds that alternate the groups: a volume command published on a device's `set` topic →
+its result, and → the retained state carrying the new volume (p50/p99 per group, ms; the median
+of the rounds' p50s). Goals: result p50 ≤ 5 ms, p99 ≤ 20 ms; retained state p50 ≤ 10 ms.
+And, with one `mosquitto_sub -F '%U …'` (receive time, ns) per broker:
   - state propagation: a volume command on the agent's API socket → the device's retained state
     with that volume seen by the subscriber (p50/p99, ms). Includes the command's own round trip
     to the device, so it is an upper bound of "state change → retained message";
@@ -50,10 +57,10 @@ def percentile(values, p):
 class Watch:
     """mosquitto_sub on a filter, every message with its receive time (Unix seconds, ns precision)."""
 
-    def __init__(self, ns, topic, path):
+    def __init__(self, ns, port, topic, path):
         self.path = path
         self.out = open(path, "w")
-        self.process = subprocess.Popen(ns.command("mosquitto_sub", "-h", "127.0.0.1", "-t", topic, "-F", "%U\t%t\t%p", "-q", "1"),
+        self.process = subprocess.Popen(ns.command("mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-t", topic, "-F", "%U\t%t\t%p", "-q", "1"),
                                         stdout=self.out, stderr=subprocess.DEVNULL)
         self.offset = 0
 
@@ -85,6 +92,7 @@ def main():
     parser.add_argument("--devices", type=int, default=100)
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--idle", type=float, default=20)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of MQTT command samples, groups alternating")
     parser.add_argument("--baseline", action="store_true", help="agents without the mqtt: section: idle CPU of the hub alone")
     args = parser.parse_args()
     os.environ["CASTLINE_BIN"] = os.path.abspath(args.bin)
@@ -92,16 +100,24 @@ def main():
     assert os.path.exists(os.path.join(os.path.dirname(os.path.abspath(args.bin)), "libCastlinePluginMQTTBridge.so"))
     work = tempfile.mkdtemp(prefix="castline-mqtt-bench-")
     ns = conftest.Namespace()
-    procs, sims, watch = [], [], None
+    procs, sims, watches = [], [], {}
     try:
-        conf = os.path.join(work, "mosquitto.conf")
-        with open(conf, "w") as f:
-            f.write("listener 1883 127.0.0.1\nallow_anonymous true\npersistence false\nuser root\nmax_queued_messages 100000\n")
-        broker = subprocess.Popen(ns.command("mosquitto", "-c", conf), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(broker)
-        conftest.wait_until(lambda: subprocess.run(ns.command("mosquitto_sub", "-h", "127.0.0.1", "-t", "$SYS/broker/version", "-C", "1", "-W", "1"),
-                                                   capture_output=True).returncode == 0, 10, "mosquitto up")
-        watch = Watch(ns, "castline/#", os.path.join(work, "watch.tsv"))
+        brokers = {}
+        for port, nodelay in ((1883, False), (1884, True)):
+            conf = os.path.join(work, f"mosquitto-{port}.conf")
+            with open(conf, "w") as f:
+                f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nuser root\nmax_queued_messages 100000\n"
+                        + ("set_tcp_nodelay true\n" if nodelay else ""))
+            brokers[port] = subprocess.Popen(ns.command("mosquitto", "-c", conf), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            procs.append(brokers[port])
+            conftest.wait_until(lambda: subprocess.run(ns.command("mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-t", "$SYS/broker/version",
+                                                                  "-C", "1", "-W", "1"), capture_output=True).returncode == 0, 10, "mosquitto up")
+            watches[port] = Watch(ns, port, "castline/#", os.path.join(work, f"watch-{port}.tsv"))
+        broker = brokers[1883]
+        # Agent i's group: before (stock broker, no TCP_NODELAY), agent_nodelay (stock broker), after (both).
+        groups = ["before", "agent_nodelay", "after"]
+        group_of = {f"agent{i}": groups[i % 3] for i in range(args.agents)}
+        port_of = {name: 1884 if group == "after" else 1883 for name, group in group_of.items()}
         agents = []
         started = time.monotonic()
         for i in range(args.agents):
@@ -115,8 +131,9 @@ def main():
             with open(config, "w") as f:
                 f.write(f"devices:\n{entries}\ndiscovery: {{providers: [static]}}\nlogging: {{rules: \"warning\"}}\n"
                     f"api: {{socket: {folder}/api.sock}}\ndaemon: {{jobs_file: {folder}/jobs.json}}\n"
-                        + ("" if args.baseline else f"mqtt: {{url: \"mqtt://127.0.0.1:1883\", agent: agent{i}, keepalive: 30, home_assistant: false}}\n"))
-            agent = subprocess.Popen(ns.command(args.bin, "run", "--config", config),
+                        + ("" if args.baseline else f"mqtt: {{url: \"mqtt://127.0.0.1:{port_of[f'agent{i}']}\", agent: agent{i}, keepalive: 30, home_assistant: false}}\n"))
+            env = dict(os.environ, CASTLINE_MQTT_TCP_NODELAY="0" if group_of[f"agent{i}"] == "before" else "1")
+            agent = subprocess.Popen(ns.command(args.bin, "run", "--config", config), env=env,
                                      stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "agent.stderr"), "w"))
             procs.append(agent)
             agents.append((f"agent{i}", folder, agent))
@@ -144,7 +161,7 @@ def main():
         total = args.agents * args.devices
         deadline = time.monotonic() + 300
         while len(ids) < total and time.monotonic() < deadline:
-            for _, topic, payload in watch.new():
+            for _, topic, payload in watches[1883].new() + watches[1884].new():
                 parts = topic.split("/")
                 if len(parts) == 5 and parts[2] == "device" and parts[4] == "state" and payload:
                     ids[(parts[1], parts[3])] = json.loads(payload)
@@ -156,7 +173,8 @@ def main():
 
         # Idle CPU: nothing casts, nothing changes.
         time.sleep(3)
-        watch.new()
+        for w in watches.values():
+            w.new()
         before = {name: cpu_seconds(p.pid) for name, _, p in agents}
         broker_before = cpu_seconds(broker.pid)
         time.sleep(args.idle)
@@ -166,14 +184,41 @@ def main():
                           "agent_max": round(max(agent_cpu), 2), "per_100_devices": round(statistics.mean(agent_cpu) * 100 / args.devices, 2),
                           "broker": round(broker_cpu, 2), "seconds": args.idle}))
 
-        # State propagation: volume via the API → retained state with that volume.
+        # MQTT command → result and → retained state, per group, rounds alternating the groups.
         keys = list(ids)
         random.seed(7)
+        latency = {g: {"result": [], "state": [], "p50s": [], "lost": 0} for g in groups}
+        for round_ in range(args.rounds):
+            for group in groups:
+                targets = [f"{a}/{d}" for a, d in keys if group_of[a] == group]
+                random.shuffle(targets)
+                run = subprocess.run(ns.command(os.path.join(REPO, ".venv", "bin", "python"),
+                                                os.path.join(REPO, "Tests", "Conformance", "mqtt_latency.py"),
+                                                "--port", "1884" if group == "after" else "1883", "--samples", str(args.samples),
+                                                *targets[:args.samples]), capture_output=True, text=True, timeout=600)
+                figures = json.loads(run.stdout.strip().splitlines()[-1])
+                latency[group]["result"] += [x["result_ms"] for x in figures["samples"]]
+                latency[group]["state"] += [x["state_ms"] for x in figures["samples"]]
+                latency[group]["p50s"].append((percentile([x["result_ms"] for x in figures["samples"]], 50),
+                                               percentile([x["state_ms"] for x in figures["samples"]], 50)))
+                latency[group]["lost"] += figures["lost"]
+        for group in groups:
+            g = latency[group]
+            print(json.dumps({"metric": "mqtt_command_latency_ms", "group": group, "rounds": args.rounds, "samples": len(g["result"]),
+                              "lost": g["lost"],
+                              "result_p50_median_of_rounds": round(statistics.median(p for p, _ in g["p50s"]), 2),
+                              "result_p50": round(percentile(g["result"], 50), 2), "result_p99": round(percentile(g["result"], 99), 2),
+                              "state_p50_median_of_rounds": round(statistics.median(p for _, p in g["p50s"]), 2),
+                              "state_p50": round(percentile(g["state"], 50), 2), "state_p99": round(percentile(g["state"], 99), 2),
+                              "rounds_p50": [[round(a, 2), round(b, 2)] for a, b in g["p50s"]]}))
+
+        # State propagation: volume via the API → retained state with that volume.
         propagation = []
         for n in range(args.samples):
             agent_name, device = random.choice(keys)
             folder = os.path.join(work, agent_name)
             level = 10 + (n % 80)
+            watch = watches[port_of[agent_name]]
             watch.new()
             t0 = time.time()
             status, body, _ = api(os.path.join(folder, "api.sock"), "POST", f"/v1/devices/{device}/volume", {"level": level})
@@ -189,7 +234,7 @@ def main():
                 time.sleep(0.002)
             if seen:
                 propagation.append((seen - t0) * 1000)
-        print(json.dumps({"metric": "volume_command_to_retained_state_ms", "samples": len(propagation),
+        print(json.dumps({"metric": "api_volume_to_retained_state_ms", "samples": len(propagation),
                           "p50": round(percentile(propagation, 50), 1), "p99": round(percentile(propagation, 99), 1),
                           "max": round(max(propagation), 1) if propagation else None}))
 
@@ -198,10 +243,12 @@ def main():
         for n in range(min(args.samples, 50)):
             agent_name, device = random.choice(keys)
             correlation = f"bench-{n}"
+            watch = watches[port_of[agent_name]]
             payload = json.dumps({"id": correlation, "command": "cast", "media": f"http://media.invalid/bench-{n}.mp4", "content_type": "video/mp4"})
             watch.new()
             t0 = time.time()
-            subprocess.run(ns.command("mosquitto_pub", "-h", "127.0.0.1", "-q", "1", "-t", f"castline/{agent_name}/device/{device}/set",
+            subprocess.run(ns.command("mosquitto_pub", "-h", "127.0.0.1", "-p", str(port_of[agent_name]), "-q", "1",
+                                      "-t", f"castline/{agent_name}/device/{device}/set",
                                       "-m", payload), check=True, timeout=10)
             end = time.monotonic() + 20
             seen = None
@@ -217,8 +264,8 @@ def main():
         print(json.dumps({"metric": "mqtt_cast_to_playing_ms", "samples": len(playing),
                           "p50": round(percentile(playing, 50), 1), "p99": round(percentile(playing, 99), 1)}))
     finally:
-        if watch:
-            watch.stop()
+        for w in watches.values():
+            w.stop()
         for p in reversed(procs):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)

@@ -7,6 +7,9 @@
 #   code generator: protobuf-compiler
 #   daemons used by integration tests: avahi-daemon dbus systemd (journald) iproute2 (netns),
 #   mosquitto + mosquitto-clients (the MQTT fleet test's broker, mosquitto_sub/pub, mosquitto_passwd)
+#   fleet operations: prometheus (promtool) + prometheus-alertmanager (the alerting end-to-end test);
+#   systemd-journal-remote (journal-upload and journal-remote: the fleet-logs test);
+#   dpkg-dev, lintian, mmdebstrap, patchelf (make deb: the plugins find their Swift runtime in the package; its clean-root install test)
 #   end-to-end tools: tmux (live status view), jq (log-query benchmark peer), tcpdump (nearby capture test), chromium + fonts-dejavu-core
 #   (renders the logs timeline page), valgrind (scripts/count-instructions.sh: instruction counts of the benchmarks)
 #   conformance clients: VLC (vlc-bin + vlc-plugin-base: the Chromecast stream output), Python 3
@@ -20,7 +23,8 @@ APT_PACKAGES=(
   pkg-config libavahi-client-dev libsystemd-dev libjansson-dev libssl-dev libyaml-dev libmosquitto-dev protobuf-compiler
   avahi-daemon avahi-utils dbus systemd iproute2 libseccomp2
   python3 python3-venv vlc-bin vlc-plugin-base util-linux gcc libc6-dev tmux jq chromium fonts-dejavu-core tcpdump valgrind
-  curl wrk prometheus mosquitto mosquitto-clients
+  curl wrk prometheus prometheus-alertmanager mosquitto mosquitto-clients
+  dpkg-dev lintian mmdebstrap patchelf systemd-journal-remote
   ffmpeg libavformat-dev libavcodec-dev libavutil-dev
 )
 

@@ -15,9 +15,13 @@ struct BridgeSettings {
     var keepalive: Int
     var homeAssistant: Bool
     var discoveryPrefix: String
+    /// TCP_NODELAY on the broker connection; `CASTLINE_MQTT_TCP_NODELAY=0` in castline's
+    /// environment turns it off (for `make bench-mqtt`'s comparison only; not a config key).
+    var tcpNoDelay = true
 
-    /// Nil when the config names no broker.
-    static func parse(_ text: String) throws(PluginError) -> BridgeSettings? {
+    /// Nil when the config names no broker. `noDelayVariable` is the value of
+    /// `CASTLINE_MQTT_TCP_NODELAY`, if set.
+    static func parse(_ text: String, noDelayVariable: String? = nil) throws(PluginError) -> BridgeSettings? {
         let value = try JSONValue.parsePluginInput(text)
         guard let host = value["host"]?.string, !host.isEmpty else { return nil }
         guard let agent = value["agent"]?.string, !agent.isEmpty else { throw PluginError("mqtt: no agent name") }
@@ -26,6 +30,6 @@ struct BridgeSettings {
             baseTopic: value["base_topic"]?.string ?? "castline", username: value["username"]?.string,
             passwordFile: value["password_file"]?.string, caFile: value["ca_file"]?.string,
             keepalive: Int(value["keepalive"]?.int ?? 30), homeAssistant: value["home_assistant"]?.bool ?? true,
-            discoveryPrefix: value["discovery_prefix"]?.string ?? "homeassistant")
+            discoveryPrefix: value["discovery_prefix"]?.string ?? "homeassistant", tcpNoDelay: noDelayVariable != "0")
     }
 }

@@ -56,7 +56,7 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
 
     init(host: PluginHostServices, config: String) throws(PluginError) {
         self.host = host
-        guard let settings = try BridgeSettings.parse(config) else {
+        guard let settings = try BridgeSettings.parse(config, noDelayVariable: getenv("CASTLINE_MQTT_TCP_NODELAY").map { String(cString: $0) }) else {
             scheme = nil
             homeAssistant = false
             host.log(.info, class: Self.logClass, "no mqtt: section: the MQTT bridge stays idle")
@@ -70,7 +70,7 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
             host: settings.host, port: settings.port, clientID: Self.clientID(agent: settings.agent, username: settings.username),
             keepalive: settings.keepalive,
             username: settings.username, passwordFile: settings.passwordFile, tls: settings.tls, caFile: settings.caFile,
-            willTopic: scheme.status, willPayload: "offline")
+            willTopic: scheme.status, willPayload: "offline", tcpNoDelay: settings.tcpNoDelay)
         let client = MosquittoClient(options: options, handlers: MosquittoClient.Handlers(
             connected: { [weak self] in self?.connected() },
             disconnected: { [weak self] reason in self?.disconnected(reason) },
@@ -86,7 +86,8 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
         guard client.start() else { throw PluginError("cannot start the MQTT thread") }
         host.log(.info, class: Self.logClass, "MQTT bridge for agent \(settings.agent) to \(settings.tls ? "mqtts" : "mqtt")://\(settings.host):\(settings.port)",
                  fields: ["agent": .string(settings.agent), "broker": .string("\(settings.host):\(settings.port)"),
-                          "baseTopic": .string(settings.baseTopic), "user": .string(settings.username ?? "")])
+                          "baseTopic": .string(settings.baseTopic), "user": .string(settings.username ?? ""),
+                          "tcpNoDelay": .bool(settings.tcpNoDelay)])
     }
 
     func stop() {
@@ -104,6 +105,10 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
             problem(source: "broker", "cannot subscribe to \(pattern)")
         }
         client.publish(scheme.status, Array("online".utf8), qos: 1, retain: true)
+        if homeAssistant {
+            let agent = HomeAssistantDiscovery.agent(scheme: scheme, version: MQTTBridgePlugin.version)
+            publishRetained(agent.topic, Array(agent.payload.serialized().utf8))
+        }
         let (retained, results) = state.withLock { s -> ([String: [UInt8]], [(topic: String, payload: [UInt8])]) in
             defer { s.queuedResults = [] }
             s.coalescer.reset()
@@ -134,7 +139,15 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
     }
 
     private func publishResult(_ topic: String, _ result: JSONValue) {
-        let payload = Array(result.serialized().utf8)
+        publishOrQueue(topic, Array(result.serialized().utf8))
+        // A device command that failed fires Home Assistant's "command failed" trigger.
+        if let scheme, let topicID = scheme.device(ofResult: topic), let trigger = DeviceSignals.trigger(result: result) {
+            publishOrQueue(scheme.deviceTrigger(topicID), Array(trigger.utf8))
+        }
+    }
+
+    /// A message that is not retained: sent now, or kept until the broker is back.
+    private func publishOrQueue(_ topic: String, _ payload: [UInt8]) {
         if let client, client.connected, client.publish(topic, payload, qos: 1, retain: false) { return }
         state.withLock { s in
             if s.queuedResults.count >= Self.maxQueuedResults { s.queuedResults.removeFirst() }
@@ -232,6 +245,9 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
                 note(device: device, json: body)
                 if let info = state.withLock({ $0.devices[device] }) {
                     publishRetained(scheme.deviceState(info.topicID), Array(body.serialized().utf8))
+                    if let availability = DeviceSignals.availability(state: body) {
+                        publishRetained(scheme.deviceAvailability(info.topicID), Array(availability.utf8))
+                    }
                     let jobs = state.withLock { $0.jobs }
                     publishRetained(scheme.deviceJob(info.topicID), Array(HomeAssistantDiscovery.activeJob(owner: info.owner, jobs: jobs).utf8))
                 }
@@ -260,6 +276,9 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
     func didReceive(event json: String) {
         guard let scheme, let event = try? JSONValue.parse(json) else { return }
         if let client, client.connected { client.publish(scheme.events, Array(json.utf8), qos: 0, retain: false) }
+        if let (device, trigger) = DeviceSignals.trigger(event: event), let info = state.withLock({ $0.devices[device] }) {
+            publishOrQueue(scheme.deviceTrigger(info.topicID), Array(trigger.utf8))
+        }
         if let device = event["device"]?.string { changed(device: device) }
         if event["kind"]?.string == "job", let job = event["job"]?.string {
             request(["method": "GET", "path": .string("/v1/jobs/\(CommandTranslator.percentEncoded(job))")], .jobState(job))
@@ -267,26 +286,28 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
         }
     }
 
-    /// Records a device's name, model and owner from an API object; announces a new one to Home Assistant.
+    /// Records a device's name, model and owner from an API object; announces a new one to Home
+    /// Assistant, and again when its name or model changed (the registry learns a model from the
+    /// device after its first listing).
     private func note(device id: String, json: JSONValue) {
-        let (info, isNew) = state.withLock { s -> (DeviceInfo, Bool) in
-            var info = s.devices[id] ?? DeviceInfo(id: id, topicID: TopicScheme.level(id), name: id)
-            let isNew = s.devices[id] == nil
+        let (info, announce) = state.withLock { s -> (DeviceInfo, Bool) in
+            let old = s.devices[id]
+            var info = old ?? DeviceInfo(id: id, topicID: TopicScheme.level(id), name: id)
             if let name = json["device"]?.string { info.name = name }
             if let model = json["model"]?.string { info.model = model }
             info.owner = json["owner"]?.string
             s.devices[id] = info
             s.byTopic[info.topicID] = id
-            return (info, isNew)
+            return (info, old == nil || old?.name != info.name || old?.model != info.model)
         }
-        if isNew { discover(info) }
+        if announce { discover(info) }
     }
 
     private func discover(_ device: DeviceInfo) {
         guard homeAssistant, let scheme else { return }
         let jobs = state.withLock { $0.jobs }
         for entity in HomeAssistantDiscovery.entities(scheme: scheme, deviceID: device.id, topicID: device.topicID, name: device.name,
-                                                      model: device.model, jobs: jobs) {
+                                                      model: device.model, jobs: jobs, version: MQTTBridgePlugin.version) {
             publishRetained(entity.topic, Array(entity.payload.serialized().utf8))
         }
     }

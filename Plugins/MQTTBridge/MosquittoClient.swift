@@ -22,6 +22,11 @@ final class MosquittoClient: @unchecked Sendable {
         var caFile: String?
         var willTopic: String
         var willPayload: String
+        /// TCP_NODELAY on the broker connection (default on): each publish leaves at once. With
+        /// Nagle's algorithm a small publish written while the previous one is unacknowledged
+        /// waits for the broker's delayed ACK (~40 ms): a command's result took 85 ms instead of
+        /// 3 (docs/performance.md, "MQTT"). Off only to measure that.
+        var tcpNoDelay = true
     }
 
     /// What the owner hears, from the client's thread.
@@ -52,6 +57,7 @@ final class MosquittoClient: @unchecked Sendable {
         guard let m = mosquitto_new(options.clientID, false, nil) else { return nil }
         mosq = m
         mosquitto_threaded_set(mosq, true)
+        if options.tcpNoDelay { mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1) }
         mosquitto_user_data_set(mosq, Unmanaged.passUnretained(self).toOpaque())
         mosquitto_connect_callback_set(mosq) { _, user, rc in
             let client = Unmanaged<MosquittoClient>.fromOpaque(user!).takeUnretainedValue()

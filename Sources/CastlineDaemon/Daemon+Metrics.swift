@@ -23,6 +23,7 @@ extension Daemon {
         let heap = ProcessMemory.heap
         let served = media.figures
         let plugins = pluginChannels.plugins?.states() ?? []
+        let perDevice = await deviceSeries()
         let gauges = [
             HubMetrics.Gauge("castline_sessions", "Devices by the state of castline's session with them.",
                              links.keys.sorted().map { ([("state", $0)], Double(links[$0]!)) }),
@@ -65,6 +66,6 @@ extension Daemon {
                               ([("reason", "request_timeout")], Double(served.refusals.idle)),
                               ([("reason", "wrong_peer")], Double(served.refusals.peer))]),
         ]
-        return metrics.render(gauges: gauges, counters: counters)
+        return metrics.render(gauges: gauges + perDevice.gauges, counters: counters + perDevice.counters)
     }
 }

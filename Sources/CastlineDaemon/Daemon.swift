@@ -17,6 +17,8 @@ package actor Daemon {
     package nonisolated let events: HubEvents
     package nonisolated let registry: DeviceRegistry
     package nonisolated let metrics: HubMetrics
+    /// Per-device reconnects, launches and last seen for `/metrics`, fed by ``events``.
+    package nonisolated let deviceMetrics: DeviceMetrics
     /// The sessions' options, event loops and managers: the one place the hub's sessions and
     /// discovery are put together (a command's own hub too).
     package nonisolated let context: CastContext
@@ -67,7 +69,9 @@ package actor Daemon {
         self.jobStore = jobStore
         pluginChannels = PluginChannels(plugins: plugins)
         log = Logger(class: "Daemon", system: logSystem)
-        events = HubEvents()
+        let deviceMetrics = DeviceMetrics()
+        self.deviceMetrics = deviceMetrics
+        events = HubEvents(tap: { deviceMetrics.note(kind: $0, type: $1, device: $2, fields: $3, time: $4) })
         metrics = HubMetrics()
         var options = Self.castOptions(config, logSystem: logSystem)
         options.requestObserver = metrics.requestObserver

@@ -72,8 +72,12 @@ package final class HubEvents: Sendable {
     package static let bufferSize = 1_024
     private let state = Mutex(State())
     private let coalescer = Mutex(StateEventCoalescer<(kind: Kind, type: String, fields: [String: JSONValue])>())
+    /// Sees every event as it is emitted, subscribers or not, and never loses one (the daemon's
+    /// per-device metrics, ``DeviceMetrics``). It must not block.
+    package typealias Tap = @Sendable (_ kind: Kind, _ type: String, _ device: String?, _ fields: [String: JSONValue], _ time: Double) -> Void
+    private let tap: Tap?
 
-    package init() {}
+    package init(tap: Tap? = nil) { self.tap = tap }
 
     /// Publishes a device's state event: at once, unless one for the same device and kind went
     /// out less than 100 ms ago; then the newest is held and goes out at the window's end.
@@ -108,6 +112,7 @@ package final class HubEvents: Sendable {
     package func emit(_ kind: Kind, _ type: String, device: String? = nil, job: String? = nil, _ fields: [String: JSONValue] = [:]) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
+        tap?(kind, type, device, fields, Double(now.tv_sec) + Double(now.tv_nsec) / 1e9)
         state.withLock { state in
             state.sequence += 1
             guard !state.subscribers.isEmpty else { return }

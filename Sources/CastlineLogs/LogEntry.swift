@@ -17,6 +17,9 @@ public struct LogEntry: Sendable, Equatable {
     public var function: String?
     /// Where it was read: the input's name and the 1-based line (journal: the entry's index).
     public var origin: LogOrigin
+    /// The host the journal says wrote it (`_HOSTNAME`; a central journal-remote folder holds
+    /// many); nil for JSON Lines.
+    public var host: String?
 
     public init(time: Int64, level: LogLevel, className: String, body: String, attributes: JSONObject = JSONObject(),
                 file: String? = nil, line: Int? = nil, function: String? = nil, origin: LogOrigin = LogOrigin(input: "", line: 0)) {
@@ -50,6 +53,9 @@ public struct LogEntry: Sendable, Equatable {
         default: return nil
         }
     }
+
+    /// The agent (site) that wrote it: castline's `agent` field, else the journal's host name.
+    public var agent: String? { text("agent") ?? host }
 
     /// The device this record is about: `device` (a device id), else the connection's `peer`.
     public var device: String? { text("device") ?? text("peer") }

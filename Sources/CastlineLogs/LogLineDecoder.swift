@@ -92,6 +92,7 @@ public enum LogLineDecoder {
         entry.file = o["CODE_FILE"]?.string
         entry.line = o["CODE_LINE"]?.string.flatMap { Int($0) }
         entry.function = o["CODE_FUNC"]?.string
+        entry.host = o["_HOSTNAME"]?.string
         var attributes = JSONObject()
         for (key, value) in o where !key.hasPrefix("_") && !journalFields.contains(key) {
             attributes.set(attributeName(key), value)

@@ -25,13 +25,15 @@ public struct TimelineBuilder: Sendable {
         } else if e.className.hasPrefix("CastChannel.") {
             traffic(e)
         } else if e.level >= .error, e.level != .none, let device = e.text("device") {
-            self[lane: device, name: e.text("deviceName")].failures.append(TimelineFailure(time: e.time, kind: e.className, message: e.body))
+            self[lane: device, name: e.text("deviceName"), site: e.agent].failures.append(TimelineFailure(time: e.time, kind: e.className, message: e.body))
         }
     }
 
-    private subscript(lane id: String, name name: String?) -> TimelineLane {
+    private subscript(lane id: String, name name: String?, site site: String? = nil) -> TimelineLane {
         get {
-            lanes[id] ?? TimelineLane(deviceID: id, deviceName: name ?? id)
+            var lane = lanes[id] ?? TimelineLane(deviceID: id, deviceName: name ?? id)
+            if lane.site == nil { lane.site = site }
+            return lane
         }
         set {
             if lanes[id] == nil { order.append(id) }
@@ -43,7 +45,7 @@ public struct TimelineBuilder: Sendable {
         guard let device = e.text("device") else { return }
         if let endpoint = e.text("endpoint") { endpointToDevice[endpoint] = device }
         let key = "\(device)|\(e.text("localSession") ?? "?")"
-        var l = self[lane: device, name: e.text("deviceName")]
+        var l = self[lane: device, name: e.text("deviceName"), site: e.agent]
         if let name = e.text("deviceName") { l.deviceName = name }
         defer { lanes[device] = l; if !order.contains(device) { order.append(device) } }
         if let to = e.text("state"), let from = e.text("from"), let index = openSessions[key] {
@@ -110,6 +112,13 @@ public struct TimelineBuilder: Sendable {
     }
 
     public func model(title: String, notes: [String] = []) -> TimelineModel {
-        TimelineModel(title: title, start: first ?? 0, end: last ?? 0, lanes: order.compactMap { lanes[$0] }, notes: notes)
+        // Grouped per site (agent), each site's lanes in the order they first appeared; one site
+        // (a single host's logs) is no grouping, and its lanes name no site.
+        var all = order.compactMap { lanes[$0] }
+        if Set(all.map { $0.site ?? "" }).count <= 1 {
+            for i in all.indices { all[i].site = nil }
+        }
+        let ordered = all.enumerated().sorted { ($0.element.site ?? "", $0.offset) < ($1.element.site ?? "", $1.offset) }
+        return TimelineModel(title: title, start: first ?? 0, end: last ?? 0, lanes: ordered.map(\.element), notes: notes)
     }
 }

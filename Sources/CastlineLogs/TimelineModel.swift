@@ -23,6 +23,8 @@ public struct TimelineModel: Sendable, Equatable {
 public struct TimelineLane: Sendable, Equatable {
     public var deviceID: String
     public var deviceName: String
+    /// The agent (site) whose records drew it (``LogEntry/agent``): lanes are grouped by it.
+    public var site: String?
     public var sessions: [TimelineSession]
     public var requests: [TimelineRequest]
     public var failures: [TimelineFailure]

@@ -142,7 +142,9 @@ extension TimelinePage {
     // MARK: Small helpers
 
     func displayName(_ lane: TimelineLane) -> String {
-        lane.deviceName.isEmpty ? (lane.deviceID.isEmpty ? "unknown device" : lane.deviceID) : lane.deviceName
+        let name = lane.deviceName.isEmpty ? (lane.deviceID.isEmpty ? "unknown device" : lane.deviceID) : lane.deviceName
+        // A central journal holds many sites: the lane says whose TV it is.
+        return lane.site.map { "\($0) · \(name)" } ?? name
     }
 
     /// Rough width of sans-serif text (no font metrics without a browser).

@@ -162,6 +162,8 @@ struct LogsQueryCommand: AsyncParsableCommand {
     }
 }
 
+extension GroupedStatistics.Key: ExpressibleByArgument {}
+
 struct LogsStatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
@@ -176,10 +178,21 @@ struct LogsStatsCommand: AsyncParsableCommand {
     @OptionGroup var filters: LogFilterOptions
     @Flag(name: .long, help: "JSON output.")
     var json = false
+    @Option(name: .long, help: "One section per agent (site: castline's agent field, else the journal's host) or device.")
+    var by: GroupedStatistics.Key?
 
     func run() async throws {
         let filter = try filters.filter()
         var report = LogReadReport()
+        if let by {
+            var grouped = GroupedStatistics(by: by)
+            try input.read(filter: filter, report: &report) { entry in
+                grouped.add(entry)
+                return true
+            }
+            printLine(json ? grouped.json(read: report).serialized() : grouped.text(read: report))
+            return
+        }
         var stats = LogStatistics()
         try input.read(filter: filter, report: &report) { entry in
             stats.add(entry)

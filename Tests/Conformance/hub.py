@@ -151,3 +151,12 @@ class EventReader:
 
 def sim_devices(sim):
     return sim.control({"command": "list"})["devices"]
+
+
+def prometheus_query(netns, expression, address="127.0.0.1:19090"):
+    """An instant query to the Prometheus a test runs in `netns`: the result list, [] until it answers."""
+    result = netns.run("curl", "-s", "--get", "--data-urlencode", f"query={expression}", f"http://{address}/api/v1/query")
+    try:
+        return json.loads(result.stdout)["data"]["result"]
+    except (ValueError, KeyError):
+        return []

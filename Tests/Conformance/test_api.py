@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import Simulator, castline_binary, wait_until
-from hub import ECHO_NS, EventReader, Hub, api, sim_devices
+from hub import ECHO_NS, EventReader, Hub, api, prometheus_query, sim_devices
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
@@ -275,11 +275,7 @@ scrape_configs:
                                                     "--web.listen-address=127.0.0.1:19090"), stdout=log, stderr=log)
 
         def query(expression):
-            result = netns.run("curl", "-s", "--get", "--data-urlencode", f"query={expression}", "http://127.0.0.1:19090/api/v1/query")
-            try:
-                return json.loads(result.stdout)["data"]["result"]
-            except (ValueError, KeyError):
-                return []
+            return prometheus_query(netns, expression)
 
         wait_until(lambda: any(r["value"][1] == "1" for r in query('up{job="castline"}')), 30, "Prometheus to scrape castline")
         sessions = wait_until(lambda: query('castline_sessions{state="connected"}'), 15, "castline_sessions in Prometheus")

@@ -21,6 +21,10 @@ package struct TopicScheme: Sendable {
     package func deviceResult(_ topicID: String) -> String { "\(root)/device/\(topicID)/result" }
     package func deviceSet(_ topicID: String) -> String { "\(root)/device/\(topicID)/set" }
     package func deviceJob(_ topicID: String) -> String { "\(root)/device/\(topicID)/job" }
+    /// `online` while castline's link to the TV is connected, else `offline` (retained).
+    package func deviceAvailability(_ topicID: String) -> String { "\(root)/device/\(topicID)/availability" }
+    /// Home Assistant's device triggers: `media_finished`, `command_failed` (not retained).
+    package func deviceTrigger(_ topicID: String) -> String { "\(root)/device/\(topicID)/trigger" }
     package func jobState(_ name: String) -> String { "\(root)/job/\(name)/state" }
     package func jobResult(_ name: String) -> String { "\(root)/job/\(name)/result" }
 
@@ -39,6 +43,13 @@ package struct TopicScheme: Sendable {
         case "job": return .job(String(rest[1]))
         default: return nil
         }
+    }
+
+    /// The device (topic level) a `…/device/<id>/result` topic is for; nil for any other topic.
+    package func device(ofResult topic: String) -> String? {
+        guard topic.hasPrefix(root + "/device/"), topic.hasSuffix("/result") else { return nil }
+        let id = topic.dropFirst(root.count + 8).dropLast(7)
+        return id.isEmpty || id.contains("/") ? nil : String(id)
     }
 
     /// A device id or job name as one topic level: `/`, `+`, `#` and control bytes become `_`.
