@@ -8,7 +8,7 @@ SWIFT ?= swift
 RELEASE = $(SWIFT) build -c release --static-swift-stdlib
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak fuzz-smoke demo deb deb-test clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak truth-audit fuzz-smoke demo deb deb-test clean
 
 deps:
 	@scripts/install-deps.sh
@@ -87,6 +87,15 @@ bench-mqtt: deps
 
 # The chaos soak: castline run on 1,000 simulated devices for 10 minutes under random faults, an
 # isolated channel plugin segfaulting every minute (root: netns).
+# The truth audit at full length (15 minutes): 20 TVs, four kinds of jobs and scripted faults;
+# every view against the simulator's own, each TV against its job (docs/performance.md; CI runs
+# 180 s of it in Tests/Conformance/test_truth_audit.py). Needs root for its network namespace.
+truth-audit: deps
+	$(RELEASE) --product castline
+	$(RELEASE) --product CastlinePluginEchoChannelC
+	$(RELEASE) --product CastlinePluginMQTTBridge
+	.venv/bin/python Benchmarks/truth-audit.py --seconds 900 --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
+
 bench-soak: deps
 	$(RELEASE) --product castline
 	$(RELEASE) --product CastlinePluginJSONSink

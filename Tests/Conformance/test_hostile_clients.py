@@ -201,3 +201,55 @@ def test_control_characters_from_a_device_are_escaped_in_the_clis_text_output(ne
         code = hub.stop()
         assert sim.stop() == 0
         assert code == 0, hub.log()[-3000:]
+
+
+def test_a_yaml_alias_bomb_is_refused_and_a_bad_jobs_file_keeps_the_good_jobs(netns, workdir):
+    """`devices: [&a "<10,000 chars>", *a × 19,999]` is a 200 KB body that would expand to 200 MB:
+    refused at once with a clear error, nothing written. Then a jobs file with one job that no
+    longer parses: the daemon restarts with the good job and quarantines only the bad one."""
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--devices", "1"], frame_log=False)
+    name = sim.ready["devices"][0]["name"]
+    jobs_file = os.path.join(workdir, "jobs.json")
+    hub = Hub(netns, sim, workdir)
+    try:
+        good = {"devices": [name], "media": {"url": "http://media.invalid/good.mp4", "title": "Good"}}
+        status, body, _ = api(hub.socket, "PUT", "/v1/jobs/good", good)
+        assert status == 201, body
+        bomb = ('devices: [&a "' + "x" * 10_000 + '", ' + ", ".join(["*a"] * 19_999) + ']\nmedia: {url: "http://media.invalid/b.mp4"}\n').encode()
+        started = time.monotonic()
+        status, body, _ = api(hub.socket, "PUT", "/v1/jobs/bomb", raw=bomb)
+        elapsed = time.monotonic() - started
+        print(f"alias bomb of {len(bomb)} bytes: {status} in {elapsed * 1000:.0f} ms: {body}")
+        assert status in (400, 413), body
+        message = body["error"]["message"]
+        assert "alias" in message and "*a" in message, message
+        assert elapsed < 2, f"the refusal took {elapsed:.1f} s"
+        assert api(hub.socket, "GET", "/v1/jobs/bomb")[0] == 404
+        assert os.path.getsize(jobs_file) < 64 * 1024, os.path.getsize(jobs_file)
+        assert rss_mb(hub.process.pid) < RSS_BOUND_MB
+    finally:
+        code = hub.stop()
+    assert code == 0, hub.log()[-3000:]
+    # One job in the file is broken (an edit by hand, a file from a newer version): only it is lost.
+    with open(jobs_file) as f:
+        saved = json.load(f)
+    assert [j["name"] for j in saved["jobs"]] == ["good"], saved
+    saved["jobs"].insert(0, {"name": "broken", "devices": "not a list", "media": {"url": 5}})
+    with open(jobs_file, "w") as f:
+        json.dump(saved, f)
+    hub = Hub(netns, sim, workdir)
+    try:
+        status, body, _ = api(hub.socket, "GET", "/v1/jobs/good")
+        assert status == 200 and body["source"] == "api", body
+        assert api(hub.socket, "GET", "/v1/jobs/broken")[0] == 404
+        wait_until(lambda: (sim.control({"command": "list"})["devices"][0]["state"].get("media") or {}).get("contentId") == good["media"]["url"],
+                   15, "the good job to play after the restart")
+        log = hub.log()
+        assert "job broken (jobs[0]) quarantined" in log, log[-3000:]
+        with open(jobs_file + ".quarantine") as f:
+            quarantined = [json.loads(line) for line in f if line.strip()]
+        assert quarantined[0]["job"]["name"] == "broken" and quarantined[0]["reason"], quarantined
+    finally:
+        code = hub.stop()
+        assert sim.stop() == 0
+        assert code == 0, hub.log()[-3000:]
