@@ -15,6 +15,8 @@ struct BridgeSettings {
     var keepalive: Int
     var homeAssistant: Bool
     var discoveryPrefix: String
+    /// Seconds a device's link may be down before its availability says offline (`mqtt.device_unavailable_after`).
+    var deviceUnavailableAfter = 15.0
     /// TCP_NODELAY on the broker connection; `CASTLINE_MQTT_TCP_NODELAY=0` in castline's
     /// environment turns it off (for `make bench-mqtt`'s comparison only; not a config key).
     var tcpNoDelay = true
@@ -30,6 +32,7 @@ struct BridgeSettings {
             baseTopic: value["base_topic"]?.string ?? "castline", username: value["username"]?.string,
             passwordFile: value["password_file"]?.string, caFile: value["ca_file"]?.string,
             keepalive: Int(value["keepalive"]?.int ?? 30), homeAssistant: value["home_assistant"]?.bool ?? true,
-            discoveryPrefix: value["discovery_prefix"]?.string ?? "homeassistant", tcpNoDelay: noDelayVariable != "0")
+            discoveryPrefix: value["discovery_prefix"]?.string ?? "homeassistant",
+            deviceUnavailableAfter: max(0, value["device_unavailable_after"]?.double ?? 15), tcpNoDelay: noDelayVariable != "0")
     }
 }

@@ -22,6 +22,8 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
     private let host: PluginHostServices
     private let scheme: TopicScheme?
     private let homeAssistant: Bool
+    /// `mqtt.device_unavailable_after`.
+    private let unavailableAfter: Double
     private var client: MosquittoClient?
     private let state = Mutex(State())
 
@@ -59,6 +61,7 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
         guard let settings = try BridgeSettings.parse(config, noDelayVariable: getenv("CASTLINE_MQTT_TCP_NODELAY").map { String(cString: $0) }) else {
             scheme = nil
             homeAssistant = false
+            unavailableAfter = 15
             host.log(.info, class: Self.logClass, "no mqtt: section: the MQTT bridge stays idle")
             return
         }
@@ -66,6 +69,7 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
         let scheme = TopicScheme(base: settings.baseTopic, agent: settings.agent, discoveryPrefix: settings.discoveryPrefix)
         self.scheme = scheme
         homeAssistant = settings.homeAssistant
+        unavailableAfter = settings.deviceUnavailableAfter
         let options = MosquittoClient.Options(
             host: settings.host, port: settings.port, clientID: Self.clientID(agent: settings.agent, username: settings.username),
             keepalive: settings.keepalive,
@@ -245,8 +249,12 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
                 note(device: device, json: body)
                 if let info = state.withLock({ $0.devices[device] }) {
                     publishRetained(scheme.deviceState(info.topicID), Array(body.serialized().utf8))
-                    if let availability = DeviceSignals.availability(state: body) {
-                        publishRetained(scheme.deviceAvailability(info.topicID), Array(availability.utf8))
+                    if let availability = DeviceSignals.availability(state: body, unavailableAfter: unavailableAfter) {
+                        publishRetained(scheme.deviceAvailability(info.topicID), Array(availability.payload.utf8))
+                        if case .onlineFor(let seconds) = availability {
+                            // Look again when the bound has passed: offline then, if still down.
+                            _ = host.startTimer(delayMs: UInt64((seconds * 1000).rounded(.up)) + 1) { [weak self] in self?.changed(device: device) }
+                        }
                     }
                     let jobs = state.withLock { $0.jobs }
                     publishRetained(scheme.deviceJob(info.topicID), Array(HomeAssistantDiscovery.activeJob(owner: info.owner, jobs: jobs).utf8))

@@ -24,6 +24,10 @@ public struct MQTTSettings: Sendable, Equatable {
     /// Home Assistant MQTT discovery (`<discovery_prefix>/…/config`).
     public var homeAssistant = true
     public var discoveryPrefix = "homeassistant"
+    /// Seconds a device's link may be down before its availability topic says `offline` (its
+    /// state says UNKNOWN at once): a reconnect of a moment does not make Home Assistant's
+    /// entities flicker unavailable. 0: offline at once.
+    public var deviceUnavailableAfter = 15.0
     public var mark = SourceMark(line: 0, column: 0)
 
     public init() {}
@@ -42,6 +46,7 @@ public struct MQTTSettings: Sendable, Equatable {
         o.set("keepalive", .int(Int64(keepalive)))
         o.set("home_assistant", .bool(homeAssistant))
         o.set("discovery_prefix", .string(discoveryPrefix))
+        o.set("device_unavailable_after", .double(deviceUnavailableAfter))
         return JSONValue.object(o).serialized()
     }
 
@@ -88,7 +93,8 @@ public struct MQTTSettings: Sendable, Equatable {
 extension CastlineConfiguration {
     mutating func decodeMQTT(_ node: YAMLNode, reader: ConfigReader) {
         guard let map = reader.mapping(node, path: "mqtt", allowed: ["url", "agent", "base_topic", "username", "password_file", "ca_file",
-                                                                     "keepalive", "home_assistant", "discovery_prefix"]) else { return }
+                                                                     "keepalive", "home_assistant", "discovery_prefix",
+                                                                     "device_unavailable_after"]) else { return }
         var settings = MQTTSettings()
         settings.mark = node.mark
         if let urlNode = map.require("url"), let url = reader.string(urlNode, path: "mqtt.url") {
@@ -127,6 +133,7 @@ extension CastlineConfiguration {
         }
         if let keepalive = map.int("keepalive", 5...3_600) { settings.keepalive = keepalive }
         if let ha = map.bool("home_assistant") { settings.homeAssistant = ha }
+        if let after = map.double("device_unavailable_after", 0...3_600, unit: "seconds") { settings.deviceUnavailableAfter = after }
         mqtt = settings
     }
 }

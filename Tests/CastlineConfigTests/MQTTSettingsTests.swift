@@ -28,6 +28,7 @@ import Testing
               password_file: /etc/castline/mqtt.pw
               ca_file: /etc/castline/ca.pem
               keepalive: 10
+              device_unavailable_after: 45
             """, file: "c.yaml")
         #expect(warnings.isEmpty)
         let mqtt = try #require(config.mqtt)
@@ -36,12 +37,13 @@ import Testing
         let json = try JSONValue.parse(mqtt.pluginJSON)
         #expect(json["password_file"] == "/etc/castline/mqtt.pw" && json["username"] == "lobby" && json["port"] == 8883)
         #expect(json["home_assistant"] == true && json["discovery_prefix"] == "homeassistant")
+        #expect(mqtt.deviceUnavailableAfter == 45 && json["device_unavailable_after"]?.double == 45)
     }
 
     @Test func defaultsAreThePortAndTheHostName() throws {
         let (config, _) = try CastlineConfiguration.parse("mqtt: {url: \"mqtt://10.0.0.5\"}\n", file: "c.yaml")
         let mqtt = try #require(config.mqtt)
-        #expect(mqtt.port == 1883 && mqtt.baseTopic == "castline" && mqtt.keepalive == 30)
+        #expect(mqtt.port == 1883 && mqtt.baseTopic == "castline" && mqtt.keepalive == 30 && mqtt.deviceUnavailableAfter == 15)
         #expect(mqtt.agent == MQTTSettings.defaultAgent() && MQTTSettings.isTopicLevel(mqtt.agent))
         #expect(MQTTSettings.parseURL("mqtt://[::1]:1884")! == ("mqtt", "::1", 1884))
     }
@@ -63,6 +65,7 @@ import Testing
         #expect(errors("mqtt:\n  url: mqtt://b\n  password_file: /pw\n") == ["c.yaml:3:3: error: mqtt.password_file needs mqtt.username"])
         #expect(errors("mqtt:\n  url: mqtt://b\n  ca_file: /ca.pem\n") == ["c.yaml:3:3: error: mqtt.ca_file is for TLS: use an mqtts:// url"])
         #expect(errors("mqtt:\n  url: mqtt://b\n  keepalive: 1\n").first?.contains("mqtt.keepalive") == true)
+        #expect(errors("mqtt:\n  url: mqtt://b\n  device_unavailable_after: -1\n").first?.contains("mqtt.device_unavailable_after") == true)
         #expect(errors("mqtt:\n  url: mqtt://b\n  keeplive: 10\n").first?.contains("did you mean \"keepalive\"") == true)
     }
 }

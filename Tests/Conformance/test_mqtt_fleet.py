@@ -22,6 +22,8 @@ BUILD = os.path.dirname(castline_binary())
 PLUGIN = os.path.join(BUILD, "libCastlinePluginMQTTBridge.so")
 SITES = {"site1": 2, "site2": 3, "site3": 2}
 KEEPALIVE = 5
+#: mqtt.device_unavailable_after: seconds a TV's link may be down before its availability says offline.
+UNAVAILABLE_AFTER = 2
 ADMIN = ("admin", "admin-secret")
 
 
@@ -147,6 +149,7 @@ mqtt:
   username: {name}
   password_file: {self.workdir}/password
   keepalive: {KEEPALIVE}
+  device_unavailable_after: {UNAVAILABLE_AFTER}
 """)
         self.stderr_path = os.path.join(self.workdir, "agent.stderr")
         self.stderr = open(self.stderr_path, "w")
@@ -414,7 +417,8 @@ def test_a_command_to_a_suspended_device_fails_with_a_clear_result(fleet):
         wait_until(lambda: retained_states(broker, wait=1).get(topic, {}).get("link") in ("reconnecting", "connecting"), 20,
                    "the retained state shows the session suspended")
         # Home Assistant's availability for the TV follows (availability_mode all: its entities unavailable).
-        wait_until(lambda: (broker.sub(availability, wait=1) or [(0, 0, "")])[0][2] == "offline", 5, "the TV's availability offline")
+        wait_until(lambda: (broker.sub(availability, wait=1) or [(0, 0, "")])[0][2] == "offline", UNAVAILABLE_AFTER + 5,
+                   "the TV's availability offline")
         result = command(broker, "site1", device["id"], {"id": "while-down", "command": "volume", "level": 30}, timeout=40)
         assert result["ok"] is False and result["id"] == "while-down", result
         assert result["error"]["code"] == "device_unreachable" and device["name"] in result["error"]["message"], result
@@ -598,9 +602,10 @@ def test_broker_restart_every_agent_reconnects_republishes_and_no_command_is_los
 
 
 def test_a_tv_whose_simulator_is_killed_turns_unavailable_in_home_assistant(fleet):
-    """kill -9 of a site's simulator: each of its TVs' availability topics reads offline within
-    5 s (the TCP connection breaks at once; castline's session turns reconnecting), so HA shows
-    their entities unavailable while the agent stays online."""
+    """kill -9 of a site's simulator: each of its TVs' states says UNKNOWN at once (the TCP
+    connection breaks; castline's session turns reconnecting), and its availability topic reads
+    offline once `device_unavailable_after` has passed (within 5 s more), so HA shows their
+    entities unavailable while the agent stays online."""
     broker, sites = fleet
     site = sites["site2"]
     topics = [f"castline/site2/device/{d['id']}/availability" for d in site.devices]
@@ -611,8 +616,15 @@ def test_a_tv_whose_simulator_is_killed_turns_unavailable_in_home_assistant(flee
     def all_offline():
         values = {t: p for r, t, p in broker.sub("castline/site2/device/+/availability", wait=1) if r}
         return all(values.get(t) == "offline" for t in topics)
-    wait_until(all_offline, 5, "every killed TV offline")
-    print(f"availability offline {time.monotonic() - killed:.2f} s after kill -9 of the simulator")
+    state_topics = [f"castline/site2/device/{d['id']}/state" for d in site.devices]
+    wait_until(lambda: all(retained_states(broker, wait=1).get(t, {}).get("state") == "UNKNOWN" for t in state_topics), 5,
+               "every killed TV's state UNKNOWN")
+    unknown_after = time.monotonic() - killed
+    wait_until(all_offline, UNAVAILABLE_AFTER + 5, "every killed TV offline")
+    offline_after = time.monotonic() - killed
+    print(f"after kill -9 of the simulator: state UNKNOWN in {unknown_after:.2f} s, availability offline in {offline_after:.2f} s "
+          f"(device_unavailable_after {UNAVAILABLE_AFTER} s)")
+    assert offline_after >= UNAVAILABLE_AFTER, "offline before the bound: a reconnect of a moment would flicker HA's entities"
     statuses = {t: p for r, t, p in broker.sub("castline/site2/status", wait=1) if r}
     assert statuses == {"castline/site2/status": "online"}
 

@@ -127,10 +127,16 @@ import Testing
     }
 
     @Test func signalsFromStatesEventsAndResults() {
-        #expect(DeviceSignals.availability(state: ["link": "connected"]) == "online")
-        #expect(DeviceSignals.availability(state: ["link": "reconnecting"]) == "offline")
-        #expect(DeviceSignals.availability(state: ["link": "lost"]) == "offline")
-        #expect(DeviceSignals.availability(state: ["state": "IDLE"]) == nil)
+        #expect(DeviceSignals.availability(state: ["link": "connected"], unavailableAfter: 15) == .online)
+        // Down for less than the bound: still online, looked at again when it has passed.
+        #expect(DeviceSignals.availability(state: ["link": "reconnecting", "state": "UNKNOWN", "unreachableFor": 4], unavailableAfter: 15) == .onlineFor(11))
+        #expect(DeviceSignals.availability(state: ["link": "reconnecting", "unreachableFor": 15], unavailableAfter: 15) == .offline)
+        #expect(DeviceSignals.availability(state: ["link": "lost", "unreachableFor": 90], unavailableAfter: 15) == .offline)
+        #expect(DeviceSignals.availability(state: ["link": "reconnecting", "unreachableFor": 0.2], unavailableAfter: 0) == .offline)
+        // Never reached: no time to wait out.
+        #expect(DeviceSignals.availability(state: ["link": "connecting"], unavailableAfter: 15) == .offline)
+        #expect(DeviceSignals.availability(state: ["state": "IDLE"], unavailableAfter: 15) == nil)
+        #expect(DeviceSignals.Availability.onlineFor(3).payload == "online" && DeviceSignals.Availability.offline.payload == "offline")
         let finished: JSONValue = ["kind": "media", "type": "IDLE", "device": "tv", "mediaStatus": ["playerState": "IDLE", "idleReason": "FINISHED"]]
         #expect(DeviceSignals.trigger(event: finished)?.payload == "media_finished" && DeviceSignals.trigger(event: finished)?.device == "tv")
         let stopped: JSONValue = ["kind": "media", "type": "IDLE", "device": "tv", "mediaStatus": ["idleReason": "CANCELLED"]]
