@@ -49,6 +49,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "Tests", "Conformance"))
 
 import conftest  # noqa: E402
+import page_server  # noqa: E402
 from hub import Hub, api  # noqa: E402
 
 TVS = 20
@@ -68,24 +69,6 @@ WARMUP = 25.0
 #: launches leave them out).
 SETTLE = 20.0
 
-PAGE_SERVER = r"""
-import http.server, sys
-class Handler(http.server.BaseHTTPRequestHandler):
-    def answer(self, body):
-        page = f"<html><head><title>Board {self.path}</title></head><body>castline</body></html>".encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(page)))
-        self.end_headers()
-        if body:
-            self.wfile.write(page)
-    def do_HEAD(self): self.answer(False)
-    def do_GET(self): self.answer(True)
-    def log_message(self, *args): pass
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-print(server.server_address[1], flush=True)
-server.serve_forever()
-"""
 
 
 def sim_view(device):
@@ -214,9 +197,8 @@ def main():
         with open(rules, "w") as f:
             json.dump({"mediaRules": RULES}, f)
         sim = conftest.Simulator(netns, workdir, extra=["--no-mdns", "--config", rules, "--devices", str(TVS)])
-        pages = subprocess.Popen(netns.command(sys.executable, "-c", PAGE_SERVER), stdout=subprocess.PIPE, text=True)
+        pages, base = page_server.start(netns)
         processes.append(pages)
-        base = f"http://127.0.0.1:{int(pages.stdout.readline())}"
         broker_config = os.path.join(workdir, "mosquitto.conf")
         with open(broker_config, "w") as f:
             f.write(f"listener 1883 127.0.0.1\nallow_anonymous true\nlog_dest file {workdir}/mosquitto.log\n")

@@ -6,14 +6,13 @@ never relaunched; `devices[].model` overrides the model; a speaker group given b
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 
 import pytest
 
 from conftest import REPO, Simulator, castline_binary, wait_until
 from hub import Hub
+import page_server
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
@@ -21,34 +20,14 @@ GROUP_CONFIG = os.path.join(REPO, "configs", "sim-groups.json")
 DASHCAST = "84912283"
 NEST_HUB = "Google Nest Hub"
 
-PAGE_SERVER = r"""
-import http.server
-class Handler(http.server.BaseHTTPRequestHandler):
-    def answer(self, body):
-        page = b"<html><body>castline dashboard</body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(page)))
-        self.end_headers()
-        if body:
-            self.wfile.write(page)
-    def do_HEAD(self): self.answer(False)
-    def do_GET(self): self.answer(True)
-    def log_message(self, *args): pass
-server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-print(server.server_address[1], flush=True)
-server.serve_forever()
-"""
 
 
 @pytest.fixture
 def page(netns):
     """A dashboard page served in the namespace: its URL. Stopped by PID at teardown."""
-    process = subprocess.Popen(netns.command(sys.executable, "-c", PAGE_SERVER), stdout=subprocess.PIPE, text=True)
-    port = int(process.stdout.readline())
-    yield f"http://127.0.0.1:{port}/dash.html"
-    process.terminate()
-    process.wait(timeout=10)
+    process, base = page_server.start(netns)
+    yield f"{base}/dash.html"
+    page_server.stop(process)
 
 
 def site_job(url):

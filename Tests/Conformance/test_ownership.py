@@ -113,8 +113,10 @@ def test_a_yielding_dashboard_leaves_two_pychromecast_casts_alone_and_a_sighup_w
         body = wait_until(lambda: (lambda b: b if b.get("ownerKind") == "job" else None)(hub.get(f"/v1/devices/{name}")[1]), 10,
                           "the job's page in the API")
         assert body["state"] == "PAGE" and body["page"]["url"] == url and body["owner"] == "lobby", body
+        assert body["page"]["title"] == "Board /dash.html", body
         status = netns.run(castline_binary(), "status", "--api-socket", hub.socket, "--device", sim.ready["devices"][0]["name"])
         assert status.returncode == 0 and url in status.stdout and "PAGE" in status.stdout and "job lobby" in status.stdout, status
+        assert "Board /dash.html" in status.stdout, status.stdout
         first = visitor(netns, sim, hold=1, url="http://media.invalid/first-visitor.mp4")
         assert first["kept"], f"the dashboard took the screen back from the first sender: {first}"
         wait_until(lambda: "playing → yielding" in hub.log(), 10, "the job to yield")

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 import urllib.parse
 
@@ -15,6 +14,7 @@ import pytest
 
 from conftest import CLIENTS, PYTHON, Simulator, castline_binary, run_client, wait_until
 from hub import Hub, api
+import page_server
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
@@ -22,44 +22,14 @@ DEVICE = "127.0.0.1"
 DASHCAST = "84912283"
 HOME_ASSISTANT = "A078F6B0"
 
-PAGE_SERVER = r"""
-import http.server, sys
-HEADERS = {"/deny.html": [("X-Frame-Options", "DENY")],
-           "/csp.html": [("Content-Security-Policy", "default-src 'self'; frame-ancestors 'self'")],
-           "/framable.html": [("Content-Security-Policy", "frame-ancestors *")]}
-class Handler(http.server.BaseHTTPRequestHandler):
-    def answer(self, body):
-        path = self.path.split("?")[0]
-        if path == "/missing.html":
-            self.send_response(404); self.end_headers(); return
-        if path == "/moved":
-            self.send_response(302); self.send_header("Location", "/dash.html"); self.end_headers(); return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        for name, value in HEADERS.get(path, []):
-            self.send_header(name, value)
-        page = b"<html><body>castline dashboard</body></html>"
-        self.send_header("Content-Length", str(len(page)))
-        self.end_headers()
-        if body:
-            self.wfile.write(page)
-    def do_HEAD(self): self.answer(False)
-    def do_GET(self): self.answer(True)
-    def log_message(self, *args): pass
-server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-print(server.server_address[1], flush=True)
-server.serve_forever()
-"""
 
 
 @pytest.fixture
 def pages(netns):
     """A web server in the namespace: its base URL. Stopped by PID at teardown."""
-    process = subprocess.Popen(netns.command(sys.executable, "-c", PAGE_SERVER), stdout=subprocess.PIPE, text=True)
-    port = int(process.stdout.readline())
-    yield f"http://127.0.0.1:{port}"
-    process.terminate()
-    process.wait(timeout=10)
+    process, base = page_server.start(netns)
+    yield base
+    page_server.stop(process)
 
 
 def castline(netns, *args, timeout=60, env=None):
