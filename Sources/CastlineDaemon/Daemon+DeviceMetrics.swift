@@ -34,8 +34,8 @@ extension Daemon {
             app.append((labels, appRunning ? 1 : 0))
             let state = device["state"]?.string ?? "NO_APP"
             for s in DeviceMetrics.mediaStates { media.append((labels + [("state", s)], state == s ? 1 : 0)) }
-            let kind = DeviceMetrics.ownerKind(owner: device["owner"]?.string, commandOwner: CommandOwner.name, announceJobs: announceJobs,
-                                               appRunning: appRunning)
+            // The registry's own model of who owns the screen, as every other view has it.
+            let kind = device["ownerKind"]?.string ?? ScreenOwner.Kind.unknown.rawValue
             for k in DeviceMetrics.ownerKinds { owner.append((labels + [("owner", k)], kind == k ? 1 : 0)) }
             for entry in shown[id] ?? [] { content.append((labels + [("job", entry.job)], entry.playing ? 1 : 0)) }
             if let last = counts.lastSeen { seen.append((labels, (last * 1000).rounded() / 1000)) }
@@ -46,8 +46,8 @@ extension Daemon {
             HubMetrics.Gauge("castline_device_up", "1 while castline's session with the device is connected.", up),
             HubMetrics.Gauge("castline_device_reachable", "1 while discovery lists the device (found by mDNS, a plugin or a static host's probe).", reachable),
             HubMetrics.Gauge("castline_device_app_running", "1 while an app (other than the idle screen) runs on the device.", app),
-            HubMetrics.Gauge("castline_device_media_state", "1 for the device's media state now (NO_APP, NO_MEDIA, IDLE, BUFFERING, PLAYING, PAUSED), 0 for the others.", media),
-            HubMetrics.Gauge("castline_device_owner", "1 for who owns what the device shows (job, command, announcement, other: an app castline did not start, none), 0 for the others.", owner),
+            HubMetrics.Gauge("castline_device_media_state", "1 for the device's state now (NO_APP, NO_MEDIA, IDLE, LOADING, BUFFERING, PLAYING, PAUSED, PAGE: a page castline sent, UNKNOWN: cannot be reached), 0 for the others.", media),
+            HubMetrics.Gauge("castline_device_owner", "1 for who owns the device's screen (job, command, announcement, other: an app castline did not start, nobody, unknown: the device cannot be reached), 0 for the others.", owner),
             HubMetrics.Gauge("castline_device_job_content_shown", "1 while the device shows its job's content (the job's machine is playing there), 0 while the job is casting, yielding, backing off or waiting.", content),
             HubMetrics.Gauge("castline_device_last_seen_timestamp_seconds", "Unix time castline last heard from the device (an event from it, or a scrape that found its session connected).", seen),
         ]

@@ -16,10 +16,11 @@ package final class DeviceMetrics: Sendable {
         package var lastSeen: Double?
     }
 
-    /// The media states a device's `state` takes (the API's), each a series of 0 or 1.
-    package static let mediaStates = ["NO_APP", "NO_MEDIA", "IDLE", "BUFFERING", "PLAYING", "PAUSED"]
+    /// The states a device's `state` takes (the API's), each a series of 0 or 1.
+    package static let mediaStates = ["NO_APP", "NO_MEDIA", "IDLE", "LOADING", "BUFFERING", "PLAYING", "PAUSED", "PAGE", "UNKNOWN"]
     /// Who owns what a device shows, each a series of 0 or 1.
-    package static let ownerKinds = ["job", "command", "announcement", "other", "none"]
+    /// Who owns the screen (``ScreenOwner/Kind``, the views' `ownerKind`), each a series of 0 or 1.
+    package static let ownerKinds = ScreenOwner.Kind.allCases.map(\.rawValue)
 
     private let state = Mutex<[String: Counts]>([:])
 
@@ -54,13 +55,4 @@ package final class DeviceMetrics: Sendable {
 
     package func counts(_ device: String) -> Counts { state.withLock { $0[device] ?? Counts() } }
 
-    /// What owns what the device shows: `command` (castline's own API/CLI cast or announcement),
-    /// `announcement` (an announce job), `job` (another job), `other` (an app castline did not
-    /// start), `none`. The registry keeps an owner's name only, so an API announcement reads
-    /// `command`.
-    package static func ownerKind(owner: String?, commandOwner: String, announceJobs: Set<String>, appRunning: Bool) -> String {
-        guard let owner else { return appRunning ? "other" : "none" }
-        if owner == commandOwner { return "command" }
-        return announceJobs.contains(owner) ? "announcement" : "job"
-    }
 }

@@ -8,7 +8,7 @@
 /// - `nobody`: no app runs (an idle screen or backdrop counts as none);
 /// - `unknown`: the device cannot be seen now (its link is down).
 package struct ScreenOwner: Sendable, Equatable, CustomStringConvertible {
-    package enum Kind: String, Sendable {
+    package enum Kind: String, Sendable, CaseIterable {
         case job, command, announcement, other, nobody, unknown
     }
 

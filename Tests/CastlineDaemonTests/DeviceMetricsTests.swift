@@ -28,15 +28,8 @@ import Testing
         #expect(m.counts("never").lastSeen == nil)
     }
 
-    @Test func ownerKinds() {
-        let kind = { (owner: String?, app: Bool) in
-            DeviceMetrics.ownerKind(owner: owner, commandOwner: "command", announceJobs: ["doorbell"], appRunning: app)
-        }
-        #expect(kind(nil, false) == "none")
-        #expect(kind(nil, true) == "other")
-        #expect(kind("command", true) == "command")
-        #expect(kind("doorbell", true) == "announcement")
-        #expect(kind("menu", true) == "job")
-        #expect(DeviceMetrics.ownerKinds.contains(kind("menu", true)))
+    @Test func ownerKindsAreTheScreenOwnersKinds() {
+        #expect(DeviceMetrics.ownerKinds == ["job", "command", "announcement", "other", "nobody", "unknown"])
+        #expect(Set(DeviceMetrics.mediaStates).isSuperset(of: ["PAGE", "UNKNOWN", "PLAYING", "NO_APP"]))
     }
 }

@@ -79,7 +79,7 @@ def test_a_killed_tv_fires_tv_down_through_prometheus_and_alertmanager_and_its_r
             assert sample(text, "castline_device_up", device=d["device"], id=d["id"]) == 1, text
             assert sample(text, "castline_device_reachable", id=d["id"]) == 1
             assert sample(text, "castline_device_media_state", id=d["id"], state=d["state"]) == 1
-            assert sample(text, "castline_device_owner", id=d["id"], owner="none") == 1
+            assert sample(text, "castline_device_owner", id=d["id"], owner="nobody") == 1
             assert sample(text, "castline_device_last_seen_timestamp_seconds", id=d["id"]) > time.time() - 60
         assert len(re.findall(r'^castline_device_up\{[^}]*agent="[^"]+"', text, re.M)) == TVS
 
