@@ -39,7 +39,7 @@ package actor DeviceRegistry {
         var reportedOwner: ScreenOwner?
         /// Since when (monotonic seconds) the device, connected once, cannot be reached; nil
         /// while connected or before its first connection.
-        var unreachableSince: Double?
+        package var unreachableSince: Double?
         var everConnected = false
         /// What the link last reported, kept current by its updates: snapshots and observations
         /// read it without a round trip to the link.

@@ -89,13 +89,23 @@ package final class HubEvents: Sendable {
         case .emit:
             emit(kind, type, device: device, fields)
         case .held(let flushAt?):
-            let delay = max(0, flushAt - now)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay * 1e9))) { [weak self] in
-                guard let self, let held = self.coalescer.withLock({ $0.due(key, now: Self.monotonicNow()) }) else { return }
-                self.emit(held.kind, held.type, device: device, held.fields)
-            }
+            flush(key, device: device, at: flushAt, now: now)
         case .held(nil):
             break
+        }
+    }
+
+    /// The held state event of `key` goes out at `at` (later, if an event sent at once has
+    /// opened a new window since).
+    private func flush(_ key: String, device: String, at: Double, now: Double) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(max(0, at - now) * 1e9))) { [weak self] in
+            guard let self else { return }
+            let now = Self.monotonicNow()
+            switch self.coalescer.withLock({ $0.due(key, now: now) }) {
+            case .emit(let held): self.emit(held.kind, held.type, device: device, held.fields)
+            case .wait(let until): self.flush(key, device: device, at: until, now: now)
+            case .none: break
+            }
         }
     }
 

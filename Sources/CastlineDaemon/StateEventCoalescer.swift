@@ -34,10 +34,23 @@ struct StateEventCoalescer<Event> {
         return .emit
     }
 
-    /// The flush time of `key` came: the newest held event, if any (emit it).
-    mutating func due(_ key: String, now: Double) -> Event? {
-        guard let event = heldEvents.removeValue(forKey: key) else { return nil }
+    /// What a flush timer does when it fires.
+    enum Flush {
+        /// Emit this event (the newest held) now.
+        case emit(Event)
+        /// Too soon for what is held: a timer of a window that an event sent at once has closed
+        /// since, or an early one. Call ``due(_:now:)`` again at this time.
+        case wait(until: Double)
+        /// Nothing is held.
+        case none
+    }
+
+    /// The flush time of `key` came.
+    mutating func due(_ key: String, now: Double) -> Flush {
+        guard heldEvents[key] != nil else { return .none }
+        if let last = lastEmit[key], now - last < interval - 1e-6 { return .wait(until: last + interval) }
+        guard let event = heldEvents.removeValue(forKey: key) else { return .none }
         lastEmit[key] = now
-        return event
+        return .emit(event)
     }
 }

@@ -46,7 +46,7 @@ final class LocalHub: ControlTarget {
     /// as it is, UNKNOWN, so a follower stays with it through the outage.
     func show(_ device: String) async -> Result<JSONValue, ControlError> {
         do { _ = try await daemon.registry.link(device) } catch {
-            guard error.code == "device_unreachable" else { return .failure(error) }
+            guard await daemon.registry.entry(device)?.unreachableSince != nil else { return .failure(error) }
         }
         return await plane.execute(.showDevice(device))
     }
