@@ -135,7 +135,8 @@ bench-sinks: deps
 
 # Each libFuzzer target for FUZZ_SECONDS seconds (pluginabi: hostile plugin descriptors and host-service arguments).
 fuzz-smoke: deps
-	@for t in frame payload rules glob sim pluginjson config logline nearbytxt deviceauth pluginabi; do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+	@scripts/fuzz.sh --build-only
+	@for t in frame payload rules glob sim pluginjson config logline nearbytxt deviceauth pluginabi; do FUZZ_BUILT=1 scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
 
 # The Debian package: castline_<version>_amd64.deb (dpkg-deb, then lintian: no error), from release
 # builds (castline with the Swift runtime linked in, the first-party plugins) — scripts/build-deb.sh.
