@@ -480,12 +480,7 @@ def main():
         return 0 if all(goals.values()) else 1
     finally:
         for process in processes:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            conftest.stop_process(process)
         netns.close()
 
 

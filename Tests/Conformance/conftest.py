@@ -332,6 +332,19 @@ def sim_pid(netns):
     raise RuntimeError("castline process not found in the namespace")
 
 
+def stop_process(process, timeout=10):
+    """Ends a process the test started, by its PID: SIGTERM, then SIGKILL if it has not exited
+    within `timeout` seconds."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+
+
 def wait_until(predicate, timeout, what, interval=0.1):
     """Polls `predicate` every `interval` s; returns its first truthy value, fails naming `what`
     after `timeout` s. What a test uses instead of sleeping for a guessed time."""

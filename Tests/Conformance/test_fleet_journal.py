@@ -9,11 +9,10 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 
-from conftest import Namespace, Simulator, castline_binary, wait_until
+from conftest import Namespace, Simulator, castline_binary, stop_process, wait_until
 from hub import api
 
 JOURNALD = "/lib/systemd/systemd-journald"
@@ -94,13 +93,7 @@ daemon: {{jobs_file: {self.workdir}/jobs.json}}
 
     def stop(self):
         for process in reversed(self.processes):
-            if alive(process):
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(timeout=5)
+            stop_process(process, timeout=15)
         self.sim.stop()
         self.ns.close()
 

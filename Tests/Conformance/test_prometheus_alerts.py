@@ -17,7 +17,7 @@ import time
 import pytest
 import yaml
 
-from conftest import PYTHON, Simulator, wait_until
+from conftest import PYTHON, Simulator, stop_process, wait_until
 from hub import Hub, prometheus_query
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -160,12 +160,7 @@ scrape_configs:
         assert resolved[1]["labels"]["id"] == victim["id"]
     finally:
         for p in reversed(processes):
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            stop_process(p, timeout=20)
         assert hub.stop() == 0
         for s in sims:
             s.stop()
