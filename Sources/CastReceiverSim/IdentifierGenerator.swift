@@ -5,8 +5,21 @@ public struct IdentifierGenerator: Sendable {
 
     public init(seed: UInt64) { state = seed }
 
+    /// SplitMix64's step: the state advances by this odd constant on every ``next()``.
+    static let step: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+    /// The seed of device `index` in one simulator. Each device draws from its own stretch of
+    /// the one SplitMix64 sequence, 2^40 steps from its neighbours', so two devices of a
+    /// simulator never reach the same state — and never make the same session id — unless one of
+    /// them draws 2^40 numbers first (half a trillion launches) or the simulator has over 2^24
+    /// devices. Seeds `(index + 1) × step` (the old ones) overlapped after one step: device 0's
+    /// second session id was device 2's first (issue 47).
+    public static func deviceSeed(index: Int) -> UInt64 {
+        (UInt64(truncatingIfNeeded: index) &+ 1) &* (1 << 40) &* step
+    }
+
     public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
+        state &+= Self.step
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB

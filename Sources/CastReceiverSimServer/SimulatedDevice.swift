@@ -70,7 +70,7 @@ public final class SimulatedDevice: @unchecked Sendable {
         ])
         state = ReceiverDevice(profile: configuration.profile, catalogue: settings.catalogue,
                                mediaRules: settings.mediaRules, timing: settings.timing,
-                               idSeed: UInt64(truncatingIfNeeded: index &+ 1) &* 0x9E37_79B9_7F4A_7C15)
+                               idSeed: IdentifierGenerator.deviceSeed(index: index))
     }
 
     // MARK: Sockets
