@@ -34,7 +34,8 @@ extension MediaPlayer {
     func mediaStatus(of session: MediaSession, now: Double) -> MediaStatus {
         if session.awaitingCheck { return loadingStatus(of: session) }
         var media = session.currentMedia
-        if media.duration == nil || media.duration == 0, let duration = session.duration { media.duration = duration }
+        // The device fills in the duration it knows (from the media, a rule, else the hint).
+        if let duration = session.duration { media.duration = duration }
         var commands = supportedMediaCommands
         if session.items.count > 1 { commands.formUnion([.queueNext, .queuePrev]) }
         var status = MediaStatus(

@@ -224,7 +224,7 @@ struct MediaPlayer: Sendable {
     /// with `failure`, and every sender MEDIA_STATUS IDLE / ERROR. Nil when no LOAD waits for
     /// `mediaSessionID` (it was replaced or stopped meanwhile).
     mutating func mediaChecked(mediaSessionID: Int, failure: DetailedErrorCode?, reason: String, videoInfo: VideoInfo? = nil,
-                               now: Double) -> [EndpointReply]? {
+                               duration: Double? = nil, now: Double) -> [EndpointReply]? {
         guard let pending = pendingCheck, pending.request.mediaSessionID == mediaSessionID,
               var current = session, current.mediaSessionID == mediaSessionID else { return nil }
         pendingCheck = nil
@@ -232,6 +232,7 @@ struct MediaPlayer: Sendable {
         let fields = logFields.merging(["url": .string(pending.request.url), "reason": .string(reason)])
         guard let failure else {
             current.probedVideoInfo = videoInfo
+            current.probedDuration = duration
             if current.playerState == .buffering {
                 current.anchor = now
                 current.bufferingUntil = now + max(0, timing.bufferingDelay)

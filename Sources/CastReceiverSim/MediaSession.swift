@@ -26,6 +26,8 @@ struct MediaSession: Sendable, Equatable {
     var rule: MediaRule?
     /// `videoInfo` from the fetched media's real streams (a rule's wins: an override).
     var probedVideoInfo: VideoInfo?
+    /// The length ffprobe found in the fetched media of the current item (the device's truth).
+    var probedDuration: Double?
     /// The LOAD's media is being fetched: no timed transition until the server reports it.
     var awaitingCheck = false
 
@@ -44,12 +46,15 @@ struct MediaSession: Sendable, Equatable {
     /// Positions are clamped to this (no infinities in MEDIA_STATUS).
     static let maximumPosition: Double = 1e12
 
-    /// The current item's length: `media.duration` when positive, else the rule's; nil = unknown
-    /// (LIVE, or nothing known): such media never finishes.
+    /// The current item's length, as a receiver knows it: from the media itself (what ffprobe
+    /// found in the fetched file), else the media rule's, and only then the sender's
+    /// `media.duration`, which is a hint (issue 47); nil = unknown (LIVE, or nothing known):
+    /// such media never finishes.
     var duration: Double? {
         guard !isLive else { return nil }
-        if let given = currentMedia.duration, Self.durations.contains(given) { return given }
+        if let probed = probedDuration, Self.durations.contains(probed) { return probed }
         if let ruled = rule?.duration, Self.durations.contains(ruled) { return ruled }
+        if let given = currentMedia.duration, Self.durations.contains(given) { return given }
         return nil
     }
 
@@ -90,6 +95,7 @@ struct MediaSession: Sendable, Equatable {
         currentIndex = index
         self.rule = rule
         probedVideoInfo = nil
+        probedDuration = nil
         position = clampedPosition(start ?? currentItem.startTime ?? 0)
         anchor = time
         resumePlaying = autoplay

@@ -186,11 +186,14 @@ public struct ReceiverDevice: Sendable {
     /// loads (the LOAD is answered now and buffering starts), else the `detailedErrorCode` of
     /// the LOAD_FAILED that answers it (then every sender sees IDLE / ERROR). `reason` is logged.
     /// A report for a media session that no longer waits (replaced, stopped) does nothing.
+    /// `duration`: the length the server found in the media (ffprobe); it wins over a media
+    /// rule's and the sender's.
     public mutating func mediaChecked(mediaSessionID: Int, failure: DetailedErrorCode?, reason: String, videoInfo: VideoInfo? = nil,
-                                      now: Double) -> [DeviceOutput] {
+                                      duration: Double? = nil, now: Double) -> [DeviceOutput] {
         var out = advance(to: now)
         guard let app = running, app.definition.isMediaPlayer,
-              let replies = player.mediaChecked(mediaSessionID: mediaSessionID, failure: failure, reason: reason, videoInfo: videoInfo, now: now) else {
+              let replies = player.mediaChecked(mediaSessionID: mediaSessionID, failure: failure, reason: reason, videoInfo: videoInfo,
+                                                   duration: duration, now: now) else {
             log.debug("media check of session \(mediaSessionID) ignored: no LOAD waits for it", ["mediaSessionId": .int(mediaSessionID)])
             return out
         }

@@ -20,6 +20,8 @@ struct MediaStreamJudge: Sendable {
         var failure: DetailedErrorCode?
         var reason: String
         var videoInfo: VideoInfo?
+        /// The media's length as ffprobe read it (the container's duration); nil: not known.
+        var duration: Double?
     }
 
     /// At most this long for one ffprobe run.
@@ -46,7 +48,7 @@ struct MediaStreamJudge: Sendable {
         switch plan.action {
         case .direct, .remux:
             return Verdict(failure: nil, reason: "\(family.name) plays \(format.streams.filter { $0.kind == .video || $0.kind == .audio }.map(\.summary).joined(separator: "; "))",
-                           videoInfo: format.videoInfo)
+                           videoInfo: format.videoInfo, duration: format.duration.flatMap { $0.isFinite && $0 > 0 ? $0 : nil })
         case .transcode, .refuse:
             return Verdict(failure: manifest ? .sourceBufferFailure : .mediaSrcNotSupported,
                            reason: plan.reasons.joined(separator: "; "), videoInfo: nil)

@@ -23,7 +23,7 @@ extension SimulatedDevice {
             if fetched.failure == nil, let problem = tracks.compactMap(\.problem).first {
                 fetched = MediaCheckVerdict(failure: .textUnknown, reason: problem, kind: "text-track")
             }
-            guard fetched.failure == nil else { return report(request, result, fetched, videoInfo: nil, tracks: tracks) }
+            guard fetched.failure == nil else { return report(request, result, fetched, videoInfo: nil, duration: nil, tracks: tracks) }
             let looksPlayable = fetched
             // Bytes that look like media: what a device of this model makes of their streams.
             let family = DeviceCapabilityTable.shared.family(model: configuration.model, videoOut: configuration.profile.isVideoDevice)
@@ -35,7 +35,7 @@ extension SimulatedDevice {
                     verdict.reason = looksPlayable.reason + "; " + judged.reason
                     if judged.failure != nil { verdict.kind = "unplayable" }
                 }
-                report(request, result, verdict, videoInfo: judged?.videoInfo, tracks: tracks)
+                report(request, result, verdict, videoInfo: judged?.videoInfo, duration: judged?.duration, tracks: tracks)
             }
         }
     }
@@ -45,7 +45,7 @@ extension SimulatedDevice {
 
     /// Logs the verdict and lets the state machine answer the LOAD (on the device's loop).
     private func report(_ request: MediaCheckRequest, _ result: MediaFetchResult, _ verdict: MediaCheckVerdict, videoInfo: VideoInfo?,
-                        tracks: [TextTrackCheck]) {
+                        duration: Double?, tracks: [TextTrackCheck]) {
         loop.execute { [self] in
             mediaFetches.append(result.jsonValue)
             if mediaFetches.count > Self.mediaFetchHistory { mediaFetches.removeFirst(mediaFetches.count - Self.mediaFetchHistory) }
@@ -56,6 +56,7 @@ extension SimulatedDevice {
             if let status = result.status { fields.set("status", .int(Int64(status))) }
             if let code = verdict.failure { fields.set("detailedErrorCode", .int(Int64(code.rawValue))) }
             if let videoInfo { fields.set("videoInfo", videoInfo.json) }
+            if let duration { fields.set("duration", .double(duration)) }
             if !tracks.isEmpty { fields.set("textTracks", .array(tracks.map(\.json))) }
             frameLogEvent("mediaChecked", connection: nil, peer: nil, fields: fields)
             let logFields: LogFields = [
@@ -69,7 +70,7 @@ extension SimulatedDevice {
             }
             mutateState { state, now in
                 state.mediaChecked(mediaSessionID: request.mediaSessionID, failure: verdict.failure, reason: verdict.reason,
-                                   videoInfo: videoInfo, now: now)
+                                   videoInfo: videoInfo, duration: duration, now: now)
             }
         }
     }
