@@ -39,6 +39,9 @@ public struct WebAppPage: Sendable, Equatable {
     public var lovelacePath: JSONValue = .null
     public var urlPath: JSONValue = .null
     public var showDemo = false
+    /// Why the page is not shown though the app runs (`"mixed-content"`: DashCast framed an
+    /// `http://` page in its `https://` receiver page; the browser blocks it, the TV stays blank).
+    public var blocked: String?
 
     public var json: JSONValue {
         var object = JSONObject()
@@ -46,6 +49,7 @@ public struct WebAppPage: Sendable, Equatable {
         if url != nil {
             object.set("force", .bool(force))
             object.set("reloadTime", .int(reloadMillis))
+            if let blocked { object.set("blocked", .string(blocked)) }
         }
         if let hassURL {
             object.set("hassUrl", .string(hassURL))

@@ -39,6 +39,14 @@ extension ReceiverDevice {
         running?.page.url = url
         running?.page.force = force
         running?.page.reloadMillis = reload ? max(0, message["reload_time"]?.int ?? 0) : 0
+        // DashCast's receiver is an https page that frames the URL: a browser blocks an http
+        // frame in it as mixed content. `force` navigates the whole page instead, which works.
+        let mixedContent = !force && url.lowercased().hasPrefix("http://")
+        running?.page.blocked = mixedContent ? "mixed-content" : nil
+        if mixedContent {
+            log.warning("DashCast: \(url) is blocked as mixed content (an http page framed in https; send force: true)",
+                        ["url": .string(url), "blocked": "mixed-content"])
+        }
         log.info("DashCast shows \(url)\(force ? " (forced: the whole page)" : "")", ["url": .string(url), "force": .bool(force)])
         return []
     }

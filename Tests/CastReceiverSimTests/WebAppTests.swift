@@ -100,4 +100,17 @@ struct WebAppTests {
         #expect(code == .mediaSrcNotSupported)
         #expect(sim.snapshot.media == nil)
     }
+
+    /// DashCast frames the URL in its https receiver page: a browser blocks an http frame as mixed
+    /// content, so the TV stays blank; `force` navigates the whole page, which works.
+    @Test("DashCast blocks an http page unless forced", arguments: [
+        ("http://127.0.0.1/a.html", false, "mixed-content"), ("http://127.0.0.1/a.html", true, nil),
+        ("https://example.com/", false, nil),
+    ] as [(String, Bool, String?)])
+    func mixedContent(url: String, force: Bool, blocked: String?) throws {
+        var sim = SimHarness(catalogue: Self.catalogue)
+        let transport = try WebAppTests.launch("84912283", &sim)
+        sim.send(["url": .string(url), "force": .bool(force)], on: Self.dashNS, to: transport)
+        #expect(sim.snapshot.app?.page?["blocked"]?.string == blocked)
+    }
 }
