@@ -11,11 +11,15 @@ public struct DeviceProfile: Sendable, Hashable {
     /// Drop app and platform messages from a sender that has no virtual connection (CONNECT) to
     /// the destination, as openscreen's router does. `false` answers them anyway.
     public var requiresVirtualConnection: Bool
+    /// How the model behaves in the field: idle closes, launches, ambient mode, CEC, reboots.
+    /// ``FieldProfile/ideal`` (the default) is the well-behaved device of before issue 47.
+    public var field: FieldProfile
 
     public init(
         uuid: String, friendlyName: String, model: String, isVideoDevice: Bool, initialVolume: Double = 1.0,
-        requiresVirtualConnection: Bool = true
+        requiresVirtualConnection: Bool = true, field: FieldProfile = .ideal
     ) {
+        self.field = field
         self.uuid = uuid
         self.friendlyName = friendlyName
         self.model = model
@@ -37,8 +41,11 @@ public struct PlaybackTiming: Sendable, Hashable {
     /// a real device takes a second or more to load an app (0: at once).
     public var launchDelay: Double = 0
     /// Stop an app that shows no media this many seconds after its last use (a launch, a
-    /// sender's message to it, media), as Nest Hubs stop dashboards; nil: never.
+    /// sender's message to it, media), as Nest Hubs stop dashboards; nil: the device's
+    /// ``FieldProfile/appIdleTimeout`` (a global override of every profile's when set).
     public var appIdleTimeout: Double?
+    /// What resets that timer on every device; nil: each device's ``FieldProfile/idleResetBy``.
+    public var idleResetBy: FieldProfile.IdleReset?
 
     /// A LOAD of media on a loopback `http://` URL waits for the server's fetch
     /// (``DeviceOutput/checkMedia(_:)``): it succeeds, or fails with LOAD_FAILED and IDLE /
@@ -47,7 +54,8 @@ public struct PlaybackTiming: Sendable, Hashable {
     public var checksLoopbackMedia: Bool = false
 
     public init(bufferingDelay: Double = 0.2, sendsLoadingStatus: Bool = true, launchDelay: Double = 0,
-                checksLoopbackMedia: Bool = false, appIdleTimeout: Double? = nil) {
+                checksLoopbackMedia: Bool = false, appIdleTimeout: Double? = nil, idleResetBy: FieldProfile.IdleReset? = nil) {
+        self.idleResetBy = idleResetBy
         self.bufferingDelay = bufferingDelay
         self.sendsLoadingStatus = sendsLoadingStatus
         self.checksLoopbackMedia = checksLoopbackMedia

@@ -57,6 +57,11 @@ public struct DeviceSnapshot: Sendable, Equatable {
     /// Multizone: `group` (a group endpoint's members), `groups` (memberships), `castingGroups`
     /// (the groups whose media the device plays now).
     public var multizone: JSONValue = .null
+    /// What the screen shows (nil: no screen).
+    public var screen: ScreenState?
+    /// The field profile in force: its name, the idle timeout and what resets it, launches
+    /// set to hang, the pending launch's outcome.
+    public var field: JSONValue = .null
 
     public var json: JSONValue {
         var object = JSONObject()
@@ -103,6 +108,8 @@ public struct DeviceSnapshot: Sendable, Equatable {
         object.append(key: "rejectedMessages", value: .int(Int64(rejectedMessages)))
         object.append(key: "pendingLoadFailure", value: pendingLoadFailure.map { .int(Int64($0.rawValue)) } ?? .null)
         object.append(key: "multizone", value: multizone)
+        object.append(key: "screen", value: screen?.json ?? .null)
+        object.append(key: "field", value: field)
         return .object(object)
     }
 }

@@ -51,6 +51,9 @@ extension ReceiverDevice {
         running = nil
         pendingLaunch = nil
         player.reset()
+        // The TV's power and input are the TV's own; a cover goes with the app.
+        screen.coveredBy = nil
+        screen.lastWake = now
         log.info("rebooted")
         out += announceIfChanged()
         return out
@@ -110,7 +113,7 @@ extension ReceiverDevice {
                 activeTrackIDs: session.activeTrackIDs
             )
         }
-        return DeviceSnapshot(
+        var snapshot = DeviceSnapshot(
             uuid: profile.uuid, friendlyName: profile.friendlyName, app: app, connections: connections.sorted(), senders: senders,
             media: media, volume: volume, advertisement: advertisement, ignoredMessages: ignoredMessages,
             rejectedMessages: rejectedMessages, pendingLoadFailure: player.pendingLoadFailure,
@@ -119,5 +122,12 @@ extension ReceiverDevice {
                 "castingGroups": .array(memberships.castingGroups.map(\.json)),
             ]
         )
+        snapshot.screen = screenState
+        snapshot.field = [
+            "profile": .string(profile.field.name), "appIdleTimeout": appIdleTimeout.map { .double($0) } ?? .null,
+            "idleResetBy": .string(idleResetBy.rawValue), "launchesToHang": .int(Int64(launchesToHang)),
+            "launchPending": pendingLaunch.map { .string($0.outcome.rawValue) } ?? .null,
+        ]
+        return snapshot
     }
 }

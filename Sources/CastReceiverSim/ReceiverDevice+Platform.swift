@@ -81,9 +81,11 @@ extension ReceiverDevice {
                 statusText: definition.displayName, transportID: app.transportID, universalAppID: definition.appID
             )]
         }
-        if profile.isVideoDevice {
-            status.isActiveInput = running.map { !$0.definition.isIdleScreen } ?? false
-            status.isStandBy = false
+        // HDMI-CEC's view, where the model reports it: the TV shows this input while a cast
+        // runs and the TV is on and on it.
+        if profile.isVideoDevice && profile.field.reportsCEC {
+            status.isActiveInput = (running.map { !$0.definition.isIdleScreen } ?? false) && !screen.standby && !screen.otherInput
+            status.isStandBy = screen.standby
         }
         return status
     }
@@ -128,30 +130,57 @@ extension ReceiverDevice {
             log.warning("LAUNCH of unknown app \(appID)", ["appId": .string(appID), "reason": "NOT_FOUND"])
             return [platformReply(ReceiverMessage.launchError(requestID: requestID, reason: .notFound).json)]
         }
-        if running?.definition.appID == appID, pendingLaunch == nil {
-            return [platformReply(receiverStatusMessage(requestID: requestID))]
+        let outcome = launchOutcome()
+        if running?.definition.appID == appID, pendingLaunch == nil, outcome == .ready {
+            // The app comes to the front: a cover lifts, and over CEC the TV wakes and takes the input.
+            let woke = wake(now: now)
+            return woke ? receiverStatusToAll(requestID: requestID) : [platformReply(receiverStatusMessage(requestID: requestID))]
         }
-        guard launchDelay > 0 else {
+        let delay = launchDelay + (definition.showsWebPages ? max(0, profile.field.launch.pageAppExtra) : 0)
+        if let earlier = pendingLaunch {
+            pendingLaunch = nil
+            if earlier.outcome == .hang {
+                // A hung LAUNCH stays unanswered; a new one replaces it.
+                log.info("hung LAUNCH of \(earlier.definition.appID) replaced by a LAUNCH of \(appID)", ["appId": .string(earlier.definition.appID)])
+            } else {
+                // The app loads for a while; a LAUNCH meanwhile cancels the one under way, as on a device.
+                log.info("LAUNCH of \(earlier.definition.appID) cancelled by a LAUNCH of \(appID)", ["appId": .string(earlier.definition.appID)])
+                effects += deliver([platformReply(ReceiverMessage.launchError(requestID: earlier.requestID, reason: .cancelled).json)],
+                                   from: Self.platformEndpoint, requester: earlier.requester)
+            }
+        }
+        guard delay > 0 || outcome == .hang else {
+            if outcome == .cancelled {
+                log.info("LAUNCH of \(appID) cancelled (profile \(profile.field.name))", ["appId": .string(appID), "reason": "CANCELLED"])
+                return [platformReply(ReceiverMessage.launchError(requestID: requestID, reason: .cancelled).json)]
+            }
+            _ = wake(now: now)
             effects += terminateApp(reason: "replaced by \(appID)")
             effects += start(definition, now: now)
             return receiverStatusToAll(requestID: requestID)
         }
-        // The app loads for a while; a LAUNCH meanwhile cancels the one under way, as on a device.
-        if let earlier = pendingLaunch {
-            log.info("LAUNCH of \(earlier.definition.appID) cancelled by a LAUNCH of \(appID)", ["appId": .string(earlier.definition.appID)])
-            effects += deliver([platformReply(ReceiverMessage.launchError(requestID: earlier.requestID, reason: .cancelled).json)],
-                               from: Self.platformEndpoint, requester: earlier.requester)
+        pendingLaunch = PendingLaunch(definition: definition, requestID: requestID, requester: requester,
+                                      due: outcome == .hang ? nil : now + delay, outcome: outcome)
+        if outcome == .hang {
+            log.warning("LAUNCH of \(appID) hangs: no reply will come", ["appId": .string(appID), "outcome": "hang"])
+        } else {
+            log.info("launching app \(appID) (\(outcome.rawValue) in \(delay) s)", ["appId": .string(appID), "outcome": .string(outcome.rawValue)])
         }
-        pendingLaunch = PendingLaunch(definition: definition, requestID: requestID, requester: requester, due: now + launchDelay)
-        log.info("launching app \(appID) (ready in \(launchDelay) s)", ["appId": .string(appID)])
         return []
     }
 
     /// The app whose launch is due by `now` starts; the LAUNCH's reply goes to its sender and the
     /// new status to every other sender.
     mutating func finishLaunch(by now: Double) -> [DeviceOutput] {
-        guard let launch = pendingLaunch, now >= launch.due else { return [] }
+        guard let launch = pendingLaunch, let due = launch.due, now >= due else { return [] }
         pendingLaunch = nil
+        if launch.outcome == .cancelled {
+            log.info("LAUNCH of \(launch.definition.appID) cancelled (profile \(profile.field.name))",
+                     ["appId": .string(launch.definition.appID), "reason": "CANCELLED"])
+            return deliver([platformReply(ReceiverMessage.launchError(requestID: launch.requestID, reason: .cancelled).json)],
+                           from: Self.platformEndpoint, requester: launch.requester)
+        }
+        _ = wake(now: now)
         var out = terminateApp(reason: "replaced by \(launch.definition.appID)")
         out += start(launch.definition, now: now)
         out += deliver(receiverStatusToAll(requestID: launch.requestID), from: Self.platformEndpoint, requester: launch.requester)
@@ -175,6 +204,7 @@ extension ReceiverDevice {
     mutating func start(_ definition: AppDefinition, now: Double, sessionID given: String? = nil) -> [DeviceOutput] {
         let sessionID = given ?? ids.uuid()
         running = RunningApp(definition: definition, sessionID: sessionID, lastActivity: now)
+        screen.lastWake = now
         player.reset()
         player.supportedMediaCommands = definition.supportedMediaCommands
         player.transportID = sessionID

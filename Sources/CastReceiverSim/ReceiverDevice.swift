@@ -31,12 +31,27 @@ public struct ReceiverDevice: Sendable {
     var pendingLaunch: PendingLaunch?
     let launchDelay: Double
     let appIdleTimeout: Double?
+    /// What resets the idle timer: the global override, else the profile's.
+    let idleResetBy: FieldProfile.IdleReset
+    /// The TV's power and input, and what covers the app (``ScreenState``).
+    var screen = ScreenSwitches()
+    /// Draws the profile's chances (CANCELLED, hangs); seeded, so a run repeats.
+    var fieldRandom: IdentifierGenerator
+    /// The next this many LAUNCHes hang (the control socket's `launch-hang`).
+    var launchesToHang = 0
 
     struct PendingLaunch: Sendable {
         var definition: AppDefinition
         var requestID: RequestID
         var requester: Requester
-        var due: Double
+        /// When the LAUNCH is answered; nil: never (it hangs).
+        var due: Double?
+        var outcome: LaunchOutcome
+    }
+
+    /// How a LAUNCH ends (``FieldProfile/Launch``).
+    enum LaunchOutcome: String, Sendable {
+        case ready, cancelled, hang
     }
     var ignoredMessages = 0
     var rejectedMessages = 0
@@ -68,8 +83,10 @@ public struct ReceiverDevice: Sendable {
     ) {
         self.profile = profile
         self.catalogue = catalogue
-        launchDelay = max(0, timing.launchDelay)
-        appIdleTimeout = timing.appIdleTimeout.map { max(0, $0) }
+        launchDelay = max(0, profile.field.launch.readyAfter ?? timing.launchDelay)
+        appIdleTimeout = (timing.appIdleTimeout ?? profile.field.appIdleTimeout).map { max(0, $0) }
+        idleResetBy = timing.idleResetBy ?? profile.field.idleResetBy
+        fieldRandom = IdentifierGenerator(seed: idSeed ^ 0xF1E1_D0F1_E1D0_F1E1)
         let deviceFields: LogFields = ["device": .string(profile.uuid)]
         log = Logger(class: "ReceiverDevice", system: logSystem).with(deviceFields)
         ids = IdentifierGenerator(seed: idSeed)
@@ -146,6 +163,10 @@ public struct ReceiverDevice: Sendable {
         }
         guard mayTalk(requester, to: destination) else { return out + ignore(message, id, "no virtual connection") }
         if namespace == .media && app.definition.isMediaPlayer {
+            let mediaActivity = Self.isMediaActivity(message.payload)
+            if idleResetBy == .anyMessage || mediaActivity { running?.lastActivity = now }
+            // Media starting brings the app to the front, over any cover.
+            if mediaActivity { _ = wake(now: now) }
             out += deliver(player.handle(message.payload, now: now), from: destination, requester: requester,
                            loadRequester: loadRequester)
             if let check = player.checkOutput {
@@ -155,7 +176,7 @@ public struct ReceiverDevice: Sendable {
             }
         } else if let mode = app.definition.behaviour(for: namespace) {
             log.debug("app message on \(namespace)", ["namespace": .string(namespace.rawValue), "session": .string(app.sessionID)])
-            running?.lastActivity = now
+            if idleResetBy == .anyMessage { running?.lastActivity = now }
             switch mode {
             case .dashCast, .homeAssistant:
                 out += deliver(webApp(message.payload, on: namespace, mode: mode), from: destination, requester: requester)
@@ -176,9 +197,12 @@ public struct ReceiverDevice: Sendable {
         if let app = running, app.definition.isMediaPlayer {
             // Media shown until now (or until it ended, no later than now) is use of the app.
             if showsMedia { running?.lastActivity = now }
+            if showsPlayingMedia { screen.lastWake = now }
             out += deliver(player.advance(to: now), from: app.transportID, requester: nil)
         }
         out += stopIdleApp(by: now)
+        out += idleScreenAfterPause(by: now)
+        coverWithAmbient(by: now)
         return out
     }
 
@@ -204,7 +228,7 @@ public struct ReceiverDevice: Sendable {
 
     /// When ``advance(to:)`` next has work; nil = nothing timed pending.
     public var nextDeadline: Double? {
-        var deadlines = [pendingLaunch?.due, idleDeadline]
+        var deadlines = [pendingLaunch?.due, idleDeadline, pausedDeadline, ambientDeadline]
         if let app = running, app.definition.isMediaPlayer { deadlines.append(player.nextDeadline) }
         return deadlines.compactMap { $0 }.min()
     }

@@ -51,6 +51,12 @@ public final class SimulatedDevice: @unchecked Sendable {
     /// The device has run an app (not the idle screen) since it started: the advertised `st`/`rs`
     /// are its own from then on, not the recorded ones (`--replay`).
     private var ranAnApp = false
+    /// The field profile's next daily reboot (``SimulatedDevice+DailyReboot``).
+    var dailyRebootTask: Scheduled<Void>?
+    /// Draws each day's reboot moment in its window; seeded by the device's index.
+    var rebootRandom: IdentifierGenerator
+    /// The device's field profile (after the simulator's time scale).
+    let fieldProfile: FieldProfile
 
     init(index: Int, configuration: SimulatedDeviceConfiguration, settings: SimulatorSettings, loop: EventLoop,
          identity: DeviceIdentity, frameLog: FrameLog?, advertiser: MDNSAdvertiser?,
@@ -68,7 +74,11 @@ public final class SimulatedDevice: @unchecked Sendable {
         log = Logger(class: "SimulatedDevice", system: logSystem).with([
             "device": .string(configuration.uuid), "deviceName": .string(configuration.name),
         ])
-        state = ReceiverDevice(profile: configuration.profile, catalogue: settings.catalogue,
+        var profile = configuration.profile
+        profile.field = settings.fieldProfile(for: configuration)
+        fieldProfile = profile.field
+        rebootRandom = IdentifierGenerator(seed: IdentifierGenerator.deviceSeed(index: index) ^ 0xDA11_EB00_7DA1_1EB0)
+        state = ReceiverDevice(profile: profile, catalogue: settings.catalogue,
                                mediaRules: settings.mediaRules, timing: settings.timing,
                                idSeed: IdentifierGenerator.deviceSeed(index: index))
     }
@@ -79,6 +89,7 @@ public final class SimulatedDevice: @unchecked Sendable {
     func start() -> EventLoopFuture<Void> {
         loop.flatSubmit {
             self.scheduleIdentityRenewal()
+            self.scheduleDailyReboot(minimumDelay: 0)
             return self.bindAll()
         }
     }
@@ -188,6 +199,8 @@ public final class SimulatedDevice: @unchecked Sendable {
         loop.flatSubmit {
             self.deadlineTask?.cancel()
             self.renewalTask?.cancel()
+            self.dailyRebootTask?.cancel()
+            self.dailyRebootTask = nil
             self.renewalTask = nil
             return self.goDown(reason: "simulator stopping")
         }

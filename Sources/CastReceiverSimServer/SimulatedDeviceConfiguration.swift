@@ -21,10 +21,14 @@ public struct SimulatedDeviceConfiguration: Sendable, Equatable {
     /// TLS on 8009 and 8443; nil: the simulator's `--tls` setting, else the model's default
     /// (``DeviceTLSProfile/defaultProfile(model:)``).
     public var tlsProfile: DeviceTLSProfile?
+    /// Field behaviour (idle closes, launches, ambient, CEC, reboots); nil: the simulator's
+    /// `--profile` (``SimulatorSettings/fieldProfile(for:)``).
+    public var field: FieldProfile?
 
     public init(name: String, uuid: String, model: String = "Chromecast", address: String = "127.0.0.1",
                 castPort: Int = 8009, httpPort: Int = 8008, httpsPort: Int = 8443, isVideoDevice: Bool = true,
-                tlsProfile: DeviceTLSProfile? = nil) {
+                tlsProfile: DeviceTLSProfile? = nil, field: FieldProfile? = nil) {
+        self.field = field
         self.name = name
         self.uuid = uuid
         self.model = model

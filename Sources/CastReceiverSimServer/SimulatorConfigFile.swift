@@ -8,7 +8,8 @@ import Glibc
 /// ```json
 /// {
 ///   "devices": [{"name": "Kitchen TV", "uuid": "…32 hex…", "model": "Chromecast", "address": "127.0.0.2",
-///                "castPort": 8009, "httpPort": 8008, "httpsPort": 8443, "video": true, "tls": "chromecast-legacy"}],
+///                "castPort": 8009, "httpPort": 8008, "httpsPort": 8443, "video": true, "tls": "chromecast-legacy",
+///                "profile": "nest-hub", "field": {"appIdleTimeout": 30, "idleResetBy": "media"}}],
 ///   "apps": [{"appId": "ABCD1234", "displayName": "Chat", "namespaces": ["urn:x-cast:com.example.chat"],
 ///             "supportedMediaCommands": 12303, "iconUrl": "",
 ///             "customNamespaces": [{"namespace": "urn:x-cast:com.example.chat", "mode": "scripted",
@@ -19,6 +20,9 @@ import Glibc
 ///               "castPort": 32219}]
 /// }
 /// ```
+/// A device's `profile` names a field profile (``FieldProfile/builtIn``, or `model`: its model's,
+/// or `ideal`); `field` overrides the profile's values (``ConfigReader/fieldProfile``): with
+/// `field` and no `profile`, the model's profile is the base.
 /// A group's `uuid` defaults to one derived from its name, `leader` to its first member,
 /// `castPort` to 32219 + 30 × its position (``SimulatedGroupConfiguration``).
 /// Every key is optional; unknown keys are errors (typos are caught, not ignored).
@@ -69,7 +73,7 @@ public struct SimulatorConfigFile: Sendable {
 }
 
 /// Walks the parsed document with paths so errors can be located.
-private struct ConfigReader {
+struct ConfigReader {
     let file: String
     let locator: JSONSourceLocator
 
@@ -177,7 +181,7 @@ private struct ConfigReader {
 
     func device(_ value: JSONValue, _ path: String) throws(SimulatorError) -> SimulatedDeviceConfiguration {
         let o = try object(value, path, allowed: ["name", "uuid", "model", "address", "castPort", "httpPort", "httpsPort", "video",
-                                                      "tls"])
+                                                      "tls", "profile", "field"])
         guard let nameValue = o["name"] else { throw fail(path, "missing \"name\"") }
         guard let uuidValue = o["uuid"] else { throw fail(path, "missing \"uuid\" (32 hex digits)") }
         let uuid = try string(uuidValue, "\(path).uuid").lowercased().filter { $0 != "-" }
@@ -203,6 +207,8 @@ private struct ConfigReader {
             }
             device.tlsProfile = profile
         }
+        device.field = try fieldProfile(profile: o["profile"], overrides: o["field"], path: path, model: device.model,
+                                        isVideoDevice: device.isVideoDevice)
         return device
     }
 

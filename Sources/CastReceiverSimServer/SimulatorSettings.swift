@@ -39,8 +39,28 @@ public struct SimulatorSettings: Sendable {
     public var threads: Int?
     /// `--replay`: answer from this capture first, the standard model otherwise (``ReplayScript``).
     public var replay: ReplayScript?
+    /// The field profile of the devices whose configuration names none (`--profile`).
+    public var fieldProfile: FieldProfileChoice = .ideal
+    /// Every profile's durations divided by this (`--field-time-scale`; 60: a day in 24 minutes).
+    public var fieldTimeScale: Double = 1
 
     public init() {}
+
+    /// The field profile `configuration` runs with: its own, else the simulator's choice,
+    /// compressed by ``fieldTimeScale``.
+    public func fieldProfile(for configuration: SimulatedDeviceConfiguration) -> FieldProfile {
+        let base: FieldProfile
+        if let own = configuration.field {
+            base = own
+        } else {
+            switch fieldProfile {
+            case .ideal: base = .ideal
+            case .model: base = FieldProfile.forModel(configuration.model, isVideoDevice: configuration.isVideoDevice)
+            case .named(let profile): base = profile
+            }
+        }
+        return base.scaled(by: fieldTimeScale)
+    }
 
     /// The app catalogue: the Default Media Receiver, the web-page apps (DashCast, Home
     /// Assistant's dashboard), the plugin examples app, then the configured apps (a configured
@@ -52,6 +72,27 @@ public struct SimulatorSettings: Sendable {
             if let index = apps.firstIndex(where: { $0.appID == app.appID }) { apps[index] = app } else { apps.append(app) }
         }
         return apps
+    }
+}
+
+/// Which field profile a device without its own runs (`castline sim --profile`).
+public enum FieldProfileChoice: Sendable, Equatable {
+    /// The well-behaved device (``FieldProfile/ideal``): the default.
+    case ideal
+    /// Each device its model's (``FieldProfile/forModel(_:isVideoDevice:)``).
+    case model
+    /// One profile for every device.
+    case named(FieldProfile)
+
+    /// `ideal`, `model` or a built-in profile's name; nil for anything else.
+    public init?(name: String) {
+        switch name {
+        case "ideal": self = .ideal
+        case "model": self = .model
+        default:
+            guard let profile = FieldProfile.named(name) else { return nil }
+            self = .named(profile)
+        }
     }
 }
 

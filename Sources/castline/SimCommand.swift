@@ -78,6 +78,15 @@ struct SimCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Stop an app that shows no media this many seconds after its last use, as Nest Hubs stop dashboards (default: never).")
     var appIdleTimeout: Double?
 
+    @Option(name: .long, help: "What resets an app's idle timer on every device: media (only media activity: a LOAD, media shown) or any-message (any message to the app); default: each device's field profile.")
+    var idleResetBy: String?
+
+    @Option(name: .long, help: "Field profile of the devices whose config names none: ideal (the default: a well-behaved device), model (each device its model's), or a profile name (chromecast, nest-hub, nest-hub-fuchsia, chromecast-google-tv, cast-tv, speaker). See docs/simulator.md.")
+    var profile: String = "ideal"
+
+    @Option(name: .long, help: "Divide every field profile's durations by this (60: a day in 24 minutes).")
+    var fieldTimeScale: Double = 1
+
     @Option(name: .long, help: "Seconds a device waits for loopback media after a LOAD before the LOAD fails.")
     var mediaFetchTimeout: Double = 5
 
@@ -119,6 +128,16 @@ struct SimCommand: AsyncParsableCommand {
         try seconds(replyDelay, "--reply-delay")
         try seconds(mediaFetchTimeout, "--media-fetch-timeout", positive: true)
         try seconds(dropAfter, "--drop-after")
+        if let idleResetBy, FieldProfile.IdleReset(rawValue: idleResetBy) == nil {
+            throw ValidationError("--idle-reset-by must be media or any-message (got \(idleResetBy))")
+        }
+        guard FieldProfileChoice(name: profile) != nil else {
+            throw ValidationError("--profile must be ideal, model or one of " + FieldProfile.builtIn.map(\.name).joined(separator: ", ")
+                                  + " (got \(profile))")
+        }
+        guard fieldTimeScale.isFinite, fieldTimeScale >= 1, fieldTimeScale <= 10_000 else {
+            throw ValidationError("--field-time-scale must be 1…10000 (got \(fieldTimeScale))")
+        }
         guard heartbeatTimeout > pingInterval else {
             throw ValidationError("--heartbeat-timeout (\(heartbeatTimeout)) must be longer than --ping-interval (\(pingInterval))")
         }
@@ -172,6 +191,9 @@ struct SimCommand: AsyncParsableCommand {
         settings.timing.bufferingDelay = bufferingDelay
         settings.timing.launchDelay = launchDelay
         settings.timing.appIdleTimeout = appIdleTimeout
+        settings.timing.idleResetBy = idleResetBy.flatMap { FieldProfile.IdleReset(rawValue: $0) }
+        settings.fieldProfile = FieldProfileChoice(name: profile) ?? .ideal
+        settings.fieldTimeScale = fieldTimeScale
         settings.timing.checksLoopbackMedia = !noMediaCheck
         settings.mediaFetchTimeout = mediaFetchTimeout
         settings.initialFaults = DeviceFaults(ignorePings: ignorePings, replyDelay: replyDelay, dropAfter: dropAfter)

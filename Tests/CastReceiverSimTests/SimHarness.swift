@@ -17,10 +17,10 @@ struct SimHarness {
         catalogue: [AppDefinition] = [.defaultMediaReceiver], rules: [MediaRule] = [],
         timing: PlaybackTiming = PlaybackTiming(bufferingDelay: 0.25),
         isVideoDevice: Bool = true, requiresVirtualConnection: Bool = true, seed: UInt64 = 42,
-        logSystem: LogSystem = LogSystem()
+        field: FieldProfile = .ideal, logSystem: LogSystem = LogSystem()
     ) {
         let profile = DeviceProfile(uuid: Self.uuid, friendlyName: "Living Room", model: "Chromecast", isVideoDevice: isVideoDevice,
-                                    initialVolume: 0.5, requiresVirtualConnection: requiresVirtualConnection)
+                                    initialVolume: 0.5, requiresVirtualConnection: requiresVirtualConnection, field: field)
         device = ReceiverDevice(profile: profile, catalogue: catalogue, mediaRules: rules, timing: timing, idSeed: seed,
                                 logSystem: logSystem)
     }
