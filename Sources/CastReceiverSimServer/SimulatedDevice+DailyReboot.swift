@@ -14,7 +14,7 @@ extension SimulatedDevice {
         dailyRebootTask = nil
         guard let reboot = fieldProfile.dailyReboot else { return }
         let draw = Double(rebootRandom.next() >> 11) / Double(1 << 53)
-        let position = Self.localSecondsOfDay() / max(1, settings.fieldTimeScale)
+        let position = dayClock.position(now: MonotonicClock.seconds())
         let delay = reboot.secondsUntilReboot(dayPosition: position, draw: draw, minimumDelay: minimumDelay)
         guard delay.isFinite else { return }
         log.info("daily reboot in \(Int(delay)) s (profile \(fieldProfile.name))", ["delay": .double(delay)])
@@ -25,6 +25,22 @@ extension SimulatedDevice {
             scheduleDailyReboot(minimumDelay: reboot.windowLength + reboot.downFor)
         }
     }
+
+}
+
+/// The device's time of day in the field profile's (scaled) seconds: local time at start,
+/// divided by the time scale, then running at the monotonic clock's pace, so a scaled day
+/// passes in `86400 / scale` real seconds. Value type.
+struct FieldDayClock: Sendable {
+    let origin: Double
+    let originMonotonic: Double
+
+    init(scale: Double, now: Double = MonotonicClock.seconds()) {
+        origin = Self.localSecondsOfDay() / max(1, scale)
+        originMonotonic = now
+    }
+
+    func position(now: Double) -> Double { origin + (now - originMonotonic) }
 
     /// Seconds since local midnight, now.
     static func localSecondsOfDay() -> Double {

@@ -57,6 +57,8 @@ public final class SimulatedDevice: @unchecked Sendable {
     var rebootRandom: IdentifierGenerator
     /// The device's field profile (after the simulator's time scale).
     let fieldProfile: FieldProfile
+    /// The time of day the daily reboot's window is read on.
+    let dayClock: FieldDayClock
 
     init(index: Int, configuration: SimulatedDeviceConfiguration, settings: SimulatorSettings, loop: EventLoop,
          identity: DeviceIdentity, frameLog: FrameLog?, advertiser: MDNSAdvertiser?,
@@ -77,6 +79,7 @@ public final class SimulatedDevice: @unchecked Sendable {
         var profile = configuration.profile
         profile.field = settings.fieldProfile(for: configuration)
         fieldProfile = profile.field
+        dayClock = FieldDayClock(scale: settings.fieldTimeScale)
         rebootRandom = IdentifierGenerator(seed: IdentifierGenerator.deviceSeed(index: index) ^ 0xDA11_EB00_7DA1_1EB0)
         state = ReceiverDevice(profile: profile, catalogue: settings.catalogue,
                                mediaRules: settings.mediaRules, timing: settings.timing,

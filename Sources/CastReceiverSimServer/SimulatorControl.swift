@@ -27,6 +27,10 @@ import NIOCore
 /// | `group-leader` | `group`, `leader`? (device; default the next member) | move the group's endpoint to another member |
 /// | `group-add` / `group-remove` | `group`, `device` | a member joins / leaves the group |
 /// | `member-cast` | `device`, `appId`? (default `CC1AD845`) | the device casts on its own: it leaves its groups' playback |
+/// | `cover` / `uncover` | | ambient mode or a screensaver covers the screen (the app runs on) / lifts |
+/// | `standby` | `enabled` (default true) | the TV goes to standby (false: on again) |
+/// | `input` | `active` (default false) | the TV shows another HDMI input (true: this one again) |
+/// | `launch-hang` | `count` (default 1) | the next LAUNCHes are never answered |
 ///
 /// `device` also selects a group's endpoint by its uuid or name (`push`, `stop-app`, `drop`, …).
 public struct SimulatorControl: Sendable {
@@ -56,7 +60,8 @@ public struct SimulatorControl: Sendable {
         guard let name = command["command"]?.string else {
             return loop.makeSucceededFuture(Self.failure("missing \"command\" (list, push, drop, ignore-pings, delay, "
                                                          + "fail-next-load, stop-app, reboot, outage, transfer, malformed, "
-                                                         + "group-leader, group-add, group-remove, member-cast)"))
+                                                         + "group-leader, group-add, group-remove, member-cast, cover, uncover, "
+                                                         + "standby, input, launch-hang)"))
         }
         if let groupCommand = groupCommand(name, command) { return groupCommand }
         let targets: [SimulatedDevice]
@@ -113,6 +118,18 @@ public struct SimulatorControl: Sendable {
                 .map { Self.success }.recover { Self.failure("\($0)") }
         case "transfer":
             return transfer(from: targets, to: command["to"])
+        case "cover", "uncover":
+            let covered = name == "cover"
+            return mutateAll(targets) { state, now in state.cover(covered, now: now) }
+        case "standby":
+            let enabled = command["enabled"]?.bool ?? true
+            return mutateAll(targets) { state, now in state.setStandby(enabled, now: now) }
+        case "input":
+            let active = command["active"]?.bool ?? false
+            return mutateAll(targets) { state, now in state.setOtherInput(!active, now: now) }
+        case "launch-hang":
+            let count = Int(max(0, min(command["count"]?.int ?? 1, 1_000_000)))
+            return mutateAll(targets) { state, _ in state.hangLaunches(count); return [] }
         case "flood":
             let rate = Int(max(1, min(command["rate"]?.int ?? 10_000, 1_000_000)))
             let seconds = max(0.01, min(command["seconds"]?.double ?? 5, 600))
@@ -169,6 +186,15 @@ public struct SimulatorControl: Sendable {
             do { return try await work() } catch { return Self.failure("\(error)") }
         }
         return promise.futureResult
+    }
+
+    /// Runs `body` on each target's state machine and performs what it returns.
+    private func mutateAll(_ targets: [SimulatedDevice],
+                           _ body: @escaping @Sendable (inout ReceiverDevice, Double) -> [DeviceOutput]) -> EventLoopFuture<JSONValue> {
+        all(targets) { device -> JSONValue in
+            device.mutateState(body)
+            return .null
+        }.map { _ in Self.success }
     }
 
     private func all(_ targets: [SimulatedDevice], _ body: @escaping @Sendable (SimulatedDevice) -> JSONValue)
