@@ -7,17 +7,19 @@ extension DeviceCapabilityTable {
   "source": "https://developers.google.com/cast/docs/media (Supported Media for Google Cast), read 2026-11; HDR of Chromecast with Google TV and Google TV Streamer from Google's product specifications",
   "containers": ["mp4", "webm", "mp2t", "mp3", "ogg", "wav", "flac", "aac"],
   "audio": [
-    {"codec": "aac", "profiles": ["LC", "HE-AAC", "HE-AACv2"]},
-    {"codec": "mp3"},
-    {"codec": "opus"},
-    {"codec": "vorbis"},
-    {"codec": "flac", "max_sample_rate": 96000},
-    {"codec": "pcm_s16le"},
-    {"codec": "pcm_s24le"}
+    {"codec": "aac", "profiles": ["LC", "HE-AAC", "HE-AACv2"], "source": "Google's Supported Media: HE-AAC, LC-AAC (HE-AACv2: silent, accepted as HE-AAC)"},
+    {"codec": "mp3", "source": "Google's Supported Media: MP3"},
+    {"codec": "opus", "source": "Google's Supported Media: Opus"},
+    {"codec": "vorbis", "source": "Google's Supported Media: Vorbis"},
+    {"codec": "flac", "max_sample_rate": 96000, "source": "Google's Supported Media: FLAC (up to 96kHz/24-bit)"},
+    {"codec": "pcm_s16le", "source": "Google's Supported Media: WAV (LPCM)"},
+    {"codec": "pcm_s24le", "source": "Google's Supported Media: WAV (LPCM)"},
+    {"codec": "pcm_u8", "source": "silent: Google lists WAV (LPCM) with no bit depths; 8-bit unsigned is LPCM WAV, so it is accepted"},
+    {"codec": "pcm_s32le", "source": "silent: Google lists WAV (LPCM) with no bit depths; 32-bit signed is LPCM WAV, so it is accepted"}
   ],
   "families": [
     {
-      "id": "chromecast", "name": "Chromecast (3rd generation)", "models": ["Chromecast"],
+      "id": "chromecast", "name": "Chromecast (3rd generation)", "source": "Google's Supported Media, Chromecast 3rd Gen: H.264 High Profile up to level 4.2 (1080p/60fps), VP8 (720p/60fps or 1080p/30fps)", "models": ["Chromecast"],
       "video": true, "max_width": 1920, "max_height": 1080, "max_fps": 60, "hdr": [],
       "video_codecs": [
         {"codec": "h264", "profiles": ["Constrained Baseline", "Baseline", "Main", "High"], "max_level": 42, "max_height": 1080, "max_fps": 60},
@@ -25,7 +27,7 @@ extension DeviceCapabilityTable {
       ]
     },
     {
-      "id": "chromecast-ultra", "name": "Chromecast Ultra", "models": ["Chromecast Ultra"],
+      "id": "chromecast-ultra", "name": "Chromecast Ultra", "source": "Google's Supported Media, Chromecast Ultra: H.264 High up to 4.2, VP8 (4K/30fps), HEVC Main/Main10 up to 5.1 (4K/60fps), VP9 Profile 0/2 up to 5.1, Dolby Vision, HDR10", "models": ["Chromecast Ultra"],
       "video": true, "max_width": 3840, "max_height": 2160, "max_fps": 60, "hdr": ["HDR10", "DolbyVision"],
       "video_codecs": [
         {"codec": "h264", "profiles": ["Constrained Baseline", "Baseline", "Main", "High"], "max_level": 42, "max_height": 1080, "max_fps": 60},
@@ -35,7 +37,7 @@ extension DeviceCapabilityTable {
       ]
     },
     {
-      "id": "chromecast-google-tv", "name": "Chromecast with Google TV (4K)", "models": ["Chromecast with Google TV"],
+      "id": "chromecast-google-tv", "name": "Chromecast with Google TV (4K)", "source": "Google's Supported Media, Chromecast with Google TV: H.264 High up to 5.1 (4Kx2K/30fps), HEVC Main/Main10 up to 5.1 (4Kx2K@60fps), VP9 Profile-2 up to 4Kx2K@60fps; HDR from Google's product specifications", "models": ["Chromecast with Google TV"],
       "video": true, "max_width": 3840, "max_height": 2160, "max_fps": 60, "hdr": ["HDR10", "HLG", "DolbyVision"],
       "video_codecs": [
         {"codec": "h264", "profiles": ["Constrained Baseline", "Baseline", "Main", "High"], "max_level": 51, "max_height": 2160, "max_fps": 30},
@@ -44,7 +46,7 @@ extension DeviceCapabilityTable {
       ]
     },
     {
-      "id": "google-tv-streamer", "name": "Google TV Streamer", "models": ["Google TV Streamer"],
+      "id": "google-tv-streamer", "name": "Google TV Streamer", "source": "the table's sources: Google's Supported Media page, HDR from Google's product specifications (this row's codec limits were not re-checked for issue 47)", "models": ["Google TV Streamer"],
       "video": true, "max_width": 3840, "max_height": 2160, "max_fps": 60, "hdr": ["HDR10", "HLG", "DolbyVision"],
       "video_codecs": [
         {"codec": "h264", "profiles": ["Constrained Baseline", "Baseline", "Main", "High"], "max_level": 52, "max_height": 2160, "max_fps": 60},
@@ -54,7 +56,7 @@ extension DeviceCapabilityTable {
       ]
     },
     {
-      "id": "nest-hub", "name": "Google Nest Hub", "models": ["Google Nest Hub", "Google Home Hub"],
+      "id": "nest-hub", "name": "Google Nest Hub", "source": "Google's Supported Media, Google Nest Hub: H.264 High up to 4.1 (720p/60fps), VP9 up to level 4.0 (720p/60fps)", "models": ["Google Nest Hub", "Google Home Hub"],
       "video": true, "max_width": 1280, "max_height": 720, "max_fps": 60, "hdr": [],
       "video_codecs": [
         {"codec": "h264", "profiles": ["Constrained Baseline", "Baseline", "Main", "High"], "max_level": 41, "max_height": 720, "max_fps": 60},
@@ -62,7 +64,7 @@ extension DeviceCapabilityTable {
       ]
     },
     {
-      "id": "nest-hub-max", "name": "Google Nest Hub Max", "models": ["Google Nest Hub Max"],
+      "id": "nest-hub-max", "name": "Google Nest Hub Max", "source": "Google's Supported Media, Nest Hub Max: H.264 High up to 4.1 (720p/30fps), VP9 up to level 4.0 (720p/30fps)", "models": ["Google Nest Hub Max"],
       "video": true, "max_width": 1280, "max_height": 720, "max_fps": 30, "hdr": [],
       "video_codecs": [
         {"codec": "h264", "profiles": ["Constrained Baseline", "Baseline", "Main", "High"], "max_level": 41, "max_height": 720, "max_fps": 30},
@@ -70,7 +72,7 @@ extension DeviceCapabilityTable {
       ]
     },
     {
-      "id": "speaker", "name": "Google Cast speaker (audio only)",
+      "id": "speaker", "name": "Google Cast speaker (audio only)", "source": "Google's Supported Media: Chromecast Audio, Google Home and Google Home Mini play the audio codecs listed (no video)",
       "models": ["Google Nest Mini", "Google Home", "Google Home Mini", "Google Home Max", "Google Nest Audio", "Chromecast Audio", "Google Cast Group"],
       "video": false, "hdr": [], "video_codecs": []
     }

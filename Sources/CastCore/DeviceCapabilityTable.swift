@@ -18,6 +18,12 @@ public struct DeviceCapabilityTable: Sendable, Equatable {
         public var codec: String
         public var profiles: [String]
         public var maxSampleRate: Int?
+        /// Where the rule comes from; one starting `silent:` is accepted because the sources say
+        /// nothing against it (issue 47: every rule cites its source).
+        public var source: String = ""
+
+        /// The sources are silent on this codec: it is accepted, not documented.
+        public var isAcceptedWithoutSource: Bool { source.hasPrefix("silent") }
     }
 
     /// One device family's row.
@@ -32,6 +38,8 @@ public struct DeviceCapabilityTable: Sendable, Equatable {
         /// `HDR10`, `HLG`, `DolbyVision`; SDR always plays.
         public var hdr: [String]
         public var videoCodecs: [VideoCodec]
+        /// Where the row's limits come from.
+        public var source: String = ""
     }
 
     public var source: String
@@ -68,7 +76,10 @@ public struct DeviceCapabilityTable: Sendable, Equatable {
         source = json["source"]?.string ?? ""
         containers = strings(json["containers"])
         audioCodecs = (json["audio"]?.array ?? []).compactMap { a in
-            a["codec"]?.string.map { AudioCodec(codec: $0, profiles: strings(a["profiles"]), maxSampleRate: int(a["max_sample_rate"])) }
+            a["codec"]?.string.map {
+                AudioCodec(codec: $0, profiles: strings(a["profiles"]), maxSampleRate: int(a["max_sample_rate"]),
+                           source: a["source"]?.string ?? "")
+            }
         }
         self.families = try families.map { (f) throws(CastPayloadError) -> Family in
             guard let id = f["id"]?.string else { throw .missingKey("id") }
@@ -82,7 +93,7 @@ public struct DeviceCapabilityTable: Sendable, Equatable {
                         VideoCodec(codec: $0, profiles: strings(c["profiles"]), maxLevel: int(c["max_level"]),
                                    maxHeight: int(c["max_height"]), maxFPS: c["max_fps"]?.double)
                     }
-                })
+                }, source: f["source"]?.string ?? "")
         }
         defaultVideo = json["default_video"]?.string ?? "chromecast"
         defaultAudioOnly = json["default_audio_only"]?.string ?? "speaker"

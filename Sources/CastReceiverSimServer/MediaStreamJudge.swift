@@ -47,7 +47,12 @@ struct MediaStreamJudge: Sendable {
         // (the table lists what Cast documents, a device plays MKV/WebM progressive as Chrome does).
         switch plan.action {
         case .direct, .remux:
-            return Verdict(failure: nil, reason: "\(family.name) plays \(format.streams.filter { $0.kind == .video || $0.kind == .audio }.map(\.summary).joined(separator: "; "))",
+            // Accepted where the sources say nothing against it: the reason says so.
+            let silent = format.streams.filter { $0.kind == .audio }.compactMap { stream in
+                DeviceCapabilityTable.shared.audioCodecs.first { $0.codec == stream.codec && $0.isAcceptedWithoutSource }
+            }.map { "\($0.codec): \($0.source)" }
+            let played = format.streams.filter { $0.kind == .video || $0.kind == .audio }.map(\.summary).joined(separator: "; ")
+            return Verdict(failure: nil, reason: "\(family.name) plays \(played)" + silent.map { " (\($0))" }.joined(),
                            videoInfo: format.videoInfo, duration: format.duration.flatMap { $0.isFinite && $0 > 0 ? $0 : nil })
         case .transcode, .refuse:
             return Verdict(failure: manifest ? .sourceBufferFailure : .mediaSrcNotSupported,

@@ -71,6 +71,23 @@ struct MediaPlanTests {
         #expect(MediaPlan.decide(Self.format(container: "mp4", []), family: cc).action == .refuse)
     }
 
+    /// Issue 47: every rule cites its source; where the sources are silent the rule accepts the
+    /// media and says so (8-bit WAV was refused with no source for it).
+    @Test func everyRuleCitesItsSourceAndSilentOnesAccept() {
+        for codec in Self.table.audioCodecs { #expect(!codec.source.isEmpty, "audio rule \(codec.codec) has no source") }
+        for family in Self.table.families { #expect(!family.source.isEmpty, "family \(family.id) has no source") }
+        let speaker = Self.table.family(id: "speaker")!
+        for depth in ["pcm_u8", "pcm_s16le", "pcm_s24le", "pcm_s32le"] {
+            let wav = MediaStreamInfo(index: 0, kind: .audio, codec: depth, channels: 2, sampleRate: 44100)
+            #expect(MediaPlan.decide(Self.format(container: "wav", [wav]), family: speaker).action == .direct, "\(depth) WAV is LPCM")
+        }
+        #expect(Self.table.audioCodecs.first { $0.codec == "pcm_u8" }?.isAcceptedWithoutSource == true)
+        #expect(Self.table.audioCodecs.first { $0.codec == "pcm_s16le" }?.isAcceptedWithoutSource == false)
+        let ac3 = MediaStreamInfo(index: 0, kind: .audio, codec: "ac3", channels: 6)
+        #expect(MediaPlan.decide(Self.format(container: "mp4", [ac3]), family: speaker).action != .direct,
+                "a codec the sources do not list is still refused or transcoded")
+    }
+
     @Test("stream JSON round-trips with snake_case keys; a stream without a codec is an error")
     func streamJSON() throws {
         let decoded = try MediaStreamInfo(json: Self.hevcHDR10.json)

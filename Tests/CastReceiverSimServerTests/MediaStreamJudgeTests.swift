@@ -27,6 +27,18 @@ struct MediaStreamJudgeTests {
         #expect(hls.failure == .sourceBufferFailure && hls.reason.contains("audio only"))
     }
 
+    @Test("an 8-bit WAV plays, and the verdict says the sources are silent on it")
+    func eightBitWAV() throws {
+        let ffprobe = """
+            {"streams":[{"index":0,"codec_name":"pcm_u8","codec_type":"audio","sample_rate":"22050","channels":1}],
+            "format":{"format_name":"wav","duration":"2.000000"}}
+            """
+        let format = MediaStreamJudge.format(fromFFprobe: try JSONValue.parse(ffprobe))
+        let verdict = MediaStreamJudge.verdict(format, contentType: "audio/wav", family: DeviceCapabilityTable.shared.family(id: "speaker")!)
+        #expect(verdict.failure == nil && verdict.duration == 2)
+        #expect(verdict.reason.contains("pcm_u8: silent"), "\(verdict.reason)")
+    }
+
     @Test("a text track must answer 2xx, with CORS, in WebVTT")
     func textTracks() {
         func result(status: Int?, cors: String?, body: String) -> MediaFetchResult {
