@@ -76,17 +76,18 @@ public struct ReceiverDevice: Sendable {
     ///   - catalogue: apps that LAUNCH can start (first entry wins for a repeated id).
     ///   - mediaRules: first match wins (videoInfo, duration, load errors).
     ///   - idSeed: makes sessionIds/transportIds and queue shuffles reproducible.
+    ///   - fieldSeed: seeds the field profile's chances (CANCELLED, hangs); nil: from `idSeed`.
     ///   - logSystem: where records go (`ReceiverDevice`, `MediaPlayer`); tests pass a private one.
     public init(
         profile: DeviceProfile, catalogue: [AppDefinition], mediaRules: [MediaRule], timing: PlaybackTiming = .init(),
-        idSeed: UInt64, logSystem: LogSystem = .shared
+        idSeed: UInt64, fieldSeed: UInt64? = nil, logSystem: LogSystem = .shared
     ) {
         self.profile = profile
         self.catalogue = catalogue
         launchDelay = max(0, profile.field.launch.readyAfter ?? timing.launchDelay)
         appIdleTimeout = (timing.appIdleTimeout ?? profile.field.appIdleTimeout).map { max(0, $0) }
         idleResetBy = timing.idleResetBy ?? profile.field.idleResetBy
-        fieldRandom = IdentifierGenerator(seed: idSeed ^ 0xF1E1_D0F1_E1D0_F1E1)
+        fieldRandom = IdentifierGenerator(seed: fieldSeed ?? (idSeed ^ 0xF1E1_D0F1_E1D0_F1E1))
         let deviceFields: LogFields = ["device": .string(profile.uuid)]
         log = Logger(class: "ReceiverDevice", system: logSystem).with(deviceFields)
         ids = IdentifierGenerator(seed: idSeed)

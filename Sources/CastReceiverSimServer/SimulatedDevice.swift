@@ -80,10 +80,11 @@ public final class SimulatedDevice: @unchecked Sendable {
         profile.field = settings.fieldProfile(for: configuration)
         fieldProfile = profile.field
         dayClock = FieldDayClock(scale: settings.fieldTimeScale)
-        rebootRandom = IdentifierGenerator(seed: IdentifierGenerator.deviceSeed(index: index) ^ 0xDA11_EB00_7DA1_1EB0)
+        let fieldSeed = IdentifierGenerator.deviceSeed(index: index) ^ (settings.fieldSeed &* 0xD1B5_4A32_D192_ED03)
+        rebootRandom = IdentifierGenerator(seed: fieldSeed ^ 0xDA11_EB00_7DA1_1EB0)
         state = ReceiverDevice(profile: profile, catalogue: settings.catalogue,
                                mediaRules: settings.mediaRules, timing: settings.timing,
-                               idSeed: IdentifierGenerator.deviceSeed(index: index))
+                               idSeed: IdentifierGenerator.deviceSeed(index: index), fieldSeed: fieldSeed ^ 0xF1E1_D0F1_E1D0_F1E1)
     }
 
     // MARK: Sockets

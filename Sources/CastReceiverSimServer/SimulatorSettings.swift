@@ -41,6 +41,9 @@ public struct SimulatorSettings: Sendable {
     public var replay: ReplayScript?
     /// The field profile of the devices whose configuration names none (`--profile`).
     public var fieldProfile: FieldProfileChoice = .ideal
+    /// Seeds the field profiles' chances (launch outcomes, the daily reboot's moment) with the
+    /// device's index (`castline sim --seed`): the same seed, the same run.
+    public var fieldSeed: UInt64 = 0
     /// Every profile's durations divided by this (`--field-time-scale`; 60: a day in 24 minutes).
     public var fieldTimeScale: Double = 1
 

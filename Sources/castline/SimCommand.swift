@@ -36,7 +36,7 @@ struct SimCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Model name announced in mDNS and eureka_info.")
     var model: String = "Chromecast"
 
-    @Option(name: .long, help: "Seed for the device uuids (stable across runs).")
+    @Option(name: .long, help: "Seed for the device uuids and the field profiles' chances (launch outcomes, the daily reboot's moment); stable across runs.")
     var seed: UInt64 = 0
 
     @Option(name: .long, help: "TLS profile of devices that name none in --config: chromecast-legacy (TLS 1.2, RSA-2048, no session tickets) or modern (TLS 1.3, EC P-256, tickets). Default: by model (chromecast-legacy except Chromecast with Google TV and Google TV Streamer).")
@@ -194,6 +194,7 @@ struct SimCommand: AsyncParsableCommand {
         settings.timing.idleResetBy = idleResetBy.flatMap { FieldProfile.IdleReset(rawValue: $0) }
         settings.fieldProfile = FieldProfileChoice(name: profile) ?? .ideal
         settings.fieldTimeScale = fieldTimeScale
+        settings.fieldSeed = seed
         settings.timing.checksLoopbackMedia = !noMediaCheck
         settings.mediaFetchTimeout = mediaFetchTimeout
         settings.initialFaults = DeviceFaults(ignorePings: ignorePings, replyDelay: replyDelay, dropAfter: dropAfter)
