@@ -3,8 +3,8 @@
 /// it reports HDMI-CEC, when it reboots on its own. Value type.
 ///
 /// A profile changes timing, never the protocol: every message a device sends under a profile is
-/// one it also sends without (a LAUNCH_ERROR CANCELLED, a CLOSE, a RECEIVER_STATUS), only when
-/// differs. The figures are what users reported (docs/simulator.md's profiles table, with a
+/// one it also sends without (a LAUNCH_ERROR CANCELLED, a CLOSE, a RECEIVER_STATUS); only the
+/// moment differs. The figures are what users reported (docs/simulator.md's profiles table, with a
 /// source for each); where a report is vague the figure is a default, overridable in the config.
 public struct FieldProfile: Sendable, Hashable {
     /// What resets the timer that closes an app showing no media.
