@@ -111,22 +111,22 @@ extension ReceiverDevice {
     /// The TV goes to standby (or back on). Where the model reports CEC, every sender on
     /// receiver-0 gets the new RECEIVER_STATUS.
     public mutating func setStandby(_ standby: Bool, now: Double) -> [DeviceOutput] {
-        var out = advance(to: now)
-        guard screen.standby != standby else { return out }
-        screen.standby = standby
-        if !standby { screen.lastWake = now }
-        log.info(standby ? "the TV is in standby" : "the TV is on", ["standby": .bool(standby)])
-        out += cecStatusChanged()
-        return out
+        setTVSwitch(\.standby, to: standby, now: now, standby ? "the TV is in standby" : "the TV is on")
     }
 
-    /// The TV shows another HDMI input (or this one again).
+    /// The TV shows another HDMI input (or this one again); reported as ``setStandby(_:now:)``.
     public mutating func setOtherInput(_ other: Bool, now: Double) -> [DeviceOutput] {
+        setTVSwitch(\.otherInput, to: other, now: now, other ? "the TV shows another input" : "the TV shows this input")
+    }
+
+    /// Sets one of the TV's switches (power, input); turning one off wakes the screen.
+    private mutating func setTVSwitch(_ key: WritableKeyPath<ScreenSwitches, Bool>, to value: Bool, now: Double,
+                                      _ message: String) -> [DeviceOutput] {
         var out = advance(to: now)
-        guard screen.otherInput != other else { return out }
-        screen.otherInput = other
-        if !other { screen.lastWake = now }
-        log.info(other ? "the TV shows another input" : "the TV shows this input", ["otherInput": .bool(other)])
+        guard screen[keyPath: key] != value else { return out }
+        screen[keyPath: key] = value
+        if !value { screen.lastWake = now }
+        log.info(message, ["standby": .bool(screen.standby), "otherInput": .bool(screen.otherInput)])
         out += cecStatusChanged()
         return out
     }
