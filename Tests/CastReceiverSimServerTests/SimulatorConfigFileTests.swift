@@ -62,7 +62,42 @@ struct SimulatorConfigFileTests {
         ("[1, 2]", "t.json:1:1: expected an object, found an array"),
         ("{\"devices\": [{\"name\": \"TV\", \"uuid\": \"00112233445566778899aabbccddeeff\", \"tls\": \"tls13\"}]}",
          "t.json:1:80: devices[0].tls: unknown TLS profile \"tls13\" (expected chromecast-legacy, modern)"),
+        ("{\"devices\": [{\"name\": \"TV\", \"uuid\": \"00112233445566778899aabbccddeeff\", \"profile\": \"nest-hub-3\"}]}", "devices[0].profile: unknown profile \"nest-hub-3\""),
+        ("{\"devices\": [{\"name\": \"TV\", \"uuid\": \"00112233445566778899aabbccddeeff\", \"field\": {\"idleResetBy\": \"always\"}}]}", "devices[0].field.idleResetBy: expected media or any-message"),
+        ("{\"devices\": [{\"name\": \"TV\", \"uuid\": \"00112233445566778899aabbccddeeff\", \"field\": {\"launch\": {\"hangProbability\": 1.5}}}]}", "devices[0].field.launch.hangProbability: expected a probability"),
+        ("{\"devices\": [{\"name\": \"TV\", \"uuid\": \"00112233445566778899aabbccddeeff\", \"field\": {\"launch\": {\"hangProbability\": 0.6, \"cancelledProbability\": 0.6}}}]}",
+         "devices[0].field.launch: cancelledProbability + hangProbability must be at most 1"),
+        ("{\"devices\": [{\"name\": \"TV\", \"uuid\": \"00112233445566778899aabbccddeeff\", \"field\": {\"dailyReboot\": {\"windowStart\": \"25:00\"}}}]}", "devices[0].field.dailyReboot.windowStart: expected \"HH:MM\""),
+        ("{\"devices\": [{\"name\": \"TV\", \"uuid\": \"00112233445566778899aabbccddeeff\", \"field\": {\"ambiant\": null}}]}", "unknown key \"ambiant\" in devices[0].field"),
     ]
+
+    @Test("a device's field profile: a name, the model's, overrides on top, null turns a timer off")
+    func fieldProfiles() throws {
+        let text = """
+            {"devices": [
+              {"name": "A", "uuid": "00112233445566778899aabbccddee01", "model": "Google Nest Hub", "profile": "nest-hub-fuchsia"},
+              {"name": "B", "uuid": "00112233445566778899aabbccddee02", "model": "Google Nest Hub", "address": "127.0.0.2",
+               "field": {"appIdleTimeout": null, "idleResetBy": "any-message", "ambient": {"after": 5},
+                         "launch": {"cancelledProbability": 0.25}, "dailyReboot": {"windowStart": "03:30", "downFor": 5}}},
+              {"name": "C", "uuid": "00112233445566778899aabbccddee03", "model": "Chromecast", "address": "127.0.0.3"}
+            ]}
+            """
+        let devices = try SimulatorConfigFile.parse(text: text, file: "t.json").devices
+        #expect(devices[0].field == FieldProfile.nestHubFuchsia)
+        let b = try #require(devices[1].field)
+        #expect(b.name == "nest-hub", "field without profile: the model's profile is the base")
+        #expect(b.appIdleTimeout == nil && b.idleResetBy == .anyMessage && b.launch.cancelledProbability == 0.25)
+        #expect(b.launch.readyAfter == FieldProfile.nestHub.launch.readyAfter, "what is not overridden stays")
+        #expect(b.ambient == FieldProfile.Ambient(after: 5, coversApp: true))
+        #expect(b.dailyReboot?.windowStart == 3.5 * 3600 && b.dailyReboot?.windowLength == 3600 && b.dailyReboot?.downFor == 5)
+        #expect(devices[2].field == nil, "neither key: the simulator's --profile decides")
+        var settings = SimulatorSettings()
+        #expect(settings.fieldProfile(for: devices[2]) == .ideal)
+        settings.fieldProfile = .model
+        settings.fieldTimeScale = 10
+        #expect(settings.fieldProfile(for: devices[2]) == FieldProfile.chromecast.scaled(by: 10))
+        #expect(settings.fieldProfile(for: devices[0]).appIdleTimeout == 3, "a device's own profile is scaled too")
+    }
 
     @Test("each mistake is reported at its file:line:column", arguments: 0..<mistakes.count)
     func mistake(index: Int) {
