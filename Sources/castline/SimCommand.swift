@@ -81,7 +81,7 @@ struct SimCommand: AsyncParsableCommand {
     @Option(name: .long, help: "What resets an app's idle timer on every device: media (only media activity: a LOAD, media shown) or any-message (any message to the app); default: each device's field profile.")
     var idleResetBy: String?
 
-    @Option(name: .long, help: "Field profile of the devices whose config names none: ideal (the default: a well-behaved device), model (each device its model's), or a profile name (chromecast, nest-hub, nest-hub-fuchsia, chromecast-google-tv, cast-tv, speaker). See docs/simulator.md.")
+    @Option(name: .long, help: "Field profile of the devices whose config names none: ideal (a well-behaved device), model (each device its model's), or a profile name (chromecast, nest-hub, nest-hub-fuchsia, chromecast-google-tv, cast-tv, speaker). See docs/simulator.md.")
     var profile: String = "ideal"
 
     @Option(name: .long, help: "Divide every field profile's durations by this (60: a day in 24 minutes).")
