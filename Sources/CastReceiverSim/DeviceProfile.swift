@@ -1,3 +1,5 @@
+import CastCore
+
 /// The identity facts of a simulated device the state machine needs. Value type.
 public struct DeviceProfile: Sendable, Hashable {
     /// 32 lowercase hex digits, no dashes (the mDNS `id`).

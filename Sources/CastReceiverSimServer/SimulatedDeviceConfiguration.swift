@@ -1,3 +1,4 @@
+import CastCore
 import CastReceiverSim
 
 /// Identity and sockets of one simulated device. Value type; `Sendable`.

@@ -182,9 +182,9 @@ extension CastSession {
                        senderInfo: ["sdkType": 2, "version": "castline", "platform": 4, "connectionType": 1])
     }
 
-    func receiverRequest(step: String, type: String,
+    func receiverRequest(step: String, type: String, timeout: Double? = nil,
                          _ build: @escaping @Sendable (RequestID) -> ReceiverMessage) async throws(CastSessionError) -> ReceiverStatus {
-        switch await receiverStatusRequest(type: type, build).result {
+        switch await receiverStatusRequest(type: type, timeout: timeout, build).result {
         case .success(let status): return status
         case .failure(let error): throw .requestFailed(step: step, error)
         }

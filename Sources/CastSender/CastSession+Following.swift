@@ -47,16 +47,19 @@ extension CastSession {
     }
 
     /// Launches `appID` on the device (unless it runs already) and returns it once the session
-    /// has joined it. Only for a following session.
-    public func launch(appID: String) async throws(CastSessionError) -> ApplicationInfo {
+    /// has joined it. Only for a following session. `timeout`: how long the LAUNCH may take to
+    /// be answered, and the app to show up after (nil: ``CastOptions/requestTimeout``); a launch
+    /// that hangs past it fails `timedOut`.
+    public func launch(appID: String, timeout: Double? = nil) async throws(CastSessionError) -> ApplicationInfo {
         guard isFollowing else { throw .requestFailed(step: "LAUNCH", .invalidRequest(ErrorReason(rawValue: "not a following session"))) }
         if let app = application, app.appID == appID { return app }
         log.info("launching app \(appID)", ["appId": .string(appID)])
         // The reply's RECEIVER_STATUS is followed (the app joined) before the request completes.
-        let status = try await receiverRequest(step: "LAUNCH", type: "LAUNCH") { .launch(LaunchRequest(requestID: $0, appID: appID)) }
+        let bound = timeout ?? options.requestTimeout
+        let status = try await receiverRequest(step: "LAUNCH", type: "LAUNCH", timeout: bound) { .launch(LaunchRequest(requestID: $0, appID: appID)) }
         if let app = application, app.appID == appID { return app }
         // Some devices answer before the app is up: ask again until it shows (bounded).
-        let deadline = MonotonicClock.seconds() + options.requestTimeout
+        let deadline = MonotonicClock.seconds() + bound
         var latest = status
         while MonotonicClock.seconds() < deadline {
             if let app = application, app.appID == appID { return app }

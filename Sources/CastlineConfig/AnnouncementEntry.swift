@@ -57,7 +57,7 @@ extension CastlineConfiguration {
     /// of a job that keeps media playing do not apply, and each one given is an error.
     static func announceJob(_ announceNode: YAMLNode, in map: ConfigMapping, path: String, reader: ConfigReader) -> JobEntry? {
         let (name, devices) = jobTarget(map, node: map.node, path: path, reader: reader)
-        for key in ["media", "site", "schedule", "fallback", "app_id", "recast_on", "takeover", "reclaim_after", "check_interval", "retry_delay"]
+        for key in ["media", "site", "schedule", "fallback", "app_id", "recast_on", "takeover", "reclaim_after", "check_interval", "retry_delay", "screen_off"]
         where map.value(key) != nil {
             let why = ["media", "site", "schedule", "fallback"].contains(key)
                 ? "an announce job plays its announce.media (announce.at and days say when)"

@@ -54,7 +54,7 @@ extension CastlineConfiguration {
         }
         if let node = top.value("session") { decodeSession(node, reader: reader) }
         if let node = top.value("media") { decodeMedia(node, reader: reader) }
-        if let node = top.value("daemon"), let map = reader.mapping(node, path: "daemon", allowed: ["on_stop", "on_job_removed", "jobs_file", "idle_timeouts"]) {
+        if let node = top.value("daemon"), let map = reader.mapping(node, path: "daemon", allowed: ["on_stop", "on_job_removed", "jobs_file", "idle_timeouts", "field_profiles", "field_time_scale"]) {
             if let value = map.choice("on_stop", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onStop = .init(rawValue: value)! }
             if let value = map.choice("on_job_removed", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onJobRemoved = .init(rawValue: value)! }
             daemon.jobsFile = map.string("jobs_file")
@@ -69,6 +69,8 @@ extension CastlineConfiguration {
                     }
                 }
             }
+            if let node = map.value("field_profiles") { daemon.fieldProfiles = Self.fieldProfiles(node, reader: reader) }
+            if let scale = map.double("field_time_scale", 1...10_000) { daemon.fieldTimeScale = scale }
         }
         if let node = top.value("api") { decodeAPI(node, reader: reader) }
         if let node = top.value("nearby") { decodeNearby(node, reader: reader) }
@@ -283,10 +285,40 @@ extension CastlineConfiguration {
         session.trustAnchors = map.strings("trust_anchors") ?? []
     }
 
+    /// `daemon.field_profiles`: model globs → a profile's name, or a mapping of overrides.
+    static func fieldProfiles(_ node: YAMLNode, reader: ConfigReader) -> [FieldProfileOverride] {
+        guard let models = reader.mapping(node, path: "daemon.field_profiles", allowed: nil) else { return [] }
+        let names = FieldProfile.builtIn.map(\.name)
+        var result: [FieldProfileOverride] = []
+        for entry in models.entries {
+            let path = "daemon.field_profiles.\(entry.key)"
+            do { _ = try GlobPattern(entry.key) } catch {
+                reader.error(entry.mark, "daemon.field_profiles: \"\(entry.key)\" is not a valid glob: \(error)")
+                continue
+            }
+            var override = FieldProfileOverride(model: entry.key)
+            if entry.value.scalarText != nil {
+                guard let name = reader.choice(entry.value, path: path, among: names) else { continue }
+                override.profile = name
+            } else {
+                guard let map = reader.mapping(entry.value, path: path, allowed: ["profile", "idle_timeout", "idle_reset_by"]) else { continue }
+                override.profile = map.choice("profile", names)
+                if let node = map.value("idle_timeout") {
+                    if node.scalarText == "never" { override.idleTimeout = .some(nil) } else if let seconds = reader.double(node, path: "\(path).idle_timeout", range: 1...86_400, unit: "seconds") {
+                        override.idleTimeout = .some(seconds)
+                    }
+                }
+                if let reset = map.choice("idle_reset_by", FieldProfile.IdleReset.allCases.map(\.rawValue)) { override.idleResetBy = .init(rawValue: reset) }
+            }
+            result.append(override)
+        }
+        return result
+    }
+
     static func job(_ node: YAMLNode, path: String, reader: ConfigReader) -> JobEntry? {
         guard let map = reader.mapping(node, path: path, allowed: [
             "name", "devices", "app_id", "media", "site", "schedule", "timezone", "fallback", "recast_on", "takeover", "reclaim_after",
-            "check_interval", "retry_delay", "announce",
+            "check_interval", "retry_delay", "announce", "screen_off",
         ]) else { return nil }
         if let node = map.value("announce") { return announceJob(node, in: map, path: path, reader: reader) }
         let (name, devices) = jobTarget(map, node: node, path: path, reader: reader)
@@ -344,6 +376,7 @@ extension CastlineConfiguration {
             job.recastOn = set
         }
         if let v = map.choice("takeover", JobEntry.Takeover.allCases.map(\.rawValue)) { job.takeover = .init(rawValue: v)! }
+        if let v = map.choice("screen_off", JobEntry.ScreenOffPolicy.allCases.map(\.rawValue)) { job.screenOff = .init(rawValue: v)! }
         job.reclaimAfter = map.double("reclaim_after", 1...86_400 * 7, unit: "seconds")
         if job.reclaimAfter != nil, job.takeover == .reclaim, let mark = map.keyMark("reclaim_after") {
             reader.warning(mark, "\(path).reclaim_after has no effect with takeover: reclaim (the job reclaims at once)")

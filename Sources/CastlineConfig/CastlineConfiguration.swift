@@ -1,3 +1,5 @@
+import CastCore
+
 /// castline's configuration file (YAML), decoded and checked. Every value has a default, so an
 /// empty file is a valid configuration; the schema is documented in `configs/castline.example.yaml`
 /// and README.md. Decoding lives in `CastlineConfiguration+Decoding.swift`.
@@ -185,8 +187,33 @@ public struct DaemonSettings: Sendable {
     /// apps without media, in seconds (`daemon.idle_timeouts`); the first match wins. Site jobs
     /// without their own `idle_timeout` keep their page up by it.
     public var idleTimeouts: [(model: String, seconds: Double)] = []
+    /// Device models (globs over the model name) with what castline assumes of their field
+    /// behaviour (`daemon.field_profiles`): a built-in profile, and overrides on top. The first
+    /// match wins; without one, the model name picks the profile (``FieldProfile/forModel(_:isVideoDevice:)``).
+    public var fieldProfiles: [FieldProfileOverride] = []
+    /// Divides every duration castline takes from a field profile (`daemon.field_time_scale`):
+    /// for a test against a simulator run with `--field-time-scale`, never for real devices.
+    public var fieldTimeScale: Double = 1
 
     public init() {}
+}
+
+/// One `daemon.field_profiles` entry: `"MODEL GLOB": PROFILE`, or a mapping with `profile`,
+/// `idle_timeout` (seconds, or `never`) and `idle_reset_by` (`media` or `any-message`).
+public struct FieldProfileOverride: Sendable, Hashable {
+    public var model: String
+    /// A built-in profile's name (nil: the model's own).
+    public var profile: String?
+    /// Set: the idle timeout of apps without media (`.some(nil)`: the device never closes them).
+    public var idleTimeout: Double??
+    public var idleResetBy: FieldProfile.IdleReset?
+
+    public init(model: String, profile: String? = nil, idleTimeout: Double?? = nil, idleResetBy: FieldProfile.IdleReset? = nil) {
+        self.model = model
+        self.profile = profile
+        self.idleTimeout = idleTimeout
+        self.idleResetBy = idleResetBy
+    }
 }
 
 /// The control API of `castline run` (docs/api.md).
@@ -226,6 +253,7 @@ public struct NearbySettings: Sendable {
 
 /// Declarative casting: keep `media` playing on every device matching `devices`.
 public struct JobEntry: Sendable, Hashable {
+    public enum ScreenOffPolicy: String, Sendable, CaseIterable { case report, wake }
     public enum Trigger: String, Sendable, CaseIterable { case idle, reboot, found }
     public enum Takeover: String, Sendable, CaseIterable {
         /// Leave the device to the other sender; cast again when it goes idle (or after `reclaim_after`).
@@ -279,6 +307,10 @@ public struct JobEntry: Sendable, Hashable {
     /// back after a reboot or drop, the device was lost and found again.
     public var recastOn: Set<Trigger> = Set(Trigger.allCases)
     public var takeover = Takeover.yield
+    /// What to do when the device's screen does not show the job's app (covered, in standby, on
+    /// another input): `report` it only, or `wake` it by launching the app again (a LAUNCH lifts
+    /// ambient mode and, over HDMI-CEC, turns the TV on and takes its input).
+    public var screenOff = ScreenOffPolicy.report
     /// With `takeover: yield`, reclaim the device after this many seconds even if it stays busy.
     public var reclaimAfter: Double?
     /// Seconds between checks that the media still plays (a status request).

@@ -79,6 +79,7 @@ extension JobEntry {
         }
         o.set("recast_on", .array(Trigger.allCases.filter { recastOn.contains($0) }.map { .string($0.rawValue) }))
         o.set("takeover", .string(takeover.rawValue))
+        o.set("screen_off", .string(screenOff.rawValue))
         if let reclaimAfter { o.set("reclaim_after", .double(reclaimAfter)) }
         o.set("check_interval", .double(checkInterval))
         o.set("retry_delay", .double(retryDelay))

@@ -53,7 +53,7 @@ extension Daemon {
         ]
         let counters = [
             HubMetrics.Gauge("castline_device_reconnects_total", "Times the device's session was suspended and resumed.", reconnects),
-            HubMetrics.Gauge("castline_device_launches_total", "Job casts started on the device, by what caused them (deviceFound: first or back; media or sessionEnded: the content went away; tick: a backoff or timer; switched: a schedule).", launches),
+            HubMetrics.Gauge("castline_device_launches_total", "Job casts started on the device, by their cause (first, device-back, app-closed, media-ended, retry, launch-cancelled, screen-off, content-changed, hand-back, other-sender-done, reclaim).", launches),
         ]
         return (gauges, counters)
     }

@@ -110,6 +110,7 @@ extension Daemon {
         }
         let old = config
         config = new
+        field.update(new.daemon)
         await registry.setAliases(Self.aliases(new))
         if old.devices != new.devices || old.discovery.allows(["static"]) != new.discovery.allows(["static"]) {
             await context.discoveryManager.remove(providerNamed: "static")

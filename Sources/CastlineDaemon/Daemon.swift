@@ -16,6 +16,8 @@ import Glibc
 package actor Daemon {
     package nonisolated let events: HubEvents
     package nonisolated let registry: DeviceRegistry
+    /// What castline knows of each device's field behaviour (profiles, the config, what was learned).
+    package nonisolated let field: FieldKnowledgeBook
     package nonisolated let metrics: HubMetrics
     /// Per-device reconnects, launches and last seen for `/metrics`, fed by ``events``.
     package nonisolated let deviceMetrics: DeviceMetrics
@@ -55,8 +57,9 @@ package actor Daemon {
     package init(config: CastlineConfiguration, providers: [any DiscoveryProvider], logSystem: LogSystem, group: EventLoopGroup,
                 logLayers: LogRuleLayers, jobStore: JobStore?, notifier: SystemdNotifier = SystemdNotifier(),
                 announcer: NearbyJobAnnouncer? = nil, plugins: (any ChannelPlugins)? = nil, linkRetryDelay: Double? = 10,
-                localMedia: LocalMediaPolicy? = nil, mediaPorts: ClosedRange<Int>? = nil) {
+                localMedia: LocalMediaPolicy? = nil, mediaPorts: ClosedRange<Int>? = nil, fieldLearnedFile: String? = nil) {
         self.config = config
+        field = FieldKnowledgeBook(settings: config.daemon, path: fieldLearnedFile, logSystem: logSystem)
         self.announcer = announcer
         var buffer = [CChar](repeating: 0, count: 256)
         hostName = gethostname(&buffer, buffer.count - 1) == 0
@@ -81,7 +84,7 @@ package actor Daemon {
         media = MediaPublisher(policy: localMedia ?? LocalMediaPolicy(roots: config.media.roots), ports: mediaPorts ?? config.media.ports,
                                group: group, logSystem: logSystem)
         registry = DeviceRegistry(context: context, events: events, metrics: metrics, aliases: Self.aliases(config),
-                                  retryDelay: linkRetryDelay, media: media)
+                                  retryDelay: linkRetryDelay, media: media, field: field)
     }
 
     /// Session options from the config (the same mapping `cast` uses).
@@ -172,7 +175,7 @@ package actor Daemon {
     func startDriver(_ job: JobEntry) {
         drivers[job.name] = JobDriver(job: job, registry: registry, events: events, defaultAppID: config.receiverAppID, group: group,
                                       logSystem: logSystem, media: media, mediaPolicy: mediaPolicy(forJob: job.name),
-                                      pluginChannels: pluginChannels, idleTimeouts: config.daemon.idleTimeouts,
+                                      pluginChannels: pluginChannels, field: field,
                                       announcementRunner: { [weak self] name in await self?.runAnnouncement(name) ?? .null })
     }
 

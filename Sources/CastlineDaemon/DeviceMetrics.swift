@@ -9,7 +9,7 @@ import Synchronization
 package final class DeviceMetrics: Sendable {
     package struct Counts: Sendable, Equatable {
         package var reconnects = 0
-        /// Job launches (a job's machine entering `casting`) by the input that caused them.
+        /// Job casts by their cause (``JobStateMachine/CastCause``).
         package var launches: [String: Int] = [:]
         /// Unix seconds of the last sign of life: an event from the device, or a scrape that found
         /// its session connected.
@@ -26,9 +26,8 @@ package final class DeviceMetrics: Sendable {
 
     package init() {}
 
-    /// One hub event. Session resumes count as reconnects; a job's device entering `casting` is a
-    /// launch (its reason: the input that caused it); media, device and session (re)starts mean
-    /// the device spoke.
+    /// One hub event. Session resumes count as reconnects; a job's `cast` is a launch (its
+    /// reason: the cast's cause); media, device and session (re)starts mean the device spoke.
     package func note(kind: HubEvents.Kind, type: String, device: String?, fields: [String: JSONValue], time: Double) {
         guard let device else { return }
         state.withLock { all in
@@ -38,7 +37,7 @@ package final class DeviceMetrics: Sendable {
                 if type == "didResume" { counts.reconnects += 1 }
                 if type == "didResume" || type == "didStart" { counts.lastSeen = time }
             case .job:
-                if type == "casting" { counts.launches[fields["input"]?.string ?? "unknown", default: 0] += 1 }
+                if type == "cast" { counts.launches[fields["cause"]?.string ?? "unknown", default: 0] += 1 }
             case .media, .device:
                 if type != "lost" { counts.lastSeen = time }
             case .channel, .logging:

@@ -44,6 +44,13 @@ package actor DeviceRegistry {
         /// What the link last reported, kept current by its updates: snapshots and observations
         /// read it without a round trip to the link.
         var view = LinkView()
+        /// Whether the screen shows the app (nil for a device without a screen), and what it is
+        /// read from: the app session since when (monotonic seconds), media last playing.
+        var screen: ScreenReading?
+        var screenApp: (session: String, since: Double)?
+        var lastPlayed: Double?
+        /// Wakes the registry when the model's ambient mode is due to cover the app.
+        var coverTimer: Task<Void, Never>?
     }
 
     /// The link's state, app and device status as of its last update.
@@ -82,6 +89,8 @@ package actor DeviceRegistry {
         package var owner: String?
         /// The speaker groups whose media the device plays now (their names).
         package var castingGroups: [String] = []
+        /// Whether the screen shows the app (nil: the device has no screen).
+        package var screen: ScreenReading?
     }
 
     /// The ids of the devices whose link is connected now, readable from any thread without a
@@ -124,8 +133,12 @@ package actor DeviceRegistry {
     /// ``CastOptions/JoinPolicy/follow`` and it keeps no resume record) and event loops.
     /// `retryDelay`: seconds between attempts to connect to an unreachable device; nil: one
     /// attempt (a command's own hub, whose caller hears the failure).
+    /// What castline knows of each device's field behaviour (for the screen's reading).
+    private let field: FieldKnowledgeBook?
+
     package init(context: CastContext, events: HubEvents, metrics: HubMetrics? = nil,
-                aliases: [String: [String]] = [:], retryDelay: Double? = 10, media: MediaPublisher? = nil) {
+                aliases: [String: [String]] = [:], retryDelay: Double? = 10, media: MediaPublisher? = nil, field: FieldKnowledgeBook? = nil) {
+        self.field = field
         precondition(context.options.joinPolicy == .follow && context.options.sessionResumeFile == nil,
                      "the registry's sessions follow their device")
         self.metrics = metrics
@@ -252,6 +265,7 @@ package actor DeviceRegistry {
             entries[id]?.link = nil
             entries[id]?.view = LinkView()
             connectedIDs.set(id, connected: false)
+            readScreen(id, playing: nil)
             if entries[id]?.present == true { connect(id) }
         }
         await notify(id)
@@ -281,6 +295,57 @@ package actor DeviceRegistry {
         } else if entries[id]?.everConnected == true, entries[id]?.unreachableSince == nil {
             entries[id]?.unreachableSince = MonotonicClock.seconds()
         }
+        readScreen(id, playing: link.remoteMediaClient.mediaStatus.map(Self.isPlaying))
+    }
+
+    static func isPlaying(_ status: MediaStatus) -> Bool {
+        status.playerState == .playing || status.playerState == .buffering
+    }
+
+    /// Reads whether the screen shows the app (``ScreenReading``); a change is logged and sent as
+    /// a `screen` event. `playing`: the media plays now (nil: no media status).
+    func readScreen(_ id: String, playing: Bool?) {
+        guard var entry = entries[id] else { return }
+        let now = MonotonicClock.seconds()
+        let isVideo = entry.device.capabilities?.contains(.videoOut) ?? true
+        guard isVideo, !entry.device.isGroup else { return }
+        let app = entry.view.state == .connected ? entry.view.runningApp : nil
+        if let app {
+            if entry.screenApp?.session != app.sessionID { entry.screenApp = (app.sessionID, now) }
+        } else {
+            entry.screenApp = nil
+        }
+        let mediaPlaying = app != nil && playing == true
+        if mediaPlaying { entry.lastPlayed = now }
+        let inputs = ScreenReading.Inputs(connected: entry.link != nil && entry.view.state == .connected, status: entry.view.status, app: app,
+                                          appSince: entry.screenApp?.since, mediaPlaying: mediaPlaying, lastPlayed: entry.lastPlayed,
+                                          profile: field?.knowledge(for: entry.device).profile, now: now)
+        let reading = ScreenReading.read(inputs)
+        entry.coverTimer?.cancel()
+        entry.coverTimer = nil
+        if let deadline = ScreenReading.coverDeadline(inputs), deadline > now {
+            entry.coverTimer = Task { [weak self] in
+                try? await Task.sleep(for: .seconds(deadline - now + 0.001))
+                guard !Task.isCancelled else { return }
+                await self?.coverDue(id)
+            }
+        }
+        let before = entry.screen
+        entry.screen = reading
+        entries[id] = entry
+        guard before != reading else { return }
+        listed[id] = nil
+        log.info("\(entry.device.friendlyName): the screen \(reading.text)", [
+            "device": .string(id), "visible": .string(reading.visible.map { "\($0)" } ?? "unknown"),
+            "reason": .string(reading.reason?.rawValue ?? ""), "source": .string(reading.source?.rawValue ?? ""),
+        ])
+        events.emit(.device, "screen", device: id, ["screen": reading.json, "before": before?.json ?? .null])
+    }
+
+    /// The model's ambient mode is due to cover the app: read the screen again, tell observers.
+    private func coverDue(_ id: String) async {
+        entries[id]?.coverTimer = nil
+        await notify(id)
     }
 
     /// The screen's owner now (``ScreenOwner``).
@@ -350,7 +415,7 @@ package actor DeviceRegistry {
     package func observation(_ id: String) -> Observation? {
         guard let entry = entries[id], let link = entry.link, let state = entry.view.state else { return nil }
         return Observation(link: Self.linkName(state), app: entry.view.runningApp, media: entry.view.media(from: link.remoteMediaClient.mediaStatus),
-                           owner: entry.owner, castingGroups: entry.view.multizone.castingGroups.map(\.name))
+                           owner: entry.owner, castingGroups: entry.view.multizone.castingGroups.map(\.name), screen: entry.screen)
     }
 
     /// Refreshes the device's view from its link, then gives observers the observation.
@@ -495,7 +560,8 @@ package actor DeviceRegistry {
             guard let entry = entries[id] else { return nil }
             let snapshot = snapshot(entry, now: now)
             let json = snapshot.json(at: now)
-            if snapshot.media?.effectivePlayerState != .playing, snapshot.unreachableSince == nil { listed[id] = json }
+            // Nothing in it moves with time: not playing media, no cover due.
+            if snapshot.media?.effectivePlayerState != .playing, snapshot.unreachableSince == nil, entry.coverTimer == nil { listed[id] = json }
             return json
         }
     }
@@ -515,6 +581,8 @@ package actor DeviceRegistry {
             snapshot.page = entry.shownPage
         }
         snapshot.aliases = entry.aliases
+        // Read while connected; otherwise not known (never the last reading).
+        snapshot.screen = entry.screen.map { entry.link != nil && entry.view.state == .connected ? $0 : .unknown }
         if let link = entry.link, entry.view.state != .connected {
             // What it shows cannot be seen now: unknown, never the last thing seen.
             snapshot.link = entry.view.state.map(Self.linkName) ?? "connecting"

@@ -55,12 +55,12 @@ extension JobDriver {
         case .shuffle: window.fits ? .allAndShuffle : .off
         }
         let link: CastSession
-        do {
+        do throws(ControlError) {
             (_, link) = try await registry.link(id)
-            _ = try await link.launch(appID: appID)
+            _ = try await ControlPlane.launch(appID, on: link, device: device, timeout: launchBound(on: device, pageApp: false))
         } catch {
-            log.warning("cannot cast the playlist to \(device.friendlyName): \(error)", ["device": .string(id)])
-            report(.castFailed("\(error)"))
+            log.warning("cannot cast the playlist to \(device.friendlyName): \(error.message)", ["device": .string(id), "error": .string(error.code)])
+            report(Self.launchFailure(error))
             return
         }
         guard castGenerations[id] == generation else { return }

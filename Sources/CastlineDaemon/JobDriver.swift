@@ -61,8 +61,11 @@ package actor JobDriver {
     var nextSwitch: Int64?
     /// Unix seconds now (a test's clock, or the system's).
     let wallClock: @Sendable () -> Int64
-    /// `daemon.idle_timeouts`: model globs → seconds.
-    let idleTimeouts: [(model: String, seconds: Double)]
+    /// What castline knows of each device's field behaviour (idle timeouts, launch times).
+    let field: FieldKnowledgeBook?
+    /// When the job's app was launched on each device, when castline last sent it something (a
+    /// launch, a keep-alive), and the keep-alives since the launch: what an idle close teaches.
+    var appClock: [String: AppClock] = [:]
     var stopped = false
     /// An announce job's `at:` timer, whether its announcement plays now, its last run (Unix
     /// seconds and the answer), and how it runs (the control plane, given by the daemon).
@@ -73,7 +76,7 @@ package actor JobDriver {
 
     /// `defaultAppID`: the app when the job names none (the config's `receiver_app_id`).
     package init(job: JobEntry, registry: DeviceRegistry, events: HubEvents, defaultAppID: String, group: EventLoopGroup,
-                logSystem: LogSystem, media: MediaPublisher? = nil, mediaPolicy: LocalMediaPolicy = .anywhere, pluginChannels: PluginChannels? = nil, idleTimeouts: [(model: String, seconds: Double)] = [],
+                logSystem: LogSystem, media: MediaPublisher? = nil, mediaPolicy: LocalMediaPolicy = .anywhere, pluginChannels: PluginChannels? = nil, field: FieldKnowledgeBook? = nil,
                 wallClock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) },
                 announcementRunner: (@Sendable (String) async -> JSONValue)? = nil) {
         self.job = job
@@ -82,7 +85,7 @@ package actor JobDriver {
         self.announcementRunner = announcementRunner
         self.wallClock = wallClock
         content = job.schedule == nil ? job : nil
-        self.idleTimeouts = idleTimeouts
+        self.field = field
         self.pluginChannels = pluginChannels
         self.registry = registry
         self.events = events
@@ -132,13 +135,7 @@ package actor JobDriver {
         devices[device.id] = device
         if job.schedule != nil, scheduleEntry == nil { applySchedule() }
         if machines[device.id] == nil, content != nil {
-            let (idle, source) = idleTimeout(for: device)
-            machines[device.id] = JobStateMachine(job: active, idleTimeout: idle)
-            if active.site != nil, let interval = machines[device.id]?.keepAliveInterval {
-                log.info("\(device.friendlyName): keep-alive every \(((interval * 10).rounded() / 10).formatted) s (idle timeout \(idle.formatted) s, \(source))", [
-                    "device": .string(device.id), "model": .string(device.modelName), "idleTimeout": .double(idle),
-                ])
-            }
+            machines[device.id] = machine(for: device, logKeepAlive: true)
         }
         if !known { log.info("device \(device.friendlyName) matches", ["device": .string(device.id), "deviceName": .string(device.friendlyName)]) }
         if watchers[device.id] == nil {
@@ -219,14 +216,18 @@ package actor JobDriver {
             appSessions[id] = nil
             if let other = now.app {
                 otherSessions[id] = other.sessionID
+                appClock[id] = nil
                 feed(id, .sessionEnded(.appReplaced(by: other.appID)))
             } else if afterReconnect {
+                appClock[id] = nil
                 feed(id, .sessionEnded(.lost("the app session is gone after a reconnect (the device restarted?)")))
             } else {
+                noteAppClosed(id)
                 feed(id, .sessionEnded(.appStopped))
             }
             return
         }
+        if before?.screen != now.screen { feed(id, .screen(now.screen)) }
         if let media = now.media { advancePlaylist(id, media) }
         if otherSessions[id] != now.app?.sessionID { otherSessions[id] = nil }
         feed(id, .media(observation(now, otherSession: otherSessions[id])))
@@ -245,12 +246,14 @@ package actor JobDriver {
     func castRuns(in sessionID: String, on id: String) {
         appSessions[id] = AppSession(id: sessionID)
         otherSessions[id] = nil
+        startAppClock(id, session: sessionID)
     }
 
     /// The device's app sessions are no longer followed (the link ended, or the job left it).
     func forgetAppSessions(_ id: String) {
         appSessions[id] = nil
         otherSessions[id] = nil
+        appClock[id] = nil
     }
 
     /// What plays, as the machine sees it: `.noApp` when no app runs, nil when the job's app runs
@@ -343,6 +346,8 @@ package actor JobDriver {
         case .switched: return "switched"
         case .handBack: return "handBack"
         case .groupPlayback: return "groupPlayback"
+        case .launchCancelled: return "launchCancelled"
+        case .screen: return "screen"
         }
     }
 
@@ -386,7 +391,7 @@ package actor JobDriver {
         for id in devices.keys.sorted() {
             playlists[id] = nil
             if let next, let device = devices[id] {
-                machines[id] = JobStateMachine(job: next, idleTimeout: idleTimeout(for: device).0)
+                machines[id] = machine(for: device, job: next)
                 if observed[id]?.link == "connected" { feed(id, .switched("schedule: \(what) in force")) }
             } else {
                 machines[id] = nil
@@ -423,44 +428,10 @@ package actor JobDriver {
     /// An http page: DashCast's https receiver blocks it in a frame (mixed content).
     static func needsForce(_ url: String) -> Bool { url.lowercased().hasPrefix("http://") }
 
-    /// A device's idle timeout for apps without media, and where it comes from: the job's,
-    /// its model's in `daemon.idle_timeouts`, or the default.
-    func idleTimeout(for device: CastDevice) -> (Double, String) {
-        if let own = active.site?.idleTimeout { return (own, "the job's idle_timeout") }
-        for entry in idleTimeouts where (try? GlobPattern(entry.model))?.matches(device.modelName) == true {
-            return (entry.seconds, "daemon.idle_timeouts \"\(entry.model)\" for model \(device.modelName)")
-        }
-        return (SiteEntry.defaultIdleTimeout, "the default")
-    }
-
-    /// Sends a site job's page again (the receiver stops apps that show no media).
-    func keepAlive(_ id: String) async {
-        guard let site, let device = devices[id], let pluginChannels else { return }
-        let count = machines[id]?.keepAlives ?? 0
-        do throws(ControlError) {
-            let (_, link) = try await registry.link(id)
-            let settings = await pageSettings()
-            let (app, _) = try await SiteShow.show(site, force: settings.force, on: link, device: device, channels: pluginChannels)
-            // The page may be a new one (a reload changed it in place): the views follow.
-            if case .page(let url, _, _, _) = site {
-                await registry.claim(id, owner: job.name, contentID: url, page: ShownPage(url: url, title: settings.title, appSession: app.sessionID),
-                                     detail: scheduleDetail)
-            }
-            log.info("keep-alive \(count): \(active.media.url) sent again to \(device.friendlyName)", [
-                "device": .string(id), "deviceName": .string(device.friendlyName), "page": "kept",
-                "url": .string(active.media.url), "keepAlive": .int(Int64(count)),
-                "interval": .double(machines[id]?.keepAliveInterval ?? 0),
-            ])
-            events.emit(.job, "keep-alive", device: id, job: job.name, ["count": .int(Int64(count))])
-        } catch {
-            // The app's stop, if that is what follows, is observed and recast.
-            log.warning("keep-alive \(count) to \(device.friendlyName) failed: \(error)", ["device": .string(id), "error": .string(error.code)])
-        }
-    }
-
     func perform(_ action: JobStateMachine.Action, on id: String) {
         switch action {
         case .cast(let reason):
+            countCast(id, reason: reason)
             castGenerations[id, default: 0] += 1
             let generation = castGenerations[id]!
             Task { await self.cast(id, reason: reason, generation: generation) }
@@ -503,10 +474,10 @@ package actor JobDriver {
         }
         let app: ApplicationInfo
         do {
-            app = try await link.launch(appID: appID)
+            app = try await ControlPlane.launch(appID, on: link, device: device, timeout: launchBound(on: device, pageApp: false))
         } catch {
-            log.warning("cannot launch app \(appID) on \(device.friendlyName): \(error)", ["device": .string(id), "error": .string(error.name)])
-            report(.castFailed("\(error)"))
+            log.warning("cannot launch app \(appID) on \(device.friendlyName): \(error.message)", ["device": .string(id), "error": .string(error.code)])
+            report(Self.launchFailure(error))
             return
         }
         guard castGenerations[id] == generation else { return }
@@ -557,7 +528,8 @@ package actor JobDriver {
             }
             pageChecks[url] = PageSettings(force: force, title: title)
             let (_, link) = try await registry.link(id)
-            let (app, _) = try await SiteShow.show(site, force: force, on: link, device: device, channels: pluginChannels)
+            let (app, _) = try await SiteShow.show(site, force: force, on: link, device: device, channels: pluginChannels,
+                                                   launchTimeout: launchBound(on: device, pageApp: true))
             guard castGenerations[id] == generation else { return }
             castRuns(in: app.sessionID, on: id)
             await registry.claim(id, owner: job.name, contentID: url, page: ShownPage(url: url, title: title, appSession: app.sessionID),
@@ -566,7 +538,7 @@ package actor JobDriver {
             report(.castSucceeded)
         } catch {
             log.warning("\(device.friendlyName): cannot show \(url): \(error.message)", ["device": .string(id), "error": .string(error.code)])
-            report(.castFailed(error.message))
+            report(Self.launchFailure(error))
         }
     }
 

@@ -101,6 +101,39 @@ package struct JobStateMachine: Sendable {
         /// A command that interrupted the job (an announcement) gives the device back: the job
         /// shows its content again at once, from where it was.
         case handBack(String)
+        /// The device answered the LAUNCH `CANCELLED` (a launch of its own got in the way, as
+        /// Nest Hubs do while DashCast runs): retried once at once, then as any failure.
+        case launchCancelled(String)
+        /// What the screen shows (``ScreenReading``): with `screen_off: wake`, a screen that does
+        /// not show the job's app (covered, off, another input) gets the app launched again.
+        case screen(ScreenReading?)
+    }
+
+    /// Why a cast started, as a label for counting (`castline_job_casts_total`): every relaunch
+    /// is explained by one.
+    package enum CastCause: String, Sendable, CaseIterable {
+        /// The device was found for the first time.
+        case first
+        /// The device came back (found again, or reconnected after a reboot or a drop).
+        case deviceBack = "device-back"
+        /// The job's app was closed (by the device's idle timer, or a stop).
+        case appClosed = "app-closed"
+        /// The job's media ended or failed.
+        case mediaEnded = "media-ended"
+        /// A failed cast (a hung launch, a refusal) is retried after the backoff.
+        case retry
+        /// The device cancelled the launch; retried once at once.
+        case launchCancelled = "launch-cancelled"
+        /// The screen did not show the app (`screen_off: wake`).
+        case screenOff = "screen-off"
+        /// What the job shows changed (a schedule's switch, the config).
+        case contentChanged = "content-changed"
+        /// A command (an announcement) gave the device back.
+        case handBack = "hand-back"
+        /// Another sender's cast ended.
+        case otherSenderDone = "other-sender-done"
+        /// The job took the device back from another sender (`takeover: reclaim`, `reclaim_after`).
+        case reclaim
     }
 
     package enum Action: Sendable, Equatable {
@@ -124,6 +157,13 @@ package struct JobStateMachine: Sendable {
     package private(set) var casts = 0
     /// Why the last cast was started.
     package private(set) var lastReason = ""
+    package private(set) var lastCause = CastCause.first
+    /// The last LAUNCH was cancelled and retried at once (the next cancel backs off).
+    private var retriedCancel = false
+    /// Wakes of a screen that did not show the app (`screen_off: wake`), and when the next may
+    /// come: a screen that stays dark is woken with the retry backoff, not in a loop.
+    package private(set) var wakes = 0
+    private var nextWake = 0.0
     private var seenBefore = false
     private var lastCheck = 0.0
     /// When the site job's page was last sent (a cast or a keep-alive).
@@ -142,12 +182,14 @@ package struct JobStateMachine: Sendable {
     package let keepAliveInterval: Double?
 
     /// `idleTimeout`: the device's idle timeout for apps without media, when the job does not
-    /// give one (by the device's model).
-    package init(job: JobEntry, idleTimeout: Double? = nil) {
+    /// give one (by the device's model). `keepAlive`: false where nothing castline sends resets
+    /// the device's idle timer (only media does): no keep-alive, the page is shown again as soon
+    /// as the device closes it.
+    package init(job: JobEntry, idleTimeout: Double? = nil, keepAlive: Bool = true) {
         self.job = job
-        keepAliveInterval = job.site.map {
+        keepAliveInterval = keepAlive ? job.site.map {
             SiteEntry.keepAliveInterval(idleTimeout: $0.idleTimeout ?? idleTimeout ?? SiteEntry.defaultIdleTimeout)
-        }
+        } : nil
     }
 
     /// Seconds to wait after `failures` consecutive failures: `retry_delay` doubling up to 16×.
@@ -168,14 +210,14 @@ package struct JobStateMachine: Sendable {
                     return job.site != nil ? keepAlive(now) : []
                 }
                 // The job's own cast of content the config has since changed: replace it.
-                if current.ownedByJob { return startCast("the job's content changed", now: now) }
+                if current.ownedByJob { return startCast("the job's content changed", .contentChanged, now: now) }
                 return takeover("another sender's media plays there", now: now, held: current.heldByCommand, played: current.hasPlayed)
             }
             if seenBefore && !job.recastOn.contains(.found) {
                 state = .stopped(reason: "found again, but recast_on has no \"found\"")
                 return []
             }
-            return startCast(seenBefore ? "device found again" : "device found", now: now)
+            return startCast(seenBefore ? "device found again" : "device found", seenBefore ? .deviceBack : .first, now: now)
         case (.deviceFound, _):
             return []
         case (.deviceLost, .waitingForDevice):
@@ -186,6 +228,7 @@ package struct JobStateMachine: Sendable {
 
         case (.castSucceeded, .casting):
             failures = 0
+            retriedCancel = false
             state = .playing
             lastCheck = now
             lastSent = now
@@ -194,7 +237,28 @@ package struct JobStateMachine: Sendable {
             failures += 1
             state = .backingOff(until: now + backoff(after: failures))
             return []
-        case (.castSucceeded, _), (.castFailed, _):
+        case (.launchCancelled(let why), .casting):
+            guard retriedCancel else {
+                retriedCancel = true
+                return startCast("the launch was cancelled (\(why)): once more at once", .launchCancelled, now: now)
+            }
+            retriedCancel = false
+            failures += 1
+            state = .backingOff(until: now + backoff(after: failures))
+            return []
+        case (.castSucceeded, _), (.castFailed, _), (.launchCancelled, _):
+            return []
+
+        case (.screen(let reading), .playing):
+            guard let reading, reading.visible == false, let reason = reading.reason, reason != .idleScreen else {
+                if reading?.visible == true { wakes = 0 }
+                return []
+            }
+            guard job.screenOff == .wake, now >= nextWake else { return [] }
+            wakes += 1
+            nextWake = now + backoff(after: wakes)
+            return startCast("the screen shows no app (\(reason.rawValue)); screen_off: wake", .screenOff, now: now)
+        case (.screen, _):
             return []
 
         case (.media(let observation), .playing):
@@ -210,7 +274,7 @@ package struct JobStateMachine: Sendable {
             }
             // The other sender's app runs without a media session: still its screen.
             guard let observation else { return [] }
-            if observation.playerState == "NO_APP" { return startCast("the other sender's app is gone", now: now) }
+            if observation.playerState == "NO_APP" { return startCast("the other sender's app is gone", .otherSenderDone, now: now) }
             if observation.isOurs && observation.isActive {
                 state = .playing
                 lastCheck = now
@@ -223,7 +287,7 @@ package struct JobStateMachine: Sendable {
             // An ending is a final IDLE after its media played, or ERROR (its load failed: nothing
             // shows). An IDLE without a reason, LOADING and INTERRUPTED are a load in progress.
             if observation.isFinalIdle, otherPlayed || observation.idleReason == "ERROR" {
-                return startCast("the other sender's media ended (\(observation.idleReason ?? ""))", now: now)
+                return startCast("the other sender's media ended (\(observation.idleReason ?? ""))", .otherSenderDone, now: now)
             }
             return []
         case (.media, _):
@@ -235,7 +299,7 @@ package struct JobStateMachine: Sendable {
         case (.groupPlayback(nil), .yielding) where heldByGroup != nil:
             let name = heldByGroup ?? ""
             heldByGroup = nil
-            return startCast("speaker group \(name) stopped playing on the device", now: now)
+            return startCast("speaker group \(name) stopped playing on the device", .otherSenderDone, now: now)
         case (.groupPlayback(let name), _):
             heldByGroup = name
             return []
@@ -251,7 +315,7 @@ package struct JobStateMachine: Sendable {
             case .requested:
                 return []
             case .appStopped:
-                return idle("the receiver app was stopped", now: now)
+                return idle("the receiver app was stopped", .appClosed, now: now)
             case .appReplaced(let other):
                 return takeover("another sender launched app \(other)", now: now)
             case .lost(let why):
@@ -265,15 +329,17 @@ package struct JobStateMachine: Sendable {
             }
         case (.sessionEnded(.appStopped), .yielding):
             // The app the other sender's media played in stopped: the device is free.
-            return startCast("the other sender's app stopped", now: now)
+            return startCast("the other sender's app stopped", .otherSenderDone, now: now)
         case (.sessionEnded, _):
             return []
 
         case (.tick, .backingOff(let until)):
-            return now >= until ? startCast(failures > 0 ? "retry \(failures)" : "retry", now: now) : []
+            return now >= until ? startCast(failures > 0 ? "retry \(failures)" : "retry", .retry, now: now) : []
         case (.tick, .playing):
-            if let interval = keepAliveInterval {
-                // The receiver reports the app, not the page: only the keep-alive is due.
+            if job.site != nil {
+                // The receiver reports the app, not the page: only the keep-alive is due (none
+                // where nothing castline sends resets the device's idle timer).
+                guard let interval = keepAliveInterval else { return [] }
                 return now - lastSent >= interval ? keepAlive(now) : []
             }
             guard now - lastCheck >= job.checkInterval else { return [] }
@@ -281,7 +347,7 @@ package struct JobStateMachine: Sendable {
             return [.checkStatus]
         case (.tick, .yielding(let since)):
             if !heldByCommand, let after = job.reclaimAfter, now - since >= after {
-                return startCast("reclaimed after \(Int(after)) s", now: now)
+                return startCast("reclaimed after \(Int(after)) s", .reclaim, now: now)
             }
             return []
         case (.tick, _):
@@ -289,9 +355,9 @@ package struct JobStateMachine: Sendable {
 
         case (.handBack(let why), .yielding) where heldByGroup == nil:
             heldByCommand = false
-            return startCast(why, now: now)
+            return startCast(why, .handBack, now: now)
         case (.handBack(let why), .playing):
-            return startCast(why, now: now)
+            return startCast(why, .handBack, now: now)
         case (.handBack, _):
             return []
 
@@ -300,7 +366,7 @@ package struct JobStateMachine: Sendable {
             lastReason = why
             return []
         case (.switched(let why), _):
-            return startCast(why, now: now)
+            return startCast(why, .contentChanged, now: now)
         }
     }
 
@@ -310,19 +376,20 @@ package struct JobStateMachine: Sendable {
         return [.keepAlive]
     }
 
-    private mutating func startCast(_ reason: String, now: Double) -> [Action] {
+    private mutating func startCast(_ reason: String, _ cause: CastCause, now: Double) -> [Action] {
         state = .casting
         casts += 1
         lastReason = reason
+        lastCause = cause
         return [.cast(reason: reason)]
     }
 
     private mutating func mediaChanged(_ observation: MediaObservation?, now: Double) -> [Action] {
         guard let observation else {
             // No media session at all in our app: it ended without an IDLE status we saw.
-            return idle("no media is loaded", now: now)
+            return idle("no media is loaded", .appClosed, now: now)
         }
-        if observation.playerState == "NO_APP" { return idle("no app runs on the device", now: now) }
+        if observation.playerState == "NO_APP" { return idle("no app runs on the device", .appClosed, now: now) }
         if !observation.isOurs {
             if observation.ownedByJob { return [] }   // the job's own previous content, on its way out
             return takeover(observation.heldByCommand ? "a command cast other media" : "another sender loaded other media", now: now,
@@ -337,22 +404,22 @@ package struct JobStateMachine: Sendable {
         case nil:
             return []
         case let reason?:
-            return idle("the media went idle (\(reason))", now: now)
+            return idle("the media went idle (\(reason))", .mediaEnded, now: now)
         }
     }
 
-    private mutating func idle(_ why: String, now: Double) -> [Action] {
+    private mutating func idle(_ why: String, _ cause: CastCause, now: Double) -> [Action] {
         guard job.recastOn.contains(.idle) else {
             state = .stopped(reason: "\(why), and recast_on has no \"idle\"")
             return []
         }
-        return startCast(why, now: now)
+        return startCast(why, cause, now: now)
     }
 
     /// `held`: a command's cast (always yielded to, and `reclaim_after` waits for its end).
     /// `played`: the other sender's media is already on the screen.
     private mutating func takeover(_ why: String, now: Double, held: Bool = false, played: Bool = false) -> [Action] {
-        if job.takeover == .reclaim, !held { return startCast("\(why); takeover: reclaim", now: now) }
+        if job.takeover == .reclaim, !held { return startCast("\(why); takeover: reclaim", .reclaim, now: now) }
         state = .yielding(since: now)
         heldByCommand = held
         otherPlayed = played

@@ -39,6 +39,8 @@ package struct StatusSnapshot: Sendable {
     /// The ffmpeg child of a remuxed or transcoded local file (the hub's `transcode` object):
     /// what it does, how much media it has written (s), `running` / `finished` / `failed`.
     package var transcode: (action: String, position: Double, state: String)?
+    /// Whether the screen shows the app (nil: the device has no screen, or it is not known here).
+    package var screen: ScreenReading?
 
     package init(deviceName: String, deviceID: String, endpoint: String, app: ApplicationInfo? = nil, deviceVolume: Double? = nil,
                 deviceMuted: Bool? = nil, media: MediaStatus? = nil, receivedAt: Double) {
@@ -88,6 +90,10 @@ package struct StatusSnapshot: Sendable {
             guard let id = group["id"]?.string else { return nil }
             return MultizoneView.Group(id: id, name: group["name"]?.string ?? "")
         }
+        if let reading = json["screen"], case .object = reading {
+            screen = ScreenReading(visible: reading["visible"]?.bool, reason: reading["reason"]?.string.flatMap(ScreenReading.Reason.init(rawValue:)),
+                                   source: reading["source"]?.string.flatMap(ScreenReading.Source.init(rawValue:)))
+        }
         if let t = json["transcode"], let action = t["action"]?.string {
             transcode = (action, t["position"]?.double ?? 0, t["state"]?.string ?? "running")
         }
@@ -135,6 +141,7 @@ package struct StatusSnapshot: Sendable {
         if let unreachableSince { o.set("unreachableFor", .double(((now - unreachableSince) * 10).rounded() / 10)) }
         if !aliases.isEmpty { o.set("aliases", .array(aliases.map { .string($0) })) }
         o.set("state", .string(state))
+        if let screen { o.set("screen", screen.json) }
         if isGroup {
             o.set("group", ["members": .array(groupMembers.map { member in
                 var entry: JSONObject = ["id": .string(member.id), "name": .string(member.name),

@@ -55,7 +55,8 @@ struct RunCommand: AsyncParsableCommand {
         let daemon = Daemon(config: settings, providers: environment.discoveryProviders(),
                             logSystem: environment.logSystem, group: environment.group, logLayers: layers,
                             jobStore: JobStore(path: jobsFile, logSystem: environment.logSystem), announcer: announcer,
-                            plugins: HostChannelPlugins(host: environment.plugins))
+                            plugins: HostChannelPlugins(host: environment.plugins),
+                            fieldLearnedFile: NearbyPermissionStore.defaultDirectory(environment: env) + "/field-learned.json")
         let plugins = environment.plugins
         let plane = ControlPlane(daemon: daemon, config: settings, logSystem: environment.logSystem, group: environment.group,
                                  probe: { media, type, head in plugins.probeMediaFormat(url: media, contentType: type, body: head).mapError { $0 } })
