@@ -487,7 +487,12 @@ def run_day(args, mode, notes):
         if mode == "castline":
             from hub import Hub
             daemon_extra = f"field_time_scale: {args.scale}" if features.get("field_time_scale") else ""
+            # Learned idle closes go to field-learned.json in the state folder: this day's own, never
+            # the user's (~/.local/state/castline) nor the last run's.
+            state_dir = os.path.join(workdir, "state")
+            os.makedirs(state_dir, exist_ok=True)
             hub = Hub(netns, sim, workdir, jobs=jobs_yaml(fleet, features), daemon_extra=daemon_extra,
+                      env=dict(os.environ, CASTLINE_STATE_DIR=state_dir),
                       log_rules="info,CastChannel.*:warning", media_roots=(),
                       devices=[{"name": d["name"], "address": d["address"], "castPort": d["castPort"]} for d in devices])
         else:
@@ -603,9 +608,10 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
     groups = {}   # (profile, kind) -> [good, counted]
     counted_total = good_total = 0
     episodes = []   # recovery: {tv, cause, wall_s}
-    agreement = {"agree": 0, "disagree": 0, "null": 0, "judged": 0, "examples": []}
+    agreement = {"agree": 0, "disagree": 0, "null": 0, "judged": 0, "examples": [], "null_by_profile": {}}
     per_tv_screen = {}
     cover_counted = [0, 0]   # control-covered samples: counted, good
+    lost_by_group = {}
     for tv, rows in per_tv.items():
         key = (fleet.profile(tv), fleet.kind(tv))
         group = groups.setdefault(key, [0, 0, 0])
@@ -651,6 +657,8 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
                 if not good:
                     cause = loss_cause(view, app, contents)
                     lost[cause] = lost.get(cause, 0) + 1
+                    by_group = lost_by_group.setdefault(f"{key[0]}/{key[1]}", {})
+                    by_group[cause] = by_group.get(cause, 0) + 1
             # Agreement of castline's screen field with the truth (video TVs, device up).
             if castline is not None and wall >= t0_wall and view["visible"] is not None and not view["down"]:
                 if any(abs(wall - c) <= TRANSITION for c in visible_changes):
@@ -659,6 +667,7 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
                 said = castline.get("visible")
                 if said is None:
                     agreement["null"] += 1
+                    agreement["null_by_profile"][fleet.profile(tv)] = agreement["null_by_profile"].get(fleet.profile(tv), 0) + 1
                 elif said == view["visible"]:
                     agreement["agree"] += 1
                 else:
@@ -717,10 +726,36 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
                     reason = "schedule-switch"
             if reason is None:
                 needless.append({"t": round(t - t0_wall, 2), "tv": tv, "profile": fleet.profile(tv), "kind": fleet.kind(tv),
-                                 "app": detail})
+                                 "app": detail, "why": "no loss before it"})
             else:
                 key = reason.split(":")[0]
                 explained_by[key] = explained_by.get(key, 0) + 1
+    # Two LAUNCHes on one TV less than a second apart with no answer between that calls for the
+    # second (a LAUNCH_ERROR, the app closed): one loss relaunched twice.
+    double = []
+    for tv, events in by_tv.items():
+        previous = None
+        for t, what, detail in events:
+            if what in ("launch-error", "app-closed", "opened", "fault") or what.startswith("injected-"):
+                previous = None
+            elif what == "launch" and t >= t0_wall:
+                if previous is not None and t - previous < 1.0:
+                    double.append({"t": round(t - t0_wall, 2), "tv": tv, "gap_s": round(t - previous, 3)})
+                previous = t
+    # Reaction to an idle close, from the frame log (ms precision, unlike the 1 s samples): from the
+    # device's CLOSE of the app to the sender's next LAUNCH on that TV.
+    reactions = []
+    for tv, events in by_tv.items():
+        closed_at = last_launch = None
+        for t, what, detail in events:
+            if what == "app-closed" and t >= t0_wall and (last_launch is None or t - last_launch > 2.0):
+                closed_at = t   # (a CLOSE within 2 s of a LAUNCH is the old app replaced by the new one)
+            elif what == "launch":
+                if closed_at is not None:
+                    reactions.append(t - closed_at)
+                closed_at, last_launch = None, t
+            elif what in ("fault", "opened"):
+                closed_at = None
     sessions = {tv: len({v["session"] for _, v in sample_index[tv] if v["session"]}) for tv in range(fleet.tvs)}
     device_hours = args.duration * scale / 3600
     per_hour = {}
@@ -740,8 +775,8 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
             entry["wall_s"].append(e["wall_s"])
     for entry in by_cause.values():
         values = entry.pop("wall_s")
-        entry["p50_wall_s"] = percentile(values, 50)
-        entry["p99_wall_s"] = percentile(values, 99)
+        entry["p50_wall_s"] = None if not values else round(percentile(values, 50), 2)
+        entry["p99_wall_s"] = None if not values else round(percentile(values, 99), 2)
     screen_pct = round(100 * good_total / counted_total, 3) if counted_total else None
     group_rows = {f"{p}/{k}": {"tvs": g[2], "counted": g[1], "screen_pct": round(100 * g[0] / g[1], 2) if g[1] else None}
                   for (p, k), g in sorted(groups.items())}
@@ -750,7 +785,10 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
     agreement_report = "not available (GET /v1/devices has no screen field)"
     if api_screen_seen:
         judged = agreement["judged"]
+        known = agreement["agree"] + agreement["disagree"]
         agreement_report = {"judged": judged, "agree_pct": round(100 * agreement["agree"] / judged, 3) if judged else None,
+                            "agree_pct_when_known": round(100 * agreement["agree"] / known, 3) if known else None,
+                            "null_by_profile": agreement["null_by_profile"],
                             "disagree": agreement["disagree"], "null": agreement["null"],
                             "null_pct": round(100 * agreement["null"] / judged, 3) if judged else None,
                             "examples": agreement["examples"]}
@@ -766,12 +804,20 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
         "screen_pct_keepable": round(100 * keep_good / keep_counted, 3) if keep_counted else None,
         "groups": group_rows, "per_tv_screen_pct": per_tv_screen,
         "excluded": excluded, "lost_samples_by_cause": dict(sorted(lost.items(), key=lambda kv: -kv[1])),
+        "lost_samples_by_group": lost_by_group,
+        "longest_recoveries": [dict(e, start=round(e["start"] - t0_wall, 1)) for e in sorted(
+            episodes, key=lambda e: -(e["wall_s"] if e["wall_s"] is not None else 1e9))[:8]],
         "launches": sum(launches.values()), "launches_per_tv": launches, "loads": sum(loads.values()),
         "app_sessions_seen": sum(sessions.values()),
-        "needless_relaunches": len(needless), "needless": needless[:40], "launches_explained_by": explained_by,
+        "needless_relaunches": len(needless) + len(double), "needless_unexplained": len(needless),
+        "double_launches": len(double), "double_launch_examples": double[:10], "needless": needless[:40], "launches_explained_by": explained_by,
         "relaunches_per_device_hour_media_reset": per_hour,
+        "close_to_launch_ms": {"count": len(reactions),
+                               "p50": None if not reactions else round(1000 * percentile(reactions, 50)),
+                               "p99": None if not reactions else round(1000 * percentile(reactions, 99))},
         "recovery": {"episodes": len(episodes), "unrecovered": sum(1 for e in episodes if e["wall_s"] is None),
-                     "p50_wall_s": percentile(recov, 50), "p99_wall_s": percentile(recov, 99),
+                     "p50_wall_s": None if not recov else round(percentile(recov, 50), 2),
+                     "p99_wall_s": None if not recov else round(percentile(recov, 99), 2),
                      "p50_device_s": None if not recov else round(percentile(recov, 50) * scale),
                      "p99_device_s": None if not recov else round(percentile(recov, 99) * scale),
                      "by_cause": by_cause},
@@ -808,11 +854,15 @@ def text_report(reports, notes):
         row(f"  excluded {key}", lambda r, k=key: r["excluded"][k])
     row("launches", lambda r: r["launches"])
     row("needless relaunches (goal 0)", lambda r: r["needless_relaunches"])
+    row("  no loss before it", lambda r: r["needless_unexplained"])
+    row("  2nd LAUNCH < 1 s, same loss", lambda r: r["double_launches"])
     row("LOAD/QUEUE_LOAD sent", lambda r: r["loads"])
     row("app sessions seen", lambda r: r["app_sessions_seen"])
     row("idle closes (device CLOSE)", lambda r: r["idle_closes"])
     row("LAUNCH_ERRORs", lambda r: r["launch_errors"])
     row("daily reboots", lambda r: r["daily_reboots"])
+    row("app CLOSE -> LAUNCH p50 ms", lambda r: r["close_to_launch_ms"]["p50"])
+    row("app CLOSE -> LAUNCH p99 ms", lambda r: r["close_to_launch_ms"]["p99"])
     row("recovery p50 wall s", lambda r: r["recovery"]["p50_wall_s"])
     row("recovery p99 wall s", lambda r: r["recovery"]["p99_wall_s"])
     row("recovery p50 device s", lambda r: r["recovery"]["p50_device_s"])
@@ -823,9 +873,13 @@ def text_report(reports, notes):
     for r in reports:
         out.append(f"[{r['mode']}] lost samples by cause: {json.dumps(r['lost_samples_by_cause'])}")
         out.append(f"[{r['mode']}] recovery by cause: {json.dumps(r['recovery']['by_cause'])}")
+        out.append(f"[{r['mode']}] lost samples by group: {json.dumps(r['lost_samples_by_group'])}")
+        out.append(f"[{r['mode']}] longest recoveries (t from t0): {json.dumps(r['longest_recoveries'])}")
         out.append(f"[{r['mode']}] launches explained by: {json.dumps(r['launches_explained_by'])}")
         if r["needless"]:
             out.append(f"[{r['mode']}] needless launches (first): {json.dumps(r['needless'][:10])}")
+        if r["double_launches"]:
+            out.append(f"[{r['mode']}] double launches (first): {json.dumps(r['double_launch_examples'])}")
         if r["screen_agreement"] is not None:
             out.append(f"[{r['mode']}] castline screen vs truth: {json.dumps(r['screen_agreement'])[:1500]}")
         out.append(f"[{r['mode']}] faults scheduled: {json.dumps(r['faults_scheduled'])}, control commands ok "

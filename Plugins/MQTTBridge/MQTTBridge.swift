@@ -33,6 +33,7 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
         var name: String
         var model: String?
         var owner: String?
+        var hasScreen = false
     }
 
     enum Pending {
@@ -304,9 +305,10 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
             if let name = json["device"]?.string { info.name = name }
             if let model = json["model"]?.string { info.model = model }
             info.owner = json["owner"]?.string
+            if json["screen"] != nil { info.hasScreen = true }
             s.devices[id] = info
             s.byTopic[info.topicID] = id
-            return (info, old == nil || old?.name != info.name || old?.model != info.model)
+            return (info, old == nil || old?.name != info.name || old?.model != info.model || old?.hasScreen != info.hasScreen)
         }
         if announce { discover(info) }
     }
@@ -315,7 +317,7 @@ final class MQTTBridge: BridgePlugin, @unchecked Sendable {
         guard homeAssistant, let scheme else { return }
         let jobs = state.withLock { $0.jobs }
         for entity in HomeAssistantDiscovery.entities(scheme: scheme, deviceID: device.id, topicID: device.topicID, name: device.name,
-                                                      model: device.model, jobs: jobs, version: MQTTBridgePlugin.version) {
+                                                      model: device.model, jobs: jobs, version: MQTTBridgePlugin.version, hasScreen: device.hasScreen) {
             publishRetained(entity.topic, Array(entity.payload.serialized().utf8))
         }
     }

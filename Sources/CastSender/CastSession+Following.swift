@@ -49,10 +49,11 @@ extension CastSession {
     /// Launches `appID` on the device (unless it runs already) and returns it once the session
     /// has joined it. Only for a following session. `timeout`: how long the LAUNCH may take to
     /// be answered, and the app to show up after (nil: ``CastOptions/requestTimeout``); a launch
-    /// that hangs past it fails `timedOut`.
-    public func launch(appID: String, timeout: Double? = nil) async throws(CastSessionError) -> ApplicationInfo {
+    /// that hangs past it fails `timedOut`. `evenIfRunning`: LAUNCH an app that runs already (it
+    /// comes to the front: a cover lifts, and over HDMI-CEC the TV wakes and takes its input).
+    public func launch(appID: String, timeout: Double? = nil, evenIfRunning: Bool = false) async throws(CastSessionError) -> ApplicationInfo {
         guard isFollowing else { throw .requestFailed(step: "LAUNCH", .invalidRequest(ErrorReason(rawValue: "not a following session"))) }
-        if let app = application, app.appID == appID { return app }
+        if !evenIfRunning, let app = application, app.appID == appID { return app }
         log.info("launching app \(appID)", ["appId": .string(appID)])
         // The reply's RECEIVER_STATUS is followed (the app joined) before the request completes.
         let bound = timeout ?? options.requestTimeout

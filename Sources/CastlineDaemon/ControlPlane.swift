@@ -439,9 +439,10 @@ package actor ControlPlane {
 
     /// Launches (or joins) `appID`, its failure in the API's words: no such app (404), the device
     /// refused (422), or it could not be asked (503). Every command that launches comes here.
-    static func launch(_ appID: String, on link: CastSession, device: CastDevice, timeout: Double? = nil) async throws(ControlError) -> ApplicationInfo {
+    static func launch(_ appID: String, on link: CastSession, device: CastDevice, timeout: Double? = nil,
+                       evenIfRunning: Bool = false) async throws(ControlError) -> ApplicationInfo {
         do {
-            return try await link.launch(appID: appID, timeout: timeout)
+            return try await link.launch(appID: appID, timeout: timeout, evenIfRunning: evenIfRunning)
         } catch {
             if case .requestFailed(_, .launchError(.notFound?)) = error {
                 throw ControlError(.notFound, "app_not_found", "\(device.friendlyName) has no app \(appID)")

@@ -21,7 +21,7 @@ extension Daemon {
         }
         typealias Values = [(labels: [(String, String)], value: Double)]
         var up: Values = [], reachable: Values = [], app: Values = [], media: Values = [], owner: Values = [], content: Values = []
-        var seen: Values = [], reconnects: Values = [], launches: Values = []
+        var seen: Values = [], reconnects: Values = [], launches: Values = [], screen: Values = []
         for device in await registry.listing() {
             guard let id = device["id"]?.string else { continue }
             let labels = [("device", device["device"]?.string ?? id), ("id", id), ("model", device["model"]?.string ?? ""), ("agent", agent)]
@@ -37,6 +37,10 @@ extension Daemon {
             // The registry's own model of who owns the screen, as every other view has it.
             let kind = device["ownerKind"]?.string ?? ScreenOwner.Kind.unknown.rawValue
             for k in DeviceMetrics.ownerKinds { owner.append((labels + [("owner", k)], kind == k ? 1 : 0)) }
+            if let reading = device["screen"] {
+                let now = reading["visible"]?.bool == true ? "visible" : reading["reason"]?.string ?? "unknown"
+                for s in DeviceMetrics.screenStates { screen.append((labels + [("screen", s)], now == s ? 1 : 0)) }
+            }
             for entry in shown[id] ?? [] { content.append((labels + [("job", entry.job)], entry.playing ? 1 : 0)) }
             if let last = counts.lastSeen { seen.append((labels, (last * 1000).rounded() / 1000)) }
             reconnects.append((labels, Double(counts.reconnects)))
@@ -48,6 +52,7 @@ extension Daemon {
             HubMetrics.Gauge("castline_device_app_running", "1 while an app (other than the idle screen) runs on the device.", app),
             HubMetrics.Gauge("castline_device_media_state", "1 for the device's state now (NO_APP, NO_MEDIA, IDLE, LOADING, BUFFERING, PLAYING, PAUSED, PAGE: a page castline sent, UNKNOWN: cannot be reached), 0 for the others.", media),
             HubMetrics.Gauge("castline_device_owner", "1 for who owns the device's screen (job, command, announcement, other: an app castline did not start, nobody, unknown: the device cannot be reached), 0 for the others.", owner),
+            HubMetrics.Gauge("castline_device_screen", "1 for what the device's screen shows now (visible: the app; covered: ambient mode, by the model's profile; standby; other-input; idle-screen: no app; unknown: the device does not say), 0 for the others. Devices with a screen only.", screen),
             HubMetrics.Gauge("castline_device_job_content_shown", "1 while the device shows its job's content (the job's machine is playing there), 0 while the job is casting, yielding, backing off or waiting.", content),
             HubMetrics.Gauge("castline_device_last_seen_timestamp_seconds", "Unix time castline last heard from the device (an event from it, or a scrape that found its session connected).", seen),
         ]

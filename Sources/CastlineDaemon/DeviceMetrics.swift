@@ -22,6 +22,10 @@ package final class DeviceMetrics: Sendable {
     /// Who owns the screen (``ScreenOwner/Kind``, the views' `ownerKind`), each a series of 0 or 1.
     package static let ownerKinds = ScreenOwner.Kind.allCases.map(\.rawValue)
 
+    /// What a screen shows (``ScreenReading``: visible, or the reason it is not; unknown), each a
+    /// series of 0 or 1.
+    package static let screenStates = ["visible"] + ScreenReading.Reason.allCases.map(\.rawValue) + ["unknown"]
+
     private let state = Mutex<[String: Counts]>([:])
 
     package init() {}

@@ -177,28 +177,23 @@ package final class FieldKnowledgeBook: Sendable {
         let model = device.modelName
         let scale = settings.fieldTimeScale
         let scaledNote = scale != 1 ? " ÷ \(scale.formatted) (daemon.field_time_scale)" : ""
-        let override = settings.fieldProfiles.first { (try? GlobPattern($0.model))?.matches(model) == true }
-        let named = override?.profile.flatMap(FieldProfile.named)
-        let base = (named ?? FieldProfile.forModel(model, isVideoDevice: device.capabilities?.contains(.videoOut) ?? true)).scaled(by: scale)
-        let profileNote = named != nil ? "profile \(base.name) (daemon.field_profiles \"\(override?.model ?? "")\")" : "profile \(base.name) for model \(model.isEmpty ? "(unknown)" : model)"
-        var knowledge = FieldKnowledge(profile: base, idleTimeout: base.appIdleTimeout, idleTimeoutSource: profileNote + scaledNote,
-                                       idleResetBy: base.idleResetBy, idleResetSource: profileNote)
+        let (assumed, override) = settings.assumedProfile(model: model, isVideoDevice: device.capabilities?.contains(.videoOut) ?? true)
+        let base = assumed.scaled(by: scale)
+        let profileNote = override?.profile != nil ? "profile \(base.name) (daemon.field_profiles \"\(override?.model ?? "")\")"
+            : "profile \(base.name) for model \(model.isEmpty ? "(unknown)" : model)"
+        let overrideNote = "daemon.field_profiles \"\(override?.model ?? "")\""
+        var knowledge = FieldKnowledge(profile: base, idleTimeout: base.appIdleTimeout,
+                                       idleTimeoutSource: (override?.idleTimeout != nil ? overrideNote : profileNote) + scaledNote,
+                                       idleResetBy: base.idleResetBy, idleResetSource: override?.idleResetBy != nil ? overrideNote : profileNote)
+        // What the device was seen to do stands under what the config says of it.
         if let learned {
-            knowledge.idleTimeout = learned.idleTimeout
-            knowledge.idleTimeoutSource = "learned: the device closed an idle app after \(learned.idleTimeout.formatted) s"
-            if let reset = learned.idleResetBy {
+            if override?.idleTimeout == nil {
+                knowledge.idleTimeout = learned.idleTimeout
+                knowledge.idleTimeoutSource = "learned: the device closed an idle app after \(learned.idleTimeout.formatted) s"
+            }
+            if let reset = learned.idleResetBy, override?.idleResetBy == nil {
                 knowledge.idleResetBy = reset
                 knowledge.idleResetSource = "learned: keep-alives did not keep the app"
-            }
-        }
-        if let override {
-            if let timeout = override.idleTimeout {
-                knowledge.idleTimeout = timeout.map { $0 / scale }
-                knowledge.idleTimeoutSource = "daemon.field_profiles \"\(override.model)\"" + scaledNote
-            }
-            if let reset = override.idleResetBy {
-                knowledge.idleResetBy = reset
-                knowledge.idleResetSource = "daemon.field_profiles \"\(override.model)\""
             }
         }
         if let entry = settings.idleTimeouts.first(where: { (try? GlobPattern($0.model))?.matches(model) == true }) {

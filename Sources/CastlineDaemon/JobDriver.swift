@@ -432,6 +432,9 @@ package actor JobDriver {
         switch action {
         case .cast(let reason):
             countCast(id, reason: reason)
+            // A wake launches the job's app again: its old session ends by castline's hand, not
+            // another sender's.
+            if machines[id]?.lastCause == .screenOff { forgetAppSessions(id) }
             castGenerations[id, default: 0] += 1
             let generation = castGenerations[id]!
             Task { await self.cast(id, reason: reason, generation: generation) }
@@ -474,7 +477,8 @@ package actor JobDriver {
         }
         let app: ApplicationInfo
         do {
-            app = try await ControlPlane.launch(appID, on: link, device: device, timeout: launchBound(on: device, pageApp: false))
+            app = try await ControlPlane.launch(appID, on: link, device: device, timeout: launchBound(on: device, pageApp: false),
+                                                evenIfRunning: machines[id]?.lastCause == .screenOff)
         } catch {
             log.warning("cannot launch app \(appID) on \(device.friendlyName): \(error.message)", ["device": .string(id), "error": .string(error.code)])
             report(Self.launchFailure(error))
@@ -529,7 +533,8 @@ package actor JobDriver {
             pageChecks[url] = PageSettings(force: force, title: title)
             let (_, link) = try await registry.link(id)
             let (app, _) = try await SiteShow.show(site, force: force, on: link, device: device, channels: pluginChannels,
-                                                   launchTimeout: launchBound(on: device, pageApp: true))
+                                                   launchTimeout: launchBound(on: device, pageApp: true),
+                                                   relaunch: machines[id]?.lastCause == .screenOff)
             guard castGenerations[id] == generation else { return }
             castRuns(in: app.sessionID, on: id)
             await registry.claim(id, owner: job.name, contentID: url, page: ShownPage(url: url, title: title, appSession: app.sessionID),

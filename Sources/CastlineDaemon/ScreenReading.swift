@@ -81,13 +81,13 @@ package struct ScreenReading: Sendable, Equatable {
         return .unknown
     }
 
-    var json: JSONValue {
+    package var json: JSONValue {
         ["visible": visible.map { .bool($0) } ?? .null, "reason": reason.map { .string($0.rawValue) } ?? .null,
          "source": source.map { .string($0.rawValue) } ?? .null]
     }
 
     /// For `status`: `shows the app`, `covered (ambient mode, by the model's profile)`, `unknown`.
-    var text: String {
+    package var text: String {
         guard let visible else { return "unknown (the device does not report it)" }
         if visible { return "shows the app" + (source == .profile ? " (the hub's own screen)" : "") }
         let why: String

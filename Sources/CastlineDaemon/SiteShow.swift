@@ -6,10 +6,11 @@ import CastSender
 package enum SiteShow {
     /// The app's session and the plugin's answer. `force`: the page's effective force (the
     /// pre-flight's decision); ignored for a dashboard. `launchTimeout`: how long a launch may
-    /// take (nil: the session's request timeout).
+    /// take (nil: the session's request timeout). `relaunch`: launch the app even if it runs (to
+    /// bring it to the front of a dark or covered screen).
     package static func show(_ site: SiteArguments, force: Bool, on link: CastSession, device: CastDevice,
                              channels: PluginChannels, timeout: Double = 15,
-                             launchTimeout: Double? = nil) async throws(ControlError) -> (app: ApplicationInfo, reply: JSONValue) {
+                             launchTimeout: Double? = nil, relaunch: Bool = false) async throws(ControlError) -> (app: ApplicationInfo, reply: JSONValue) {
         guard let (feature, unavailable) = channels.owner(ofNamespace: site.namespace) else {
             throw ControlError(.unavailable, "site_plugin_missing",
                                "no channel plugin declares \(site.namespace): the web-pages plugin (libCastlinePluginWebPages.so) is not loaded; "
@@ -17,8 +18,8 @@ package enum SiteShow {
         }
         if let unavailable { throw ControlPlane.pluginUnavailable(feature, namespace: site.namespace, unavailable) }
         let app: ApplicationInfo
-        if let running = await link.application, running.appID == site.appID { app = running } else {
-            app = try await ControlPlane.launch(site.appID, on: link, device: device, timeout: launchTimeout)
+        if !relaunch, let running = await link.application, running.appID == site.appID { app = running } else {
+            app = try await ControlPlane.launch(site.appID, on: link, device: device, timeout: launchTimeout, evenIfRunning: relaunch)
         }
         let handle = try await channels.handle(feature: feature, device: device.id, deviceName: device.friendlyName, link: link)
         let command: JSONValue

@@ -50,12 +50,12 @@ struct ConfigCheckCommand: AsyncParsableCommand {
             do {
                 let loaded = try CastlineConfiguration.load(path: file)
                 config = loaded.0
-                diagnostics = loaded.warnings + loaded.0.referenceWarnings(localFileProblem: Self.localFileProblem(_:extensions:))
+                diagnostics = loaded.warnings + loaded.0.referenceWarnings(localFileProblem: Self.localFileProblem(_:extensions:)) + loaded.0.fieldWarnings()
                 if !noPlugins { diagnostics += checkPlugins(loaded.0) }
             } catch {
                 diagnostics = error.diagnostics
                 if let partial = error.partial {
-                    diagnostics += partial.referenceWarnings(localFileProblem: Self.localFileProblem(_:extensions:))
+                    diagnostics += partial.referenceWarnings(localFileProblem: Self.localFileProblem(_:extensions:)) + partial.fieldWarnings()
                     if !noPlugins { diagnostics += checkPlugins(partial) }
                 }
             }

@@ -30,6 +30,15 @@ struct DryRunResult: Sendable, Equatable {
     /// Providers that ran.
     var providers: [String]
     var seconds: Double
+    /// What the field checks need of each device found: name, id, model, whether it has video.
+    var found: [FoundDevice] = []
+
+    struct FoundDevice: Sendable, Equatable {
+        var name: String
+        var id: String
+        var model: String
+        var isVideo: Bool
+    }
 }
 
 /// What the discovery verdict needs to know from the other checks.
@@ -135,12 +144,30 @@ extension DoctorChecks {
         }
         await manager.start()
         try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-        let devices = await manager.devices.map { "\($0.friendlyName) (\($0.endpoint), \($0.provider))" }
+        let seen = await manager.devices
+        let devices = seen.map { "\($0.friendlyName) (\($0.endpoint), \($0.provider))" }
+        let found = seen.map { DryRunResult.FoundDevice(name: $0.friendlyName, id: $0.id, model: $0.modelName,
+                                                        isVideo: $0.capabilities?.contains(.videoOut) ?? true) }
         let explanation = await manager.explanation?.lines ?? []
         let filtered = await manager.filteredOutCount
         await manager.stop()
         try? await group.shutdownGracefully()
-        return DryRunResult(devices: devices, explanation: explanation, filteredOut: filtered, providers: names, seconds: seconds)
+        return DryRunResult(devices: devices, explanation: explanation, filteredOut: filtered, providers: names, seconds: seconds, found: found)
+    }
+
+    /// Pages that no keep-alive can hold on the devices found (only media resets their idle
+    /// timer): a warning naming each job, device and model, and the way out. Pure.
+    static func keepAliveCheck(_ found: [DryRunResult.FoundDevice], config: CastlineConfiguration) -> DoctorCheck {
+        let pages = found.flatMap { device in
+            config.pagesWithoutKeepAlive(device: device.name, id: device.id,
+                                         aliases: config.devices.first { $0.name == device.name || $0.id == device.id }?.aliases ?? [],
+                                         model: config.devices.first { $0.name == device.name }?.model ?? device.model, isVideoDevice: device.isVideo)
+        }
+        guard !pages.isEmpty else {
+            return DoctorCheck("keep-alive", .ok, found.isEmpty ? "no device found to judge" : "every page job's devices keep a page up with keep-alives, or no job shows a page")
+        }
+        return DoctorCheck("keep-alive", .warning, pages.map(\.message).joined(separator: "\n"),
+                           fix: "host the castline receiver and set the job's receiver (docs/receiver.md), or accept a relaunch at each close")
     }
 
     /// The dry-run verdict: the devices, or why there are none and what to do. Pure.

@@ -122,6 +122,7 @@ struct DoctorCommand: AsyncParsableCommand {
         add([DoctorChecks.discoveryCheck(result, context: DiscoveryContext(
             avahiLoaded: avahiInUse, avahiProblem: avahiProblem, usableInterfaces: usable.count, autostart: settings.discovery.autostart,
             staticDevices: settings.devices.count, appIDs: app, configFile: settings.file))])
+        add([DoctorChecks.keepAliveCheck(result.found, config: settings)])
 
         if json {
             printLine(DoctorCheck.report(checks).serialized())

@@ -52,6 +52,7 @@ enum StatusView {
         if s.isGroup { lines.append(clip("  members: " + membersText(s), width)) }
         if !s.castingGroups.isEmpty { lines.append(clip("  plays in group: " + s.castingGroups.map(\.name).joined(separator: ", "), width)) }
         if let owner = ownerText(s) { lines.append(clip("  owner: " + owner, width)) }
+        if let screen = s.screen { lines.append(clip("  screen: " + screen.text, width)) }
         return lines
     }
 

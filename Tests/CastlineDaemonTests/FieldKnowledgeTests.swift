@@ -68,6 +68,26 @@ import Testing
         #expect(config.jobs[0].screenOff == .wake)
     }
 
+    @Test func configCheckNamesThePagesNoKeepAliveCanHold() throws {
+        let yaml = """
+            devices:
+              - {name: Kitchen, host: 192.0.2.10, model: Google Nest Hub}
+              - {name: Lobby, host: 192.0.2.11, model: Chromecast}
+            jobs:
+              - {name: board, devices: ["*"], site: {url: "https://board.example/"}}
+              - {name: film, devices: [Kitchen], media: http://a/b.mp4}
+            """
+        let (config, _) = try CastlineConfiguration.parse(yaml, file: "c.yaml")
+        let warnings = config.fieldWarnings()
+        #expect(warnings.count == 1, "the page on the hub; not the dongle (a message resets its timer), not the film")
+        #expect(warnings.first?.description.hasPrefix("c.yaml:5:5: warning: jobs[0] \"board\" shows a page on Kitchen (model Google Nest Hub, profile nest-hub)") == true,
+                "\(warnings)")
+        #expect(warnings.first?.description.contains("about every 600 s") == true)
+        // The operator's word on the model stands: no warning.
+        let (told, _) = try CastlineConfiguration.parse(yaml + "\ndaemon: {field_profiles: {\"Google Nest Hub\": {idle_reset_by: any-message}}}\n", file: "c.yaml")
+        #expect(told.fieldWarnings().isEmpty)
+    }
+
     // MARK: Learning
 
     @Test func aCloseWithoutKeepAlivesMeasuresTheTimeout() {

@@ -68,7 +68,13 @@ import Testing
     }
 
     @Test func everyPayloadPassesTheTable() {
-        for e in entities {
+        let withScreen = HomeAssistantDiscovery.entities(scheme: scheme, deviceID: "id/1", topicID: "id_1", name: "Lobby", model: "Chromecast",
+                                                         jobs: [], version: "1.0.0", hasScreen: true)
+        #expect(withScreen.count == entities.count, "one more entity, the screen's binary sensor, and no agent")
+        let screen = withScreen.first { $0.topic.hasSuffix("/id_1_screen/config") }
+        #expect(screen?.topic.hasPrefix("homeassistant/binary_sensor/") == true && screen?.payload["state_topic"] == "castline/site-1/device/id_1/state")
+        #expect(screen?.payload["value_template"]?.string?.contains("'None' if v is none") == true)
+        for e in entities + withScreen {
             let component = e.topic.split(separator: "/")[1]
             #expect(Self.problems(component: String(component), e.payload) == [], "\(e.topic)")
         }

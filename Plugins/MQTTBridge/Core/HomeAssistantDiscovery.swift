@@ -39,8 +39,10 @@ package enum HomeAssistantDiscovery {
         return Entity(topic: "\(scheme.discoveryPrefix)/binary_sensor/\(node)/agent/config", payload: .object(payload))
     }
 
+    /// `hasScreen`: the device has a screen (its state carries `screen`): a binary sensor says
+    /// whether it shows the app, `None` (unknown) where castline cannot tell.
     package static func entities(scheme: TopicScheme, deviceID: String, topicID: String, name: String, model: String?, jobs: [String],
-                                 version: String = "1.0.0") -> [Entity] {
+                                 version: String = "1.0.0", hasScreen: Bool = false) -> [Entity] {
         let node = TopicScheme.discoveryID("castline_\(scheme.agent)")
         let object = TopicScheme.discoveryID(topicID)
         let deviceKey = "\(node)_\(object)"
@@ -71,7 +73,12 @@ package enum HomeAssistantDiscovery {
                                        "origin": origin(version: version)]
             return Entity(topic: "\(scheme.discoveryPrefix)/device_automation/\(node)/\(object)_\(type)/config", payload: .object(payload))
         }
-        return [
+        let screen = entity("binary_sensor", "screen", "Screen shows app", [
+            "state_topic": .string(state), "payload_on": "ON", "payload_off": "OFF",
+            // `None` is the MQTT binary sensor's unknown: castline cannot tell (no CEC fields, no link).
+            "value_template": "{% set v = (value_json.screen | default({})).visible | default(none) %}{{ 'None' if v is none else ('ON' if v else 'OFF') }}",
+            "icon": "mdi:television-play"])
+        return (hasScreen ? [screen] : []) + [
             sensor("state", "State", "{{ value_json.state }}", ["json_attributes_topic": .string(state), "icon": "mdi:cast"]),
             sensor("title", "Title", "{{ value_json.title | default('') }}", ["icon": "mdi:movie-open"]),
             sensor("app", "App", "{{ value_json.app | default('none') }}", ["icon": "mdi:application"]),
