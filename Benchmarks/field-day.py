@@ -23,15 +23,23 @@ Every second the simulator's own view (control socket `list`) is sampled, and ca
   content) to the first sample showing the job's content again, p50/p99, in wall seconds and
   in device seconds (x scale);
 - castline's `screen.visible` against the simulator's `app_visible`, outside 2 s of a change of
-  the latter (null counted apart, as "castline says it does not know"); "not available" while
-  the API has no `screen` field.
+  the latter and outside control-socket covers (which no device reports; counted apart), null
+  counted apart, as "castline says it does not know"; "not available" while the API has no
+  `screen` field.
 
 Inside a network namespace this script creates (only lo; no mDNS). Every process it starts is
 stopped by its PID. Output: a text report, or with --json one JSON object (the last line).
 
-    sudo .venv/bin/python Benchmarks/field-day.py --bin /tmp/fd-bin/castline [--tvs 30]
-         [--duration 1440] [--scale 60] [--seed 47] [--castline | --naive | --both] [--json]
-    (CI: Tests/Conformance/test_field_day.py runs 240 s of castline alone.)
+    sudo .venv/bin/python Benchmarks/field-day.py --bin .build/debug/castline [--tvs 30]
+         [--duration 1440] [--scale 60] [--seed 47] [--castline | --naive | --both | --modes LIST]
+         [--receiver] [--naive-interval 60] [--real-launch-times] [--json] [--json-out FILE] [--keep]
+    .venv/bin/python Benchmarks/field-day.py --reanalyse DIR...   (days kept with --keep)
+
+--receiver adds a castline day whose pages on the profiles that only media keeps alive use
+castline's own receiver page (the opt-in keep-alive), for relaunches per hour with and without
+it; skipped (with a note) when the binary's config has no `site.receiver`. The plugins must lie
+next to the binary (libCastlinePlugin*.so). castline's learned idle closes go to a state folder of
+the day's own (CASTLINE_STATE_DIR). (CI: Tests/Conformance/test_field_day.py, 200 s.)
 """
 import argparse
 import datetime
@@ -39,6 +47,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -52,6 +61,18 @@ import conftest  # noqa: E402
 import page_server  # noqa: E402
 
 DASHCAST = "84912283"
+
+
+def castline_receiver_app_id():
+    """The app id the simulator knows castline's own receiver page by (Sources/CastCore/
+    CastlineReceiver.swift), None in a tree without it."""
+    path = os.path.join(REPO, "Sources", "CastCore", "CastlineReceiver.swift")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        found = re.search(r'simulatorAppID\s*=\s*"([0-9A-Fa-f]{8})"', f.read())
+    return found.group(1).upper() if found else None
+
 MEDIA_APP = "CC1AD845"
 BACKDROP = "E8C28D3C"
 RECEIVER_NS = "urn:x-cast:com.google.cast.receiver"
@@ -118,8 +139,11 @@ def device_uuid(i, seed):
 class Fleet:
     """The TVs, their profiles and jobs, and what each job wants at a moment."""
 
-    def __init__(self, tvs, base, run_start_wall, duration):
+    def __init__(self, tvs, base, run_start_wall, duration, receiver=None):
         self.tvs = tvs
+        # castline's receiver page (the opt-in keep-alive) for pages on the profiles whose idle
+        # timer only media resets; None: DashCast everywhere.
+        self.receiver = receiver
         self.layout = [FLEET[i % len(FLEET)] for i in range(tvs)]
         self.base = base
         # A schedule's media entry covers [35 %, 65 %) of the measured run, a page otherwise.
@@ -142,7 +166,7 @@ class Fleet:
         """(app id, set of acceptable contents): a page URL, or media content ids."""
         kind = self.kind(i)
         if kind == "page":
-            return DASHCAST, {self.page(i)}
+            return self.page_app(i), {self.page(i)}
         if kind == "playlist":
             return MEDIA_APP, set(ITEMS)
         if kind == "audio":
@@ -151,7 +175,13 @@ class Fleet:
             return MEDIA_APP, {LONG}
         if self.entry_from <= wall < self.entry_to:
             return MEDIA_APP, {NOON}
-        return DASHCAST, {self.fallback(i)}
+        return self.page_app(i), {self.fallback(i)}
+
+    def uses_receiver(self, i):
+        return self.receiver is not None and PROFILES[self.profile(i)]["reset"] == "media"
+
+    def page_app(self, i):
+        return self.receiver if self.uses_receiver(i) else DASHCAST
 
     def switches(self):
         return [self.entry_from, self.entry_to] if "schedule" in {k for _, k in self.layout} else []
@@ -228,8 +258,9 @@ def jobs_yaml(fleet, features):
         name = f"tv-{i:02d}-{kind}"
         lines.append(f"  - name: {name}")
         lines.append(f"    devices: [\"{device_name(i)}\"]")
+        receiver = ", receiver: castline" if fleet.uses_receiver(i) else ""
         if kind == "page":
-            lines.append(f"    site: \"{fleet.page(i)}\"")
+            lines.append(f"    site: {{url: \"{fleet.page(i)}\"{receiver}}}")
         elif kind == "playlist":
             lines.append(f"    media: {{items: {json.dumps(ITEMS)}, repeat: all}}")
         elif kind == "audio":
@@ -241,7 +272,7 @@ def jobs_yaml(fleet, features):
             lines.append("    timezone: UTC")
             lines.append("    schedule:")
             lines.append(f"      - {{days: daily, from: \"{at(fleet.entry_from)}\", to: \"{at(fleet.entry_to)}\", media: \"{NOON}\"}}")
-            lines.append(f"    fallback: {{site: \"{fleet.fallback(i)}\"}}")
+            lines.append(f"    fallback: {{site: {{url: \"{fleet.fallback(i)}\"{receiver}}}}}")
         if features.get("screen_off"):
             lines.append("    screen_off: wake")
     return "\n".join(lines) + "\n"
@@ -266,6 +297,13 @@ def probe_features(workdir, scale, want_scale):
         if not ok:
             notes.append(f"daemon.field_time_scale refused by this binary ({out.splitlines()[-1] if out else 'no output'}): "
                          "castline runs with unscaled profile timings")
+    receiver = castline_receiver_app_id()
+    if receiver:
+        ok, out = config_accepts(workdir, f"daemon: {{castline_receiver_app_id: {receiver}}}\njobs:\n"
+                                          "  - {name: a, devices: [x], site: {url: \"http://127.0.0.1/a\", receiver: castline}}\n")
+        features["castline_receiver"] = receiver if ok else False
+    else:
+        features["castline_receiver"] = False
     ok, out = config_accepts(workdir, "jobs:\n  - {name: a, devices: [x], site: \"http://127.0.0.1/a\", screen_off: wake}\n")
     features["screen_off"] = ok
     if not ok:
@@ -380,7 +418,7 @@ def is_good(view, app, contents):
         return False
     if view["visible"] is False:
         return False
-    if app == DASHCAST:
+    if app != MEDIA_APP:
         return view["page"] in contents and not view["blocked"]
     return view["content"] in contents and view["player"] in ("PLAYING", "BUFFERING")
 
@@ -403,7 +441,7 @@ def loss_cause(view, app, contents):
         return "other-app"
     if view["blocked"]:
         return "page-blocked"
-    if app == DASHCAST:
+    if app != MEDIA_APP:
         return "other-page"
     if view["content"] not in contents:
         return "other-media"
@@ -468,13 +506,19 @@ def run_day(args, mode, notes):
     processes, hub, sim = [], None, None
     features = {}
     try:
-        if mode == "castline":
+        castline_mode = mode.startswith("castline")
+        if castline_mode:
             features, feature_notes = probe_features(workdir, args.scale, not args.no_castline_scale)
             notes.extend(n for n in feature_notes if n not in notes)
+            if mode == "castline+receiver" and not features.get("castline_receiver"):
+                notes.append("castline+receiver: this binary takes no site.receiver: castline / daemon.castline_receiver_app_id; "
+                             "day skipped")
+                return None
         pages, base = page_server.start(netns)
         processes.append(pages)
         run_start_wall = time.time()
-        fleet = Fleet(args.tvs, base, run_start_wall, args.duration)
+        fleet = Fleet(args.tvs, base, run_start_wall, args.duration,
+                      receiver=features.get("castline_receiver") if mode == "castline+receiver" else None)
         config = sim_config(fleet, args.seed, args.scale, run_start_wall, args.duration, args.real_launch_times, rng)
         faults = fault_schedule(fleet, rng, args.duration, args.scale)
         sim_path = os.path.join(workdir, "sim.json")
@@ -484,9 +528,12 @@ def run_day(args, mode, notes):
                                  extra=["--no-mdns", "--config", sim_path, "--field-time-scale", str(args.scale)])
         devices = sim.ready["devices"]
         index_of = {d["uuid"]: i for i, d in enumerate(devices)}
-        if mode == "castline":
+        if castline_mode:
             from hub import Hub
-            daemon_extra = f"field_time_scale: {args.scale}" if features.get("field_time_scale") else ""
+            daemon_keys = [f"field_time_scale: {args.scale}"] if features.get("field_time_scale") else []
+            if fleet.receiver:
+                daemon_keys.append(f"castline_receiver_app_id: {fleet.receiver}")
+            daemon_extra = ", ".join(daemon_keys)
             # Learned idle closes go to field-learned.json in the state folder: this day's own, never
             # the user's (~/.local/state/castline) nor the last run's.
             state_dir = os.path.join(workdir, "state")
@@ -580,6 +627,14 @@ def run_day(args, mode, notes):
             conftest.stop_process(process)
         sim.stop()
         frames = read_frames(sim.frame_log, index_of)
+        if args.keep:
+            # Everything the analysis reads, for --reanalyse.
+            with open(os.path.join(workdir, "day.json"), "w") as f:
+                json.dump({"mode": mode, "args": {"scale": args.scale, "duration": args.duration, "seed": args.seed},
+                           "fleet": {"tvs": fleet.tvs, "base": fleet.base, "entry_from": fleet.entry_from, "entry_to": fleet.entry_to,
+                                     "receiver": fleet.receiver},
+                           "samples": samples, "frames": frames, "injected": injected, "faults": faults,
+                           "t0_wall": t0 + wall_offset, "features": features, "api_screen_seen": api_screen_seen}, f)
         report = analyse(args, mode, fleet, samples, frames, injected, faults, t0 + wall_offset, features, api_screen_seen)
         report["daemon_warnings"] = [line for line in hub_log.splitlines() if " WARN" in line or " ERROR" in line][-20:]
         report["workdir"] = workdir if args.keep else None
@@ -608,7 +663,8 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
     groups = {}   # (profile, kind) -> [good, counted]
     counted_total = good_total = 0
     episodes = []   # recovery: {tv, cause, wall_s}
-    agreement = {"agree": 0, "disagree": 0, "null": 0, "judged": 0, "examples": [], "null_by_profile": {}}
+    agreement = {"agree": 0, "disagree": 0, "null": 0, "judged": 0, "examples": [], "null_by_profile": {},
+                 "disagree_kinds": {}, "disagree_by_group": {}, "control_cover": {}}
     per_tv_screen = {}
     cover_counted = [0, 0]   # control-covered samples: counted, good
     lost_by_group = {}
@@ -663,8 +719,13 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
             if castline is not None and wall >= t0_wall and view["visible"] is not None and not view["down"]:
                 if any(abs(wall - c) <= TRANSITION for c in visible_changes):
                     continue
-                agreement["judged"] += 1
                 said = castline.get("visible")
+                if view["covered_by"] == "control":
+                    # No device says a control cover is there (cover-unseen): apart, as in screen time.
+                    key = "agree" if said == view["visible"] else ("null" if said is None else "disagree")
+                    agreement["control_cover"][key] = agreement["control_cover"].get(key, 0) + 1
+                    continue
+                agreement["judged"] += 1
                 if said is None:
                     agreement["null"] += 1
                     agreement["null_by_profile"][fleet.profile(tv)] = agreement["null_by_profile"].get(fleet.profile(tv), 0) + 1
@@ -672,6 +733,10 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
                     agreement["agree"] += 1
                 else:
                     agreement["disagree"] += 1
+                    kind = f"sim {view['shows']}/{view['covered_by']} vs castline {said}/{castline.get('reason')}/{castline.get('source')}"
+                    agreement["disagree_kinds"][kind] = agreement["disagree_kinds"].get(kind, 0) + 1
+                    kind = f"{fleet.profile(tv)}/{fleet.kind(tv)}"
+                    agreement["disagree_by_group"][kind] = agreement["disagree_by_group"].get(kind, 0) + 1
                     if len(agreement["examples"]) < 20:
                         agreement["examples"].append({"t": round(wall - t0_wall, 1), "tv": tv, "sim": view["shows"],
                                                       "sim_visible": view["visible"], "castline": castline})
@@ -788,11 +853,13 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
         known = agreement["agree"] + agreement["disagree"]
         agreement_report = {"judged": judged, "agree_pct": round(100 * agreement["agree"] / judged, 3) if judged else None,
                             "agree_pct_when_known": round(100 * agreement["agree"] / known, 3) if known else None,
-                            "null_by_profile": agreement["null_by_profile"],
+                            "null_by_profile": agreement["null_by_profile"], "disagree_kinds": agreement["disagree_kinds"],
+                            "disagree_by_group": agreement["disagree_by_group"],
+                            "in_control_covers_left_out": agreement["control_cover"],
                             "disagree": agreement["disagree"], "null": agreement["null"],
                             "null_pct": round(100 * agreement["null"] / judged, 3) if judged else None,
                             "examples": agreement["examples"]}
-    if mode != "castline":
+    if not mode.startswith("castline"):
         agreement_report = None
     injected_ok = sum(1 for *_, ok in injected if ok)
     return {
@@ -839,11 +906,11 @@ def text_report(reports, notes):
     out.append("exclusions (samples left out of screen time):")
     for key, text in EXCLUSIONS.items():
         out.append(f"  {key:20s} {text}")
-    header = f"{'':32s}" + "".join(f"{r['mode']:>14s}" for r in reports)
+    header = f"{'':32s}" + "".join(f"{r['mode']:>18s}" for r in reports)
     out.append(header)
 
     def row(label, fn):
-        out.append(f"{label:32s}" + "".join(f"{str(fn(r)):>14s}" for r in reports))
+        out.append(f"{label:32s}" + "".join(f"{str(fn(r)):>18s}" for r in reports))
     row("screen time % (goal >= 99)", lambda r: r["screen_pct"])
     row("  with control covers %", lambda r: r["screen_pct_with_control_covers"])
     row("  keepable jobs %", lambda r: r["screen_pct_keepable"])
@@ -905,6 +972,9 @@ def main():
     which.add_argument("--castline", dest="mode", action="store_const", const="castline")
     which.add_argument("--naive", dest="mode", action="store_const", const="naive")
     which.add_argument("--both", dest="mode", action="store_const", const="both")
+    which.add_argument("--modes", help="comma-separated days to run, in order: castline, castline+receiver, naive")
+    parser.add_argument("--receiver", action="store_true",
+                        help="add a castline day whose pages on media-reset profiles use castline's receiver page (the opt-in keep-alive)")
     parser.add_argument("--naive-interval", type=float, default=60, help="device seconds between the naive recaster's casts")
     parser.add_argument("--no-castline-scale", action="store_true", help="do not give castline daemon.field_time_scale")
     parser.add_argument("--real-launch-times", action="store_true",
@@ -912,17 +982,44 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep each day's folder (frame log, daemon log)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
     parser.add_argument("--json-out", help="also write the JSON object to this file")
+    parser.add_argument("--reanalyse", nargs="+", metavar="DIR", help="analyse again the days kept (--keep) in these folders")
     args = parser.parse_args()
     if not 1 <= args.tvs <= 200 or args.duration < 30 or not 1 <= args.scale <= 10000:
         parser.error("--tvs 1..200, --duration >= 30, --scale 1..10000")
-    modes = {"castline": ["castline"], "naive": ["naive"], "both": ["castline", "naive"], None: ["castline"]}[args.mode]
-    notes = ["HA-dashboard jobs: the config's site jobs take url/force/reload_every/idle_timeout/preflight only "
-             "(DashCast); none in this day",
-             "the opt-in keep-alive receiver: not in this binary's config; relaunches/h are without it"]
+    if args.reanalyse:
+        reports = []
+        for folder in args.reanalyse:
+            with open(os.path.join(folder, "day.json")) as f:
+                day = json.load(f)
+            saved = argparse.Namespace(**day["args"])
+            fleet = Fleet(day["fleet"]["tvs"], day["fleet"]["base"], 0, saved.duration, receiver=day["fleet"].get("receiver"))
+            fleet.entry_from, fleet.entry_to = day["fleet"]["entry_from"], day["fleet"]["entry_to"]
+            report = analyse(saved, day["mode"], fleet, [tuple(x) for x in day["samples"]], [tuple(x) for x in day["frames"]],
+                             [tuple(x) for x in day["injected"]], [tuple(x) for x in day["faults"]], day["t0_wall"],
+                             day["features"], day["api_screen_seen"])
+            report["workdir"] = folder
+            reports.append(report)
+        notes = ["re-analysed from " + ", ".join(args.reanalyse)]
+        summary = {"reports": reports, "notes": notes, "exclusions": EXCLUSIONS}
+        print(json.dumps(summary) if args.json else text_report(reports, notes), flush=True)
+        return 0
+    if args.modes:
+        modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+        if not modes or any(m not in ("castline", "castline+receiver", "naive") for m in modes):
+            parser.error("--modes takes castline, castline+receiver, naive")
+    else:
+        modes = {"castline": ["castline"], "naive": ["naive"], "both": ["castline", "naive"], None: ["castline"]}[args.mode]
+    if args.receiver and "castline+receiver" not in modes:
+        modes.insert(1 if modes[0] == "castline" else 0, "castline+receiver")
+    notes = ["HA-dashboard jobs: the config's site jobs show pages through DashCast (or castline's receiver); no "
+             "Home Assistant dashboard job exists in the config: none in this day"]
     if args.scale != 1:
         notes.append(f"under --field-time-scale {args.scale:g} a loss's recovery is not compressed: each wall second "
                      f"of it is {args.scale:g} device seconds (screen time of relaunch-heavy profiles is pessimistic)")
-    reports = [run_day(args, mode, notes) for mode in modes]
+    reports = [r for r in (run_day(args, mode, notes) for mode in modes) if r is not None]
+    if not reports:
+        print(json.dumps({"reports": [], "notes": notes}) if args.json else "\n".join(notes), flush=True)
+        return 1
     summary = {"reports": reports, "notes": notes, "exclusions": EXCLUSIONS,
                "goals": {"screen_pct_ge_99": reports[0]["screen_pct"] is not None and reports[0]["screen_pct"] >= 99,
                          "needless_relaunches_0": reports[0]["needless_relaunches"] == 0}}

@@ -21,17 +21,23 @@ final class DashCastChannel: ChannelPlugin {
     }
 
     func command(id: UInt64, json: String) {
+        Self.sendPage(id: id, json: json, host: host, namespace: Self.namespaces[0], app: "DashCast", logClass: "DashCastChannel")
+    }
+
+    /// Sends a page command as DashCast's message on `namespace` (DashCast's, or a receiver that
+    /// speaks it), completing the command with what was sent.
+    static func sendPage(id: UInt64, json: String, host: PluginHostServices, namespace: String, app: String, logClass: String) {
         let message: JSONValue
         do { message = try Self.message(for: JSONValue.parsePluginInput(json)) } catch {
             host.fail(command: id, reason: error.reason)
             return
         }
-        let rc = host.send(namespace: Self.namespaces[0], payload: message.serialized())
+        let rc = host.send(namespace: namespace, payload: message.serialized())
         guard rc == 0 else {
-            host.fail(command: id, reason: "the host could not send the page to DashCast (status \(rc))")
+            host.fail(command: id, reason: "the host could not send the page to \(app) (status \(rc))")
             return
         }
-        host.log(.info, class: "DashCastChannel", "page sent to DashCast", fields: [
+        host.log(.info, class: logClass, "page sent to \(app)", fields: [
             "url": .string(message["url"]?.string ?? ""), "force": .bool(message["force"]?.bool ?? false),
         ])
         host.complete(command: id, json: JSONValue.object(["shown": message]).serialized())
@@ -55,6 +61,29 @@ final class DashCastChannel: ChannelPlugin {
 
     func didReceive(namespace: String, source: String, payload: String) {
         host.log(.debug, class: "DashCastChannel", "DashCast said something", fields: ["payload": .string(String(payload.prefix(200)))])
+    }
+
+    func close() {}
+}
+
+/// Channel `castline-receiver` on `urn:x-cast:net.castline.page`: shows a web page with castline's
+/// own receiver page (receiver/castline-receiver.html, under the app id the operator registered;
+/// docs/receiver.md). It takes DashCast's message, and keeps itself alive with silent media.
+final class CastlinePageChannel: ChannelPlugin {
+    static let namespaces = ["urn:x-cast:net.castline.page"]
+    private let host: PluginHostServices
+
+    init(host: PluginHostServices, config: String, session: String) throws(PluginError) {
+        self.host = host
+    }
+
+    func command(id: UInt64, json: String) {
+        DashCastChannel.sendPage(id: id, json: json, host: host, namespace: Self.namespaces[0], app: "the castline receiver",
+                                 logClass: "CastlinePageChannel")
+    }
+
+    func didReceive(namespace: String, source: String, payload: String) {
+        host.log(.debug, class: "CastlinePageChannel", "the castline receiver said something", fields: ["payload": .string(String(payload.prefix(200)))])
     }
 
     func close() {}

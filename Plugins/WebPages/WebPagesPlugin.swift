@@ -6,11 +6,12 @@ import CastPluginKit
 enum WebPagesPlugin: CastlinePlugin {
     static let id = "web-pages"
     static let version = "1.0.0"
-    static let summary = "web pages on TVs: DashCast (urn:x-cast:com.madmod.dashcast) and Home Assistant Cast (urn:x-cast:com.nabucasa.hast)"
+    static let summary = "web pages on TVs: DashCast (urn:x-cast:com.madmod.dashcast), Home Assistant Cast (urn:x-cast:com.nabucasa.hast) and castline's receiver (urn:x-cast:net.castline.page)"
     static let license = "Apache-2.0"
     static let features: [PluginFeatureDefinition] = [
         .channel(DashCastChannel.self, id: "dashcast"),
         .channel(HomeAssistantChannel.self, id: "home-assistant"),
+        .channel(CastlinePageChannel.self, id: "castline-receiver"),
     ]
 }
 

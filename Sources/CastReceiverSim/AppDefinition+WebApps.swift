@@ -10,6 +10,17 @@ extension AppDefinition {
         customNamespaces: [CustomNamespaceBehaviour(namespace: "urn:x-cast:com.madmod.dashcast", mode: .dashCast)]
     )
 
+    /// castline's receiver page (``CastlineReceiver``), under the id the simulator knows it by:
+    /// shows the page it is sent, framed, as DashCast; plays silent media of its own, so the
+    /// device's idle timer and ambient mode leave it alone (docs/receiver.md).
+    public static let castlineReceiver: AppDefinition = {
+        var app = AppDefinition(appID: CastlineReceiver.simulatorAppID, displayName: "castline receiver", namespaces: [],
+                                supportedMediaCommands: [],
+                                customNamespaces: [CustomNamespaceBehaviour(namespace: CastNamespace(rawValue: CastlineReceiver.namespace), mode: .dashCast)])
+        app.keepsItselfAlive = true
+        return app
+    }()
+
     /// Home Assistant's dashboard receiver (`A078F6B0`, `urn:x-cast:com.nabucasa.hast`): `connect`
     /// (an https `hassUrl` and a refresh token), then `show_lovelace_view`; answers
     /// `receiver_status` or `receiver_error` with Home Assistant Cast's error codes.

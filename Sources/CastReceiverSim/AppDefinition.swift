@@ -16,6 +16,10 @@ public struct AppDefinition: Sendable, Hashable {
     public var iconURL: String
     /// The ambient app: reported with `isIdleScreen: true`; does not make the device busy.
     public var isIdleScreen: Bool
+    /// The app plays silent media of its own (castline's receiver page): to the device it always
+    /// shows media, so no idle timer closes it and ambient mode does not cover it. It reports no
+    /// media to senders.
+    public var keepsItselfAlive = false
 
     public init(
         appID: String, displayName: String, namespaces: [CastNamespace] = [],

@@ -55,6 +55,7 @@ extension ReceiverDevice {
 
     /// Media plays (or buffers): what keeps ambient mode away.
     var showsPlayingMedia: Bool {
+        if running?.definition.keepsItselfAlive == true { return true }
         guard let session = player.session else { return false }
         return session.playerState == .playing || session.playerState == .buffering
     }

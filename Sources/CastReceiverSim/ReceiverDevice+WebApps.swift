@@ -41,13 +41,14 @@ extension ReceiverDevice {
         running?.page.reloadMillis = reload ? max(0, message["reload_time"]?.int ?? 0) : 0
         // DashCast's receiver is an https page that frames the URL: a browser blocks an http
         // frame in it as mixed content. `force` navigates the whole page instead, which works.
-        let mixedContent = !force && url.lowercased().hasPrefix("http://")
+        // (castline's receiver is the operator's page, served as they choose: not judged here.)
+        let mixedContent = !force && url.lowercased().hasPrefix("http://") && running?.definition.keepsItselfAlive != true
         running?.page.blocked = mixedContent ? "mixed-content" : nil
         if mixedContent {
             log.warning("DashCast: \(url) is blocked as mixed content (an http page framed in https; send force: true)",
                         ["url": .string(url), "blocked": "mixed-content"])
         }
-        log.info("DashCast shows \(url)\(force ? " (forced: the whole page)" : "")", ["url": .string(url), "force": .bool(force)])
+        log.info("\(running?.definition.displayName ?? "DashCast") shows \(url)\(force ? " (forced: the whole page)" : "")", ["url": .string(url), "force": .bool(force)])
         return []
     }
 
@@ -97,6 +98,7 @@ extension ReceiverDevice {
 
     /// A media session that is not IDLE: what keeps a receiver from stopping its app.
     var showsMedia: Bool {
+        if running?.definition.keepsItselfAlive == true { return true }
         guard let session = player.session else { return false }
         return session.playerState != .idle
     }

@@ -66,11 +66,11 @@ public struct SimulatorSettings: Sendable {
     }
 
     /// The app catalogue: the Default Media Receiver, the web-page apps (DashCast, Home
-    /// Assistant's dashboard), the plugin examples app, then the configured apps (a configured
+    /// Assistant's dashboard, castline's receiver), the plugin examples app, then the configured apps (a configured
     /// app with the same id replaces the built-in one).
     public var catalogue: [AppDefinition] {
         var apps = [AppDefinition.defaultMediaReceiver, AppDefinition.dashCast, AppDefinition.homeAssistantDashboard,
-                    AppDefinition.pluginExamples]
+                    AppDefinition.castlineReceiver, AppDefinition.pluginExamples]
         for app in self.apps {
             if let index = apps.firstIndex(where: { $0.appID == app.appID }) { apps[index] = app } else { apps.append(app) }
         }

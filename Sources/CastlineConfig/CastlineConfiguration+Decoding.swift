@@ -54,7 +54,8 @@ extension CastlineConfiguration {
         }
         if let node = top.value("session") { decodeSession(node, reader: reader) }
         if let node = top.value("media") { decodeMedia(node, reader: reader) }
-        if let node = top.value("daemon"), let map = reader.mapping(node, path: "daemon", allowed: ["on_stop", "on_job_removed", "jobs_file", "idle_timeouts", "field_profiles", "field_time_scale"]) {
+        if let node = top.value("daemon"), let map = reader.mapping(node, path: "daemon", allowed: ["on_stop", "on_job_removed", "jobs_file", "idle_timeouts", "field_profiles", "field_time_scale",
+                                                                                  "castline_receiver_app_id"]) {
             if let value = map.choice("on_stop", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onStop = .init(rawValue: value)! }
             if let value = map.choice("on_job_removed", DaemonSettings.OnStop.allCases.map(\.rawValue)) { daemon.onJobRemoved = .init(rawValue: value)! }
             daemon.jobsFile = map.string("jobs_file")
@@ -71,6 +72,11 @@ extension CastlineConfiguration {
             }
             if let node = map.value("field_profiles") { daemon.fieldProfiles = Self.fieldProfiles(node, reader: reader) }
             if let scale = map.double("field_time_scale", 1...10_000) { daemon.fieldTimeScale = scale }
+            if let id = map.string("castline_receiver_app_id") {
+                if id.count == 8, id.allSatisfy(\.isHexDigit) { daemon.castlineReceiverAppID = id.uppercased() } else {
+                    reader.error(map.value("castline_receiver_app_id")!.mark, "daemon.castline_receiver_app_id must be an app id: 8 hex digits, not \"\(id)\"")
+                }
+            }
         }
         if let node = top.value("api") { decodeAPI(node, reader: reader) }
         if let node = top.value("nearby") { decodeNearby(node, reader: reader) }
@@ -84,6 +90,11 @@ extension CastlineConfiguration {
             }
             var seen: [String: SourceMark] = [:]
             for job in jobs {
+                let pages = [job.site] + job.scheduled.map(\.site) + [job.fallback?.site]
+                for case let site? in pages where site.receiver == .castline && daemon.castlineReceiverAppID == nil {
+                    reader.error(site.receiverMark ?? job.mark, "\(job.name): site.receiver: castline needs daemon.castline_receiver_app_id, the app id "
+                                 + "you registered castline's receiver page under (docs/receiver.md)")
+                }
                 if let first = seen[job.name] { reader.error(job.mark, "job name \"\(job.name)\" is used twice (first at \(first))") }
                 seen[job.name] = job.mark
             }
@@ -501,7 +512,7 @@ extension CastlineConfiguration {
         if case .scalar = node.content, let url = reader.string(node, path: path) {
             return web(url, node, path).map { SiteEntry(url: $0) }
         }
-        guard let map = reader.mapping(node, path: path, allowed: ["url", "force", "reload_every", "idle_timeout", "preflight"]) else { return nil }
+        guard let map = reader.mapping(node, path: path, allowed: ["url", "force", "reload_every", "idle_timeout", "preflight", "receiver"]) else { return nil }
         guard let urlNode = map.require("url"), let text = reader.string(urlNode, path: map.child("url")),
               let url = web(text, urlNode, map.child("url")) else { return nil }
         var site = SiteEntry(url: url)
@@ -509,6 +520,10 @@ extension CastlineConfiguration {
         if let v = map.double("reload_every", 0...86_400, unit: "seconds") { site.reloadEvery = v }
         if let v = map.double("idle_timeout", 10...86_400, unit: "seconds") { site.idleTimeout = v }
         if let v = map.bool("preflight") { site.preflight = v }
+        if let v = map.choice("receiver", SiteEntry.Receiver.allCases.map(\.rawValue)) {
+            site.receiver = .init(rawValue: v)!
+            site.receiverMark = map.value("receiver")?.mark
+        }
         return site
     }
 

@@ -44,7 +44,9 @@ extension CastlineConfiguration {
         guard profile.idleResetBy == .media else { return [] }
         var found: [PageWithoutKeepAlive] = []
         for (index, job) in jobs.enumerated() where job.announcement == nil {
-            let showsPage = job.site != nil || job.scheduled.contains { $0.site != nil } || job.fallback?.site != nil
+            // castline's receiver keeps itself alive: only DashCast pages count.
+            let sites = [job.site] + job.scheduled.map(\.site) + [job.fallback?.site]
+            let showsPage = sites.contains { $0?.receiver == .dashcast }
             guard showsPage else { continue }
             // A job's own idle_timeout speaks of the timeout, not of what resets it.
             let selectors = job.devices.compactMap { try? DeviceSelector($0) }

@@ -143,9 +143,9 @@ public struct ChannelSettings: Sendable {
     /// Custom namespaces channel plugins may use (`channels.allowed_namespaces`).
     public var allowedNamespaces: [String] = []
 
-    /// DashCast's and Home Assistant Cast's namespaces (the first-party web-pages plugin's
+    /// DashCast's, Home Assistant Cast's and castline's receiver's namespaces (the first-party web-pages plugin's
     /// channels): always allowed, besides the config's.
-    public static let webPageNamespaces = ["urn:x-cast:com.madmod.dashcast", "urn:x-cast:com.nabucasa.hast"]
+    public static let webPageNamespaces = ["urn:x-cast:com.madmod.dashcast", "urn:x-cast:com.nabucasa.hast", CastlineReceiver.namespace]
 
     /// The namespaces in force: the config's and the web-page apps'.
     public var permitted: Set<String> { Set(allowedNamespaces).union(Self.webPageNamespaces) }
@@ -194,6 +194,9 @@ public struct DaemonSettings: Sendable {
     /// Divides every duration castline takes from a field profile (`daemon.field_time_scale`):
     /// for a test against a simulator run with `--field-time-scale`, never for real devices.
     public var fieldTimeScale: Double = 1
+    /// The app id the operator registered castline's receiver page under (`daemon.castline_receiver_app_id`):
+    /// page jobs with `receiver: castline` launch it.
+    public var castlineReceiverAppID: String?
 
     public init() {}
 }
@@ -344,6 +347,12 @@ public struct SiteEntry: Sendable, Hashable {
     public var idleTimeout: Double?
     /// Check the page before each cast (reachable; framing).
     public var preflight = true
+    /// The receiver app that shows the page: DashCast, or castline's own receiver page (hosted
+    /// by the operator, under `daemon.castline_receiver_app_id`), which keeps itself alive.
+    public var receiver = Receiver.dashcast
+    public var receiverMark: SourceMark?
+
+    public enum Receiver: String, Sendable, CaseIterable { case dashcast, castline }
 
     public init(url: String) { self.url = url }
 

@@ -73,6 +73,7 @@ extension JobEntry {
             if site.reloadEvery > 0 { page.set("reload_every", .double(site.reloadEvery)) }
             if let idle = site.idleTimeout { page.set("idle_timeout", .double(idle)) }
             if !site.preflight { page.set("preflight", .bool(false)) }
+            if site.receiver != .dashcast { page.set("receiver", .string(site.receiver.rawValue)) }
             o.set("site", .object(page))
         } else {
             o.set("media", mediaJSON)

@@ -315,7 +315,8 @@ package actor DeviceRegistry {
         } else {
             entry.screenApp = nil
         }
-        let mediaPlaying = app != nil && playing == true
+        // castline's receiver plays silent media of its own all the time.
+        let mediaPlaying = app != nil && (playing == true || (app?.appID != nil && app?.appID == field?.castlineReceiverAppID))
         if mediaPlaying { entry.lastPlayed = now }
         let inputs = ScreenReading.Inputs(connected: entry.link != nil && entry.view.state == .connected, status: entry.view.status, app: app,
                                           appSince: entry.screenApp?.since, mediaPlaying: mediaPlaying, lastPlayed: entry.lastPlayed,
@@ -335,7 +336,7 @@ package actor DeviceRegistry {
         entries[id] = entry
         guard before != reading else { return }
         listed[id] = nil
-        log.info("\(entry.device.friendlyName): the screen \(reading.text)", [
+        log.info("\(entry.device.friendlyName): screen: \(reading.text)", [
             "device": .string(id), "visible": .string(reading.visible.map { "\($0)" } ?? "unknown"),
             "reason": .string(reading.reason?.rawValue ?? ""), "source": .string(reading.source?.rawValue ?? ""),
         ])

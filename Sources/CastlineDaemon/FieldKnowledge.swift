@@ -165,6 +165,9 @@ package final class FieldKnowledgeBook: Sendable {
 
     package var timeScale: Double { state.withLock { $0.settings.fieldTimeScale } }
 
+    /// The app id castline's receiver page is registered under (`daemon.castline_receiver_app_id`).
+    package var castlineReceiverAppID: String? { state.withLock { $0.settings.castlineReceiverAppID } }
+
     /// The config changed (SIGHUP): its field settings apply from now on.
     package func update(_ settings: DaemonSettings) { state.withLock { $0.settings = settings } }
 
@@ -189,7 +192,7 @@ package final class FieldKnowledgeBook: Sendable {
         if let learned {
             if override?.idleTimeout == nil {
                 knowledge.idleTimeout = learned.idleTimeout
-                knowledge.idleTimeoutSource = "learned: the device closed an idle app after \(learned.idleTimeout.formatted) s"
+                knowledge.idleTimeoutSource = "learned: the device closed an idle app after \(((learned.idleTimeout * 10).rounded() / 10).formatted) s"
             }
             if let reset = learned.idleResetBy, override?.idleResetBy == nil {
                 knowledge.idleResetBy = reset
@@ -218,8 +221,9 @@ package final class FieldKnowledgeBook: Sendable {
             return (learned, ["version": 1, "devices": .object(devices)])
         }
         let resetNote = learned.idleResetBy.map { ", reset only by \($0.rawValue)" } ?? ""
-        let message = "\(device.friendlyName) closed an idle app after \(observation.sinceMedia.formatted) s "
-            + "(\(observation.keepAlives) keep-alive(s) before): idle timeout \(learned.idleTimeout.formatted) s\(resetNote)"
+        func tenths(_ seconds: Double) -> String { ((seconds * 10).rounded() / 10).formatted }
+        let message = "\(device.friendlyName) closed an idle app after \(tenths(observation.sinceMedia)) s "
+            + "(\(observation.keepAlives) keep-alive(s) before): idle timeout \(tenths(learned.idleTimeout)) s\(resetNote)"
         let keepAlives = Int64(observation.keepAlives)
         log.info(message, [
             "device": .string(device.id), "model": .string(device.modelName), "sinceMedia": .double(observation.sinceMedia),

@@ -32,14 +32,20 @@ extension JobDriver {
             return JobStateMachine(job: shown, idleTimeout: shown.site?.idleTimeout ?? SiteEntry.defaultIdleTimeout)
         }
         let idle = knowledge.idleTimeout ?? SiteEntry.defaultIdleTimeout
-        let machine = JobStateMachine(job: shown, idleTimeout: idle, keepAlive: knowledge.keepAliveResetsTimer)
+        let ownReceiver = shown.site.flatMap { receiverAppID($0) } != nil
+        let machine = JobStateMachine(job: shown, idleTimeout: idle, keepAlive: knowledge.keepAliveResetsTimer && !ownReceiver)
         guard logKeepAlive, shown.site != nil else { return machine }
+        if ownReceiver {
+            log.info("\(device.friendlyName): no keep-alive: castline's receiver (\(appID)) keeps itself alive with silent media",
+                     ["device": .string(device.id), "model": .string(device.modelName), "receiver": .string(appID)])
+            return machine
+        }
         var fields: LogFields = [
             "device": .string(device.id), "model": .string(device.modelName), "idleTimeout": .double(idle),
             "idleResetBy": .string(knowledge.idleResetBy.rawValue), "profile": .string(knowledge.profile.name),
         ]
         if knowledge.idleTimeout == nil { fields["idleTimeoutAssumed"] = .bool(true) }
-        let timeout = knowledge.idleTimeout.map { "idle timeout \($0.formatted) s" } ?? "no idle close known, \(idle.formatted) s assumed"
+        let timeout = knowledge.idleTimeout.map { "idle timeout \((($0 * 10).rounded() / 10).formatted) s" } ?? "no idle close known, \(idle.formatted) s assumed"
         if let interval = machine.keepAliveInterval {
             log.info("\(device.friendlyName): keep-alive every \(((interval * 10).rounded() / 10).formatted) s (\(timeout), \(knowledge.idleTimeoutSource))", fields)
         } else {
@@ -53,7 +59,8 @@ extension JobDriver {
     /// How long a launch on `device` may take before it is abandoned (a hang) and retried.
     func launchBound(on device: CastDevice, pageApp: Bool) -> Double? {
         guard let field, let knowledge = knowledge(for: device) else { return nil }
-        return knowledge.launchBound(pageApp: pageApp, floor: 10 / field.timeScale)
+        // Never under 2 s, however compressed the day: a loaded network takes that long to answer.
+        return knowledge.launchBound(pageApp: pageApp, floor: max(2, 10 / field.timeScale))
     }
 
     /// The job's cast runs in app session `session` on `id`: its clock starts (unless it is the
@@ -85,7 +92,7 @@ extension JobDriver {
             let (_, link) = try await registry.link(id)
             let settings = await pageSettings()
             let (app, _) = try await SiteShow.show(site, force: settings.force, on: link, device: device, channels: pluginChannels,
-                                                   launchTimeout: launchBound(on: device, pageApp: true))
+                                                   launchTimeout: launchBound(on: device, pageApp: true), receiverAppID: receiverAppID())
             if appClock[id]?.session == app.sessionID {
                 appClock[id]?.lastSent = MonotonicClock.seconds()
                 appClock[id]?.keepAlives += 1

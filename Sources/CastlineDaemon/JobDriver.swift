@@ -98,7 +98,15 @@ package actor JobDriver {
     /// What the job shows now (outside every schedule entry without a fallback: the job, unused).
     var active: JobEntry { content ?? job }
 
-    var appID: String { active.site != nil ? SiteArguments.dashCastApp : job.appID ?? defaultAppID }
+    var appID: String {
+        guard let site = active.site else { return job.appID ?? defaultAppID }
+        return receiverAppID(site) ?? SiteArguments.dashCastApp
+    }
+
+    /// The castline receiver's app id when the page shows with it (nil: DashCast).
+    func receiverAppID(_ site: SiteEntry? = nil) -> String? {
+        (site ?? active.site)?.receiver == .castline ? field?.castlineReceiverAppID : nil
+    }
 
     /// A site job's page as the site route takes it.
     var site: SiteArguments? {
@@ -266,6 +274,10 @@ package actor JobDriver {
         // No app at all on a connected device: it is free (an idle screen or backdrop counts as
         // none). Without a connection the device's app is not known.
         guard now.app != nil else { return now.link == "connected" ? .noApp : nil }
+        if active.site != nil, receiverAppID() != nil, now.app?.appID == appID, now.app?.sessionID != otherSession {
+            // castline's receiver runs: its silent media is its own keep-alive, the page is up.
+            return JobStateMachine.MediaObservation(playerState: "APP", isOurs: true, heldByCommand: held)
+        }
         if let media = now.media {
             var observation = JobMedia.observation(media, urls: urls, heldByCommand: held)
             // castline cast it for this job (before the config changed what the job shows).
@@ -534,7 +546,7 @@ package actor JobDriver {
             let (_, link) = try await registry.link(id)
             let (app, _) = try await SiteShow.show(site, force: force, on: link, device: device, channels: pluginChannels,
                                                    launchTimeout: launchBound(on: device, pageApp: true),
-                                                   relaunch: machines[id]?.lastCause == .screenOff)
+                                                   relaunch: machines[id]?.lastCause == .screenOff, receiverAppID: receiverAppID())
             guard castGenerations[id] == generation else { return }
             castRuns(in: app.sessionID, on: id)
             await registry.claim(id, owner: job.name, contentID: url, page: ShownPage(url: url, title: title, appSession: app.sessionID),

@@ -7,25 +7,32 @@ package enum SiteShow {
     /// The app's session and the plugin's answer. `force`: the page's effective force (the
     /// pre-flight's decision); ignored for a dashboard. `launchTimeout`: how long a launch may
     /// take (nil: the session's request timeout). `relaunch`: launch the app even if it runs (to
-    /// bring it to the front of a dark or covered screen).
+    /// bring it to the front of a dark or covered screen). `receiverAppID`: show a page with
+    /// castline's receiver, registered under this app id (``CastlineReceiver``).
     package static func show(_ site: SiteArguments, force: Bool, on link: CastSession, device: CastDevice,
                              channels: PluginChannels, timeout: Double = 15,
-                             launchTimeout: Double? = nil, relaunch: Bool = false) async throws(ControlError) -> (app: ApplicationInfo, reply: JSONValue) {
-        guard let (feature, unavailable) = channels.owner(ofNamespace: site.namespace) else {
+                             launchTimeout: Double? = nil, relaunch: Bool = false,
+                             receiverAppID: String? = nil) async throws(ControlError) -> (app: ApplicationInfo, reply: JSONValue) {
+        // castline's own receiver (a page only): the operator's app id, its namespace; it frames
+        // every page (forcing would navigate away from the page that keeps it alive).
+        let ownReceiver: String? = if case .page = site { receiverAppID } else { nil }
+        let appID = ownReceiver ?? site.appID
+        let namespace = ownReceiver != nil ? CastlineReceiver.namespace : site.namespace
+        guard let (feature, unavailable) = channels.owner(ofNamespace: namespace) else {
             throw ControlError(.unavailable, "site_plugin_missing",
-                               "no channel plugin declares \(site.namespace): the web-pages plugin (libCastlinePluginWebPages.so) is not loaded; "
+                               "no channel plugin declares \(namespace): the web-pages plugin (libCastlinePluginWebPages.so) is not loaded; "
                                + "`castline plugins` lists what is")
         }
-        if let unavailable { throw ControlPlane.pluginUnavailable(feature, namespace: site.namespace, unavailable) }
+        if let unavailable { throw ControlPlane.pluginUnavailable(feature, namespace: namespace, unavailable) }
         let app: ApplicationInfo
-        if !relaunch, let running = await link.application, running.appID == site.appID { app = running } else {
-            app = try await ControlPlane.launch(site.appID, on: link, device: device, timeout: launchTimeout, evenIfRunning: relaunch)
+        if !relaunch, let running = await link.application, running.appID == appID { app = running } else {
+            app = try await ControlPlane.launch(appID, on: link, device: device, timeout: launchTimeout, evenIfRunning: relaunch)
         }
         let handle = try await channels.handle(feature: feature, device: device.id, deviceName: device.friendlyName, link: link)
         let command: JSONValue
         switch site {
         case .page(let url, _, let every, _):
-            command = ["url": .string(url), "force": .bool(force), "reload_every": .double(every)]
+            command = ["url": .string(url), "force": .bool(force && ownReceiver == nil), "reload_every": .double(every)]
         case .dashboard(let view, let path):
             var object = JSONObject()
             if let view { object.set("view_path", .string(view)) }

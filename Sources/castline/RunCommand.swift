@@ -56,7 +56,7 @@ struct RunCommand: AsyncParsableCommand {
                             logSystem: environment.logSystem, group: environment.group, logLayers: layers,
                             jobStore: JobStore(path: jobsFile, logSystem: environment.logSystem), announcer: announcer,
                             plugins: HostChannelPlugins(host: environment.plugins),
-                            fieldLearnedFile: NearbyPermissionStore.defaultDirectory(environment: env) + "/field-learned.json")
+                            fieldLearnedFile: Self.besideFile(jobsFile, named: "field-learned.json"))
         let plugins = environment.plugins
         let plane = ControlPlane(daemon: daemon, config: settings, logSystem: environment.logSystem, group: environment.group,
                                  probe: { media, type, head in plugins.probeMediaFormat(url: media, contentType: type, body: head).mapError { $0 } })
@@ -119,6 +119,12 @@ struct RunCommand: AsyncParsableCommand {
 
     /// The TCP listener's TLS context from `api.tls_certificate` and `api.tls_key` (exit 2 when
     /// they cannot be read).
+    /// `name` in the folder of `path` (what devices were seen to do is kept beside the jobs file).
+    static func besideFile(_ path: String, named name: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return name }
+        return String(path[..<slash]) + "/" + name
+    }
+
     static func tlsContext(_ settings: CastlineConfiguration) throws -> NIOSSLContext? {
         guard let certificate = settings.api.tlsCertificate, let key = settings.api.tlsKey else { return nil }
         do {

@@ -19,6 +19,10 @@ pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 GROUP_CONFIG = os.path.join(REPO, "configs", "sim-groups.json")
 DASHCAST = "84912283"
 NEST_HUB = "Google Nest Hub"
+# The simulator's default device is the well-behaved one: any message resets its idle timer. A
+# real Nest Hub's resets only on media (no keep-alive could hold its page); the config says the
+# device here is the well-behaved one, so that these tests judge what the model's idle timeout does.
+ANY_MESSAGE = f'field_profiles: {{"{NEST_HUB}*": {{idle_reset_by: any-message}}}}'
 
 
 
@@ -60,7 +64,7 @@ def test_a_static_nest_hub_keeps_its_dashboard_with_the_models_idle_timeout(netn
     sim = Simulator(netns, workdir, extra=["--no-mdns", "--model", NEST_HUB, "--app-idle-timeout", "15"])
     hub = None
     try:
-        hub = Hub(netns, sim, workdir, jobs=site_job(page), daemon_extra=f'idle_timeouts: {{"{NEST_HUB}*": 15}}',
+        hub = Hub(netns, sim, workdir, jobs=site_job(page), daemon_extra=f'idle_timeouts: {{"{NEST_HUB}*": 15}}, {ANY_MESSAGE}',
                   devices=[{"name": "Kitchen display", "address": sim.device["address"], "castPort": sim.device["castPort"]}])
         status, device, _ = hub.get("/v1/devices/Kitchen%20display")
         assert status == 200 and device["model"] == NEST_HUB, device
@@ -88,7 +92,7 @@ def test_devices_model_overrides_the_model_the_device_gives(netns, workdir, page
     sim = Simulator(netns, workdir, extra=["--no-mdns", "--model", "Chromecast"])
     hub = None
     try:
-        hub = Hub(netns, sim, workdir, jobs=site_job(page), daemon_extra=f'idle_timeouts: {{"{NEST_HUB}*": 30}}',
+        hub = Hub(netns, sim, workdir, jobs=site_job(page), daemon_extra=f'idle_timeouts: {{"{NEST_HUB}*": 30}}, {ANY_MESSAGE}',
                   devices=[{"name": "Kitchen display", "address": sim.device["address"], "castPort": sim.device["castPort"],
                             "model": NEST_HUB}])
         check = netns.run(castline_binary(), "config", "check", "--no-plugins", hub.config)
