@@ -56,6 +56,9 @@ install -m 0644 "$root/configs/debian/castline.tmpfiles" "$stage/usr/lib/tmpfile
 install -m 0644 "$root/configs/debian/castline.yaml" "$stage/etc/castline/castline.yaml"
 install -m 0644 "$root/configs/castline.example.yaml" "$stage/usr/share/doc/castline/examples/castline.example.yaml"
 install -m 0644 "$root/configs/prometheus/castline-alerts.yml" "$stage/usr/share/castline/prometheus/castline-alerts.yml"
+# castline's receiver page, for operators to host (docs/receiver.md).
+install -d "$stage/usr/share/castline/receiver"
+install -m 0644 "$root/receiver/castline-receiver.html" "$root/receiver/silence.wav" "$stage/usr/share/castline/receiver/"
 
 # Man pages from the commands' --help (one page a subcommand), with ArgumentParser's own tool.
 "$swift" build -c release --package-path "$root/.build/checkouts/swift-argument-parser" --scratch-path "$root/.build/generate-manual" \
