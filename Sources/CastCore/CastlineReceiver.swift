@@ -5,5 +5,5 @@ public enum CastlineReceiver {
     /// The namespace it takes pages on: `{"url", "force", "reload", "reload_time"}`, as DashCast.
     public static let namespace = "urn:x-cast:net.castline.page"
     /// The app id the simulator knows it under (a real one is the operator's).
-    public static let simulatorAppID = "CA571E00"
+    public static let simulatorAppID = "CA5711FE"
 }

@@ -91,6 +91,22 @@ struct WebAppTests {
         #expect(media.now == ended + 20, "20 s after the media ended (it started after 0.25 s of buffering)")
     }
 
+    /// castline's receiver plays silent media of its own: the idle timeout that stops DashCast
+    /// after 20 s leaves it alone, and it shows the page it is sent on its own namespace, framed.
+    @Test func castlinesReceiverKeepsItselfAliveAndShowsItsPage() throws {
+        var sim = SimHarness(catalogue: Self.catalogue + [.castlineReceiver], timing: PlaybackTiming(bufferingDelay: 0.25, appIdleTimeout: 20))
+        let transport = try Self.launch(CastlineReceiver.simulatorAppID, &sim)
+        sim.send(["url": "http://127.0.0.1/a.html", "force": false], on: CastNamespace(rawValue: CastlineReceiver.namespace), to: transport)
+        #expect(sim.device.nextDeadline == nil, "no idle timer runs for it")
+        #expect(sim.advance(by: 600).isEmpty && sim.transportID == transport)
+        #expect(sim.snapshot.app?.page?["url"]?.string == "http://127.0.0.1/a.html" && sim.snapshot.app?.page?["blocked"] == nil)
+    }
+
+    @Test func everyBuiltInAppHasItsOwnID() {
+        let apps: [AppDefinition] = [.defaultMediaReceiver, .dashCast, .homeAssistantDashboard, .castlineReceiver, .pluginExamples, .backdrop]
+        #expect(Set(apps.map(\.appID)).count == apps.count, "\(apps.map(\.appID))")
+    }
+
     @Test func theMediaReceiverRefusesAWebPage() throws {
         var sim = SimHarness(catalogue: Self.catalogue)
         sim.launchDMR()

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
 NEST_HUB = "Google Nest Hub"
 GOOGLE_TV = "Chromecast with Google TV"
-RECEIVER = "CA571E00"
+RECEIVER = "CA5711FE"
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def test_castlines_receiver_keeps_the_same_page_with_no_relaunch(netns, workdir,
         wait_until(lambda: (listing(sim)["Kitchen"].get("app") or {}).get("page", {}).get("url") == page, 20, "the page in castline's receiver")
         shown = time.monotonic()
         assert listing(sim)["Kitchen"]["app"]["appId"] == RECEIVER
-        assert "castline's receiver (CA571E00) keeps itself alive with silent media" in hub.log()
+        assert "castline's receiver (CA5711FE) keeps itself alive with silent media" in hub.log()
         # Four idle timeouts and ambient delays: no close, no cover, one launch.
         while time.monotonic() - shown < 12:
             screen = listing(sim)["Kitchen"]["screen"]
