@@ -8,7 +8,7 @@ SWIFT ?= swift
 RELEASE = $(SWIFT) build -c release --static-swift-stdlib
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak truth-audit fuzz-smoke demo deb deb-test clean
+.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak truth-audit field-day fuzz-smoke demo deb deb-test clean
 
 deps:
 	@scripts/install-deps.sh
@@ -95,6 +95,12 @@ truth-audit: deps
 	$(RELEASE) --product CastlinePluginEchoChannelC
 	$(RELEASE) --product CastlinePluginMQTTBridge
 	.venv/bin/python Benchmarks/truth-audit.py --seconds 900 --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
+
+field-day: deps
+	$(RELEASE) --product castline
+	$(RELEASE) --product CastlinePluginEchoChannelC
+	$(RELEASE) --product CastlinePluginWebPages
+	.venv/bin/python Benchmarks/field-day.py --both --receiver --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 bench-soak: deps
 	$(RELEASE) --product castline

@@ -65,7 +65,10 @@ DASHCAST = "84912283"
 
 def castline_receiver_app_id():
     """The app id the simulator knows castline's own receiver page by (Sources/CastCore/
-    CastlineReceiver.swift), None in a tree without it."""
+    CastlineReceiver.swift, or $FIELD_DAY_RECEIVER_APP_ID for a binary built from another tree),
+    None in a tree without it."""
+    if os.environ.get("FIELD_DAY_RECEIVER_APP_ID"):
+        return os.environ["FIELD_DAY_RECEIVER_APP_ID"].upper()
     path = os.path.join(REPO, "Sources", "CastCore", "CastlineReceiver.swift")
     if not os.path.exists(path):
         return None
@@ -111,7 +114,8 @@ FAULT_MINUTES = {"cover": (5, 30), "standby": (20, 90), "input": (10, 40), "laun
 WARMUP = 20.0            # wall seconds before sampling counts (the first casts)
 SWITCH_GRACE = 3.0       # wall seconds after a schedule's switch left out
 TRANSITION = 2.0         # agreement: samples within this of a change of the truth are left out
-EXPLAIN_WINDOW = 3.0     # wall seconds before a LAUNCH in which a loss explains it
+EXPLAIN_WINDOW = 3.0
+RECONNECT_GRACE = 5.0    # agreement: castline's null this soon after a reboot's end is counted apart     # wall seconds before a LAUNCH in which a loss explains it
 UNPREVENTABLE = ("reboot-down", "standby-unwakeable", "input-unseen", "cover-unseen")
 MEDIA_RESET_PROFILES = ("nest-hub", "nest-hub-fuchsia", "chromecast-google-tv", "cast-tv")
 
@@ -673,6 +677,7 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
         group = groups.setdefault(key, [0, 0, 0])
         good_tv = counted_tv = 0
         episode = None
+        last_down = -1e18
         visible_changes = [rows[k][0] for k in range(1, len(rows)) if rows[k][1]["visible"] != rows[k - 1][1]["visible"]]
         for wall, view, castline in rows:
             app, contents = fleet.wants(tv, wall)
@@ -715,6 +720,8 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
                     lost[cause] = lost.get(cause, 0) + 1
                     by_group = lost_by_group.setdefault(f"{key[0]}/{key[1]}", {})
                     by_group[cause] = by_group.get(cause, 0) + 1
+            if view["down"]:
+                last_down = wall
             # Agreement of castline's screen field with the truth (video TVs, device up).
             if castline is not None and wall >= t0_wall and view["visible"] is not None and not view["down"]:
                 if any(abs(wall - c) <= TRANSITION for c in visible_changes):
@@ -722,13 +729,15 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
                 said = castline.get("visible")
                 if view["covered_by"] == "control":
                     # No device says a control cover is there (cover-unseen): apart, as in screen time.
-                    key = "agree" if said == view["visible"] else ("null" if said is None else "disagree")
-                    agreement["control_cover"][key] = agreement["control_cover"].get(key, 0) + 1
+                    outcome = "agree" if said == view["visible"] else ("null" if said is None else "disagree")
+                    agreement["control_cover"][outcome] = agreement["control_cover"].get(outcome, 0) + 1
                     continue
                 agreement["judged"] += 1
                 if said is None:
                     agreement["null"] += 1
-                    agreement["null_by_profile"][fleet.profile(tv)] = agreement["null_by_profile"].get(fleet.profile(tv), 0) + 1
+                    # Right after a reconnect castline has not heard the device yet: apart.
+                    where = fleet.profile(tv) if wall - last_down > RECONNECT_GRACE else "within 5 s of a reboot's end"
+                    agreement["null_by_profile"][where] = agreement["null_by_profile"].get(where, 0) + 1
                 elif said == view["visible"]:
                     agreement["agree"] += 1
                 else:
@@ -795,8 +804,8 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
             else:
                 key = reason.split(":")[0]
                 explained_by[key] = explained_by.get(key, 0) + 1
-    # Two LAUNCHes on one TV less than a second apart with no answer between that calls for the
-    # second (a LAUNCH_ERROR, the app closed): one loss relaunched twice.
+    # Two LAUNCHes of one app on one TV less than a second apart with no answer between that calls
+    # for the second (a LAUNCH_ERROR, the app closed): one loss relaunched twice.
     double = []
     for tv, events in by_tv.items():
         previous = None
@@ -804,9 +813,10 @@ def analyse(args, mode, fleet, samples, frames, injected, faults, t0_wall, featu
             if what in ("launch-error", "app-closed", "opened", "fault") or what.startswith("injected-"):
                 previous = None
             elif what == "launch" and t >= t0_wall:
-                if previous is not None and t - previous < 1.0:
-                    double.append({"t": round(t - t0_wall, 2), "tv": tv, "gap_s": round(t - previous, 3)})
-                previous = t
+                # (of the same app: a schedule's switch launches another app at once, rightly)
+                if previous is not None and t - previous[0] < 1.0 and detail == previous[1]:
+                    double.append({"t": round(t - t0_wall, 2), "tv": tv, "gap_s": round(t - previous[0], 3), "app": detail})
+                previous = (t, detail)
     # Reaction to an idle close, from the frame log (ms precision, unlike the 1 s samples): from the
     # device's CLOSE of the app to the sender's next LAUNCH on that TV.
     reactions = []
@@ -975,6 +985,8 @@ def main():
     which.add_argument("--modes", help="comma-separated days to run, in order: castline, castline+receiver, naive")
     parser.add_argument("--receiver", action="store_true",
                         help="add a castline day whose pages on media-reset profiles use castline's receiver page (the opt-in keep-alive)")
+    parser.add_argument("--receiver-app-id", help="the simulator's app id of castline's receiver page when the binary was built "
+                                                  "from another tree than this one (default: Sources/CastCore/CastlineReceiver.swift)")
     parser.add_argument("--naive-interval", type=float, default=60, help="device seconds between the naive recaster's casts")
     parser.add_argument("--no-castline-scale", action="store_true", help="do not give castline daemon.field_time_scale")
     parser.add_argument("--real-launch-times", action="store_true",
@@ -984,6 +996,8 @@ def main():
     parser.add_argument("--json-out", help="also write the JSON object to this file")
     parser.add_argument("--reanalyse", nargs="+", metavar="DIR", help="analyse again the days kept (--keep) in these folders")
     args = parser.parse_args()
+    if args.receiver_app_id:
+        os.environ["FIELD_DAY_RECEIVER_APP_ID"] = args.receiver_app_id
     if not 1 <= args.tvs <= 200 or args.duration < 30 or not 1 <= args.scale <= 10000:
         parser.error("--tvs 1..200, --duration >= 30, --scale 1..10000")
     if args.reanalyse:

@@ -104,13 +104,13 @@ package actor DeviceRegistry {
     }
 
     package nonisolated let connectedIDs = ConnectedIDs()
-    private var entries: [String: Entry] = [:]
+    var entries: [String: Entry] = [:]
     private var observers: [String: [Int: AsyncStream<Observation>.Continuation]] = [:]
     private var nextObserver = 0
     private var starting: Set<String> = []
     private let manager: SessionManager
-    private let log: Logger
-    private let events: HubEvents
+    let log: Logger
+    let events: HubEvents
     private let metrics: HubMetrics?
     private var aliasesByEndpoint: [String: [String]]
     /// ``all``'s order: device ids by name (nil: to be sorted again).
@@ -118,7 +118,7 @@ package actor DeviceRegistry {
     /// Each device's API object while nothing in it moves with time (its media is not playing),
     /// reused by listings until the device changes: most of a fleet is idle, and a poller asks
     /// for every device many times per change.
-    private var listed: [String: JSONValue] = [:]
+    var listed: [String: JSONValue] = [:]
     private let retryDelay: Double?
     /// Told what each device shows, so that a cast's files stop being served once it moved on.
     private let media: MediaPublisher?
@@ -134,7 +134,7 @@ package actor DeviceRegistry {
     /// `retryDelay`: seconds between attempts to connect to an unreachable device; nil: one
     /// attempt (a command's own hub, whose caller hears the failure).
     /// What castline knows of each device's field behaviour (for the screen's reading).
-    private let field: FieldKnowledgeBook?
+    let field: FieldKnowledgeBook?
 
     package init(context: CastContext, events: HubEvents, metrics: HubMetrics? = nil,
                 aliases: [String: [String]] = [:], retryDelay: Double? = 10, media: MediaPublisher? = nil, field: FieldKnowledgeBook? = nil) {
@@ -298,56 +298,6 @@ package actor DeviceRegistry {
         readScreen(id, playing: link.remoteMediaClient.mediaStatus.map(Self.isPlaying))
     }
 
-    static func isPlaying(_ status: MediaStatus) -> Bool {
-        status.playerState == .playing || status.playerState == .buffering
-    }
-
-    /// Reads whether the screen shows the app (``ScreenReading``); a change is logged and sent as
-    /// a `screen` event. `playing`: the media plays now (nil: no media status).
-    func readScreen(_ id: String, playing: Bool?) {
-        guard var entry = entries[id] else { return }
-        let now = MonotonicClock.seconds()
-        let isVideo = entry.device.capabilities?.contains(.videoOut) ?? true
-        guard isVideo, !entry.device.isGroup else { return }
-        let app = entry.view.state == .connected ? entry.view.runningApp : nil
-        if let app {
-            if entry.screenApp?.session != app.sessionID { entry.screenApp = (app.sessionID, now) }
-        } else {
-            entry.screenApp = nil
-        }
-        // castline's receiver plays silent media of its own all the time.
-        let mediaPlaying = app != nil && (playing == true || (app?.appID != nil && app?.appID == field?.castlineReceiverAppID))
-        if mediaPlaying { entry.lastPlayed = now }
-        let inputs = ScreenReading.Inputs(connected: entry.link != nil && entry.view.state == .connected, status: entry.view.status, app: app,
-                                          appSince: entry.screenApp?.since, mediaPlaying: mediaPlaying, lastPlayed: entry.lastPlayed,
-                                          profile: field?.knowledge(for: entry.device).profile, now: now)
-        let reading = ScreenReading.read(inputs)
-        entry.coverTimer?.cancel()
-        entry.coverTimer = nil
-        if let deadline = ScreenReading.coverDeadline(inputs), deadline > now {
-            entry.coverTimer = Task { [weak self] in
-                try? await Task.sleep(for: .seconds(deadline - now + 0.001))
-                guard !Task.isCancelled else { return }
-                await self?.coverDue(id)
-            }
-        }
-        let before = entry.screen
-        entry.screen = reading
-        entries[id] = entry
-        guard before != reading else { return }
-        listed[id] = nil
-        log.info("\(entry.device.friendlyName): screen: \(reading.text)", [
-            "device": .string(id), "visible": .string(reading.visible.map { "\($0)" } ?? "unknown"),
-            "reason": .string(reading.reason?.rawValue ?? ""), "source": .string(reading.source?.rawValue ?? ""),
-        ])
-        events.emit(.device, "screen", device: id, ["screen": reading.json, "before": before?.json ?? .null])
-    }
-
-    /// The model's ambient mode is due to cover the app: read the screen again, tell observers.
-    private func coverDue(_ id: String) async {
-        entries[id]?.coverTimer = nil
-        await notify(id)
-    }
 
     /// The screen's owner now (``ScreenOwner``).
     func screenOwner(_ entry: Entry) -> ScreenOwner {
@@ -420,7 +370,7 @@ package actor DeviceRegistry {
     }
 
     /// Refreshes the device's view from its link, then gives observers the observation.
-    private func notify(_ id: String, only key: Int? = nil) async {
+    func notify(_ id: String, only key: Int? = nil) async {
         listed[id] = nil
         if let link = entries[id]?.link {
             await refresh(id, link)

@@ -48,3 +48,10 @@ def render_command(template, value):
     """A command_template rendered as HA renders it: Jinja2, `value` the entered text (HA's
     environment adds filters of its own; `tojson` and `int` are Jinja's)."""
     return jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(template).render(value=value)
+
+
+def render_value(template, value_json):
+    """A value_template rendered on a state message, as HA renders it: Jinja2 with `value_json`
+    the parsed payload (Jinja's own filters; an attribute missing is undefined, which `default`
+    catches)."""
+    return jinja2.Environment().from_string(template).render(value_json=value_json)

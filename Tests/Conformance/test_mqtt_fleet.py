@@ -253,8 +253,8 @@ def test_home_assistant_discovery_payloads_follow_the_schema(fleet):
     """Every retained discovery payload against the key table transcribed from HA's pages
     (ha_schema.py): required keys, no unknown or deprecated key (object_id), valid values
     (availability_mode), default_entity_id in its domain, device and origin blocks. Each TV is
-    one device of 18 entities behind its agent's named device, available only while the agent and
-    the TV both are."""
+    one device of 19 entities (the screen's binary sensor with them) behind its agent's named
+    device, available only while the agent and the TV both are."""
     broker, sites = fleet
     wait_for_states(broker, sum(SITES.values()), sites=sites)
     messages = [(t, json.loads(p)) for r, t, p in broker.sub("homeassistant/#", wait=3) if r and p]
@@ -268,9 +268,16 @@ def test_home_assistant_discovery_payloads_follow_the_schema(fleet):
         assert ha_schema.problems(component, payload) == [], (topic, payload)
         agent = node.removeprefix("castline_")
         assert payload["origin"]["name"] == "castline"
-        if component == "binary_sensor":   # the agent's own device
+        if component == "binary_sensor" and obj == "agent":   # the agent's own device
             assert payload["state_topic"] == f"castline/{agent}/status" and payload["device"]["name"] == f"castline {agent}"
             continue
+        if component == "binary_sensor":   # a TV's screen: ON, OFF, or None (HA's unknown) where castline cannot tell
+            assert obj.endswith("_screen") and payload["state_topic"].endswith("/state"), (topic, payload)
+            render = lambda state: ha_schema.render_value(payload["value_template"], state)
+            assert render({"screen": {"visible": True, "reason": None, "source": "device"}}) == "ON"
+            assert render({"screen": {"visible": False, "reason": "standby", "source": "device"}}) == "OFF"
+            assert render({"screen": {"visible": None, "reason": None, "source": None}}) == "None"
+            assert render({"state": "UNKNOWN"}) == "None"
         assert payload["device"]["via_device"] == node and "suggested_area" not in payload["device"]
         if component != "device_automation":
             topics = [a["topic"] for a in payload["availability"]]
@@ -281,13 +288,13 @@ def test_home_assistant_discovery_payloads_follow_the_schema(fleet):
                 assert payload[key].startswith(f"castline/{agent}/device/"), (topic, payload[key])
         if component == "select":
             assert payload["options"][0] == "none"
-    agents = {t.split("/")[2] for t, p in messages if t.split("/")[1] == "binary_sensor"}
+    agents = {t.split("/")[2] for t, p in messages if t.split("/")[1] == "binary_sensor" and t.split("/")[3] == "agent"}
     assert agents == {f"castline_{name}" for name in SITES}
     for name, site in sites.items():
         for device in site.devices:
             kinds = sorted(t.split("/")[1] for t, p in messages if p["device"]["name"] == device["name"] and f"castline_{name}" in t)
             assert kinds == sorted(["sensor"] * 6 + ["number", "switch"] + ["button"] * 5 + ["text"] * 2 + ["select"]
-                                   + ["device_automation"] * 2), (device["name"], kinds)
+                                   + ["device_automation"] * 2 + ["binary_sensor"]), (device["name"], kinds)
             # Every TV's own availability topic says online while its session is connected.
             availability = broker.sub(f"castline/{name}/device/{device['id']}/availability", wait=1)
             assert availability and availability[0][2] == "online", availability
