@@ -15,8 +15,10 @@ Every second the simulator's own view (control socket `list`) is sampled, and ca
   BUFFERING) is the one wanted now, `state.screen.app_visible` is true (speakers: no screen, the
   media alone), DashCast's page is not blocked. Goal >= 99 %. Samples left out (EXCLUSIONS below,
   printed with the report): warm-up, a device down in a reboot, standby or another input on a TV
-  castline cannot both see and wake (no HDMI-CEC fields, or no one-touch play) or whose job's
-  policy is `screen_off: report`, and the seconds right after a schedule's switch;
+  castline cannot both see and wake (no HDMI-CEC fields, or no one-touch play; every job here has
+  `screen_off: wake` when the binary takes it), a screensaver put up by the control socket (no
+  device reports it; `screen_pct_with_control_covers` counts it), and the seconds right after a
+  schedule's switch. Ambient covers of the profiles themselves count;
 - needless relaunches: LAUNCHes in the simulator's frame log that no loss explains. Goal 0;
 - relaunches per device-hour on the profiles whose idle timer only media resets;
 - recovery: from the first sample of each loss (app gone, covered, back from a reboot, other

@@ -95,13 +95,11 @@ public struct FieldProfile: Sendable, Hashable {
     public var reportsCEC: Bool
     /// A LAUNCH wakes the TV and takes its input over HDMI-CEC (one-touch play).
     public var launchTakesInput: Bool
-    /// A display with its own screen (a hub): no HDMI input to lose, no TV to turn off.
-    public var builtInScreen: Bool
     public var dailyReboot: DailyReboot?
 
     public init(name: String, appIdleTimeout: Double? = nil, pausedIdleTimeout: Double? = nil, idleResetBy: IdleReset = .anyMessage,
                 launch: Launch = Launch(), ambient: Ambient? = nil, reportsCEC: Bool = true, launchTakesInput: Bool = true,
-                builtInScreen: Bool = false, dailyReboot: DailyReboot? = nil) {
+                dailyReboot: DailyReboot? = nil) {
         self.name = name
         self.appIdleTimeout = appIdleTimeout
         self.pausedIdleTimeout = pausedIdleTimeout
@@ -110,7 +108,6 @@ public struct FieldProfile: Sendable, Hashable {
         self.ambient = ambient
         self.reportsCEC = reportsCEC
         self.launchTakesInput = launchTakesInput
-        self.builtInScreen = builtInScreen
         self.dailyReboot = dailyReboot
     }
 
@@ -162,7 +159,7 @@ extension FieldProfile {
     public static let nestHub = FieldProfile(
         name: "nest-hub", appIdleTimeout: 600, pausedIdleTimeout: 20 * 60, idleResetBy: .media,
         launch: Launch(readyAfter: 2.1, pageAppExtra: 10, cancelledProbability: 0.05),
-        ambient: Ambient(after: 600, coversApp: true), reportsCEC: false, launchTakesInput: false, builtInScreen: true
+        ambient: Ambient(after: 600, coversApp: true), reportsCEC: false, launchTakesInput: false
     )
 
     /// A Nest Hub after the Fuchsia update: the idle close comes after about 30 s (catt#353,

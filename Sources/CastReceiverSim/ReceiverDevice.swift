@@ -166,8 +166,9 @@ public struct ReceiverDevice: Sendable {
         if namespace == .media && app.definition.isMediaPlayer {
             let mediaActivity = Self.isMediaActivity(message.payload)
             if idleResetBy == .anyMessage || mediaActivity { running?.lastActivity = now }
-            // Media starting brings the app to the front, over any cover.
-            if mediaActivity { _ = wake(now: now) }
+            // Media starting brings the app to the front, over any cover; a TV it wakes over CEC
+            // says so to every sender (as the LAUNCH's status does).
+            if mediaActivity, wake(now: now) { out += cecStatusChanged() }
             out += deliver(player.handle(message.payload, now: now), from: destination, requester: requester,
                            loadRequester: loadRequester)
             if let check = player.checkOutput {

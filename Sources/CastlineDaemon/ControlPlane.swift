@@ -447,9 +447,10 @@ package actor ControlPlane {
             if case .requestFailed(_, .launchError(.notFound?)) = error {
                 throw ControlError(.notFound, "app_not_found", "\(device.friendlyName) has no app \(appID)")
             }
-            // Another launch on the device (a job's, another sender's) replaced this one.
+            // The device cancelled it: another launch on the device (a job's, another sender's)
+            // replaced it, or the device did so of its own (Nest Hubs while DashCast runs).
             if case .requestFailed(_, .launchError(.cancelled?)) = error {
-                throw ControlError(.conflict, "superseded", "\(device.friendlyName): another launch on the device replaced this one (\(error))")
+                throw ControlError(.conflict, "superseded", "\(device.friendlyName): the device cancelled the launch (another launch, or its own doing): \(error)")
             }
             if case .requestFailed(_, .launchError) = error { throw ControlError(.refused, "launch_refused", "\(device.friendlyName): \(error)") }
             throw ControlError(.unavailable, "launch_failed", "\(device.friendlyName): cannot launch \(appID): \(error)")

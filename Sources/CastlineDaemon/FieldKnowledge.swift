@@ -189,10 +189,11 @@ package final class FieldKnowledgeBook: Sendable {
                                        idleTimeoutSource: (override?.idleTimeout != nil ? overrideNote : profileNote) + scaledNote,
                                        idleResetBy: base.idleResetBy, idleResetSource: override?.idleResetBy != nil ? overrideNote : profileNote)
         // What the device was seen to do stands under what the config says of it.
+        // (Kept in the device's own seconds: divided by the scale as a profile's are.)
         if let learned {
             if override?.idleTimeout == nil {
-                knowledge.idleTimeout = learned.idleTimeout
-                knowledge.idleTimeoutSource = "learned: the device closed an idle app after \(((learned.idleTimeout * 10).rounded() / 10).formatted) s"
+                knowledge.idleTimeout = learned.idleTimeout / scale
+                knowledge.idleTimeoutSource = "learned: the device closed an idle app after \(((learned.idleTimeout * 10).rounded() / 10).formatted) s" + scaledNote
             }
             if let reset = learned.idleResetBy, override?.idleResetBy == nil {
                 knowledge.idleResetBy = reset
@@ -213,27 +214,38 @@ package final class FieldKnowledgeBook: Sendable {
     /// Records an idle close of `device`'s app and keeps what it teaches; returns it.
     @discardableResult
     package func record(_ observation: IdleCloseObservation, device: CastDevice, now: Int64) -> LearnedIdle {
-        let (learned, document) = state.withLock { state -> (LearnedIdle, JSONValue) in
-            let learned = LearnedIdle.learn(observation, previous: state.learned[device.id], model: device.modelName, now: now)
+        // In the device's own seconds (times the scale): a later run at another scale reads them right.
+        let path = self.path
+        var writeError: String?
+        let (learned, scale) = state.withLock { state -> (LearnedIdle, Double) in
+            let scale = state.settings.fieldTimeScale
+            let measured = IdleCloseObservation(sinceMedia: observation.sinceMedia * scale, sinceLastSend: observation.sinceLastSend * scale,
+                                                keepAlives: observation.keepAlives)
+            let learned = LearnedIdle.learn(measured, previous: state.learned[device.id], model: device.modelName, now: now)
             state.learned[device.id] = learned
             var devices = JSONObject()
             for id in state.learned.keys.sorted() { devices.set(id, state.learned[id]!.json) }
-            return (learned, ["version": 1, "devices": .object(devices)])
+            let document: JSONValue = ["version": 1, "devices": .object(devices)]
+            // Written under the lock: two devices' saves never race for the file.
+            if let path {
+                do { try SmallFile.replace(path: path, contents: Array((document.serialized() + "\n").utf8), mode: 0o600) } catch {
+                    writeError = "\(error)"
+                }
+            }
+            return (learned, scale)
         }
         let resetNote = learned.idleResetBy.map { ", reset only by \($0.rawValue)" } ?? ""
         func tenths(_ seconds: Double) -> String { ((seconds * 10).rounded() / 10).formatted }
         let message = "\(device.friendlyName) closed an idle app after \(tenths(observation.sinceMedia)) s "
-            + "(\(observation.keepAlives) keep-alive(s) before): idle timeout \(tenths(learned.idleTimeout)) s\(resetNote)"
+            + "(\(observation.keepAlives) keep-alive(s) before): idle timeout \(tenths(learned.idleTimeout / scale)) s\(resetNote)"
         let keepAlives = Int64(observation.keepAlives)
         log.info(message, [
             "device": .string(device.id), "model": .string(device.modelName), "sinceMedia": .double(observation.sinceMedia),
             "sinceLastSend": .double(observation.sinceLastSend), "keepAlives": .int(keepAlives),
-            "idleTimeout": .double(learned.idleTimeout), "idleResetBy": .string(learned.idleResetBy?.rawValue ?? ""),
+            "idleTimeout": .double(learned.idleTimeout / scale), "idleResetBy": .string(learned.idleResetBy?.rawValue ?? ""),
         ])
-        if let path {
-            do { try SmallFile.replace(path: path, contents: Array((document.serialized() + "\n").utf8), mode: 0o600) } catch {
-                log.warning("cannot keep what \(device.friendlyName) was seen to do in \(path): \(error)", ["path": .string(path)])
-            }
+        if let path, let writeError {
+            log.warning("cannot keep what \(device.friendlyName) was seen to do in \(path): \(writeError)", ["path": .string(path)])
         }
         return learned
     }

@@ -164,6 +164,8 @@ package struct JobStateMachine: Sendable {
     /// come: a screen that stays dark is woken with the retry backoff, not in a loop.
     package private(set) var wakes = 0
     private var nextWake = 0.0
+    /// Why the screen does not show the app, as last read (nil: it does, or it is not known).
+    private var darkScreen: ScreenReading.Reason?
     private var seenBefore = false
     private var lastCheck = 0.0
     /// When the site job's page was last sent (a cast or a keep-alive).
@@ -249,17 +251,12 @@ package struct JobStateMachine: Sendable {
         case (.castSucceeded, _), (.castFailed, _), (.launchCancelled, _):
             return []
 
-        case (.screen(let reading), .playing):
-            guard let reading, reading.visible == false, let reason = reading.reason, reason != .idleScreen else {
-                if reading?.visible == true { wakes = 0 }
-                return []
-            }
-            guard job.screenOff == .wake, now >= nextWake else { return [] }
-            wakes += 1
-            nextWake = now + backoff(after: wakes)
-            return startCast("the screen shows no app (\(reason.rawValue)); screen_off: wake", .screenOff, now: now)
-        case (.screen, _):
-            return []
+        case (.screen(let reading), _):
+            // Covered, off or elsewhere (no app at all is the app's own loss, recast anyway).
+            darkScreen = reading.flatMap { $0.visible == false && $0.reason != .idleScreen ? $0.reason : nil }
+            if reading?.visible == true { wakes = 0 }
+            guard case .playing = state else { return [] }
+            return wakeIfDark(now)
 
         case (.media(let observation), .playing):
             return mediaChanged(observation, now: now)
@@ -323,6 +320,9 @@ package struct JobStateMachine: Sendable {
                     state = .stopped(reason: "session lost (\(why)), and recast_on has no \"reboot\"")
                     return []
                 }
+                // The device is back without the app (it rebooted): cast at once; a cast that
+                // fails from here backs off as any failure.
+                guard failures > 0 else { return startCast("the device is back without the app (\(why))", .deviceBack, now: now) }
                 failures += 1
                 state = .backingOff(until: now + backoff(after: failures))
                 return []
@@ -336,6 +336,10 @@ package struct JobStateMachine: Sendable {
         case (.tick, .backingOff(let until)):
             return now >= until ? startCast(failures > 0 ? "retry \(failures)" : "retry", .retry, now: now) : []
         case (.tick, .playing):
+            // A screen still dark after a wake (the TV did not take the input, the launch failed)
+            // is woken again, with the backoff.
+            let wake = wakeIfDark(now)
+            if !wake.isEmpty { return wake }
             if job.site != nil {
                 // The receiver reports the app, not the page: only the keep-alive is due (none
                 // where nothing castline sends resets the device's idle timer).
@@ -368,6 +372,15 @@ package struct JobStateMachine: Sendable {
         case (.switched(let why), _):
             return startCast(why, .contentChanged, now: now)
         }
+    }
+
+    /// With `screen_off: wake`, a LAUNCH for a screen that does not show the app, no more often
+    /// than the retry backoff while it stays dark.
+    private mutating func wakeIfDark(_ now: Double) -> [Action] {
+        guard job.screenOff == .wake, let reason = darkScreen, now >= nextWake else { return [] }
+        wakes += 1
+        nextWake = now + backoff(after: wakes)
+        return startCast("the screen shows no app (\(reason.rawValue)); screen_off: wake", .screenOff, now: now)
     }
 
     private mutating func keepAlive(_ now: Double) -> [Action] {

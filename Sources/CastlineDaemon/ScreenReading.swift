@@ -4,7 +4,7 @@ import CastSender
 /// Whether a device's screen shows its app, as far as castline can tell, and how it knows:
 /// from what the device reports (`isStandBy`, `isActiveInput`, the idle screen), or from its
 /// model's profile (ambient mode that covers a page after a time without media, which no device
-/// reports on the wire; a hub's built-in screen that has no input to lose). Where neither says,
+/// reports on the wire). Where neither says (a TV or hub that reports no HDMI-CEC fields),
 /// `visible` is nil: castline does not know. Value type; ``read(_:)`` is pure.
 package struct ScreenReading: Sendable, Equatable {
     package enum Reason: String, Sendable, CaseIterable {
@@ -67,17 +67,17 @@ package struct ScreenReading: Sendable, Equatable {
     package static func read(_ inputs: Inputs) -> ScreenReading {
         guard inputs.connected else { return .unknown }
         if inputs.status?.isStandBy == true { return ScreenReading(visible: false, reason: .standby, source: .device) }
-        if inputs.status?.isActiveInput == false { return ScreenReading(visible: false, reason: .otherInput, source: .device) }
         guard inputs.app != nil else {
-            // No app: the idle screen (Backdrop, ambient) is what shows.
+            // No app: the idle screen (Backdrop, ambient) is what shows (a TV reports
+            // isActiveInput false then too: the idle screen does not take the input).
             return ScreenReading(visible: false, reason: .idleScreen, source: .device)
         }
+        if inputs.status?.isActiveInput == false { return ScreenReading(visible: false, reason: .otherInput, source: .device) }
         if let deadline = coverDeadline(inputs), inputs.now >= deadline {
             return ScreenReading(visible: false, reason: .covered, source: .profile)
         }
         if inputs.status?.isStandBy == false, inputs.status?.isActiveInput != false { return ScreenReading(visible: true, source: .device) }
-        // No CEC fields: a hub's own screen has no input to lose; a TV's may be off or elsewhere.
-        if inputs.profile?.builtInScreen == true { return ScreenReading(visible: true, source: .profile) }
+        // No CEC fields: a TV may be off or on another input, a hub's screen asleep; nothing says.
         return .unknown
     }
 
@@ -89,7 +89,7 @@ package struct ScreenReading: Sendable, Equatable {
     /// For `status`: `shows the app`, `covered (ambient mode, by the model's profile)`, `unknown`.
     package var text: String {
         guard let visible else { return "unknown (the device does not report it)" }
-        if visible { return "shows the app" + (source == .profile ? " (the hub's own screen)" : "") }
+        if visible { return "shows the app" }
         let why: String
         switch reason {
         case .covered?: why = "covered: ambient mode, by the model's profile"

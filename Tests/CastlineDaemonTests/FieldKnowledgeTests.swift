@@ -155,8 +155,9 @@ import Testing
     @Test func withoutAConnectionOrCECFieldsOnATVItIsNotKnown() {
         #expect(ScreenReading.read(inputs(ReceiverStatus(isActiveInput: true, isStandBy: false), connected: false)) == .unknown)
         #expect(ScreenReading.read(inputs(ReceiverStatus(), profile: .castTV)) == .unknown)
-        #expect(ScreenReading.read(inputs(ReceiverStatus(), profile: .nestHub)) == ScreenReading(visible: true, source: .profile),
-                "a hub's own screen has no input to lose")
+        #expect(ScreenReading.read(inputs(ReceiverStatus(), profile: .nestHub)) == .unknown, "a hub's screen may sleep, and nothing says")
+        #expect(ScreenReading.read(inputs(ReceiverStatus(isActiveInput: false, isStandBy: false), app: false)).reason == .idleScreen,
+                "no app: the idle screen, whatever isActiveInput says")
     }
 
     @Test func ambientModeCoversAPageByTheProfilesClockNotWhileMediaPlays() {
@@ -222,7 +223,12 @@ import Testing
                 "within the backoff (5 s after the first wake)")
         #expect(wake.handle(.screen(ScreenReading(visible: false, reason: .standby, source: .device)), now: 10).count == 1)
         _ = wake.handle(.castSucceeded, now: 11)
+        // Still dark, and no new reading: the tick wakes it again once the backoff (10 s) is over.
+        #expect(wake.handle(.tick, now: 15).isEmpty)
+        #expect(wake.handle(.tick, now: 20) == [.cast(reason: "the screen shows no app (standby); screen_off: wake")])
+        _ = wake.handle(.castSucceeded, now: 21)
         #expect(wake.handle(.screen(.unknown), now: 30).isEmpty, "not known is not dark")
+        #expect(wake.handle(.tick, now: 200) == [.keepAlive], "nothing dark known: no wake, the keep-alive alone")
         #expect(wake.handle(.screen(ScreenReading(visible: false, reason: .idleScreen, source: .device)), now: 30).isEmpty,
                 "no app: the app's own loss recasts it")
         _ = wake.handle(.screen(ScreenReading(visible: true, source: .device)), now: 31)

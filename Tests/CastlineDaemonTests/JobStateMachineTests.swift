@@ -59,11 +59,13 @@ import Testing
         #expect(strict.handle(.tick, now: 100) == [])
     }
 
-    @Test func aRebootedDeviceIsCastAgainAfterTheBackoff() {
+    @Test func aRebootedDeviceIsCastAgainAtOnceAndAfterAFailureWithTheBackoff() {
         var machine = playing(job())
-        #expect(machine.handle(.sessionEnded(.lost("session gone")), now: 10) == [])
-        #expect(machine.state == .backingOff(until: 12))
-        #expect(machine.handle(.tick, now: 12) == [.cast(reason: "retry 1")])
+        #expect(machine.handle(.sessionEnded(.lost("session gone")), now: 10) == [.cast(reason: "the device is back without the app (session gone)")])
+        #expect(machine.lastCause == .deviceBack)
+        #expect(machine.handle(.castFailed("refused"), now: 11) == [])
+        #expect(machine.state == .backingOff(until: 13))
+        #expect(machine.handle(.tick, now: 13) == [.cast(reason: "retry 1")])
         var noReboot = playing(job { $0.recastOn = [.idle] })
         _ = noReboot.handle(.sessionEnded(.lost("session gone")), now: 10)
         #expect(noReboot.state == .stopped(reason: "session lost (session gone), and recast_on has no \"reboot\""))
