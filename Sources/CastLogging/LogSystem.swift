@@ -17,6 +17,12 @@ public final class LogSystem: Sendable {
     private let handles: Mutex<[String: LogClassHandle]>
     private let pipelines: Mutex<[SinkPipeline]>
     private let log: Mutex<Logger?>
+    private let processIdentity: Mutex<LogProcess>
+    /// Records kept for sinks added later (``holdForLateSinks(capacity:)``), with how many did
+    /// not fit; nil when nothing is held.
+    private let held: Mutex<(records: [LogRecord], capacity: Int, lost: Int)?>
+    /// Whether records are held: one relaxed load on the logging path when they are not.
+    private let holding: Atomic<Bool>
 
     /// Default queue capacity per sink, in records.
     public static let defaultQueueCapacity = 8192
@@ -26,6 +32,16 @@ public final class LogSystem: Sendable {
         handles = Mutex([:])
         pipelines = Mutex([])
         log = Mutex(nil)
+        processIdentity = Mutex(LogProcess.current)
+        held = Mutex(nil)
+        holding = Atomic(false)
+    }
+
+    /// The process the records come from (`pid`, role), which sinks that leave the process add
+    /// to each record. The executable sets the role once at start-up; default: `embedded`.
+    public var process: LogProcess {
+        get { processIdentity.withLock { $0 } }
+        set { processIdentity.withLock { $0 = newValue } }
     }
 
     /// A logger for `className` in this system.
@@ -49,10 +65,43 @@ public final class LogSystem: Sendable {
 
     // MARK: Sinks
 
-    /// Adds a sink with its own worker thread and a queue of `queueCapacity` records.
+    /// Adds a sink with its own worker thread and a queue of `queueCapacity` records. While
+    /// records are held (``holdForLateSinks(capacity:)``), the new sink gets them first, oldest
+    /// first, so what happened before it opened (a plugin refused while loading) reaches it too.
     public func addSink(_ sink: any LogSink, queueCapacity: Int = LogSystem.defaultQueueCapacity) {
         let pipeline = SinkPipeline(sink: sink, capacity: queueCapacity)
-        pipelines.withLock { $0.append(pipeline) }
+        pipelines.withLock { list in
+            // Under the pipelines' lock: a record dispatched meanwhile is either held (and
+            // replayed here) or reaches the new pipeline, never both.
+            if let (records, _, lost) = held.withLock({ $0 }) {
+                if lost > 0 {
+                    pipeline.enqueue(LogRecord(level: .warning, className: "LogSystem", function: #function, file: #fileID, line: #line,
+                                               message: "\(lost) records logged before this sink opened were not kept (start-up buffer full)",
+                                               fields: ["sink": .string(sink.name), "lost": .int(lost)]))
+                }
+                for record in records { pipeline.enqueue(record) }
+            }
+            list.append(pipeline)
+        }
+    }
+
+    /// Keeps up to `capacity` records from now on for sinks that are added later (the config's
+    /// sinks open only after the plugins loaded, and what loading found belongs in them too),
+    /// until ``releaseHeld()``. Past the capacity, records are counted and the count is reported
+    /// to each late sink.
+    public func holdForLateSinks(capacity: Int = 1024) {
+        pipelines.withLock { _ in
+            held.withLock { $0 = ([], max(0, capacity), 0) }
+            holding.store(true, ordering: .relaxed)
+        }
+    }
+
+    /// Stops holding records for late sinks and drops those held.
+    public func releaseHeld() {
+        pipelines.withLock { _ in
+            holding.store(false, ordering: .relaxed)
+            held.withLock { $0 = nil }
+        }
     }
 
     /// Flushes and removes the sinks named `name`.
@@ -70,7 +119,18 @@ public final class LogSystem: Sendable {
 
     /// Hands a record that already passed the filter to every sink's queue.
     public func dispatch(_ record: consuming LogRecord) {
-        let list = pipelines.withLock { $0 }
+        let list: [SinkPipeline]
+        if holding.load(ordering: .relaxed) {
+            list = pipelines.withLock { list in
+                held.withLock { held in
+                    guard held != nil else { return }
+                    if held!.records.count < held!.capacity { held!.records.append(copy record) } else { held!.lost += 1 }
+                }
+                return list
+            }
+        } else {
+            list = pipelines.withLock { $0 }
+        }
         guard let last = list.last else { return }
         for p in list.dropLast() { p.enqueue(copy record) }
         last.enqueue(record)

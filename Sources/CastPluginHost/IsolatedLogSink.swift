@@ -57,6 +57,8 @@ public final class IsolatedLogSink: LogSink, @unchecked Sendable {
         if prefix.isEmpty { prefix = Array(#"{"records":{"instance":\#(instance),"batch":["#.utf8) }
         writer.removeAll()
         prefix.withUnsafeBytes { writer.append($0) }
+        // The records are this process's, not the helper's: they name it (``LogProcess``).
+        let process = plugin.logSystem.process
         for (index, record) in batch.enumerated() {
             if index > 0 { writer.append(UInt8(ascii: ",")) }
             writer.append(UInt8(ascii: "["))
@@ -74,10 +76,11 @@ public final class IsolatedLogSink: LogSink, @unchecked Sendable {
             writer.append(UInt8(ascii: ","))
             writer.write(unsigned: UInt64(record.line))
             writer.append(",{")
-            var first = true
+            var first = true, named = false
             record.fields.forEachField { key, value in
                 if !first { writer.append(UInt8(ascii: ",")) }
                 first = false
+                if !named, key.utf8.count == 3, key == LogProcess.pidField { named = true }
                 writer.write(string: key)
                 writer.append(UInt8(ascii: ":"))
                 switch value {
@@ -86,6 +89,16 @@ public final class IsolatedLogSink: LogSink, @unchecked Sendable {
                 case .double(let d): writer.write(double: d)
                 case .bool(let b): writer.append(b ? "true" : "false")
                 }
+            }
+            if !named {
+                if !first { writer.append(UInt8(ascii: ",")) }
+                writer.write(string: LogProcess.pidField)
+                writer.append(UInt8(ascii: ":"))
+                writer.write(integer: Int64(process.pid))
+                writer.append(UInt8(ascii: ","))
+                writer.write(string: LogProcess.roleField)
+                writer.append(UInt8(ascii: ":"))
+                writer.write(string: process.role)
             }
             writer.append("}]")
         }

@@ -41,7 +41,7 @@ extension IsolatedPlugin {
         }
         guard killed else { return }
         log.error("plugin \(pluginID)'s helper process (pid \(child.pid)) did not answer \(what) within \(PluginScan.seconds(bound)) (plugins.call_timeout); killing it",
-                  ["pid": .int(Int(child.pid)), "problem": "timed_out", "bound": .double(bound), "call": .string(what)])
+                  ["helperPid": .int(Int(child.pid)), "problem": "timed_out", "bound": .double(bound), "call": .string(what)])
         child.kill()
     }
 

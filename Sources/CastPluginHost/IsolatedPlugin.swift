@@ -260,8 +260,10 @@ public final class IsolatedPlugin: Sendable {
             case .stop:
                 return
             case .hung(let waited):
-                self.log.error("plugin \(self.pluginID)'s helper process (pid \(child.pid)) did not answer within \(PluginScan.seconds(waited)) (plugins.call_timeout): a callback of the plugin does not return; killing it",
-                               ["pid": .int(Int(child.pid)), "problem": "timed_out", "bound": .double(self.bound)])
+                // The bound as configured (the wait itself overshoots it by the ping's timer).
+                self.log.error("plugin \(self.pluginID)'s helper process (pid \(child.pid)) did not answer within \(PluginScan.seconds(self.bound)) (plugins.call_timeout): a callback of the plugin does not return; killing it",
+                               ["helperPid": .int(Int(child.pid)), "problem": "timed_out", "bound": .double(self.bound),
+                                "waited": .double((waited * 1000).rounded() / 1000)])
                 child.kill()
                 return
             case .send(let number):
@@ -300,7 +302,7 @@ public final class IsolatedPlugin: Sendable {
             if let (name, detail) = over {
                 self.state.withLock { $0.limitHit = (name, detail) }
                 self.log.error("plugin \(self.pluginID)'s helper process (pid \(child.pid)) went over its limit \(name) (\(detail)); killing it",
-                               ["pid": .int(Int(child.pid)), "problem": "limit", "limit": .string(name), "usage": .string(detail)])
+                               ["helperPid": .int(Int(child.pid)), "problem": "limit", "limit": .string(name), "usage": .string(detail)])
                 child.kill()
                 return
             }
@@ -323,7 +325,9 @@ public final class IsolatedPlugin: Sendable {
                 }
             }
         }
-        logSystem.submit(LogRecord(level: level, className: record["class"]?.string ?? pluginID, function: record["function"]?.string ?? "",
+        // The helper's own time (when the plugin logged it), so its records sort among the host's.
+        let time = record["time"]?.int.flatMap { $0 > 0 ? UInt64($0) : nil } ?? LogRecord.now()
+        logSystem.submit(LogRecord(timestampNanos: time, level: level, className: record["class"]?.string ?? pluginID, function: record["function"]?.string ?? "",
                                    file: record["file"]?.string ?? "", line: UInt(clamping: record["line"]?.int ?? 0),
                                    message: record["message"]?.string ?? "", fields: fields))
     }
@@ -358,7 +362,7 @@ public final class IsolatedPlugin: Sendable {
         if let limit {
             state.withLock { $0.lastProblem = "limit \(limit.name): \(limit.detail)" }
             log.info("plugin \(pluginID)'s helper process (pid \(child.pid)), killed over its limit \(limit.name), is gone; restarting it in \(delay.formatted) s",
-                     ["pid": .int(Int(child.pid)), "problem": "limit", "limit": .string(limit.name), "restartIn": .double(delay)])
+                     ["helperPid": .int(Int(child.pid)), "problem": "limit", "limit": .string(limit.name), "restartIn": .double(delay)])
             let reason = "channel unavailable: plugin \(pluginID) went over its limit \(limit.name); it is being restarted"
             for proxy in proxies { proxy.unavailable(reason) }
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay * 1000))) { [weak self] in
@@ -370,7 +374,7 @@ public final class IsolatedPlugin: Sendable {
             state.withLock { $0.lastProblem = "hung: a callback did not return within \(PluginScan.seconds(bound))" }
             // Killed for hanging: the error was logged then; this is the restart's notice.
             log.info("plugin \(pluginID)'s hung helper process (pid \(child.pid)) is gone; restarting it in \(delay.formatted) s",
-                     ["pid": .int(Int(child.pid)), "restartIn": .double(delay)])
+                     ["helperPid": .int(Int(child.pid)), "restartIn": .double(delay)])
             let reason = "channel unavailable: plugin \(pluginID) hung in its helper process; it is being restarted"
             for proxy in proxies { proxy.unavailable(reason) }
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay * 1000))) { [weak self] in
@@ -380,7 +384,7 @@ public final class IsolatedPlugin: Sendable {
         }
         state.withLock { $0.lastProblem = "\(status)" }
         log.error("plugin \(pluginID)'s helper process (castline plugin-host, pid \(child.pid)) \(status); its channels are unavailable, restarting it in \(delay.formatted) s",
-                  ["pid": .int(Int(child.pid)), "status": .string("\(status)"), "signal": .string(signal),
+                  ["helperPid": .int(Int(child.pid)), "status": .string("\(status)"), "signal": .string(signal),
                    "problem": "crashed", "restartIn": .double(delay)])
         let reason = "channel unavailable: plugin \(pluginID) \(status) in its helper process; it is being restarted"
         for proxy in proxies { proxy.unavailable(reason) }
@@ -399,7 +403,7 @@ public final class IsolatedPlugin: Sendable {
             }
             for sink in sinks { sink.reopen() }
             log.info("plugin \(pluginID)'s helper process restarted (pid \(helperPID ?? 0)); reopening \(proxies.count) channel(s)",
-                     ["pid": .int(Int(helperPID ?? 0)), "channels": .int(proxies.count)])
+                     ["helperPid": .int(Int(helperPID ?? 0)), "channels": .int(proxies.count)])
             for proxy in proxies {
                 if let reply = await open(proxy), reply.status == HostServices.ok {
                     proxy.available()

@@ -274,7 +274,7 @@ public final class PluginHost: Sendable {
             }
             state.withLock { $0.isolated[plugin.id] = isolated }
             log.info("plugin \(plugin.id) runs in a helper process (castline plugin-host, pid \(isolated.helperPID ?? 0))",
-                     ["plugin": .string(plugin.id), "path": .string(plugin.path), "pid": .int(Int(isolated.helperPID ?? 0))])
+                     ["plugin": .string(plugin.id), "path": .string(plugin.path), "helperPid": .int(Int(isolated.helperPID ?? 0))])
             return .success(LoadedPlugin(path: described.path, id: described.id, version: described.version, summary: described.summary,
                                          license: described.license, abiMinor: described.abiMinor, features: features,
                                          refusedFeatures: described.refusedFeatures, entry: PluginEntryPoints(initialize: nil, deinitialize: nil)))

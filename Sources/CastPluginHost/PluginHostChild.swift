@@ -40,6 +40,7 @@ public enum PluginHostChild {
             plugin = loaded
         }
         let logSystem = LogSystem(filter: LoggerFilter(minimumLevel: .verbose))
+        logSystem.process = LogProcess(role: .pluginHelper)
         logSystem.addSink(ForwardingLogSink(socket: socket), queueCapacity: 8192)
         if let initialize = plugin.entry.initialize {
             let context = PluginHostContext.register(pluginID: plugin.id, featureID: nil, role: .plugin, logSystem: logSystem)
@@ -246,9 +247,17 @@ final class ForwardingLogSink: LogSink, @unchecked Sendable {
 
     init(socket: FramedSocket) { self.socket = socket }
 
+    private let process = LogProcess(role: .pluginHelper)
+
+    /// Each record as a `log` frame with its own time (the host orders it among its own by that,
+    /// not by when the frame arrived) and this process's `pid` and role.
     func write(_ records: [LogRecord]) {
         for record in records {
             var fields = JSONObject()
+            if !LogProcess.isNamed(in: record.fields) {
+                fields.set(LogProcess.pidField, .int(Int64(process.pid)))
+                fields.set(LogProcess.roleField, .string(process.role))
+            }
             record.fields.forEachField { key, value in
                 switch value {
                 case .string(let s): fields.set(key, .string(s))
@@ -257,7 +266,8 @@ final class ForwardingLogSink: LogSink, @unchecked Sendable {
                 case .bool(let b): fields.set(key, .bool(b))
                 }
             }
-            socket.send(["log": ["level": .int(Int64(record.level.rawValue)), "class": .string(record.className),
+            socket.send(["log": ["time": .int(Int64(truncatingIfNeeded: record.timestampNanos)),
+                                 "level": .int(Int64(record.level.rawValue)), "class": .string(record.className),
                                  "message": .string(record.message), "line": .int(Int64(record.line)), "fields": .object(fields)]])
         }
     }

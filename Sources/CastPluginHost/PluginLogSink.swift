@@ -87,10 +87,16 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
         }
         let out = recordStore.reserve(recordCount)
         var index = recordCount
+        // Who wrote the records (``LogProcess``): added to each record that names no process yet.
+        let process = context.logSystem.process
+        let pidKey = offset(arena.append(LogProcess.pidField)), roleKey = offset(arena.append(LogProcess.roleField))
+        let roleText = offset(arena.append(process.role))
         while let record = batch.popLast() {
             index &-= 1
             let firstField = fieldCount
+            var named = false
             record.fields.forEachField { key, value in
+                if !named, key.utf8.count == 3, key == LogProcess.pidField { named = true }
                 let fields = fieldStore.reserve(fieldCount &+ 1, keeping: fieldCount)
                 var f = castline_field()
                 (f.key, f.key_length) = offset(arena.append(key))
@@ -110,6 +116,20 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
                 }
                 fields[fieldCount] = f
                 fieldCount &+= 1
+            }
+            if !named {
+                let fields = fieldStore.reserve(fieldCount &+ 2, keeping: fieldCount)
+                var pid = castline_field()
+                (pid.key, pid.key_length) = pidKey
+                pid.value_type = Int32(CASTLINE_VALUE_INT.rawValue)
+                pid.int_value = Int64(process.pid)
+                var role = castline_field()
+                (role.key, role.key_length) = roleKey
+                role.value_type = Int32(CASTLINE_VALUE_STRING.rawValue)
+                (role.string, role.string_length) = roleText
+                fields[fieldCount] = pid
+                fields[fieldCount &+ 1] = role
+                fieldCount &+= 2
             }
             var r = castline_log_record()
             r.timestamp_ns = record.timestampNanos

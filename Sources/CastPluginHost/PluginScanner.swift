@@ -130,8 +130,9 @@ final class PluginScan {
         }
     }
 
+    /// `5 s`, `0.25 s`: to the millisecond (a measured time is never printed with 15 digits).
     static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+        "\(((value * 1000).rounded() / 1000).formatted) s"
     }
 }
 

@@ -201,7 +201,7 @@ extension CastlineConfiguration {
     }
 
     mutating func decodeLogging(_ node: YAMLNode, reader: ConfigReader) {
-        guard let map = reader.mapping(node, path: "logging", allowed: ["rules", "console", "console_format", "sinks"]) else { return }
+        guard let map = reader.mapping(node, path: "logging", allowed: ["rules", "console", "console_format", "sinks", "cli_sinks"]) else { return }
         if let rulesNode = map.value("rules"), let rules = reader.string(rulesNode, path: "logging.rules") {
             do {
                 _ = try LogRuleParser.parse(rules)
@@ -212,6 +212,7 @@ extension CastlineConfiguration {
         }
         if let value = map.bool("console") { logging.console = value }
         if let value = map.choice("console_format", ["short", "detailed"]) { logging.consoleFormat = value }
+        if let value = map.bool("cli_sinks") { logging.cliSinks = value }
         if let items = map.list("sinks") {
             for (index, item) in items.enumerated() {
                 let path = "logging.sinks[\(index)]"

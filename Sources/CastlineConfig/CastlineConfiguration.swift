@@ -87,6 +87,10 @@ public struct LoggingSettings: Sendable {
     /// records) or `detailed` (UTC time, fields and location on every record).
     public var consoleFormat = "short"
     public var sinks: [SinkEntry] = []
+    /// Whether commands other than `castline run` write to ``sinks`` too (default: no; the
+    /// console only). The daemon's files and journal then hold the daemon's records, and a
+    /// command that is asked to write there names itself in each record (`pid`, `role: cli`).
+    public var cliSinks = false
 
     public init() {}
 }

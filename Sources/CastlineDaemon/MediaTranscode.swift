@@ -100,7 +100,7 @@ package final class MediaTranscode: Sendable {
         }
         let transcode = MediaTranscode(pid: pid, arguments: arguments, log: Logger(class: "MediaTranscode", system: logSystem))
         transcode.log.info("ffmpeg started: \(arguments.plan.action.rawValue) \(arguments.input)", [
-            "pid": .int(Int(pid)), "action": .string(arguments.plan.action.rawValue), "folder": .string(arguments.folder),
+            "ffmpegPid": .int(Int(pid)), "action": .string(arguments.plan.action.rawValue), "folder": .string(arguments.folder),
             "start": .double(arguments.start),
         ])
         transcode.watch(progressFD: pipeFDs[0])
@@ -142,9 +142,9 @@ package final class MediaTranscode: Sendable {
                 return s.stopped
             }
             if code == 0 {
-                log.info("ffmpeg finished", ["pid": .int(Int(pid)), "position": .double(position)])
+                log.info("ffmpeg finished", ["ffmpegPid": .int(Int(pid)), "position": .double(position)])
             } else if !stopped {
-                log.warning("ffmpeg failed (status \(code)): \(errorTail())", ["pid": .int(Int(pid)), "status": .int(Int(code))])
+                log.warning("ffmpeg failed (status \(code)): \(errorTail())", ["ffmpegPid": .int(Int(pid)), "status": .int(Int(code))])
             }
         }
     }
@@ -207,7 +207,7 @@ package final class MediaTranscode: Sendable {
             if exitStatus == nil { _ = kill(-pid, SIGKILL) }
             for _ in 0..<50 where exitStatus == nil { try? await Task.sleep(nanoseconds: 100_000_000) }
         }
-        log.info("transcode stopped", ["pid": .int(Int(pid)), "position": .double(position)])
+        log.info("transcode stopped", ["ffmpegPid": .int(Int(pid)), "position": .double(position)])
     }
 
     private func removeFolder() { Self.removeFolder(folder) }

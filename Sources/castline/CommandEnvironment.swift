@@ -25,11 +25,19 @@ final class CommandEnvironment: @unchecked Sendable {
     /// Loads the config (exit 2 on errors, printed as file:line:column), sets up logging and
     /// loads the plugins of `featureKinds` (plus log sinks when the config names some, plus
     /// discovery when `--device` cannot be resolved without it).
-    init(options: DeviceRequest, featureKinds: Set<PluginFeatureKind>, consoleMinimum: LogLevel = .warning) throws {
+    /// `role`: the daemon writes to the config's sinks; any other command only when asked
+    /// (`logging.cli_sinks: true`, or `CASTLINE_LOG_SINKS=1`), so a command run beside the daemon
+    /// never mixes its records into the daemon's files. What happens before the sinks open (the
+    /// plugins' load) is held and handed to them when they do.
+    init(options: DeviceRequest, featureKinds: Set<PluginFeatureKind>, consoleMinimum: LogLevel = .warning,
+         role: LogProcess.Role = .cli) throws {
         self.options = options
         let env = environment()
         config = try Self.loadConfig(explicit: options.config, environment: env)
         logSystem = LogSystem(filter: LoggerFilter(minimumLevel: consoleMinimum))
+        logSystem.process = LogProcess(role: role)
+        let sinks = Self.writesToSinks(role: role, config: config, environment: env) ? config.logging.sinks : []
+        if !sinks.isEmpty { logSystem.holdForLateSinks() }
         if config.logging.console {
             logSystem.addSink(ConsoleLogSink(style: LogRecordFormatter.Style(rawValue: config.logging.consoleFormat) ?? .short))
         }
@@ -40,7 +48,7 @@ final class CommandEnvironment: @unchecked Sendable {
         }
         log = Logger(class: "CommandEnvironment", system: logSystem)
         var kinds = featureKinds
-        if !config.logging.sinks.isEmpty { kinds.insert(.logSink) }
+        if !sinks.isEmpty { kinds.insert(.logSink) }
         if Self.needsDiscovery(options: options, config: config) { kinds.insert(.discovery) }
         var pluginConfigs = config.plugins.configs
         if !config.discovery.interfaces.isEmpty, pluginConfigs["avahi-discovery"] == nil {
@@ -74,13 +82,29 @@ final class CommandEnvironment: @unchecked Sendable {
         plugins = PluginHost(configuration: hostConfiguration, logSystem: logSystem)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         if !kinds.isEmpty { plugins.loadAll() }
-        for sink in config.logging.sinks {
+        defer { logSystem.releaseHeld() }
+        for sink in sinks {
             do {
                 logSystem.addSink(try plugins.openAnyLogSink(id: sink.type, options: sink.options))
             } catch {
                 printError("\(config.file):\(sink.mark.line):\(sink.mark.column): error: logging sink \"\(sink.type)\": \(error)")
                 throw CastlineExit.configError
             }
+        }
+    }
+
+    /// The environment variable that makes a command write to the config's sinks.
+    static let sinksVariable = "CASTLINE_LOG_SINKS"
+
+    /// Whether a process of `role` writes to the config's log sinks: the daemon always; another
+    /// command when `logging.cli_sinks` or `CASTLINE_LOG_SINKS` (`1`/`true`, or `0`/`false` to
+    /// override the config) asks for it.
+    static func writesToSinks(role: LogProcess.Role, config: CastlineConfiguration, environment env: [String: String]) -> Bool {
+        if role == .daemon { return true }
+        switch env[sinksVariable]?.lowercased() {
+        case "1", "true", "yes": return true
+        case "0", "false", "no": return false
+        default: return config.logging.cliSinks
         }
     }
 

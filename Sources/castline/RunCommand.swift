@@ -34,7 +34,8 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         let signals = SignalStream([SIGHUP, SIGTERM, SIGINT])
         let options = DeviceRequest(config: config, pluginPath: pluginPath, log: log)
-        let environment = try CommandEnvironment(options: options, featureKinds: [.discovery, .mediaFormat, .channel, .bridge], consoleMinimum: .info)
+        let environment = try CommandEnvironment(options: options, featureKinds: [.discovery, .mediaFormat, .channel, .bridge], consoleMinimum: .info,
+                                                 role: .daemon)
         let settings = environment.config
         let env = castline.environment()
         // The TCP listener's token and TLS are checked before anything starts: a bad file is a

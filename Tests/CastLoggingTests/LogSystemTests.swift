@@ -1,4 +1,7 @@
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 @testable import CastLogging
 
@@ -59,6 +62,48 @@ import Synchronization
         #expect(system.shutdown())
         log.info("after shutdown goes nowhere")
         #expect(sink.records.count == 1000)
+    }
+
+    @Test func recordsHeldAtStartUpReachASinkAddedLaterOnceAndInOrder() throws {
+        let system = LogSystem(filter: LoggerFilter(minimumLevel: .info))
+        let console = MemorySink(name: "console")
+        system.addSink(console)
+        system.holdForLateSinks(capacity: 3)
+        let log = Logger(class: "PluginHost", system: system)
+        log.error("refused 1")
+        log.debug("below the filter: never held")
+        log.warning("refused 2")
+        let json = MemorySink(name: "json")
+        system.addSink(json)
+        log.info("after the json sink opened")
+        for i in 0..<3 { log.info("early for the journal \(i)") }
+        let journal = MemorySink(name: "journal")
+        system.addSink(journal)   // 6 records were logged, 3 kept: the first 3, and a count of the rest
+        system.releaseHeld()
+        log.info("live")
+        let late = MemorySink(name: "late")
+        system.addSink(late)       // nothing held any more
+        log.info("last")
+        #expect(system.flush())
+        #expect(console.records.map(\.message) == ["refused 1", "refused 2", "after the json sink opened", "early for the journal 0",
+                                                   "early for the journal 1", "early for the journal 2", "live", "last"])
+        #expect(json.records.map(\.message) == ["refused 1", "refused 2", "after the json sink opened", "early for the journal 0",
+                                                "early for the journal 1", "early for the journal 2", "live", "last"])
+        let journalMessages = journal.records.map(\.message)
+        #expect(journalMessages.first == "3 records logged before this sink opened were not kept (start-up buffer full)")
+        #expect(journal.records.first?.fields["lost"] == .int(3) && journal.records.first?.level == .warning)
+        #expect(Array(journalMessages.dropFirst()) == ["refused 1", "refused 2", "after the json sink opened", "live", "last"])
+        #expect(late.records.map(\.message) == ["last"])
+        #expect(system.shutdown())
+    }
+
+    @Test func theProcessIsTheEmbeddedProgramUntilTheExecutableSaysOtherwise() {
+        let system = LogSystem()
+        #expect(system.process.pid == getpid() && system.process.role == "embedded")
+        system.process = LogProcess(role: .daemon)
+        #expect(system.process == LogProcess(pid: getpid(), role: "daemon"))
+        #expect(LogProcess.Role.pluginHelper.rawValue == "plugin-helper")
+        #expect(LogProcess.isNamed(in: ["device": "d", "pid": 7]) && !LogProcess.isNamed(in: ["device": "d", "pids": 7]))
     }
 
     @Test func environmentRulesApplyAndBadOnesKeepThePreviousRules() throws {

@@ -40,10 +40,12 @@ import Testing
         let line: UInt = #line + 1
         log.warning("device \"Lobby\"\tgone\n\\ é€ \u{1}", ["device": "Lobby TV", "requestId": 42, "rate": 1.5, "muted": true])
         Logger(class: "CastChannel.com.google.cast.media", system: system).error("plain")
+        // A record another process wrote (a plugin helper's, forwarded) keeps its own pid and role.
+        system.submit(LogRecord(level: .info, className: "PingChannel", message: "from the helper", fields: ["pid": 4242, "role": "plugin-helper"]))
         #expect(system.shutdown())
         sink.close()
         let records = try lines(path)
-        #expect(records.count == 2)
+        #expect(records.count == 3)
         let r = try #require(records.first)
         #expect(r["severity_number"] == 13)
         #expect(r["severity_text"] == "WARN")
@@ -66,8 +68,12 @@ import Testing
         #expect(time.hasPrefix(String(expected) + "."), "\(time) vs \(expected)")
         #expect(time.hasSuffix(String(format: "%09dZ", Int(nanos % 1_000_000_000))))
         #expect(abs(Double(nanos) / 1e9 - Date().timeIntervalSince1970) < 60)
-        #expect(records[1]["attributes"] == nil)
+        // Every record names the process that wrote it (the host's role: embedded in a test).
+        let own: JSONValue = ["pid": .int(Int64(getpid())), "role": "embedded"]
+        #expect(records[1]["attributes"] == own)
+        #expect(r["attributes"]?["pid"] == own["pid"] && r["attributes"]?["role"] == "embedded")
         #expect(records[1]["severity_number"] == 17)
+        #expect(records[2]["attributes"] == ["pid": 4242, "role": "plugin-helper"])
     }
 
     /// Numbers are written two digits at a time: every digit count, both signs, the extremes;
