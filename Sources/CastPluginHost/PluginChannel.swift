@@ -84,7 +84,13 @@ public final class PluginChannel: Sendable {
         default: throw PluginLoadError(.undeclared, path: "", pluginID: feature.pluginID, "feature \(feature.id) is not a channel")
         }
         if let problem = host.runtimeProblem(.channel, id: feature.id) { throw problem }
-        let log = Logger(class: "PluginChannel", system: host.logSystem).with(["plugin": .string(feature.pluginID), "feature": .string(feature.id)])
+        let device = await session.device
+        // Every record of the channel names its device and (first) namespace: `logs query
+        // --device` and `logs stats` find a plugin's failures where they happened.
+        let log = Logger(class: "PluginChannel", system: host.logSystem).with([
+            "plugin": .string(feature.pluginID), "feature": .string(feature.id), "device": .string(device.id),
+            "namespace": .string(feature.declarations.first ?? ""),
+        ])
         let namespaces = feature.declarations.compactMap { CastNamespace(rawValue: $0) }
         let channels = namespaces.map { GenericChannel(namespace: $0) }
         let holder = ChannelHolder()
@@ -97,14 +103,19 @@ public final class PluginChannel: Sendable {
                     outbox.send(payload, on: channel, to: route)
                     return HostServices.ok
                 case .failure(let refusal):
-                    log.warning("send on \(namespace) refused: \(refusal.reason)", ["namespace": .string(namespace)])
+                    // A plugin that keeps sending into nothing is one warning a minute, with the count.
+                    if let unreported = holder.context?.admitProblem("send") {
+                        let more = unreported > 0 ? " (and \(unreported) more refused since the last report)" : ""
+                        log.warning("send on \(namespace) refused: \(refusal.reason)\(more)",
+                                    ["namespace": .string(namespace), "problem": "refused", "suppressed": .int(unreported)])
+                    }
                     return refusal.status
                 }
             },
             complete: { id, result in holder.value?.finish(id, result) ?? false })
         let context = PluginHostContext.register(pluginID: feature.pluginID, featureID: feature.id, role: .channel(callbacks),
                                                  declaredNamespaces: Set(feature.declarations), logSystem: host.logSystem)
-        let device = await session.device
+        holder.context = context
         let app = await session.application
         var info = JSONObject()
         info.set("device_id", .string(device.id))
@@ -129,7 +140,7 @@ public final class PluginChannel: Sendable {
         if let isolated {
             // In the helper process: its open is bounded there and here; a crash is the helper's.
             let proxy = ChannelProxy(plugin: isolated, featureID: feature.id, config: config, session: sessionJSON,
-                                     callbacks: callbacks, onUnavailable: { reason in holder.value?.failPending(reason) })
+                                     callbacks: callbacks, onUnavailable: { reason in holder.value?.becameUnavailable(reason) })
             guard let (status, error) = await isolated.open(proxy) else {
                 isolated.close(proxy)
                 context.unregister()
@@ -229,6 +240,14 @@ public final class PluginChannel: Sendable {
                 watch.run("command") { calls.command(id: id, json: text) }
             }
         }
+    }
+
+    /// The plugin's helper process ended (crash, hang, limit): one record for this channel's
+    /// device (the helper's own record names the process, not the devices it served), and the
+    /// pending commands fail with `reason`.
+    func becameUnavailable(_ reason: String) {
+        log.warning(reason, ["event": "unavailable"])
+        failPending(reason)
     }
 
     /// Fails every pending command with `reason` (the plugin's helper process crashed).
@@ -418,10 +437,16 @@ struct PluginVTableBox: @unchecked Sendable {
 
 /// Lets the host-services callback reach the channel created after its context.
 final class ChannelHolder: @unchecked Sendable {
-    private let lock = Mutex<PluginChannel?>(nil)
+    private let lock = Mutex<(channel: PluginChannel?, context: PluginHostContext?)>((nil, nil))
     var value: PluginChannel? {
-        get { lock.withLock { $0 } }
-        set { lock.withLock { $0 = newValue } }
+        get { lock.withLock { $0.channel } }
+        set { lock.withLock { $0.channel = newValue } }
+    }
+    /// The channel's host context, from its registration (before open: a send from open is
+    /// reported through it too).
+    var context: PluginHostContext? {
+        get { lock.withLock { $0.context } }
+        set { lock.withLock { $0.context = newValue } }
     }
 }
 

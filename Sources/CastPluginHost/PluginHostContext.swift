@@ -55,7 +55,8 @@ final class PluginHostContext: Sendable {
         var nextTimer: UInt64 = 0
         var closed = false
         var reportedSinkLogging = false
-        var problems = ReportThrottle()
+        /// One throttle per kind of problem (`input`: what the plugin passed; `send`: a refused send).
+        var problems: [String: ReportThrottle] = [:]
     }
 
     private init(handle: UInt, pluginID: String, featureID: String?, role: Role, declaredNamespaces: Set<String>, logSystem: LogSystem) {
@@ -118,9 +119,14 @@ final class PluginHostContext: Sendable {
 
     /// Whether a problem with what the plugin passed may be reported now: the number of problems
     /// not reported since the last report, or nil (suppressed: one report a minute at most).
-    func admitProblem() -> Int? {
-        let now = Double(MonotonicDeadline.now()) / 1e9
-        return state.withLock { $0.problems.occurrence(now: now) }
+    /// `kind` keeps each kind of problem apart (a flood of refused sends never hides a bad
+    /// argument); `now`: monotonic seconds (tests pass their own).
+    func admitProblem(_ kind: String = "input", now: Double = Double(MonotonicDeadline.now()) / 1e9) -> Int? {
+        state.withLock { s in
+            var throttle = s.problems[kind] ?? ReportThrottle()
+            defer { s.problems[kind] = throttle }
+            return throttle.occurrence(now: now)
+        }
     }
 
     /// True once, the first time a log sink tries to log through the host (dropped: it would loop).

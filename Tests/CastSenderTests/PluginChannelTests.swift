@@ -165,9 +165,29 @@ import Testing
             #expect(report["app"] == 4, "CASTLINE_ERR_NOT_CONNECTED: no app to send to")
             #expect(report["transport"] == -1 && report["receiver"] == 0)
             #expect(report["other"] == 4, "no app runs: whatever transport it names is gone")
+            // Two refused sends in a row: one warning (the next report, a minute on, counts the
+            // rest), naming the device and the namespace so `logs query --device` finds it.
+            let device = await session.device
+            let refusals = rig.logRecords.filter { $0.className == "PluginChannel" && $0.level == .warning }
+            #expect(refusals.map(\.message) == ["send on urn:x-cast:org.castline.test refused: no app runs on the session (nothing to send to)"])
+            let fields = try #require(refusals.first?.fields)
+            #expect(fields["device"] == .string(device.id) && fields["namespace"] == "urn:x-cast:org.castline.test")
+            #expect(fields["plugin"] == "test-send-on-open" && fields["problem"] == "refused" && fields["suppressed"] == 0)
+            let opened = try #require(rig.logRecords.first { $0.className == "PluginChannel" && $0.message == "channel opened" })
+            #expect(opened.fields["device"] == .string(device.id))
             await channel.close()
             await session.end(stopCasting: false)
         }
+    }
+
+    @Test func eachKindOfProblemIsReportedOnceAMinuteWithTheCountOfTheRest() {
+        let context = PluginHostContext.register(pluginID: "p", featureID: "f", role: .plugin, logSystem: LogSystem())
+        defer { context.unregister() }
+        #expect(context.admitProblem("send", now: 100) == 0)
+        for t in 0..<80 { #expect(context.admitProblem("send", now: 100 + Double(t) * 0.1) == nil) }
+        #expect(context.admitProblem("input", now: 108) == 0, "a flood of refused sends never hides another kind")
+        #expect(context.admitProblem("send", now: 160) == 80)
+        #expect(context.admitProblem("send", now: 161) == nil)
     }
 
     @Test func aSendIsRoutedByItsDestination() {
