@@ -7,7 +7,8 @@ import Glibc
 
 /// The `journald` log sink: one journal entry per record through `sd_journal_sendv`, with
 /// MESSAGE, PRIORITY, SYSLOG_IDENTIFIER, CODE_FILE/CODE_LINE/CODE_FUNC, CASTLINE_CLASS,
-/// CASTLINE_LEVEL, CASTLINE_TIME_NS and every structured field under a valid journald name (``JournalFieldName``).
+/// CASTLINE_LEVEL, CASTLINE_TIME_NS, every structured field under a valid journald name (``JournalFieldName``)
+/// and CASTLINE_TYPES (which of them are numbers or booleans: the journal keeps text only).
 ///
 /// Runs on the host's worker thread for this sink, never on the caller's. libsystemd returns 0
 /// when the journal socket does not exist (the entry is silently lost), so the sink checks the
@@ -32,6 +33,11 @@ final class JournaldSink: LogSinkPlugin {
     private var entry: [UInt8] = []
     private var spans: [(Int, Int)] = []
     private var iovecs: [iovec] = []
+    /// `NAME:i,NAME:d,NAME:b` of one record's typed fields (``typesPrefix``).
+    private var types: [UInt8] = []
+    /// The field that lists a record's non-text fields with their types (i: integer, d: double,
+    /// b: boolean).
+    static let typesPrefix = Array("CASTLINE_TYPES=".utf8)
     private var socketCheckedAt: Double = -10
     private var socketPresent = true
     private(set) var dropped: UInt64 = 0
@@ -88,14 +94,27 @@ final class JournaldSink: LogSinkPlugin {
         }
         if r.function_length > 0 { append("CODE_FUNC=", r.function, r.function_length) }
         if let fields = r.fields {
+            types.removeAll(keepingCapacity: true)
+            func typed(_ name: [UInt8], _ tag: UInt8) {
+                if !types.isEmpty { types.append(UInt8(ascii: ",")) }
+                types.append(contentsOf: name)
+                types.append(UInt8(ascii: ":"))
+                types.append(tag)
+            }
             for i in 0..<r.field_count {
                 let f = fields[i]
                 guard let key = f.key else { continue }
                 let name = fieldName(key, f.key_length)
                 switch f.value_type {
-                case Int32(CASTLINE_VALUE_INT.rawValue): appendRaw(name + Array("=\(f.int_value)".utf8))
-                case Int32(CASTLINE_VALUE_DOUBLE.rawValue): appendRaw(name + Array("=\(f.double_value)".utf8))
-                case Int32(CASTLINE_VALUE_BOOL.rawValue): appendRaw(name + Array((f.int_value != 0 ? "=true" : "=false").utf8))
+                case Int32(CASTLINE_VALUE_INT.rawValue):
+                    appendRaw(name + Array("=\(f.int_value)".utf8))
+                    typed(name, UInt8(ascii: "i"))
+                case Int32(CASTLINE_VALUE_DOUBLE.rawValue):
+                    appendRaw(name + Array("=\(f.double_value)".utf8))
+                    typed(name, UInt8(ascii: "d"))
+                case Int32(CASTLINE_VALUE_BOOL.rawValue):
+                    appendRaw(name + Array((f.int_value != 0 ? "=true" : "=false").utf8))
+                    typed(name, UInt8(ascii: "b"))
                 default:
                     let start = entry.count
                     entry.append(contentsOf: name)
@@ -104,6 +123,9 @@ final class JournaldSink: LogSinkPlugin {
                     spans.append((start, entry.count - start))
                 }
             }
+            // The journal keeps every value as text: which fields were numbers or booleans, so
+            // `castline logs` reads them back as they were logged.
+            if !types.isEmpty { appendRaw(Self.typesPrefix + types) }
         }
         let rc: Int32 = entry.withUnsafeMutableBytes { bytes in
             iovecs.removeAll(keepingCapacity: true)

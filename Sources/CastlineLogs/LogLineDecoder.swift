@@ -70,7 +70,7 @@ public enum LogLineDecoder {
     /// Journal fields that are not castline attributes.
     static let journalFields: Set<String> = [
         "MESSAGE", "MESSAGE_ID", "PRIORITY", "CODE_FILE", "CODE_LINE", "CODE_FUNC", "SYSLOG_IDENTIFIER", "SYSLOG_FACILITY",
-        "SYSLOG_PID", "SYSLOG_TIMESTAMP", "TID", "CASTLINE_CLASS", "CASTLINE_TIME_NS", "CASTLINE_LEVEL", "ERRNO",
+        "SYSLOG_PID", "SYSLOG_TIMESTAMP", "TID", "CASTLINE_CLASS", "CASTLINE_TIME_NS", "CASTLINE_LEVEL", "CASTLINE_TYPES", "ERRNO",
         "DOCUMENTATION", "INVOCATION_ID", "UNIT", "USER_UNIT",
     ]
 
@@ -93,12 +93,35 @@ public enum LogLineDecoder {
         entry.line = o["CODE_LINE"]?.string.flatMap { Int($0) }
         entry.function = o["CODE_FUNC"]?.string
         entry.host = o["_HOSTNAME"]?.string
+        let types = o["CASTLINE_TYPES"]?.string.map(fieldTypes) ?? [:]
         var attributes = JSONObject()
         for (key, value) in o where !key.hasPrefix("_") && !journalFields.contains(key) {
-            attributes.set(attributeName(key), value)
+            attributes.set(attributeName(key), types[key].map { typed(value, $0) } ?? value)
         }
         entry.attributes = attributes
         return entry
+    }
+
+    /// `CASTLINE_TYPES` (`PID:i,LATENCY:d,OK:b`): the journald sink's list of the fields that
+    /// were not text, by journal name.
+    static func fieldTypes(_ text: String) -> [String: Character] {
+        var types: [String: Character] = [:]
+        for item in text.split(separator: ",") {
+            guard let colon = item.lastIndex(of: ":"), let tag = item[item.index(after: colon)...].first else { continue }
+            types[String(item[..<colon])] = tag
+        }
+        return types
+    }
+
+    /// A journal value (text) as the type it was logged with; the text when it does not parse.
+    static func typed(_ value: JSONValue, _ tag: Character) -> JSONValue {
+        guard case .string(let text) = value else { return value }
+        switch tag {
+        case "i": return Int64(text).map { .int($0) } ?? value
+        case "d": return Double(text).map { .double($0) } ?? value
+        case "b": return text == "true" ? .bool(true) : text == "false" ? .bool(false) : value
+        default: return value
+        }
     }
 
     /// MESSAGE is a string, or an array of bytes when it is not valid UTF-8.

@@ -40,6 +40,8 @@ import Testing
         #expect(e["PRIVATE"] as? String == "1.5")        // _private: no leading underscore
         #expect(e["_TRANSPORT"] as? String == "journal")
         #expect((e["CASTLINE_TIME_NS"] as? String).flatMap(UInt64.init) != nil)
+        let types = Set(((e["CASTLINE_TYPES"] as? String) ?? "").split(separator: ",").map(String.init))
+        #expect(types.isSuperset(of: ["REQUEST_ID:i", "F9LIVES:b", "PRIVATE:d"]) && !types.contains { $0.hasPrefix("DEVICE:") }, "\(types)")
         // Multi-line messages arrive whole (libsystemd's binary field form).
         #expect(entries.contains { ($0["MESSAGE"] as? String)?.contains("newline\n unicode é€") == true })
     }
@@ -63,6 +65,10 @@ import Testing
         let first = try #require(decoded.first)
         #expect(first.className == "LogWriter" && first.level == .info && first.text("device") == "Living Room TV")
         #expect(first.integer("requestId") == 1000 && first.file == "LogWriter/main.c" && first.line == 42)
+        // Numbers and booleans come back as they were logged (CASTLINE_TYPES), text stays text.
+        #expect(first.attributes["requestId"] == .int(1000) && first.attributes["private"] == .double(1.5))
+        #expect(first.attributes["f9lives"] == .bool(true) && first.attributes["device"] == "Living Room TV")
+        #expect(first.attributes["castlineTypes"] == nil)
 
         var report = LogReadReport()
         var read: [LogEntry] = []

@@ -1,6 +1,6 @@
 import CastCore
 import CastLogging
-import CastlineLogs
+@testable import CastlineLogs
 import Testing
 
 @Suite struct LogLineDecoderTests {
@@ -34,6 +34,18 @@ import Testing
         #expect(entry.line == 12)
         let old = try LogLineDecoder.decode(#"{"__REALTIME_TIMESTAMP":"1795342530123456","PRIORITY":"4","MESSAGE":[104,105],"CASTLINE_CLASS":"A"}"#).get()
         #expect(old.level == .warning && old.body == "hi" && old.time == 1_795_342_530_123_456_000)
+    }
+
+    @Test func journalFieldsComeBackWithTheTypesTheSinkListed() throws {
+        let line = #"{"__REALTIME_TIMESTAMP":"1795342530123456","PRIORITY":"6","MESSAGE":"m","CASTLINE_CLASS":"CastSession","CASTLINE_LEVEL":"info","PID":"4242","ROLE":"daemon","LATENCY":"0.25","RESUMED":"false","SESSION":"17","DEVICE":"123","BROKEN":"x1","CASTLINE_TYPES":"PID:i,LATENCY:d,RESUMED:b,BROKEN:i"}"#
+        let entry = try LogLineDecoder.decode(line).get()
+        #expect(entry.attributes["pid"] == .int(4242) && entry.attributes["role"] == "daemon")
+        #expect(entry.attributes["latency"] == .double(0.25) && entry.attributes["resumed"] == .bool(false))
+        // Not listed: text, even when it looks like a number (a device named "123" stays a name).
+        #expect(entry.attributes["device"] == "123" && entry.attributes["session"] == "17")
+        #expect(entry.attributes["broken"] == "x1", "a listed value that does not parse stays as it is")
+        #expect(entry.attributes["castlineTypes"] == nil)
+        #expect(LogLineDecoder.fieldTypes("A:i,B_C:d,,bad,D:") == ["A": "i", "B_C": "d"])
     }
 
     @Test func linesThatAreNotRecordsSayWhy() {
