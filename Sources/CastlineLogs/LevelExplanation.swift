@@ -54,14 +54,33 @@ public struct LevelExplanation: Sendable {
     /// The layer whose rules are active (the last one), if any.
     public var activeLayer: Layer? { layers.last }
 
+    /// What kind of layer a source is: `file` (the config's logging.rules), `environment`
+    /// (`CASTLINE_LOG`), `command line` (`--log`), `runtime change` (`castline log-level`, the API:
+    /// the daemon's `api` layer), `default` (no layer).
+    public static func layerKind(_ source: String) -> String {
+        switch source {
+        case LogSystem.environmentVariable: return "environment"
+        case "--log": return "command line"
+        case "api": return "runtime change"
+        case "default": return "default"
+        default: return "file"
+        }
+    }
+
+    /// `--log (command line)`, `api (runtime change: castline log-level or the API)`.
+    static func described(_ source: String) -> String {
+        let kind = layerKind(source)
+        return kind == "runtime change" ? "\(source) (runtime change: castline log-level or the API)" : "\(source) (\(kind))"
+    }
+
     public var text: String {
         var out: [String] = []
         let subject = function.isEmpty ? className : "\(className) in \(function)"
         out.append("\(subject): \(decision.level.name)" + (decision.level == .none ? " (nothing is logged)" : " and more severe records are logged"))
         if let rule = decision.rule, let index = decision.ruleIndex, let layer = activeLayer {
-            out.append("  decided by rule #\(index + 1) '\(rule)' from \(layer.source): the last rule that matches wins")
+            out.append("  decided by rule #\(index + 1) '\(rule)' from \(Self.described(layer.source)): the last rule that matches wins")
         } else {
-            out.append("  no rule matches: the minimum level \(minimumLevel.name) applies (set by \(minimumSource))")
+            out.append("  no rule matches: the minimum level \(minimumLevel.name) applies (set by \(Self.described(minimumSource)))")
         }
         for (index, rule) in overridden {
             out.append("  also matches, overridden by a later rule: #\(index + 1) '\(rule)'")
@@ -71,7 +90,7 @@ public struct LevelExplanation: Sendable {
         }
         for (i, layer) in layers.enumerated() {
             let state = i == layers.count - 1 ? "active" : "replaced by \(layers[i + 1].source)"
-            out.append("  layer \(i + 1): \(layer.source) \"\(layer.text)\" (\(state))")
+            out.append("  layer \(i + 1): \(Self.described(layer.source)) \"\(layer.text)\" (\(state))")
         }
         return out.joined(separator: "\n")
     }
@@ -82,12 +101,13 @@ public struct LevelExplanation: Sendable {
         if !function.isEmpty { o.set("function", .string(function)) }
         if let rule = decision.rule, let index = decision.ruleIndex {
             o.set("rule", ["index": .int(Int64(index + 1)), "text": .string(rule.description),
-                           "source": .string(activeLayer?.source ?? "")])
+                           "source": .string(activeLayer?.source ?? ""), "layer": .string(Self.layerKind(activeLayer?.source ?? ""))])
         } else {
             o.set("rule", .null)
         }
         o.set("overridden", .array(overridden.map { ["index": .int(Int64($0.index + 1)), "text": .string($0.rule.description)] }))
-        o.set("layers", .array(layers.map { ["source": .string($0.source), "rules": .string($0.text)] }))
+        o.set("minimumLayer", .string(Self.layerKind(minimumSource)))
+        o.set("layers", .array(layers.map { ["source": .string($0.source), "layer": .string(Self.layerKind($0.source)), "rules": .string($0.text)] }))
         return .object(o)
     }
 }

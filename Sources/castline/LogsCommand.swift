@@ -210,14 +210,14 @@ struct LogsReportCommand: AsyncParsableCommand {
             From the logs alone (castline run's records: JobDriver at info, CastSession's suspends): for each device a \
             job kept media or a page on, what showed and when, every gap (the app stopped, another sender, a failed \
             cast, the device lost) with its length and cause, and when castline could not see the device (its \
-            connection suspended: the network, a reboot). --since/--until bound the period. --html writes one \
-            self-contained page (a bar per screen and the events as a table).
+            connection suspended: the network, a reboot). --since/--until bound the period. --html FILE writes one \
+            self-contained page (a bar per screen and the events as a table), - for standard output.
             """)
     @OptionGroup var input: LogInputOptions
     @OptionGroup var filters: LogFilterOptions
     @Option(name: .long, help: "What each section is: device (the only grouping so far).") var by: String = "device"
     @Flag(name: .long, help: "JSON output.") var json = false
-    @Flag(name: .long, help: "An HTML page instead of text.") var html = false
+    @Option(name: .long, help: "Write one HTML page to this file (- for standard output), as timeline --html does.") var html: String?
 
     func run() async throws {
         guard by == "device" else {
@@ -232,30 +232,65 @@ struct LogsReportCommand: AsyncParsableCommand {
             return true
         }
         let display = DisplayReport(stats)
-        printLine(json ? display.json.serialized() : html ? display.html : display.text)
+        if let html {
+            try LogsTimelineCommand.writePage(display.html, to: html, command: "report", summary: report.summary)
+            return
+        }
+        printLine(json ? display.json.serialized() : display.text)
     }
 }
 
 struct LogsExplainCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "explain",
-        abstract: "Which rule of the active configuration decides a class's level, and why.",
+        abstract: "Which rule decides a class's level, and which layer set it.",
         discussion: """
-            The rules are layered as castline applies them: the config's logging.rules, then CASTLINE_LOG, then \
-            --log (each replaces the ones before). The last matching rule wins; without one, the minimum level.
+            With a daemon running, asks it for the rules it runs with now (as `castline log-level --explain` does): \
+            the config file's logging.rules, then CASTLINE_LOG, then run --log, then a runtime change (castline \
+            log-level, the API); each replaces the ones before. Without one (or with --offline or --log), replays \
+            the config's rules, CASTLINE_LOG and --log here. The last matching rule wins; without one, the minimum level.
             """)
-    @Argument(help: "A class name (CastSession, CastChannel.com.google.cast.tp.heartbeat).")
+    @Argument(help: "A class name (CastSession, CastChannel.com.google.cast.tp.heartbeat); not a file.")
     var className: String
     @Option(name: .long, help: "A function name, for function rules (@load*).")
     var function: String = ""
     @Option(name: .long, help: "Config file (default: $CASTLINE_CONFIG, ~/.config/castline/castline.yaml).")
     var config: String?
-    @Option(name: .long, help: "Rules as given to a command's --log.")
+    @Option(name: .long, help: "Rules as given to a command's --log (replayed here, not asked of the daemon).")
     var log: String?
+    @Option(name: .long, help: ArgumentHelp("The daemon's API socket (default: config api.socket, then the default places).", valueName: "path"))
+    var apiSocket: String?
+    @Flag(name: .long, help: "Replay the config and CASTLINE_LOG here even when a daemon runs.")
+    var offline = false
     @Flag(name: .long, help: "JSON output.")
     var json = false
 
+    func validate() throws {
+        // A class name has no slash; a log or config file does (`logs explain castline.jsonl`).
+        if let problem = Self.notAClass(className) { throw ValidationError(problem) }
+    }
+
+    /// Why `text` cannot be a class name (it names a file), or nil.
+    static func notAClass(_ text: String) -> String? {
+        let fileLike = text.contains("/") || [".jsonl", ".json", ".yaml", ".yml", ".log"].contains { text.hasSuffix($0) }
+        guard fileLike || access(text, F_OK) == 0 else { return nil }
+        return "\"\(text)\" is a file, not a class: explain takes a class name (e.g. CastSession); a config file goes with --config FILE, and a log file with `castline logs query|stats FILE`"
+    }
+
     func run() async throws {
+        if !offline, log == nil, let daemon = DaemonClient.find(direct: false, apiSocket: apiSocket, config: config) {
+            var path = "/v1/logging/explain?class=" + DaemonClient.percentEncoded(className)
+            if !function.isEmpty { path += "&function=" + DaemonClient.percentEncoded(function) }
+            let answer = try daemon.send("GET", path, prefix: "castline logs explain")
+            if json {
+                guard case .object(var object) = answer else { printLine(answer.serialized()); return }
+                object.set("from", "daemon")
+                printLine(JSONValue.object(object).serialized())
+            } else {
+                printLine((answer["text"]?.string ?? answer.serialized()) + "\n  (the running daemon's rules, as it applies them now)")
+            }
+            return
+        }
         let env = environment()
         let configuration = try CommandEnvironment.loadConfig(explicit: config, environment: env)
         var layers: [(source: String, rules: String)] = []
@@ -269,7 +304,14 @@ struct LogsExplainCommand: AsyncParsableCommand {
             printError("castline logs explain: \(error)")
             throw CastlineExit.usage
         }
-        printLine(json ? explanation.json.serialized() : explanation.text)
+        if json {
+            guard case .object(var object) = explanation.json else { return }
+            object.set("from", "replay")
+            printLine(JSONValue.object(object).serialized())
+        } else {
+            printLine(explanation.text + "\n  (" + (offline || log != nil ? "replayed here" : "no daemon answers: replayed here")
+                      + " from the config file and the environment; a runtime change is only known to a running daemon)")
+        }
     }
 }
 

@@ -26,18 +26,24 @@ struct LogsTimelineCommand: AsyncParsableCommand {
         var notes = [report.summary]
         if report.records == 0 { notes.append("no records matched") }
         let page = TimelineHTML.render(builder.model(title: title, notes: notes))
-        if html == "-" {
+        try Self.writePage(page, to: html, command: "timeline", summary: report.summary)
+    }
+
+    /// Writes an HTML page to `path` (replaced atomically: a reader never sees half a page), or
+    /// to standard output for `-`; says where on stderr. Shared by `timeline` and `report`.
+    static func writePage(_ page: String, to path: String, command: String, summary: String) throws {
+        if path == "-" {
             printLine(page)
             return
         }
-        do { try writeFile(html + ".tmp", page) } catch {
-            printError("castline logs timeline: cannot write \(html): \(error)")
+        do { try writeFile(path + ".tmp", page) } catch {
+            printError("castline logs \(command): cannot write \(path): \(error)")
             throw CastlineExit.failure
         }
-        guard rename(html + ".tmp", html) == 0 else {
-            printError("castline logs timeline: cannot write \(html): \(String(cString: strerror(errno)))")
+        guard rename(path + ".tmp", path) == 0 else {
+            printError("castline logs \(command): cannot write \(path): \(String(cString: strerror(errno)))")
             throw CastlineExit.failure
         }
-        printError("castline logs timeline: wrote \(html) (\(page.utf8.count) bytes); \(report.summary)")
+        printError("castline logs \(command): wrote \(path) (\(page.utf8.count) bytes); \(summary)")
     }
 }

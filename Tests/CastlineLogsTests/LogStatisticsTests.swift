@@ -128,10 +128,16 @@ import Testing
         #expect(e.decision.level == .none && e.decision.ruleIndex == 1)
         #expect(e.overridden.map(\.index) == [0])
         #expect(e.text.contains("decided by rule #2 '*heartbeat:none' from --log"))
-        #expect(e.text.contains("layer 1: castline.yaml (logging.rules) \"debug\" (replaced by --log)"))
+        #expect(e.text.contains("layer 1: castline.yaml (logging.rules) (file) \"debug\" (replaced by --log)"))
+        #expect(e.json["rule"]?["layer"] == "command line" && e.json["layers"]?.array?.map { $0["layer"] } == ["file", "command line"])
         let none = try LevelExplanation.explain(className: "JobDriver", layers: [("CASTLINE_LOG", "error,Cast*:debug")], defaultMinimum: .warning)
         #expect(none.decision.level == .error && none.minimumSource == "CASTLINE_LOG")
-        #expect(none.text.contains("the minimum level error applies (set by CASTLINE_LOG)"))
+        #expect(none.text.contains("the minimum level error applies (set by CASTLINE_LOG (environment))"))
+        #expect(none.json["minimumLayer"] == "environment")
+        let runtime = try LevelExplanation.explain(className: "PluginChannel", layers: [("/etc/castline.yaml", "info"), ("api", "info,CastSession:debug,Plugin*:trace")],
+                                                   defaultMinimum: .info)
+        #expect(runtime.decision.level == .verbose && runtime.json["rule"]?["layer"] == "runtime change")
+        #expect(runtime.text.contains("from api (runtime change: castline log-level or the API)"))
         #expect(throws: LevelExplanation.LayerError.self) {
             try LevelExplanation.explain(className: "A", layers: [("--log", "Cast[:debug")], defaultMinimum: .info)
         }

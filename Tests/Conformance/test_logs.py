@@ -296,8 +296,8 @@ def test_logs_report_proves_display_and_names_each_gap_with_its_cause(netns, wor
     text = castline(netns, "logs", "report", log).stdout
     assert "gap" in text and "not observed" in text and "the receiver app was stopped" in text, text
     page = os.path.join(workdir, "report.html")
-    with open(page, "w") as f:
-        f.write(castline(netns, "logs", "report", "--html", log).stdout)
+    written = castline(netns, "logs", "report", "--html", page, log)   # a file, as timeline --html takes
+    assert written.returncode == 0 and f"wrote {page}" in written.stderr, written.stderr
     png = os.path.join(workdir, "report.png")
     run_chromium(f"--screenshot={png}", "--window-size=1200,800", "file://" + page)
     with open(png, "rb") as f:
