@@ -6,11 +6,20 @@ import CastLogging
 /// address, mapped to the device by that endpoint), sessions from the session events, state
 /// changes from the `state A → B` records, requests paired with their replies, and failures
 /// (failed replies, failed starts, error ends, suspends, error records). Pure.
+///
+/// Records of several processes in one log (a daemon, a CLI command asked to write there, a
+/// daemon restarted) keep apart by their `pid`: sessions pair within their process only, a CLI
+/// session on a device the daemon follows joins that device's lane (by its endpoint) as a
+/// session of its own, and when a new daemon appears, the sessions the previous one left open
+/// end where its records end ("castline stopped").
 public struct TimelineBuilder: Sendable {
     private var lanes: [String: TimelineLane] = [:]
     private var order: [String] = []
     private var endpointToDevice: [String: String] = [:]
-    private var openSessions: [String: Int] = [:]
+    /// Open sessions by `pid|device|localSession` → (lane, index in the lane).
+    private var openSessions: [String: (lane: String, index: Int)] = [:]
+    /// Per process seen (its pid as text, "" for records that name none): its role and last record's time.
+    private var processes: [String: (role: String?, last: Int64)] = [:]
     private var pending: [String: (lane: String, index: Int, time: Int64)] = [:]
     private var first: Int64?
     private var last: Int64?
@@ -20,6 +29,7 @@ public struct TimelineBuilder: Sendable {
     public mutating func add(_ e: LogEntry) {
         first = min(first ?? e.time, e.time)
         last = max(last ?? e.time, e.time)
+        noteProcess(e)
         if e.className == "CastSession" {
             session(e)
         } else if e.className.hasPrefix("CastChannel.") {
@@ -41,29 +51,59 @@ public struct TimelineBuilder: Sendable {
         }
     }
 
+    /// A record's process (`pid`, `role`). The first record of a new daemon ends what an earlier
+    /// daemon left open, at that daemon's last record: it stopped (or crashed) there.
+    private mutating func noteProcess(_ e: LogEntry) {
+        let pid = e.text("pid") ?? ""
+        let role = e.text("role")
+        if processes[pid] == nil, role == "daemon" {
+            for (other, info) in processes where other != pid && info.role == "daemon" {
+                endSessions(ofProcess: other, at: info.last, reason: "castline stopped (pid \(other): no record after this)")
+            }
+        }
+        processes[pid] = (role ?? processes[pid]?.role, e.time)
+    }
+
+    private mutating func endSessions(ofProcess pid: String, at time: Int64, reason: String) {
+        for (key, open) in openSessions where key.hasPrefix(pid + "|") {
+            openSessions.removeValue(forKey: key)
+            guard var l = lanes[open.lane], l.sessions.indices.contains(open.index), l.sessions[open.index].end == nil else { continue }
+            l.sessions[open.index].end = max(time, l.sessions[open.index].start)
+            l.sessions[open.index].endReason = reason
+            lanes[open.lane] = l
+        }
+    }
+
     private mutating func session(_ e: LogEntry) {
-        guard let device = e.text("device") else { return }
-        if let endpoint = e.text("endpoint") { endpointToDevice[endpoint] = device }
-        let key = "\(device)|\(e.text("localSession") ?? "?")"
+        guard var device = e.text("device") else { return }
+        let pid = e.text("pid") ?? ""
+        if let endpoint = e.text("endpoint") {
+            // A command in direct mode may know the device by its address only: the lane of the
+            // device another process found at that address.
+            if let known = endpointToDevice[endpoint], device == endpoint { device = known } else { endpointToDevice[endpoint] = device }
+        }
+        let key = "\(pid)|\(device)|\(e.text("localSession") ?? "?")"
         var l = self[lane: device, name: e.text("deviceName"), site: e.agent]
-        if let name = e.text("deviceName") { l.deviceName = name }
+        if let name = e.text("deviceName"), lanes[device] == nil || e.text("role") != "cli" { l.deviceName = name }
         defer { lanes[device] = l; if !order.contains(device) { order.append(device) } }
-        if let to = e.text("state"), let from = e.text("from"), let index = openSessions[key] {
+        if let to = e.text("state"), let from = e.text("from"), let index = openSessions[key]?.index {
             l.sessions[index].states.append(TimelineStateChange(time: e.time, from: from, to: to, reason: Self.reason(in: e.body)))
             return
         }
         guard let event = e.text("event") else { return }
         switch event {
         case "willStart":
-            if let index = openSessions[key], l.sessions[index].end == nil {
+            if let index = openSessions[key]?.index, l.sessions[index].end == nil {
                 l.sessions[index].end = e.time
                 l.sessions[index].endReason = "unknown"
             }
-            openSessions[key] = l.sessions.count
-            l.sessions.append(TimelineSession(id: e.text("localSession").map { "#\($0)" } ?? "?", start: e.time,
-                                              states: [TimelineStateChange(time: e.time, from: "idle", to: "connecting")]))
+            openSessions[key] = (device, l.sessions.count)
+            var started = TimelineSession(id: e.text("localSession").map { "#\($0)" } ?? "?", start: e.time,
+                                          states: [TimelineStateChange(time: e.time, from: "idle", to: "connecting")])
+            started.process = Self.process(of: e)
+            l.sessions.append(started)
         case "didStart", "didResume":
-            if let index = openSessions[key], let app = e.text("session") {
+            if let index = openSessions[key]?.index, let app = e.text("session") {
                 l.sessions[index].id = app
                 l.sessions[index].appID = e.text("appId") ?? l.sessions[index].appID
             }
@@ -71,7 +111,7 @@ public struct TimelineBuilder: Sendable {
             l.failures.append(TimelineFailure(time: e.time, kind: "suspended", message: e.body))
         case "didFailToStart", "didEnd":
             let reason = e.text("endReason")
-            if let index = openSessions.removeValue(forKey: key) {
+            if let index = openSessions.removeValue(forKey: key)?.index {
                 l.sessions[index].end = e.time
                 l.sessions[index].endReason = reason
             }
@@ -81,6 +121,12 @@ public struct TimelineBuilder: Sendable {
         default:
             break
         }
+    }
+
+    /// `daemon 812`, `cli 913`: who ran a session (nil when the records name no process).
+    static func process(of e: LogEntry) -> String? {
+        guard let pid = e.text("pid") else { return nil }
+        return "\(e.text("role") ?? "process") \(pid)"
     }
 
     /// `state connected → suspended (connection lost: closed by the device)` → the parenthesis.

@@ -50,6 +50,8 @@ public struct TimelineSession: Sendable, Equatable {
     public var endReason: String?
     /// In time order. The state before the first change is that change's `from`.
     public var states: [TimelineStateChange]
+    /// The process that ran it (`daemon 812`, `cli 913`), when the records name one.
+    public var process: String?
 
     public init(id: String, appID: String? = nil, start: Int64, end: Int64? = nil, endReason: String? = nil,
                 states: [TimelineStateChange] = []) {

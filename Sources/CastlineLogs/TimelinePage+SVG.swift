@@ -152,10 +152,12 @@ extension TimelinePage {
         let label = endLabel(session)
         var s = "<g class=\"session\(session.end == nil ? " open" : "")\" data-session=\"\(esc(session.id))\" data-state=\"\(esc(finalState))\""
         if let app = session.appID { s += " data-app=\"\(esc(app))\"" }
+        if let process = session.process { s += " data-process=\"\(esc(process))\"" }
         s += " data-end-reason=\"\(esc(label.key))\">\n"
 
         var tip = "session \(session.id)"
         if let app = session.appID { tip += " · app \(app)" }
+        if let process = session.process { tip += " · \(process)" }
         tip += "\n\(clock(session.start)) → " + (session.end.map(clock) ?? "open at end of log")
         tip += " (\(formatDuration(endTime - session.start)))"
         tip += "\nend: \(label.text)"

@@ -1,0 +1,71 @@
+import CastCore
+import CastLogging
+import CastlineLogs
+import Testing
+
+/// One log, several processes: a daemon, a CLI command asked to write to the same sinks, and a
+/// daemon restarted. Sessions pair within their process; the lanes stay one per device.
+@Suite struct TimelineBuilderTests {
+    let t0: Int64 = 1_795_000_000_000_000_000
+
+    func at(_ s: Double) -> Int64 { t0 + Int64(s * 1e9) }
+
+    func session(_ s: Double, _ event: String, device: String, local: Int, pid: Int64, role: String,
+                 endpoint: String = "127.0.0.1:8009", app: String? = nil) -> LogEntry {
+        var a: JSONObject = ["device": .string(device), "deviceName": .string(device == endpoint ? endpoint : "Lobby TV"),
+                             "endpoint": .string(endpoint), "localSession": .int(Int64(local)), "event": .string(event),
+                             "pid": .int(pid), "role": .string(role)]
+        if let app { a.set("session", .string(app)) }
+        if event == "didEnd" { a.set("endReason", "requested") }
+        return LogEntry(time: at(s), level: .info, className: "CastSession", body: event, attributes: a)
+    }
+
+    @Test func aCLISessionBesideTheDaemonsJoinsItsLaneAndPairsApart() throws {
+        var builder = TimelineBuilder()
+        let entries = [
+            session(0, "willStart", device: "uuid-1", local: 1, pid: 100, role: "daemon"),
+            session(1, "didStart", device: "uuid-1", local: 1, pid: 100, role: "daemon", app: "app-daemon"),
+            // `castline cast --direct` knows the TV by its address; its session is #1 in its own process.
+            session(2, "willStart", device: "127.0.0.1:8009", local: 1, pid: 200, role: "cli"),
+            session(3, "didStart", device: "127.0.0.1:8009", local: 1, pid: 200, role: "cli", app: "app-cli"),
+            session(4, "didEnd", device: "127.0.0.1:8009", local: 1, pid: 200, role: "cli"),
+        ]
+        for e in entries { builder.add(e) }
+        let lanes = builder.model(title: "t").lanes
+        #expect(lanes.map(\.deviceID) == ["uuid-1"], "no second lane for the CLI's address")
+        let lane = try #require(lanes.first)
+        #expect(lane.deviceName == "Lobby TV")
+        #expect(lane.sessions.map(\.id) == ["app-daemon", "app-cli"])
+        #expect(lane.sessions.map(\.process) == ["daemon 100", "cli 200"])
+        #expect(lane.sessions[0].end == nil, "the CLI's end (its session #1) does not end the daemon's session #1")
+        #expect(lane.sessions[1].end == at(4) && lane.sessions[1].endReason == "requested")
+    }
+
+    @Test func aRestartedDaemonEndsWhatThePreviousOneLeftOpenAtItsLastRecord() throws {
+        var builder = TimelineBuilder()
+        builder.add(session(0, "willStart", device: "uuid-1", local: 1, pid: 100, role: "daemon"))
+        builder.add(session(1, "didStart", device: "uuid-1", local: 1, pid: 100, role: "daemon", app: "a1"))
+        builder.add(LogEntry(time: at(5), level: .info, className: "JobDriver", body: "kept", attributes: ["pid": 100, "role": "daemon"]))
+        // Killed: no didEnd. The new daemon's first records, its session #1 on the same TV.
+        builder.add(LogEntry(time: at(20), level: .info, className: "PluginHost", body: "plugins loaded", attributes: ["pid": 300, "role": "daemon"]))
+        builder.add(session(21, "willStart", device: "uuid-1", local: 1, pid: 300, role: "daemon"))
+        builder.add(session(22, "didStart", device: "uuid-1", local: 1, pid: 300, role: "daemon", app: "a2"))
+        let lane = try #require(builder.model(title: "t").lanes.first)
+        #expect(lane.sessions.map(\.id) == ["a1", "a2"])
+        #expect(lane.sessions[0].end == at(5), "ended at the old daemon's last record, not open over the new one")
+        #expect(lane.sessions[0].endReason == "castline stopped (pid 100: no record after this)")
+        #expect(lane.sessions[1].end == nil && lane.sessions[1].process == "daemon 300")
+    }
+
+    @Test func recordsWithoutAProcessPairAsBefore() throws {
+        var builder = TimelineBuilder()
+        var start = session(0, "willStart", device: "d", local: 1, pid: 0, role: "")
+        start.attributes.set("pid", .null)
+        var end = session(1, "didEnd", device: "d", local: 1, pid: 0, role: "")
+        end.attributes.set("pid", .null)
+        builder.add(start)
+        builder.add(end)
+        let lane = try #require(builder.model(title: "t").lanes.first)
+        #expect(lane.sessions.count == 1 && lane.sessions[0].end == at(1))
+    }
+}
