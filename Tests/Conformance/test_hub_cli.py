@@ -132,6 +132,28 @@ def test_jobs_channel_and_log_level_commands(netns, sim3, workdir):
         assert shown.returncode == 0 and "api: info,CastSession:debug" in shown.stdout, shown.stdout
         explained = cli(netns, hub, "log-level", "--explain", "CastSession")
         assert "CastSession: debug" in explained.stdout and "from api" in explained.stdout, explained.stdout
+        # One explain: after a runtime change, `logs explain` asks the daemon and agrees with
+        # `log-level --explain` class by class, naming the layer that decided (issue 42).
+        assert cli(netns, hub, "log-level", "info,CastSession:debug,Plugin*:trace").returncode == 0
+        for name, level, layer in (("PluginChannel", "verbose", "runtime change"), ("CastSession", "debug", "runtime change"),
+                                   ("JobDriver", "info", "runtime change")):
+            daemon_side = json.loads(cli(netns, hub, "log-level", "--explain", name, "--json").stdout)
+            asked = netns.run(castline_binary(), "logs", "explain", name, "--json", "--config", hub.config)
+            assert asked.returncode == 0, asked.stderr
+            logs_side = json.loads(asked.stdout)
+            assert logs_side["from"] == "daemon", logs_side
+            assert (logs_side["level"], logs_side["rule"], logs_side["minimumLevel"]) == \
+                (daemon_side["level"], daemon_side["rule"], daemon_side["minimumLevel"]), (logs_side, daemon_side)
+            assert logs_side["level"] == level, logs_side
+            assert (logs_side["rule"] or {}).get("layer", logs_side.get("minimumLayer")) == layer, logs_side
+        text = netns.run(castline_binary(), "logs", "explain", "PluginChannel", "--config", hub.config).stdout
+        assert "PluginChannel: verbose" in text and "from api (runtime change" in text, text
+        # Replayed without the daemon, the runtime change is unknown, and it says so.
+        offline = netns.run(castline_binary(), "logs", "explain", "PluginChannel", "--offline", "--config", hub.config)
+        assert "PluginChannel: verbose" not in offline.stdout and "replayed here" in offline.stdout, offline.stdout
+        not_a_class = netns.run(castline_binary(), "logs", "explain", hub.config)
+        assert not_a_class.returncode == 64 and "is a file, not a class" in not_a_class.stderr, not_a_class.stderr
+        assert cli(netns, hub, "log-level", "info,CastSession:debug").returncode == 0
         assert cli(netns, hub, "log-level", "info,CastSession:verbos").returncode == 64
         version = netns.run(castline_binary(), "--version")
         assert version.returncode == 0 and version.stdout.strip().count(".") == 2
@@ -251,3 +273,57 @@ def test_run_and_the_cli_read_the_config_from_castline_config(netns, sim3, workd
         assert sum(1 for f in sim3.frames() if f["event"] == "opened" and f["device"] == device["uuid"]) == opened
     finally:
         assert hub.stop() == 0
+
+
+def test_a_cli_cast_beside_the_daemon_leaves_its_lanes_and_sessions_intact(netns, sim3, workdir):
+    """The daemon writes its JSON log; a CLI command with the same config writes there only when
+    asked (CASTLINE_LOG_SINKS=1), and then every record names its process, so the timeline keeps
+    one lane per TV and the daemon's sessions as they were (issue 42)."""
+    import re
+    log = os.path.join(workdir, "hub.jsonl")
+    hub = Hub(netns, sim3, workdir, json_log=log)
+    first = sim3.ready["devices"][0]
+    address = f"{first['address']}:{first['castPort']}"
+    try:
+        def records():
+            with open(log) as f:
+                return [json.loads(line) for line in f if line.strip().endswith("}")]
+        wait_until(lambda: sum(1 for r in records() if r.get("attributes", {}).get("event") == "didStart") >= 3, 15,
+                   "the daemon's three sessions in its log")
+        quiet = netns.run(castline_binary(), "cast", "http://media.invalid/quiet.mp4", "--device", address, "--direct",
+                          "--config", hub.config)
+        assert quiet.returncode == 0, quiet.stderr
+        wait_until(lambda: media(sim3, 0).get("contentId") == "http://media.invalid/quiet.mp4", 10, "the first CLI cast")
+        asked = netns.run(castline_binary(), "cast", "http://media.invalid/asked.mp4", "--device", address, "--direct",
+                          "--config", hub.config, env=dict(os.environ, CASTLINE_LOG_SINKS="1"))
+        assert asked.returncode == 0, asked.stderr
+        wait_until(lambda: any(r.get("attributes", {}).get("role") == "cli" and r.get("attributes", {}).get("event") == "didEnd"
+                               for r in records()), 10, "the asked CLI's records, through its end, in the daemon's log")
+    finally:
+        assert hub.stop() == 0
+    everything = records()
+    roles = {(r["attributes"]["role"], r["attributes"]["pid"]) for r in everything}
+    daemon = {(role, pid) for role, pid in roles if role == "daemon"}
+    cli_processes = {(role, pid) for role, pid in roles if role == "cli"}
+    assert daemon == {("daemon", hub.process.pid)}, roles
+    # One CLI process wrote: the one asked to (the first, not asked, wrote nothing).
+    assert len(cli_processes) == 1 and roles == daemon | cli_processes, roles
+    from_cli = [r for r in everything if r["attributes"]["role"] == "cli"]
+    assert any(r["attributes"].get("event") == "willStart" for r in from_cli)
+    assert any("asked.mp4" in json.dumps(r) for r in from_cli)
+    page = os.path.join(workdir, "timeline.html")
+    drawn = netns.run(castline_binary(), "logs", "timeline", log, "--html", page)
+    assert drawn.returncode == 0, drawn.stderr
+    with open(page) as f:
+        html = f.read()
+    lanes = re.findall(r'<g class="lane" data-device="([^"]*)"', html)
+    assert sorted(lanes) == sorted(d["uuid"] for d in sim3.ready["devices"]), lanes   # one lane per TV, no address lane
+    sessions = re.findall(r'<g class="session( open)?" data-session="[^"]*" data-state="[^"]*"(?: data-app="[^"]*")?'
+                          r' data-process="([a-z]+) (\d+)" data-end-reason="([^"]*)"', html)
+    by_process = {}
+    for _, role, pid, end in sessions:
+        by_process.setdefault((role, int(pid)), []).append(end)
+    assert "unknown" not in by_process[("daemon", hub.process.pid)], by_process   # not cut by the CLI's session #1
+    # The daemon's three sessions are still there, one per TV, ended with its stop; the CLI's is its own.
+    assert len(by_process[("daemon", hub.process.pid)]) == 3, by_process
+    assert [k for k in by_process if k[0] == "cli"] and all(len(v) == 1 for k, v in by_process.items() if k[0] == "cli"), by_process

@@ -321,7 +321,13 @@ def test_hostile_lengths_sizes_counts_and_strings_are_refused_with_a_record_and_
     device = sim2.ready["devices"][0]["uuid"]
     try:
         # The descriptor of 4 GiB and the count past its array: refused at load, each an error
-        # record (the console's: load-time records reach the sinks with issue 42) naming it.
+        # record naming it, on the console and (held from start-up until the sinks opened) in
+        # the JSON sink, with the daemon's pid and role.
+        refused = [r for r in records(log) if r.get("level") == "error" and "feature_count exceeds the array" in r.get("body", "")]
+        assert refused, [r.get("body") for r in records(log)][:20]
+        assert refused[0]["attributes"]["pid"] == hub.process.pid and refused[0]["attributes"]["role"] == "daemon", refused[0]
+        assert refused[0]["attributes"]["problem"] and "hostile-count" in json.dumps(refused[0])
+        assert any(r.get("level") == "error" and plugins["STRUCT_SIZE"] in json.dumps(r) for r in records(log))
         lines = hub.log().splitlines()
         sized = [line for line in lines if " ERROR " in line and plugins["STRUCT_SIZE"] in line]
         assert sized and "struct_size 4294967295 is over the 4096 bytes" in sized[0], lines[-20:]
