@@ -137,6 +137,9 @@ def fd_kinds(pid):
     return dict(sorted(kinds.items()))
 
 
+ON_DEVICE = "stopped on the device while showing media (another sender, or the app ended)"
+
+
 class Soak:
     def __init__(self, binary, devices, seconds, seed, crash_every, workdir, out=print, classes=tuple(CLASSES)):
         """`classes`: the fault classes injected at random; none: the control run (no fault, no crash)."""
@@ -428,9 +431,15 @@ jobs:
             # A transfer replaces the app on the device it moves to; nothing else in the soak does.
             "app replaced": {"stats": replaced, "injected": self.injected["transfer"]},
             "LOAD → LOAD_FAILED": {"stats": errors.get("LOAD → LOAD_FAILED", 0), "injected": self.injected["fail-next-load"]},
-            # A transfer stops the app on the device it leaves.
-            "app stopped": {"stats": errors.get("app stopped", 0),
+            # A transfer stops the app on the device it leaves. Each stops media that shows: stats
+            # keeps those apart from castline's own stops and the device's idle closes.
+            "app stopped": {"stats": stats.get("appStops", {}).get(ON_DEVICE, 0),
+                            "own": stats.get("appStops", {}).get("stopped by castline", 0),
                             "injected": self.injected["stop-app"] + self.injected["fail-next-load"] + self.injected["transfer"]},
+            # Each segfault the plugin was made to do: one crash of the plugin in stats.
+            "plugin crash": {"stats": sum(f["count"] for f in stats.get("pluginFailures", [])
+                                          if f["plugin"] == "test-crashes-in-channel" and f["problem"].startswith("crash")),
+                             "injected": self.crashed},
             # drop, reboot and outage each end the connection once; ignore-pings does when the
             # heartbeat times out before the device answers again (at most once per fault).
             "suspends": {"stats": suspends.get("count", 0), "resumed": suspends.get("resumed", 0),

@@ -74,6 +74,8 @@ extension CastSession {
     /// Stops the app the session follows (receiver STOP); the session stays on the device.
     public func stopApplication() async throws(CastSessionError) {
         guard let app = application else { return }
+        // castline's own stop, told apart from one on the device (`logs stats`).
+        log.info("stopping app \(app.appID)", stateFields(["appId": .string(app.appID), "change": "stopping"]))
         _ = try await receiverRequest(step: "STOP", type: "STOP") { .stop(requestID: $0, sessionID: app.sessionID) }
     }
 }

@@ -66,6 +66,9 @@ extension LogStatistics {
                  return .object(item)
              })]
         }))
+        let causes = causesJSON
+        o.set("appStops", causes.stops)
+        o.set("pluginFailures", causes.plugins)
         o.set("dropped", .object(JSONObject(droppedBySink.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.int($0.value)) })))
         o.set("read", read.json)
         return .object(o)
@@ -120,6 +123,7 @@ extension LogStatistics {
                 }
             }
         }
+        out += causesText
         if !droppedBySink.isEmpty {
             out.append("")
             out.append("dropped by log sinks")

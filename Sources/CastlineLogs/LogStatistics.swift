@@ -84,13 +84,21 @@ public struct LogStatistics: Sendable {
     public private(set) var latencies: [String: [Double]] = [:]
     public private(set) var unanswered: [String: Int] = [:]
     /// Error kind → count: failed responses (`LOAD_FAILED`), session end reasons, error records by class.
-    public private(set) var errors: [String: Int] = [:]
+    public internal(set) var errors: [String: Int] = [:]
     public private(set) var sessions: [SessionRecord] = []
     public private(set) var suspensions: [Suspension] = []
     public private(set) var reconnectAttempts = 0
     /// Sink name → records it dropped (LogSystem overflow reports, plugin sink problems).
     public private(set) var droppedBySink: [String: Int64] = [:]
     public private(set) var records = 0
+    /// Plugin failures by plugin, problem and device (``PluginFailureKey``).
+    public internal(set) var pluginFailures: [PluginFailureKey: Int] = [:]
+    /// App stops by cause (``StopCause``).
+    public internal(set) var appStops: [String: Int] = [:]
+    /// Per device: the app castline asked to stop, and when (its own stops).
+    var stopsAsked: [String: (app: String, time: Int64)] = [:]
+    /// Per device: what its media showed (`playback` of the last `display: media` record), and since when.
+    var playback: [String: (state: String, since: Int64)] = [:]
     public private(set) var first: Int64?
     public private(set) var last: Int64?
     /// Replies whose request was before them by a negative time (clock jumps), ignored.
@@ -115,6 +123,12 @@ public struct LogStatistics: Sendable {
             droppedBySink[sink, default: 0] += dropped
         }
         if e.level >= .error, e.level != .none { errors["error record: \(e.className)", default: 0] += 1 }
+        if e.level >= .warning, e.level != .none, e.text("problem") != nil, e.text("plugin") != nil || e.className.hasPrefix("Plugin") {
+            pluginFailure(e)
+        }
+        if e.text("display") == "media", let device = e.text("device"), let state = e.text("playback") {
+            playback[device] = (state, e.time)
+        }
     }
 
     private mutating func traffic(_ e: LogEntry) {
@@ -139,9 +153,13 @@ public struct LogStatistics: Sendable {
         let key = "\(device)|\(e.text("localSession") ?? "?")"
         guard let event = e.text("event") else {
             if e.body.hasPrefix("reconnect attempt") { reconnectAttempts += 1 }
-            if let change = e.text("change"), let app = e.text("appId"), let index = openSessions[key] {
-                sessions[index].appChanges.append(AppChange(time: e.time, appID: app, change: change))
-                if change == "stopped" { errors["app stopped", default: 0] += 1 }
+            if let change = e.text("change"), let app = e.text("appId") {
+                if change == "stopping" {
+                    stopsAsked[device] = (app, e.time)
+                } else if let index = openSessions[key] {
+                    sessions[index].appChanges.append(AppChange(time: e.time, appID: app, change: change))
+                }
+                if change == "stopped" { appStopped(device: device, app: app, at: e.time) }
             }
             return
         }

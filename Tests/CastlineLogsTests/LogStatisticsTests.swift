@@ -50,6 +50,72 @@ import Testing
         #expect(json["screens"]?[0]?["shown_s"] == .double(37.5))
     }
 
+    func app(_ time: Int64, _ change: String, app: String = "CC1AD845", device: String = "d1") -> LogEntry {
+        LogEntry(time: time, level: .info, className: "CastSession", body: "app \(app) \(change)",
+                 attributes: ["device": .string(device), "localSession": 1, "appId": .string(app), "change": .string(change)])
+    }
+
+    func display(_ time: Int64, _ playback: String, device: String = "d1") -> LogEntry {
+        LogEntry(time: time, level: .info, className: "RemoteMediaClient", body: "on screen",
+                 attributes: ["device": .string(device), "display": "media", "playback": .string(playback), "content": "http://m/a.mp4"])
+    }
+
+    @Test mutating func appStopsAreKeptApartByCause() throws {
+        var stats = LogStatistics()
+        stats.add(session(at(0), "willStart"))
+        // castline's own STOP, then the stop it caused.
+        stats.add(display(at(100), "playing"))
+        stats.add(app(at(1_000), "stopping"))
+        stats.add(app(at(1_400), "stopped"))
+        // Stopped while its media played: on the device (another sender or the app ended).
+        stats.add(display(at(2_000), "playing"))
+        stats.add(app(at(5_000), "stopped"))
+        stats.add(app(at(6_000), "stopped"))       // still "playing" as last seen: on the device again
+        // No media shown: the device's idle close.
+        stats.add(display(at(7_000), "none"))
+        stats.add(app(at(40_000), "stopped"))
+        // castline's stop long ago does not explain a later stop.
+        stats.add(display(at(41_000), "paused"))
+        stats.add(app(at(42_000), "stopping"))
+        stats.add(app(at(60_000), "stopped"))
+        #expect(stats.appStops == [LogStatistics.StopCause.castline: 1, LogStatistics.StopCause.onDevice: 3, LogStatistics.StopCause.idle: 1])
+        #expect(stats.errors["app stopped: stopped by castline"] == 1 && stats.errors["app stopped"] == nil)
+        #expect(stats.sessions.first?.appChanges.map(\.change) == ["stopped", "stopped", "stopped", "stopped", "stopped"], "the request is no app change")
+        let text = stats.text(read: LogReadReport())
+        #expect(text.contains("app stops, by cause") && text.contains("  closed by the device: no media shown (idle timeout): 1"), "\(text)")
+        #expect(stats.json(read: LogReadReport())["appStops"]?["stopped by castline"] == 1)
+    }
+
+    @Test mutating func pluginFailuresAreCountedByPluginProblemAndDevice() throws {
+        var stats = LogStatistics()
+        func record(_ level: LogLevel, _ cls: String, _ fields: JSONObject) -> LogEntry {
+            LogEntry(time: at(0), level: level, className: cls, body: "b", attributes: fields)
+        }
+        for _ in 0..<5 {
+            stats.add(record(.error, "IsolatedPlugin", ["plugin": "crasher", "problem": "crashed", "signal": "SIGSEGV", "helperPid": 9]))
+            // One unavailable record per channel the helper served: consequences, not counted again.
+            stats.add(record(.warning, "PluginChannel", ["plugin": "crasher", "device": "tv1", "event": "unavailable", "problem": "crashed"]))
+        }
+        stats.add(record(.error, "IsolatedPlugin", ["plugin": "sleeper", "problem": "timed_out", "bound": 5.0]))
+        stats.add(record(.error, "IsolatedPlugin", ["plugin": "eater", "problem": "limit", "limit": "memory"]))
+        stats.add(record(.info, "IsolatedPlugin", ["plugin": "eater", "problem": "limit", "limit": "memory"]))   // the restart's notice
+        stats.add(record(.error, "PluginChannel", ["plugin": "slow", "device": "tv2", "namespace": "urn:x-cast:x", "problem": "timed_out"]))
+        stats.add(record(.warning, "PluginChannel", ["plugin": "chatty", "device": "tv1", "problem": "refused", "suppressed": 0]))
+        stats.add(record(.warning, "PluginChannel", ["plugin": "chatty", "device": "tv1", "problem": "refused", "suppressed": 79]))
+        stats.add(record(.error, "PluginHost", ["plugin": "", "path": "/opt/plugins/libBad.so", "problem": "init_failed"]))
+        typealias K = LogStatistics.PluginFailureKey
+        #expect(stats.pluginFailures == [
+            K(plugin: "crasher", problem: "crash (SIGSEGV)", device: ""): 5, K(plugin: "sleeper", problem: "hang", device: ""): 1,
+            K(plugin: "eater", problem: "limit (memory)", device: ""): 1, K(plugin: "slow", problem: "hang", device: "tv2"): 1,
+            K(plugin: "chatty", problem: "refused send", device: "tv1"): 81, K(plugin: "libBad.so", problem: "init_failed", device: ""): 1,
+        ])
+        #expect(stats.pluginFailuresByProblem["crasher"] == ["crash (SIGSEGV)": 5])
+        let text = stats.text(read: LogReadReport())
+        #expect(text.contains("  crasher, crash (SIGSEGV): 5") && text.contains("  chatty, refused send: 81 (tv1 81)"), "\(text)")
+        let json = stats.json(read: LogReadReport())["pluginFailures"]?.array ?? []
+        #expect(json.contains { $0["plugin"] == "slow" && $0["problem"] == "hang" && $0["device"] == "tv2" && $0["count"] == 1 })
+    }
+
     @Test mutating func pairsRequestsPerConnectionAndComputesPercentiles() {
         var stats = LogStatistics()
         // Two connections reuse request id 1; each reply pairs with its own request.

@@ -38,6 +38,7 @@ def test_a_two_minute_chaos_soak_loses_nothing_and_the_logs_count_every_fault(wo
     truth = result["truth"]
     assert truth["LOAD → LOAD_FAILED"]["stats"] == truth["LOAD → LOAD_FAILED"]["injected"], truth
     assert truth["app stopped"]["stats"] >= truth["app stopped"]["injected"], truth
+    assert truth["plugin crash"]["stats"] == truth["plugin crash"]["injected"] == result["crashed"], truth   # per plugin and problem
     assert truth["app replaced"]["stats"] == truth["app replaced"]["injected"], truth
     # Every drop, reboot and outage is a suspend, and every suspend resumed. (More suspends than
     # faults that end a connection are possible: ignore-pings and, on a loaded machine, delay can

@@ -1,0 +1,108 @@
+import CastCore
+import CastLogging
+
+/// Causes kept apart: who stopped an app, and each plugin failure by plugin, problem and device.
+extension LogStatistics {
+    /// One kind of plugin failure: the plugin, the problem (`crash (SIGSEGV)`, `hang`, `limit
+    /// (memory)`, `refused send`, a load-time refusal's kind) and the device ("" when the record
+    /// names none: a helper's crash is the process's, and its channels' devices each get an
+    /// `unavailable` record, not counted again).
+    public struct PluginFailureKey: Hashable, Sendable, Comparable {
+        public var plugin: String
+        public var problem: String
+        public var device: String
+
+        public init(plugin: String, problem: String, device: String) {
+            self.plugin = plugin
+            self.problem = problem
+            self.device = device
+        }
+
+        public static func < (a: Self, b: Self) -> Bool { (a.plugin, a.problem, a.device) < (b.plugin, b.problem, b.device) }
+    }
+
+    /// Why an app stopped, as far as castline can tell from its own records.
+    public enum StopCause {
+        /// castline asked (a following session's STOP, `stopping` shortly before).
+        public static let castline = "stopped by castline"
+        /// The device closed an app that showed no media (an idle timeout: the field profiles'
+        /// idle close, a page app without media on a Nest Hub).
+        public static let idle = "closed by the device: no media shown (idle timeout)"
+        /// The app went while its media played or was paused: another sender's STOP or the app
+        /// ended (a crash); the protocol does not say which.
+        public static let onDevice = "stopped on the device while showing media (another sender, or the app ended)"
+    }
+
+    /// How long before an app's end castline's own STOP counts as its cause.
+    static let ownStopWindow: Int64 = 10_000_000_000
+
+    /// A following session saw `app` stop on `device`.
+    mutating func appStopped(device: String, app: String, at time: Int64) {
+        let cause: String
+        if let asked = stopsAsked[device], asked.app == app, time - asked.time <= Self.ownStopWindow {
+            stopsAsked[device] = nil
+            cause = StopCause.castline
+        } else if let shown = playback[device], shown.state == "playing" || shown.state == "paused" {
+            cause = StopCause.onDevice
+        } else {
+            cause = StopCause.idle
+        }
+        appStops[cause, default: 0] += 1
+        errors["app stopped: \(cause)", default: 0] += 1
+    }
+
+    /// A warning or error with a `problem`, from a plugin's host side: counted once per event
+    /// (a refused send's report counts the refusals it stands for).
+    mutating func pluginFailure(_ e: LogEntry) {
+        guard let raw = e.text("problem"), e.text("event") == nil else { return }
+        var plugin = e.text("plugin") ?? ""
+        if plugin.isEmpty { plugin = e.text("path").map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "?" }
+        let problem: String
+        switch raw {
+        case "crashed": problem = "crash" + (e.text("signal").flatMap { $0.isEmpty ? nil : " (\($0))" } ?? "")
+        case "timed_out": problem = "hang"
+        case "limit": problem = "limit" + (e.text("limit").map { " (\($0))" } ?? "")
+        case "refused": problem = "refused send"
+        default: problem = raw
+        }
+        let count = raw == "refused" ? 1 + Int(e.integer("suppressed") ?? 0) : 1
+        pluginFailures[PluginFailureKey(plugin: plugin, problem: problem, device: e.text("device") ?? ""), default: 0] += count
+    }
+
+    /// Plugin failures per plugin and problem, all devices together.
+    public var pluginFailuresByProblem: [String: [String: Int]] {
+        var result: [String: [String: Int]] = [:]
+        for (key, count) in pluginFailures { result[key.plugin, default: [:]][key.problem, default: 0] += count }
+        return result
+    }
+
+    var causesJSON: (plugins: JSONValue, stops: JSONValue) {
+        let plugins = JSONValue.array(pluginFailures.keys.sorted().map { key in
+            ["plugin": .string(key.plugin), "problem": .string(key.problem), "device": key.device.isEmpty ? .null : .string(key.device),
+             "count": .int(Int64(pluginFailures[key]!))]
+        })
+        let stops = JSONValue.object(JSONObject(appStops.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.int(Int64($0.value))) }))
+        return (plugins, stops)
+    }
+
+    var causesText: [String] {
+        var out: [String] = []
+        if !appStops.isEmpty {
+            out.append("")
+            out.append("app stops, by cause")
+            for (cause, n) in appStops.sorted(by: { $0.key < $1.key }) { out.append("  \(cause): \(n)") }
+        }
+        if !pluginFailures.isEmpty {
+            out.append("")
+            out.append("plugin failures (plugin, problem: count; per device where the record names one)")
+            for (plugin, problems) in pluginFailuresByProblem.sorted(by: { $0.key < $1.key }) {
+                for (problem, n) in problems.sorted(by: { $0.key < $1.key }) {
+                    let devices = pluginFailures.filter { $0.key.plugin == plugin && $0.key.problem == problem && !$0.key.device.isEmpty }
+                        .sorted { $0.key.device < $1.key.device }.map { "\($0.key.device) \($0.value)" }
+                    out.append("  \(plugin), \(problem): \(n)" + (devices.isEmpty ? "" : " (" + devices.joined(separator: ", ") + ")"))
+                }
+            }
+        }
+        return out
+    }
+}
