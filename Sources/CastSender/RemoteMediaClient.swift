@@ -43,6 +43,42 @@ public final class RemoteMediaClient: Sendable {
         var status: MediaStatus?
         var receivedAt: Double?
         weak var session: CastSession?
+        /// What the screen shows, as last logged (``OnScreen``).
+        var onScreen = OnScreen(content: nil, playback: "none")
+    }
+
+    /// The media on the screen, as the proof-of-display report reads it: the content (its URL or
+    /// id) and whether it plays (`playing`: PLAYING or BUFFERING; `paused`; `idle`, with why;
+    /// `none`: no media session). A change is one info record (`display: media`), never a
+    /// status that only moves the playhead.
+    struct OnScreen: Equatable {
+        var content: String?
+        var playback: String
+
+        init(content: String?, playback: String) {
+            self.content = content
+            self.playback = playback
+        }
+
+        /// From a status; `previous` keeps the content when a partial status omits the media.
+        init(_ status: MediaStatus?, previous: OnScreen) {
+            guard let status else {
+                self.init(content: nil, playback: "none")
+                return
+            }
+            let media = status.effectiveMedia
+            let content = media.map { $0.contentURL ?? $0.contentID } ?? (previous.playback == "none" ? nil : previous.content)
+            if status.isLoading {
+                // The next item loading: the screen shows what it showed until it plays.
+                self.init(content: previous.content ?? content, playback: previous.playback == "none" ? "idle" : previous.playback)
+                return
+            }
+            switch status.playerState {
+            case .playing, .buffering: self.init(content: content, playback: "playing")
+            case .paused: self.init(content: content, playback: "paused")
+            default: self.init(content: content, playback: status.idleReason.map { "idle (\($0.rawValue))" } ?? "idle")
+            }
+        }
     }
 
     private let state = Mutex(State())
@@ -225,12 +261,20 @@ public final class RemoteMediaClient: Sendable {
     func apply(_ statuses: [MediaStatus]) {
         let status = statuses.first
         let now = MonotonicClock.seconds()
-        let changed = state.withLock { state -> Bool in
+        let (changed, screen) = state.withLock { state -> (Bool, OnScreen?) in
             defer {
                 state.status = status
                 state.receivedAt = now
             }
-            return state.status != status
+            let screen = OnScreen(status, previous: state.onScreen)
+            guard screen != state.onScreen else { return (state.status != status, nil) }
+            state.onScreen = screen
+            return (state.status != status, screen)
+        }
+        if let screen {
+            var fields: LogFields = ["display": "media", "playback": .string(screen.playback)]
+            if let content = screen.content { fields["content"] = .string(content) }
+            log.info("on screen: " + (screen.content.map { "\($0) (\(screen.playback))" } ?? "no media"), fields)
         }
         guard changed else { return }
         if let status {
