@@ -263,7 +263,11 @@ public actor CastSession {
         case .didEnd(let error): level = error == nil ? .info : .warning
         default: level = .info
         }
-        log.log(level, "\(event)", stateFields(["event": .string(event.name)]))
+        var fields = stateFields(["event": .string(event.name)])
+        // How long the device had been silent: the report's "not observed" starts then, not
+        // at the timeout's end.
+        if case .didSuspend(.connectionLost(.heartbeatTimeout(let silent))) = event { fields["silentFor"] = .double((silent * 1000).rounded() / 1000) }
+        log.log(level, "\(event)", fields)
         fanout.emit(.event(event, device: device))
         let device = self.device
         for listener in listeners.current {

@@ -1,139 +1,211 @@
 import CastCore
 
-/// `castline logs report --by device`: proof of display from the logs alone. For each screen a
-/// job kept media or a page on: what showed from when to when, every gap with its cause (the
-/// app stopped, another sender, a failed cast, the device lost), and the time castline could not
-/// see the device (its connection suspended: the network, a reboot), with the share of the
-/// period the screen showed its content. Pure: built from ``LogStatistics``.
+/// `castline logs report`: proof of display from the logs alone, built from ``DisplayTimeline``'s
+/// intervals per (device, content): a fleet summary (each screen's share of the period shown),
+/// totals and play counts per content item, and per screen its intervals (shown, not shown with
+/// the cause, not observed). Times in the report's time zone (``LocalClock``); `--json` and
+/// `--csv` carry Unix seconds too. Pure.
 public struct DisplayReport: Sendable {
-    public struct Unobserved: Sendable, Equatable {
-        public var start: Int64
-        public var end: Int64?
-        public var reason: String
-    }
-
-    public struct Screen: Sendable {
-        public var screen: LogStatistics.Screen
-        public var unobserved: [Unobserved]
+    /// One content item over the fleet.
+    public struct ContentTotal: Sendable, Equatable {
+        public var content: String
+        /// Nanoseconds shown, over every screen.
+        public var shown: Int64
+        /// How often it started showing on a screen (a return after a spell castline could not
+        /// observe is the same play).
+        public var plays: Int
+        public var screens: Int
+        public var announcement: Bool
     }
 
     public let from: Int64
     public let to: Int64
-    public let screens: [Screen]
+    public let clock: LocalClock
+    /// In name order, or the least shown first (`worstFirst`).
+    public let devices: [DisplayTimeline.Device]
 
-    public init(_ stats: LogStatistics) {
-        from = stats.first ?? 0
-        to = stats.last ?? 0
-        screens = stats.screenReport.map { screen in
-            Screen(screen: screen, unobserved: stats.suspensions.filter { $0.device == screen.device }.map {
-                Unobserved(start: $0.start, end: $0.end, reason: $0.reason)
-            })
+    /// `since`/`until` bound the period (default: the first and last record).
+    public init(_ timeline: DisplayTimeline, since: Int64? = nil, until: Int64? = nil, clock: LocalClock, worstFirst: Bool = false) {
+        let from = since ?? timeline.first ?? 0
+        let to = max(from, until ?? timeline.last ?? from)
+        self.from = from
+        self.to = to
+        self.clock = clock
+        var devices = timeline.devices(until: to).map { d -> DisplayTimeline.Device in
+            var d = d
+            d.intervals = d.intervals.compactMap { i in
+                var i = i
+                i.from = max(i.from, from)
+                i.to = min(i.to, to)
+                return i.to > i.from ? i : nil
+            }
+            return d
+        }
+        devices.sort { a, b in
+            if worstFirst, a.shown != b.shown { return a.shown < b.shown }
+            return (a.name.lowercased(), a.id) < (b.name.lowercased(), b.id)
+        }
+        self.devices = devices
+    }
+
+    private init(from: Int64, to: Int64, clock: LocalClock, devices: [DisplayTimeline.Device]) {
+        self.from = from
+        self.to = to
+        self.clock = clock
+        self.devices = devices
+    }
+
+    /// The same report with only the screens `include` keeps (`--device`).
+    public func keeping(_ include: (DisplayTimeline.Device) -> Bool) -> DisplayReport {
+        DisplayReport(from: from, to: to, clock: clock, devices: devices.filter(include))
+    }
+
+    /// The period in nanoseconds (at least 1).
+    var period: Int64 { max(1, to - from) }
+
+    /// Seconds to the millisecond: every figure of `--json` and `--csv` is a sum of these.
+    static func seconds(_ nanos: Int64) -> Double { (Double(nanos) / 1e6).rounded() / 1000 }
+    static func unix(_ nanos: Int64) -> Double { (Double(nanos) / 1e6).rounded() / 1000 }
+
+    /// Shown seconds as the sum of each interval's rounded length (so CSV sums equal it).
+    static func shownSeconds(_ d: DisplayTimeline.Device) -> Double {
+        (d.intervals.filter { $0.kind == .shown }.reduce(0.0) { $0 + seconds($1.duration) } * 1000).rounded() / 1000
+    }
+
+    func share(_ nanos: Int64) -> Double { (Double(nanos) / Double(period) * 1000).rounded() / 10 }
+
+    /// Per content item: total shown, plays, screens; the longest shown first.
+    public var contents: [ContentTotal] {
+        var totals: [String: ContentTotal] = [:]
+        var screens: [String: Set<String>] = [:]
+        for d in devices {
+            var previous: String??   // the last observed interval's content when shown (nil: not shown)
+            for i in d.intervals {
+                if i.kind == .notObserved { continue }
+                let content = i.kind == .shown ? i.content : nil
+                if let content {
+                    var t = totals[content] ?? ContentTotal(content: content, shown: 0, plays: 0, screens: 0, announcement: i.isAnnouncement)
+                    t.shown += i.duration
+                    if previous != .some(content) { t.plays += 1 }
+                    totals[content] = t
+                    screens[content, default: []].insert(d.id)
+                }
+                previous = .some(content)
+            }
+        }
+        return totals.values.map { t in var t = t; t.screens = screens[t.content]?.count ?? 0; return t }
+            .sorted { ($1.shown, $0.content) < ($0.shown, $1.content) }
+    }
+
+    /// `2026-11-28 06:27:01 to 2026-11-28 06:42:01 (Europe/Berlin, +01:00), 15 min 0 s`.
+    public var periodText: String {
+        "\(clock.dateTime(from)) to \(clock.dateTime(to)) (\(clock.zone), UTC\(clock.offset(from))), \(Self.length(period))"
+    }
+
+    /// `1 h 2 min 3 s`, `4.5 s`.
+    static func length(_ nanos: Int64) -> String {
+        let s = Double(nanos) / 1e9
+        if s < 60 { return "\((s * 10).rounded() / 10) s" }
+        let total = Int(s.rounded())
+        let h = total / 3600, m = total % 3600 / 60, sec = total % 60
+        return (h > 0 ? "\(h) h " : "") + "\(m) min \(sec) s"
+    }
+
+    /// `shown`, `not shown (app closed (CC1AD845))`, `announcement`, `not observed (…)`.
+    static func label(_ i: DisplayTimeline.Interval) -> String {
+        switch i.kind {
+        case .shown: return i.isAnnouncement ? "announcement" : "shown"
+        case .notShown: return "not shown: \(i.cause ?? "?")"
+        case .notObserved: return "not observed: \(i.cause ?? "?")"
         }
     }
 
-    var period: Double { Double(max(1, to - from)) / 1e9 }
-
-    static func seconds(_ nanos: Int64) -> Double { (Double(nanos) / 1e8).rounded() / 10 }
-    static func time(_ nanos: Int64) -> String { LogTime.rfc3339(nanos, fractionDigits: 1) }
+    // MARK: Text
 
     public var text: String {
-        var out = ["proof of display, \(Self.time(from)) to \(Self.time(to)) (\(Self.seconds(to - from)) s)"]
-        if screens.isEmpty { out.append("  no job kept anything on a screen in these records (JobDriver records at info)") }
-        for s in screens {
-            let share = (Double(s.screen.shown) / 1e9 / period * 1000).rounded() / 10
+        var out = ["proof of display, \(periodText)"]
+        if devices.isEmpty {
+            out.append("  no screen in these records (the daemon's CastSession, RemoteMediaClient, JobDriver and DeviceRegistry records at info)")
+            return out.joined(separator: "\n")
+        }
+        out.append("")
+        out.append("fleet: \(devices.count) screen(s)")
+        for d in devices {
+            let notObserved = d.intervals.filter { $0.kind == .notObserved }.reduce(0) { $0 + $1.duration }
+            out.append("  \(d.name): shown \(Self.length(d.shown)), \(share(d.shown)) % of the period"
+                       + (notObserved > 0 ? "; not observed \(Self.length(notObserved))" : ""))
+        }
+        out.append("")
+        out.append("content")
+        for c in contents {
+            out.append("  \(c.content)\(c.announcement ? " (announcement)" : ""): \(Self.length(c.shown)), \(c.plays) play(s) on \(c.screens) screen(s)")
+        }
+        for d in devices {
             out.append("")
-            out.append("\(s.screen.deviceName) (\(s.screen.device)): shown \(Self.seconds(s.screen.shown)) s, \(share) % of the period")
-            var lines: [(Int64, String)] = []
-            for show in s.screen.shows {
-                lines.append((show.start, "  \(Self.time(show.start)) to \(show.end.map(Self.time) ?? "the end")  \(show.url)"))
+            out.append("\(d.name) (\(d.id)): shown \(Self.length(d.shown)), \(share(d.shown)) % of the period")
+            for i in d.intervals {
+                out.append("  \(clock.time(i.from))–\(clock.time(i.to))  \(Self.length(i.duration))  \(Self.label(i))"
+                           + (i.content.map { "  \($0)" } ?? ""))
             }
-            for gap in s.screen.gaps {
-                let length = gap.end.map { "\(Self.seconds($0 - gap.start)) s" } ?? "until the end"
-                lines.append((gap.start, "  \(Self.time(gap.start)) gap, \(length): \(gap.reason)"))
-            }
-            for blind in s.unobserved {
-                let length = blind.end.map { "\(Self.seconds($0 - blind.start)) s" } ?? "until the end"
-                lines.append((blind.start, "  \(Self.time(blind.start)) not observed, \(length): \(blind.reason)"))
-            }
-            out += lines.sorted { $0.0 < $1.0 }.map(\.1)
         }
         return out.joined(separator: "\n")
     }
 
+    // MARK: JSON
+
+    /// `{"period", "timezone", "devices": [{"device", "deviceName", "shown_seconds", "share",
+    /// "intervals": [{"from", "to", "content", "kind", "cause"}]}], "contents": […]}`; times in
+    /// Unix seconds.
     public var json: JSONValue {
-        func interval(_ start: Int64, _ end: Int64?) -> JSONObject {
-            var o = JSONObject()
-            o.set("start", .string(Self.time(start)))
-            o.set("end", end.map { .string(Self.time($0)) } ?? .null)
-            o.set("duration_s", end.map { .double(Self.seconds($0 - start)) } ?? .null)
-            return o
-        }
-        return ["from": .string(Self.time(from)), "to": .string(Self.time(to)), "screens": .array(screens.map { s in
-            ["device": .string(s.screen.device), "deviceName": .string(s.screen.deviceName), "shown_s": .double(Self.seconds(s.screen.shown)),
-             "shows": .array(s.screen.shows.map { show in
-                 var o = interval(show.start, show.end)
-                 o.set("url", .string(show.url))
-                 return .object(o)
-             }),
-             "gaps": .array(s.screen.gaps.map { gap in
-                 var o = interval(gap.start, gap.end)
-                 o.set("reason", .string(gap.reason))
-                 return .object(o)
-             }),
-             "unobserved": .array(s.unobserved.map { blind in
-                 var o = interval(blind.start, blind.end)
-                 o.set("reason", .string(blind.reason))
-                 return .object(o)
+        func optional(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
+        var o = JSONObject()
+        o.set("period", ["from": .double(Self.unix(from)), "to": .double(Self.unix(to)), "seconds": .double(Self.seconds(period)),
+                         "text": .string(periodText)])
+        o.set("timezone", .string(clock.zone))
+        o.set("devices", .array(devices.map { d in
+            ["device": .string(d.id), "deviceName": .string(d.name), "shown_seconds": .double(Self.shownSeconds(d)),
+             "share": .double(share(d.shown)),
+             "intervals": .array(d.intervals.map { i in
+                 ["from": .double(Self.unix(i.from)), "to": .double(Self.unix(i.to)), "seconds": .double(Self.seconds(i.duration)),
+                  "content": optional(i.content), "kind": .string(i.kind.rawValue), "cause": optional(i.cause)]
              })]
-        })]
+        }))
+        o.set("contents", .array(contents.map { c in
+            ["content": .string(c.content), "shown_seconds": .double(Self.seconds(c.shown)), "plays": .int(Int64(c.plays)),
+             "screens": .int(Int64(c.screens)), "announcement": .bool(c.announcement)]
+        }))
+        return .object(o)
     }
 
-    /// One self-contained page: per screen a bar over the period (shown, gaps, not observed)
-    /// and the same events as a table.
-    public var html: String {
-        func escape(_ text: String) -> String {
-            var out = ""
-            for c in text {
-                switch c {
-                case "&": out += "&amp;"
-                case "<": out += "&lt;"
-                case ">": out += "&gt;"
-                case "\"": out += "&quot;"
-                default: out.append(c)
-                }
-            }
-            return out
+    // MARK: CSV
+
+    /// One row per interval (RFC 4180 quoting), local times and Unix seconds both.
+    public var csv: String {
+        func field(_ s: String) -> String {
+            s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+                ? "\"" + s.replacingAll("\"", with: "\"\"") + "\"" : s
         }
-        func span(_ start: Int64, _ end: Int64?, _ kind: String, _ title: String) -> String {
-            let left = Double(start - from) / 1e9 / period * 100
-            let width = max(0.2, Double((end ?? to) - start) / 1e9 / period * 100)
-            return "<span class=\"\(kind)\" style=\"left:\(left)%;width:\(width)%\" title=\"\(escape(title))\"></span>"
+        var rows = ["device,device_name,from,to,from_unix,to_unix,seconds,kind,content,cause"]
+        for d in devices {
+            for i in d.intervals {
+                rows.append([d.id, d.name, clock.dateTime(i.from), clock.dateTime(i.to), "\(Self.unix(i.from))", "\(Self.unix(i.to))",
+                             "\(Self.seconds(i.duration))", i.kind.rawValue, i.content ?? "", i.cause ?? ""].map(field).joined(separator: ","))
+            }
         }
-        var body = "<h1>Proof of display</h1><p id=\"period\">\(Self.time(from)) to \(Self.time(to))</p>"
-        for s in screens {
-            body += "<section class=\"screen\" data-device=\"\(escape(s.screen.device))\"><h2>\(escape(s.screen.deviceName))</h2><div class=\"bar\">"
-            for show in s.screen.shows { body += span(show.start, show.end, "shown", show.url) }
-            for gap in s.screen.gaps { body += span(gap.start, gap.end, "gap", gap.reason) }
-            for blind in s.unobserved { body += span(blind.start, blind.end, "unobserved", blind.reason) }
-            body += "</div><table><tr><th>from</th><th>length</th><th>what</th></tr>"
-            var rows: [(Int64, String)] = []
-            for show in s.screen.shows {
-                rows.append((show.start, "<tr class=\"shown\"><td>\(Self.time(show.start))</td><td>\(show.end.map { "\(Self.seconds($0 - show.start)) s" } ?? "to the end")</td><td>shown: \(escape(show.url))</td></tr>"))
-            }
-            for gap in s.screen.gaps {
-                rows.append((gap.start, "<tr class=\"gap\"><td>\(Self.time(gap.start))</td><td>\(gap.end.map { "\(Self.seconds($0 - gap.start)) s" } ?? "to the end")</td><td>gap: \(escape(gap.reason))</td></tr>"))
-            }
-            for blind in s.unobserved {
-                rows.append((blind.start, "<tr class=\"unobserved\"><td>\(Self.time(blind.start))</td><td>\(blind.end.map { "\(Self.seconds($0 - blind.start)) s" } ?? "to the end")</td><td>not observed: \(escape(blind.reason))</td></tr>"))
-            }
-            body += rows.sorted { $0.0 < $1.0 }.map(\.1).joined() + "</table></section>"
+        return rows.joined(separator: "\r\n") + "\r\n"
+    }
+}
+
+extension String {
+    /// Every `target` replaced by `replacement` (the standard library's without Foundation).
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        var out = ""
+        var rest = self[...]
+        while let range = rest.firstRange(of: target) {
+            out += rest[..<range.lowerBound]
+            out += replacement
+            rest = rest[range.upperBound...]
         }
-        return """
-            <!DOCTYPE html><html><head><meta charset="utf-8"><title>castline: proof of display</title><style>
-            body{font-family:sans-serif;margin:2em}.bar{position:relative;height:28px;background:#eee;margin:.5em 0}
-            .bar span{position:absolute;top:0;bottom:0}.shown{background:#3a3}.gap{background:#d33}.unobserved{background:#999}
-            table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left}tr.gap td{color:#a00}tr.unobserved td{color:#555}
-            </style></head><body>\(body)</body></html>
-            """
+        return out + rest
     }
 }

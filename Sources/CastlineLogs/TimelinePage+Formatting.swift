@@ -3,7 +3,10 @@
 // Members rather than free functions, so nothing here can clash with other files of the module.
 extension TimelinePage {
     /// HTML text and attribute escaping: & < > " '.
-    func esc(_ s: String) -> String {
+    func esc(_ s: String) -> String { Self.escapeHTML(s) }
+
+    /// HTML text and attribute escaping: & < > " ' (the timeline's and the display report's).
+    static func escapeHTML(_ s: String) -> String {
         var needs = false
         for u in s.utf8 where u == 0x26 || u == 0x3C || u == 0x3E || u == 0x22 || u == 0x27 { needs = true; break }
         guard needs else { return s }

@@ -205,35 +205,62 @@ struct LogsStatsCommand: AsyncParsableCommand {
 struct LogsReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Proof of display: per screen, what showed from when to when, and every gap with its cause.",
+        abstract: "Proof of display: per screen and content, what showed from when to when, what did not and why, and what castline could not see.",
         discussion: """
-            From the logs alone (castline run's records: JobDriver at info, CastSession's suspends): for each device a \
-            job kept media or a page on, what showed and when, every gap (the app stopped, another sender, a failed \
-            cast, the device lost) with its length and cause, and when castline could not see the device (its \
-            connection suspended: the network, a reboot). --since/--until bound the period. --html FILE writes one \
-            self-contained page (a bar per screen and the events as a table), - for standard output.
+            From castline run's records alone: one interval per (screen, content), each shown (an announcement \
+            labelled as one), not shown with its cause (idle, app closed, another sender) or not observed (the link \
+            was down, or castline was not running: never counted as shown or as dark). A fleet summary, totals and \
+            plays per content item, local times (--timezone, default the system's). --since/--until bound the \
+            period; --device picks screens. --json (Unix seconds), --csv (one row per interval) or --html FILE (one \
+            self-contained page, - for standard output).
             """)
     @OptionGroup var input: LogInputOptions
     @OptionGroup var filters: LogFilterOptions
     @Option(name: .long, help: "What each section is: device (the only grouping so far).") var by: String = "device"
-    @Flag(name: .long, help: "JSON output.") var json = false
+    @Flag(name: .long, help: "JSON output (times in Unix seconds).") var json = false
+    @Flag(name: .long, help: "CSV output: one row per interval, for spreadsheets.") var csv = false
     @Option(name: .long, help: "Write one HTML page to this file (- for standard output), as timeline --html does.") var html: String?
+    @Option(name: .long, help: "The time zone of the times shown (Europe/Berlin, UTC; default: the system's).") var timezone: String?
+    @Flag(name: .long, help: "Screens that showed their content least first (default: by name).") var worstFirst = false
+
+    func validate() throws {
+        if [json, csv, html != nil].filter({ $0 }).count > 1 { throw ValidationError("give one of --json, --csv and --html") }
+    }
 
     func run() async throws {
         guard by == "device" else {
             printError("castline logs report: --by \(by): reports are by device")
             throw CastlineExit.usage
         }
-        let filter = try filters.filter()
+        let wanted = try filters.filter()
+        let clock: LocalClock
+        do { clock = try LocalClock(zone: timezone, environment: environment()) } catch {
+            printError("castline logs report: --timezone: \(error)")
+            throw CastlineExit.usage
+        }
+        // Every record is read: what a screen showed when the period begins comes from before
+        // it, and records without a device (the processes) tell when castline ran.
         var report = LogReadReport()
-        var stats = LogStatistics()
-        try input.read(filter: filter, report: &report) { entry in
-            stats.add(entry)
+        var timeline = DisplayTimeline()
+        try input.read(filter: LogFilter(), report: &report) { entry in
+            if let until = wanted.until, entry.time >= until { return false }
+            timeline.add(entry)
             return true
         }
-        let display = DisplayReport(stats)
+        var display = DisplayReport(timeline, since: wanted.since, until: wanted.until, clock: clock, worstFirst: worstFirst)
+        if let device = wanted.device {
+            var only = LogFilter()
+            only.device = device
+            display = display.keeping { d in
+                only.matches(LogEntry(time: 0, level: .info, className: "", body: "", attributes: ["device": .string(d.id), "deviceName": .string(d.name)]))
+            }
+        }
         if let html {
             try LogsTimelineCommand.writePage(display.html, to: html, command: "report", summary: report.summary)
+            return
+        }
+        if csv {
+            print(display.csv, terminator: "")
             return
         }
         printLine(json ? display.json.serialized() : display.text)

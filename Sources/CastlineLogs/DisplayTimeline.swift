@@ -1,0 +1,249 @@
+import CastCore
+import CastLogging
+
+/// What each screen showed, from castline's records, as one interval per (device, content):
+/// `shown` (castline's content on the screen, an announcement labelled as one), `not_shown`
+/// with its cause (idle, app closed, another sender), or `not_observed` (the link was down, or
+/// castline was not running): never counted as shown or as dark. Pure; feed records in log
+/// order with ``add(_:)``, read ``devices(until:)``.
+///
+/// What it reads (the daemon's records; a CLI command's, `role: cli`, are not the screen's story):
+/// - `CastSession` events of the following session: connected (`didStart`, `didResume`) or not
+///   (`didSuspend`, back-dated by `silentFor`; `didEnd`); the app it follows (`following app`,
+///   `appId`) and the app's end (`change: stopped`).
+/// - `RemoteMediaClient` `display: media` records: the content and whether it plays.
+/// - `JobDriver` `page: shown | gone` records: a page job's URL (a page reports no media).
+/// - `DeviceRegistry` owner records (`ownerKind`: job, command, announcement, other, nobody).
+/// - Processes: a new daemon (`pid`, `role: daemon`) after an old one means castline was not
+///   running in between, whatever the old one left open.
+public struct DisplayTimeline: Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case shown
+        case notShown = "not_shown"
+        case notObserved = "not_observed"
+    }
+
+    public struct Interval: Sendable, Equatable {
+        /// Unix nanoseconds.
+        public var from: Int64
+        public var to: Int64
+        public var kind: Kind
+        /// The content (a media URL or id, a page URL, `app <id>` for another sender's app
+        /// without media); nil when nothing shows or nothing is known.
+        public var content: String?
+        /// Why it is not shown or not observed; `announcement` for castline's announcement.
+        public var cause: String?
+
+        public init(from: Int64, to: Int64, kind: Kind, content: String? = nil, cause: String? = nil) {
+            self.from = from
+            self.to = to
+            self.kind = kind
+            self.content = content
+            self.cause = cause
+        }
+
+        public var isAnnouncement: Bool { kind == .shown && cause == Self.announcement }
+        public var duration: Int64 { to - from }
+        public static let announcement = "announcement"
+    }
+
+    public struct Device: Sendable, Equatable {
+        public var id: String
+        public var name: String
+        public var intervals: [Interval]
+
+        /// Nanoseconds shown (announcements included).
+        public var shown: Int64 { intervals.filter { $0.kind == .shown }.reduce(0) { $0 + $1.duration } }
+        /// Nanoseconds observed (shown or not shown).
+        public var observed: Int64 { intervals.filter { $0.kind != .notObserved }.reduce(0) { $0 + $1.duration } }
+    }
+
+    /// What castline knows of one screen now.
+    struct Screen: Sendable {
+        var name: String
+        var linked = false
+        var unlinkedCause = Cause.notYetFollowed
+        var app: String?
+        var appClosed: String?
+        var media: (content: String?, playback: String)?
+        var page: String?
+        var ownerKind: String?
+        /// The process whose session links it (its pid as text).
+        var process: String?
+        var open: Interval?
+        var intervals: [Interval] = []
+    }
+
+    enum Cause {
+        static let notYetFollowed = "castline was not following the device yet"
+        static let notRunning = "castline was not running"
+        static let stoppedFollowing = "castline stopped following the device"
+    }
+
+    private var screens: [String: Screen] = [:]
+    private var order: [String] = []
+    private var lastByProcess: [String: (role: String?, last: Int64)] = [:]
+    public private(set) var first: Int64?
+    public private(set) var last: Int64?
+
+    public init() {}
+
+    public mutating func add(_ e: LogEntry) {
+        first = min(first ?? e.time, e.time)
+        last = max(last ?? e.time, e.time)
+        let role = e.text("role")
+        if role == "cli" || role == "plugin-helper" { return }
+        noteProcess(e, role: role)
+        guard let device = e.text("device") else { return }
+        switch e.className {
+        case "CastSession": session(e, device)
+        case "RemoteMediaClient":
+            guard e.text("display") == "media", let playback = e.text("playback") else { return }
+            update(device, at: e.time, name: nil) { s in
+                s.media = playback == "none" ? nil : (e.text("content"), playback)
+            }
+        case "JobDriver":
+            guard let page = e.text("page"), page != "kept" else { return }
+            update(device, at: e.time, name: e.text("deviceName")) { s in s.page = page == "shown" ? e.text("url") : nil }
+        case "DeviceRegistry":
+            guard let kind = e.text("ownerKind") else { return }
+            update(device, at: e.time, name: nil) { s in s.ownerKind = kind }
+        default:
+            break
+        }
+    }
+
+    /// A new daemon: every screen the old one followed was unobserved from its last record.
+    private mutating func noteProcess(_ e: LogEntry, role: String?) {
+        guard let pid = e.text("pid") else { return }
+        if lastByProcess[pid] == nil, role == "daemon" {
+            for (old, info) in lastByProcess where old != pid && info.role == "daemon" {
+                for id in order where screens[id]?.process == old {
+                    update(id, at: info.last, name: nil) { s in
+                        s.linked = false
+                        s.unlinkedCause = Cause.notRunning
+                        s.process = nil
+                    }
+                }
+                // Screens the old one let go of on its way out (`didEnd`): it was not running since.
+                for id in order where screens[id]?.linked == false && screens[id]?.unlinkedCause == Cause.stoppedFollowing {
+                    screens[id]?.unlinkedCause = Cause.notRunning
+                    screens[id]?.open?.cause = Cause.notRunning
+                }
+            }
+        }
+        lastByProcess[pid] = (role ?? lastByProcess[pid]?.role, e.time)
+    }
+
+    private mutating func session(_ e: LogEntry, _ device: String) {
+        let name = e.text("deviceName")
+        if let event = e.text("event") {
+            switch event {
+            case "willStart":
+                // A new session (a new daemon's, or after the last one ended): what the device
+                // shows is learnt afresh.
+                update(device, at: e.time, name: name) { s in
+                    s.linked = false
+                    if s.unlinkedCause != Cause.notRunning { s.unlinkedCause = Cause.notYetFollowed }
+                    s.app = nil
+                    s.appClosed = nil
+                    s.media = nil
+                    s.ownerKind = nil
+                }
+            case "didStart", "didResume":
+                update(device, at: e.time, name: name) { s in
+                    s.linked = true
+                    s.process = e.text("pid")
+                }
+            case "didSuspend":
+                // Castline last heard from the device `silentFor` seconds before it gave up waiting.
+                let silent = e.attributes["silentFor"]?.double ?? 0
+                let at = e.time - Int64(max(0, silent) * 1e9)
+                let reason = e.body.hasPrefix("didSuspend(") ? String(e.body.dropFirst("didSuspend(".count).dropLast()) : e.body
+                update(device, at: at, name: name) { s in
+                    s.linked = false
+                    s.unlinkedCause = "the link was down: \(reason)"
+                }
+            case "didEnd", "didFailToStart":
+                let reason = e.text("endReason")
+                update(device, at: e.time, name: name) { s in
+                    s.linked = false
+                    s.unlinkedCause = reason == nil || reason == "requested" ? Cause.stoppedFollowing : "the link was lost: \(reason!)"
+                    s.app = nil
+                    s.media = nil
+                }
+            default:
+                break
+            }
+            return
+        }
+        guard let app = e.text("appId") else { return }
+        switch e.text("change") {
+        case "stopped"?:
+            update(device, at: e.time, name: name) { s in
+                s.app = nil
+                s.appClosed = "app closed (\(app))"
+                s.media = nil
+                s.page = nil
+            }
+        case nil where e.text("session") != nil:
+            // `following app X session Y`: the app the screen runs now.
+            update(device, at: e.time, name: name) { s in
+                s.app = app
+                s.appClosed = nil
+            }
+        default:
+            break
+        }
+    }
+
+    /// Applies a change to a screen at `time` and cuts its interval where what it shows changed.
+    private mutating func update(_ id: String, at time: Int64, name: String?, _ change: (inout Screen) -> Void) {
+        var s = screens[id] ?? Screen(name: name ?? id)
+        if screens[id] == nil { order.append(id) }
+        if let name, s.name == id { s.name = name }
+        change(&s)
+        let now = Self.classify(s)
+        let at = max(time, s.open?.from ?? time)
+        if var open = s.open {
+            if open.kind != now.kind || open.content != now.content || open.cause != now.cause {
+                open.to = at
+                if open.to > open.from { s.intervals.append(open) }
+                s.open = Interval(from: at, to: at, kind: now.kind, content: now.content, cause: now.cause)
+            }
+        } else {
+            s.open = Interval(from: at, to: at, kind: now.kind, content: now.content, cause: now.cause)
+        }
+        screens[id] = s
+    }
+
+    /// What a screen in this state shows.
+    static func classify(_ s: Screen) -> (kind: Kind, content: String?, cause: String?) {
+        guard s.linked else { return (.notObserved, nil, s.unlinkedCause) }
+        let playing = s.media.flatMap { $0.playback == "playing" || $0.playback == "paused" ? $0.content : nil }
+        if s.ownerKind == "other" {
+            return (.notShown, playing ?? s.app.map { "app \($0)" }, "another sender" + (s.app.map { " (app \($0))" } ?? ""))
+        }
+        guard s.app != nil else { return (.notShown, nil, s.appClosed ?? "idle") }
+        let ours = s.ownerKind == "job" || s.ownerKind == "command" || s.ownerKind == "announcement"
+        if let content = playing ?? (ours && s.media == nil ? s.page : nil) {
+            return (.shown, content, s.ownerKind == "announcement" ? Interval.announcement : nil)
+        }
+        if let media = s.media { return (.notShown, media.content, "idle: media \(media.playback)") }
+        return (.notShown, nil, "idle")
+    }
+
+    /// Every screen's intervals up to `end` (the last record by default), in the order first seen.
+    public func devices(until end: Int64? = nil) -> [Device] {
+        let stop = end ?? last ?? 0
+        return order.compactMap { id in
+            guard let s = screens[id] else { return nil }
+            var intervals = s.intervals.filter { $0.from < stop }.map { i in var i = i; i.to = min(i.to, stop); return i }
+            if var open = s.open, open.from < stop {
+                open.to = stop
+                intervals.append(open)
+            }
+            return Device(id: id, name: s.name, intervals: intervals)
+        }
+    }
+}
