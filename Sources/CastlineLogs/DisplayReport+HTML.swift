@@ -38,9 +38,11 @@ extension DisplayReport {
             th{background:#f4f4f4}table.sortable th{cursor:pointer}td[data-value]{text-align:right}
             .axis{position:relative;height:18px;font-size:11px;color:#555}.axis span{position:absolute;transform:translateX(-50%)}
             .bar{position:relative;height:26px;background:#f4f4f4;border:1px solid #ccc}
-            .bar span{position:absolute;top:0;bottom:0}
-            .shown{background:#2e9e44}.announcement{background:#2a6fd6}.not_shown{background:#d8433b}
-            .not_observed{background:repeating-linear-gradient(45deg,#aaa,#aaa 4px,#ccc 4px,#ccc 8px)}
+            .bar span{position:absolute;top:0;bottom:0;box-shadow:inset 1px 0 0 #fff}
+            :is(.bar,.legend) .shown{background:#2e9e44}:is(.bar,.legend) .announcement{background:#2a6fd6}
+            :is(.bar,.legend) .not_shown{background:#d8433b}
+            :is(.bar,.legend) .not_observed{background:repeating-linear-gradient(45deg,#aaa,#aaa 4px,#ccc 4px,#ccc 8px)}
+            tr.announcement td:nth-child(4){color:#2a6fd6;font-weight:600}
             .legend span.swatch{display:inline-block;width:14px;height:14px;vertical-align:middle;margin:0 4px 0 12px}
             tr.not_shown td{color:#a11}tr.not_observed td{color:#666}.tag{font-size:11px;background:#2a6fd6;color:#fff;padding:0 4px;border-radius:3px}
             section.screen{margin-bottom:2em}

@@ -25,13 +25,17 @@ public struct DisplayReport: Sendable {
     public let devices: [DisplayTimeline.Device]
 
     /// `since`/`until` bound the period (default: the first and last record).
-    public init(_ timeline: DisplayTimeline, since: Int64? = nil, until: Int64? = nil, clock: LocalClock, worstFirst: Bool = false) {
+    /// Intervals shorter than this are transitions, folded into the next (``DisplayTimeline/devices(until:transitions:)``).
+    public static let transitions: Int64 = 1_000_000_000
+
+    public init(_ timeline: DisplayTimeline, since: Int64? = nil, until: Int64? = nil, clock: LocalClock, worstFirst: Bool = false,
+                transitions: Int64 = DisplayReport.transitions) {
         let from = since ?? timeline.first ?? 0
         let to = max(from, until ?? timeline.last ?? from)
         self.from = from
         self.to = to
         self.clock = clock
-        var devices = timeline.devices(until: to).map { d -> DisplayTimeline.Device in
+        var devices = timeline.devices(until: to, transitions: transitions).map { d -> DisplayTimeline.Device in
             var d = d
             d.intervals = d.intervals.compactMap { i in
                 var i = i

@@ -234,7 +234,44 @@ public struct DisplayTimeline: Sendable {
     }
 
     /// Every screen's intervals up to `end` (the last record by default), in the order first seen.
-    public func devices(until end: Int64? = nil) -> [Device] {
+    /// `transitions`: intervals shorter than this (a launch before its first status, the owner
+    /// settling) are folded into the next one (the last into the one before), and neighbours
+    /// that then say the same are joined; 0 keeps every interval.
+    public func devices(until end: Int64? = nil, transitions: Int64 = 0) -> [Device] {
+        rawDevices(until: end).map { d in
+            guard transitions > 0 else { return d }
+            var d = d
+            d.intervals = Self.folded(d.intervals, below: transitions)
+            return d
+        }
+    }
+
+    /// Short intervals folded into their neighbours; equal neighbours joined. Bounded: one pass each.
+    static func folded(_ intervals: [Interval], below minimum: Int64) -> [Interval] {
+        var out: [Interval] = []
+        var pendingFrom: Int64?
+        for (n, i) in intervals.enumerated() {
+            var i = i
+            if let from = pendingFrom { i.from = from }
+            if i.duration < minimum, n < intervals.count - 1 {
+                pendingFrom = i.from
+                continue
+            }
+            pendingFrom = nil
+            if i.duration < minimum, let last = out.indices.last {
+                out[last].to = i.to
+                continue
+            }
+            if let last = out.indices.last, out[last].kind == i.kind, out[last].content == i.content, out[last].cause == i.cause {
+                out[last].to = i.to
+            } else {
+                out.append(i)
+            }
+        }
+        return out
+    }
+
+    private func rawDevices(until end: Int64?) -> [Device] {
         let stop = end ?? last ?? 0
         return order.compactMap { id in
             guard let s = screens[id] else { return nil }

@@ -114,9 +114,9 @@ import Testing
     }
 
     @Test func theReportSumsPerScreenAndContentAndItsCSVMatchesItsJSON() throws {
-        let report = DisplayReport(timeline(), clock: try LocalClock(zone: "UTC"))
+        let report = DisplayReport(timeline(), clock: try LocalClock(zone: "UTC"), transitions: 0)
         #expect(report.devices.map(\.name) == ["Bar", "Lobby"], "in name order")
-        let worst = DisplayReport(timeline(), clock: try LocalClock(zone: "UTC"), worstFirst: true)
+        let worst = DisplayReport(timeline(), clock: try LocalClock(zone: "UTC"), worstFirst: true, transitions: 0)
         #expect(worst.devices.map(\.name) == ["Lobby", "Bar"], "the least shown first")
         let a = try #require(report.contents.first { $0.content == "http://m/a.mp4" })
         #expect(a.plays == 2 && a.shown == at(10) - at(2) + at(90) - at(82) && a.screens == 1)
@@ -143,6 +143,19 @@ import Testing
         #expect(text.contains("http://m/b.mp4: ") && text.contains("2 play(s) on 1 screen(s)"), "\(text)")
         let html = report.html
         #expect(html.contains("<table id=\"fleet\"") && html.contains("class=\"announcement\"") && html.contains("class=\"axis\""))
+    }
+
+    @Test func transitionsShorterThanASecondFoldIntoTheNextInterval() throws {
+        let tv1 = try #require(timeline().devices(transitions: 1_000_000_000).first { $0.id == "tv1" })
+        #expect(tv1.intervals.map { "\(($0.from - t0) / 1_000_000) \($0.kind) \($0.content ?? "-")" } == [
+            "0 notObserved -", "1000 notShown -", "2000 shown http://m/a.mp4", "10000 shown http://m/b.mp4", "18500 notObserved -",
+            "30000 shown http://m/b.mp4", "40000 shown http://m/chime.mp3", "45000 shown http://m/b.mp4", "50000 notShown app E8C28D3C",
+            "60000 notShown -", "70000 notObserved -", "81000 notShown -", "82000 shown http://m/a.mp4",
+        ])
+        #expect(tv1.intervals[6].cause == "announcement" && tv1.intervals[6].to == at(45), "the announcement begins at the owner's change")
+        #expect(tv1.intervals[9].cause == "app closed (E8C28D3C)" && tv1.intervals[9].from == at(60))
+        for (a, b) in zip(tv1.intervals, tv1.intervals.dropFirst()) { #expect(a.to == b.from) }
+        #expect(DisplayReport(timeline(), clock: try LocalClock(zone: "UTC")).contents.first { $0.content == "http://m/b.mp4" }?.plays == 2)
     }
 
     @Test func localTimesFollowTheZone() throws {

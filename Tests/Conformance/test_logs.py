@@ -287,16 +287,21 @@ def test_logs_report_proves_display_and_names_each_gap_with_its_cause(netns, wor
         assert sim.stop() == 0
     result = castline(netns, "logs", "report", "--by", "device", "--json", log)
     assert result.returncode == 0, result.stderr
-    [screen] = json.loads(result.stdout)["screens"]
-    reasons = [g["reason"] for g in screen["gaps"]]
-    assert "the receiver app was stopped" in reasons, screen
-    assert any("gone after a reconnect" in r for r in reasons), screen
-    blind = screen["unobserved"]
-    assert len(blind) >= 2 and all(b["duration_s"] is not None and b["reason"] for b in blind), blind
-    assert all(g["duration_s"] is not None and g["duration_s"] < 20 for g in screen["gaps"]), screen
-    assert screen["shown_s"] > 0 and len(screen["shows"]) >= 3
-    text = castline(netns, "logs", "report", log).stdout
-    assert "gap" in text and "not observed" in text and "the receiver app was stopped" in text, text
+    [screen] = json.loads(result.stdout)["devices"]
+    intervals = screen["intervals"]
+    kinds = [(i["kind"], i["cause"]) for i in intervals]
+    # The stop-app: the app closed, not shown until the job cast again.
+    assert any(k == "not_shown" and c and c.startswith("app closed") for k, c in kinds), kinds
+    # The drop and the reboot: castline could not see the device; neither shown nor dark.
+    blind = [i for i in intervals if i["kind"] == "not_observed" and i["cause"].startswith("the link was")]
+    assert len(blind) >= 2 and all(i["to"] > i["from"] for i in blind), kinds
+    shown = [i for i in intervals if i["kind"] == "shown"]
+    assert len(shown) >= 3 and {i["content"] for i in shown} == {"http://media.invalid/loop.mp4"}, shown
+    assert abs(screen["shown_seconds"] - sum(i["seconds"] for i in shown)) < 0.01
+    # The intervals tile the screen's time, in order.
+    assert all(a["to"] == b["from"] for a, b in zip(intervals, intervals[1:])), intervals
+    text = castline(netns, "logs", "report", log, "--timezone", "UTC").stdout
+    assert "not shown: app closed" in text and "not observed: the link was" in text and "(UTC, UTC+00:00)" in text, text
     page = os.path.join(workdir, "report.html")
     written = castline(netns, "logs", "report", "--html", page, log)   # a file, as timeline --html takes
     assert written.returncode == 0 and f"wrote {page}" in written.stderr, written.stderr
@@ -305,4 +310,5 @@ def test_logs_report_proves_display_and_names_each_gap_with_its_cause(netns, wor
     with open(png, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     dom, _, _ = run_chromium("--dump-dom", "--window-size=1200,800", "file://" + page)
-    assert 'class="screen"' in dom and dom.count('class="gap"') >= 2 and 'class="unobserved"' in dom, dom[:3000]
+    assert 'class="screen"' in dom and dom.count('class="not_observed"') >= 2 and 'class="not_shown"' in dom, dom[:3000]
+    assert '<table id="fleet"' in dom and 'class="axis"' in dom, dom[:3000]
