@@ -72,6 +72,7 @@ extension CastSession {
         do {
             var connectionOptions = options.connectionOptions
             connectionOptions.logFields = Self.logFields(device: device, localID: localID)
+            connectionOptions.requestObserver = requestCounts.observer(then: connectionOptions.requestObserver)
             // A reconnect's first failure is a warning; the next ones are in the state lines.
             if case .resuming(let n) = machine.state, n > 1 { connectionOptions.connectFailureLevel = .info }
             newConnection = try await CastConnection.connect(host: device.host, port: device.port, options: connectionOptions,

@@ -23,6 +23,8 @@ public actor CastSession {
     /// the actor: the session manager looks a device's session up among all of them, and an
     /// await per session made each start O(sessions).
     let presence: Mutex<SessionPresence>
+    /// Its requests by outcome, over every connection: in the `didEnd` summary.
+    let requestCounts = SessionRequestCounts()
     /// The joined or launched app; nil before start and after the app is gone.
     public internal(set) var application: ApplicationInfo? {
         didSet { presence.withLock { $0.appTransportID = application?.transportID } }
@@ -267,6 +269,9 @@ public actor CastSession {
         // How long the device had been silent: the report's "not observed" starts then, not
         // at the timeout's end.
         if case .didSuspend(.connectionLost(.heartbeatTimeout(let silent))) = event { fields["silentFor"] = .double((silent * 1000).rounded() / 1000) }
+        // The session's summary: its requests, counted at info (traffic records are at debug).
+        if case .didEnd = event { for (key, n) in requestCounts.fields { fields[key] = .int(n) } }
+        if case .didFailToStart = event { for (key, n) in requestCounts.fields { fields[key] = .int(n) } }
         log.log(level, "\(event)", fields)
         fanout.emit(.event(event, device: device))
         let device = self.device

@@ -25,8 +25,10 @@ public struct DisplayReport: Sendable {
     public let devices: [DisplayTimeline.Device]
 
     /// `since`/`until` bound the period (default: the first and last record).
-    /// Intervals shorter than this are transitions, folded into the next (``DisplayTimeline/devices(until:transitions:)``).
-    public static let transitions: Int64 = 1_000_000_000
+    /// Intervals shorter than this are transitions (a launch before its first status, the owner
+    /// settling: a few milliseconds between records), folded into the next
+    /// (``DisplayTimeline/devices(until:transitions:)``).
+    public static let transitions: Int64 = 100_000_000
 
     public init(_ timeline: DisplayTimeline, since: Int64? = nil, until: Int64? = nil, clock: LocalClock, worstFirst: Bool = false,
                 transitions: Int64 = DisplayReport.transitions) {

@@ -1,6 +1,38 @@
 import CastCore
 import CastLogging
 
+/// Why apps stopped, from a following session's records (``LogStatistics/StopCause``): feed
+/// every record; a stop comes back with its cause. Shared by `stats` and `timeline`. Pure.
+struct AppStopClassifier: Sendable {
+    /// How long before an app's end castline's own STOP counts as its cause.
+    static let ownStopWindow: Int64 = 10_000_000_000
+    /// Per device: the app castline asked to stop, and when (its own stops).
+    private var asked: [String: (app: String, time: Int64)] = [:]
+    /// Per device: what its media showed (`playback` of the last `display: media` record).
+    private var playback: [String: String] = [:]
+
+    mutating func note(_ e: LogEntry) -> (device: String, app: String, cause: String)? {
+        guard let device = e.text("device") else { return nil }
+        if e.text("display") == "media", let state = e.text("playback") {
+            playback[device] = state
+            return nil
+        }
+        guard e.className == "CastSession", let change = e.text("change"), let app = e.text("appId") else { return nil }
+        if change == "stopping" {
+            asked[device] = (app, e.time)
+            return nil
+        }
+        guard change == "stopped" else { return nil }
+        if let own = asked[device], own.app == app, e.time - own.time <= Self.ownStopWindow {
+            asked[device] = nil
+            return (device, app, LogStatistics.StopCause.castline)
+        }
+        let showing = playback[device] == "playing" || playback[device] == "paused"
+        playback[device] = nil
+        return (device, app, showing ? LogStatistics.StopCause.onDevice : LogStatistics.StopCause.idle)
+    }
+}
+
 /// Causes kept apart: who stopped an app, and each plugin failure by plugin, problem and device.
 extension LogStatistics {
     /// One kind of plugin failure: the plugin, the problem (`crash (SIGSEGV)`, `hang`, `limit
@@ -31,24 +63,6 @@ extension LogStatistics {
         /// The app went while its media played or was paused: another sender's STOP or the app
         /// ended (a crash); the protocol does not say which.
         public static let onDevice = "stopped on the device while showing media (another sender, or the app ended)"
-    }
-
-    /// How long before an app's end castline's own STOP counts as its cause.
-    static let ownStopWindow: Int64 = 10_000_000_000
-
-    /// A following session saw `app` stop on `device`.
-    mutating func appStopped(device: String, app: String, at time: Int64) {
-        let cause: String
-        if let asked = stopsAsked[device], asked.app == app, time - asked.time <= Self.ownStopWindow {
-            stopsAsked[device] = nil
-            cause = StopCause.castline
-        } else if let shown = playback[device], shown.state == "playing" || shown.state == "paused" {
-            cause = StopCause.onDevice
-        } else {
-            cause = StopCause.idle
-        }
-        appStops[cause, default: 0] += 1
-        errors["app stopped: \(cause)", default: 0] += 1
     }
 
     /// A warning or error with a `problem`, from a plugin's host side: counted once per event

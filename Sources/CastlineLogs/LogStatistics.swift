@@ -95,10 +95,7 @@ public struct LogStatistics: Sendable {
     public internal(set) var pluginFailures: [PluginFailureKey: Int] = [:]
     /// App stops by cause (``StopCause``).
     public internal(set) var appStops: [String: Int] = [:]
-    /// Per device: the app castline asked to stop, and when (its own stops).
-    var stopsAsked: [String: (app: String, time: Int64)] = [:]
-    /// Per device: what its media showed (`playback` of the last `display: media` record), and since when.
-    var playback: [String: (state: String, since: Int64)] = [:]
+    var stopCauses = AppStopClassifier()
     public private(set) var first: Int64?
     public private(set) var last: Int64?
     /// Replies whose request was before them by a negative time (clock jumps), ignored.
@@ -126,8 +123,9 @@ public struct LogStatistics: Sendable {
         if e.level >= .warning, e.level != .none, e.text("problem") != nil, e.text("plugin") != nil || e.className.hasPrefix("Plugin") {
             pluginFailure(e)
         }
-        if e.text("display") == "media", let device = e.text("device"), let state = e.text("playback") {
-            playback[device] = (state, e.time)
+        if let stop = stopCauses.note(e) {
+            appStops[stop.cause, default: 0] += 1
+            errors["app stopped: \(stop.cause)", default: 0] += 1
         }
     }
 
@@ -153,13 +151,8 @@ public struct LogStatistics: Sendable {
         let key = "\(device)|\(e.text("localSession") ?? "?")"
         guard let event = e.text("event") else {
             if e.body.hasPrefix("reconnect attempt") { reconnectAttempts += 1 }
-            if let change = e.text("change"), let app = e.text("appId") {
-                if change == "stopping" {
-                    stopsAsked[device] = (app, e.time)
-                } else if let index = openSessions[key] {
-                    sessions[index].appChanges.append(AppChange(time: e.time, appID: app, change: change))
-                }
-                if change == "stopped" { appStopped(device: device, app: app, at: e.time) }
+            if let change = e.text("change"), change != "stopping", let app = e.text("appId"), let index = openSessions[key] {
+                sessions[index].appChanges.append(AppChange(time: e.time, appID: app, change: change))
             }
             return
         }

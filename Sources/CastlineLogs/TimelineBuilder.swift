@@ -23,6 +23,9 @@ public struct TimelineBuilder: Sendable {
     private var pending: [String: (lane: String, index: Int, time: Int64)] = [:]
     private var first: Int64?
     private var last: Int64?
+    /// What each screen showed, and why apps stopped: the lanes' content and story.
+    private var display = DisplayTimeline()
+    private var stops = AppStopClassifier()
 
     public init() {}
 
@@ -30,6 +33,8 @@ public struct TimelineBuilder: Sendable {
         first = min(first ?? e.time, e.time)
         last = max(last ?? e.time, e.time)
         noteProcess(e)
+        display.add(e)
+        story(e)
         if e.className == "CastSession" {
             session(e)
         } else if e.className.hasPrefix("CastChannel.") {
@@ -50,6 +55,39 @@ public struct TimelineBuilder: Sendable {
             lanes[id] = newValue
         }
     }
+
+    /// The story's events: what happened to a screen and why (the daemon's records; a CLI
+    /// command's own sessions are in the lanes, not in the screen's story).
+    private mutating func story(_ e: LogEntry) {
+        guard e.text("role") != "cli", let device = e.text("device") else { return }
+        var event: TimelineEvent?
+        if let stop = stops.note(e) {
+            event = TimelineEvent(time: e.time, kind: .app, text: "app \(stop.app) \(stop.cause)")
+        } else if e.className == "CastSession", e.text("change") == "replaced", let app = e.text("appId") {
+            event = TimelineEvent(time: e.time, kind: .app, text: e.body.isEmpty ? "app \(app) replaced" : e.body)
+        } else if e.className == "DeviceRegistry", let owner = e.text("ownerKind") {
+            let kind: TimelineEvent.Kind = owner == "other" ? .takeover : owner == "announcement" ? .announcement : .owner
+            event = TimelineEvent(time: e.time, kind: kind, text: e.body)
+        } else if e.className == "JobDriver", let page = e.text("page"), page != "kept" {
+            event = TimelineEvent(time: e.time, kind: .page, text: e.body)
+        } else if e.level >= .warning, e.level != .none, let plugin = e.text("plugin"), e.text("problem") != nil || e.text("event") == "unavailable" {
+            event = TimelineEvent(time: e.time, kind: .plugin, text: "\(plugin): \(e.body)")
+        }
+        if e.className == "CastSession", let event = e.text("event"), event == "didEnd" || event == "didFailToStart",
+           let requests = e.integer("requests") {
+            var l = self[lane: laneID(device), name: nil]
+            l.summaryRequests += Int(requests)
+            l.summaryFailedRequests += Int(e.integer("failedRequests") ?? 0)
+            self[lane: laneID(device), name: nil] = l
+        }
+        guard let event else { return }
+        var l = self[lane: laneID(device), name: e.text("deviceName")]
+        l.story.append(event)
+        self[lane: laneID(device), name: nil] = l
+    }
+
+    /// The lane of a device id (an address a direct-mode command used maps to the device found there).
+    private func laneID(_ device: String) -> String { endpointToDevice[device] ?? device }
 
     /// A record's process (`pid`, `role`). The first record of a new daemon ends what an earlier
     /// daemon left open, at that daemon's last record: it stopped (or crashed) there.
@@ -164,6 +202,9 @@ public struct TimelineBuilder: Sendable {
         if Set(all.map { $0.site ?? "" }).count <= 1 {
             for i in all.indices { all[i].site = nil }
         }
+        let screens = Dictionary(display.devices(until: last, transitions: DisplayReport.transitions).map { ($0.id, $0.intervals) },
+                                 uniquingKeysWith: { a, _ in a })
+        for i in all.indices { all[i].content = screens[all[i].deviceID] ?? [] }
         let ordered = all.enumerated().sorted { ($0.element.site ?? "", $0.offset) < ($1.element.site ?? "", $1.offset) }
         return TimelineModel(title: title, start: first ?? 0, end: last ?? 0, lanes: ordered.map(\.element), notes: notes)
     }

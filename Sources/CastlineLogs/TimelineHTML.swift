@@ -5,7 +5,9 @@
 /// Stable hooks for tests: `#summary` (counts also as `data-*`), `#legend`, `#notes`, `#timeline`,
 /// `.lane[data-device]`, `.session[data-session][data-state]`, `.segment.state-<name>`,
 /// `.state-change`, `.request` (`.failed`), `.failure`, `.end-reason`, `.device-detail[data-device]`,
-/// `.empty-message` (a model with nothing to draw).
+/// `.empty-message` (a model with nothing to draw), `.content-segment.<shown|announcement|not_shown|not_observed>`
+/// (what the screen showed), `.story-event[data-kind]` (app stops, takeovers, owners,
+/// announcements, pages, plugin failures), `table.story`, `table.content`.
 public enum TimelineHTML {
     /// Request marks drawn per lane at most (failed requests are kept first); a note says when capped.
     public static let maxRequestMarksPerLane = 2_000
@@ -35,6 +37,10 @@ struct TimelinePage {
     static let barHeight = 18.0
     static let requestRowHeight = 20.0
     static let failureRowHeight = 20.0
+    /// What the screen showed (shown, not shown, not observed), above the sessions.
+    static let contentRowHeight = 12.0
+    /// The story: app stops, takeovers, owner changes, announcements, page switches, plugin failures.
+    static let storyRowHeight = 20.0
     static let lanePadBottom = 8.0
     static let minLaneHeight = 92.0
     static let bottomAxisHeight = 26.0
@@ -58,6 +64,7 @@ struct TimelinePage {
             }
             for r in lane.requests { lo = min(lo, r.time); hi = max(hi, r.time) }
             for f in lane.failures { lo = min(lo, f.time); hi = max(hi, f.time) }
+            for e in lane.story { lo = min(lo, e.time); hi = max(hi, e.time) }
         }
         if hi <= lo {
             lo = lo &- 500_000_000
@@ -68,7 +75,7 @@ struct TimelinePage {
     }
 
     var isEmpty: Bool {
-        model.lanes.allSatisfy { $0.sessions.isEmpty && $0.requests.isEmpty && $0.failures.isEmpty }
+        model.lanes.allSatisfy { $0.sessions.isEmpty && $0.requests.isEmpty && $0.failures.isEmpty && $0.story.isEmpty && $0.content.isEmpty }
     }
 
     func x(_ t: Int64) -> Double {
@@ -129,9 +136,11 @@ struct TimelinePage {
     func header(notes: [String]) -> String {
         let sessions = model.lanes.reduce(0) { $0 + $1.sessions.count }
         let open = model.lanes.reduce(0) { $0 + $1.sessions.filter { $0.end == nil }.count }
-        let requests = model.lanes.reduce(0) { $0 + $1.requests.count }
-        let failedRequests = model.lanes.reduce(0) { $0 + $1.requests.filter(\.failed).count }
+        // Traffic records' requests where logged (debug), else the sessions' summaries (info).
+        let requests = model.lanes.reduce(0) { $0 + ($1.requests.isEmpty ? $1.summaryRequests : $1.requests.count) }
+        let failedRequests = model.lanes.reduce(0) { $0 + ($1.requests.isEmpty ? $1.summaryFailedRequests : $1.requests.filter(\.failed).count) }
         let failures = model.lanes.reduce(0) { $0 + $1.failures.count }
+        let plugins = model.lanes.reduce(0) { $0 + $1.story.filter { $0.kind == .plugin }.count }
         let end = max(model.start, model.end)
         var h = "<header>\n<h1>\(esc(model.title.isEmpty ? "castline timeline" : model.title))</h1>\n"
         h += "<p class=\"range\"><time datetime=\"\(iso(model.start))\">\(iso(model.start))</time> → "
@@ -146,6 +155,7 @@ struct TimelinePage {
         h += "<li><b>\(grouped(requests))</b> request\(requests == 1 ? "" : "s")"
         h += failedRequests > 0 ? " <span class=\"bad\">(\(grouped(failedRequests)) failed)</span></li>\n" : "</li>\n"
         h += "<li class=\"\(failures > 0 ? "bad" : "")\"><b>\(grouped(failures))</b> failure\(failures == 1 ? "" : "s")</li>\n"
+        if plugins > 0 { h += "<li class=\"bad\" data-plugin-failures=\"\(plugins)\"><b>\(grouped(plugins))</b> plugin failure\(plugins == 1 ? "" : "s")</li>\n" }
         h += "</ul>\n"
         if !notes.isEmpty {
             h += "<ul id=\"notes\">\n"
@@ -171,6 +181,14 @@ struct TimelinePage {
         l += "<span class=\"key\"><svg width=\"10\" height=\"14\" aria-hidden=\"true\"><rect class=\"request\" x=\"4\" y=\"2\" width=\"2\" height=\"10\"/></svg>request</span>"
         l += "<span class=\"key\"><svg width=\"10\" height=\"14\" aria-hidden=\"true\"><rect class=\"request failed\" x=\"3.5\" y=\"0\" width=\"3\" height=\"14\"/></svg>failed request</span>"
         l += "<span class=\"key\"><svg width=\"14\" height=\"14\" aria-hidden=\"true\"><path class=\"failure\" d=\"M7,1 L13,7 L7,13 L1,7 Z\"/></svg>failure</span>"
+        l += "<br><span class=\"key\">on the screen (the strip above the sessions):</span>"
+        for (cls, label) in [("shown", "shown"), ("announcement", "announcement"), ("not_shown", "not shown"), ("not_observed", "not observed")] {
+            l += "<span class=\"key\"><svg width=\"22\" height=\"10\" aria-hidden=\"true\"><rect class=\"content-segment \(cls)\" x=\"0\" y=\"0\" width=\"22\" height=\"10\"/></svg>\(label)</span>"
+        }
+        l += "<br><span class=\"key\">what happened (the row below):</span>"
+        for kind in TimelineEvent.Kind.allCases {
+            l += "<span class=\"key\"><svg width=\"12\" height=\"12\" aria-hidden=\"true\"><circle class=\"story-event \(kind.rawValue)\" cx=\"6\" cy=\"6\" r=\"5\"/></svg>\(kind == .app ? "app stopped" : kind.rawValue)</span>"
+        }
         l += "<span class=\"key hint\">hover any mark for details · times in UTC</span>"
         l += "\n</div>\n"
         return l

@@ -28,6 +28,14 @@ public struct TimelineLane: Sendable, Equatable {
     public var sessions: [TimelineSession]
     public var requests: [TimelineRequest]
     public var failures: [TimelineFailure]
+    /// What the screen showed (``DisplayTimeline``, transitions folded).
+    public var content: [DisplayTimeline.Interval] = []
+    /// What happened to it, with causes: app stops, takeovers and owner changes,
+    /// announcements, page switches, plugin failures.
+    public var story: [TimelineEvent] = []
+    /// Requests its sessions' summaries counted (at info, with or without traffic records).
+    public var summaryRequests = 0
+    public var summaryFailedRequests = 0
 
     public init(deviceID: String, deviceName: String, sessions: [TimelineSession] = [],
                 requests: [TimelineRequest] = [], failures: [TimelineFailure] = []) {
@@ -107,5 +115,32 @@ public struct TimelineFailure: Sendable, Equatable {
         self.time = time
         self.kind = kind
         self.message = message
+    }
+}
+
+/// One thing that happened to a screen, with its cause, for the timeline's story row.
+public struct TimelineEvent: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// An app stopped (with who or what stopped it) or was replaced.
+        case app
+        /// Another sender took the screen.
+        case takeover
+        /// The screen's owner changed otherwise (a job, a command, nobody).
+        case owner
+        case announcement
+        /// A page job's page shown or gone (a reload, a schedule entry).
+        case page
+        /// A plugin failed on this device.
+        case plugin
+    }
+
+    public var time: Int64
+    public var kind: Kind
+    public var text: String
+
+    public init(time: Int64, kind: Kind, text: String) {
+        self.time = time
+        self.kind = kind
+        self.text = text
     }
 }

@@ -27,8 +27,8 @@ extension TimelinePage {
             }
         }
         let rows = max(1, rowEnds.count)
-        let h = Self.lanePadTop + Double(rows) * Self.sessionRowHeight + Self.requestRowHeight
-            + Self.failureRowHeight + Self.lanePadBottom
+        let h = Self.lanePadTop + Self.contentRowHeight + Double(rows) * Self.sessionRowHeight + Self.requestRowHeight
+            + Self.failureRowHeight + Self.storyRowHeight + Self.lanePadBottom
         return LaneLayout(rows: rows, rowOf: rowOf, sorted: sorted, height: max(Self.minLaneHeight, h))
     }
 
@@ -87,11 +87,13 @@ extension TimelinePage {
         let name = displayName(lane)
         var s = "<g class=\"lane\" data-device=\"\(esc(lane.deviceID))\" data-name=\"\(esc(name))\">\n"
         // Label column.
-        let failedRequests = lane.requests.lazy.filter(\.failed).count
+        let failedRequests = lane.requests.isEmpty ? lane.summaryFailedRequests : lane.requests.lazy.filter(\.failed).count
         s += "<g class=\"lane-label\"><title>\(esc(name)) — \(esc(lane.deviceID))</title>"
         s += "<text class=\"device-name\" x=\"12\" y=\"\(f1(top + 24))\">\(esc(truncate(name, 22)))</text>"
         s += "<text class=\"device-id\" x=\"12\" y=\"\(f1(top + 40))\">\(esc(truncate(lane.deviceID, 30)))</text>"
-        s += "<text class=\"device-stats\" x=\"12\" y=\"\(f1(top + 58))\">\(grouped(lane.sessions.count)) session\(lane.sessions.count == 1 ? "" : "s") · \(grouped(lane.requests.count)) request\(lane.requests.count == 1 ? "" : "s")</text>"
+        // Requests: the traffic records' marks when logged (debug), else the sessions' summaries (info).
+        let requestCount = lane.requests.isEmpty ? lane.summaryRequests : lane.requests.count
+        s += "<text class=\"device-stats\" x=\"12\" y=\"\(f1(top + 58))\">\(grouped(lane.sessions.count)) session\(lane.sessions.count == 1 ? "" : "s") · \(grouped(requestCount)) request\(requestCount == 1 ? "" : "s")</text>"
         if !lane.failures.isEmpty || failedRequests > 0 {
             var parts: [String] = []
             if !lane.failures.isEmpty { parts.append("\(grouped(lane.failures.count)) failure\(lane.failures.count == 1 ? "" : "s")") }
@@ -101,9 +103,23 @@ extension TimelinePage {
         s += "</g>\n"
         s += "<line class=\"lane-sep\" x1=\"0\" y1=\"\(f1(top + lay.height))\" x2=\"\(Int(Self.width))\" y2=\"\(f1(top + lay.height))\"/>\n"
 
-        let sessionsTop = top + Self.lanePadTop
+        let contentY = top + Self.lanePadTop
+        let sessionsTop = contentY + Self.contentRowHeight
         let requestY = sessionsTop + Double(lay.rows) * Self.sessionRowHeight
         let failureY = requestY + Self.requestRowHeight
+        let storyY = failureY + Self.failureRowHeight
+
+        // What the screen showed.
+        s += "<g class=\"content\">\n"
+        for c in lane.content {
+            let cx0 = x(c.from), cx1 = max(cx0 + 1, x(c.to))
+            let cls = c.isAnnouncement ? "announcement" : c.kind.rawValue
+            let what = c.kind == .shown ? (c.isAnnouncement ? "announcement" : "shown") : c.kind == .notShown ? "not shown" : "not observed"
+            let tip = "\(what) \(clock(c.from)) → \(clock(c.to)) (\(formatDuration(c.to - c.from)))" + (c.content.map { "\n\($0)" } ?? "")
+                + (c.cause.map { c.isAnnouncement ? "" : "\n\($0)" } ?? "")
+            s += "<rect class=\"content-segment \(cls)\" data-content=\"\(esc(c.content ?? ""))\" x=\"\(f1(cx0))\" y=\"\(f1(contentY))\" width=\"\(f1(cx1 - cx0))\" height=\"\(f1(Self.contentRowHeight - 3))\"><title>\(esc(tip))</title></rect>\n"
+        }
+        s += "</g>\n"
 
         // Failure guides first (under the bars), so a failure lines up with what it hit.
         for f in failures {
@@ -137,6 +153,14 @@ extension TimelinePage {
         for f in failures {
             let fx = x(f.time)
             s += "<path class=\"failure\" data-kind=\"\(esc(f.kind))\" d=\"M\(f1(fx)),\(f1(cy - 7)) L\(f1(fx + 7)),\(f1(cy)) L\(f1(fx)),\(f1(cy + 7)) L\(f1(fx - 7)),\(f1(cy)) Z\"><title>\(esc("\(f.kind) at \(clock(f.time)): \(f.message)"))</title></path>\n"
+        }
+        s += "</g>\n"
+
+        // The story: what happened to the screen, and why.
+        s += "<g class=\"story\">\n"
+        let sy = storyY + Self.storyRowHeight / 2
+        for e in lane.story.prefix(TimelineHTML.maxFailureMarksPerLane) {
+            s += "<circle class=\"story-event \(e.kind.rawValue)\" data-kind=\"\(e.kind.rawValue)\" cx=\"\(f1(x(e.time)))\" cy=\"\(f1(sy))\" r=\"5\"><title>\(esc("\(e.kind.rawValue) at \(clock(e.time)): \(e.text)"))</title></circle>\n"
         }
         s += "</g>\n</g>\n"
         return s

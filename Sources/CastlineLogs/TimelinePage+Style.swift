@@ -75,6 +75,11 @@ extension TimelinePage {
     table.failures { border-left: 3px solid #d1242f; }
     #tip { position: absolute; display: none; max-width: 460px; white-space: pre-line; background: #1f2328; color: #fff; font-size: 12px; padding: 5px 8px; border-radius: 4px; pointer-events: none; z-index: 10; }
 
+    .content-segment.shown { fill: #2e9e44; } .content-segment.announcement { fill: #2a6fd6; }
+    .content-segment.not_shown { fill: #d8433b; } .content-segment.not_observed { fill: #bbb; }
+    .story-event { stroke: #fff; stroke-width: 1; } .story-event.app { fill: #e08a00; } .story-event.takeover { fill: #b00020; }
+    .story-event.owner { fill: #555; } .story-event.announcement { fill: #2a6fd6; } .story-event.page { fill: #2e9e44; }
+    .story-event.plugin { fill: #7b1fa2; }
     """
 
     /// Hover tooltips without the browser's delay. The `<title>` elements stay in the DOM (readable

@@ -26,6 +26,21 @@ extension TimelinePage {
             if !lane.requests.isEmpty {
                 d += requestTable(lane.requests)
             }
+            if !lane.story.isEmpty {
+                d += "<table class=\"story\">\n<caption>What happened (app stops, takeovers, owners, announcements, pages, plugins)</caption>\n<thead><tr><th>time (UTC)</th><th>kind</th><th>what and why</th></tr></thead>\n<tbody>\n"
+                for e in lane.story.sorted(by: { $0.time < $1.time }) {
+                    d += "<tr class=\"story-row \(e.kind.rawValue)\"><td class=\"mono\">\(iso(e.time))</td><td class=\"mono\">\(e.kind.rawValue)</td><td>\(esc(e.text))</td></tr>\n"
+                }
+                d += "</tbody>\n</table>\n"
+            }
+            if !lane.content.isEmpty {
+                d += "<table class=\"content\">\n<caption>On the screen</caption>\n<thead><tr><th>from (UTC)</th><th>duration</th><th>what</th><th>content</th></tr></thead>\n<tbody>\n"
+                for c in lane.content {
+                    let what = c.isAnnouncement ? "announcement" : c.kind == .shown ? "shown" : "\(c.kind == .notShown ? "not shown" : "not observed"): \(c.cause ?? "?")"
+                    d += "<tr class=\"content-row \(c.isAnnouncement ? "announcement" : c.kind.rawValue)\"><td class=\"mono\">\(iso(c.from))</td><td class=\"num\">\(esc(formatDuration(c.to - c.from)))</td><td>\(esc(what))</td><td class=\"mono\">\(esc(c.content ?? ""))</td></tr>\n"
+                }
+                d += "</tbody>\n</table>\n"
+            }
             if !lane.failures.isEmpty {
                 d += "<table class=\"failures\">\n<caption>Failures</caption>\n<thead><tr><th>time (UTC)</th><th>kind</th><th>message</th></tr></thead>\n<tbody>\n"
                 for f in lane.failures.sorted(by: { $0.time < $1.time }) {

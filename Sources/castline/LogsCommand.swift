@@ -222,9 +222,12 @@ struct LogsReportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Write one HTML page to this file (- for standard output), as timeline --html does.") var html: String?
     @Option(name: .long, help: "The time zone of the times shown (Europe/Berlin, UTC; default: the system's).") var timezone: String?
     @Flag(name: .long, help: "Screens that showed their content least first (default: by name).") var worstFirst = false
+    @Option(name: .long, help: "Seconds: shorter intervals are transitions (a launch, the owner settling: milliseconds), folded into the next one (default 0.1; 0 keeps all).")
+    var transitions: Double = Double(DisplayReport.transitions) / 1e9
 
     func validate() throws {
         if [json, csv, html != nil].filter({ $0 }).count > 1 { throw ValidationError("give one of --json, --csv and --html") }
+        if !(transitions >= 0 && transitions <= 60) { throw ValidationError("--transitions must be between 0 and 60 seconds") }
     }
 
     func run() async throws {
@@ -247,7 +250,8 @@ struct LogsReportCommand: AsyncParsableCommand {
             timeline.add(entry)
             return true
         }
-        var display = DisplayReport(timeline, since: wanted.since, until: wanted.until, clock: clock, worstFirst: worstFirst)
+        var display = DisplayReport(timeline, since: wanted.since, until: wanted.until, clock: clock, worstFirst: worstFirst,
+                                    transitions: Int64(transitions * 1e9))
         if let device = wanted.device {
             var only = LogFilter()
             only.device = device

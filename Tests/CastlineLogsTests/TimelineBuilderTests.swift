@@ -69,3 +69,46 @@ import Testing
         #expect(lane.sessions.count == 1 && lane.sessions[0].end == at(1))
     }
 }
+
+/// The timeline's story: what each screen showed, and what happened to it with causes.
+@Suite struct TimelineStoryTests {
+    let t0: Int64 = 1_795_000_000_000_000_000
+
+    func at(_ s: Double) -> Int64 { t0 + Int64(s * 1e9) }
+
+    func e(_ s: Double, _ cls: String, _ body: String, level: LogLevel = .info, _ fields: JSONObject) -> LogEntry {
+        var a = fields
+        a.set("device", "tv1")
+        a.set("pid", 100)
+        a.set("role", "daemon")
+        return LogEntry(time: at(s), level: level, className: cls, body: body, attributes: a)
+    }
+
+    @Test func lanesCarryContentAndTheStoryWithCauses() throws {
+        var builder = TimelineBuilder()
+        let entries = [
+            e(0, "CastSession", "willStart", ["localSession": 1, "event": "willStart", "deviceName": "Lobby"]),
+            e(1, "CastSession", "didStart", ["localSession": 1, "event": "didStart"]),
+            e(1.02, "CastSession", "following app CC1AD845", ["appId": "CC1AD845", "session": "s1"]),
+            e(1.04, "DeviceRegistry", "Lobby: the screen is job lobby's: castline cast it for job lobby", ["ownerKind": "job", "owner": "lobby"]),
+            e(1.06, "RemoteMediaClient", "on screen", ["display": "media", "playback": "playing", "content": "http://m/a.mp4"]),
+            e(10, "DeviceRegistry", "Lobby: the screen is another sender's: another sender's app runs (CC1AD845)", ["ownerKind": "other"]),
+            e(20, "CastSession", "app CC1AD845 stopped", ["appId": "CC1AD845", "change": "stopped"]),
+            e(21, "PluginChannel", "channel unavailable: plugin crasher SIGSEGV in its helper process; it is being restarted",
+              level: .warning, ["plugin": "crasher", "event": "unavailable"]),
+            e(30, "CastSession", "didEnd", ["localSession": 1, "event": "didEnd", "requests": 42, "failedRequests": 2]),
+        ]
+        for x in entries { builder.add(x) }
+        let lane = try #require(builder.model(title: "t").lanes.first)
+        #expect(lane.story.map(\.kind) == [.owner, .takeover, .app, .plugin])
+        #expect(lane.story[2].text == "app CC1AD845 \(LogStatistics.StopCause.onDevice)")
+        #expect(lane.story[3].text.hasPrefix("crasher: channel unavailable"))
+        #expect(lane.summaryRequests == 42 && lane.summaryFailedRequests == 2 && lane.requests.isEmpty)
+        #expect(lane.content.map(\.kind) == [.notObserved, .shown, .notShown, .notShown], "another sender, then the app closed")
+        #expect(lane.content[1].content == "http://m/a.mp4" && lane.content[1].from == at(1) && lane.content[1].to == at(10))
+        let html = TimelineHTML.render(builder.model(title: "t"))
+        #expect(html.contains("42 requests") && html.contains("2 failed requests"), "from the session's summary, not debug traffic")
+        #expect(html.contains("class=\"content-segment shown\"") && html.contains("class=\"story-event takeover\""))
+        #expect(html.contains("<table class=\"story\">") && html.contains("app CC1AD845 stopped on the device while showing media"))
+    }
+}
