@@ -222,7 +222,7 @@ struct LogsReportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Write one HTML page to this file (- for standard output), as timeline --html does.") var html: String?
     @Option(name: .long, help: "The time zone of the times shown (Europe/Berlin, UTC; default: the system's).") var timezone: String?
     @Flag(name: .long, help: "Screens that showed their content least first (default: by name).") var worstFirst = false
-    @Option(name: .long, help: "Seconds: shorter intervals are transitions (a launch, the owner settling: milliseconds), folded into the next one (default 0.1; 0 keeps all).")
+    @Option(name: .long, help: "Seconds: shorter intervals are transitions (a launch, the owner settling: milliseconds), folded into the next one; 0 keeps all.")
     var transitions: Double = Double(DisplayReport.transitions) / 1e9
 
     func validate() throws {

@@ -81,7 +81,9 @@ import Testing
             #expect(system.shutdown())
             sink.close()
             let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
-            #expect(lines == ["4 Probe one n=7 who=abi", "5 Probe two"])
+            // Each record names its process (the host adds pid and role to what a plugin sink gets).
+            let process = "pid=\(getpid()) role=embedded"
+            #expect(lines == ["4 Probe one n=7 who=abi \(process)", "5 Probe two \(process)"])
 
             // discovery
             let manager = rig.discoveryManager(criteria: .any)
