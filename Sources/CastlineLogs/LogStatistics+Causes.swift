@@ -90,6 +90,46 @@ extension LogStatistics {
         return result
     }
 
+    /// Per screen: seconds shown per content, not shown and not observed (transitions folded).
+    var displaySummary: [(device: DisplayTimeline.Device, shown: [(String, Double)], notShown: Double, notObserved: Double)] {
+        display.devices(until: last, transitions: DisplayReport.transitions).map { d in
+            var byContent: [String: Int64] = [:]
+            var order: [String] = []
+            var notShown: Int64 = 0, notObserved: Int64 = 0
+            for i in d.intervals {
+                switch i.kind {
+                case .shown:
+                    let content = (i.content ?? "?") + (i.isAnnouncement ? " (announcement)" : "")
+                    if byContent[content] == nil { order.append(content) }
+                    byContent[content, default: 0] += i.duration
+                case .notShown: notShown += i.duration
+                case .notObserved: notObserved += i.duration
+                }
+            }
+            return (d, order.map { ($0, DisplayReport.seconds(byContent[$0]!)) }, DisplayReport.seconds(notShown), DisplayReport.seconds(notObserved))
+        }
+    }
+
+    var displayJSON: JSONValue {
+        .array(displaySummary.map { s in
+            ["device": .string(s.device.id), "deviceName": .string(s.device.name),
+             "shown": .object(JSONObject(s.shown.map { ($0.0, JSONValue.double($0.1)) })),
+             "notShown_s": .double(s.notShown), "notObserved_s": .double(s.notObserved)]
+        })
+    }
+
+    var displayText: [String] {
+        let summary = displaySummary
+        guard !summary.isEmpty else { return [] }
+        var out = ["", "on the screens (shown per content; castline logs report has every interval)"]
+        for s in summary {
+            let shown = s.shown.map { "\($0.0) \($0.1) s" }.joined(separator: ", ")
+            out.append("  \(s.device.name): " + (shown.isEmpty ? "nothing shown" : shown)
+                       + "; not shown \(s.notShown) s; not observed \(s.notObserved) s")
+        }
+        return out
+    }
+
     var causesJSON: (plugins: JSONValue, stops: JSONValue) {
         let plugins = JSONValue.array(pluginFailures.keys.sorted().map { key in
             ["plugin": .string(key.plugin), "problem": .string(key.problem), "device": key.device.isEmpty ? .null : .string(key.device),

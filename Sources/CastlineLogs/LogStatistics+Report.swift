@@ -67,6 +67,7 @@ extension LogStatistics {
              })]
         }))
         let causes = causesJSON
+        o.set("display", displayJSON)
         o.set("appStops", causes.stops)
         o.set("pluginFailures", causes.plugins)
         o.set("dropped", .object(JSONObject(droppedBySink.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.int($0.value)) })))
@@ -123,6 +124,7 @@ extension LogStatistics {
                 }
             }
         }
+        out += displayText
         out += causesText
         if !droppedBySink.isEmpty {
             out.append("")

@@ -96,6 +96,8 @@ public struct LogStatistics: Sendable {
     /// App stops by cause (``StopCause``).
     public internal(set) var appStops: [String: Int] = [:]
     var stopCauses = AppStopClassifier()
+    /// What each screen showed, per content (``DisplayTimeline``): the report's intervals, summed.
+    public private(set) var display = DisplayTimeline()
     public private(set) var first: Int64?
     public private(set) var last: Int64?
     /// Replies whose request was before them by a negative time (clock jumps), ignored.
@@ -123,6 +125,7 @@ public struct LogStatistics: Sendable {
         if e.level >= .warning, e.level != .none, e.text("problem") != nil, e.text("plugin") != nil || e.className.hasPrefix("Plugin") {
             pluginFailure(e)
         }
+        display.add(e)
         if let stop = stopCauses.note(e) {
             appStops[stop.cause, default: 0] += 1
             errors["app stopped: \(stop.cause)", default: 0] += 1

@@ -158,6 +158,20 @@ import Testing
         #expect(DisplayReport(timeline(), clock: try LocalClock(zone: "UTC")).contents.first { $0.content == "http://m/b.mp4" }?.plays == 2)
     }
 
+    @Test func statsSumsEachScreensTimePerContentNotToTheLastURL() throws {
+        var stats = LogStatistics()
+        for e in script { stats.add(e) }
+        let lobby = try #require(stats.json(read: LogReadReport())["display"]?.array?.first { $0["device"] == "tv1" })
+        // a: 2-10 and 82-90; b: 10-18.5, 30-40, 45.1-50 (the outage and the announcement apart).
+        #expect(lobby["shown"]?["http://m/a.mp4"] == .double(16) && lobby["shown"]?["http://m/b.mp4"] == .double(23.4))
+        #expect(lobby["shown"]?["http://m/chime.mp3 (announcement)"] == .double(4.8))
+        #expect(lobby["notObserved_s"] == .double(1 + 11.5 + 11) && lobby["notShown_s"] == .double(1 + 20 + 1))
+        // The page job's TV: each page its own time (board-2 until the daemon stopped at 70).
+        let bar = try #require(stats.json(read: LogReadReport())["display"]?.array?.first { $0["device"] == "tv2" })
+        #expect(bar["shown"]?["http://p/board-1.html"] == .double(20) && bar["shown"]?["http://p/board-2.html"] == .double(44.2))
+        #expect(stats.text(read: LogReadReport()).contains("  Lobby: http://m/a.mp4 16.0 s, http://m/b.mp4 23.4 s, "))
+    }
+
     @Test func localTimesFollowTheZone() throws {
         let utc = try LocalClock(zone: "UTC")
         #expect(utc.dateTime(1_795_000_000_000_000_000) == "2026-11-18 11:06:40" && utc.offset(0) == "+00:00")
