@@ -8,8 +8,9 @@ delay (1 s replies for 4 s), stop-app, reboot (down 2 s), outage (down 2 s), tra
 device's session moves to another job device, whose app it replaces: both are timed), malformed
 (a random kind), fail-next-load (then stop-app, so the job's next LOAD fails). Device 0 carries the plugin
 and is never faulted: `TestPluginCrashesInChannel` runs under `plugins.isolated`, and every
-`--crash-every` seconds it is made to segfault in on_message through the API; the soak checks
-its channel answers again.
+`--crash-every` seconds it is made to fail in on_message through the API, in turn a segfault, a
+hang (killed after plugins.call_timeout) and going over its memory limit; the soak checks its
+channel answers again, and that `logs stats` counts each fault by plugin and problem.
 
 After each fault the soak waits for the device to be back in its desired state: the daemon's link
 `connected`, the job `playing`, the simulator's media PLAYING with the job's URL (for the faults
@@ -161,6 +162,7 @@ class Soak:
         self.crash_recovery = []
         self.crash_unrecovered = []
         self.crasher = None
+        self.plugin_faults = {}
 
     def emit(self, kind, **fields):
         self.out(json.dumps({"figure": kind, **fields}))
@@ -218,17 +220,26 @@ class Soak:
     def plugin_path(self):
         return f"/v1/devices/{self.devices[0]['uuid']}/channels/{TEST_NS.replace(':', '%3A')}"
 
+    #: The plugin's faults, in turn: the command, and what the failed command's answer says.
+    PLUGIN_FAULTS = (("crash", "SIGSEGV"), ("hang", "hung"), ("limit", "over its limit memory_mb"))
+
     def crash_plugin(self):
-        """Makes the isolated plugin segfault, then waits (45 s at most) until its channel answers
-        again. Runs on its own thread: the fault loop keeps polling meanwhile, so a slow plugin
-        recovery does not stretch the recovery times of the faults pending then."""
+        """Makes the isolated plugin fail (the next of PLUGIN_FAULTS), then waits (45 s at most)
+        until its channel answers again. Runs on its own thread: the fault loop keeps polling
+        meanwhile, so a slow plugin recovery does not stretch the recovery times of the faults
+        pending then."""
         path = self.plugin_path()
         started = time.monotonic()
         at = round(started - self.soak_started, 2)
-        status, body = api(self.socket, "POST", path, {"message": {"do": "crash"}, "timeout": 10})
+        kind, sign = self.PLUGIN_FAULTS[self.crashes % len(self.PLUGIN_FAULTS)]
+        command = {"crash": "crash", "hang": "hang", "limit": "eat"}[kind]
+        status, body = api(self.socket, "POST", path, {"message": {"do": command}, "timeout": 15})
         self.crashes += 1
-        crashed = status != 200 and "SIGSEGV" in json.dumps(body)
+        crashed = status != 200 and sign in json.dumps(body)
         self.crashed += int(crashed)
+        self.plugin_faults.setdefault(kind, {"injected": 0, "seen": 0})
+        self.plugin_faults[kind]["injected"] += 1
+        self.plugin_faults[kind]["seen"] += int(crashed)
         deadline = started + 45   # the restart backoff's cap (30 s), the reopen, and a margin
         answers = []
         while time.monotonic() < deadline:
@@ -419,8 +430,8 @@ jobs:
         # Over the sink's rotated set too (a long soak writes more than one file's worth): the
         # log reader expands it.
         restarts = self.count_records("IsolatedPlugin", "helper process restarted")
-        self.emit("plugin", crashes=self.crashes, crashed=self.crashed, restarts=restarts, recovered=percentiles(self.crash_recovery),
-                  unrecovered=self.crash_unrecovered)
+        self.emit("plugin", crashes=self.crashes, crashed=self.crashed, faults=self.plugin_faults, restarts=restarts,
+                  recovered=percentiles(self.crash_recovery), unrecovered=self.crash_unrecovered)
         stats_run = subprocess.run([self.binary, "logs", "stats", "--json", self.log_path], capture_output=True, text=True, timeout=300)
         stats = json.loads(stats_run.stdout) if stats_run.returncode == 0 else {}
         errors = stats.get("errors", {})
@@ -436,10 +447,12 @@ jobs:
             "app stopped": {"stats": stats.get("appStops", {}).get(ON_DEVICE, 0),
                             "own": stats.get("appStops", {}).get("stopped by castline", 0),
                             "injected": self.injected["stop-app"] + self.injected["fail-next-load"] + self.injected["transfer"]},
-            # Each segfault the plugin was made to do: one crash of the plugin in stats.
-            "plugin crash": {"stats": sum(f["count"] for f in stats.get("pluginFailures", [])
-                                          if f["plugin"] == "test-crashes-in-channel" and f["problem"].startswith("crash")),
-                             "injected": self.crashed},
+            # Each fault the plugin was made to have: one failure of the plugin in stats, by problem.
+            "plugin faults": {kind: {"stats": sum(f["count"] for f in stats.get("pluginFailures", [])
+                                                  if f["plugin"] == "test-crashes-in-channel"
+                                                  and f["problem"].startswith({"crash": "crash", "hang": "hang", "limit": "limit"}[kind])),
+                                     "injected": counts["injected"], "seen": counts["seen"]}
+                              for kind, counts in self.plugin_faults.items()},
             # drop, reboot and outage each end the connection once; ignore-pings does when the
             # heartbeat times out before the device answers again (at most once per fault).
             "suspends": {"stats": suspends.get("count", 0), "resumed": suspends.get("resumed", 0),
@@ -453,7 +466,7 @@ jobs:
         self.emit("probes", count=probes, devices=self.count, suspends=suspends.get("count", 0))
         return {"lost": lost, "before": before, "after": after, "dropped": dropped, "truth": truth, "exit": code,
                 "injected": self.injected, "recovery": recovery, "unrecovered": self.unrecovered, "crashes": self.crashes,
-                "restarts": restarts, "crashed": self.crashed, "crash_recovery": self.crash_recovery,
+                "restarts": restarts, "crashed": self.crashed, "plugin_faults": self.plugin_faults, "crash_recovery": self.crash_recovery,
                 "crash_unrecovered": self.crash_unrecovered, "probes": probes}
 
     def count_records(self, class_name, text):

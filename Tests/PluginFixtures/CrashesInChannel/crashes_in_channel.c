@@ -8,6 +8,10 @@
  *             simulator's test app echoes);
  *   "crash" → sends {"type":"CRASH"}; the echo comes back into on_message, which dereferences
  *             NULL (SIGSEGV). The command itself never completes.
+ *   "hang"  → sends {"type":"HANG"}; on_message never returns (an hour of sleeps): the host's
+ *             liveness ping goes unanswered and the helper is killed.
+ *   "eat"   → sends {"type":"EAT"}; on_message touches 8 MiB every 20 ms (512 MiB at most), then
+ *             sleeps: the helper goes over plugins.limits.memory_mb and is killed.
  */
 #include <castline_plugin.h>
 #include <stdio.h>
@@ -44,6 +48,17 @@ static void channel_on_message(void *state, const char *ns, const char *source, 
         volatile int *nowhere = NULL;
         *nowhere = 1;
     }
+    if (strstr(payload, "\"HANG\"")) {
+        for (int i = 0; i < 3600; i++) sleep(1);
+    }
+    if (strstr(payload, "\"EAT\"")) {
+        for (int i = 0; i < 64; i++) {
+            char *chunk = malloc(8 << 20);
+            if (chunk) memset(chunk, i + 1, 8 << 20);   /* resident, not just reserved */
+            usleep(20000);
+        }
+        for (int i = 0; i < 3600; i++) sleep(1);
+    }
     if (s->waiting) {
         uint64_t id = s->waiting;
         s->waiting = 0;
@@ -63,6 +78,10 @@ static void channel_command(void *state, uint64_t id, const char *json, size_t l
         g_host->send_message(s->ctx, TEST_NS, NULL, "{\"type\":\"PING\",\"requestId\":1}");
     } else if (strstr(json, "\"crash\"")) {
         g_host->send_message(s->ctx, TEST_NS, NULL, "{\"type\":\"CRASH\",\"requestId\":2}");
+    } else if (strstr(json, "\"hang\"")) {
+        g_host->send_message(s->ctx, TEST_NS, NULL, "{\"type\":\"HANG\",\"requestId\":3}");
+    } else if (strstr(json, "\"eat\"")) {
+        g_host->send_message(s->ctx, TEST_NS, NULL, "{\"type\":\"EAT\",\"requestId\":4}");
     } else {
         g_host->complete_command(s->ctx, id, CASTLINE_ERR_INVALID_ARGUMENT, "unknown command");
     }
