@@ -1,6 +1,7 @@
 internal import CCastPluginABI
 import CastCore
 import CastLogging
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -111,11 +112,17 @@ enum HostServices {
             }
         }
         let text = { (p: UnsafePointer<CChar>?, limit: Int, what: String) in p == nil ? "" : string(context, p, limit: limit, what: what) ?? "" }
-        context.logSystem.submit(LogRecord(
+        let record = LogRecord(
             level: level, className: logger.className, function: text(function, PluginMemory.Limit.text, "log's function"),
             file: text(file, PluginMemory.Limit.text, "log's file"), line: UInt(line),
-            message: text(message, PluginMemory.Limit.message, "log's message"), fields: recordFields))
+            message: text(message, PluginMemory.Limit.message, "log's message"), fields: recordFields)
+        if notesRecordsForCrashes.load(ordering: .relaxed) { ForwardingLogSink.noteForCrash(record) }
+        context.logSystem.submit(record)
     }
+
+    /// In a plugin's helper process: each record the plugin logs is also kept for the crash
+    /// report (its last records reach the host even when a crash takes the sink's queue with it).
+    static let notesRecordsForCrashes = Atomic(false)
 
     static func value(of f: castline_field, context: PluginHostContext) -> LogValue {
         switch f.value_type {

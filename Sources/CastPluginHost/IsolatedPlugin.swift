@@ -69,6 +69,10 @@ public final class IsolatedPlugin: Sendable {
         /// Restarts since castline started, and the last reason the helper went down.
         var totalRestarts = 0
         var lastProblem: String?
+        /// What the helper's crash handler sent before it died (the callback, the stack), for the crash's record.
+        var crashReport: JSONValue?
+        /// The helper's recent records (time, message): a crash resends its last ones, once is enough.
+        var recentRecords: [(Int64, String)] = []
     }
 
     init(path: String, pluginID: String, config: String, executable: String, bound: Double, limits: IsolationLimits = IsolationLimits(),
@@ -230,6 +234,8 @@ public final class IsolatedPlugin: Sendable {
             _ = proxy.callbacks.complete(UInt64(id), result)
         } else if let record = frame["log"] {
             submit(record)
+        } else if let report = frame["crashReport"] {
+            state.withLock { $0.crashReport = report }
         } else if let answer = frame["answer"], let id = answer["call"]?.int {
             state.withLock { $0.calls.removeValue(forKey: id) }?.resume(answer)
         } else if let pong = frame["pong"]?.int {
@@ -327,6 +333,15 @@ public final class IsolatedPlugin: Sendable {
         }
         // The helper's own time (when the plugin logged it), so its records sort among the host's.
         let time = record["time"]?.int.flatMap { $0 > 0 ? UInt64($0) : nil } ?? LogRecord.now()
+        // A crash resends the plugin's last records (its sink queue dies with it): each once.
+        let key = (Int64(bitPattern: time), record["message"]?.string ?? "")
+        let seen = state.withLock { s -> Bool in
+            if s.recentRecords.contains(where: { $0.0 == key.0 && $0.1 == key.1 }) { return true }
+            s.recentRecords.append(key)
+            if s.recentRecords.count > 32 { s.recentRecords.removeFirst(s.recentRecords.count - 32) }
+            return false
+        }
+        if seen { return }
         logSystem.submit(LogRecord(timestampNanos: time, level: level, className: record["class"]?.string ?? pluginID, function: record["function"]?.string ?? "",
                                    file: record["file"]?.string ?? "", line: UInt(clamping: record["line"]?.int ?? 0),
                                    message: record["message"]?.string ?? "", fields: fields))
@@ -382,10 +397,24 @@ public final class IsolatedPlugin: Sendable {
             }
             return
         }
-        state.withLock { $0.lastProblem = "\(status)" }
-        log.error("plugin \(pluginID)'s helper process (castline plugin-host, pid \(child.pid)) \(status); its channels are unavailable, restarting it in \(delay.formatted) s",
-                  ["helperPid": .int(Int(child.pid)), "status": .string("\(status)"), "signal": .string(signal),
-                   "problem": "crashed", "restartIn": .double(delay)])
+        let report = state.withLock { s -> JSONValue? in
+            s.lastProblem = "\(status)"
+            defer { s.crashReport = nil }
+            return s.crashReport
+        }
+        // The helper's crash handler named the callback that was running and the stack.
+        var fields: LogFields = ["helperPid": .int(Int(child.pid)), "status": .string("\(status)"), "signal": .string(signal),
+                                 "problem": "crashed", "restartIn": .double(delay)]
+        var during = ""
+        if let callback = report?["callback"]?.string {
+            fields["callback"] = .string(callback)
+            during = " in \(callback)"
+        }
+        let frames = report?["frames"]?.array?.compactMap(\.string) ?? []
+        if !frames.isEmpty { fields["backtrace"] = .string(frames.joined(separator: "\n")) }
+        let trace = frames.isEmpty ? "" : "\n" + frames.prefix(12).map { "  \($0)" }.joined(separator: "\n")
+        log.error("plugin \(pluginID)'s helper process (castline plugin-host, pid \(child.pid)) \(status)\(during); its channels are unavailable, restarting it in \(delay.formatted) s\(trace)",
+                  fields)
         let reason = "channel unavailable: plugin \(pluginID) \(status) in its helper process; it is being restarted"
         for proxy in proxies { proxy.unavailable(reason) }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay * 1000))) { [weak self] in

@@ -1,4 +1,5 @@
 internal import CCastPluginABI
+internal import CCastShims
 import CastCore
 import CastLogging
 import Dispatch
@@ -27,9 +28,20 @@ public enum PluginHostChild {
         }
     }
 
+    /// Runs a call into the plugin with its name as the crash report's callback.
+    @inline(__always)
+    static func during<R>(_ callback: StaticString, _ body: () -> R) -> R {
+        castline_crash_reporter_set_callback(UnsafeRawPointer(callback.utf8Start).assumingMemoryBound(to: CChar.self))
+        defer { castline_crash_reporter_set_callback(nil) }
+        return body()
+    }
+
     /// The conversation on fd 3; returns the exit status (call `_exit` with it).
     public static func run(path: String) -> Int32 {
         let socket = FramedSocket(fd: 3)
+        // A crash in the plugin: its last records and a crashReport (the callback, the stack) first.
+        castline_crash_reporter_install(3)
+        HostServices.notesRecordsForCrashes.store(true, ordering: .relaxed)
         guard case .success(let command) = socket.receive(), let config = command["init"]?.string else { return 0 }
         let plugin: LoadedPlugin
         switch PluginLoader.load(path, checkSafety: false) {
@@ -45,7 +57,7 @@ public enum PluginHostChild {
         if let initialize = plugin.entry.initialize {
             let context = PluginHostContext.register(pluginID: plugin.id, featureID: nil, role: .plugin, logSystem: logSystem)
             let errorText = PluginErrorText()
-            let rc = config.withCString { initialize(HostServices.table, context.pointer, $0, errorText.buffer) }
+            let rc = Self.during("init") { config.withCString { initialize(HostServices.table, context.pointer, $0, errorText.buffer) } }
             guard rc == 0 else {
                 socket.send(["initFailed": ["status": .int(Int64(rc)), "reason": errorText.text.map { .string($0) } ?? .null]])
                 return 0
@@ -58,7 +70,7 @@ public enum PluginHostChild {
             if let batch = frame["records"], let instance = batch["instance"]?.int {
                 // On this thread, in order: a write that never returns holds the pong (the
                 // caller kills and restarts this process).
-                if let sink = sinks[instance], case .array(let items)? = batch["batch"] { sink.write(items.compactMap(Self.record)) }
+                if let sink = sinks[instance], case .array(let items)? = batch["batch"] { Self.during("write") { sink.write(items.compactMap(Self.record)) } }
                 continue
             }
             if let probe = frame["probe"], let call = probe["call"]?.int {
@@ -116,7 +128,7 @@ public enum PluginHostChild {
                 let (rc, pointer) = context.queue.sync { () -> (Int32, InstancePointer) in
                     var out: UnsafeMutableRawPointer?
                     let rc = config.withCString { c in
-                        session.withCString { s in vtable.open!(userdata.pointer, HostServices.table, context.pointer, c, s, &out, errorText.buffer) }
+                        session.withCString { s in Self.during("open") { vtable.open!(userdata.pointer, HostServices.table, context.pointer, c, s, &out, errorText.buffer) } }
                     }
                     return (rc, InstancePointer(pointer: out))
                 }
@@ -129,7 +141,7 @@ public enum PluginHostChild {
                 entry.context.queue.async {
                     payload.withCString { p in
                         namespace.withCString { ns in
-                            source.withCString { src in entry.vtable.on_message!(entry.pointer.pointer, ns, src, p, payload.utf8.count) }
+                            source.withCString { src in Self.during("on_message") { entry.vtable.on_message!(entry.pointer.pointer, ns, src, p, payload.utf8.count) } }
                         }
                     }
                 }
@@ -137,10 +149,10 @@ public enum PluginHostChild {
                       let id = command["id"]?.int, let json = command["json"]?.string {
                 guard let commandFn = entry.vtable.command else { continue }
                 entry.context.queue.async {
-                    json.withCString { commandFn(entry.pointer.pointer, UInt64(bitPattern: id), $0, json.utf8.count) }
+                    json.withCString { text in Self.during("command") { commandFn(entry.pointer.pointer, UInt64(bitPattern: id), text, json.utf8.count) } }
                 }
             } else if let close = frame["close"], let instance = close["instance"]?.int, let entry = instances.removeValue(forKey: instance) {
-                entry.context.queue.async { entry.vtable.close!(entry.pointer.pointer) }
+                entry.context.queue.async { Self.during("close") { entry.vtable.close!(entry.pointer.pointer) } }
                 entry.context.queue.sync {}
                 entry.context.unregister()
             }
@@ -164,7 +176,7 @@ public enum PluginHostChild {
         let probe = ProbeCall(vtable: vtable, userdata: feature.userdata, url: frame["url"]?.string,
                               contentType: frame["content_type"]?.string, body: body)
         DispatchQueue.global().async {
-            probe.run()
+            Self.during("probe") { probe.run() }
             var answer: JSONObject = ["call": .int(call), "status": .int(Int64(probe.status))]
             if let bytes = probe.collector.bytes { answer.set("json", .string(String(decoding: bytes, as: UTF8.self))) }
             if let problem = probe.collector.problem {
@@ -252,23 +264,32 @@ final class ForwardingLogSink: LogSink, @unchecked Sendable {
     /// Each record as a `log` frame with its own time (the host orders it among its own by that,
     /// not by when the frame arrived) and this process's `pid` and role.
     func write(_ records: [LogRecord]) {
-        for record in records {
-            var fields = JSONObject()
-            if !LogProcess.isNamed(in: record.fields) {
-                fields.set(LogProcess.pidField, .int(Int64(process.pid)))
-                fields.set(LogProcess.roleField, .string(process.role))
-            }
-            record.fields.forEachField { key, value in
-                switch value {
-                case .string(let s): fields.set(key, .string(s))
-                case .int(let i): fields.set(key, .int(i))
-                case .double(let d): fields.set(key, .double(d))
-                case .bool(let b): fields.set(key, .bool(b))
-                }
-            }
-            socket.send(["log": ["time": .int(Int64(truncatingIfNeeded: record.timestampNanos)),
-                                 "level": .int(Int64(record.level.rawValue)), "class": .string(record.className),
-                                 "message": .string(record.message), "line": .int(Int64(record.line)), "fields": .object(fields)]])
+        for record in records { socket.send(Self.frame(record, process: process)) }
+    }
+
+    /// A plugin's record, as it is logged, kept for the crash report (the queue dies with the process).
+    static func noteForCrash(_ record: LogRecord) {
+        var writer = JSONWriter(capacity: 512)
+        writer.write(frame(record, process: LogProcess(role: .pluginHelper)))
+        writer.bytes.withMemoryRebound(to: CChar.self) { castline_crash_reporter_note_record($0.baseAddress, $0.count) }
+    }
+
+    static func frame(_ record: LogRecord, process: LogProcess) -> JSONValue {
+        var fields = JSONObject()
+        if !LogProcess.isNamed(in: record.fields) {
+            fields.set(LogProcess.pidField, .int(Int64(process.pid)))
+            fields.set(LogProcess.roleField, .string(process.role))
         }
+        record.fields.forEachField { key, value in
+            switch value {
+            case .string(let s): fields.set(key, .string(s))
+            case .int(let i): fields.set(key, .int(i))
+            case .double(let d): fields.set(key, .double(d))
+            case .bool(let b): fields.set(key, .bool(b))
+            }
+        }
+        return ["log": ["time": .int(Int64(truncatingIfNeeded: record.timestampNanos)),
+                        "level": .int(Int64(record.level.rawValue)), "class": .string(record.className),
+                        "message": .string(record.message), "line": .int(Int64(record.line)), "fields": .object(fields)]]
     }
 }

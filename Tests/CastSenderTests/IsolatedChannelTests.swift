@@ -61,6 +61,19 @@ import Glibc
             #expect(errors.first?.fields["signal"] == .string("SIGSEGV"))
             #expect(errors.first?.fields["problem"] == .string("crashed"))
             #expect(errors.first?.fields["path"] == .string(Self.crashes))
+            // The helper's crash handler: the callback that was running, a backtrace through the
+            // plugin's library, and the plugin's last record (logged just before the crash, when
+            // the sink's queue had not sent it yet) in the host's log, once.
+            #expect(errors.first?.fields["callback"] == "on_message")
+            let backtrace = errors.first?.fields["backtrace"]?.description ?? ""
+            #expect(backtrace.contains("(libTestPluginCrashesInChannel.so + 0x"), "\(backtrace)")
+            #expect(errors.first?.message.contains("SIGSEGV) in on_message") == true, "\(errors.first?.message ?? "")")
+            let last = try #require(await pollValue(timeout: 10) { () async -> [LogRecord]? in
+                let found = rig.logRecords.filter { $0.className == "CrashingChannel" }
+                return found.isEmpty ? nil : found
+            })
+            #expect(last.map(\.message) == ["CRASH received: dereferencing NULL"])
+            #expect(last.first?.fields["role"] == "plugin-helper" && last.first?.fields["pid"] == .int(firstPID))
 
             // Restarted with its channel opened again: a new helper, and the channel works.
             let back = await pollValue(timeout: 30) { () async -> Int64? in

@@ -63,6 +63,17 @@ unsigned long long castline_loaded_generation(void);
 /// copied, or -1 (errno EFAULT for an unreadable address).
 long castline_read_own_memory(void *local, const void *remote, size_t count);
 
+/// An isolated plugin's helper process: on a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT),
+/// write the last noted records and a `crashReport` frame (signal, callback, stack frames) to
+/// `fd`, then die of the signal. Call once, early.
+void castline_crash_reporter_install(int fd);
+
+/// The plugin callback running now (a static string such as "on_message"), or NULL between calls.
+void castline_crash_reporter_set_callback(const char *callback);
+
+/// Keeps a copy of one record's `log` frame JSON (the last 8, at most 2 KiB each) for the crash report.
+void castline_crash_reporter_note_record(const char *json, size_t length);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,8 +6,8 @@
  *   "pid"   → completes {"pid": <this process's pid>}
  *   "echo"  → sends {"type":"PING"} and completes with the message that comes back (the
  *             simulator's test app echoes);
- *   "crash" → sends {"type":"CRASH"}; the echo comes back into on_message, which dereferences
- *             NULL (SIGSEGV). The command itself never completes.
+ *   "crash" → sends {"type":"CRASH"}; the echo comes back into on_message, which logs a warning
+ *             (class CrashingChannel) and dereferences NULL (SIGSEGV). The command never completes.
  *   "hang"  → sends {"type":"HANG"}; on_message never returns (an hour of sleeps): the host's
  *             liveness ping goes unanswered and the helper is killed.
  *   "eat"   → sends {"type":"EAT"}; on_message touches 8 MiB every 20 ms (512 MiB at most), then
@@ -45,6 +45,8 @@ static void channel_on_message(void *state, const char *ns, const char *source, 
     (void)ns; (void)source; (void)length;
     channel_state *s = state;
     if (strstr(payload, "\"CRASH\"")) {
+        /* The plugin's last record: it must reach the host although the crash follows at once. */
+        g_host->log(s->ctx, CASTLINE_LEVEL_WARNING, "CrashingChannel", "CRASH received: dereferencing NULL", NULL, 0, NULL, 0, NULL);
         volatile int *nowhere = NULL;
         *nowhere = 1;
     }
