@@ -19,7 +19,7 @@ import time
 import pytest
 
 import page_server
-from conftest import CLIENTS, Simulator, castline_binary, wait_until
+from conftest import CLIENTS, PYTHON, Simulator, castline_binary, wait_until
 from hub import Hub, api
 
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
@@ -33,7 +33,6 @@ RULES = [{"contentId": "*chime*", "duration": 3}, {"contentId": "*", "duration":
 TOLERANCE = 1.0
 #: Truth segments and report intervals shorter than this are transitions (a LOAD, a launch).
 SIGNIFICANT = 2.0
-PYTHON = os.environ.get("CASTLINE_CONFORMANCE_PYTHON", "/work/main/.venv/bin/python")
 
 
 def sim_view(device):
