@@ -60,6 +60,16 @@ public final class RemoteMediaClient: Sendable {
             self.playback = playback
         }
 
+        /// `url` with a served file's capability token (a first path segment of 32 hex digits,
+        /// as castline's media server issues) shown as `…`: a record never carries a token.
+        static func withoutToken(_ url: String) -> String {
+            guard let scheme = url.firstRange(of: "://"), let slash = url[scheme.upperBound...].firstIndex(of: "/") else { return url }
+            let path = url[url.index(after: slash)...]
+            let segment = path.prefix { $0 != "/" }
+            guard segment.count == 32, segment.allSatisfy({ $0.isHexDigit }) else { return url }
+            return String(url[..<url.index(after: slash)]) + "…" + String(path.dropFirst(32))
+        }
+
         /// From a status; `previous` keeps the content when a partial status omits the media.
         init(_ status: MediaStatus?, previous: OnScreen) {
             guard let status else {
@@ -67,7 +77,7 @@ public final class RemoteMediaClient: Sendable {
                 return
             }
             let media = status.effectiveMedia
-            let content = media.map { $0.contentURL ?? $0.contentID } ?? (previous.playback == "none" ? nil : previous.content)
+            let content = media.map { Self.withoutToken($0.contentURL ?? $0.contentID) } ?? (previous.playback == "none" ? nil : previous.content)
             if status.isLoading {
                 // The next item loading: the screen shows what it showed until it plays.
                 self.init(content: previous.content ?? content, playback: previous.playback == "none" ? "idle" : previous.playback)

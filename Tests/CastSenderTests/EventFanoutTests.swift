@@ -45,3 +45,12 @@ struct EventFanoutTests {
         #expect((1...1000).filter(EventFanout<Int>.isReported) == [1, 10, 100, 1000])
     }
 }
+
+@Suite struct OnScreenRecordTests {
+    @Test func aServedFilesTokenNeverReachesTheRecord() {
+        let token = String(repeating: "4b", count: 16)
+        #expect(RemoteMediaClient.OnScreen.withoutToken("http://10.0.0.5:41289/\(token)/clip.mp4") == "http://10.0.0.5:41289/…/clip.mp4")
+        #expect(RemoteMediaClient.OnScreen.withoutToken("https://cdn.example/live/stream.m3u8") == "https://cdn.example/live/stream.m3u8")
+        #expect(RemoteMediaClient.OnScreen.withoutToken("http://a/\(token.dropLast())/x") == "http://a/\(token.dropLast())/x", "31 digits: not a token")
+    }
+}
