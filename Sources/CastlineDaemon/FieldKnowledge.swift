@@ -25,13 +25,6 @@ package struct FieldKnowledge: Sendable, Equatable {
     /// does, and then castline sends none and relaunches at once after each close instead.
     package var keepAliveResetsTimer: Bool { idleResetBy == .anyMessage }
 
-    /// Seconds between keep-alives; nil when none is sent (no idle close known, or nothing
-    /// castline can send resets the timer).
-    package var keepAliveInterval: Double? {
-        guard keepAliveResetsTimer, let idleTimeout else { return nil }
-        return SiteEntry.keepAliveInterval(idleTimeout: idleTimeout)
-    }
-
     /// How long a LAUNCH of an app may take before castline abandons it: three times what the
     /// model takes (a web-page app fetches its page first), and at least `floor`.
     package func launchBound(pageApp: Bool, floor: Double) -> Double {
@@ -170,9 +163,6 @@ package final class FieldKnowledgeBook: Sendable {
 
     /// The config changed (SIGHUP): its field settings apply from now on.
     package func update(_ settings: DaemonSettings) { state.withLock { $0.settings = settings } }
-
-    /// What the device was seen to do, if anything.
-    package func learned(_ id: String) -> LearnedIdle? { state.withLock { $0.learned[id] } }
 
     /// What castline assumes of `device`; `jobIdleTimeout`: a site job's own `idle_timeout`.
     package func knowledge(for device: CastDevice, jobIdleTimeout: Double? = nil) -> FieldKnowledge {

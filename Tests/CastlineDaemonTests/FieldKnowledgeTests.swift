@@ -9,6 +9,11 @@ import Testing
 @Suite struct FieldKnowledgeTests {
     static let hub = CastDevice(id: "hub1", friendlyName: "Kitchen", host: "127.0.0.1", modelName: "Google Nest Hub")
     static let dongle = CastDevice(id: "cc1", friendlyName: "Lobby", host: "127.0.0.1", modelName: "Chromecast")
+    static let page: JobEntry = {
+        var job = JobEntry(name: "board", devices: ["*"], media: MediaEntry(url: "https://board.example/"))
+        job.site = SiteEntry(url: "https://board.example/")
+        return job
+    }()
     static let googleTV = CastDevice(id: "gtv", friendlyName: "Bar", host: "127.0.0.1", modelName: "Chromecast with Google TV")
 
     func book(_ yaml: String = "", path: String? = nil) throws -> FieldKnowledgeBook {
@@ -20,7 +25,9 @@ import Testing
         let book = try book()
         let hub = book.knowledge(for: Self.hub)
         #expect(hub.profile.name == "nest-hub" && hub.idleTimeout == 600 && hub.idleResetBy == .media)
-        #expect(!hub.keepAliveResetsTimer && hub.keepAliveInterval == nil, "only media resets a Nest Hub's timer: no keep-alive")
+        #expect(!hub.keepAliveResetsTimer, "only media resets a Nest Hub's timer")
+        #expect(JobStateMachine(job: Self.page, idleTimeout: hub.idleTimeout, keepAlive: hub.keepAliveResetsTimer).keepAliveInterval == nil,
+                "no keep-alive")
         let dongle = book.knowledge(for: Self.dongle)
         #expect(dongle.profile.name == "chromecast" && dongle.idleTimeout == nil && dongle.keepAliveResetsTimer)
         #expect(book.knowledge(for: Self.googleTV).idleTimeout == 180)
@@ -40,7 +47,7 @@ import Testing
         let hub = book.knowledge(for: Self.hub)
         #expect(hub.profile.name == "nest-hub-fuchsia" && hub.idleTimeout == 30 && hub.idleResetBy == .anyMessage)
         #expect(hub.idleResetSource == "daemon.field_profiles \"Google Nest Hub*\"")
-        #expect(hub.keepAliveInterval == 20)
+        #expect(JobStateMachine(job: Self.page, idleTimeout: hub.idleTimeout, keepAlive: hub.keepAliveResetsTimer).keepAliveInterval == 20)
         #expect(book.knowledge(for: Self.dongle).idleTimeout == nil)
         #expect(book.knowledge(for: Self.googleTV).idleTimeout == 90)
         let job = book.knowledge(for: Self.googleTV, jobIdleTimeout: 45)

@@ -128,7 +128,8 @@ def test_castlines_receiver_keeps_the_same_page_with_no_relaunch(netns, workdir,
         shown = time.monotonic()
         assert listing(sim)["Kitchen"]["app"]["appId"] == RECEIVER
         assert "castline's receiver (CA5711FE) keeps itself alive with silent media" in hub.log()
-        # Four idle timeouts and ambient delays: no close, no cover, one launch.
+        # Four idle timeouts and ambient delays: no close, no cover, one launch. The waiting is the
+        # behaviour under test (nothing happens for 12 s), sampled once a second.
         while time.monotonic() - shown < 12:
             screen = listing(sim)["Kitchen"]["screen"]
             assert screen["app_visible"] is True, screen
@@ -174,7 +175,7 @@ def test_the_apis_screen_follows_the_simulators_and_wake_brings_the_app_back(net
         wait_until(lambda: api_screen("Bar") == {"visible": False, "reason": "covered", "source": "profile"}, 3, "castline's cover")
         bar_launches = len(launches(sim, "Bar"))
         assert bar_launches == 1
-        time.sleep(2)
+        time.sleep(2)   # the behaviour under test: nothing is launched while the cover stays
         assert len(launches(sim, "Bar")) == bar_launches, "report only reports"
         assert listing(sim)["Bar"]["screen"]["covered_by"] == "ambient"
         # Lobby: on, then standby: castline sees it and wakes the TV with a LAUNCH.
