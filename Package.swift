@@ -25,6 +25,8 @@ let package = Package(
             "CastProtoReference", "CastDeviceAuth", "SystemCrypto", "CastPluginHost", "CastlineConfig", "CastlineLogs", "CastNearby",
         ]),
         .executable(name: "castline", targets: ["castline"]),
+        // `castline plugins test --in-process` as a program valgrind 3.19 can run (make plugin-memcheck).
+        .executable(name: "castline-plugin-harness", targets: ["castline-plugin-harness"]),
         // First-party plugins: one dynamic library each, loaded by the host at run time
         // (never linked into it). The `libCastlinePlugin` prefix is what the host looks for
         // next to the binary.
@@ -79,7 +81,7 @@ let package = Package(
         ),
         // JSON values, the parser (tape and tree), the writer and the string escaper: a leaf value
         // module with no dependencies, linked by the host's modules and by Swift plugins alike.
-        .target(name: "CastJSON"),
+        .target(name: "CastJSON", path: "SDK/Sources/CastJSON"),
         // Resources/device-capabilities.json is embedded by scripts/generate-device-capabilities.sh.
         .target(name: "CastCore", dependencies: ["CastJSON"], exclude: ["Resources"]),
         // The wire: CastMessage, the hand-written proto2 reader and writer (ProtoWireReader,
@@ -150,14 +152,20 @@ let package = Package(
 
         // MARK: Plugins.
         // The C ABI shared by host and plugins (header only).
-        .target(name: "CCastPluginABI", exclude: ["castline-plugin.pc.in"]),
+        .target(name: "CCastPluginABI", path: "SDK/Sources/CCastPluginABI", exclude: ["castline-plugin.pc.in"]),
         // SDK for Swift plugins: protocols that become the C vtables. Depends on the ABI and on CastJSON
         // (a leaf value module, linked into each plugin).
-        .target(name: "CastPluginKit", dependencies: ["CCastPluginABI", "CastJSON"]),
+        .target(name: "CastPluginKit", dependencies: ["CCastPluginABI", "CastJSON"], path: "SDK/Sources/CastPluginKit"),
         // Search path, dlopen, ABI checks, registry, host services, adapters to sinks/providers/channels.
         .target(
             name: "CastPluginHost",
             dependencies: ["CCastPluginABI", "CCastShims", "CastCore", "CastLogging", "CastSender"]
+        ),
+        // The plugin test harness (`castline plugins test`): a plugin file through the real loader,
+        // a simulated device whose app speaks its namespaces, a real session, a script of steps.
+        .target(
+            name: "CastPluginTesting",
+            dependencies: ["CastPluginHost", "CastReceiverSimServer", "CastReceiverSim", "CastSender", "CastLogging", "CastCore"]
         ),
         .target(name: "JSONSink", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/JSONSink", exclude: ["README.md"]),
         .target(name: "MediaFormats", dependencies: ["CastPluginKit", "CastJSON", "CAVFormat"], path: "Plugins/MediaFormats"),
@@ -231,12 +239,13 @@ let package = Package(
         .target(name: "CastNearby", dependencies: ["CAvahi", "CastCore", "CastLogging"]),
 
         // MARK: The command-line tool.
+        .executableTarget(name: "castline-plugin-harness", dependencies: ["CastPluginTesting", "CastCore"]),
         .executableTarget(
             name: "castline",
             dependencies: [
                 "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
                 "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer", "CastlineDaemon", "CastlineAPI", "CastlineLogs",
-                "CastNearby",
+                "CastNearby", "CastPluginTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -315,6 +324,7 @@ let package = Package(
         ]),
         .testTarget(name: "CastPluginHostTests", dependencies: [
             "CastPluginHost", "CCastPluginABI", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
+            "CastPluginTesting",
         ]),
         .testTarget(name: "MQTTBridgeCoreTests", dependencies: ["MQTTBridgeCore", "CastJSON"]),
         .testTarget(name: "SystemLibraryTests", dependencies: [

@@ -73,8 +73,8 @@ chmod 0644 "$stage"/usr/share/man/man1/*
 "$stage/usr/bin/castline" --generate-completion-script zsh > "$stage/usr/share/zsh/vendor-completions/_castline"
 "$stage/usr/bin/castline" --generate-completion-script fish > "$stage/usr/share/fish/vendor_completions.d/castline.fish"
 
-install -m 0644 "$root/Sources/CCastPluginABI/include/castline_plugin.h" "$stage/usr/include/castline/castline_plugin.h"
-sed "s|@PREFIX@|/usr|" "$root/Sources/CCastPluginABI/castline-plugin.pc.in" > "$stage/usr/lib/x86_64-linux-gnu/pkgconfig/castline-plugin.pc"
+install -m 0644 "$root/SDK/Sources/CCastPluginABI/include/castline_plugin.h" "$stage/usr/include/castline/castline_plugin.h"
+sed "s|@PREFIX@|/usr|" "$root/SDK/Sources/CCastPluginABI/castline-plugin.pc.in" > "$stage/usr/lib/x86_64-linux-gnu/pkgconfig/castline-plugin.pc"
 chmod 0644 "$stage/usr/lib/x86_64-linux-gnu/pkgconfig/castline-plugin.pc"
 
 install -m 0644 "$root/configs/debian/copyright" "$stage/usr/share/doc/castline/copyright"

@@ -6,7 +6,7 @@
  *   the app's reply with the same requestId → command result
  *   {"text": "...", "request_id": N, "round_trip_ms": 1.2}.
  * A request without an answer is failed after `timeout_ms` (config, default 5000) with a host
- * timer. Everything is logged through the host under class "EchoChannelC".
+ * timer, or at once when the app stops (on_app_event, ABI 1.2). Everything is logged through the host under class "EchoChannelC".
  *
  * Build outside the tree: cc -shared -fPIC echo_channel.c $(pkg-config --cflags --libs castline-plugin jansson)
  */
@@ -175,11 +175,32 @@ static void echo_close(void *state) {
     free(s);
 }
 
+/* ABI 1.2: the app stopped (its pending echoes will never be answered: fail them now, not at
+ * their timeouts), runs again, or the link came back. */
+static void echo_on_app_event(void *state, int32_t event, const char *info, size_t length) {
+    (void)info; (void)length;
+    echo_state *s = state;
+    if (event != CASTLINE_APP_STOPPED) {
+        log_text(s, CASTLINE_LEVEL_INFO, event == CASTLINE_APP_RELAUNCHED ? "app runs again" : "session resumed", 0);
+        return;
+    }
+    int failed = 0;
+    for (int i = 0; i < MAX_PENDING; i++) {
+        pending_request *p = &s->pending[i];
+        if (!p->request_id) continue;
+        s->host->timer_cancel(s->ctx, p->timer_id);
+        fail(s, p->command_id, "the app stopped before it answered");
+        p->request_id = 0;
+        failed++;
+    }
+    log_text(s, CASTLINE_LEVEL_INFO, "app stopped; pending echoes failed", failed);
+}
+
 static const char *const namespaces[] = {ECHO_NS, NULL};
 static const castline_channel_vtable channel = {
     .version = CASTLINE_PLUGIN_ABI_MINOR, .struct_size = sizeof(castline_channel_vtable),
     .namespaces = namespaces, .open = echo_open, .on_message = echo_on_message,
-    .command = echo_command, .close = echo_close,
+    .command = echo_command, .close = echo_close, .on_app_event = echo_on_app_event,
 };
 
 static const castline_feature features[] = {

@@ -61,6 +61,18 @@ final class PingChannel: ChannelPlugin {
         pending = [:]
     }
 
+    /// ABI 1.2: a stopped app never answers the PINGs it holds; they fail now, not at their timeouts.
+    func appDidChange(_ event: ChannelAppEvent, info: String) {
+        guard event == .stopped else {
+            host.log(.info, class: "PingChannel", "\(event)", fields: ["event": .string(event.description)])
+            return
+        }
+        let failed = pending.count
+        for (_, waiting) in pending { host.fail(command: waiting.command, reason: "the app stopped before it answered") }
+        pending = [:]
+        host.log(.info, class: "PingChannel", "app stopped; pending pings failed", fields: ["event": .string(event.description), "failed": .int(Int64(failed))])
+    }
+
     static func nowMs() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)

@@ -497,6 +497,10 @@ final class ChannelProxy: @unchecked Sendable {
         plugin.send(["command": ["instance": .int(Int64(instance)), "id": .int(Int64(id)), "json": .string(json)]])
     }
 
+    func appEvent(_ event: Int32, info: String) {
+        _ = plugin.send(["appEvent": ["instance": .int(Int64(instance)), "event": .int(Int64(event)), "info": .string(info)]])
+    }
+
     func close() { plugin.close(self) }
 }
 

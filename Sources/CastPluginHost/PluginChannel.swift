@@ -31,6 +31,8 @@ public final class PluginChannel: Sendable {
     private let host: PluginHost
     /// The one teardown (by ``close()`` or after an overrun); later callers await the same.
     private let teardown = Mutex<Task<Void, Never>?>(nil)
+    /// Reads the session's updates into the plugin's `on_app_event` (ABI 1.2) until teardown.
+    private let appWatcher = Mutex<Task<Void, Never>?>(nil)
 
     private init(feature: PluginFeature, context: PluginHostContext, calls: ChannelCalls,
                  channels: [GenericChannel], session: CastSession, outbox: PluginOutbox, log: Logger,
@@ -117,6 +119,8 @@ public final class PluginChannel: Sendable {
                                                  declaredNamespaces: Set(feature.declarations), logSystem: host.logSystem)
         holder.context = context
         let app = await session.application
+        // Subscribed before open: a change while the plugin opens is told once it has.
+        let updates = session.updates()
         var info = JSONObject()
         info.set("device_id", .string(device.id))
         if let app {
@@ -201,6 +205,7 @@ public final class PluginChannel: Sendable {
                 }
             }
         }
+        channel.watchApp(updates, ChannelAppWatch(deviceID: device.id, namespaces: feature.declarations, app: app))
         log.info("channel opened", ["namespaces": .string(feature.declarations.joined(separator: ","))])
         return channel
     }
@@ -213,6 +218,28 @@ public final class PluginChannel: Sendable {
         let calls = calls, watch = watch
         context.queue.async {
             watch.run("on_message") { calls.onMessage(namespace: namespace, source: message.source, payload: text) }
+        }
+    }
+
+    /// Tells the plugin, on its queue and under its bound, what happens to its app (ABI 1.2).
+    private func watchApp(_ updates: AsyncStream<CastSessionUpdate>, _ initial: ChannelAppWatch) {
+        let task = Task { [weak self] in
+            var watch = initial
+            for await update in updates {
+                let notices = watch.apply(update)
+                guard let self else { return }
+                for notice in notices { self.tell(notice) }
+            }
+        }
+        appWatcher.withLock { $0 = task }
+    }
+
+    private func tell(_ notice: ChannelAppWatch.Notice) {
+        guard calls.hearsAppEvents, !isClosed else { return }
+        log.debug("on_app_event: \(notice.event.name)", ["event": .string(notice.event.name)])
+        let calls = calls, watch = watch
+        context.queue.async {
+            watch.run("on_app_event") { calls.appEvent(notice.event.rawValue, info: notice.info) }
         }
     }
 
@@ -314,6 +341,7 @@ public final class PluginChannel: Sendable {
     }
 
     private func tearDown(callingClose: Bool) async {
+        appWatcher.withLock { $0?.cancel() }
         let waiting = pending.withLock { p -> [CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>] in
             p.closed = true
             defer { p.waiting = [:] }
@@ -402,6 +430,15 @@ final class ChannelCalls: @unchecked Sendable {
     }
 
     var takesCommands: Bool { proxy != nil || vtable?.command != nil }
+
+    /// The plugin has `on_app_event` (ABI 1.2; an isolated plugin's helper checks its own vtable).
+    var hearsAppEvents: Bool { proxy != nil || vtable?.on_app_event != nil }
+
+    func appEvent(_ event: Int32, info: String) {
+        if let proxy { return proxy.appEvent(event, info: info) }
+        guard let appEventFn = vtable?.on_app_event else { return }
+        info.withCString { appEventFn(instance.pointer, event, $0, info.utf8.count) }
+    }
 
     var unavailableReason: String? { proxy?.unavailableReason }
 

@@ -151,6 +151,12 @@ public enum PluginHostChild {
                 entry.context.queue.async {
                     json.withCString { text in Self.during("command") { commandFn(entry.pointer.pointer, UInt64(bitPattern: id), text, json.utf8.count) } }
                 }
+            } else if let appEvent = frame["appEvent"], let instance = appEvent["instance"]?.int, let entry = instances[instance],
+                      let event = appEvent["event"]?.int, let info = appEvent["info"]?.string {
+                guard let appEventFn = entry.vtable.on_app_event, let code = Int32(exactly: event) else { continue }
+                entry.context.queue.async {
+                    info.withCString { text in Self.during("on_app_event") { appEventFn(entry.pointer.pointer, code, text, info.utf8.count) } }
+                }
             } else if let close = frame["close"], let instance = close["instance"]?.int, let entry = instances.removeValue(forKey: instance) {
                 entry.context.queue.async { Self.during("close") { entry.vtable.close!(entry.pointer.pointer) } }
                 entry.context.queue.sync {}

@@ -8,8 +8,8 @@ import Glibc
 /// `castline plugins list|inspect`: what the plugin host finds, loads, refuses and shadows.
 struct PluginsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "plugins", abstract: "List and inspect plugins: features, declarations, refusals.",
-        subcommands: [PluginsListCommand.self, PluginsInspectCommand.self])
+        commandName: "plugins", abstract: "List, inspect and test plugins: features, declarations, refusals.",
+        subcommands: [PluginsListCommand.self, PluginsInspectCommand.self, PluginsTestCommand.self])
 }
 
 /// Where plugins come from: the config (plugins.paths, disabled, config, allow lists) and --plugin-path.

@@ -1,3 +1,4 @@
+import CCastPluginABI
 import CastPluginHost
 import CastTestSupport
 import Foundation
@@ -31,7 +32,7 @@ import Testing
         let env = ["PKG_CONFIG_PATH": scratch.path + "/prefix/lib/pkgconfig"]
         let (version, versionText) = try run("pkg-config --modversion castline-plugin", environment: env)
         #expect(version == 0)
-        #expect(versionText.trimmingCharacters(in: .whitespacesAndNewlines) == "1.1")
+        #expect(versionText.trimmingCharacters(in: .whitespacesAndNewlines) == "1.\(CASTLINE_PLUGIN_ABI_MINOR)")
         // Only the installed SDK and jansson: the source is copied out of the tree first.
         try run("cp '\(Self.root)/Plugins/EchoChannelC/echo_channel.c' '\(scratch.path)/'")
         let (built, buildLog) = try run(

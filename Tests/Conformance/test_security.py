@@ -292,7 +292,7 @@ def build_hostile(workdir, variant):
     os.makedirs(folder, exist_ok=True)
     os.chmod(folder, 0o755)
     out = os.path.join(folder, f"libhostile-{variant.lower().replace('_', '-')}.so")
-    subprocess.run(["cc", "-shared", "-fPIC", "-O0", f"-DHOSTILE_{variant}", "-I", os.path.join(REPO, "Sources", "CCastPluginABI", "include"),
+    subprocess.run(["cc", "-shared", "-fPIC", "-O0", f"-DHOSTILE_{variant}", "-I", os.path.join(REPO, "SDK", "Sources", "CCastPluginABI", "include"),
                     os.path.join(REPO, "Tests", "PluginFixtures", "Hostile", "hostile.c"), "-o", out], check=True, timeout=120)
     os.chmod(out, 0o755)
     return out

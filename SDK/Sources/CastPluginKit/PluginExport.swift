@@ -135,6 +135,11 @@ public enum PluginExport {
                     let box = Unmanaged<ChannelBox>.fromOpaque(state!)
                     box.takeUnretainedValue().channel.close()
                     box.release()
+                },
+                on_app_event: { state, event, info, length in
+                    guard let event = ChannelAppEvent(rawValue: event) else { return }
+                    let channel = Unmanaged<ChannelBox>.fromOpaque(state!).takeUnretainedValue().channel
+                    channel.appDidChange(event, info: info.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self) } ?? "{}")
                 }))
         case CASTLINE_FEATURE_BRIDGE:
             return allocate(castline_bridge_vtable(

@@ -66,7 +66,7 @@ extern "C" {
 #endif
 
 #define CASTLINE_PLUGIN_ABI_MAJOR 1 /* since 1.0 */
-#define CASTLINE_PLUGIN_ABI_MINOR 1 /* since 1.0 (1.1: the bridge kind) */
+#define CASTLINE_PLUGIN_ABI_MINOR 2 /* since 1.0 (1.1: the bridge kind; 1.2: a channel hears its app) */
 /* The one exported symbol: a castline_plugin_describe_fn. The major is part of the name so a
  * plugin built for another major is recognised as such instead of misread. (since 1.0)
  * CASTLINE_PLUGIN_DEFINE / CASTLINE_PLUGIN_EXPORT below define it. */
@@ -266,7 +266,22 @@ typedef struct castline_channel_vtable {
     void (*command)(void *state, uint64_t command_id, const char *json, size_t json_length);
     /* since 1.0: the session ended; free state. Pending commands are failed by the host. */
     void (*close)(void *state);
+    /* since 1.2 (NULL: not told): what happened to the app the channel talks to, a
+     * castline_app_event, with info_json = {"device_id", and for the app concerned "app_id",
+     * "session_id", "transport_id"; for CASTLINE_APP_STOPPED also "reason"}. Called on the
+     * instance's queue like on_message, under the same time bound. After CASTLINE_APP_STOPPED a
+     * send_message to the app is refused (CASTLINE_ERR_NOT_CONNECTED) until
+     * CASTLINE_APP_RELAUNCHED; after CASTLINE_SESSION_RESUMED the app may have missed messages
+     * sent while the link was down (the host's sends in that time were refused). */
+    void (*on_app_event)(void *state, int32_t event, const char *info_json, size_t info_length);
 } castline_channel_vtable;
+
+/* What on_app_event reports. (since 1.2) */
+typedef enum castline_app_event {
+    CASTLINE_APP_STOPPED = 1,      /* the app stopped, closed, or another app replaced it */
+    CASTLINE_APP_RELAUNCHED = 2,   /* an app runs again (a new app session): sends go to it */
+    CASTLINE_SESSION_RESUMED = 3,  /* the link to the device came back after a drop */
+} castline_app_event;
 
 /* Receives the JSON result of a probe. Called at most once per probe, before probe returns. */
 typedef void (*castline_json_emit_fn)(void *emit_ctx, const char *json, size_t length);
@@ -376,6 +391,12 @@ typedef const castline_plugin_descriptor *(*castline_plugin_describe_fn)(void);
 /* The 1.1 sizes: the host table with the bridge services, the bridge vtable. (since 1.1) */
 #define CASTLINE_HOST_SERVICES_SIZE_1_1 96u
 #define CASTLINE_BRIDGE_VTABLE_SIZE_1_1 40u
+/* The 1.2 size: the channel vtable with on_app_event. (since 1.2) */
+#define CASTLINE_CHANNEL_VTABLE_SIZE_1_2 56u
+
+/* 1 when a channel vtable has on_app_event (it was built with 1.2 or later). */
+#define CASTLINE_CHANNEL_HAS_APP_EVENTS(vtable) \
+    ((vtable)->struct_size >= offsetof(castline_channel_vtable, on_app_event) + sizeof((vtable)->on_app_event))
 
 /* 1 when the host's table has `field` (it was built with a minor that has it), else 0. */
 #define CASTLINE_HOST_HAS(host, field) \
@@ -480,6 +501,8 @@ CASTLINE_PIN(castline_channel_vtable, open, 16);
 CASTLINE_PIN(castline_channel_vtable, on_message, 24);
 CASTLINE_PIN(castline_channel_vtable, command, 32);
 CASTLINE_PIN(castline_channel_vtable, close, 40);
+CASTLINE_PIN_SIZE(castline_channel_vtable, CASTLINE_CHANNEL_VTABLE_SIZE_1_2);
+CASTLINE_PIN(castline_channel_vtable, on_app_event, 48);
 CASTLINE_PIN(castline_media_format_vtable, content_types, 8);
 CASTLINE_PIN(castline_media_format_vtable, probe, 16);
 CASTLINE_PIN(castline_log_sink_vtable, open, 8);

@@ -37,6 +37,32 @@ public protocol ChannelPlugin: AnyObject {
     /// Answer exactly once with `host.complete(command:json:)` or `host.fail(command:reason:)`.
     func command(id: UInt64, json: String)
     func close()
+    /// ABI 1.2: the app the channel talks to stopped, runs again, or the link came back.
+    /// `info` is `{"device_id","app_id","session_id","transport_id"}` (and `"reason"` for a
+    /// stop). Optional: the default does nothing.
+    func appDidChange(_ event: ChannelAppEvent, info: String)
+}
+
+extension ChannelPlugin {
+    public func appDidChange(_ event: ChannelAppEvent, info: String) {}
+}
+
+/// What ``ChannelPlugin/appDidChange(_:info:)`` reports (`castline_app_event`).
+public enum ChannelAppEvent: Int32, Sendable, CustomStringConvertible {
+    /// The app stopped, closed, or another replaced it: sends to it are refused until it runs again.
+    case stopped = 1
+    /// An app runs again (a new app session); sends go to it.
+    case relaunched = 2
+    /// The link to the device came back after a drop.
+    case sessionResumed = 3
+
+    public var description: String {
+        switch self {
+        case .stopped: "app_stopped"
+        case .relaunched: "app_relaunched"
+        case .sessionResumed: "session_resumed"
+        }
+    }
 }
 
 /// A discovery source: reports with `host.deviceFound(json:)` / `deviceLost(id:)`.

@@ -1,0 +1,76 @@
+import CastCore
+import CastSender
+
+/// What a channel plugin is told about the app it talks to (ABI 1.2 `on_app_event`), read from
+/// its session's updates: the app stopped (or another replaced it), an app with one of the
+/// channel's namespaces runs again, or the link came back after a drop. Pure.
+struct ChannelAppWatch: Sendable {
+    /// `castline_app_event`'s values.
+    enum Event: Int32, Sendable, Equatable {
+        case stopped = 1
+        case relaunched = 2
+        case sessionResumed = 3
+
+        var name: String {
+            switch self {
+            case .stopped: "app_stopped"
+            case .relaunched: "app_relaunched"
+            case .sessionResumed: "session_resumed"
+            }
+        }
+    }
+
+    /// One call to make: the event and its `info_json`.
+    struct Notice: Sendable, Equatable {
+        let event: Event
+        let info: String
+    }
+
+    private let deviceID: String
+    private let namespaces: Set<String>
+    /// The app the channel talks to now; nil while none runs.
+    private(set) var app: ApplicationInfo?
+
+    init(deviceID: String, namespaces: [String], app: ApplicationInfo?) {
+        self.deviceID = deviceID
+        self.namespaces = Set(namespaces)
+        self.app = app
+    }
+
+    /// The notices `update` calls for, in order.
+    mutating func apply(_ update: CastSessionUpdate) -> [Notice] {
+        switch update {
+        case .deviceStatus(let status):
+            let running = status.applications.first { $0.isIdleScreen != true }
+            if running?.sessionID == app?.sessionID { return [] }
+            var notices: [Notice] = []
+            if let old = app {
+                notices.append(notice(.stopped, old, reason: running.map { "replaced by \($0.appID)" } ?? "stopped"))
+            }
+            // An app that lists its namespaces and none of the channel's is no app to talk to.
+            if let running, running.namespaces.isEmpty || running.namespaces.contains(where: { namespaces.contains($0.rawValue) }) {
+                app = running
+                notices.append(notice(.relaunched, running, reason: nil))
+            } else {
+                app = nil
+            }
+            return notices
+        case .event(.didResume, _):
+            return [notice(.sessionResumed, app, reason: nil)]
+        default:
+            return []
+        }
+    }
+
+    private func notice(_ event: Event, _ app: ApplicationInfo?, reason: String?) -> Notice {
+        var info = JSONObject()
+        info.set("device_id", .string(deviceID))
+        if let app {
+            info.set("app_id", .string(app.appID))
+            info.set("session_id", .string(app.sessionID))
+            info.set("transport_id", .string(app.transportID))
+        }
+        if let reason { info.set("reason", .string(reason)) }
+        return Notice(event: event, info: JSONValue.object(info).serialized())
+    }
+}
