@@ -265,7 +265,7 @@ let package = Package(
         .testTarget(name: "CastJSONTests", dependencies: ["CastJSON", "CastTestSupport"]),
         .testTarget(name: "CastCoreTests", dependencies: ["CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
-        .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore"]),
+        .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore", "CastlineDaemon"]),
         .testTarget(name: "CastlineLogsTests", dependencies: ["CastlineLogs", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport"]),
@@ -317,6 +317,12 @@ let package = Package(
             "CastPluginHost", "CCastPluginABI", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
         ]),
         .testTarget(name: "MQTTBridgeCoreTests", dependencies: ["MQTTBridgeCore", "CastJSON"]),
+        // The control API's route table without sockets: routing, decoding, the generated OpenAPI
+        // document, and MQTT's command names held to the table (the bridge cannot import it).
+        .testTarget(name: "CastlineAPITests", dependencies: [
+            "CastlineAPI", "CastlineDaemon", "CastCore", "MQTTBridgeCore",
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         .testTarget(name: "SystemLibraryTests", dependencies: [
             "CCastShims", "CAvahi", "CSystemd", "CJansson", "COpenSSL",
         ]),
