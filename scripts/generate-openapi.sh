@@ -12,13 +12,8 @@ TMP=$(mktemp)
 trap 'rm -f "$TMP"' EXIT
 "$CASTLINE" api openapi --template docs/api/openapi.template.yaml >"$TMP"
 if [ "${1:-}" = "--check" ]; then
-  if diff -q "$OUT" "$TMP" >/dev/null; then
-    echo "generate-openapi: $OUT is current"
-  else
-    diff -u "$OUT" "$TMP" | head -80 >&2
-    echo "generate-openapi: $OUT differs from the route table; run make openapi and commit (edit the table or the template, not the document)" >&2
-    exit 1
-  fi
+  . scripts/check-generated.sh
+  check_generated generate-openapi "$OUT" "$TMP" "differs from the route table; run make openapi and commit (edit the table or the template, not the document)"
 else
   cp "$TMP" "$OUT"
   echo "generate-openapi: wrote $OUT"

@@ -1,3 +1,4 @@
+import CastCore
 import CastlineDaemon
 
 /// `docs/api/openapi.yaml` made from the route table (``ControlAction/table``) and the template
@@ -198,21 +199,9 @@ package enum OpenAPIDocument {
         return plain ? text : quoted(text)
     }
 
-    /// A double-quoted scalar (backslash, quote and control characters escaped).
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += (scalar.value < 0x10 ? "\\x0" : "\\x") + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    /// A double-quoted scalar: a JSON string literal, which YAML reads as the same string (JSON's
+    /// escapes are all YAML's).
+    static func quoted(_ text: String) -> String { JSONValue.string(text).serialized() }
 
     /// `key: |` with the text's lines below it, `indent` + 2 deep.
     static func block(_ key: String, _ text: String, indent: Int) -> [String] {

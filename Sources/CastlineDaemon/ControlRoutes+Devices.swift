@@ -84,20 +84,16 @@ extension ControlRoute {
         responses: [("200", "AnnounceResult")]
     ) { r throws(ControlError) in .command(.announce(r["device"], try AnnounceArguments(json: r.json()))) }
 
-    static let play = ControlRoute(
-        .play, .POST, "/v1/devices/{device}/play", name: "play", operationID: "play", summary: "Resume playback of whatever app runs.",
-        body: .document(schema: "Empty", required: false), responses: [("200", "Device")]
-    ) { r throws(ControlError) in
-        _ = try r.arguments()
-        return .command(.play(r["device"]))
-    }
+    static let play = bodiless(.play, summary: "Resume playback of whatever app runs.") { .play($0) }
+    static let pause = bodiless(.pause, summary: "Pause playback.") { .pause($0) }
 
-    static let pause = ControlRoute(
-        .pause, .POST, "/v1/devices/{device}/pause", name: "pause", operationID: "pause", summary: "Pause playback.",
-        body: .document(schema: "Empty", required: false), responses: [("200", "Device")]
-    ) { r throws(ControlError) in
-        _ = try r.arguments()
-        return .command(.pause(r["device"]))
+    /// A device action that takes no body (an empty object at most) and answers with the device.
+    static func bodiless(_ action: ControlAction, summary: String, _ command: @escaping @Sendable (String) -> ControlCommand) -> ControlRoute {
+        ControlRoute(action, .POST, "/v1/devices/{device}/\(action.rawValue)", name: action.rawValue, operationID: action.rawValue,
+                     summary: summary, body: .document(schema: "Empty", required: false), responses: [("200", "Device")]) { r throws(ControlError) in
+            _ = try r.arguments()
+            return .command(command(r["device"]))
+        }
     }
 
     static let stop = ControlRoute(
