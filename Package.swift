@@ -318,9 +318,12 @@ let package = Package(
         ]),
         .testTarget(name: "MQTTBridgeCoreTests", dependencies: ["MQTTBridgeCore", "CastJSON"]),
         // The control API's route table without sockets: routing, decoding, the generated OpenAPI
-        // document, and MQTT's command names held to the table (the bridge cannot import it).
+        // document, and MQTT's command names held to the table (the bridge cannot import it); and
+        // the listeners' error handler.
         .testTarget(name: "CastlineAPITests", dependencies: [
-            "CastlineAPI", "CastlineDaemon", "CastCore", "MQTTBridgeCore",
+            "CastlineAPI", "CastlineDaemon", "CastlineConfig", "CastCore", "CastLogging", "CastProtocol", "MQTTBridgeCore", "CastTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         .testTarget(name: "SystemLibraryTests", dependencies: [
