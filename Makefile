@@ -8,7 +8,7 @@ SWIFT ?= swift
 RELEASE = $(SWIFT) build -c release --static-swift-stdlib
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak truth-audit field-day fuzz-smoke demo deb deb-test clean
+.PHONY: deps build test conformance check-protos protos check-openapi openapi bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak truth-audit field-day fuzz-smoke demo deb deb-test clean
 
 deps:
 	@scripts/install-deps.sh
@@ -41,6 +41,14 @@ check-protos: deps
 
 protos: deps
 	@scripts/generate-protos.sh
+
+# CI check that docs/api/openapi.yaml is what the route table and its template make (the diff
+# when not); `make openapi` writes it.
+check-openapi: deps
+	@scripts/generate-openapi.sh --check
+
+openapi: deps
+	@scripts/generate-openapi.sh
 
 # Benchmarks (own package, release build): one JSON object per line.
 # (The cached build plan is dropped first: SwiftPM misses files added to the root package.)

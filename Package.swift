@@ -274,7 +274,7 @@ let package = Package(
         .testTarget(name: "CastJSONTests", dependencies: ["CastJSON", "CastTestSupport"]),
         .testTarget(name: "CastCoreTests", dependencies: ["CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
-        .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore"]),
+        .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore", "CastlineDaemon"]),
         .testTarget(name: "CastlineLogsTests", dependencies: ["CastlineLogs", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport"]),
@@ -327,6 +327,15 @@ let package = Package(
             "CastPluginTesting",
         ]),
         .testTarget(name: "MQTTBridgeCoreTests", dependencies: ["MQTTBridgeCore", "CastJSON"]),
+        // The control API's route table without sockets: routing, decoding, the generated OpenAPI
+        // document, and MQTT's command names held to the table (the bridge cannot import it); and
+        // the listeners' error handler.
+        .testTarget(name: "CastlineAPITests", dependencies: [
+            "CastlineAPI", "CastlineDaemon", "CastlineConfig", "CastCore", "CastLogging", "CastProtocol", "MQTTBridgeCore", "CastTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         .testTarget(name: "SystemLibraryTests", dependencies: [
             "CCastShims", "CAvahi", "CSystemd", "CJansson", "COpenSSL",
         ]),

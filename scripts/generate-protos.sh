@@ -13,13 +13,8 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 protoc --plugin=protoc-gen-swift="$PLUGIN" --swift_out=Visibility=Public:"$TMP" -I Protos Protos/*.proto
 if [ "${1:-}" = "--check" ]; then
-  if diff -r "$TMP" "$OUT" >/dev/null; then
-    echo "generate-protos: $OUT is current"
-  else
-    diff -ru "$OUT" "$TMP" | head -40 >&2
-    echo "generate-protos: $OUT is stale; run scripts/generate-protos.sh and commit" >&2
-    exit 1
-  fi
+  . scripts/check-generated.sh
+  check_generated generate-protos "$OUT" "$TMP" "is stale; run scripts/generate-protos.sh and commit"
 else
   mkdir -p "$OUT"
   rm -f "$OUT"/*.pb.swift

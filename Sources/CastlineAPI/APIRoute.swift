@@ -2,13 +2,11 @@ import CastCore
 import CastlineDaemon
 import NIOHTTP1
 
-/// What a request asks for: a control command, the event stream, or the metrics. The table of
-/// routes is the OpenAPI document's (`docs/api/openapi.yaml`); ``APIRouteTests`` keep both in step.
-enum APIRoute: Equatable {
-    case command(ControlCommand)
-    case events(Set<HubEvents.Kind>?)
-    case metrics
-
+/// The HTTP face of the route table (``ControlAction/routes``): a request's method and target
+/// (path and query, percent-encoded) resolved to what it asks for, a control command, the event
+/// stream or the metrics. The table is also where `docs/api/openapi.yaml` comes from
+/// (``OpenAPIDocument``); `Tests/CastlineAPITests/APIRouteTests` hold every row to its route.
+enum APIRoute {
     /// Why a request has no route: the error to answer with, and for a 405 the methods allowed.
     struct Failure: Error, Equatable {
         let error: ControlError
@@ -16,100 +14,16 @@ enum APIRoute: Equatable {
     }
 
     /// The route of a request, or the error to answer with (404 for an unknown path, 405 for a
-    /// known path with the wrong method, 400 for a malformed body or query).
-    static func resolve(method: HTTPMethod, target: String, body: [UInt8]) -> Result<APIRoute, Failure> {
+    /// known path with the wrong method, 400 for a malformed path, body or query).
+    static func resolve(method: HTTPMethod, target: String, body: [UInt8]) -> Result<RouteTarget, Failure> {
         let (path, query) = split(target)
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         guard let decoded = decode(segments) else {
             return .failure(Failure(error: .usage("bad_path", "the path is not valid percent-encoded UTF-8")))
         }
-        var allowed: [HTTPMethod] = []
-        /// The body as JSON; no body at all is an empty object (a literal `null` is not).
-        func json() throws(ControlError) -> JSONValue {
-            guard !body.isEmpty else { return .object(JSONObject()) }
-            let value: JSONValue
-            do { value = try JSONValue.parse(String(decoding: body, as: UTF8.self)) } catch {
-                throw ControlError.usage("bad_json", "the request body is not JSON: \(error)")
-            }
-            guard case .object = value else { throw ControlError.usage("body_not_object", "the request body must be a JSON object") }
-            return value
+        return ControlAction.resolve(method: method.rawValue, segments: decoded, query: query, body: body).mapError { failure in
+            Failure(error: failure.error, allow: failure.allow.map { HTTPMethod(rawValue: $0.rawValue) })
         }
-        func allow(_ methods: [HTTPMethod]) throws(ControlError) {
-            guard methods.contains(method) else {
-                allowed = methods
-                throw ControlError(.methodNotAllowed, "method_not_allowed",
-                                   "\(method.rawValue) is not allowed on \(path) (allowed: \(methods.map(\.rawValue).joined(separator: ", ")))")
-            }
-        }
-        do throws(ControlError) {
-            switch decoded {
-            case ["metrics"]:
-                try allow([.GET])
-                return .success(.metrics)
-            case ["v1"], ["v1", "status"]:
-                try allow([.GET])
-                return .success(.command(.status))
-            case ["v1", "devices"]:
-                try allow([.GET])
-                return .success(.command(.listDevices))
-            case ["v1", "plugins"]:
-                try allow([.GET])
-                return .success(.command(.listPlugins))
-            case let s where s.count == 3 && s[0] == "v1" && s[1] == "devices" && !s[2].isEmpty:
-                try allow([.GET])
-                return .success(.command(.showDevice(s[2])))
-            case let s where s.count == 4 && s[0] == "v1" && s[1] == "devices" && !s[2].isEmpty:
-                try allow([.POST])
-                return .success(.command(try ControlCommand.device(s[2], action: s[3], body: try json())))
-            case let s where s.count == 5 && s[0] == "v1" && s[1] == "devices" && s[3] == "channels" && !s[2].isEmpty:
-                try allow([.POST])
-                return .success(.command(.channel(s[2], namespace: s[4], try ChannelArguments(json: try json()))))
-            case ["v1", "jobs"]:
-                try allow([.GET])
-                return .success(.command(.listJobs))
-            case let s where s.count == 3 && s[0] == "v1" && s[1] == "jobs" && !s[2].isEmpty:
-                try allow([.GET, .PUT, .DELETE])
-                switch method {
-                case .PUT:
-                    guard !body.isEmpty else { throw ControlError.usage("missing_job", "PUT a job: {\"devices\": [...], \"media\": {...}}") }
-                    return .success(.command(.putJob(s[2], String(decoding: body, as: UTF8.self))))
-                case .DELETE: return .success(.command(.deleteJob(s[2])))
-                default: return .success(.command(.showJob(s[2])))
-                }
-            case let s where s.count == 4 && s[0] == "v1" && s[1] == "jobs" && !s[2].isEmpty && s[3] == "run":
-                try allow([.POST])
-                let args = try ArgumentObject(body.isEmpty ? .object([:]) : try json(), allowed: ["wait"], what: "run")
-                return .success(.command(.runJob(s[2], wait: try args.bool("wait") ?? true)))
-            case ["v1", "events"]:
-                try allow([.GET])
-                return .success(.events(try kinds(query["kinds"])))
-            case ["v1", "logging"]:
-                try allow([.GET, .PUT])
-                return .success(.command(method == .PUT ? try ControlCommand.setLogging(body: try json()) : .showLogging))
-            case ["v1", "logging", "explain"]:
-                try allow([.GET])
-                guard let className = query["class"], !className.isEmpty else {
-                    throw ControlError.usage("missing_class", "explain needs ?class=CLASS (and &function=F)")
-                }
-                return .success(.command(.explainLogging(className: className, function: query["function"] ?? "")))
-            default:
-                return .failure(Failure(error: ControlError(.notFound, "unknown_route", "no route \(path) (see docs/api/openapi.yaml)")))
-            }
-        } catch {
-            return .failure(Failure(error: error, allow: allowed))
-        }
-    }
-
-    static func kinds(_ text: String?) throws(ControlError) -> Set<HubEvents.Kind>? {
-        guard let text, !text.isEmpty else { return nil }
-        var kinds = Set<HubEvents.Kind>()
-        for name in text.split(separator: ",") {
-            guard let kind = HubEvents.Kind(rawValue: String(name)) else {
-                throw ControlError.usage("bad_kind", "events: unknown kind \"\(name)\" (\(HubEvents.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
-            }
-            kinds.insert(kind)
-        }
-        return kinds
     }
 
     /// The path and the query's parameters (percent-decoded; `+` is a space).

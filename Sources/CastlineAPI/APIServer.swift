@@ -22,7 +22,8 @@ package final class APIServer: Sendable {
     package let socketPath: String?
     /// The TCP address it listens on (`host:port`, the port the kernel gave for 0), if any.
     package let tcpAddress: String?
-    private let listeners: [Channel]
+    /// The listening channels (the Unix socket's, then TCP's).
+    let listeners: [Channel]
     private let gates: (unix: ConnectionGate, tcp: ConnectionGate)
     private let timedOut: Counter
     private let log: Logger

@@ -31,7 +31,7 @@ package enum InProcessRequest {
     /// `GET /v1/events` carries; a usage error for an unknown kind.
     package static func events(_ hub: HubEvents, kinds: [String]?) -> Result<(AsyncStream<JSONValue>, cancel: @Sendable () -> Void), ControlError> {
         let set: Set<HubEvents.Kind>?
-        do { set = try APIRoute.kinds(kinds?.joined(separator: ",")) } catch { return .failure(error) }
+        do { set = try HubEvents.kinds(kinds?.joined(separator: ",")) } catch { return .failure(error) }
         let subscription = hub.subscribe(set)
         let (stream, continuation) = AsyncStream.makeStream(of: JSONValue.self, bufferingPolicy: .bufferingNewest(HubEvents.bufferSize))
         let pump = Task {

@@ -20,7 +20,7 @@ package struct AnnounceArguments: Sendable, Equatable {
     package init(media: String) { self.media = media }
 
     package init(json: JSONValue) throws(ControlError) {
-        let body = try ArgumentObject(json, allowed: ["media", "volume", "content_type", "timeout", "wait"], what: "announce")
+        let body = try ArgumentObject(json, action: .announce)
         guard let media = try body.string("media"), !media.isEmpty else {
             throw ControlError.usage("missing_media", "announce needs \"media\": an http(s) URL or an absolute file path")
         }

@@ -40,12 +40,12 @@ package struct CastArguments: Sendable, Equatable {
 
     package init(media: String) { self.media = media }
 
-    package static let keys = ["media", "title", "subtitle", "studio", "image", "content_type", "stream_type", "app", "start",
-                              "no_autoplay", "play_timeout", "queue", "repeat", "dry_run", "subtitles"]
+    /// The body's keys: the cast route's fields (``ControlRoute/cast``).
+    package static var keys: [String] { ControlAction.cast.route.body.fieldNames }
 
     /// From a request body; every problem is a usage error naming the key.
     package init(json: JSONValue) throws(ControlError) {
-        let body = try ArgumentObject(json, allowed: Self.keys, what: "cast")
+        let body = try ArgumentObject(json, action: .cast)
         guard let media = try body.string("media"), !media.isEmpty else {
             throw ControlError.usage("missing_media", "cast needs \"media\": an http(s) URL or an absolute file path")
         }

@@ -2,8 +2,9 @@ import CastCore
 import CastLogging
 
 /// Everything that can be asked of the hub: what the HTTP API's routes, the CLI's commands and
-/// MQTT's `…/set` topics map to, one to one. Decoding checks every argument (``ControlError``
-/// usage errors), so nothing malformed reaches a device.
+/// MQTT's `…/set` topics map to, one to one. The route table (``ControlAction/routes``) decodes
+/// requests into these, checking every argument (``ControlError`` usage errors), so nothing
+/// malformed reaches a device; ``ControlPlane`` runs them.
 package enum ControlCommand: Sendable, Equatable {
     case status
     case listDevices
@@ -35,51 +36,9 @@ package enum ControlCommand: Sendable, Equatable {
     case setLogging(String?)
     case explainLogging(className: String, function: String)
 
-    /// The device actions (`POST /v1/devices/{device}/{action}`, MQTT `{"command": action, …}`).
-    package static let deviceActions = ["cast", "site", "announce", "play", "pause", "stop", "seek", "volume", "mute", "queue"]
-
-    /// A device action with its body. `device` is an id or a name.
-    package static func device(_ device: String, action: String, body: JSONValue) throws(ControlError) -> ControlCommand {
-        switch action {
-        case "cast":
-            return .cast(device, try CastArguments(json: body))
-        case "site":
-            return .site(device, try SiteArguments(json: body))
-        case "announce":
-            return .announce(device, try AnnounceArguments(json: body))
-        case "play", "pause":
-            _ = try ArgumentObject(body, allowed: [], what: action)
-            return action == "play" ? .play(device) : .pause(device)
-        case "stop":
-            let args = try ArgumentObject(body, allowed: ["app"], what: "stop")
-            return .stop(device, app: try args.bool("app") ?? false)
-        case "seek":
-            let args = try ArgumentObject(body, allowed: ["position"], what: "seek")
-            return .seek(device, try ControlArguments.seek(args.value("position")))
-        case "volume":
-            let args = try ArgumentObject(body, allowed: ["level", "stream"], what: "volume")
-            return .volume(device, try ControlArguments.volume(args.value("level")), stream: try args.bool("stream") ?? false)
-        case "mute":
-            let args = try ArgumentObject(body, allowed: ["muted", "off", "stream"], what: "mute")
-            var muted = try args.bool("muted") ?? true
-            if try args.bool("off") == true { muted = false }
-            return .mute(device, muted, stream: try args.bool("stream") ?? false)
-        case "queue":
-            let args = try ArgumentObject(body, allowed: ["action", "items", "mode"], what: "queue")
-            guard let name = try args.string("action") else {
-                throw ControlError.usage("bad_queue", "queue needs \"action\": next, prev, jump, remove or repeat")
-            }
-            var values = try args.strings("items") ?? []
-            if let mode = try args.string("mode") { values = [mode] }
-            return .queue(device, try ControlArguments.queue(action: name, values: values))
-        default:
-            throw ControlError(.notFound, "unknown_action", "no device action \"\(action)\" (\(deviceActions.joined(separator: ", ")), channels/NAMESPACE)")
-        }
-    }
-
     /// `PUT /v1/logging`: `{"rules": "…"}` (null removes the API's layer).
     package static func setLogging(body: JSONValue) throws(ControlError) -> ControlCommand {
-        let args = try ArgumentObject(body, allowed: ["rules"], nullable: ["rules"], what: "logging")
+        let args = try ArgumentObject(body, action: .setLogging)
         guard case .object(let object) = body, object["rules"] != nil else {
             throw ControlError.usage("missing_rules", "logging needs \"rules\": a rule string such as \"info,CastSession:debug\", or null")
         }
@@ -88,6 +47,35 @@ package enum ControlCommand: Sendable, Equatable {
             throw ControlError.usage("bad_log_rules", "log rules: column \(error.column): \(error.reason)")
         }
         return .setLogging(rules)
+    }
+
+    /// The action this command is, whose row in the route table names and decodes it.
+    package var action: ControlAction {
+        switch self {
+        case .status: return .status
+        case .listDevices: return .listDevices
+        case .showDevice: return .showDevice
+        case .cast: return .cast
+        case .play: return .play
+        case .pause: return .pause
+        case .stop: return .stop
+        case .seek: return .seek
+        case .volume: return .volume
+        case .mute: return .mute
+        case .queue: return .queue
+        case .channel: return .channel
+        case .site: return .site
+        case .announce: return .announce
+        case .listPlugins: return .listPlugins
+        case .listJobs: return .listJobs
+        case .showJob: return .showJob
+        case .putJob: return .putJob
+        case .deleteJob: return .deleteJob
+        case .runJob: return .runJob
+        case .showLogging: return .showLogging
+        case .setLogging: return .setLogging
+        case .explainLogging: return .explainLogging
+        }
     }
 
     /// The device the command acts on, if any (for logs and per-device limits).
@@ -115,7 +103,7 @@ package struct ChannelArguments: Sendable, Equatable {
     package var listen: Bool
 
     package init(json: JSONValue) throws(ControlError) {
-        let args = try ArgumentObject(json, allowed: ["message", "wait", "timeout", "app", "listen"], what: "channel")
+        let args = try ArgumentObject(json, action: .channel)
         listen = try args.bool("listen") ?? false
         if let app = try args.string("app") {
             guard !app.isEmpty, app.utf8.count <= 32, app.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {

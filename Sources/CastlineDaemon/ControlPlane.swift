@@ -155,30 +155,8 @@ package actor ControlPlane {
         }
     }
 
-    static func name(_ command: ControlCommand) -> String {
-        switch command {
-        case .status: return "status"
-        case .listDevices: return "devices"
-        case .showDevice: return "device"
-        case .cast: return "cast"
-        case .play: return "play"
-        case .pause: return "pause"
-        case .stop: return "stop"
-        case .seek: return "seek"
-        case .volume: return "volume"
-        case .mute: return "mute"
-        case .site: return "site"
-        case .announce: return "announce"
-        case .queue: return "queue"
-        case .channel: return "channel"
-        case .listPlugins: return "plugins"
-        case .listJobs, .showJob: return "jobs"
-        case .putJob: return "job put"
-        case .deleteJob: return "job delete"
-        case .runJob: return "job run"
-        case .showLogging, .setLogging, .explainLogging: return "logging"
-        }
-    }
+    /// The command's name in logs: its row's in the route table.
+    static func name(_ command: ControlCommand) -> String { command.action.name }
 
     // MARK: Devices
 

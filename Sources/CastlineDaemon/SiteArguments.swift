@@ -20,12 +20,13 @@ package enum SiteArguments: Sendable, Equatable {
     /// `{"url": …, "force": bool, "reload_every": s, "preflight": bool}` or
     /// `{"home_assistant": {"view_path": …, "url_path": …}}`.
     package init(json: JSONValue) throws(ControlError) {
-        let args = try ArgumentObject(json, allowed: ["url", "force", "reload_every", "preflight", "home_assistant"], what: "site")
+        let args = try ArgumentObject(json, action: .site)
         if let dashboard = args.value("home_assistant") {
             guard args.value("url") == nil else {
                 throw ControlError.usage("site_ambiguous", "site: give \"url\" (a page) or \"home_assistant\" (a dashboard), not both")
             }
-            let view = try ArgumentObject(dashboard, allowed: ["view_path", "url_path"], what: "site.home_assistant")
+            let nested = ControlAction.site.route.body.fields.first { $0.name == "home_assistant" }?.fields.map(\.name) ?? []
+            let view = try ArgumentObject(dashboard, allowed: nested, what: "site.home_assistant")
             self = .dashboard(viewPath: try view.string("view_path"), urlPath: try view.string("url_path"))
             return
         }

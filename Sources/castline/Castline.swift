@@ -19,6 +19,7 @@ struct Castline: AsyncParsableCommand {
             VolumeCommand.self, MuteCommand.self, QueueCommand.self, RunCommand.self, DiscoverCommand.self, ConfigCommand.self, SimCommand.self,
             PluginsCommand.self, DoctorCommand.self, LogsCommand.self, NearbyCommand.self, JobsCommand.self, ChannelCommand.self,
             LogLevelCommand.self, FleetCommand.self, CaptureCommand.self, PluginScanCommand.self, PluginHostCommand.self,
+            APICommand.self,
         ]
     )
 }

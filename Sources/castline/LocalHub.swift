@@ -35,7 +35,7 @@ final class LocalHub: ControlTarget {
 
     func act(_ device: String, action: String, body: JSONValue?) async -> Result<JSONValue, ControlError> {
         do throws(ControlError) {
-            return await plane.execute(try ControlCommand.device(device, action: action, body: body ?? .object([:])))
+            return await plane.execute(try ControlAction.device(device, action: action, body: body ?? .object([:])))
         } catch {
             return .failure(error)
         }

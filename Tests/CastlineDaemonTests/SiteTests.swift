@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func siteIsADeviceAction() throws {
-        let command = try ControlCommand.device("Lobby", action: "site", body: ["url": "https://a.example/"])
+        let command = try ControlAction.device("Lobby", action: "site", body: ["url": "https://a.example/"])
         #expect(command == .site("Lobby", .page(url: "https://a.example/", force: nil, reloadEvery: 0, check: true)))
         #expect(command.device == "Lobby")
     }
