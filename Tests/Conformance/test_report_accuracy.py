@@ -5,7 +5,10 @@ simulator's own view of each screen, sampled every 0.1 s on the test's clock, wi
 castline cannot observe (the outage, the daemon's downtime until it sees each TV again) marked
 as such. `castline logs report --json` must give every (TV, content) interval within 1 s of
 the truth, both ways; the outage and the downtime are "not observed", the announcement is
-labelled, the CSV sums match the JSON, and the HTML page renders in headless Chromium."""
+labelled, the CSV sums match the JSON, and the HTML page renders in headless Chromium.
+A second, shorter run covers the screen itself: a TV put in standby and on another input (HDMI-CEC
+fields on the wire) and one covered by ambient mode (the model's profile, nothing on the wire)
+is reported not shown, with the cause, for the span the simulator's `state.screen` says."""
 import csv
 import io
 import json
@@ -39,6 +42,9 @@ def sim_view(device):
     """What a TV shows, from the simulator: (kind, content) as the report should say it."""
     state = device["state"]
     app = state.get("app")
+    screen = state.get("screen")
+    if screen and not screen.get("app_visible"):   # standby, another input, covered: whatever the app shows
+        return ("not_shown", None)
     if not app or app.get("isIdleScreen"):
         return ("not_shown", None)
     media = state.get("media") or {}
@@ -306,3 +312,72 @@ def test_the_report_gives_each_screens_content_within_a_second_of_the_truth(netn
     if artefacts:
         for name in (page, png):
             shutil.copy(name, artefacts)
+
+
+def first_change(samples, tv, after, predicate):
+    """The first sample's time, after `after`, whose view of the TV satisfies the predicate."""
+    return next(t for t, views in samples if t > after and predicate(views[tv]))
+
+
+def test_a_screen_in_standby_on_another_input_or_covered_is_reported_not_shown(netns, workdir):
+    from test_field_castline import GOOGLE_TV, hub_device, listing, sim_with, site_jobs
+    # Bar: a Google TV, whose ambient mode covers a page after 600 s (3 s at 200×), in the
+    # simulator and by castline's profile; it reports no CEC fields. Lobby: a Chromecast that
+    # reports them (standby, the active input); a page that no ambient mode covers.
+    sim = sim_with(netns, workdir, [
+        hub_device("Bar", "476f6f676c6554560000000000000003", GOOGLE_TV, profile="chromecast-google-tv", field={"appIdleTimeout": None},
+                   castPort=8009, httpPort=8008, httpsPort=8443),
+        hub_device("Lobby", "4368726f6d6563617374000000000004", "Chromecast", profile="chromecast", field={"dailyReboot": None},
+                   castPort=8019, httpPort=8018, httpsPort=8453),
+    ], "--field-time-scale", "200")
+    pages, base_url = page_server.start(netns)
+    page = f"{base_url}/board-1.html"
+    log = os.path.join(workdir, "hub.jsonl")
+    hub, truth = None, None
+    try:
+        hub = Hub(netns, sim, workdir, jobs=site_jobs(("bar", "Bar", f'"{page}"'), ("lobby", "Lobby", f'"{page}"')), json_log=log,
+                  daemon_extra=f'field_time_scale: 200, field_profiles: {{"{GOOGLE_TV}": {{idle_timeout: never}}}}')
+        truth = Truth(sim)
+        wait_until(lambda: truth.samples and truth.samples[-1][1][1] == ("shown", page), 20, "Lobby's page up")
+        wait_until(lambda: listing(sim)["Bar"]["screen"]["covered_by"] == "ambient", 15, "the simulator's ambient cover of Bar")
+        # Lobby: 4 s in standby, on for 3 s, 4 s on another input, then this input again.
+        for command, back in (({"command": "standby", "device": 1}, {"command": "standby", "device": 1, "enabled": False}),
+                              ({"command": "input", "device": 1}, {"command": "input", "device": 1, "active": True})):
+            assert sim.control(command)["ok"]
+            time.sleep(4)   # the span under test: the screen stays dark this long
+            assert sim.control(back)["ok"]
+            wait_until(lambda: listing(sim)["Lobby"]["screen"]["app_visible"], 5, "Lobby shows the app again")
+            time.sleep(3)
+        truth.stop()
+        assert hub.stop() == 0
+    finally:
+        if truth:
+            truth.stop()
+        if hub and hub.process.poll() is None:
+            hub.stop()
+        page_server.stop(pages)
+        sim.stop()
+
+    result = netns.run(castline_binary(), "logs", "report", "--json", "--timezone", "UTC", log)
+    assert result.returncode == 0, result.stderr
+    by_name = {d["deviceName"]: d["intervals"] for d in json.loads(result.stdout)["devices"]}
+    problems = []
+    for tv, name in enumerate(["Bar", "Lobby"]):
+        problems += compare(name, segments(truth.samples, tv, []), by_name[name])
+    assert not problems, "\n".join(problems)
+    # Each dark span, with its cause, within the tolerance of the simulator's own transitions.
+    samples = truth.samples
+    begun = samples[0][0]
+    dark = lambda view: view[0] == "not_shown"
+    covered = first_change(samples, 0, first_change(samples, 0, begun, lambda v: v[0] == "shown"), dark)
+    [cover] = [i for i in by_name["Bar"] if i["cause"] == "covered"]
+    assert cover["kind"] == "not_shown" and cover["content"] == page and abs(cover["from"] - covered) <= TOLERANCE, cover
+    shown = lambda view: view == ("shown", page)
+    off_from = first_change(samples, 1, first_change(samples, 1, begun, shown), dark)
+    off_to = first_change(samples, 1, off_from, shown)
+    input_from = first_change(samples, 1, off_to, dark)
+    input_to = first_change(samples, 1, input_from, shown)
+    for cause, start, end in (("off", off_from, off_to), ("other input", input_from, input_to)):
+        [span] = [i for i in by_name["Lobby"] if i["cause"] == cause]
+        assert span["kind"] == "not_shown" and span["content"] == page, span
+        assert abs(span["from"] - start) <= TOLERANCE and abs(span["to"] - end) <= TOLERANCE, (span, start, end)
