@@ -95,6 +95,8 @@ public struct LogStatistics: Sendable {
     public internal(set) var pluginFailures: [PluginFailureKey: Int] = [:]
     /// App stops by cause (``StopCause``).
     public internal(set) var appStops: [String: Int] = [:]
+    /// Media or page servers found down (`ServerProbe` records), by `scheme://host:port`.
+    public internal(set) var serversDown: [String: ServerDown] = [:]
     var stopCauses = AppStopClassifier()
     /// What each screen showed, per content (``DisplayTimeline``): the report's intervals, summed.
     public private(set) var display = DisplayTimeline()
@@ -124,6 +126,14 @@ public struct LogStatistics: Sendable {
         if e.level >= .error, e.level != .none { errors["error record: \(e.className)", default: 0] += 1 }
         if e.level >= .warning, e.level != .none, e.text("problem") != nil, e.text("plugin") != nil || e.className.hasPrefix("Plugin") {
             pluginFailure(e)
+        }
+        if e.className == "ServerProbe", let server = e.text("serverDown") {
+            serverDown(e, server)
+            // A page's open gap names the server: the cause, not only the app's end.
+            if let device = e.text("device"), let index = screenIndex[device], let gap = screens[index].gaps.indices.last,
+               screens[index].gaps[gap].end == nil, !screens[index].gaps[gap].reason.contains(server) {
+                screens[index].gaps[gap].reason += "; the server is down: \(server)"
+            }
         }
         display.add(e)
         if let stop = stopCauses.note(e) {

@@ -70,6 +70,8 @@ public struct TimelineBuilder: Sendable {
             event = TimelineEvent(time: e.time, kind: kind, text: e.body)
         } else if e.className == "JobDriver", let page = e.text("page"), page != "kept" {
             event = TimelineEvent(time: e.time, kind: .page, text: e.body)
+        } else if e.className == "ServerProbe", let server = e.text("serverDown") {
+            event = TimelineEvent(time: e.time, kind: .server, text: "server down: \(server) (\(e.text("reason") ?? "?"))")
         } else if e.level >= .warning, e.level != .none, let plugin = e.text("plugin"), e.text("problem") != nil || e.text("event") == "unavailable" {
             event = TimelineEvent(time: e.time, kind: .plugin, text: "\(plugin): \(e.body)")
         }
