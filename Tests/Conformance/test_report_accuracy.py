@@ -134,6 +134,15 @@ def compare(name, truth, report):
     return problems
 
 
+def stop_running(truth, *hubs):
+    """After a run, whatever it left running: the truth's sampler, the daemons still up."""
+    if truth:
+        truth.stop()
+    for h in hubs:
+        if h and h.process.poll() is None:
+            h.stop()
+
+
 def connected_times(socket_path, ids, until):
     """When the API first says each device is connected again (polled every 0.05 s), by id."""
     seen = {}
@@ -236,11 +245,7 @@ def test_the_report_gives_each_screens_content_within_a_second_of_the_truth(netn
         truth.stop()
         assert second.stop() == 0
     finally:
-        if truth:
-            truth.stop()
-        for h in (second, hub):
-            if h and h.process.poll() is None:
-                h.stop()
+        stop_running(truth, second, hub)
         if visitor and visitor.poll() is None:
             visitor.kill()
             visitor.wait(timeout=5)
@@ -320,16 +325,10 @@ def first_change(samples, tv, after, predicate):
 
 
 def test_a_screen_in_standby_on_another_input_or_covered_is_reported_not_shown(netns, workdir):
-    from test_field_castline import GOOGLE_TV, hub_device, listing, sim_with, site_jobs
-    # Bar: a Google TV, whose ambient mode covers a page after 600 s (3 s at 200×), in the
-    # simulator and by castline's profile; it reports no CEC fields. Lobby: a Chromecast that
-    # reports them (standby, the active input); a page that no ambient mode covers.
-    sim = sim_with(netns, workdir, [
-        hub_device("Bar", "476f6f676c6554560000000000000003", GOOGLE_TV, profile="chromecast-google-tv", field={"appIdleTimeout": None},
-                   castPort=8009, httpPort=8008, httpsPort=8443),
-        hub_device("Lobby", "4368726f6d6563617374000000000004", "Chromecast", profile="chromecast", field={"dailyReboot": None},
-                   castPort=8019, httpPort=8018, httpsPort=8453),
-    ], "--field-time-scale", "200")
+    from test_field_castline import GOOGLE_TV, bar_and_lobby, listing, site_jobs
+    # Bar: ambient mode covers its page, in the simulator and by castline's profile (no CEC
+    # fields). Lobby: reports standby and the active input; no ambient mode covers its page.
+    sim = bar_and_lobby(netns, workdir)
     pages, base_url = page_server.start(netns)
     page = f"{base_url}/board-1.html"
     log = os.path.join(workdir, "hub.jsonl")
@@ -351,10 +350,7 @@ def test_a_screen_in_standby_on_another_input_or_covered_is_reported_not_shown(n
         truth.stop()
         assert hub.stop() == 0
     finally:
-        if truth:
-            truth.stop()
-        if hub and hub.process.poll() is None:
-            hub.stop()
+        stop_running(truth, hub)
         page_server.stop(pages)
         sim.stop()
 
