@@ -51,7 +51,7 @@ struct ELFSymbols: Sendable {
         }
         let tables = (0..<shnum).compactMap { i in section(i).map { (i, $0) } }
         guard let table = tables.first(where: { $0.1.type == 2 }) ?? tables.first(where: { $0.1.type == 11 }),   // SYMTAB, DYNSYM
-              table.1.entsize >= 24, let strings = section(table.1.link) else { return nil }
+              table.1.entsize >= 24, table.1.link < shnum, let strings = section(table.1.link) else { return nil }
         var functions: [Symbol] = []
         for n in 0..<(table.1.size / table.1.entsize) {
             let at = table.1.offset + n * table.1.entsize
