@@ -517,7 +517,8 @@ package actor JobDriver {
             report(.castSucceeded)
         case .failure(let error):
             log.warning("\(device.friendlyName): cast failed: \(error)", ["device": .string(id), "error": .string("\(error)")])
-            Task { [serverProbe] in await serverProbe.castFailed(url, device: device, failure: "\(error)") }
+            // The job's own URL: a local file's published URL (castline's server, its token) is not probed.
+            Task { [serverProbe, jobURL = active.media.url] in await serverProbe.castFailed(jobURL, device: device, failure: "\(error)") }
             guard castGenerations[id] == generation else { return }
             await registry.release(id, owner: job.name)
             if let refused = publications.removeValue(forKey: id), refused.contains(url) { media?.revoke(id, owner: job.name) }
