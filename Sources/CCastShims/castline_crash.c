@@ -13,6 +13,8 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define RECORDS 8
@@ -57,6 +59,28 @@ static void put_unsigned(text *t, unsigned long long v, int base) {
     while (n) put(t, &digits[--n], 1);
 }
 
+/// One stack frame as JSON string characters: `symbol + N (library + 0xOFFSET)` (the symbol
+/// where dladdr names one), or the bare address.
+static void put_frame(text *t, void *frame) {
+    Dl_info where;
+    if (dladdr(frame, &where) && where.dli_fname) {
+        if (where.dli_sname && where.dli_saddr) {
+            put_escaped(t, where.dli_sname);
+            put_string(t, " + ");
+            put_unsigned(t, (unsigned long long)((uintptr_t)frame - (uintptr_t)where.dli_saddr), 10);
+            put_string(t, " ");
+        }
+        const char *base = strrchr(where.dli_fname, '/');
+        put_string(t, "(");
+        put_escaped(t, base ? base + 1 : where.dli_fname);
+        put_string(t, " + ");
+        put_unsigned(t, (unsigned long long)((uintptr_t)frame - (uintptr_t)where.dli_fbase), 16);
+        put_string(t, ")");
+    } else {
+        put_unsigned(t, (unsigned long long)(uintptr_t)frame, 16);
+    }
+}
+
 /// One frame: 4-byte big-endian length, then the JSON.
 static void write_frame(const char *json, size_t length) {
     unsigned char header[4] = {(unsigned char)(length >> 24), (unsigned char)(length >> 16), (unsigned char)(length >> 8),
@@ -91,23 +115,7 @@ static void on_crash(int sig, siginfo_t *info, void *context) {
         for (int i = 0; i < n; i++) {
             if (i) put_string(&t, ",");
             put_string(&t, "\"");
-            Dl_info where;
-            if (dladdr(frames[i], &where) && where.dli_fname) {
-                if (where.dli_sname && where.dli_saddr) {
-                    put_escaped(&t, where.dli_sname);
-                    put_string(&t, " + ");
-                    put_unsigned(&t, (unsigned long long)((uintptr_t)frames[i] - (uintptr_t)where.dli_saddr), 10);
-                    put_string(&t, " ");
-                }
-                const char *base = strrchr(where.dli_fname, '/');
-                put_string(&t, "(");
-                put_escaped(&t, base ? base + 1 : where.dli_fname);
-                put_string(&t, " + ");
-                put_unsigned(&t, (unsigned long long)((uintptr_t)frames[i] - (uintptr_t)where.dli_fbase), 16);
-                put_string(&t, ")");
-            } else {
-                put_unsigned(&t, (unsigned long long)(uintptr_t)frames[i], 16);
-            }
+            put_frame(&t, frames[i]);
             put_string(&t, "\"");
         }
         put_string(&t, "]}}");
@@ -141,4 +149,137 @@ void castline_crash_reporter_note_record(const char *json, size_t length) {
     record_lengths[slot] = 0;
     memcpy(records[slot], json, length);
     __atomic_store_n(&record_lengths[slot], length, __ATOMIC_RELEASE);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The daemon's crash record: when code in castline's own process crashes it (an in-process
+// plugin's SIGSEGV), one record in the JSON sink's schema (class `CrashReporter`, at error) is
+// appended to a descriptor of the sink's file opened beforehand, naming the signal and the
+// faulting library, symbol and stack (dladdr). Then the handler that was there before (Swift's
+// backtracer, which prints the stack on stderr) gets the signal: the previous action is put back
+// and the faulting instruction runs again. Async-signal-safe save dladdr and backtrace (warmed).
+
+static int record_fd = -1;
+static struct sigaction previous[32];
+static char record_line[REPORT_BYTES];
+
+static const char *signal_name(int sig) {
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    default: return "?";
+    }
+}
+
+static void put_two(text *t, unsigned v) {
+    char d[2] = {(char)('0' + v / 10 % 10), (char)('0' + v % 10)};
+    put(t, d, 2);
+}
+
+/// `2026-11-28T20:14:36.123456789Z` for Unix seconds and nanoseconds (days to a civil date by
+/// Howard Hinnant's algorithm: no gmtime, which is not async-signal-safe).
+static void put_rfc3339(text *t, long long seconds, long nanos) {
+    long long days = seconds / 86400, rest = seconds % 86400;
+    if (rest < 0) { rest += 86400; days -= 1; }
+    long long z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    long long year = (long long)yoe + era * 400;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+    unsigned day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9;
+    if (month <= 2) year += 1;
+    put_unsigned(t, (unsigned long long)year, 10);
+    put_string(t, "-"); put_two(t, month); put_string(t, "-"); put_two(t, day);
+    put_string(t, "T"); put_two(t, (unsigned)(rest / 3600)); put_string(t, ":"); put_two(t, (unsigned)(rest % 3600 / 60));
+    put_string(t, ":"); put_two(t, (unsigned)(rest % 60)); put_string(t, ".");
+    char digits[9];
+    for (int i = 8; i >= 0; i--) { digits[i] = (char)('0' + nanos % 10); nanos /= 10; }
+    put(t, digits, 9);
+    put_string(t, "Z");
+}
+
+/// The instruction that faulted, from the signal's context (NULL where unknown).
+static void *faulting_pc(void *context) {
+#if defined(__x86_64__)
+    return context ? (void *)((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP] : NULL;
+#elif defined(__aarch64__)
+    return context ? (void *)((ucontext_t *)context)->uc_mcontext.pc : NULL;
+#else
+    (void)context;
+    return NULL;
+#endif
+}
+
+static void on_daemon_crash(int sig, siginfo_t *info, void *context) {
+    (void)info;
+    if (record_fd >= 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        void *pc = faulting_pc(context);
+        Dl_info where;
+        int named = pc && dladdr(pc, &where) && where.dli_fname;
+        text t = {record_line, REPORT_BYTES - 2};
+        put_string(&t, "{\"time\":\"");
+        put_rfc3339(&t, (long long)now.tv_sec, now.tv_nsec);
+        put_string(&t, "\",\"time_unix_nano\":");
+        put_unsigned(&t, (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec, 10);
+        put_string(&t, ",\"severity_number\":17,\"severity_text\":\"ERROR\",\"level\":\"error\",\"class\":\"CrashReporter\",\"body\":\"castline crashed: signal ");
+        put_unsigned(&t, (unsigned)sig, 10);
+        put_string(&t, " (");
+        put_string(&t, signal_name(sig));
+        put_string(&t, ")");
+        if (named) {
+            put_string(&t, " in ");
+            put_frame(&t, pc);
+        }
+        put_string(&t, "\",\"attributes\":{\"pid\":");
+        put_unsigned(&t, (unsigned long long)getpid(), 10);
+        put_string(&t, ",\"role\":\"daemon\",\"problem\":\"crashed\",\"signal\":\"");
+        put_string(&t, signal_name(sig));
+        put_string(&t, "\",\"signalNumber\":");
+        put_unsigned(&t, (unsigned)sig, 10);
+        if (named) {
+            put_string(&t, ",\"library\":\"");
+            put_escaped(&t, where.dli_fname);
+            put_string(&t, "\"");
+            if (where.dli_sname) { put_string(&t, ",\"symbol\":\""); put_escaped(&t, where.dli_sname); put_string(&t, "\""); }
+        }
+        put_string(&t, ",\"backtrace\":\"");
+        void *frames[FRAMES];
+        int n = backtrace(frames, FRAMES);
+        for (int i = 0; i < n; i++) {
+            if (i) put_string(&t, "\\n");
+            put_frame(&t, frames[i]);
+        }
+        put_string(&t, "\"}}");
+        t.left += 2;
+        put_string(&t, "\n");
+        size_t length = (size_t)(t.at - record_line), done = 0;
+        for (int tries = 0; done < length && tries < 64; tries++) {
+            ssize_t w = write(record_fd, record_line + done, length - done);
+            if (w > 0) done += (size_t)w;
+        }
+        record_fd = -1;   // once
+    }
+    // The handler that was there before gets the signal: returning runs the faulting
+    // instruction again (abort() raises again by itself).
+    if (sig > 0 && sig < 32) sigaction(sig, &previous[sig], NULL);
+}
+
+void castline_crash_record_install(int fd) {
+    record_fd = fd;
+    void *warm[2];
+    (void)backtrace(warm, 2);
+    Dl_info where;
+    (void)dladdr((void *)castline_crash_record_install, &where);
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_daemon_crash;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    int signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) sigaction(signals[i], &action, &previous[signals[i]]);
 }

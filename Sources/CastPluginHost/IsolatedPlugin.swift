@@ -410,7 +410,9 @@ public final class IsolatedPlugin: Sendable {
             fields["callback"] = .string(callback)
             during = " in \(callback)"
         }
-        let frames = report?["frames"]?.array?.compactMap(\.string) ?? []
+        // Frames in the plugin's library that dladdr could not name (a static callback) named
+        // from its symbol table, read here rather than in the helper's signal handler.
+        let frames = ELFSymbols.symbolised(report?["frames"]?.array?.compactMap(\.string) ?? [], library: path)
         if !frames.isEmpty { fields["backtrace"] = .string(frames.joined(separator: "\n")) }
         let trace = frames.isEmpty ? "" : "\n" + frames.prefix(12).map { "  \($0)" }.joined(separator: "\n")
         log.error("plugin \(pluginID)'s helper process (castline plugin-host, pid \(child.pid)) \(status)\(during); its channels are unavailable, restarting it in \(delay.formatted) s\(trace)",

@@ -20,6 +20,8 @@ package actor JobDriver {
     let group: EventLoopGroup
     let logSystem: LogSystem
     let log: Logger
+    /// Whether the server behind a failed cast's URL is down (``ServerProbe``).
+    let serverProbe: ServerProbe
     let defaultAppID: String
     var machines: [String: JobStateMachine] = [:]
     var devices: [String: CastDevice] = [:]
@@ -93,6 +95,7 @@ package actor JobDriver {
         self.group = group
         self.logSystem = logSystem
         log = Logger(class: "JobDriver", system: logSystem).with(["job": .string(job.name)])
+        serverProbe = ServerProbe(group: group, logSystem: logSystem)
     }
 
     /// What the job shows now (outside every schedule entry without a fallback: the job, unused).
@@ -514,6 +517,8 @@ package actor JobDriver {
             report(.castSucceeded)
         case .failure(let error):
             log.warning("\(device.friendlyName): cast failed: \(error)", ["device": .string(id), "error": .string("\(error)")])
+            // The job's own URL: a local file's published URL (castline's server, its token) is not probed.
+            Task { [serverProbe, jobURL = active.media.url] in await serverProbe.castFailed(jobURL, device: device, failure: "\(error)") }
             guard castGenerations[id] == generation else { return }
             await registry.release(id, owner: job.name)
             if let refused = publications.removeValue(forKey: id), refused.contains(url) { media?.revoke(id, owner: job.name) }
@@ -555,6 +560,9 @@ package actor JobDriver {
             report(.castSucceeded)
         } catch {
             log.warning("\(device.friendlyName): cannot show \(url): \(error.message)", ["device": .string(id), "error": .string(error.code)])
+            if error.code == "site_unreachable" || (error.code == "site_http_error" && error.message.contains("answers HTTP 5")) {
+                await serverProbe.preflightFailed(url, device: device, reason: error.message)
+            }
             report(Self.launchFailure(error))
         }
     }
@@ -581,20 +589,4 @@ package actor JobDriver {
         return ServedFile(path: local.path, contentType: contentType ?? ContentTypeGuess.forPath(path) ?? "application/octet-stream",
                           root: local.root, displayName: JobMedia.fileName(path))
     }
-}
-
-/// The owner names of casts made through the hub's commands: `command` (`castline cast`, the
-/// API, MQTT) and `announcement` (held until the announcement gives the device back).
-package enum CommandOwner {
-    package static let name = "command"
-    package static let announcement = "announcement"
-
-    /// A command's or an announcement's: jobs yield to it whatever their takeover policy.
-    package static func isCommand(_ owner: String?) -> Bool { owner == name || owner == announcement }
-}
-
-/// How a site job's page is sent: with force (the page cannot be framed, or is http), and its title.
-struct PageSettings: Sendable {
-    var force: Bool
-    var title: String?
 }

@@ -60,9 +60,11 @@ extension DisplayReport {
 
     private var legend: String {
         "<p class=\"legend\">"
-            + [("shown", "shown"), ("announcement", "announcement"), ("not_shown", "not shown (idle, app closed, another sender)"),
+            + [("shown", "shown"), ("announcement", "announcement"),
+               ("not_shown", "not shown (idle, app closed, another sender, off, other input, covered)"),
                ("not_observed", "not observed (the link was down, or castline was not running)")]
             .map { "<span class=\"swatch \($0.0)\"></span>\($0.1)" }.joined() + "</p>\n"
+            + "<p class=\"note\" id=\"counted-by-app\">\(TimelinePage.escapeHTML(Self.countedByApp))</p>\n"
     }
 
     private func anchor(_ d: DisplayTimeline.Device) -> String { "screen-" + String(d.id.map { $0.isLetter || $0.isNumber ? $0 : "-" }) }

@@ -126,10 +126,14 @@ public struct DisplayReport: Sendable {
         }
     }
 
+    /// What the report cannot see: said in the text and on the page.
+    static let countedByApp = "Off, other input and covered come from the TV's HDMI-CEC state (standby, active input) and the model's "
+        + "ambient mode; screens that report no CEC state are counted by the app alone (shown while castline's content runs)."
+
     // MARK: Text
 
     public var text: String {
-        var out = ["proof of display, \(periodText)"]
+        var out = ["proof of display, \(periodText)", Self.countedByApp]
         if devices.isEmpty {
             out.append("  no screen in these records (the daemon's CastSession, RemoteMediaClient, JobDriver and DeviceRegistry records at info)")
             return out.joined(separator: "\n")

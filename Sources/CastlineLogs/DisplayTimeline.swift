@@ -13,7 +13,11 @@ import CastLogging
 ///   `appId`) and the app's end (`change: stopped`).
 /// - `RemoteMediaClient` `display: media` records: the content and whether it plays.
 /// - `JobDriver` `page: shown | gone` records: a page job's URL (a page reports no media).
-/// - `DeviceRegistry` owner records (`ownerKind`: job, command, announcement, other, nobody).
+/// - `DeviceRegistry` owner records (`ownerKind`: job, command, announcement, other, nobody) and
+///   screen records (`visible`, `reason`: the TV in standby, on another input, covered by ambient
+///   mode): while a screen is known not to show the app, what it would show is `not_shown` with
+///   the cause `off`, `other input` or `covered`. A screen that reports none of this (`visible`
+///   unknown: no HDMI-CEC) is counted by its app alone.
 /// - Processes: a new daemon (`pid`, `role: daemon`) after an old one means castline was not
 ///   running in between, whatever the old one left open.
 public struct DisplayTimeline: Sendable {
@@ -68,6 +72,9 @@ public struct DisplayTimeline: Sendable {
         var media: (content: String?, playback: String)?
         var page: String?
         var ownerKind: String?
+        /// Why the screen does not show the app, as the daemon read it (``ScreenCause``); nil: it
+        /// does, or castline cannot tell.
+        var hidden: String?
         /// The process whose session links it (its pid as text).
         var process: String?
         var open: Interval?
@@ -78,6 +85,25 @@ public struct DisplayTimeline: Sendable {
         static let notYetFollowed = "castline was not following the device yet"
         static let notRunning = "castline was not running"
         static let stoppedFollowing = "castline stopped following the device"
+    }
+
+    /// The cause of a screen known not to show the app, from a `screen` record's `reason`
+    /// (``ScreenReading``'s): nil for the idle screen (no app runs: the app's own records say
+    /// idle or app closed) and for what is not known.
+    public enum ScreenCause {
+        public static let off = "off"
+        public static let otherInput = "other input"
+        public static let covered = "covered"
+
+        static func of(visible: String?, reason: String?) -> String? {
+            guard visible == "false" else { return nil }
+            switch reason {
+            case "standby"?: return off
+            case "other-input"?: return otherInput
+            case "covered"?: return covered
+            default: return nil
+            }
+        }
     }
 
     private var screens: [String: Screen] = [:]
@@ -106,8 +132,12 @@ public struct DisplayTimeline: Sendable {
             guard let page = e.text("page"), page != "kept" else { return }
             update(device, at: e.time, name: e.text("deviceName")) { s in s.page = page == "shown" ? e.text("url") : nil }
         case "DeviceRegistry":
-            guard let kind = e.text("ownerKind") else { return }
-            update(device, at: e.time, name: nil) { s in s.ownerKind = kind }
+            if let kind = e.text("ownerKind") {
+                update(device, at: e.time, name: nil) { s in s.ownerKind = kind }
+            } else if let visible = e.text("visible") {
+                let hidden = ScreenCause.of(visible: visible, reason: e.text("reason"))
+                update(device, at: e.time, name: nil) { s in s.hidden = hidden }
+            }
         default:
             break
         }
@@ -149,6 +179,7 @@ public struct DisplayTimeline: Sendable {
                     s.appClosed = nil
                     s.media = nil
                     s.ownerKind = nil
+                    s.hidden = nil
                 }
             case "didStart", "didResume":
                 update(device, at: e.time, name: name) { s in
@@ -217,9 +248,17 @@ public struct DisplayTimeline: Sendable {
         screens[id] = s
     }
 
-    /// What a screen in this state shows.
+    /// What a screen in this state shows: what the app shows, unless the screen is known not to
+    /// show the app (then that content, not shown, with the screen's cause).
     static func classify(_ s: Screen) -> (kind: Kind, content: String?, cause: String?) {
         guard s.linked else { return (.notObserved, nil, s.unlinkedCause) }
+        let app = classifyApp(s)
+        if let hidden = s.hidden { return (.notShown, app.content, hidden) }
+        return app
+    }
+
+    /// What the app on a linked screen shows.
+    private static func classifyApp(_ s: Screen) -> (kind: Kind, content: String?, cause: String?) {
         let playing = s.media.flatMap { $0.playback == "playing" || $0.playback == "paused" ? $0.content : nil }
         if s.ownerKind == "other" {
             return (.notShown, playing ?? s.app.map { "app \($0)" }, "another sender" + (s.app.map { " (app \($0))" } ?? ""))

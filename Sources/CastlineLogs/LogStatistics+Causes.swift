@@ -83,6 +83,22 @@ extension LogStatistics {
         pluginFailures[PluginFailureKey(plugin: plugin, problem: problem, device: e.text("device") ?? ""), default: 0] += count
     }
 
+    /// A media or page server found down: how often, the devices that could not show its
+    /// content, the last reason.
+    public struct ServerDown: Sendable, Equatable {
+        public var count = 0
+        public var devices: Set<String> = []
+        public var reason = ""
+    }
+
+    mutating func serverDown(_ e: LogEntry, _ server: String) {
+        var s = serversDown[server] ?? ServerDown()
+        s.count += 1
+        if let device = e.text("deviceName") ?? e.text("device") { s.devices.insert(device) }
+        s.reason = e.text("reason") ?? s.reason
+        serversDown[server] = s
+    }
+
     /// Plugin failures per plugin and problem, all devices together.
     public var pluginFailuresByProblem: [String: [String: Int]] {
         var result: [String: [String: Int]] = [:]
@@ -139,12 +155,26 @@ extension LogStatistics {
         return (plugins, stops)
     }
 
+    var serversDownJSON: JSONValue {
+        .array(serversDown.sorted { $0.key < $1.key }.map { server, s in
+            ["server": .string(server), "count": .int(Int64(s.count)), "devices": .array(s.devices.sorted().map { .string($0) }),
+             "reason": .string(s.reason)]
+        })
+    }
+
     var causesText: [String] {
         var out: [String] = []
         if !appStops.isEmpty {
             out.append("")
             out.append("app stops, by cause")
             for (cause, n) in appStops.sorted(by: { $0.key < $1.key }) { out.append("  \(cause): \(n)") }
+        }
+        if !serversDown.isEmpty {
+            out.append("")
+            out.append("media or page servers down (server: times found down; the devices; the last reason)")
+            for (server, s) in serversDown.sorted(by: { $0.key < $1.key }) {
+                out.append("  \(server): \(s.count) (\(s.devices.sorted().joined(separator: ", "))): \(s.reason)")
+            }
         }
         if !pluginFailures.isEmpty {
             out.append("")

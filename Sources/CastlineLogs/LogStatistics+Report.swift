@@ -70,6 +70,7 @@ extension LogStatistics {
         o.set("display", displayJSON)
         o.set("appStops", causes.stops)
         o.set("pluginFailures", causes.plugins)
+        o.set("serversDown", serversDownJSON)
         o.set("dropped", .object(JSONObject(droppedBySink.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.int($0.value)) })))
         o.set("read", read.json)
         return .object(o)

@@ -95,6 +95,8 @@ public struct LogStatistics: Sendable {
     public internal(set) var pluginFailures: [PluginFailureKey: Int] = [:]
     /// App stops by cause (``StopCause``).
     public internal(set) var appStops: [String: Int] = [:]
+    /// Media or page servers found down (`ServerProbe` records), by `scheme://host:port`.
+    public internal(set) var serversDown: [String: ServerDown] = [:]
     var stopCauses = AppStopClassifier()
     /// What each screen showed, per content (``DisplayTimeline``): the report's intervals, summed.
     public private(set) var display = DisplayTimeline()
@@ -104,7 +106,9 @@ public struct LogStatistics: Sendable {
     public private(set) var negativeLatencies = 0
 
     private var pending: [String: (type: String, time: Int64)] = [:]
+    /// Open sessions by `pid|device|localSession`.
     private var openSessions: [String: Int] = [:]
+    private var daemons = DaemonRuns()
     private var openSuspensions: [String: Int] = [:]
 
     public init() {}
@@ -116,6 +120,10 @@ public struct LogStatistics: Sendable {
         first = min(first ?? e.time, e.time)
         last = max(last ?? e.time, e.time)
         if e.className.hasPrefix("CastChannel.") { traffic(e) }
+        for other in daemons.note(e) { endSessions(ofDaemon: other) }
+        if e.className == "CrashReporter", e.text("role") == "daemon" {
+            errors["\(DaemonRuns.crashed): \(e.text("signal") ?? "?")" + (e.text("library").map { " in " + ($0.split(separator: "/").last.map(String.init) ?? $0) } ?? ""), default: 0] += 1
+        }
         if e.className == "CastSession" { session(e) }
         if e.className == "JobDriver", let page = e.text("page") { screen(e, page) }
         if e.className == "LogSystem", let sink = e.text("sink"), let dropped = e.integer("dropped") {
@@ -124,6 +132,14 @@ public struct LogStatistics: Sendable {
         if e.level >= .error, e.level != .none { errors["error record: \(e.className)", default: 0] += 1 }
         if e.level >= .warning, e.level != .none, e.text("problem") != nil, e.text("plugin") != nil || e.className.hasPrefix("Plugin") {
             pluginFailure(e)
+        }
+        if e.className == "ServerProbe", let server = e.text("serverDown") {
+            serverDown(e, server)
+            // A page's open gap names the server: the cause, not only the app's end.
+            if let device = e.text("device"), let index = screenIndex[device], let gap = screens[index].gaps.indices.last,
+               screens[index].gaps[gap].end == nil, !screens[index].gaps[gap].reason.contains(server) {
+                screens[index].gaps[gap].reason += "; the server is down: \(server)"
+            }
         }
         display.add(e)
         if let stop = stopCauses.note(e) {
@@ -149,9 +165,21 @@ public struct LogStatistics: Sendable {
         }
     }
 
+    /// Sessions pair within their process: a new daemon ends what an earlier one left open, at
+    /// its last record, with how it ended (``DaemonRuns/endReason(of:)``).
+    private mutating func endSessions(ofDaemon pid: String) {
+        for (key, index) in openSessions where key.hasPrefix(pid + "|") {
+            openSessions[key] = nil
+            guard sessions[index].end == nil else { continue }
+            sessions[index].end = max(sessions[index].start, daemons.last(of: pid) ?? sessions[index].start)
+            sessions[index].endReason = daemons.endReason(of: pid)
+            if let s = openSuspensions.removeValue(forKey: key) { suspensions[s].end = sessions[index].end }
+        }
+    }
+
     private mutating func session(_ e: LogEntry) {
         let device = e.text("device") ?? "?"
-        let key = "\(device)|\(e.text("localSession") ?? "?")"
+        let key = "\(e.text("pid") ?? "")|\(device)|\(e.text("localSession") ?? "?")"
         guard let event = e.text("event") else {
             if e.body.hasPrefix("reconnect attempt") { reconnectAttempts += 1 }
             if let change = e.text("change"), change != "stopping", let app = e.text("appId"), let index = openSessions[key] {

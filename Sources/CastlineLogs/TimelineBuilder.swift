@@ -18,14 +18,14 @@ public struct TimelineBuilder: Sendable {
     private var endpointToDevice: [String: String] = [:]
     /// Open sessions by `pid|device|localSession` → (lane, index in the lane).
     private var openSessions: [String: (lane: String, index: Int)] = [:]
-    /// Per process seen (its pid as text, "" for records that name none): its role and last record's time.
-    private var processes: [String: (role: String?, last: Int64)] = [:]
     private var pending: [String: (lane: String, index: Int, time: Int64)] = [:]
     private var first: Int64?
     private var last: Int64?
     /// What each screen showed, and why apps stopped: the lanes' content and story.
     private var display = DisplayTimeline()
     private var stops = AppStopClassifier()
+    /// The daemons and how each ended (a crash, an orderly stop).
+    private var daemons = DaemonRuns()
 
     public init() {}
 
@@ -70,6 +70,8 @@ public struct TimelineBuilder: Sendable {
             event = TimelineEvent(time: e.time, kind: kind, text: e.body)
         } else if e.className == "JobDriver", let page = e.text("page"), page != "kept" {
             event = TimelineEvent(time: e.time, kind: .page, text: e.body)
+        } else if e.className == "ServerProbe", let server = e.text("serverDown") {
+            event = TimelineEvent(time: e.time, kind: .server, text: "server down: \(server) (\(e.text("reason") ?? "?"))")
         } else if e.level >= .warning, e.level != .none, let plugin = e.text("plugin"), e.text("problem") != nil || e.text("event") == "unavailable" {
             event = TimelineEvent(time: e.time, kind: .plugin, text: "\(plugin): \(e.body)")
         }
@@ -92,14 +94,9 @@ public struct TimelineBuilder: Sendable {
     /// A record's process (`pid`, `role`). The first record of a new daemon ends what an earlier
     /// daemon left open, at that daemon's last record: it stopped (or crashed) there.
     private mutating func noteProcess(_ e: LogEntry) {
-        let pid = e.text("pid") ?? ""
-        let role = e.text("role")
-        if processes[pid] == nil, role == "daemon" {
-            for (other, info) in processes where other != pid && info.role == "daemon" {
-                endSessions(ofProcess: other, at: info.last, reason: "castline stopped (pid \(other): no record after this)")
-            }
+        for other in daemons.note(e) {
+            endSessions(ofProcess: other, at: daemons.last(of: other) ?? e.time, reason: daemons.endReason(of: other))
         }
-        processes[pid] = (role ?? processes[pid]?.role, e.time)
     }
 
     private mutating func endSessions(ofProcess pid: String, at time: Int64, reason: String) {

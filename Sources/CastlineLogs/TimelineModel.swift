@@ -132,6 +132,8 @@ public struct TimelineEvent: Sendable, Equatable {
         case page
         /// A plugin failed on this device.
         case plugin
+        /// The media or page server behind the device's content is down (`ServerProbe`).
+        case server
     }
 
     public var time: Int64

@@ -77,7 +77,7 @@ extension TimelinePage {
 
     .content-segment.shown { fill: #2e9e44; } .content-segment.announcement { fill: #2a6fd6; }
     .content-segment.not_shown { fill: #d8433b; } .content-segment.not_observed { fill: #bbb; }
-    .story-event { stroke: #fff; stroke-width: 1; } .story-event.app { fill: #e08a00; } .story-event.takeover { fill: #b00020; }
+    .story-event { stroke: #fff; stroke-width: 1; } .story-event.app { fill: #e08a00; } .story-event.takeover { fill: #b00020; } .story-event.server { fill: #00838f; }
     .story-event.owner { fill: #555; } .story-event.announcement { fill: #2a6fd6; } .story-event.page { fill: #2e9e44; }
     .story-event.plugin { fill: #7b1fa2; }
     """

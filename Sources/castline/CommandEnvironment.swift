@@ -91,6 +91,11 @@ final class CommandEnvironment: @unchecked Sendable {
                 throw CastlineExit.configError
             }
         }
+        // The daemon's crash (an in-process plugin's SIGSEGV) leaves one record in the JSON sink's file.
+        if role == .daemon, let sink = sinks.first(where: { $0.type == "json" }),
+           let path = (try? JSONValue.parse(sink.options))?["path"]?.string, path != "-", !path.isEmpty {
+            DaemonCrashRecord.install(jsonSinkPath: path, logSystem: logSystem)
+        }
     }
 
     /// The environment variable that makes a command write to the config's sinks.

@@ -172,6 +172,54 @@ import Testing
         #expect(stats.text(read: LogReadReport()).contains("  Lobby: http://m/a.mp4 16.0 s, http://m/b.mp4 23.4 s, "))
     }
 
+    /// A `screen` record as `DeviceRegistry` logs it (`visible` as text, `reason`, `source`).
+    func screen(_ s: Double, _ visible: String, _ reason: String = "", device: String = "tv1") -> LogEntry {
+        record(s, "DeviceRegistry", "Lobby: screen", ["device": .string(device), "visible": .string(visible), "reason": .string(reason),
+                                                       "source": .string(visible == "unknown" ? "" : "device")])
+    }
+
+    @Test func aScreenKnownNotToShowTheAppIsNotShownWithItsCauseAndUnknownChangesNothing() throws {
+        let entries = [
+            event(0, "willStart"), event(1, "didStart"), following(1.5, "CC1AD845"), owner(1.6, "job"), display(2, "http://m/a.mp4"),
+            screen(2.5, "true"),
+            screen(10, "false", "standby"), screen(20, "true"),
+            screen(30, "false", "other-input"), screen(35, "unknown"),          // castline cannot tell: counted by the app
+            screen(40, "false", "covered"), display(45, "http://m/b.mp4"),       // still covered: the new item is not shown
+            screen(50, "false", "idle-screen"),                                   // the app's own records say what shows
+            stopped(55, "CC1AD845"), screen(60, "false", "standby"),
+            event(70, "didEnd", ["endReason": "requested"]),
+            // The next session learns the screen afresh: the old standby does not carry over.
+            event(80, "willStart"), event(81, "didStart"), following(81.2, "CC1AD845"), owner(81.3, "job"), display(82, "http://m/a.mp4"),
+            record(90, "JobDriver", "kept", ["device": "tv1", "page": "kept"]),
+        ]
+        var t = DisplayTimeline()
+        for e in entries { t.add(e) }
+        let tv1 = try #require(t.devices().first)
+        let expected: [(Double, Double, DisplayTimeline.Kind, String?, String?)] = [
+            (0, 1, .notObserved, nil, "castline was not following the device yet"),
+            (1, 2, .notShown, nil, "idle"),
+            (2, 10, .shown, "http://m/a.mp4", nil),
+            (10, 20, .notShown, "http://m/a.mp4", "off"),
+            (20, 30, .shown, "http://m/a.mp4", nil),
+            (30, 35, .notShown, "http://m/a.mp4", "other input"),
+            (35, 40, .shown, "http://m/a.mp4", nil),
+            (40, 45, .notShown, "http://m/a.mp4", "covered"),
+            (45, 50, .notShown, "http://m/b.mp4", "covered"),
+            (50, 55, .shown, "http://m/b.mp4", nil),
+            (55, 60, .notShown, nil, "app closed (CC1AD845)"),
+            (60, 70, .notShown, nil, "off"),
+            (70, 80, .notObserved, nil, "castline stopped following the device"),
+            (80, 81, .notObserved, nil, "castline was not following the device yet"),
+            (81, 82, .notShown, nil, "idle"),                                   // not "off": the old standby is gone
+            (82, 90, .shown, "http://m/a.mp4", nil),
+        ]
+        #expect(tv1.intervals.map { "\($0.from)-\($0.to) \($0.kind) \($0.content ?? "-") \($0.cause ?? "-")" }
+                == expected.map { "\(at($0.0))-\(at($0.1)) \($0.2) \($0.3 ?? "-") \($0.4 ?? "-")" })
+        let report = DisplayReport(t, clock: try LocalClock(zone: "UTC"), transitions: 0)
+        #expect(report.contents.first { $0.content == "http://m/a.mp4" }?.shown == at(10) - at(2) + at(30) - at(20) + at(40) - at(35) + at(90) - at(82))
+        #expect(report.text.contains("counted by the app alone") && report.html.contains("id=\"counted-by-app\""))
+    }
+
     @Test func localTimesFollowTheZone() throws {
         let utc = try LocalClock(zone: "UTC")
         #expect(utc.dateTime(1_795_000_000_000_000_000) == "2026-11-18 11:06:40" && utc.offset(0) == "+00:00")

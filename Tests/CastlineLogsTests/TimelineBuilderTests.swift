@@ -53,8 +53,41 @@ import Testing
         let lane = try #require(builder.model(title: "t").lanes.first)
         #expect(lane.sessions.map(\.id) == ["a1", "a2"])
         #expect(lane.sessions[0].end == at(5), "ended at the old daemon's last record, not open over the new one")
-        #expect(lane.sessions[0].endReason == "castline stopped (pid 100: no record after this)")
+        #expect(lane.sessions[0].endReason == "daemon crashed or was killed: no orderly stop (pid 100: no record after this)")
         #expect(lane.sessions[1].end == nil && lane.sessions[1].process == "daemon 300")
+    }
+
+    /// How the old daemon ended names the end of what it left open: its crash record (an
+    /// in-process plugin's SIGSEGV), or its orderly stop.
+    @Test func aCrashedDaemonsSessionsEndWithItsCrashAndAStoppedOnesWithItsStop() throws {
+        func run(_ last: LogEntry?) throws -> (timeline: String?, stats: String?, open: Int) {
+            var entries = [session(0, "willStart", device: "uuid-1", local: 1, pid: 100, role: "daemon"),
+                           session(1, "didStart", device: "uuid-1", local: 1, pid: 100, role: "daemon", app: "a1")]
+            if let last { entries.append(last) }
+            entries += [session(21, "willStart", device: "uuid-1", local: 1, pid: 300, role: "daemon"),
+                        session(22, "didStart", device: "uuid-1", local: 1, pid: 300, role: "daemon", app: "a2")]
+            var builder = TimelineBuilder()
+            var stats = LogStatistics()
+            for e in entries { builder.add(e); stats.add(e) }
+            let lane = try #require(builder.model(title: "t").lanes.first)
+            #expect(lane.sessions.first?.end == at(5), "at the old daemon's last record")
+            #expect(stats.sessions.first?.end == at(5))
+            return (lane.sessions.first?.endReason, stats.sessions.first?.endReason, stats.sessions.filter { $0.end == nil }.count)
+        }
+        let crash = LogEntry(time: at(5), level: .error, className: "CrashReporter", body: "castline crashed: signal 11 (SIGSEGV)", attributes: [
+            "pid": 100, "role": "daemon", "problem": "crashed", "signal": "SIGSEGV", "signalNumber": 11,
+            "library": "/usr/lib/castline/libTestPluginCrashesInChannel.so",
+        ])
+        let crashed = try run(crash)
+        #expect(crashed.timeline == "daemon crashed: SIGSEGV in libTestPluginCrashesInChannel.so (pid 100)")
+        #expect(crashed.stats == crashed.timeline && crashed.open == 1, "only the new daemon's session is open")
+        var stats = LogStatistics()
+        stats.add(crash)
+        #expect(stats.errors["daemon crashed: SIGSEGV in libTestPluginCrashesInChannel.so"] == 1)
+        let stopping = LogEntry(time: at(5), level: .info, className: "Daemon", body: "stopping (leave casts running)",
+                                attributes: ["pid": 100, "role": "daemon", "stopCasting": false])
+        let stopped = try run(stopping)
+        #expect(stopped.timeline == "castline stopped (pid 100: no record after this)" && stopped.stats == stopped.timeline)
     }
 
     @Test func recordsWithoutAProcessPairAsBefore() throws {

@@ -146,15 +146,21 @@ def test_castlines_receiver_keeps_the_same_page_with_no_relaunch(netns, workdir,
         sim.stop()
 
 
-def test_the_apis_screen_follows_the_simulators_and_wake_brings_the_app_back(netns, workdir, page):
-    # Google TV: ambient mode covers a page after 600 s, 3 s at 200×; it reports no CEC fields.
-    # Chromecast: reports CEC; its job wakes a dark screen.
-    sim = sim_with(netns, workdir, [
+def bar_and_lobby(netns, workdir):
+    """Bar, a Google TV (ambient mode covers a page after 600 s, 3 s at 200×; no CEC fields), and
+    Lobby, a Chromecast that reports CEC (standby, the active input), at field time ×200."""
+    return sim_with(netns, workdir, [
         hub_device("Bar", "476f6f676c6554560000000000000003", GOOGLE_TV, profile="chromecast-google-tv", field={"appIdleTimeout": None},
                    castPort=8009, httpPort=8008, httpsPort=8443),
         hub_device("Lobby", "4368726f6d6563617374000000000004", "Chromecast", profile="chromecast", field={"dailyReboot": None},
                    castPort=8019, httpPort=8018, httpsPort=8453),
     ], "--field-time-scale", "200")
+
+
+def test_the_apis_screen_follows_the_simulators_and_wake_brings_the_app_back(netns, workdir, page):
+    # Google TV: ambient mode covers a page after 600 s, 3 s at 200×; it reports no CEC fields.
+    # Chromecast: reports CEC; its job wakes a dark screen.
+    sim = bar_and_lobby(netns, workdir)
     hub = None
     try:
         hub = Hub(netns, sim, workdir,

@@ -187,7 +187,9 @@ def test_logs_of_a_faulty_run_give_the_right_statistics_query_explain_and_timeli
     assert drawn.returncode == 0, drawn.stderr
     with open(page) as f:
         html = f.read()
-    assert "http://" not in html.replace("http://media.invalid/lobby.mp4", "").replace("http://www.w3.org/2000/svg", ""), \
+    # (The job's URL, and its server where the LOAD failure's probe names it down, are text.)
+    assert "http://" not in html.replace("http://media.invalid/lobby.mp4", "").replace("http://media.invalid:80", "")\
+        .replace("http://www.w3.org/2000/svg", ""), \
         "self-contained: nothing loaded from elsewhere"
     dom = render_and_check(page, os.path.join(workdir, "timeline.png"), expect_requests=True,
                            expect_failed_requests=True, expect_failures=True)
@@ -314,3 +316,50 @@ def test_logs_report_proves_display_and_names_each_gap_with_its_cause(netns, wor
     dom, _, _ = run_chromium("--dump-dom", "--window-size=1200,800", "file://" + page)
     assert 'class="screen"' in dom and dom.count('class="not_observed"') >= 2 and 'class="not_shown"' in dom, dom[:3000]
     assert '<table id="fleet"' in dom and 'class="axis"' in dom, dom[:3000]
+
+
+@pytest.mark.needs_root("a network namespace (ip netns)")
+def test_stats_names_a_page_server_that_is_down(netns, workdir):
+    """A site job's page server stopped (by its PID): the next show of the page fails its
+    pre-flight, and `logs stats` lists the server (scheme://host:port) as a cause of its own, the
+    page's gap names it, and the timeline's story shows it on the TV's lane."""
+    import page_server
+    from conftest import Simulator
+    from hub import Hub
+    from test_field_castline import site_jobs
+    sim = Simulator(netns, workdir, extra=["--no-mdns", "--devices", "1"])
+    pages, base_url = page_server.start(netns)
+    name = sim.ready["devices"][0]["name"]
+    log = os.path.join(workdir, "hub.jsonl")
+    hub = None
+    try:
+        hub = Hub(netns, sim, workdir, jobs=site_jobs(("board", name, f'"{base_url}/board.html"')), json_log=log)
+        wait_until(lambda: ((sim.control({"command": "list"})["devices"][0]["state"].get("app") or {}).get("page") or {}).get("url")
+                   == f"{base_url}/board.html", 20, "the page up")
+        page_server.stop(pages)   # the server is down; the TV shows the page it has
+        pages = None
+        assert sim.control({"command": "stop-app", "device": 0})["ok"]   # the job shows the page again: its pre-flight fails
+        wait_until(lambda: "is down" in hub.log(), 20, "castline finds the server down")
+        assert hub.stop() == 0
+    finally:
+        if hub and hub.process.poll() is None:
+            hub.stop()
+        if pages:
+            page_server.stop(pages)
+        sim.stop()
+    result = netns.run(castline_binary(), "logs", "stats", "--json", log)
+    assert result.returncode == 0, result.stderr
+    stats = json.loads(result.stdout)
+    [down] = stats["serversDown"]
+    assert down["server"] == base_url and down["count"] >= 1 and down["devices"] == [name], down
+    assert "refused" in down["reason"].lower(), down
+    [screen] = stats["screens"]
+    assert any(base_url in g["reason"] for g in screen["gaps"]), screen["gaps"]
+    text = netns.run(castline_binary(), "logs", "stats", log)
+    assert f"  {base_url}: " in text.stdout, text.stdout
+    page = os.path.join(workdir, "timeline.html")
+    written = netns.run(castline_binary(), "logs", "timeline", "--html", page, log)
+    assert written.returncode == 0, written.stderr
+    with open(page) as f:
+        html = f.read()
+    assert f"server down: {base_url}" in html and 'class="story-event server"' in html

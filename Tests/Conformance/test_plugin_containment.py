@@ -102,11 +102,12 @@ def test_an_in_process_crash_ends_the_daemon_and_a_restart_resumes_every_session
     devices = sim.ready["devices"]
     config = os.path.join(workdir, "castline.yaml")
     names = ["Plugin TV"] + [f"TV {i}" for i in range(1, len(devices))]
+    log = os.path.join(workdir, "castline.jsonl")
     with open(config, "w") as f:
         f.write("devices:\n" + "".join(f"  - {{name: \"{n}\", host: {d['address']}, port: {d['castPort']}}}\n" for n, d in zip(names, devices)))
         f.write(f"""discovery: {{providers: [static]}}
 channels: {{allowed_namespaces: ["urn:x-cast:org.castline.test"]}}
-logging: {{rules: "info,CastChannel.*:warning"}}
+logging: {{rules: "info,CastChannel.*:warning", sinks: [{{type: json, options: {{path: {log}}}}}]}}
 plugins: {{in_process: [test-crashes-in-channel]}}   # not castline's own: in its process only when the config says so
 session: {{resume_file: {workdir}/resume.json}}
 api: {{socket: {workdir}/api.sock}}
@@ -118,6 +119,7 @@ jobs:
 """)
 
     runs = []
+    crashed_pid = []
 
     def start():
         runs.append(os.path.join(workdir, f"daemon-{len(runs)}.stderr"))
@@ -149,6 +151,7 @@ jobs:
             pass   # the daemon died under the request
         daemon.wait(timeout=20)
         crashed_at = time.monotonic()
+        crashed_pid.append(daemon.pid)
         assert daemon.returncode == -signal.SIGSEGV, daemon.returncode
         time.sleep(unit_restart_seconds())   # what systemd waits (RestartSec=)
         daemon = start()
@@ -174,8 +177,26 @@ jobs:
             restarted = f.read()
         # The restarted daemon found each cast still playing and kept it: no new cast.
         assert "waiting-for-device → playing" in restarted and "→ casting" not in restarted, restarted[-3000:]
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=20) == 0
     finally:
         if daemon.poll() is None:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(timeout=20)
         sim.stop()
+    # The logs say so: the crash handler's one record names the signal and the plugin's library,
+    # and the crashed daemon's sessions end at its crash, not open over the new daemon's.
+    first_pid = crashed_pid[0]
+    query = netns.run(castline_binary(), "logs", "query", "--json", "--class", "CrashReporter", log)
+    assert query.returncode == 0, query.stderr
+    [crash] = [json.loads(line) for line in query.stdout.splitlines()]
+    attributes = crash["attributes"]
+    assert attributes["pid"] == first_pid and attributes["role"] == "daemon" and attributes["signal"] == "SIGSEGV", crash
+    assert attributes["library"].endswith("/libTestPluginCrashesInChannel.so"), crash
+    assert "libTestPluginCrashesInChannel.so" in attributes["backtrace"], crash
+    stats = netns.run(castline_binary(), "logs", "stats", "--json", log)
+    assert stats.returncode == 0, stats.stderr
+    ended = [x for x in json.loads(stats.stdout)["sessions"] if (x.get("endReason") or "").startswith("daemon crashed")]
+    assert len(ended) == len(devices), json.loads(stats.stdout)["sessions"]   # the first daemon's, one per device
+    assert all(x["endReason"] == f"daemon crashed: SIGSEGV in libTestPluginCrashesInChannel.so (pid {first_pid})" for x in ended), ended
+    assert all("end" in x for x in json.loads(stats.stdout)["sessions"]), "no session left open"

@@ -5,7 +5,10 @@ simulator's own view of each screen, sampled every 0.1 s on the test's clock, wi
 castline cannot observe (the outage, the daemon's downtime until it sees each TV again) marked
 as such. `castline logs report --json` must give every (TV, content) interval within 1 s of
 the truth, both ways; the outage and the downtime are "not observed", the announcement is
-labelled, the CSV sums match the JSON, and the HTML page renders in headless Chromium."""
+labelled, the CSV sums match the JSON, and the HTML page renders in headless Chromium.
+A second, shorter run covers the screen itself: a TV put in standby and on another input (HDMI-CEC
+fields on the wire) and one covered by ambient mode (the model's profile, nothing on the wire)
+is reported not shown, with the cause, for the span the simulator's `state.screen` says."""
 import csv
 import io
 import json
@@ -39,6 +42,9 @@ def sim_view(device):
     """What a TV shows, from the simulator: (kind, content) as the report should say it."""
     state = device["state"]
     app = state.get("app")
+    screen = state.get("screen")
+    if screen and not screen.get("app_visible"):   # standby, another input, covered: whatever the app shows
+        return ("not_shown", None)
     if not app or app.get("isIdleScreen"):
         return ("not_shown", None)
     media = state.get("media") or {}
@@ -126,6 +132,15 @@ def compare(name, truth, report):
             problems.append(f"{name}: report {key(i)} {i['from']:.2f}-{i['to']:.2f} ({i['cause']}) matches no truth: "
                             + str([(k, round(s, 2), round(e, 2)) for s, e, k in truth if e > i["from"] and s < i["to"]]))
     return problems
+
+
+def stop_running(truth, *hubs):
+    """After a run, whatever it left running: the truth's sampler, the daemons still up."""
+    if truth:
+        truth.stop()
+    for h in hubs:
+        if h and h.process.poll() is None:
+            h.stop()
 
 
 def connected_times(socket_path, ids, until):
@@ -230,11 +245,7 @@ def test_the_report_gives_each_screens_content_within_a_second_of_the_truth(netn
         truth.stop()
         assert second.stop() == 0
     finally:
-        if truth:
-            truth.stop()
-        for h in (second, hub):
-            if h and h.process.poll() is None:
-                h.stop()
+        stop_running(truth, second, hub)
         if visitor and visitor.poll() is None:
             visitor.kill()
             visitor.wait(timeout=5)
@@ -306,3 +317,63 @@ def test_the_report_gives_each_screens_content_within_a_second_of_the_truth(netn
     if artefacts:
         for name in (page, png):
             shutil.copy(name, artefacts)
+
+
+def first_change(samples, tv, after, predicate):
+    """The first sample's time, after `after`, whose view of the TV satisfies the predicate."""
+    return next(t for t, views in samples if t > after and predicate(views[tv]))
+
+
+def test_a_screen_in_standby_on_another_input_or_covered_is_reported_not_shown(netns, workdir):
+    from test_field_castline import GOOGLE_TV, bar_and_lobby, listing, site_jobs
+    # Bar: ambient mode covers its page, in the simulator and by castline's profile (no CEC
+    # fields). Lobby: reports standby and the active input; no ambient mode covers its page.
+    sim = bar_and_lobby(netns, workdir)
+    pages, base_url = page_server.start(netns)
+    page = f"{base_url}/board-1.html"
+    log = os.path.join(workdir, "hub.jsonl")
+    hub, truth = None, None
+    try:
+        hub = Hub(netns, sim, workdir, jobs=site_jobs(("bar", "Bar", f'"{page}"'), ("lobby", "Lobby", f'"{page}"')), json_log=log,
+                  daemon_extra=f'field_time_scale: 200, field_profiles: {{"{GOOGLE_TV}": {{idle_timeout: never}}}}')
+        truth = Truth(sim)
+        wait_until(lambda: truth.samples and truth.samples[-1][1][1] == ("shown", page), 20, "Lobby's page up")
+        wait_until(lambda: listing(sim)["Bar"]["screen"]["covered_by"] == "ambient", 15, "the simulator's ambient cover of Bar")
+        # Lobby: 4 s in standby, on for 3 s, 4 s on another input, then this input again.
+        for command, back in (({"command": "standby", "device": 1}, {"command": "standby", "device": 1, "enabled": False}),
+                              ({"command": "input", "device": 1}, {"command": "input", "device": 1, "active": True})):
+            assert sim.control(command)["ok"]
+            time.sleep(4)   # the span under test: the screen stays dark this long
+            assert sim.control(back)["ok"]
+            wait_until(lambda: listing(sim)["Lobby"]["screen"]["app_visible"], 5, "Lobby shows the app again")
+            time.sleep(3)
+        truth.stop()
+        assert hub.stop() == 0
+    finally:
+        stop_running(truth, hub)
+        page_server.stop(pages)
+        sim.stop()
+
+    result = netns.run(castline_binary(), "logs", "report", "--json", "--timezone", "UTC", log)
+    assert result.returncode == 0, result.stderr
+    by_name = {d["deviceName"]: d["intervals"] for d in json.loads(result.stdout)["devices"]}
+    problems = []
+    for tv, name in enumerate(["Bar", "Lobby"]):
+        problems += compare(name, segments(truth.samples, tv, []), by_name[name])
+    assert not problems, "\n".join(problems)
+    # Each dark span, with its cause, within the tolerance of the simulator's own transitions.
+    samples = truth.samples
+    begun = samples[0][0]
+    dark = lambda view: view[0] == "not_shown"
+    covered = first_change(samples, 0, first_change(samples, 0, begun, lambda v: v[0] == "shown"), dark)
+    [cover] = [i for i in by_name["Bar"] if i["cause"] == "covered"]
+    assert cover["kind"] == "not_shown" and cover["content"] == page and abs(cover["from"] - covered) <= TOLERANCE, cover
+    shown = lambda view: view == ("shown", page)
+    off_from = first_change(samples, 1, first_change(samples, 1, begun, shown), dark)
+    off_to = first_change(samples, 1, off_from, shown)
+    input_from = first_change(samples, 1, off_to, dark)
+    input_to = first_change(samples, 1, input_from, shown)
+    for cause, start, end in (("off", off_from, off_to), ("other input", input_from, input_to)):
+        [span] = [i for i in by_name["Lobby"] if i["cause"] == cause]
+        assert span["kind"] == "not_shown" and span["content"] == page, span
+        assert abs(span["from"] - start) <= TOLERANCE and abs(span["to"] - end) <= TOLERANCE, (span, start, end)

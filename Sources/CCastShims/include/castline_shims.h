@@ -71,6 +71,12 @@ void castline_crash_reporter_install(int fd);
 /// The plugin callback running now (a static string such as "on_message"), or NULL between calls.
 void castline_crash_reporter_set_callback(const char *callback);
 
+/// The daemon: on a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT), append one JSON Lines
+/// record (class `CrashReporter`: the signal, the faulting library and symbol, the stack) to `fd`
+/// (the JSON sink's file, opened beforehand with O_APPEND), then hand the signal to the handler
+/// that was installed before. Call once, after the runtime's own handlers are in place.
+void castline_crash_record_install(int fd);
+
 /// Keeps a copy of one record's `log` frame JSON (the last 8, at most 2 KiB each) for the crash report.
 void castline_crash_reporter_note_record(const char *json, size_t length);
 
