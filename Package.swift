@@ -172,9 +172,10 @@ let package = Package(
         .target(name: "JournaldSink", dependencies: ["CastPluginKit", "CastJSON", "CSystemd"], path: "Plugins/JournaldSink"),
         .target(name: "AvahiDiscovery", dependencies: ["CastPluginKit", "CastJSON", "CAvahi"], path: "Plugins/AvahiDiscovery"),
         // Example channels: one in plain C with jansson, one in Swift with CastPluginKit.
-        .target(name: "EchoChannelC", dependencies: ["CCastPluginABI"], path: "Plugins/EchoChannelC", publicHeadersPath: ".",
-                linkerSettings: [.linkedLibrary("jansson")]),
-        .target(name: "PingChannel", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/PingChannel"),
+        // Each has a harness script (`castline plugins test … --script harness.json`).
+        .target(name: "EchoChannelC", dependencies: ["CCastPluginABI"], path: "Plugins/EchoChannelC", exclude: ["harness.json"],
+                publicHeadersPath: ".", linkerSettings: [.linkedLibrary("jansson")]),
+        .target(name: "PingChannel", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/PingChannel", exclude: ["harness.json"]),
         .target(name: "WebPages", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/WebPages"),
         // bridge:mqtt (ABI 1.1): fleet state and commands over an MQTT broker, Home Assistant discovery.
         .target(name: "MQTTBridge", dependencies: ["MQTTBridgeCore", "CastPluginKit", "CastJSON", "CMosquitto"], path: "Plugins/MQTTBridge",
