@@ -33,6 +33,8 @@ public final class PluginChannel: Sendable {
     private let teardown = Mutex<Task<Void, Never>?>(nil)
     /// Reads the session's updates into the plugin's `on_app_event` (ABI 1.2) until teardown.
     private let appWatcher = Mutex<Task<Void, Never>?>(nil)
+    /// Who else hears the app's messages on the plugin's namespaces (`castline channel listen`).
+    private let observers = Mutex<[@Sendable (_ namespace: String, _ source: String, _ payload: String) -> Void]>([])
 
     private init(feature: PluginFeature, context: PluginHostContext, calls: ChannelCalls,
                  channels: [GenericChannel], session: CastSession, outbox: PluginOutbox, log: Logger,
@@ -210,11 +212,18 @@ public final class PluginChannel: Sendable {
         return channel
     }
 
+    /// `observer` hears each of the app's messages on the plugin's namespaces too, after the
+    /// plugin was handed it (never instead of it), until the channel closes.
+    public func observeMessages(_ observer: @escaping @Sendable (_ namespace: String, _ source: String, _ payload: String) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
     private func deliver(_ message: GenericChannel.Message, namespace: String) {
         guard case .string(let text) = message.payload else {
             log.warning("binary message on \(namespace) dropped: plugin channels receive JSON text", ["namespace": .string(namespace)])
             return
         }
+        defer { for observer in observers.withLock({ $0 }) { observer(namespace, message.source, text) } }
         let calls = calls, watch = watch
         context.queue.async {
             watch.run("on_message") { calls.onMessage(namespace: namespace, source: message.source, payload: text) }

@@ -56,6 +56,8 @@ package protocol ChannelHandle: Sendable {
     /// Closed for good (after an overrun): a new one must be opened.
     var isClosed: Bool { get }
     func close() async
+    /// `observer` hears the app's messages on the plugin's namespaces too (`channel listen`).
+    func observeMessages(_ observer: @escaping @Sendable (_ namespace: String, _ source: String, _ payload: String) -> Void)
 }
 
 /// Custom namespaces and log rules through the control plane.
@@ -78,10 +80,22 @@ extension ControlPlane {
             // A plugin's namespace never falls back to the plain path: while the plugin cannot
             // be used, its namespace answers 503.
             if let unavailable { throw Self.pluginUnavailable(feature, namespace: namespace, unavailable) }
-            guard let message = arguments.message else {
+            guard arguments.message != nil || arguments.listen else {
                 throw ControlError(.conflict, "namespace_owned_by_plugin", "channel plugin \(feature) owns \(namespace): its messages go to the plugin")
             }
             let handle = try await pluginChannels.handle(feature: feature, device: id, deviceName: entry.device.friendlyName, link: link)
+            guard let message = arguments.message else {
+                // Listening beside the plugin: the app's messages reach the plugin and become
+                // channel events too (once per opened channel).
+                if await pluginChannels.markObserved(feature: feature, device: id) {
+                    let events = daemon.events
+                    handle.observeMessages { namespace, source, payload in
+                        events.emit(.channel, "message", device: id, ["namespace": .string(namespace), "source": .string(source),
+                                                                      "message": (try? JSONValue.parse(payload)) ?? .string(payload), "via": .string(feature)])
+                    }
+                }
+                return ["namespace": .string(namespace), "via": .string(feature), "listening": true]
+            }
             let object: JSONValue = if case .string(let text) = message { ["text": .string(text)] } else { message }
             switch await handle.command(object, timeout: arguments.timeout) {
             case .success(let reply): return ["namespace": .string(namespace), "via": .string(feature), "reply": reply]

@@ -7,6 +7,8 @@ import CastSender
 package actor PluginChannels {
     package nonisolated let plugins: (any ChannelPlugins)?
     private var open: [String: [String: Task<any ChannelHandle, any Error>]] = [:]
+    /// The openings whose app messages already become channel events: device id → feature → opening.
+    private var observed: [String: [String: Task<any ChannelHandle, any Error>]] = [:]
 
     package init(plugins: (any ChannelPlugins)?) { self.plugins = plugins }
 
@@ -32,6 +34,14 @@ package actor PluginChannels {
             if open[id]?[feature] == opening { open[id]?[feature] = nil }
             throw ControlError(.unavailable, "channel_unavailable", "channel plugin \(feature) cannot open on \(deviceName): \(error)")
         }
+    }
+
+    /// True the first time for the handle now open for `feature` on device `id` (a handle
+    /// opened again after its plugin was disabled counts anew).
+    package func markObserved(feature: String, device id: String) -> Bool {
+        guard let opening = open[id]?[feature], observed[id]?[feature] != opening else { return false }
+        observed[id, default: [:]][feature] = opening
+        return true
     }
 
     /// Closes every handle (the hub is stopping).

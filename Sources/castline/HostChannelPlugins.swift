@@ -42,4 +42,6 @@ struct PluginChannelHandle: ChannelHandle {
     var isClosed: Bool { channel.isClosed }
 
     func close() async { await channel.close() }
+
+    func observeMessages(_ observer: @escaping @Sendable (String, String, String) -> Void) { channel.observeMessages(observer) }
 }

@@ -127,6 +127,20 @@ def test_jobs_channel_and_log_level_commands(netns, sim3, workdir):
         finally:
             listen.terminate()
             listen.wait(timeout=10)
+        # A plugin's namespace is listened to beside the plugin: the app's answer reaches the
+        # plugin (the request is answered) and the listener alike.
+        listen = subprocess.Popen(netns.command(castline_binary(), "channel", "listen", "--device", device, "--namespace",
+                                                ECHO_NS, "--for", "20", "--api-socket", hub.socket),
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            wait_until(lambda: hub.get("/metrics")[1].count("castline_event_subscribers 1") == 1, 10, "the plugin listener's subscription")
+            reply = cli(netns, hub, "channel", "request", "--device", device, "--namespace", ECHO_NS, '{"text": "both"}')
+            assert reply.returncode == 0 and json.loads(reply.stdout)["text"] == "both", reply.stdout + reply.stderr
+            heard = json.loads(listen.stdout.readline())
+            assert heard["type"] == "ECHO" and heard["text"] == "both", heard
+        finally:
+            listen.terminate()
+            listen.wait(timeout=10)
 
         shown = cli(netns, hub, "log-level", "info,CastSession:debug")
         assert shown.returncode == 0 and "api: info,CastSession:debug" in shown.stdout, shown.stdout
