@@ -8,7 +8,7 @@ SWIFT ?= swift
 RELEASE = $(SWIFT) build -c release --static-swift-stdlib
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos check-openapi openapi bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak truth-audit field-day fuzz-smoke demo deb deb-test clean
+.PHONY: deps build test conformance check-protos protos plugin-memcheck sdk-test check-openapi openapi bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak truth-audit field-day fuzz-smoke demo deb deb-test clean
 
 deps:
 	@scripts/install-deps.sh
@@ -151,6 +151,21 @@ bench-sinks: deps
 fuzz-smoke: deps
 	@scripts/fuzz.sh --build-only
 	@for t in frame payload rules glob sim pluginjson config logline nearbytxt deviceauth pluginabi; do FUZZ_BUILT=1 scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+
+# A channel plugin under valgrind's memcheck through the plugin harness (scripts/plugin-memcheck.sh):
+# the two example plugins with their scripts, and a control plugin memcheck must catch; or
+# PLUGIN=FILE [SCRIPT=FILE]. About 5 minutes; outside CI (docs/testing.md).
+plugin-memcheck: deps
+	scripts/plugin-memcheck.sh
+
+# The plugin SDK against a release castline (the Swift runtime linked in): an out-of-tree Swift
+# plugin built against SDK/ alone loads and passes the harness, and the example plugins pass
+# their scripts (Tests/Conformance/test_plugin_harness.py, which CI runs on the debug build).
+sdk-test: deps
+	$(RELEASE) --product castline
+	for p in CastlinePluginPingChannel CastlinePluginEchoChannelC TestPluginCrashesInChannel; do $(SWIFT) build --product $$p || exit 1; done
+	SWIFTNIO_STRICT=1 CASTLINE_BIN="$$($(SWIFT) build -c release --show-bin-path)/castline" CASTLINE_PLUGIN_BUILD="$$($(SWIFT) build --show-bin-path)" \
+		.venv/bin/python -m pytest -q -p no:cacheprovider Tests/Conformance/test_plugin_harness.py
 
 # The Debian package: castline_<version>_amd64.deb (dpkg-deb, then lintian: no error), from release
 # builds (castline with the Swift runtime linked in, the first-party plugins) — scripts/build-deb.sh.

@@ -13,9 +13,9 @@ import CastCore
 ///    {"app_sends": {"type": "HELLO"}}]}
 /// ```
 /// Without a script the harness runs ``HarnessScript/smoke(feature:namespaces:)``. Pure.
-public struct HarnessScript: Sendable, Equatable {
+package struct HarnessScript: Sendable, Equatable {
     /// How the simulated app answers on one namespace.
-    public enum AppMode: Sendable, Equatable {
+    package enum AppMode: Sendable, Equatable {
         /// Never answers (the default): the steps push what the app says.
         case silent
         /// Sends every message back unchanged.
@@ -24,7 +24,7 @@ public struct HarnessScript: Sendable, Equatable {
         case replies([String: JSONValue])
     }
 
-    public enum Step: Sendable, Equatable {
+    package enum Step: Sendable, Equatable {
         /// A command to the channel; `reply` a subset its answer must contain, or `error` a text
         /// its failure must contain; neither: any answer passes, only silence fails.
         case command(JSONValue, reply: JSONValue?, error: String?, timeout: Double)
@@ -38,7 +38,7 @@ public struct HarnessScript: Sendable, Equatable {
         case app(AppAction)
     }
 
-    public enum AppAction: String, Sendable, Equatable, CaseIterable {
+    package enum AppAction: String, Sendable, Equatable, CaseIterable {
         /// The app stops, as if another sender stopped it.
         case stop
         /// castline launches the app again.
@@ -47,21 +47,21 @@ public struct HarnessScript: Sendable, Equatable {
         case drop
     }
 
-    public struct RecordPattern: Sendable, Equatable {
-        public var className: String?
-        public var level: String?
+    package struct RecordPattern: Sendable, Equatable {
+        package var className: String?
+        package var level: String?
         /// A text the message contains.
-        public var message: String?
+        package var message: String?
         /// A subset of the record's fields.
-        public var fields: JSONValue?
+        package var fields: JSONValue?
     }
 
-    public var feature: String?
-    public var config: JSONValue
-    public var app: [String: AppMode]
-    public var steps: [Step]
+    package var feature: String?
+    package var config: JSONValue
+    package var app: [String: AppMode]
+    package var steps: [Step]
 
-    public init(feature: String? = nil, config: JSONValue = .object([:]), app: [String: AppMode] = [:], steps: [Step]) {
+    package init(feature: String? = nil, config: JSONValue = .object([:]), app: [String: AppMode] = [:], steps: [Step]) {
         self.feature = feature
         self.config = config
         self.app = app
@@ -72,7 +72,7 @@ public struct HarnessScript: Sendable, Equatable {
     /// relaunched and its link dropped, then a command answered again. The app echoes every
     /// message on every namespace (a plugin waiting for an answer gets one, if not the one it
     /// wants).
-    public static func smoke(feature: String) -> HarnessScript {
+    package static func smoke(feature: String) -> HarnessScript {
         HarnessScript(feature: feature, steps: [
             .command(.object([:]), reply: nil, error: nil, timeout: 5),
             .app(.stop), .app(.relaunch), .app(.drop),
@@ -81,7 +81,7 @@ public struct HarnessScript: Sendable, Equatable {
     }
 
     /// Reads a script; the error names the step and what is wrong.
-    public static func parse(_ text: String) throws(HarnessScriptError) -> HarnessScript {
+    package static func parse(_ text: String) throws(HarnessScriptError) -> HarnessScript {
         let root: JSONValue
         do { root = try JSONValue.parse(text) } catch { throw HarnessScriptError("the script is not JSON: \(error)") }
         guard case .object(let object) = root else { throw HarnessScriptError("the script must be a JSON object") }
@@ -136,7 +136,7 @@ public struct HarnessScript: Sendable, Equatable {
 
     /// `expected` is contained in `actual`: every key of an object (recursively), arrays and
     /// scalars equal.
-    public static func contains(_ actual: JSONValue, _ expected: JSONValue) -> Bool {
+    package static func contains(_ actual: JSONValue, _ expected: JSONValue) -> Bool {
         switch (actual, expected) {
         case (.object(let a), .object(let e)):
             return e.allSatisfy { key, value in a[key].map { contains($0, value) } ?? false }
@@ -146,8 +146,8 @@ public struct HarnessScript: Sendable, Equatable {
     }
 }
 
-public struct HarnessScriptError: Error, Equatable, CustomStringConvertible {
-    public let reason: String
-    public init(_ reason: String) { self.reason = reason }
-    public var description: String { reason }
+package struct HarnessScriptError: Error, Equatable, CustomStringConvertible {
+    package let reason: String
+    package init(_ reason: String) { self.reason = reason }
+    package var description: String { reason }
 }

@@ -13,31 +13,31 @@ import Synchronization
 /// real session to it. Each step of a ``HarnessScript`` becomes one ``HarnessResult``; the
 /// plugin's records and the host's records about it are kept for `expect_record` steps.
 /// `castline plugins test` is its command line.
-public struct PluginHarness: Sendable {
-    public struct Options: Sendable {
-        public var file: String
+package struct PluginHarness: Sendable {
+    package struct Options: Sendable {
+        package var file: String
         /// nil: as castline would run the plugin (a file named on the command line runs isolated).
-        public var inProcess: Bool?
+        package var inProcess: Bool?
         /// `plugins.call_timeout` for the plugin's calls.
-        public var callTimeout: Double = 5
+        package var callTimeout: Double = 5
         /// Describe and initialise the file in a child process first (`castline plugin-scan`, as
         /// castline does); false loads it here directly (the harness program under valgrind).
-        public var scan = true
-        public init(file: String, inProcess: Bool? = nil) {
+        package var scan = true
+        package init(file: String, inProcess: Bool? = nil) {
             self.file = file
             self.inProcess = inProcess
         }
     }
 
     /// The simulated app's id: "castline plugin harness".
-    public static let appID = "CA57E575"
+    package static let appID = "CA57E575"
     private let options: Options
 
-    public init(options: Options) { self.options = options }
+    package init(options: Options) { self.options = options }
 
     /// Loads the plugin, finds its channel features and runs `script` (nil: the smoke script)
     /// on each one it names. Never throws: every problem is a failed result.
-    public func run(script: HarnessScript?) async -> HarnessReport {
+    package func run(script: HarnessScript?) async -> HarnessReport {
         var report = HarnessReport(file: options.file)
         let records = HarnessRecords()
         let logSystem = LogSystem(filter: (try? LoggerFilter(parsing: "", minimumLevel: .debug)) ?? LoggerFilter())
@@ -129,28 +129,28 @@ public struct PluginHarness: Sendable {
 }
 
 /// What one step showed.
-public struct HarnessResult: Sendable, Equatable {
-    public let feature: String
-    public let step: String
-    public let passed: Bool
-    public let detail: String
+package struct HarnessResult: Sendable, Equatable {
+    package let feature: String
+    package let step: String
+    package let passed: Bool
+    package let detail: String
 }
 
 /// Everything `castline plugins test` found, in order.
-public struct HarnessReport: Sendable {
-    public let file: String
-    public var pluginID: String?
-    public var abiMinor: Int?
-    public var results: [HarnessResult] = []
+package struct HarnessReport: Sendable {
+    package let file: String
+    package var pluginID: String?
+    package var abiMinor: Int?
+    package var results: [HarnessResult] = []
 
-    public var passed: Bool { !results.isEmpty && results.allSatisfy(\.passed) }
+    package var passed: Bool { !results.isEmpty && results.allSatisfy(\.passed) }
 
     mutating func add(_ step: String, passed: Bool, _ detail: String) {
         results.append(HarnessResult(feature: "", step: step, passed: passed, detail: detail))
     }
 
     /// One line per result, TAP style (`ok 3 - example-ping: app stop: …`), then the plan.
-    public var lines: [String] {
+    package var lines: [String] {
         var lines = ["TAP version 13"]
         for (index, result) in results.enumerated() {
             let name = result.feature.isEmpty ? result.step : "\(result.feature): \(result.step)"
@@ -160,7 +160,7 @@ public struct HarnessReport: Sendable {
         return lines
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             "file": .string(file), "plugin": pluginID.map { .string($0) } ?? .null, "abi_minor": abiMinor.map { .int(Int64($0)) } ?? .null,
             "passed": .bool(passed),
