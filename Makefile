@@ -8,7 +8,7 @@ SWIFT ?= swift
 RELEASE = $(SWIFT) build -c release --static-swift-stdlib
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos plugin-memcheck sdk-test check-openapi openapi bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak truth-audit field-day fuzz-smoke demo deb deb-test clean
+.PHONY: deps build test conformance check-protos protos plugin-memcheck sdk-test format-lint check-openapi openapi bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak truth-audit field-day fuzz-smoke demo deb deb-test clean
 
 deps:
 	@scripts/install-deps.sh
@@ -151,6 +151,11 @@ bench-sinks: deps
 fuzz-smoke: deps
 	@scripts/fuzz.sh --build-only
 	@for t in frame payload rules glob sim pluginjson config logline nearbytxt deviceauth pluginabi; do FUZZ_BUILT=1 scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+
+# The Swift files in .swift-format-files against .swift-format (swift format lint --strict), in CI;
+# a file joins the list once formatted (scripts/format-lint.sh --fix formats the listed ones).
+format-lint:
+	@SWIFT=$(SWIFT) scripts/format-lint.sh
 
 # A channel plugin under valgrind's memcheck through the plugin harness (scripts/plugin-memcheck.sh):
 # the two example plugins with their scripts, and a control plugin memcheck must catch; or

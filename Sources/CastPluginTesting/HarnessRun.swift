@@ -63,14 +63,18 @@ struct HarnessRun {
                 let result = await channel.command(object, timeout: .milliseconds(Int64(timeout * 1000)))
                 switch (result, reply, error) {
                 case (.success(let answer), let reply?, _):
-                    add(name, HarnessScript.contains(answer, reply), "answered \(answer.serialized())"
-                        + (HarnessScript.contains(answer, reply) ? "" : "; expected it to contain \(reply.serialized())"))
+                    add(
+                        name, HarnessScript.contains(answer, reply),
+                        "answered \(answer.serialized())"
+                            + (HarnessScript.contains(answer, reply) ? "" : "; expected it to contain \(reply.serialized())"))
                 case (.success(let answer), nil, let error?):
                     add(name, false, "answered \(answer.serialized()); expected a failure containing \"\(error)\"")
                 case (.success(let answer), nil, nil):
                     add(name, true, "answered \(answer.serialized())")
                 case (.failure(let failure), _, let error?):
-                    add(name, failure.reason.contains(error), "failed: \(failure.reason)" + (failure.reason.contains(error) ? "" : "; expected \"\(error)\""))
+                    add(
+                        name, failure.reason.contains(error),
+                        "failed: \(failure.reason)" + (failure.reason.contains(error) ? "" : "; expected \"\(error)\""))
                 case (.failure(let failure), let reply?, nil):
                     add(name, false, "failed: \(failure.reason); expected an answer containing \(reply.serialized())")
                 case (.failure(let failure), nil, nil):
@@ -80,16 +84,20 @@ struct HarnessRun {
                 }
             case .appSends(let payload, let namespace):
                 let ns = namespace ?? firstNamespace
-                let answer = try? await simulator.control.execute(["command": "push", "device": 0, "namespace": .string(ns), "payload": payload]).get()
+                let answer = try? await simulator.control.execute(["command": "push", "device": 0, "namespace": .string(ns), "payload": payload])
+                    .get()
                 add("app sends \(payload.serialized())", answer?["ok"]?.bool == true, answer?["error"]?.string ?? "on \(ns)")
             case .expectSent(let payload, let namespace, let within):
                 let ns = namespace ?? firstNamespace
                 let found = await Self.waitFor(within) { sentCursor.next(namespace: ns, containing: payload) }
-                add("sent \(payload.serialized())", found != nil, found.map { "the app got \($0.serialized())" } ?? "nothing matching reached the app on \(ns) within \(within) s")
+                add(
+                    "sent \(payload.serialized())", found != nil,
+                    found.map { "the app got \($0.serialized())" } ?? "nothing matching reached the app on \(ns) within \(within) s")
             case .expectRecord(let pattern, let within):
                 let found = await Self.waitFor(within) { records.first(matching: pattern, from: recordCursor) }
                 if let found { recordCursor = found.index + 1 }
-                add("record \(Self.describe(pattern))", found != nil,
+                add(
+                    "record \(Self.describe(pattern))", found != nil,
                     found.map { "\($0.record.className) \($0.record.level.name): \($0.record.message)" } ?? "no such record within \(within) s")
             case .app(let action):
                 let (passed, detail) = await perform(action, session: session, resumes: resumes, channel: channel)
@@ -102,14 +110,17 @@ struct HarnessRun {
         let faults = records.records.filter {
             $0.level >= .error && ["IsolatedPlugin", "PluginChannel", "PluginHost"].contains($0.className)
         }
-        add("no crash, hang or overrun", faults.isEmpty && channel.overrun == nil,
+        add(
+            "no crash, hang or overrun", faults.isEmpty && channel.overrun == nil,
             faults.first.map { "\($0.className): \($0.message)" } ?? channel.overrun.map { "\($0.call) overran \($0.bound) s" } ?? "")
         await manager.shutdown(stopCasting: true)
         return results
     }
 
     /// Makes `action` happen and waits (bounded) until the session and the plugin saw it.
-    private func perform(_ action: HarnessScript.AppAction, session: CastSession, resumes: ResumeCount, channel: PluginChannel) async -> (Bool, String) {
+    private func perform(_ action: HarnessScript.AppAction, session: CastSession, resumes: ResumeCount, channel: PluginChannel) async -> (
+        Bool, String
+    ) {
         let told = "on_app_event: " + ["stop": "app_stopped", "relaunch": "app_relaunched", "drop": "session_resumed"][action.rawValue]!
         let start = records.records.count
         switch action {
@@ -163,12 +174,13 @@ struct FrameLogCursor {
     /// lines read past are not read again.
     mutating func next(namespace: String, containing payload: JSONValue) -> JSONValue? {
         guard let data = FileManager.default.contents(atPath: path), data.count > offset else { return nil }
-        let fresh = data[data.startIndex + offset ..< data.endIndex]
+        let fresh = data[data.startIndex + offset..<data.endIndex]
         guard let lastNewline = fresh.lastIndex(of: UInt8(ascii: "\n")) else { return nil }
-        for line in fresh[fresh.startIndex ... lastNewline].split(separator: UInt8(ascii: "\n")) {
+        for line in fresh[fresh.startIndex...lastNewline].split(separator: UInt8(ascii: "\n")) {
             offset += line.count + 1
             guard let entry = try? JSONValue.parse(String(decoding: line, as: UTF8.self)),
-                  entry["direction"]?.string == "in", entry["namespace"]?.string == namespace, let sent = entry["payload"] else { continue }
+                entry["direction"]?.string == "in", entry["namespace"]?.string == namespace, let sent = entry["payload"]
+            else { continue }
             if HarnessScript.contains(sent, payload) { return sent }
         }
         return nil

@@ -73,11 +73,13 @@ package struct HarnessScript: Sendable, Equatable {
     /// message on every namespace (a plugin waiting for an answer gets one, if not the one it
     /// wants).
     package static func smoke(feature: String) -> HarnessScript {
-        HarnessScript(feature: feature, steps: [
-            .command(.object([:]), reply: nil, error: nil, timeout: 5),
-            .app(.stop), .app(.relaunch), .app(.drop),
-            .command(.object([:]), reply: nil, error: nil, timeout: 5),
-        ])
+        HarnessScript(
+            feature: feature,
+            steps: [
+                .command(.object([:]), reply: nil, error: nil, timeout: 5),
+                .app(.stop), .app(.relaunch), .app(.drop),
+                .command(.object([:]), reply: nil, error: nil, timeout: 5),
+            ])
     }
 
     /// Reads a script; the error names the step and what is wrong.
@@ -122,8 +124,10 @@ package struct HarnessScript: Sendable, Equatable {
         if let payload = o["app_sends"] { return .appSends(payload, namespace: o["namespace"]?.string) }
         if let payload = o["expect_sent"] { return .expectSent(payload, namespace: o["namespace"]?.string, within: within) }
         if case .object(let r)? = o["expect_record"] {
-            return .expectRecord(RecordPattern(className: r["class"]?.string, level: r["level"]?.string, message: r["message"]?.string,
-                                               fields: r["fields"]), within: within)
+            return .expectRecord(
+                RecordPattern(
+                    className: r["class"]?.string, level: r["level"]?.string, message: r["message"]?.string,
+                    fields: r["fields"]), within: within)
         }
         if let name = o["app"]?.string {
             guard let action = AppAction(rawValue: name) else {

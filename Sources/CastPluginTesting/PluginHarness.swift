@@ -60,8 +60,10 @@ package struct PluginHarness: Sendable {
         let wanted = script?.feature.map { id in channels.filter { $0.id == id } } ?? channels
         guard !wanted.isEmpty else {
             let names = channels.map(\.id).joined(separator: ", ")
-            report.add("load", passed: false, script?.feature.map { "no channel feature \($0) (it has: \(names.isEmpty ? "none" : names))" }
-                       ?? "the plugin has no channel feature: the harness tests channels")
+            report.add(
+                "load", passed: false,
+                script?.feature.map { "no channel feature \($0) (it has: \(names.isEmpty ? "none" : names))" }
+                    ?? "the plugin has no channel feature: the harness tests channels")
             return report
         }
         let namespaces = wanted.flatMap(\.declarations)
@@ -79,14 +81,18 @@ package struct PluginHarness: Sendable {
             report.add("load", passed: false, host.problems.map(\.description).joined(separator: "; ").nonEmpty ?? "the plugin did not load")
             return report
         }
-        report.add("load", passed: true, "\(plugin.id) \(plugin.version), ABI 1.\(plugin.abiMinor), "
-                   + (host.isolatedPlugin(plugin.id) == nil ? "in process" : "isolated"))
+        report.add(
+            "load", passed: true,
+            "\(plugin.id) \(plugin.version), ABI 1.\(plugin.abiMinor), "
+                + (host.isolatedPlugin(plugin.id) == nil ? "in process" : "isolated"))
         let frameLog = NSTemporaryDirectory() + "castline-harness-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).jsonl"
         defer { unlink(frameLog) }
         let simulator: ReceiverSimulator
         do {
-            simulator = try await ReceiverSimulator.startOnFreePorts(count: 1, settings: simulatorSettings(namespaces, script?.app ?? Dictionary(uniqueKeysWithValues: namespaces.map { ($0, .echo) }), frameLog),
-                                                                     logSystem: LogSystem(filter: LoggerFilter(minimumLevel: .none)))
+            simulator = try await ReceiverSimulator.startOnFreePorts(
+                count: 1,
+                settings: simulatorSettings(namespaces, script?.app ?? Dictionary(uniqueKeysWithValues: namespaces.map { ($0, .echo) }), frameLog),
+                logSystem: LogSystem(filter: LoggerFilter(minimumLevel: .none)))
         } catch {
             report.add("simulator", passed: false, "the simulated device did not start: \(error)")
             return report
@@ -115,15 +121,19 @@ package struct PluginHarness: Sendable {
         settings.threads = 1
         settings.frameLogPath = frameLog
         let behaviours = namespaces.map { namespace -> CustomNamespaceBehaviour in
-            let mode: CustomNamespaceBehaviour.Mode = switch modes[namespace] ?? .silent {
-            case .silent: .silent
-            case .echo: .echo
-            case .replies(let table): .scripted(table)
-            }
+            let mode: CustomNamespaceBehaviour.Mode =
+                switch modes[namespace] ?? .silent {
+                case .silent: .silent
+                case .echo: .echo
+                case .replies(let table): .scripted(table)
+                }
             return CustomNamespaceBehaviour(namespace: CastNamespace(rawValue: namespace) ?? "urn:x-cast:invalid", mode: mode)
         }
-        settings.apps = [AppDefinition(appID: Self.appID, displayName: "castline plugin harness",
-                                       namespaces: behaviours.map(\.namespace), supportedMediaCommands: [], customNamespaces: behaviours)]
+        settings.apps = [
+            AppDefinition(
+                appID: Self.appID, displayName: "castline plugin harness",
+                namespaces: behaviours.map(\.namespace), supportedMediaCommands: [], customNamespaces: behaviours)
+        ]
         return settings
     }
 }
@@ -164,9 +174,10 @@ package struct HarnessReport: Sendable {
         .object([
             "file": .string(file), "plugin": pluginID.map { .string($0) } ?? .null, "abi_minor": abiMinor.map { .int(Int64($0)) } ?? .null,
             "passed": .bool(passed),
-            "results": .array(results.map { r in
-                .object(["feature": .string(r.feature), "step": .string(r.step), "passed": .bool(r.passed), "detail": .string(r.detail)])
-            }),
+            "results": .array(
+                results.map { r in
+                    .object(["feature": .string(r.feature), "step": .string(r.step), "passed": .bool(r.passed), "detail": .string(r.detail)])
+                }),
         ])
     }
 }

@@ -16,7 +16,10 @@ func usage() -> Never {
 }
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-var file: String?, scriptPath: String?, json = false, callTimeout = 5.0
+var file: String?
+var scriptPath: String?
+var json = false
+var callTimeout = 5.0
 while !arguments.isEmpty {
     let argument = arguments.removeFirst()
     switch argument {

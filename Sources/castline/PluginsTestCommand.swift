@@ -34,7 +34,9 @@ struct PluginsTestCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Bound on each call into the plugin, seconds (plugins.call_timeout).", valueName: "seconds"))
     var callTimeout: Double = 5
 
-    @Flag(name: .long, help: "JSON output: {\"file\", \"plugin\", \"abi_minor\", \"passed\", \"results\": [{\"feature\", \"step\", \"passed\", \"detail\"}]}.")
+    @Flag(
+        name: .long,
+        help: "JSON output: {\"file\", \"plugin\", \"abi_minor\", \"passed\", \"results\": [{\"feature\", \"step\", \"passed\", \"detail\"}]}.")
     var json = false
 
     func validate() throws {

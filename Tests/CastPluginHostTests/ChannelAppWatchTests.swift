@@ -1,15 +1,17 @@
 import CastCore
-@testable import CastPluginHost
 import CastSender
 import Testing
+
+@testable import CastPluginHost
 
 /// What a channel plugin is told about its app (ABI 1.2 `on_app_event`), from its session's updates.
 @Suite struct ChannelAppWatchTests {
     static let ns = "urn:x-cast:org.castline.example.echo"
 
     static func app(_ id: String, session: String, namespaces: [String] = [ns], idle: Bool = false) -> ApplicationInfo {
-        ApplicationInfo(appID: id, displayName: id, isIdleScreen: idle, namespaces: namespaces.compactMap { CastNamespace(rawValue: $0) },
-                        sessionID: session, transportID: "t-" + session)
+        ApplicationInfo(
+            appID: id, displayName: id, isIdleScreen: idle, namespaces: namespaces.compactMap { CastNamespace(rawValue: $0) },
+            sessionID: session, transportID: "t-" + session)
     }
 
     static func status(_ apps: [ApplicationInfo]) -> CastSessionUpdate {
