@@ -103,8 +103,16 @@ public enum PluginHostChild {
                                             "error": .string("no channel \(featureID) in the plugin")]])
                     continue
                 }
+                let config = open["config"]?.string ?? "{}", session = open["session"]?.string ?? "{}"
+                // The app the instance may send to, as castline last told it (the session, then
+                // `appEvent` frames): a send with no app is refused here, at once, as in process.
+                let app = AppPresence(transportID: (try? JSONValue.parse(session))?["transport_id"]?.string)
                 let callbacks = PluginHostContext.ChannelCallbacks(
                     send: { namespace, destination, payload in
+                        if case .failure(let refusal) = PluginChannel.route(destination: destination, appTransportID: app.transportID,
+                                                                            sessionEnded: false) {
+                            return refusal.status
+                        }
                         socket.send(["send": ["instance": .int(instance), "namespace": .string(namespace),
                                               "destination": destination.map { .string($0) } ?? .null, "payload": .string(payload)]])
                         return HostServices.ok
@@ -123,7 +131,6 @@ public enum PluginHostChild {
                 let context = PluginHostContext.register(pluginID: plugin.id, featureID: featureID, role: .channel(callbacks),
                                                          declaredNamespaces: Set(feature.declarations), logSystem: logSystem)
                 let errorText = PluginErrorText()
-                let config = open["config"]?.string ?? "{}", session = open["session"]?.string ?? "{}"
                 let userdata = feature.userdata
                 let (rc, pointer) = context.queue.sync { () -> (Int32, InstancePointer) in
                     var out: UnsafeMutableRawPointer?
@@ -132,7 +139,7 @@ public enum PluginHostChild {
                     }
                     return (rc, InstancePointer(pointer: out))
                 }
-                if rc == 0 { instances[instance] = ChildInstance(context: context, vtable: vtable, pointer: pointer) } else { context.unregister() }
+                if rc == 0 { instances[instance] = ChildInstance(context: context, vtable: vtable, pointer: pointer, app: app) } else { context.unregister() }
                 socket.send(["opened": ["instance": .int(instance), "status": .int(Int64(rc)),
                                         "error": errorText.text.map { .string($0) } ?? .null]])
             } else if let message = frame["message"], let instance = message["instance"]?.int, let entry = instances[instance],
@@ -153,7 +160,14 @@ public enum PluginHostChild {
                 }
             } else if let appEvent = frame["appEvent"], let instance = appEvent["instance"]?.int, let entry = instances[instance],
                       let event = appEvent["event"]?.int, let info = appEvent["info"]?.string {
-                guard let appEventFn = entry.vtable.on_app_event, let code = Int32(exactly: event) else { continue }
+                guard let code = Int32(exactly: event) else { continue }
+                let told = try? JSONValue.parse(info)
+                switch ChannelAppWatch.Event(rawValue: code) {
+                case .stopped?: entry.app.transportID = nil
+                case .relaunched?: entry.app.transportID = told?["transport_id"]?.string
+                default: break
+                }
+                guard let appEventFn = entry.vtable.on_app_event else { continue }
                 entry.context.queue.async {
                     info.withCString { text in Self.during("on_app_event") { appEventFn(entry.pointer.pointer, code, text, info.utf8.count) } }
                 }
@@ -250,11 +264,24 @@ final class ChildInstance: @unchecked Sendable {
     let context: PluginHostContext
     let vtable: castline_channel_vtable
     let pointer: InstancePointer
+    let app: AppPresence
 
-    init(context: PluginHostContext, vtable: castline_channel_vtable, pointer: InstancePointer) {
+    init(context: PluginHostContext, vtable: castline_channel_vtable, pointer: InstancePointer, app: AppPresence) {
         self.context = context
         self.vtable = vtable
         self.pointer = pointer
+        self.app = app
+    }
+}
+
+/// The transportId of the app an isolated channel instance talks to (nil: none runs), kept from
+/// the frames castline sends. Thread-safe: read by the plugin's sends, written by the frame reader.
+final class AppPresence: Sendable {
+    private let current: Mutex<String?>
+    init(transportID: String?) { current = Mutex(transportID) }
+    var transportID: String? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
     }
 }
 
