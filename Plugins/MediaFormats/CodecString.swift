@@ -2,12 +2,12 @@
 // Pure stdlib: no Foundation.
 
 /// The codec family a sample entry belongs to.
-public enum CodecFamily: String, Sendable, CaseIterable {
+enum CodecFamily: String, Sendable, CaseIterable {
     case avc, hevc, vp9, av1, dolbyVision, audio, other
 }
 
 /// What a codec string alone says about dynamic range.
-public enum CodecHDRHint: String, Sendable, CaseIterable {
+enum CodecHDRHint: String, Sendable, CaseIterable {
     /// A Dolby Vision sample entry (dvh1, dvhe, dva1, dvav, dav1).
     case dolbyVision
     /// Transfer characteristics 16 (SMPTE ST 2084, PQ: HDR10) in a ≥10-bit vp09/av01 string.
@@ -43,21 +43,21 @@ public enum CodecHDRHint: String, Sendable, CaseIterable {
 /// depth is 10 or 12 (a PQ/HLG transfer on 8-bit is contradictory: no hint); 2 (unspecified)
 /// counts as absent; any other value → `.sdr`. Without a transfer: ≥10-bit → `.tenBit`,
 /// 8-bit → `.sdr`, unknown depth → nil.
-public struct CodecString: Equatable, Sendable {
+struct CodecString: Equatable, Sendable {
     /// The entry as given, trimmed.
-    public let raw: String
+    let raw: String
     /// The lowercased sample entry (four-character code), e.g. `hvc1`, `mp4a`, `ec-3`.
-    public let sampleEntry: String
-    public let family: CodecFamily
-    public let isVideo: Bool
+    let sampleEntry: String
+    let family: CodecFamily
+    let isVideo: Bool
     /// Profile number when read (AVC profile_idc, HEVC profile_idc, DV/VP9/AV1 profile).
-    public let profile: Int?
-    public let bitDepth: Int?
+    let profile: Int?
+    let bitDepth: Int?
     /// Transfer characteristics (ISO/IEC 23091-2 / H.273) from a long vp09/av01 string.
-    public let transferCharacteristics: Int?
-    public let hint: CodecHDRHint?
+    let transferCharacteristics: Int?
+    let hint: CodecHDRHint?
 
-    public init(_ string: String) {
+    init(_ string: String) {
         let trimmed = string.trimmedWhitespace.strippingQuotes
         raw = trimmed
         let parts = trimmed.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -139,7 +139,7 @@ public struct CodecString: Equatable, Sendable {
 
     /// Splits a CODECS attribute / codecs parameter value (`"avc1.640028, mp4a.40.2"`) into
     /// trimmed, non-empty entries; surrounding quotes are dropped.
-    public static func split(_ attributeValue: String) -> [String] {
+    static func split(_ attributeValue: String) -> [String] {
         attributeValue.trimmedWhitespace.strippingQuotes
             .split(separator: ",")
             .map { String($0).trimmedWhitespace.strippingQuotes }
@@ -147,18 +147,18 @@ public struct CodecString: Equatable, Sendable {
     }
 
     /// `split(_:)`, each entry parsed.
-    public static func parseList(_ attributeValue: String) -> [CodecString] {
+    static func parseList(_ attributeValue: String) -> [CodecString] {
         split(attributeValue).map(CodecString.init)
     }
 
     /// The codec part of a SUPPLEMENTAL-CODECS entry (`dvh1.08.07/db4h` → `dvh1.08.07`).
-    public static func stripBrands(_ entry: String) -> String {
+    static func stripBrands(_ entry: String) -> String {
         String(entry.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
             .trimmedWhitespace
     }
 
     /// The compatibility brands of a SUPPLEMENTAL-CODECS entry (`dvh1.08.07/db4h` → `["db4h"]`).
-    public static func brands(_ entry: String) -> [String] {
+    static func brands(_ entry: String) -> [String] {
         entry.split(separator: "/").dropFirst().map { String($0).trimmedWhitespace.lowercased() }
     }
 

@@ -3,13 +3,13 @@
 
 /// Maps URL / file path extensions to the MIME types Cast receivers expect, parses
 /// `Content-Type` values and tells streaming manifests (HLS, DASH, Smooth) apart.
-public enum ContentTypeTable {
+enum ContentTypeTable {
     /// The adaptive-streaming manifest formats a content type can name.
-    public enum ManifestKind: String, Sendable, CaseIterable {
+    enum ManifestKind: String, Sendable, CaseIterable {
         case hls, dash, smoothStreaming
 
         /// The content type this table writes for the kind.
-        public var contentType: String {
+        var contentType: String {
             switch self {
             case .hls: return "application/x-mpegURL"
             case .dash: return "application/dash+xml"
@@ -20,13 +20,13 @@ public enum ContentTypeTable {
 
     /// A parsed `Content-Type` value: `type/subtype` lowercased and trimmed, parameters with
     /// lowercased names and unquoted values.
-    public struct Parsed: Equatable, Sendable {
-        public var mediaType: String
-        public var parameters: [String: String]
+    struct Parsed: Equatable, Sendable {
+        var mediaType: String
+        var parameters: [String: String]
     }
 
     /// The content type for an extension (without the dot, any case), or nil if unknown.
-    public static func contentType(forExtension ext: String) -> String? {
+    static func contentType(forExtension ext: String) -> String? {
         switch ext.lowercased() {
         case "m3u8": return ManifestKind.hls.contentType
         case "mpd": return ManifestKind.dash.contentType
@@ -54,7 +54,7 @@ public enum ContentTypeTable {
     /// The content type for a URL or file path, from its last path component's extension.
     /// Smooth Streaming's `…/name.ism/Manifest` is recognised (a bare `Manifest` elsewhere is
     /// not); Azure-style `Manifest(format=m3u8-…)` / `Manifest(format=mpd-…)` map to HLS / DASH.
-    public static func contentType(forURL urlOrPath: String) -> String? {
+    static func contentType(forURL urlOrPath: String) -> String? {
         let components = pathComponents(of: urlOrPath)
         guard let last = components.last?.lowercased(), !last.isEmpty else { return nil }
         if last.hasPrefix("manifest(") {
@@ -72,7 +72,7 @@ public enum ContentTypeTable {
     /// not starting with `/`, `./`, `../` or `~`) the query string and fragment are dropped first,
     /// as is `scheme://authority`; plain file paths are taken as they are (`#` and `?` are legal
     /// in file names).
-    public static func pathExtension(of urlOrPath: String) -> String? {
+    static func pathExtension(of urlOrPath: String) -> String? {
         guard let last = pathComponents(of: urlOrPath).last,
               let dot = last.lastIndex(of: "."), dot != last.startIndex else { return nil }
         let ext = String(last[last.index(after: dot)...])
@@ -81,19 +81,19 @@ public enum ContentTypeTable {
 
     /// Whether a content type (any case, parameters allowed) names an HLS playlist. Accepts
     /// `application/x-mpegURL`, `application/vnd.apple.mpegurl`, `audio/mpegurl`, `audio/x-mpegurl`.
-    public static func isHLS(_ contentType: String) -> Bool { manifestKind(of: contentType) == .hls }
+    static func isHLS(_ contentType: String) -> Bool { manifestKind(of: contentType) == .hls }
 
     /// Whether a content type names a DASH MPD (`application/dash+xml`).
-    public static func isDASH(_ contentType: String) -> Bool { manifestKind(of: contentType) == .dash }
+    static func isDASH(_ contentType: String) -> Bool { manifestKind(of: contentType) == .dash }
 
     /// Whether a content type names an HLS or DASH manifest.
-    public static func isManifest(_ contentType: String) -> Bool {
+    static func isManifest(_ contentType: String) -> Bool {
         let kind = manifestKind(of: contentType)
         return kind == .hls || kind == .dash
     }
 
     /// The manifest kind a content type names, or nil for media (and unknown) types.
-    public static func manifestKind(of contentType: String) -> ManifestKind? {
+    static func manifestKind(of contentType: String) -> ManifestKind? {
         switch parse(contentType).mediaType {
         case "application/x-mpegurl", "application/vnd.apple.mpegurl", "application/mpegurl",
             "audio/mpegurl", "audio/x-mpegurl":
@@ -105,7 +105,7 @@ public enum ContentTypeTable {
     }
 
     /// Types that say nothing about the media (servers' defaults); the analyzer ignores them.
-    public static func isGeneric(_ mediaType: String) -> Bool {
+    static func isGeneric(_ mediaType: String) -> Bool {
         switch parse(mediaType).mediaType {
         case "application/octet-stream", "binary/octet-stream", "application/binary",
             "application/unknown", "text/plain", "":
@@ -116,7 +116,7 @@ public enum ContentTypeTable {
 
     /// Parses `type/subtype; name=value; name="quoted; value"`. Quoted values may contain `;`
     /// and `,` and backslash escapes.
-    public static func parse(_ contentType: String) -> Parsed {
+    static func parse(_ contentType: String) -> Parsed {
         var pieces: [String] = []
         var current = ""
         var quoted = false
@@ -144,7 +144,7 @@ public enum ContentTypeTable {
 
     /// Sniffs a manifest from the start of a body: `#EXTM3U` (after an optional BOM and
     /// whitespace) → HLS; an `<MPD` or `<prefix:MPD` element within the first 64 KiB → DASH.
-    public static func sniffManifest<C: Collection>(_ body: C) -> ManifestKind? where C.Element == UInt8 {
+    static func sniffManifest<C: Collection>(_ body: C) -> ManifestKind? where C.Element == UInt8 {
         let head = Array(body.prefix(65_536))
         var i = 0
         if head.count >= 3, head[0] == 0xEF, head[1] == 0xBB, head[2] == 0xBF { i = 3 }

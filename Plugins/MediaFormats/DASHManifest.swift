@@ -2,63 +2,63 @@
 // read with a small tolerant tag scanner, not a full XML parser. Pure stdlib: no Foundation.
 
 /// Why a body is not a DASH manifest.
-public enum DASHParseError: Error, Equatable, Sendable {
+enum DASHParseError: Error, Equatable, Sendable {
     /// No `<MPD>` (or `<prefix:MPD>`) element was found.
     case noMPDElement
 
-    public var message: String { "not a DASH manifest: no <MPD> element" }
+    var message: String { "not a DASH manifest: no <MPD> element" }
 }
 
 /// What a Representation's (or its AdaptationSet's) mimeType / contentType / codecs say it is.
-public enum DASHMediaKind: String, Sendable { case video, audio, text, image, unknown }
+enum DASHMediaKind: String, Sendable { case video, audio, text, image, unknown }
 
 /// A Representation with the attributes it inherits from its AdaptationSet already applied.
-public struct DASHRepresentation: Equatable, Sendable {
-    public var id: String?
-    public var bandwidth: Int?
+struct DASHRepresentation: Equatable, Sendable {
+    var id: String?
+    var bandwidth: Int?
     /// Own `width`/`height`, else the AdaptationSet's `width`/`height`.
-    public var width: Int?
-    public var height: Int?
+    var width: Int?
+    var height: Int?
     /// `codecs` (own, else the AdaptationSet's), split.
-    public var codecs: [String] = []
+    var codecs: [String] = []
     /// `supplementalCodecs` (SCTE 214, any namespace prefix), split on commas and spaces.
-    public var supplementalCodecs: [String] = []
-    public var mimeType: String?
-    public var contentType: String?
+    var supplementalCodecs: [String] = []
+    var mimeType: String?
+    var contentType: String?
     /// CICP TransferCharacteristics from a Supplemental/EssentialProperty on the Representation,
     /// else on its AdaptationSet.
-    public var transferCharacteristics: Int?
-    public var kind: DASHMediaKind = .unknown
+    var transferCharacteristics: Int?
+    var kind: DASHMediaKind = .unknown
 }
 
 /// An AdaptationSet and its (resolved) Representations.
-public struct DASHAdaptationSet: Equatable, Sendable {
-    public var id: String?
-    public var maxWidth: Int?
-    public var maxHeight: Int?
-    public var transferCharacteristics: Int?
-    public var representations: [DASHRepresentation] = []
+struct DASHAdaptationSet: Equatable, Sendable {
+    var id: String?
+    var maxWidth: Int?
+    var maxHeight: Int?
+    var transferCharacteristics: Int?
+    var representations: [DASHRepresentation] = []
 }
 
 /// The parts of an MPD that format analysis needs.
-public struct DASHManifest: Equatable, Sendable {
+struct DASHManifest: Equatable, Sendable {
     /// The MPD `type` attribute lowercased (`static`, `dynamic`), nil when absent.
-    public var type: String?
+    var type: String?
     /// AdaptationSets of all Periods, in document order. Representations outside any
     /// AdaptationSet (malformed) land in a final set without attributes.
-    public var adaptationSets: [DASHAdaptationSet] = []
+    var adaptationSets: [DASHAdaptationSet] = []
     /// True when the document ends before its markup or its elements are closed.
-    public var isTruncated = false
-    public var warnings: [String] = []
+    var isTruncated = false
+    var warnings: [String] = []
 
     /// `LIVE` for `type="dynamic"`, else `BUFFERED` (static, absent or unknown).
-    public var streamType: String { type == "dynamic" ? "LIVE" : "BUFFERED" }
+    var streamType: String { type == "dynamic" ? "LIVE" : "BUFFERED" }
 
     /// The scheme of the CICP transfer-characteristics descriptor.
-    public static let transferScheme = "urn:mpeg:mpegb:cicp:transfercharacteristics"
+    static let transferScheme = "urn:mpeg:mpegb:cicp:transfercharacteristics"
 
     /// Parses MPD bytes (UTF-8).
-    public static func parse<C: Collection>(bytes: C) throws(DASHParseError) -> DASHManifest where C.Element == UInt8 {
+    static func parse<C: Collection>(bytes: C) throws(DASHParseError) -> DASHManifest where C.Element == UInt8 {
         var builder = Builder()
         let complete = XMLTagScanner.scan(Array(bytes)) { builder.handle($0) }
         guard builder.sawMPD else { throw .noMPDElement }
@@ -74,7 +74,7 @@ public struct DASHManifest: Equatable, Sendable {
     }
 
     /// Parses MPD text.
-    public static func parse(_ text: String) throws(DASHParseError) -> DASHManifest {
+    static func parse(_ text: String) throws(DASHParseError) -> DASHManifest {
         try parse(bytes: Array(text.utf8))
     }
 

@@ -3,13 +3,13 @@
 // names and quoted attribute values that contain commas. Pure stdlib: no Foundation.
 
 /// Why a body is not an HLS playlist.
-public enum HLSParseError: Error, Equatable, Sendable {
+enum HLSParseError: Error, Equatable, Sendable {
     /// The first non-blank line is not `#EXTM3U` (the line is given, cut to 80 characters).
     case missingHeader(firstLine: String)
     /// The body is empty or only whitespace.
     case empty
 
-    public var message: String {
+    var message: String {
         switch self {
         case .empty: return "not an HLS playlist: empty body"
         case .missingHeader(let line): return "not an HLS playlist: first line is \"\(line)\", not #EXTM3U"
@@ -18,43 +18,43 @@ public enum HLSParseError: Error, Equatable, Sendable {
 }
 
 /// One `#EXT-X-STREAM-INF` entry of a master playlist, with the URI line that follows it.
-public struct HLSVariant: Equatable, Sendable {
-    public var uri: String
-    public var bandwidth: Int?
-    public var width: Int?
-    public var height: Int?
+struct HLSVariant: Equatable, Sendable {
+    var uri: String
+    var bandwidth: Int?
+    var width: Int?
+    var height: Int?
     /// CODECS entries, split and trimmed.
-    public var codecs: [String]
+    var codecs: [String]
     /// SUPPLEMENTAL-CODECS entries as written, brands included (`dvh1.08.07/db4h`).
-    public var supplementalCodecs: [String]
+    var supplementalCodecs: [String]
     /// VIDEO-RANGE uppercased (`SDR`, `PQ`, `HLG`), nil when absent.
-    public var videoRange: String?
+    var videoRange: String?
 
     /// width × height (saturating), 0 when RESOLUTION is absent or malformed.
-    public var pixelCount: Int { MediaFormatAnalyzer.pixels(width, height) }
+    var pixelCount: Int { MediaFormatAnalyzer.pixels(width, height) }
 }
 
 /// A parsed HLS playlist: either a master playlist (variants) or a media playlist (segments).
-public struct HLSPlaylist: Equatable, Sendable {
-    public enum Kind: String, Sendable { case master, media }
+struct HLSPlaylist: Equatable, Sendable {
+    enum Kind: String, Sendable { case master, media }
 
-    public var kind: Kind
+    var kind: Kind
     /// Master playlist variants in file order (I-frame variants are not included).
-    public var variants: [HLSVariant] = []
-    public var hasEndList = false
+    var variants: [HLSVariant] = []
+    var hasEndList = false
     /// `#EXT-X-PLAYLIST-TYPE` uppercased (`VOD`, `EVENT`), nil when absent.
-    public var playlistType: String?
+    var playlistType: String?
     /// Number of `#EXTINF` tags.
-    public var segmentCount = 0
-    public var mediaSequence: Int?
-    public var targetDuration: Int?
+    var segmentCount = 0
+    var mediaSequence: Int?
+    var targetDuration: Int?
     /// Oddities met while parsing (a STREAM-INF without URI, mixed master and media tags).
-    public var warnings: [String] = []
+    var warnings: [String] = []
 
     /// Media playlists: `BUFFERED` when `#EXT-X-ENDLIST` is present or the type is VOD, `LIVE`
     /// when segments (or a target duration) come without ENDLIST (EVENT included); nil for a
     /// master playlist and for a playlist with neither segments nor media tags.
-    public var streamType: String? {
+    var streamType: String? {
         guard kind == .media else { return nil }
         if hasEndList || playlistType == "VOD" { return "BUFFERED" }
         if segmentCount > 0 || playlistType == "EVENT" || targetDuration != nil || mediaSequence != nil {
@@ -64,7 +64,7 @@ public struct HLSPlaylist: Equatable, Sendable {
     }
 
     /// One-line explanation of `streamType`, for report notes.
-    public var streamTypeReason: String {
+    var streamTypeReason: String {
         if hasEndList { return "#EXT-X-ENDLIST present" }
         if playlistType == "VOD" { return "#EXT-X-PLAYLIST-TYPE:VOD" }
         if playlistType == "EVENT" { return "#EXT-X-PLAYLIST-TYPE:EVENT without #EXT-X-ENDLIST" }
@@ -72,15 +72,15 @@ public struct HLSPlaylist: Equatable, Sendable {
         return "media playlist has neither segments nor #EXT-X-ENDLIST"
     }
 
-    public init(kind: Kind) { self.kind = kind }
+    init(kind: Kind) { self.kind = kind }
 
     /// Parses playlist text.
-    public static func parse(_ text: String) throws(HLSParseError) -> HLSPlaylist {
+    static func parse(_ text: String) throws(HLSParseError) -> HLSPlaylist {
         try parse(bytes: Array(text.utf8))
     }
 
     /// Parses playlist bytes (UTF-8; invalid sequences are replaced, not rejected).
-    public static func parse<C: Collection>(bytes: C) throws(HLSParseError) -> HLSPlaylist where C.Element == UInt8 {
+    static func parse<C: Collection>(bytes: C) throws(HLSParseError) -> HLSPlaylist where C.Element == UInt8 {
         var lines = splitLines(Array(bytes))
         while let first = lines.first, first.isEmpty { lines.removeFirst() }
         guard let header = lines.first else { throw .empty }
@@ -141,7 +141,7 @@ public struct HLSPlaylist: Equatable, Sendable {
 
     /// Parses an attribute list (`BANDWIDTH=1,CODECS="a,b",RESOLUTION=1x1`): names uppercased,
     /// quoted values unquoted (commas inside quotes kept), first occurrence of a name wins.
-    public static func attributes(_ list: String) -> [String: String] {
+    static func attributes(_ list: String) -> [String: String] {
         var result: [String: String] = [:]
         let b = Array(list.utf8)
         var i = 0

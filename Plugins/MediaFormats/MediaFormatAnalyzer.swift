@@ -20,11 +20,11 @@
 ///   `sdr`/`SDR`; a 10-bit codec with nothing else → nil, noted "10-bit, dynamic range not
 ///   signalled".
 /// - Only the first `maxScanBytes` of a body are read (noted).
-public enum MediaFormatAnalyzer {
+enum MediaFormatAnalyzer {
     /// Bodies longer than this are cut before parsing (4 MiB).
-    public static let maxScanBytes = 4 * 1024 * 1024
+    static let maxScanBytes = 4 * 1024 * 1024
 
-    public static func analyze(url: String?, contentType: String?, body: [UInt8]?) -> MediaFormatReport {
+    static func analyze(url: String?, contentType: String?, body: [UInt8]?) -> MediaFormatReport {
         var report = MediaFormatReport()
         var codecsParameter: String?
         if let given = contentType {

@@ -5,29 +5,29 @@ import CastJSON
 /// What format analysis found out about a media URL / content type / manifest: the values a
 /// Cast sender puts in `MediaInformation` (contentType, streamType) and `VideoInfo` (width,
 /// height, hdrType), plus human-readable reasons in `notes`. Nil means "not known".
-public struct MediaFormatReport: Equatable, Sendable {
+struct MediaFormatReport: Equatable, Sendable {
     /// Normalised MIME type (`application/x-mpegURL`, `video/mp4`, …).
-    public var contentType: String?
+    var contentType: String?
     /// `LIVE` or `BUFFERED`; nil when unknown (HLS master playlists, plain files).
-    public var streamType: String?
-    public var width: Int?
-    public var height: Int?
+    var streamType: String?
+    var width: Int?
+    var height: Int?
     /// Cast `VideoInfo.hdrType`: `sdr`, `hdr` or `dv`.
-    public var hdrType: String?
+    var hdrType: String?
     /// Finer: `HDR10`, `HLG`, `DolbyVision` or `SDR`.
-    public var hdrFormat: String?
+    var hdrFormat: String?
     /// Video codec strings of the chosen variant / representation (supplemental Dolby Vision
     /// codecs appended, brands dropped). Audio and text codecs are not listed.
-    public var videoCodecs: [String]
+    var videoCodecs: [String]
     /// HLS master playlists: the URI (as written, unresolved) of the chosen (largest) variant,
     /// whose media playlist tells LIVE from BUFFERED. Nil otherwise.
-    public var variantURI: String?
+    var variantURI: String?
     /// Human-readable reasons, e.g. `VIDEO-RANGE=PQ on 3840x2160 variant`.
-    public var notes: [String]
+    var notes: [String]
     /// What libavformat read from the container itself (nil for manifests and unreadable input).
     var container: ProbedContainer?
 
-    public init(
+    init(
         contentType: String? = nil, streamType: String? = nil, width: Int? = nil, height: Int? = nil,
         hdrType: String? = nil, hdrFormat: String? = nil, videoCodecs: [String] = [],
         variantURI: String? = nil, notes: [String] = []
@@ -47,7 +47,7 @@ public struct MediaFormatReport: Equatable, Sendable {
     /// `width`, `height`, `hdr_type`, `hdr_format`, `video_codecs`, `variant_uri`, `notes`.
     /// Nil values are omitted; the two arrays are always written (possibly `[]`). Written by
     /// CastJSON's writer: non-ASCII as UTF-8, `"`, `\` and control characters escaped.
-    public func json() -> String {
+    func json() -> String {
         var object = JSONObject()
         func add(_ key: String, _ value: JSONValue?) {
             if let value { object.append(key: key, value: value) }
