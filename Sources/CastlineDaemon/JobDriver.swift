@@ -175,6 +175,7 @@ package actor JobDriver {
     /// the screens stay the job's for the new driver, with no owner blip between the two.
     package func stop(stopCasting: Bool, releaseClaims: Bool = true) async {
         stopped = true
+        await serverProbe.stop()
         for task in watchers.values { task.cancel() }
         watchers = [:]
         for continuation in shownWaiters.values.flatMap(\.values) { continuation.resume(returning: false) }
@@ -517,8 +518,11 @@ package actor JobDriver {
             report(.castSucceeded)
         case .failure(let error):
             log.warning("\(device.friendlyName): cast failed: \(error)", ["device": .string(id), "error": .string("\(error)")])
-            // The job's own URL: a local file's published URL (castline's server, its token) is not probed.
-            Task { [serverProbe, jobURL = active.media.url] in await serverProbe.castFailed(jobURL, device: device, failure: "\(error)") }
+            // The job's own URL: a local file's published URL (castline's server, its token) is not
+            // probed; nor is anything once the job stops (its session ended under the load).
+            if !stopped {
+                Task { [serverProbe, jobURL = active.media.url] in await serverProbe.castFailed(jobURL, device: device, failure: "\(error)") }
+            }
             guard castGenerations[id] == generation else { return }
             await registry.release(id, owner: job.name)
             if let refused = publications.removeValue(forKey: id), refused.contains(url) { media?.revoke(id, owner: job.name) }

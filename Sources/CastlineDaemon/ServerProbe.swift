@@ -20,6 +20,11 @@ package actor ServerProbe {
     private let log: Logger
     private let group: EventLoopGroup
     private var lastProbe: [String: Double] = [:]
+    /// Set by ``stop()``: no probe starts after it (the event loops may be shutting down).
+    private var stopped = false
+    /// The probes under way, which ``stop()`` waits for (each is bounded by ``timeout``).
+    private var running: [UInt64: Task<Void, Never>] = [:]
+    private var nextProbe: UInt64 = 0
 
     package init(group: EventLoopGroup, logSystem: LogSystem) {
         self.group = group
@@ -35,11 +40,27 @@ package actor ServerProbe {
     /// the server once, within the bounds, and logs the verdict. Not an http(s) URL, or probed
     /// within the interval: nothing.
     package func castFailed(_ url: String, device: CastDevice, failure: String) async {
-        guard let target = HTTPURL(url) else { return }
+        guard !stopped, let target = HTTPURL(url) else { return }
         let server = Self.server(of: target)
         let now = MonotonicClock.seconds()
         if let last = lastProbe[server], now - last < Self.interval { return }
         lastProbe[server] = now
+        let id = nextProbe
+        nextProbe += 1
+        let probe = Task { await self.probe(target, server: server, url: url, device: device, failure: failure, since: now) }
+        running[id] = probe
+        await probe.value
+        running[id] = nil
+    }
+
+    /// No probe starts from now on, and those under way have ended (within ``timeout``): the
+    /// job stops, and the event loops they use may be shut down next.
+    package func stop() async {
+        stopped = true
+        for probe in running.values { await probe.value }
+    }
+
+    private func probe(_ target: HTTPURL, server: String, url: String, device: CastDevice, failure: String, since now: Double) async {
         let answer = await HTTPExchange.request(.HEAD, url: target, timeout: Self.timeout, maximumBody: 0, group: group)
         let elapsed = MonotonicClock.seconds() - now
         switch answer {
