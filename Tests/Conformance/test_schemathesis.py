@@ -17,7 +17,7 @@ from hub import Hub
 pytestmark = pytest.mark.needs_root("a network namespace (ip netns)")
 
 SCHEMATHESIS = os.path.join(os.path.dirname(PYTHON), "schemathesis")
-SECONDS = os.environ.get("CASTLINE_SCHEMATHESIS_SECONDS", "120")
+SECONDS = os.environ.get("CASTLINE_SCHEMATHESIS_SECONDS", "60")
 
 
 def test_the_daemon_answers_as_its_openapi_document_says(netns, workdir):
