@@ -11,6 +11,8 @@ public enum LoadWaitError: Error, Sendable, Equatable, CustomStringConvertible {
     case wentIdle(IdleReason)
     /// Neither the state nor IDLE within the timeout.
     case timedOut(after: Double, lastState: PlayerState?)
+    /// The session ended (or was stopped) before the player reached the state.
+    case sessionEnded(lastState: PlayerState?)
 
     public var description: String {
         switch self {
@@ -19,6 +21,8 @@ public enum LoadWaitError: Error, Sendable, Equatable, CustomStringConvertible {
         case .wentIdle(let reason): return "the device stopped the media (\(reason.rawValue))"
         case .timedOut(let seconds, let last):
             return "not playing within \(seconds) s (last state: \(last?.rawValue ?? "none"))"
+        case .sessionEnded(let last):
+            return "the session ended before the media played (last state: \(last?.rawValue ?? "none"))"
         }
     }
 
@@ -26,7 +30,7 @@ public enum LoadWaitError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isRefusal: Bool {
         switch self {
         case .refused, .wentIdle: return true
-        case .failed, .timedOut: return false
+        case .failed, .timedOut, .sessionEnded: return false
         }
     }
 }
@@ -53,6 +57,7 @@ extension RemoteMediaClient {
         let sessionID = loaded?.mediaSessionID
         @Sendable func isOurs(_ status: MediaStatus) -> Bool { sessionID == nil || status.mediaSessionID == sessionID }
         if let status = mediaStatus, isOurs(status), status.effectivePlayerState == wanted { return .success(status) }
+        let waitStarted = MonotonicClock.seconds()
         let reached = await updates.first(within: timeout) { status in
             guard let status, isOurs(status) else { return false }
             return status.effectivePlayerState == wanted || (status.playerState == .idle && status.idleReason != nil)
@@ -60,6 +65,11 @@ extension RemoteMediaClient {
         let status = (reached ?? nil) ?? mediaStatus
         if let status, status.effectivePlayerState == wanted { return .success(status) }
         if let status, status.playerState == .idle, let reason = status.idleReason { return .failure(.wentIdle(reason)) }
+        // Nothing came: the timer ran out, or the status stream ended first (its session ended);
+        // only the timer takes the whole timeout.
+        if reached == nil, MonotonicClock.seconds() - waitStarted < timeout * 0.95 {
+            return .failure(.sessionEnded(lastState: mediaStatus?.effectivePlayerState))
+        }
         return .failure(.timedOut(after: timeout, lastState: mediaStatus?.effectivePlayerState))
     }
 }

@@ -1,5 +1,6 @@
 import CastCore
 import CastProtocol
+import CastReceiverSim
 import CastSender
 import CastTestSupport
 import Testing
@@ -41,6 +42,25 @@ struct FollowingSessionTests {
             #expect(follower.remoteMediaClient.mediaStatus == nil)
             #expect(await follower.state == .connected)
             await follower.end(stopCasting: false)
+        }
+    }
+
+    @Test("a load whose session ends before it plays fails as sessionEnded at once, not as a timeout")
+    func sessionEndsDuringALoad() async throws {
+        try await withSenderRig(settings: { $0.timing = PlaybackTiming(bufferingDelay: 8) }) { rig in
+            let session = try await rig.manager().startSession(on: rig.device())
+            let media = MediaInformation(contentID: Self.movie, contentType: "video/mp4")
+            let waiting = Task { await session.remoteMediaClient.loadAndWait(media, timeout: 20) }
+            #expect(await waitForMediaStatus(session.remoteMediaClient) { $0.playerState == .buffering } != nil, "the load is answered, buffering")
+            let clock = ContinuousClock(), ended = clock.now
+            await session.end(stopCasting: false)
+            let result = await waiting.value
+            #expect(clock.now - ended < .seconds(5), "it returned when the session ended, not at its 20 s timeout")
+            guard case .failure(.sessionEnded) = result else {
+                Issue.record("expected sessionEnded, got \(result)")
+                return
+            }
+            #expect("\(LoadWaitError.sessionEnded(lastState: .buffering))".contains("the session ended before the media played"))
         }
     }
 
