@@ -57,19 +57,17 @@ extension RemoteMediaClient {
         let sessionID = loaded?.mediaSessionID
         @Sendable func isOurs(_ status: MediaStatus) -> Bool { sessionID == nil || status.mediaSessionID == sessionID }
         if let status = mediaStatus, isOurs(status), status.effectivePlayerState == wanted { return .success(status) }
-        let waitStarted = MonotonicClock.seconds()
-        let reached = await updates.first(within: timeout) { status in
+        let outcome = await updates.firstOutcome(within: timeout) { status in
             guard let status, isOurs(status) else { return false }
             return status.effectivePlayerState == wanted || (status.playerState == .idle && status.idleReason != nil)
         }
-        let status = (reached ?? nil) ?? mediaStatus
+        var reached: MediaStatus?
+        if case .found(let status) = outcome { reached = status }
+        let status = reached ?? mediaStatus
         if let status, status.effectivePlayerState == wanted { return .success(status) }
         if let status, status.playerState == .idle, let reason = status.idleReason { return .failure(.wentIdle(reason)) }
-        // Nothing came: the timer ran out, or the status stream ended first (its session ended);
-        // only the timer takes the whole timeout.
-        if reached == nil, MonotonicClock.seconds() - waitStarted < timeout * 0.95 {
-            return .failure(.sessionEnded(lastState: mediaStatus?.effectivePlayerState))
-        }
+        // Nothing came: the status stream ended first (its session ended), or the time ran out.
+        if case .ended = outcome { return .failure(.sessionEnded(lastState: mediaStatus?.effectivePlayerState)) }
         return .failure(.timedOut(after: timeout, lastState: mediaStatus?.effectivePlayerState))
     }
 }

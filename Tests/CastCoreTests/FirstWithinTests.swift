@@ -19,4 +19,19 @@ struct FirstWithinTests {
         keepOpen.finish()
         #expect(await AsyncStream<Int> { $0.finish() }.first(within: .nan) == nil)
     }
+
+    @Test("firstOutcome says which came first: a match, the stream's end, or the timeout")
+    func outcome() async {
+        let (numbers, feed) = AsyncStream.makeStream(of: Int.self)
+        feed.yield(2)
+        guard case .found(2) = await numbers.firstOutcome(within: 5) else { Issue.record("expected found(2)"); return }
+
+        let (ended, finish) = AsyncStream.makeStream(of: Int.self)
+        finish.finish()
+        guard case .ended = await ended.firstOutcome(within: 60) else { Issue.record("expected ended"); return }
+
+        let (silent, keepOpen) = AsyncStream.makeStream(of: Int.self)
+        guard case .timedOut = await silent.firstOutcome(within: 0.05) else { Issue.record("expected timedOut"); return }
+        keepOpen.finish()
+    }
 }
