@@ -41,7 +41,7 @@ struct ChannelAppWatch: Sendable {
     mutating func apply(_ update: CastSessionUpdate) -> [Notice] {
         switch update {
         case .deviceStatus(let status):
-            let running = status.applications.first { $0.isIdleScreen != true }
+            let running = CastSession.followed(among: status.applications)
             if running?.sessionID == app?.sessionID { return [] }
             var notices: [Notice] = []
             if let old = app {

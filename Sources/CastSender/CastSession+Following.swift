@@ -8,8 +8,11 @@ import CastProtocol
 /// reconnecting gives up.
 extension CastSession {
     /// The app a following session joins: the first that is not the idle screen.
-    static func followed(in status: ReceiverStatus) -> ApplicationInfo? {
-        status.applications.first { $0.isIdleScreen != true }
+    static func followed(in status: ReceiverStatus) -> ApplicationInfo? { followed(among: status.applications) }
+
+    /// The app a following session joins among `applications` (what a channel plugin hears of).
+    package static func followed(among applications: [ApplicationInfo]) -> ApplicationInfo? {
+        applications.first { $0.isIdleScreen != true }
     }
 
     var isFollowing: Bool { options.joinPolicy == .follow }
