@@ -4,14 +4,15 @@ import CastSender
 /// What a channel plugin is told about the app it talks to (ABI 1.2 `on_app_event`), read from
 /// its session's updates: the app stopped (or another replaced it), an app with one of the
 /// channel's namespaces runs again, or the link came back after a drop. Pure.
-struct ChannelAppWatch: Sendable {
+package struct ChannelAppWatch: Sendable {
     /// `castline_app_event`'s values.
-    enum Event: Int32, Sendable, Equatable {
+    package enum Event: Int32, Sendable, Equatable {
         case stopped = 1
         case relaunched = 2
         case sessionResumed = 3
 
-        var name: String {
+        /// How the host's records name it (`on_app_event: app_stopped`).
+        package var name: String {
             switch self {
             case .stopped: "app_stopped"
             case .relaunched: "app_relaunched"

@@ -19,12 +19,16 @@ final class HarnessRecords: LogSink {
 
     var records: [LogRecord] { stored.withLock { $0 } }
 
-    /// The first record at or after `start` that matches `pattern`.
+    /// How many records are kept now (where a later search starts).
+    var count: Int { stored.withLock { $0.count } }
+
+    /// The first record at or after `start` that matches `pattern` (searched in place).
     func first(matching pattern: HarnessScript.RecordPattern, from start: Int) -> (index: Int, record: LogRecord)? {
-        let all = records
-        guard start < all.count else { return nil }
-        for index in start..<all.count where Self.matches(all[index], pattern) { return (index, all[index]) }
-        return nil
+        stored.withLock { kept in
+            guard start < kept.count else { return nil }
+            for index in start..<kept.count where Self.matches(kept[index], pattern) { return (index, kept[index]) }
+            return nil
+        }
     }
 
     static func matches(_ record: LogRecord, _ pattern: HarnessScript.RecordPattern) -> Bool {

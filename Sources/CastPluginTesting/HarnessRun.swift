@@ -123,8 +123,14 @@ struct HarnessRun {
     private func perform(_ action: HarnessScript.AppAction, session: CastSession, resumes: ResumeCount, channel: PluginChannel) async -> (
         Bool, String
     ) {
-        let told = "on_app_event: " + ["stop": "app_stopped", "relaunch": "app_relaunched", "drop": "session_resumed"][action.rawValue]!
-        let start = records.records.count
+        let event: ChannelAppWatch.Event =
+            switch action {
+            case .stop: .stopped
+            case .relaunch: .relaunched
+            case .drop: .sessionResumed
+            }
+        let told = "on_app_event: " + event.name
+        let start = records.count
         switch action {
         case .stop:
             _ = try? await simulator.control.execute(["command": "stop-app", "device": 0]).get()
@@ -140,8 +146,8 @@ struct HarnessRun {
         }
         let pattern = HarnessScript.RecordPattern(className: "PluginChannel", message: told)
         let heard = await Self.waitFor(5) { records.first(matching: pattern, from: start) }
-        if heard != nil { return (true, "the plugin was told (\(told.dropFirst(14)))") }
-        return (false, "the host did not tell the plugin \(told.dropFirst(14)) within 5 s")
+        if heard != nil { return (true, "the plugin was told (\(event.name))") }
+        return (false, "the host did not tell the plugin \(event.name) within 5 s")
     }
 
     private static func describe(_ p: HarnessScript.RecordPattern) -> String {
@@ -175,9 +181,12 @@ struct FrameLogCursor {
     /// The payload of the next message in to the device on `namespace` that contains `payload`;
     /// lines read past are not read again.
     mutating func next(namespace: String, containing payload: JSONValue) -> JSONValue? {
-        guard let data = FileManager.default.contents(atPath: path), data.count > offset else { return nil }
-        let fresh = data[data.startIndex + offset..<data.endIndex]
-        guard let lastNewline = fresh.lastIndex(of: UInt8(ascii: "\n")) else { return nil }
+        // Only what was written since the last read (the log only grows).
+        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? file.close() }
+        guard (try? file.seek(toOffset: UInt64(offset))) != nil, let fresh = try? file.readToEnd(), !fresh.isEmpty,
+            let lastNewline = fresh.lastIndex(of: UInt8(ascii: "\n"))
+        else { return nil }
         for line in fresh[fresh.startIndex...lastNewline].split(separator: UInt8(ascii: "\n")) {
             offset += line.count + 1
             guard let entry = try? JSONValue.parse(String(decoding: line, as: UTF8.self)),

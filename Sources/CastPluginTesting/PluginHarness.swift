@@ -51,7 +51,7 @@ package struct PluginHarness: Sendable {
         let problems = described.problems
         described.shutdown()
         guard let plugin else {
-            report.add("load", passed: false, problems.map(\.description).joined(separator: "; ").nonEmpty ?? "not a castline plugin")
+            report.add("load", passed: false, problems.isEmpty ? "not a castline plugin" : problems.map(\.description).joined(separator: "; "))
             return report
         }
         report.pluginID = plugin.id
@@ -78,7 +78,8 @@ package struct PluginHarness: Sendable {
         host.loadAll()
         defer { host.shutdown() }
         guard host.plugins.contains(where: { $0.id == plugin.id }) else {
-            report.add("load", passed: false, host.problems.map(\.description).joined(separator: "; ").nonEmpty ?? "the plugin did not load")
+            let refused = host.problems
+            report.add("load", passed: false, refused.isEmpty ? "the plugin did not load" : refused.map(\.description).joined(separator: "; "))
             return report
         }
         report.add(
@@ -180,8 +181,4 @@ package struct HarnessReport: Sendable {
                 }),
         ])
     }
-}
-
-extension String {
-    var nonEmpty: String? { isEmpty ? nil : self }
 }
