@@ -90,8 +90,7 @@ extension ControlPlane {
                 if await pluginChannels.markObserved(feature: feature, device: id) {
                     let events = daemon.events
                     handle.observeMessages { namespace, source, payload in
-                        events.emit(.channel, "message", device: id, ["namespace": .string(namespace), "source": .string(source),
-                                                                      "message": (try? JSONValue.parse(payload)) ?? .string(payload), "via": .string(feature)])
+                        Self.emitAppMessage(events, device: id, namespace: namespace, source: source, text: payload, via: feature)
                     }
                 }
                 return ["namespace": .string(namespace), "via": .string(feature), "listening": true]
@@ -113,11 +112,11 @@ extension ControlPlane {
             // The app's messages on it are channel events (`castline channel listen`).
             let events = daemon.events
             channel = GenericChannel(namespace: CastNamespace(namespace)) { message in
-                let body: JSONValue = switch message.payload {
-                case .string(let text): (try? JSONValue.parse(text)) ?? .string(text)
-                case .binary(let bytes): ["binary": .int(Int64(bytes.count))]
+                switch message.payload {
+                case .string(let text): Self.emitAppMessage(events, device: id, namespace: namespace, source: message.source, text: text)
+                case .binary(let bytes):
+                    Self.emitAppMessage(events, device: id, namespace: namespace, source: message.source, body: ["binary": .int(Int64(bytes.count))])
                 }
-                events.emit(.channel, "message", device: id, ["namespace": .string(namespace), "source": .string(message.source), "message": body])
             }
             await link.add(channel)
             channels[id, default: [:]][namespace] = channel
@@ -144,6 +143,18 @@ extension ControlPlane {
             throw ControlError(.unavailable, "channel_send_failed", "\(entry.device.friendlyName): \(error)")
         }
         return ["namespace": .string(namespace), "via": .string("generic"), "sent": true]
+    }
+
+    /// One message the app sent on a custom namespace, as the channel event `castline channel
+    /// listen` prints: its JSON, or the text when it is not JSON; `via` the plugin it also reached.
+    static func emitAppMessage(_ events: HubEvents, device id: String, namespace: String, source: String, text: String, via: String? = nil) {
+        emitAppMessage(events, device: id, namespace: namespace, source: source, body: (try? JSONValue.parse(text)) ?? .string(text), via: via)
+    }
+
+    static func emitAppMessage(_ events: HubEvents, device id: String, namespace: String, source: String, body: JSONValue, via: String? = nil) {
+        var fields: [String: JSONValue] = ["namespace": .string(namespace), "source": .string(source), "message": body]
+        if let via { fields["via"] = .string(via) }
+        events.emit(.channel, "message", device: id, fields)
     }
 
     /// 503 `plugin_unavailable`: the plugin that owns `namespace` is disabled or restarting.
