@@ -25,6 +25,9 @@ package struct ChannelAppWatch: Sendable {
     struct Notice: Sendable, Equatable {
         let event: Event
         let info: String
+        /// The transportId of the app the channel talks to after this notice (nil: none runs):
+        /// what an isolated plugin's helper refuses sends by.
+        let current: String?
     }
 
     private let deviceID: String
@@ -72,6 +75,6 @@ package struct ChannelAppWatch: Sendable {
             info.set("transport_id", .string(app.transportID))
         }
         if let reason { info.set("reason", .string(reason)) }
-        return Notice(event: event, info: JSONValue.object(info).serialized())
+        return Notice(event: event, info: JSONValue.object(info).serialized(), current: event == .stopped ? nil : app?.transportID)
     }
 }

@@ -499,8 +499,9 @@ final class ChannelProxy: @unchecked Sendable {
         plugin.send(["command": ["instance": .int(Int64(instance)), "id": .int(Int64(id)), "json": .string(json)]])
     }
 
-    func appEvent(_ event: Int32, info: String) {
-        _ = plugin.send(["appEvent": ["instance": .int(Int64(instance)), "event": .int(Int64(event)), "info": .string(info)]])
+    func appEvent(_ notice: ChannelAppWatch.Notice) {
+        _ = plugin.send(["appEvent": ["instance": .int(Int64(instance)), "event": .int(Int64(notice.event.rawValue)), "info": .string(notice.info),
+                                      "current": notice.current.map { .string($0) } ?? .null]])
     }
 
     func close() { plugin.close(self) }

@@ -248,7 +248,7 @@ public final class PluginChannel: Sendable {
         log.debug("on_app_event: \(notice.event.name)", ["event": .string(notice.event.name)])
         let calls = calls, watch = watch
         context.queue.async {
-            watch.run("on_app_event") { calls.appEvent(notice.event.rawValue, info: notice.info) }
+            watch.run("on_app_event") { calls.appEvent(notice) }
         }
     }
 
@@ -443,10 +443,10 @@ final class ChannelCalls: @unchecked Sendable {
     /// The plugin has `on_app_event` (ABI 1.2; an isolated plugin's helper checks its own vtable).
     var hearsAppEvents: Bool { proxy != nil || vtable?.on_app_event != nil }
 
-    func appEvent(_ event: Int32, info: String) {
-        if let proxy { return proxy.appEvent(event, info: info) }
+    func appEvent(_ notice: ChannelAppWatch.Notice) {
+        if let proxy { return proxy.appEvent(notice) }
         guard let appEventFn = vtable?.on_app_event else { return }
-        info.withCString { appEventFn(instance.pointer, event, $0, info.utf8.count) }
+        notice.info.withCString { appEventFn(instance.pointer, notice.event.rawValue, $0, notice.info.utf8.count) }
     }
 
     var unavailableReason: String? { proxy?.unavailableReason }

@@ -161,12 +161,7 @@ public enum PluginHostChild {
             } else if let appEvent = frame["appEvent"], let instance = appEvent["instance"]?.int, let entry = instances[instance],
                       let event = appEvent["event"]?.int, let info = appEvent["info"]?.string {
                 guard let code = Int32(exactly: event) else { continue }
-                let told = try? JSONValue.parse(info)
-                switch ChannelAppWatch.Event(rawValue: code) {
-                case .stopped?: entry.app.transportID = nil
-                case .relaunched?: entry.app.transportID = told?["transport_id"]?.string
-                default: break
-                }
+                entry.app.transportID = appEvent["current"]?.string
                 guard let appEventFn = entry.vtable.on_app_event else { continue }
                 entry.context.queue.async {
                     info.withCString { text in Self.during("on_app_event") { appEventFn(entry.pointer.pointer, code, text, info.utf8.count) } }

@@ -28,9 +28,11 @@ import Testing
         let info = try JSONValue.parse(stopped[0].info)
         #expect(info["session_id"]?.string == "s1" && info["reason"]?.string == "stopped" && info["device_id"]?.string == "d1")
         #expect(watch.app == nil)
+        #expect(stopped[0].current == nil, "no app to send to after a stop")
         let back = watch.apply(Self.status([Self.app("CA571E00", session: "s2")]))
         #expect(Self.events(back) == [.relaunched])
         #expect(try JSONValue.parse(back[0].info)["transport_id"]?.string == "t-s2")
+        #expect(back[0].current == "t-s2")
     }
 
     @Test("the same app session again is no news; a status without change tells nothing")
@@ -56,5 +58,6 @@ import Testing
         let notices = watch.apply(.event(.didResume(transferred: false), device: device))
         #expect(Self.events(notices) == [.sessionResumed])
         #expect(try JSONValue.parse(notices[0].info)["session_id"]?.string == "s1")
+        #expect(notices[0].current == "t-s1")
     }
 }
