@@ -346,7 +346,7 @@ def test_a_screen_in_standby_on_another_input_or_covered_is_reported_not_shown(n
             time.sleep(4)   # the span under test: the screen stays dark this long
             assert sim.control(back)["ok"]
             wait_until(lambda: listing(sim)["Lobby"]["screen"]["app_visible"], 5, "Lobby shows the app again")
-            time.sleep(3)
+            time.sleep(3)   # the span under test: the screen shows the app again this long before the next change
         truth.stop()
         assert hub.stop() == 0
     finally:
