@@ -214,8 +214,12 @@ let package = Package(
 
         // `castline run`: config jobs as pure state machines (JobStateMachine) driven by discovery,
         // session and media events; systemd notifications through libsystemd.
+        // Video walls: many TVs started at one instant and held together (NTP-style delay
+        // filter, start plan, drift corrections, pure; the wall's actor drives any WallMember).
+        .target(name: "CastlineSync", dependencies: ["CastCore", "CastLogging"]),
+
         .target(name: "CastlineDaemon", dependencies: [
-            "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs", "CastTransport",
+            "CastlineSync", "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs", "CastTransport",
             "CSystemd", "CCastShims",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -278,6 +282,7 @@ let package = Package(
         .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore", "CastlineDaemon"]),
         .testTarget(name: "CastlineLogsTests", dependencies: ["CastlineLogs", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
+        .testTarget(name: "CastlineSyncTests", dependencies: ["CastlineSync", "CastCore", "CastLogging"]),
         .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport"]),
         .testTarget(name: "CastMediaServerTests", dependencies: [
             "CastMediaServer", "CastLogging", "CastTestSupport",

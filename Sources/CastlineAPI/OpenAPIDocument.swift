@@ -15,7 +15,7 @@ package enum OpenAPIDocument {
     static let schemasMarker = "{{request schemas}}"
 
     /// The component (`components/parameters`) each path parameter is described by.
-    static let parameterComponents = ["device": "Device", "namespace": "Namespace", "name": "JobName"]
+    static let parameterComponents = ["device": "Device", "namespace": "Namespace", "name": "JobName", "wall": "WallName"]
 
     /// The document: `template` without its leading comment, its markers filled from `table`.
     /// Fails when the template lacks a marker or a component a route refers to.

@@ -7,6 +7,7 @@ import CastCore
 package enum ControlAction: String, Sendable, CaseIterable {
     case status, listDevices, showDevice
     case cast, site, announce, play, pause, stop, seek, volume, mute, queue, channel
+    case sync, listWalls, stopWall
     case listPlugins, listJobs, showJob, putJob, deleteJob, runJob
     case events, showLogging, setLogging, explainLogging, metrics
 
@@ -27,6 +28,9 @@ package enum ControlAction: String, Sendable, CaseIterable {
         case .mute: return [ControlRoute.mute]
         case .queue: return [ControlRoute.queue]
         case .channel: return [ControlRoute.channel]
+        case .sync: return [ControlRoute.sync]
+        case .listWalls: return [ControlRoute.listWalls]
+        case .stopWall: return [ControlRoute.stopWall]
         case .listPlugins: return [ControlRoute.listPlugins]
         case .listJobs: return [ControlRoute.listJobs]
         case .showJob: return [ControlRoute.showJob]

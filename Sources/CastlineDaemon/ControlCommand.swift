@@ -23,6 +23,9 @@ package enum ControlCommand: Sendable, Equatable {
     case site(String, SiteArguments)
     /// An announcement that gives back what was playing.
     case announce(String, AnnounceArguments)
+    case sync(SyncArguments)
+    case listWalls
+    case stopWall(String)
     case listPlugins
     case listJobs
     case showJob(String)
@@ -66,6 +69,9 @@ package enum ControlCommand: Sendable, Equatable {
         case .channel: return .channel
         case .site: return .site
         case .announce: return .announce
+        case .sync: return .sync
+        case .listWalls: return .listWalls
+        case .stopWall: return .stopWall
         case .listPlugins: return .listPlugins
         case .listJobs: return .listJobs
         case .showJob: return .showJob

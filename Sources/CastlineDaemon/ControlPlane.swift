@@ -5,6 +5,7 @@ import CastMediaServer
 import CastSender
 import CastTransport
 import CastlineConfig
+import CastlineSync
 import NIOCore
 #if canImport(Glibc)
 import Glibc
@@ -45,6 +46,9 @@ package actor ControlPlane {
         default: return false
         }
     }
+
+    /// Video walls being held together, by name (ControlPlane+Sync).
+    var walls: [String: VideoWall] = [:]
 
     /// Generic channels open on devices, by device and namespace (plugins' are in ``PluginChannels``).
     var channels: [String: [String: GenericChannel]] = [:]
@@ -127,6 +131,9 @@ package actor ControlPlane {
         case .channel(let reference, let namespace, let arguments): return try await channel(reference, namespace: namespace, arguments)
         case .site(let reference, let site): return try await self.site(reference, site)
         case .announce(let reference, let arguments): return try await announce(reference, arguments)
+        case .sync(let arguments): return try await sync(arguments)
+        case .listWalls: return await listWalls()
+        case .stopWall(let name): return try await stopWall(name)
         case .listPlugins: return ["plugins": .array(pluginChannels.plugins?.states().map(\.json) ?? [])]
         case .listJobs: return await daemon.jobsJSON()
         case .showJob(let name):
@@ -335,6 +342,8 @@ package actor ControlPlane {
 
     /// Stops what serves commands' files (the daemon is stopping).
     package func shutdown() async {
+        for wall in walls.values { await wall.stop("castline is stopping") }
+        walls = [:]
         for id in Array(transcodes.keys) { await stopTranscode(id) }
         for folder in subtitleFolders.values { MediaTranscode.removeFolder(folder) }
         subtitleFolders = [:]

@@ -18,6 +18,8 @@ package actor Daemon {
     package nonisolated let registry: DeviceRegistry
     /// What castline knows of each device's field behaviour (profiles, the config, what was learned).
     package nonisolated let field: FieldKnowledgeBook
+    /// What the video walls learned of each TV's start latency.
+    package nonisolated let syncCalibration: SyncCalibrationStore
     package nonisolated let metrics: HubMetrics
     /// Per-device reconnects, launches and last seen for `/metrics`, fed by ``events``.
     package nonisolated let deviceMetrics: DeviceMetrics
@@ -57,7 +59,9 @@ package actor Daemon {
     package init(config: CastlineConfiguration, providers: [any DiscoveryProvider], logSystem: LogSystem, group: EventLoopGroup,
                 logLayers: LogRuleLayers, jobStore: JobStore?, notifier: SystemdNotifier = SystemdNotifier(),
                 announcer: NearbyJobAnnouncer? = nil, plugins: (any ChannelPlugins)? = nil, linkRetryDelay: Double? = 10,
-                localMedia: LocalMediaPolicy? = nil, mediaPorts: ClosedRange<Int>? = nil, fieldLearnedFile: String? = nil) {
+                localMedia: LocalMediaPolicy? = nil, mediaPorts: ClosedRange<Int>? = nil, fieldLearnedFile: String? = nil,
+                syncCalibrationFile: String? = nil) {
+        syncCalibration = SyncCalibrationStore(path: syncCalibrationFile, logSystem: logSystem)
         self.config = config
         field = FieldKnowledgeBook(settings: config.daemon, path: fieldLearnedFile, logSystem: logSystem)
         self.announcer = announcer

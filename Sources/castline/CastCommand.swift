@@ -47,8 +47,16 @@ struct CastCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Show the URL as a web page with DashCast (as `castline site URL`).") var site = false
     @Option(name: .long, help: "Subtitles for a local file: an SRT, ASS/SSA or WebVTT file, or auto (movie.srt / movie.<lang>.srt next to it, else the file's text tracks); sent as WebVTT.") var subtitles: String?
     @Flag(name: .long, help: "Print what would be loaded and how (play as is, remux, transcode, or refuse, with why); load nothing.") var dryRun = false
+    @Flag(name: .long, help: "A video wall: start on every device --device names at one instant and keep them together (docs/sync.md).") var sync = false
+    @Option(name: .long, help: "With --sync: make N measured starts to learn each TV's start latency, then stop.") var calibrate: Int?
+    @Option(name: .long, help: "With --sync: the wall's name (default: the devices).") var wall: String?
 
     func validate() throws {
+        if calibrate != nil || wall != nil, !sync { throw ValidationError("--calibrate and --wall go with --sync") }
+        if let calibrate, !(1...20).contains(calibrate) { throw ValidationError("--calibrate must be 1-20 starts") }
+        if sync, dryRun || site || noAutoplay || subtitles != nil || app != nil {
+            throw ValidationError("--sync plays the media in the default receiver, with none of --dry-run, --site, --no-autoplay, --subtitles, --app")
+        }
         if let streamType, StreamType.named(streamType) == nil { throw ValidationError("--stream-type must be buffered, live or none") }
         if let start, !(start >= 0 && start.isFinite) { throw ValidationError("--start must be 0 or more seconds") }
         guard playTimeout >= 1, playTimeout <= 3600 else { throw ValidationError("--play-timeout must be 1-3600 seconds") }
@@ -109,6 +117,7 @@ struct CastCommand: AsyncParsableCommand {
             await target.close()
             return
         }
+        if sync { return try await startWall() }
         if let repeatMode, !["off", "all", "single", "shuffle"].contains(repeatMode) {
             printError("castline cast: --repeat must be off, all, single or shuffle, not \(repeatMode)")
             throw CastlineExit.usage
@@ -170,5 +179,66 @@ struct CastCommand: AsyncParsableCommand {
             }
         }
         if let failure { throw failure }
+    }
+
+    /// `--sync`: one wall over every device `--device` names (`POST /v1/sync`). Through the
+    /// daemon the wall lives on there; in this process (no daemon, or --direct) castline keeps
+    /// the TVs together until the playlist ends or SIGINT/SIGTERM.
+    private func startWall() async throws {
+        let items = [media] + more
+        guard items.allSatisfy(Self.isURL) else {
+            printError("castline cast --sync: a wall's TVs fetch the media themselves: give http(s) URLs, not files")
+            throw CastlineExit.usage
+        }
+        if let repeatMode, repeatMode != "off", repeatMode != "all" {
+            printError("castline cast --sync: --repeat must be off or all for a wall")
+            throw CastlineExit.usage
+        }
+        SignalWaiter.block([SIGINT, SIGTERM])
+        let target = try options.target(featureKinds: [.mediaFormat])
+        do {
+            let devices = try await target.devices(options.device.device)
+            var body: JSONObject = ["devices": .array(devices.map { .string($0) }), "media": .array(items.map { .string($0) })]
+            if let contentType { body.set("content_type", .string(contentType)) }
+            if let title { body.set("title", .string(title)) }
+            if let start { body.set("start", .double(start)) }
+            if repeatMode == "all" { body.set("repeat", true) }
+            if let wall { body.set("name", .string(wall)) }
+            if let calibrate { body.set("calibrate", .int(Int64(calibrate))) }
+            let answer: JSONValue
+            switch await target.hub("POST", "/v1/sync", body: .object(body)) {
+            case .success(let json): answer = json
+            case .failure(let error):
+                printError("castline: \(error.message)")
+                throw CommandOutput.exit(error)
+            }
+            CommandOutput.print(answer, json: options.json)
+            if target is LocalHub, calibrate == nil, let name = answer["wall"]?.string {
+                // The wall lives in this process: hold it until it ends or a signal.
+                let (ended, done) = AsyncStream<Void>.makeStream()
+                let signal = Task {
+                    _ = await SignalWaiter.wait([SIGINT, SIGTERM])
+                    done.yield()
+                }
+                let poll = Task {
+                    // Bounded: one look a second, for at most a year.
+                    for _ in 0..<(86_400 * 366) {
+                        if case .success(let walls) = await target.hub("GET", "/v1/sync", body: nil),
+                           walls["walls"]?.array?.first(where: { $0["wall"]?.string == name })?["state"]?.string != "running" { break }
+                        try? await Task.sleep(nanoseconds: 1_000_000_000)
+                        if Task.isCancelled { return }
+                    }
+                    done.yield()
+                }
+                for await _ in ended { break }
+                poll.cancel()
+                signal.cancel()
+                _ = await target.hub("DELETE", "/v1/sync/" + DaemonClient.percentEncoded(name), body: nil)
+            }
+        } catch {
+            await target.close()
+            throw error
+        }
+        await target.close()
     }
 }

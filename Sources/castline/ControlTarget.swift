@@ -13,6 +13,8 @@ protocol ControlTarget: Sendable {
     func devices(_ text: String?) async throws -> [String]
     /// A device action as the API names it (`cast`, `play`, `volume`, …) with its body.
     func act(_ device: String, action: String, body: JSONValue?) async -> Result<JSONValue, ControlError>
+    /// A hub action by its route (`POST /v1/sync`, `GET /v1/sync`), with its body.
+    func hub(_ method: String, _ path: String, body: JSONValue?) async -> Result<JSONValue, ControlError>
     /// The device's object (`GET /v1/devices/{device}`).
     func show(_ device: String) async -> Result<JSONValue, ControlError>
     /// Yields each time something about the device may have changed (media, session, device

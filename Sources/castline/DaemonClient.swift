@@ -132,6 +132,10 @@ struct DaemonClient: Sendable {
         request("POST", Self.path(device, action), raw: body.map { Array($0.serialized().utf8) })
     }
 
+    func hub(_ method: String, _ path: String, body: JSONValue?) async -> Result<JSONValue, ControlError> {
+        request(method, path, raw: body.map { Array($0.serialized().utf8) })
+    }
+
     func show(_ device: String) async -> Result<JSONValue, ControlError> {
         request("GET", Self.path(device), raw: nil)
     }

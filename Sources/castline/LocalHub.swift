@@ -41,6 +41,15 @@ final class LocalHub: ControlTarget {
         }
     }
 
+    func hub(_ method: String, _ path: String, body: JSONValue?) async -> Result<JSONValue, ControlError> {
+        let segments = path.split(separator: "/").map(String.init)
+        switch ControlAction.resolve(method: method, segments: segments, body: body.map { Array($0.serialized().utf8) } ?? []) {
+        case .success(.command(let command)): return await plane.execute(command)
+        case .success: return .failure(ControlError(.internal, "not_a_command", "\(method) \(path) is not a command"))
+        case .failure(let failure): return .failure(failure.error)
+        }
+    }
+
     /// The device once its link has connected (a command's answer is what the device says, not
     /// "connecting"), or why it could not. A device that connected once and is lost now is shown
     /// as it is, UNKNOWN, so a follower stays with it through the outage.

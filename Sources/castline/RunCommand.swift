@@ -57,7 +57,8 @@ struct RunCommand: AsyncParsableCommand {
                             logSystem: environment.logSystem, group: environment.group, logLayers: layers,
                             jobStore: JobStore(path: jobsFile, logSystem: environment.logSystem), announcer: announcer,
                             plugins: HostChannelPlugins(host: environment.plugins),
-                            fieldLearnedFile: Self.besideFile(jobsFile, named: "field-learned.json"))
+                            fieldLearnedFile: Self.besideFile(jobsFile, named: "field-learned.json"),
+                            syncCalibrationFile: Self.besideFile(jobsFile, named: "sync-calibration.json"))
         let plugins = environment.plugins
         let plane = ControlPlane(daemon: daemon, config: settings, logSystem: environment.logSystem, group: environment.group,
                                  probe: { media, type, head in plugins.probeMediaFormat(url: media, contentType: type, body: head).mapError { $0 } })

@@ -15,9 +15,10 @@ import Testing
         .announce: #"{"media": "http://nas.local/chime.mp3"}"#, .seek: #"{"position": 90}"#, .volume: #"{"level": 40}"#,
         .queue: #"{"action": "next"}"#, .channel: #"{"message": {"type": "HI"}}"#,
         .putJob: #"{"devices": ["Lobby*"], "media": "http://nas.local/a.mp4"}"#, .setLogging: #"{"rules": "info"}"#,
+        .sync: #"{"devices": "Wall*", "media": "http://nas.local/a.mp4"}"#,
     ]
     /// What each path parameter is given: spaces and colons, percent-encoded in the target.
-    static let parameters = ["device": "Living Room TV", "namespace": "urn:x-cast:com.example", "name": "lobby"]
+    static let parameters = ["device": "Living Room TV", "namespace": "urn:x-cast:com.example", "name": "lobby", "wall": "lobby wall"]
 
     static func target(_ route: ControlRoute) -> String {
         var path = route.path
@@ -42,6 +43,7 @@ import Testing
             case .channel(_, let namespace, _): #expect(namespace == "urn:x-cast:com.example")
             case .showJob(let name), .putJob(let name, _), .deleteJob(let name), .runJob(let name, _): #expect(name == "lobby")
             case .explainLogging(let className, let function): #expect(className == "CastSession" && function == "run")
+            case .stopWall(let name): #expect(name == "lobby wall")
             default: break
             }
         case .events: #expect(route.action == .events)
