@@ -330,7 +330,7 @@ extension CastlineConfiguration {
     static func job(_ node: YAMLNode, path: String, reader: ConfigReader) -> JobEntry? {
         guard let map = reader.mapping(node, path: path, allowed: [
             "name", "devices", "app_id", "media", "site", "schedule", "timezone", "fallback", "recast_on", "takeover", "reclaim_after",
-            "check_interval", "retry_delay", "announce", "screen_off",
+            "check_interval", "retry_delay", "announce", "screen_off", "sync",
         ]) else { return nil }
         if let node = map.value("announce") { return announceJob(node, in: map, path: path, reader: reader) }
         let (name, devices) = jobTarget(map, node: node, path: path, reader: reader)
@@ -395,6 +395,16 @@ extension CastlineConfiguration {
         }
         if let v = map.double("check_interval", 1...86_400, unit: "seconds") { job.checkInterval = v }
         if let v = map.double("retry_delay", 0.1...3600, unit: "seconds") { job.retryDelay = v }
+        if let sync = map.bool("sync"), sync, let mark = map.keyMark("sync") {
+            job.sync = true
+            // A wall plays media its TVs fetch themselves, in the default receiver, in step.
+            if hasSchedule || site != nil {
+                reader.error(mark, "\(path).sync is for media (a video wall), not a site or a schedule")
+            } else if let media, !(media.items ?? [media.url]).allSatisfy({ $0.lowercased().hasPrefix("http://") || $0.lowercased().hasPrefix("https://") }) {
+                reader.error(mark, "\(path).sync: a wall's TVs fetch the media themselves; give http(s) URLs, not files or folders")
+            }
+            if job.appID != nil { reader.error(mark, "\(path).sync plays in the default receiver; leave out app_id") }
+        }
         guard name != nil, devices != nil, media != nil else { return nil }
         return job
     }

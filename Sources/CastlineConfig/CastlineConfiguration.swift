@@ -324,6 +324,9 @@ public struct JobEntry: Sendable, Hashable {
     public var checkInterval: Double = 30
     /// Seconds to wait before casting again after a failure (doubles up to 16×).
     public var retryDelay: Double = 2
+    /// A video wall: the devices play `media` in step, started at one instant and kept together
+    /// (docs/sync.md), instead of each on its own.
+    public var sync = false
     public var mark = SourceMark(line: 0, column: 0)
 
     public init(name: String, devices: [String], media: MediaEntry) {

@@ -84,6 +84,7 @@ extension JobEntry {
         if let reclaimAfter { o.set("reclaim_after", .double(reclaimAfter)) }
         o.set("check_interval", .double(checkInterval))
         o.set("retry_delay", .double(retryDelay))
+        if sync { o.set("sync", true) }
         return .object(o)
     }
 

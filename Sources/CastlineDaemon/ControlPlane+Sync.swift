@@ -16,7 +16,9 @@ extension ControlPlane {
             items.append(WallItem(url: url, contentType: type, title: arguments.title))
         }
         let ids = Set(entries.map(\.device.id))
-        for (name, wall) in walls where name == arguments.name || !ids.isDisjoint(with: wall.deviceIDs) {
+        for (name, wall) in walls {
+            let overlaps = !ids.isDisjoint(with: await wall.deviceIDs)
+            guard name == arguments.name || overlaps else { continue }
             await wall.stop("replaced by wall \(arguments.name)")
             walls[name] = nil
         }
@@ -74,6 +76,21 @@ extension ControlPlane {
         }
         var seen = Set<String>()
         return found.filter { seen.insert($0.device.id).inserted }
+    }
+
+    /// The running wall named `name` (a sync job's), if any.
+    func runningWall(_ name: String) async -> VideoWall? {
+        guard let wall = walls[name], await !wall.stopped else { return nil }
+        return wall
+    }
+
+    /// Devices that join the running wall `name` at its position.
+    func join(_ name: String, _ ids: [String]) async {
+        guard let wall = walls[name] else { return }
+        for id in ids {
+            guard let entry = try? await registry.resolve(id) else { continue }
+            await wall.add(LinkWallMember(device: entry.device, registry: registry, appID: receiverAppID))
+        }
     }
 
     func listWalls() async -> JSONValue {

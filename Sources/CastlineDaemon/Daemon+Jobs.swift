@@ -29,6 +29,7 @@ extension Daemon {
         }
         let source = apiJobs[job.name] != nil ? "api" : "\(config.file):\(job.mark.line)"
         var object: JSONObject = ["name": .string(job.name), "source": .string(source), "definition": job.json, "devices": .array(devices)]
+        if let wall = wallJobs[job.name] { object.set("sync", await wall.json(plane: plane)) }
         if job.announcement != nil, let driver = drivers[job.name] {
             object.set("devices", .array(await driver.matchedDevices.map { ["device": .string($0.device), "id": .string($0.id), "state": "ready"] }))
             object.set("announcement", await driver.announcementState)
@@ -61,6 +62,7 @@ extension Daemon {
         try jobStore?.save(next.values.sorted { $0.name < $1.name })
         apiJobs = next
         if let old = drivers.removeValue(forKey: job.name) { await old.stop(stopCasting: false) }
+        if let old = wallJobs.removeValue(forKey: job.name) { await old.stop(plane: plane, stopCasting: false) }
         startDriver(job)
         await feedKnownDevices(to: [job.name])
         log.info("job \(job.name) \(created ? "added" : "changed") through the API", ["job": .string(job.name)])
@@ -79,6 +81,7 @@ extension Daemon {
         try jobStore?.save(next.values.sorted { $0.name < $1.name })
         apiJobs = next
         await drivers.removeValue(forKey: name)?.stop(stopCasting: config.daemon.onJobRemoved == .stop)
+        await wallJobs.removeValue(forKey: name)?.stop(plane: plane, stopCasting: config.daemon.onJobRemoved == .stop)
         log.info("job \(name) removed through the API (\(config.daemon.onJobRemoved == .stop ? "its cast stopped" : "its cast left playing"))",
                  ["job": .string(name)])
         events.emit(.job, "removed", job: name, [:])
@@ -119,6 +122,10 @@ extension Daemon {
         }
         var changed: [String] = []
         let wanted = Dictionary(allJobs.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for (name, wall) in wallJobs where wanted[name].map({ !Self.same($0, wall.job) }) ?? true {
+            wallJobs[name] = nil
+            await wall.stop(plane: plane, stopCasting: wanted[name] == nil && new.daemon.onJobRemoved == .stop)
+        }
         for (name, driver) in drivers where wanted[name] == nil {
             drivers[name] = nil
             await driver.stop(stopCasting: new.daemon.onJobRemoved == .stop)
@@ -126,6 +133,7 @@ extension Daemon {
         }
         for job in allJobs {
             if let driver = drivers[job.name], Self.same(driver.job, job) { continue }
+            if wallJobs[job.name] != nil { continue }
             if let driver = drivers.removeValue(forKey: job.name) { await driver.stop(stopCasting: false, releaseClaims: false) }
             startDriver(job)
             changed.append(job.name)

@@ -42,6 +42,8 @@ package actor Daemon {
     package internal(set) var logLayers: LogRuleLayers
     /// Jobs by name: the config's, then those added through the API.
     var drivers: [String: JobDriver] = [:]
+    /// Jobs with `sync: true`: video walls instead of a driver per device.
+    var wallJobs: [String: WallJob] = [:]
     var apiJobs: [String: JobEntry] = [:]
     var discoveryTask: Task<Void, Never>?
     var lastStatus = ""
@@ -177,6 +179,10 @@ package actor Daemon {
     }
 
     func startDriver(_ job: JobEntry) {
+        if job.sync {
+            wallJobs[job.name] = WallJob(job: job, registry: registry, logSystem: logSystem)
+            return
+        }
         drivers[job.name] = JobDriver(job: job, registry: registry, events: events, defaultAppID: config.receiverAppID, group: group,
                                       logSystem: logSystem, media: media, mediaPolicy: mediaPolicy(forJob: job.name),
                                       pluginChannels: pluginChannels, field: field,
@@ -223,6 +229,7 @@ package actor Daemon {
 
     func tick() async {
         for driver in drivers.values { await driver.tick() }
+        for wall in wallJobs.values { await wall.tick(plane: plane) }
         if let announcer { announcer.update(await announcements()) }
         let status = await statusLine()
         if status != lastStatus {
@@ -289,6 +296,7 @@ package actor Daemon {
         // Discovery's own stop reports every device removed: `handle` ignores it (running is false).
         discoveryTask?.cancel()
         for driver in drivers.values { await driver.stop(stopCasting: stopCasting) }
+        for wall in wallJobs.values { await wall.stop(plane: plane, stopCasting: stopCasting) }
         var commandCasts: Set<String> = []
         if stopCasting {
             for entry in await registry.all where CommandOwner.isCommand(entry.owner) { commandCasts.insert(entry.device.id) }

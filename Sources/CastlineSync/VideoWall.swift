@@ -58,7 +58,7 @@ package actor VideoWall {
     }
 
     package nonisolated let name: String
-    nonisolated let members: [any WallMember]
+    private(set) var members: [any WallMember]
     let items: [WallItem]
     let repeats: Bool
     let policy: SyncPolicy
@@ -458,7 +458,20 @@ package actor VideoWall {
         log.info("the wall ends: \(why)", ["reason": .string(why)])
     }
 
-    package nonisolated var deviceIDs: [String] { members.map(\.id) }
+    package var deviceIDs: [String] { members.map(\.id) }
+
+    /// A TV that joins a running wall (a job's device that connected late): it comes in at the
+    /// wall's position, as a rejoining TV does.
+    package func add(_ member: any WallMember) {
+        guard !stopped, !members.contains(where: { $0.id == member.id }) else { return }
+        members.append(member)
+        var state = MemberState()
+        state.phase = .lost
+        states[member.id] = state
+        log.info("\(member.name) joins the wall", ["device": .string(member.id)])
+        let generation = self.generation
+        loops.append(Task { [weak self] in await self?.keep(member, generation: generation) })
+    }
 
     /// The wall as the API shows it: its timeline, and each TV's phase, last error and counts.
     package func snapshot() -> JSONValue {

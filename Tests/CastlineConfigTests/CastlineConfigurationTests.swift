@@ -128,6 +128,19 @@ import Testing
         #expect(errors("jobs:\n  - {name: a, devices: [x], media: [ftp://x]}\n").first?.contains("jobs[0].media[0] must be an http:// or https:// URL") == true)
     }
 
+    @Test func aSyncJobIsAWallOfHTTPMediaAndSaysWhereItIsWrong() throws {
+        let (config, _) = try CastlineConfiguration.parse("""
+            jobs:
+              - {name: wall, devices: ["Wall*"], media: {items: [http://a/1.mp4, http://a/2.mp4]}, sync: true}
+            """, file: "c.yaml")
+        #expect(config.jobs[0].sync && config.jobs[0].media.items?.count == 2)
+        #expect(try JobEntry.parse(config.jobs[0].json.serialized(), source: "api").sync)
+        #expect(errors("jobs:\n  - {name: a, devices: [x], media: /srv/a.mp4, sync: true}\n")
+                == ["c.yaml:2:48: error: jobs[0].sync: a wall's TVs fetch the media themselves; give http(s) URLs, not files or folders"])
+        #expect(errors("jobs:\n  - {name: a, devices: [x], site: http://a/, sync: true}\n")
+                == ["c.yaml:2:46: error: jobs[0].sync is for media (a video wall), not a site or a schedule"])
+    }
+
     @Test func aJobWithBothMediaAndSiteOrNeitherIsAnError() {
         #expect(errors("jobs:\n  - {name: a, devices: [x], media: http://a/m.mp4, site: http://a/}\n")
                 == ["c.yaml:2:52: error: jobs[0] has both media and site: a job casts one or the other"])
