@@ -47,4 +47,8 @@ public struct JitteredDelay: Sendable, Hashable {
 public struct JitteredDelayError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     public var description: String { message }
+
+    public init(message: String) {
+        self.message = message
+    }
 }
