@@ -16,12 +16,33 @@ public struct DeviceProfile: Sendable, Hashable {
     /// How the model behaves in the field: idle closes, launches, ambient mode, CEC, reboots.
     /// ``FieldProfile/ideal`` (the default) is the well-behaved device of before issue 47.
     public var field: FieldProfile
+    /// The rates SET_PLAYBACK_RATE (and LOAD's `playbackRate`) accept; others are INVALID_PARAMS.
+    /// Default 0.5…2, the rates seen to work on the Default Media Receiver (pychromecast PR#660).
+    public var playbackRates: ClosedRange<Double>
+    /// From the playhead being set moving (PLAY, end of buffering, SEEK while playing, a new
+    /// item) to the first frame, when it really moves: a model, no public measurement exists.
+    public var firstFrame: JitteredDelay
+    /// The device clock's error in parts per million: the playhead advances
+    /// `playbackRate × (1 + ppm × 1e-6)` media seconds per real second. At most ±``maximumClockDriftPPM``.
+    public var clockDriftPPM: Double
+
+    /// Playback rates of a model that sets none: 0.5…2 (pychromecast PR#660).
+    public static let defaultPlaybackRates: ClosedRange<Double> = 0.5...2
+    /// The widest range a model may allow (a sanity bound: 1/16…16).
+    public static let playbackRateBounds: ClosedRange<Double> = MediaSession.playbackRates
+    /// ±1 % (a crystal is off by tens of ppm; more is a test of extremes).
+    public static let maximumClockDriftPPM: Double = 10_000
 
     public init(
         uuid: String, friendlyName: String, model: String, isVideoDevice: Bool, initialVolume: Double = 1.0,
-        requiresVirtualConnection: Bool = true, field: FieldProfile = .ideal
+        requiresVirtualConnection: Bool = true, field: FieldProfile = .ideal,
+        playbackRates: ClosedRange<Double> = DeviceProfile.defaultPlaybackRates, firstFrame: JitteredDelay = .zero,
+        clockDriftPPM: Double = 0
     ) {
         self.field = field
+        self.playbackRates = playbackRates
+        self.firstFrame = firstFrame
+        self.clockDriftPPM = clockDriftPPM
         self.uuid = uuid
         self.friendlyName = friendlyName
         self.model = model

@@ -45,6 +45,9 @@ public struct DeviceSnapshot: Sendable, Equatable {
     /// Virtual connections, in opening order.
     public var senders: [Sender]
     public var media: Media?
+    /// Where the playhead really is (nil without a media session). Not in ``json``: the server
+    /// adds it there with its times on the wall clock.
+    public var playback: PlaybackTruth?
     /// Device volume.
     public var volume: Volume
     public var advertisement: DeviceAdvertisementState

@@ -49,6 +49,11 @@ public struct IdentifierGenerator: Sendable {
         }
     }
 
+    /// A value in [0, 1), uniform: the top 53 bits of the next draw.
+    public mutating func unitDraw() -> Double {
+        Double(next() >> 11) * 0x1p-53
+    }
+
     /// A value in `0..<bound` (bound > 0).
     mutating func below(_ bound: Int) -> Int {
         Int(next() % UInt64(bound))

@@ -82,8 +82,11 @@ extension MediaPlayer {
             startItem(target, at: now, position: request.currentTime)
             log.info("queue jumps to item \(session!.currentItem.itemID ?? 0)", logFields)
         } else if let time = request.currentTime {
+            // A seek within the item: the playhead jumps and, while playing, restarts.
             session!.settle(at: now)
             session!.position = session!.clampedPosition(time)
+            session!.seeks += 1
+            startMovingIfPlaying(at: now)
         }
         return statusToAll(requestID: request.requestID, now: now)
     }

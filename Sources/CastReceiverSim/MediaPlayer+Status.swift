@@ -80,12 +80,15 @@ extension MediaPlayer {
     /// end of an item → next queue item (per repeatMode) or IDLE / FINISHED. Every change goes
     /// to every connected sender with requestId 0.
     mutating func advance(to now: Double) -> [EndpointReply] {
+        lastNow = now
         var out: [EndpointReply] = []
         var steps = 0
         while let current = session, let deadline = current.deadline, deadline <= now, steps < 256 {
             steps += 1
+            defer { notePlayback(from: current, at: deadline) }
             if current.playerState == .buffering {
                 session!.finishBuffering(at: deadline)
+                startMovingIfPlaying(at: deadline)
                 log.info("\(session!.playerState) after buffering", logFields.merging(["playerState": .string(session!.playerState.rawValue)]))
                 out += deliver(status: [mediaStatus(of: session!, now: deadline)], requestID: nil)
             } else {
@@ -116,6 +119,7 @@ extension MediaPlayer {
                       delay: timing.bufferingDelay, rule: item.media.flatMap { rules.match($0) })
         if let tracks = item.activeTrackIDs { current.activeTrackIDs = tracks }
         session = current
+        startMovingIfPlaying(at: time)
     }
 
     // MARK: Transfer

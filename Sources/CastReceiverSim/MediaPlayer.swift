@@ -28,13 +28,37 @@ struct MediaPlayer: Sendable {
     var checkOutput: DeviceOutput?
     var random: IdentifierGenerator
     let log: Logger
+    /// The rates SET_PLAYBACK_RATE and LOAD accept on this model (``DeviceProfile/playbackRates``).
+    let playbackRates: ClosedRange<Double>
+    /// How long after the playhead is set moving it really moves (``DeviceProfile/firstFrame``).
+    var firstFrame: JitteredDelay
+    /// Draws the first-frame jitter; its own generator, so shuffles stay as they were.
+    var firstFrameRandom: IdentifierGenerator
+    /// The device clock's drift (``DeviceProfile/clockDriftPPM``).
+    private(set) var clockDriftPPM: Double
+    /// Ground-truth changes the server has not taken yet (``ReceiverDevice/takePlaybackEvents()``),
+    /// oldest first, at most ``maximumPendingEvents`` (a state machine without a server drops the oldest).
+    var playbackEvents: [PlaybackEvent] = []
+    static let maximumPendingEvents = 256
+    /// The time of the latest ``advance(to:)``: every device entry point advances the player
+    /// first, so it is the time of the call that drops a session in ``reset()``.
+    var lastNow: Double = 0
 
-    init(timing: PlaybackTiming, rules: MediaRuleSet, seed: UInt64, log: Logger) {
+    init(timing: PlaybackTiming, rules: MediaRuleSet, seed: UInt64, log: Logger,
+         playbackRates: ClosedRange<Double> = DeviceProfile.defaultPlaybackRates, firstFrame: JitteredDelay = .zero,
+         clockDriftPPM: Double = 0) {
         self.timing = timing
         self.rules = rules
         self.random = IdentifierGenerator(seed: seed)
+        self.firstFrameRandom = IdentifierGenerator(seed: seed ^ 0xF125_7F4A_3E00_0001)
         self.log = log
+        self.playbackRates = playbackRates
+        self.firstFrame = firstFrame
+        self.clockDriftPPM = clockDriftPPM
     }
+
+    /// The device clock against real time (``MediaSession/clockRate``).
+    var clockRate: Double { 1 + clockDriftPPM * 1e-6 }
 
     var logFields: LogFields {
         var fields: LogFields = ["session": .string(transportID)]
@@ -46,6 +70,10 @@ struct MediaPlayer: Sendable {
 
     /// Handles one media-namespace message from a sender (after ``advance(to:)`` to `now`).
     mutating func handle(_ payload: CastMessage.Payload, now: Double) -> [EndpointReply] {
+        observingPlayback(at: now) { player in player.handleRequest(payload, now: now) }
+    }
+
+    private mutating func handleRequest(_ payload: CastMessage.Payload, now: Double) -> [EndpointReply] {
         let requestID: RequestID
         let json: JSONValue
         switch RequestEnvelope(payload) {
@@ -167,11 +195,15 @@ struct MediaPlayer: Sendable {
         var session = MediaSession(mediaSessionID: nextMediaSessionID, items: numbered, currentIndex: startIndex, isQueue: isQueue)
         nextMediaSessionID += 1
         session.repeatMode = repeatMode
-        if let playbackRate, MediaSession.playbackRates.contains(playbackRate) { session.playbackRate = playbackRate }
+        // A rate outside the model's range is ignored (the media plays at 1), as before ranges
+        // were per model; SET_PLAYBACK_RATE answers INVALID_PARAMS for the same rates.
+        if let playbackRate, playbackRates.contains(playbackRate) { session.playbackRate = playbackRate }
+        session.clockRate = clockRate
         session.activeTrackIDs = activeTrackIDs ?? numbered[startIndex].activeTrackIDs
         session.start(index: startIndex, at: now, position: position, autoplay: numbered[startIndex].autoplay ?? true,
                       delay: timing.bufferingDelay, rule: rule)
         self.session = session
+        startMovingIfPlaying(at: now)
         log.info("loaded \(first.contentID) (\(first.contentType), \(first.streamType))", logFields.merging([
             "contentId": .string(first.contentID), "contentType": .string(first.contentType), "items": .int(numbered.count),
         ]))
@@ -225,6 +257,14 @@ struct MediaPlayer: Sendable {
     /// `mediaSessionID` (it was replaced or stopped meanwhile).
     mutating func mediaChecked(mediaSessionID: Int, failure: DetailedErrorCode?, reason: String, videoInfo: VideoInfo? = nil,
                                duration: Double? = nil, now: Double) -> [EndpointReply]? {
+        observingPlayback(at: now) { player in
+            player.takeMediaCheck(mediaSessionID: mediaSessionID, failure: failure, reason: reason, videoInfo: videoInfo,
+                                  duration: duration, now: now)
+        }
+    }
+
+    private mutating func takeMediaCheck(mediaSessionID: Int, failure: DetailedErrorCode?, reason: String, videoInfo: VideoInfo?,
+                                         duration: Double?, now: Double) -> [EndpointReply]? {
         guard let pending = pendingCheck, pending.request.mediaSessionID == mediaSessionID,
               var current = session, current.mediaSessionID == mediaSessionID else { return nil }
         pendingCheck = nil
@@ -288,6 +328,7 @@ struct MediaPlayer: Sendable {
     mutating func setPlaying(_ playing: Bool, requestID: RequestID, mediaSessionID: Int?, now: Double) -> [EndpointReply] {
         if let error = check(requestID: requestID, mediaSessionID: mediaSessionID) { return error }
         let changed = session!.setPlaying(playing, at: now)
+        if changed && playing { startMovingIfPlaying(at: now) }
         if changed { log.info(playing ? "PLAY" : "PAUSE", logFields.merging(["playerState": .string(session!.playerState.rawValue)])) }
         return changed ? statusToAll(requestID: requestID, now: now) : [reply(statusMessage(requestID: requestID, now: now))]
     }
@@ -308,7 +349,10 @@ struct MediaPlayer: Sendable {
         case .playbackPause?: _ = session.setPlaying(false, at: now)
         default: break
         }
+        session.seeks += 1
         self.session = session
+        // A jump while playing (or with PLAYBACK_START) restarts the playhead: first frame again.
+        startMovingIfPlaying(at: now)
         log.info("SEEK to \(session.position)", logFields.merging(["currentTime": .double(session.position)]))
         return statusToAll(requestID: request.requestID, now: now)
     }
@@ -322,7 +366,12 @@ struct MediaPlayer: Sendable {
 
     mutating func setPlaybackRate(_ rate: Double, requestID: RequestID, mediaSessionID: Int, now: Double) -> [EndpointReply] {
         if let error = check(requestID: requestID, mediaSessionID: mediaSessionID) { return error }
-        guard MediaSession.playbackRates.contains(rate) else { return invalidParams(requestID, "playbackRate \(rate) outside 0.0625…16") }
+        guard playbackRates.contains(rate) else {
+            return invalidParams(requestID, "playbackRate \(rate) outside this model's \(playbackRates.lowerBound)…\(playbackRates.upperBound)")
+        }
+        // At once and smoothly: the position so far at the old rate, from now on the new one.
+        // (Whether a real player changes rate this smoothly, for a small nudge such as 1.02, is
+        // untested on real devices.)
         session!.settle(at: now)
         session!.playbackRate = rate
         return statusToAll(requestID: requestID, now: now)
@@ -334,10 +383,13 @@ struct MediaPlayer: Sendable {
         return statusToAll(requestID: requestID, now: now)
     }
 
-    /// Drops the session silently (the app stopped).
+    /// Drops the session silently (the app stopped); the ground truth records its end at the
+    /// time of the call (``lastNow``).
     mutating func reset() {
+        let before = session
         session = nil
         pendingCheck = nil
+        notePlayback(from: before, at: lastNow)
     }
 
     /// Puts an exported session in place (stream transfer): BUFFERING, then the old state.
@@ -349,12 +401,82 @@ struct MediaPlayer: Sendable {
         nextMediaSessionID += 1
         nextItemID = max(nextItemID, (media.items.compactMap(\.itemID).max() ?? 0) + 1)
         session.repeatMode = media.repeatMode
-        if MediaSession.playbackRates.contains(media.playbackRate) { session.playbackRate = media.playbackRate }
+        if playbackRates.contains(media.playbackRate) { session.playbackRate = media.playbackRate }
+        session.clockRate = clockRate
         session.volume = media.volume
         session.activeTrackIDs = media.activeTrackIDs
         session.start(index: session.currentIndex, at: now, position: media.currentTime, autoplay: media.playerState != .paused,
                       delay: timing.bufferingDelay, rule: rules.match(media.media))
+        let before = self.session
         self.session = session
+        startMovingIfPlaying(at: now)
+        notePlayback(from: before, at: now)
         log.info("resumed transferred media \(media.media.contentID) at \(media.currentTime)", logFields)
+    }
+}
+
+// MARK: Sync: first frame, drift, ground truth
+
+extension MediaPlayer {
+    /// The playhead was just set PLAYING at `now` from a stop: it moves after the first frame.
+    /// Nothing while BUFFERING or PAUSED.
+    mutating func startMovingIfPlaying(at now: Double) {
+        guard session?.playerState == .playing else { return }
+        let delay = firstFrame.isZero ? 0 : firstFrame.draw(&firstFrameRandom)
+        session!.startMoving(at: now, firstFrame: delay)
+    }
+
+    /// A new clock drift from `now` on (the position so far stays).
+    mutating func setClockDrift(ppm: Double, now: Double) {
+        let before = session
+        clockDriftPPM = ppm
+        let rate = clockRate
+        session?.settle(at: now)
+        session?.clockRate = rate
+        notePlayback(from: before, at: now)
+    }
+
+    /// Runs `body` and records the ground-truth change it made at `now`, if any.
+    mutating func observingPlayback<T>(at now: Double, _ body: (inout MediaPlayer) -> T) -> T {
+        let before = session
+        let result = body(&self)
+        notePlayback(from: before, at: now)
+        return result
+    }
+
+    /// Appends a ``PlaybackEvent`` when the session's motion differs from `before`'s.
+    mutating func notePlayback(from before: MediaSession?, at now: Double) {
+        let after = session
+        guard before?.motion != after?.motion else { return }
+        let event: PlaybackEvent
+        if let after {
+            let change: PlaybackEvent.Change
+            if let before, before.mediaSessionID == after.mediaSessionID, before.currentItem.itemID == after.currentItem.itemID {
+                if before.seeks != after.seeks {
+                    change = .seek
+                } else if before.motion.playing != after.motion.playing {
+                    change = after.motion.playing ? .start : .stop
+                } else if before.movingSince != after.movingSince {
+                    change = .start
+                } else {
+                    change = .rate
+                }
+            } else {
+                change = .item
+            }
+            event = PlaybackEvent(change: change, truth: after.truth(at: now))
+        } else if let before {
+            var truth = before.truth(at: now)
+            truth.playing = false
+            event = PlaybackEvent(change: .end, truth: truth)
+        } else {
+            return
+        }
+        playbackEvents.append(event)
+        if playbackEvents.count > Self.maximumPendingEvents { playbackEvents.removeFirst(playbackEvents.count - Self.maximumPendingEvents) }
+        log.debug("playback \(event.change.rawValue)", logFields.merging([
+            "change": .string(event.change.rawValue), "position": .double(event.truth.position), "rate": .double(event.truth.rate),
+            "playing": .bool(event.truth.playing),
+        ]))
     }
 }

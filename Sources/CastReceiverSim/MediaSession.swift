@@ -3,7 +3,9 @@ import CastCore
 /// One media session of the simulated player: the queue, the player state and the clock.
 ///
 /// `currentTime` is kept as `position` at time `anchor`; while PLAYING it advances with
-/// `playbackRate`. IDLE is never stored: a session that goes IDLE is reported once and dropped.
+/// `playbackRate × clockRate` from `anchor` on. When the playhead starts moving, `anchor` may lie
+/// in the future (the first frame is pending): PLAYING is reported at once, `currentTime` holds
+/// until then. IDLE is never stored: a session that goes IDLE is reported once and dropped.
 struct MediaSession: Sendable, Equatable {
     var mediaSessionID: Int
     /// Every item has an `itemId` and `media`.
@@ -20,6 +22,18 @@ struct MediaSession: Sendable, Equatable {
     var position: Double = 0
     var anchor: Double = 0
     var playbackRate: Double = 1
+    /// The device clock against real time, `1 + drift ppm × 1e-6`: the playhead advances
+    /// ``effectiveRate`` media seconds per real second. The device cannot see its own drift, so
+    /// MEDIA_STATUS reports `playbackRate` alone and `currentTime` is the true position.
+    var clockRate: Double = 1
+    /// When the playhead of the current item last started moving (after the first frame: in the
+    /// future while it is pending); nil until it first does.
+    var movingSince: Double?
+    /// The start before ``movingSince``, restored when the playhead stops before a pending
+    /// first frame (that start never happened).
+    var movedBefore: Double?
+    /// Counts jumps of the playhead (SEEK), which change the ground truth on their own.
+    var seeks = 0
     var volume = Volume(level: 1, muted: false)
     var activeTrackIDs: [Int]?
     /// The media rule matching the current item.
@@ -41,7 +55,8 @@ struct MediaSession: Sendable, Equatable {
     /// Durations taken seriously: 1 ms … about 3 years. Others count as unknown, so every deadline
     /// stays a sane distance from now and a repeating queue cannot spin in place.
     static let durations: ClosedRange<Double> = 0.001...1e8
-    /// Playback rates SET_PLAYBACK_RATE and LOAD accept.
+    /// The widest range of playback rates a device profile may allow (a sanity bound; each
+    /// model's own range is ``DeviceProfile/playbackRates``).
     static let playbackRates: ClosedRange<Double> = 0.0625...16
     /// Positions are clamped to this (no infinities in MEDIA_STATUS).
     static let maximumPosition: Double = 1e12
@@ -67,11 +82,15 @@ struct MediaSession: Sendable, Equatable {
     /// `currentTime` at `now` (never before `anchor`, clamped to the duration).
     func currentTime(at now: Double) -> Double {
         var time = position
-        if playerState == .playing, now > anchor { time += (now - anchor) * playbackRate }
+        if playerState == .playing, now > anchor { time += (now - anchor) * effectiveRate }
         return clampedPosition(time)
     }
 
-    /// Moves the anchor to `now` (before a change of state, rate or position).
+    /// Media seconds per real second while PLAYING (the rate with the clock's drift).
+    var effectiveRate: Double { playbackRate * clockRate }
+
+    /// Moves the anchor to `now` (before a change of state, rate or position). A pending first
+    /// frame stays pending: the anchor never moves back.
     mutating func settle(at now: Double) {
         position = currentTime(at: now)
         anchor = max(anchor, now)
@@ -79,8 +98,8 @@ struct MediaSession: Sendable, Equatable {
 
     /// When PLAYING reaches the end of the current item; nil when it never does.
     var finishTime: Double? {
-        guard playerState == .playing, let duration, playbackRate > 0 else { return nil }
-        return anchor + max(0, duration - position) / playbackRate
+        guard playerState == .playing, let duration, effectiveRate > 0 else { return nil }
+        return anchor + max(0, duration - position) / effectiveRate
     }
 
     /// The next timed transition: end of buffering or end of the item.
@@ -98,6 +117,8 @@ struct MediaSession: Sendable, Equatable {
         probedDuration = nil
         position = clampedPosition(start ?? currentItem.startTime ?? 0)
         anchor = time
+        movingSince = nil
+        movedBefore = nil
         resumePlaying = autoplay
         if delay > 0 {
             playerState = .buffering
@@ -126,10 +147,50 @@ struct MediaSession: Sendable, Equatable {
             settle(at: now)
             playerState = playing ? .playing : .paused
             resumePlaying = playing
+            if !playing { stopMoving(at: now) }
             return true
         default:
             return false
         }
+    }
+
+    /// The playhead, just set PLAYING at `now` from a stop (PLAY, buffering over, SEEK while
+    /// playing, a new item), starts moving `firstFrame` seconds later, as a player shows its
+    /// first frame only after decoding it. PLAYING is reported at once; `currentTime` holds.
+    mutating func startMoving(at now: Double, firstFrame: Double) {
+        if let since = movingSince, since <= now { movedBefore = since }
+        anchor = now + max(0, firstFrame)
+        movingSince = anchor
+    }
+
+    /// The playhead stopped at `now` (after ``settle(at:)``): a first frame still pending never
+    /// came, so the start before it is the last one again.
+    mutating func stopMoving(at now: Double) {
+        guard let since = movingSince, since > now else { return }
+        movingSince = movedBefore
+        anchor = now
+    }
+
+    /// The ground truth at `now`.
+    func truth(at now: Double) -> PlaybackTruth {
+        PlaybackTruth(mediaSessionID: mediaSessionID, itemID: currentItem.itemID ?? 0, contentID: currentMedia.contentID,
+                      playing: playerState == .playing, startedAt: movingSince, position: currentTime(at: now), at: now,
+                      rate: effectiveRate)
+    }
+
+    /// What makes a ground-truth change (``PlaybackEvent``): compared before and after each call.
+    struct Motion: Equatable {
+        var mediaSessionID: Int
+        var itemID: Int?
+        var playing: Bool
+        var movingSince: Double?
+        var rate: Double
+        var seeks: Int
+    }
+
+    var motion: Motion {
+        Motion(mediaSessionID: mediaSessionID, itemID: currentItem.itemID, playing: playerState == .playing, movingSince: movingSince,
+               rate: effectiveRate, seeks: seeks)
     }
 
     /// The item that follows the current one under ``repeatMode``; nil at the end of the queue.

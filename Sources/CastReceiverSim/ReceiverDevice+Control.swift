@@ -4,6 +4,37 @@ import CastProtocol
 
 /// Control and fault injection (the server's control socket), snapshots and stream transfer.
 extension ReceiverDevice {
+    // MARK: Sync (issue 45)
+
+    /// From now on the playhead moves `delay` after it is set moving (the first frame).
+    public mutating func setFirstFrame(_ delay: JitteredDelay) {
+        player.firstFrame = delay
+        log.info("first frame after \(delay.base) s + up to \(delay.jitter) s", ["base": .double(delay.base), "jitter": .double(delay.jitter)])
+    }
+
+    /// From `now` on the device clock is off by `ppm` (clamped to ±``DeviceProfile/maximumClockDriftPPM``).
+    public mutating func setClockDrift(ppm: Double, now: Double) -> [DeviceOutput] {
+        let out = advance(to: now)
+        let bound = DeviceProfile.maximumClockDriftPPM
+        let clamped = ppm.isFinite ? min(bound, max(-bound, ppm)) : 0
+        player.setClockDrift(ppm: clamped, now: now)
+        log.info("clock drift \(clamped) ppm", ["ppm": .double(clamped)])
+        return out
+    }
+
+    /// The first-frame delay and clock drift in force (for `list`).
+    public var playbackSync: (firstFrame: JitteredDelay, clockDriftPPM: Double, playbackRates: ClosedRange<Double>) {
+        (player.firstFrame, player.clockDriftPPM, player.playbackRates)
+    }
+
+    /// Takes the ground-truth changes since the last call, oldest first (the server writes them
+    /// to the frame log as `playback` events).
+    public mutating func takePlaybackEvents() -> [PlaybackEvent] {
+        guard !player.playbackEvents.isEmpty else { return [] }
+        defer { player.playbackEvents.removeAll() }
+        return player.playbackEvents
+    }
+
     /// The next LOAD or QUEUE_LOAD fails: LOAD_FAILED with `code` (once).
     public mutating func failNextLoad(_ code: DetailedErrorCode) {
         player.pendingLoadFailure = code
@@ -50,6 +81,7 @@ extension ReceiverDevice {
         virtualConnections.removeAll()
         running = nil
         pendingLaunch = nil
+        player.lastNow = now
         player.reset()
         // The TV's power and input are the TV's own; a cover goes with the app.
         screen.coveredBy = nil
@@ -123,6 +155,7 @@ extension ReceiverDevice {
             ]
         )
         snapshot.screen = screenState
+        snapshot.playback = player.session.map { $0.truth(at: now) }
         snapshot.field = [
             "profile": .string(profile.field.name), "appIdleTimeout": appIdleTimeout.map { .double($0) } ?? .null,
             "idleResetBy": .string(idleResetBy.rawValue), "launchesToHang": .int(Int64(launchesToHang)),

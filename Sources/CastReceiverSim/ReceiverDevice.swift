@@ -93,7 +93,9 @@ public struct ReceiverDevice: Sendable {
         ids = IdentifierGenerator(seed: idSeed)
         let rules = MediaRuleSet(mediaRules)
         player = MediaPlayer(timing: timing, rules: rules, seed: idSeed ^ 0x5DEE_CE66_D1CE_4E5B,
-                             log: Logger(class: "MediaPlayer", system: logSystem).with(deviceFields))
+                             log: Logger(class: "MediaPlayer", system: logSystem).with(deviceFields),
+                             playbackRates: profile.playbackRates, firstFrame: profile.firstFrame,
+                             clockDriftPPM: profile.clockDriftPPM)
         volume = Volume(level: Self.deviceLevel(profile.initialVolume), muted: false)
         for invalid in rules.invalidRules {
             log.warning("media rule \(invalid.index) never matches: \(invalid.reason)", ["rule": .int(invalid.index)])
@@ -195,6 +197,7 @@ public struct ReceiverDevice: Sendable {
     /// Runs the timed transitions due by `now`: end of buffering, end of an item, next item.
     /// Unsolicited statuses (requestId 0) go to every sender connected to the app.
     public mutating func advance(to now: Double) -> [DeviceOutput] {
+        player.lastNow = now
         var out = finishLaunch(by: now)
         if let app = running, app.definition.isMediaPlayer {
             // Media shown until now (or until it ended, no later than now) is use of the app.

@@ -10,6 +10,11 @@ import NIOSSL
 /// namespaces itself (heartbeat PING/PONG and liveness, device auth) and hands every other
 /// message to its ``SimulatedDevice``. Writes what the device sends back.
 ///
+/// Under the device's ``SimulatedDevice/latency`` every message in and out waits in a
+/// ``MessageDelayLine`` (in order, one timer per direction): an inbound one is handled (and its
+/// time is `now` for the state machine) when it is due, an outbound one written then. Without
+/// latency both lines stay empty and nothing is scheduled: messages go straight through.
+///
 /// Runs on the device's event loop (the channel's loop).
 final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = CastMessage
@@ -24,6 +29,12 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
     private var context: ChannelHandlerContext?
     private var tick: Scheduled<Void>?
     private var peer = "?"
+    /// Messages from the sender not yet delivered to the device (latency).
+    private var inbound = MessageDelayLine<CastMessage>()
+    private var inboundWake: Scheduled<Void>?
+    /// Messages to the sender not yet written (latency).
+    private var outbound = MessageDelayLine<CastMessage>()
+    private var outboundWake: Scheduled<Void>?
 
     init(id: SenderConnectionID, device: SimulatedDevice, settings: SimulatorSettings, authResponder: DeviceAuthResponder) {
         self.id = id
@@ -70,6 +81,13 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
     func channelInactive(context: ChannelHandlerContext) {
         tick?.cancel()
         tick = nil
+        // Messages still on their way are lost with the connection.
+        inboundWake?.cancel()
+        outboundWake?.cancel()
+        inboundWake = nil
+        outboundWake = nil
+        inbound.removeAll()
+        outbound.removeAll()
         log.info("sender disconnected (\(peer))", ["peer": .string(peer)])
         device.connectionClosed(id)
         self.context = nil
@@ -78,6 +96,18 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let message = unwrapInboundIn(data)
+        // Straight through without latency (and nothing still waiting, which would be overtaken).
+        guard device.latency.isZero && inbound.isEmpty else {
+            let now = MonotonicClock.seconds()
+            inbound.append(message, now: now, delay: device.drawLatency())
+            if inboundWake == nil { scheduleInboundWake(on: context.eventLoop) }
+            return
+        }
+        deliver(message)
+    }
+
+    /// Handles one message from the sender now (on arrival, or when its latency is over).
+    private func deliver(_ message: CastMessage) {
         liveness.inbound(now: MonotonicClock.seconds())
         switch message.namespace {
         case .heartbeat: heartbeat(message)
@@ -159,6 +189,41 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
         }
     }
 
+    // MARK: Latency (on the loop)
+
+    private func scheduleInboundWake(on loop: EventLoop) {
+        guard let due = inbound.nextDue else { return }
+        inboundWake = loop.scheduleTask(in: Self.timeUntil(due)) { [weak self] in
+            guard let self else { return }
+            self.inboundWake = nil
+            // Bounded: what is due now; messages arriving meanwhile wait for the next wake.
+            for message in self.inbound.takeDue(by: MonotonicClock.seconds()) {
+                guard self.context != nil else { return }
+                self.deliver(message)
+            }
+            self.scheduleInboundWake(on: loop)
+        }
+    }
+
+    private func scheduleOutboundWake(on loop: EventLoop) {
+        guard let due = outbound.nextDue else { return }
+        outboundWake = loop.scheduleTask(in: Self.timeUntil(due)) { [weak self] in
+            guard let self else { return }
+            self.outboundWake = nil
+            let due = self.outbound.takeDue(by: MonotonicClock.seconds())
+            for message in due { self.writeNow(message) }
+            if !due.isEmpty { self.context?.flush() }
+            self.scheduleOutboundWake(on: loop)
+        }
+    }
+
+    /// From now to monotonic `due`, rounded up to the next microsecond so the wake is never
+    /// early (an early wake finds nothing due and sleeps again).
+    private static func timeUntil(_ due: Double) -> TimeAmount {
+        let microseconds = ((due - MonotonicClock.seconds()) * 1e6).rounded(.up)
+        return .microseconds(Int64(max(0, min(microseconds, 1e12))))
+    }
+
     // MARK: Writing (on the loop)
 
     func send(_ message: CastMessage) {
@@ -166,8 +231,19 @@ final class ReceiverConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
         flush()
     }
 
-    /// Queues a message until the next ``flush()``.
+    /// Queues a message until the next ``flush()``; under latency, until it is due (its wake
+    /// writes and flushes it).
     func write(_ message: CastMessage) {
+        guard let context, context.channel.isActive else { return }
+        guard device.latency.isZero && outbound.isEmpty else {
+            outbound.append(message, now: MonotonicClock.seconds(), delay: device.drawLatency())
+            if outboundWake == nil { scheduleOutboundWake(on: context.eventLoop) }
+            return
+        }
+        writeNow(message)
+    }
+
+    private func writeNow(_ message: CastMessage) {
         guard let context, context.channel.isActive else { return }
         context.write(wrapOutboundOut(message)).whenFailure { [log] error in
             log.warning("write failed: \(error)", ["namespace": .string(message.namespace.rawValue)])

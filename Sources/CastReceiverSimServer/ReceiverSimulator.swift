@@ -45,6 +45,8 @@ public final class ReceiverSimulator: Sendable {
                              groups groupConfigurations: [SimulatedGroupConfiguration] = [], settings: SimulatorSettings,
                              logSystem: LogSystem = .shared) async throws -> ReceiverSimulator {
         let log = Logger(class: "ReceiverSimulator", system: logSystem)
+        // The wall clock's offset is read once, now (``SimulatorWallClock``).
+        _ = SimulatorWallClock.offsetNanoseconds
         guard !configurations.isEmpty else { throw SimulatorError.configuration("no devices to simulate") }
         try SimulatorConfigurationCheck.validate(configurations)
         try SimulatedGroupConfiguration.validate(groupConfigurations, devices: configurations)

@@ -10,12 +10,26 @@ extension SimulatedDevice {
         let connections: [JSONValue] = connectionHandlers.map { handler in
             ["connection": .int(Int64(handler.id.rawValue)), "peer": .string(handler.peerDescription)]
         }
-        let snapshot = readState { state, now in state.snapshot(now: now).json }
+        let (snapshot, sync) = readState { state, now in
+            let snapshot = state.snapshot(now: now)
+            var json = snapshot.json
+            // The ground truth, on the wall clock (``SimulatorWallClock``), sampled now.
+            if case .object(var object) = json {
+                object.append(key: "playback", value: snapshot.playback.map { .object(SimulatorWallClock.json($0)) } ?? .null)
+                json = .object(object)
+            }
+            return (json, state.playbackSync)
+        }
+        let syncJSON: JSONValue = [
+            "latency": latency.millisecondsJSON, "first_frame": sync.firstFrame.millisecondsJSON,
+            "clock_drift_ppm": .double(sync.clockDriftPPM),
+            "playback_rates": ["min": .double(sync.playbackRates.lowerBound), "max": .double(sync.playbackRates.upperBound)],
+        ]
         return [
             "index": .int(Int64(index)), "name": .string(c.name), "uuid": .string(c.uuid), "model": .string(c.model),
             "address": .string(c.address), "castPort": .int(Int64(c.castPort)), "httpPort": .int(Int64(c.httpPort)),
             "httpsPort": .int(Int64(c.httpsPort)), "tls": .string(c.effectiveTLSProfile().rawValue), "down": .bool(isDown), "faults": faults.json,
-            "connections": .array(connections), "state": snapshot, "mediaFetches": .array(mediaFetches),
+            "connections": .array(connections), "state": snapshot, "mediaFetches": .array(mediaFetches), "sync": syncJSON,
         ]
     }
 
@@ -51,7 +65,7 @@ extension SimulatedDevice {
         log.warning("fault: flooding \(handlers.count) sender(s) with \(rate) RECEIVER_STATUS a second for \(seconds.formatted) s",
                     ["rate": .int(rate), "seconds": .double(seconds)])
         frameLogEvent("fault", connection: nil, peer: nil, fields: ["kind": "flood", "rate": .int(Int64(rate))])
-        func tick(_ left: Int) {
+        @Sendable func tick(_ left: Int) {
             guard left > 0 else { return }
             for handler in handlers { for i in 0..<perTick { handler.send(messages[i % messages.count]) } }
             loop.scheduleTask(in: .milliseconds(10)) { tick(left - 1) }

@@ -59,6 +59,11 @@ public final class SimulatedDevice: @unchecked Sendable {
     let fieldProfile: FieldProfile
     /// The time of day the daily reboot's window is read on.
     let dayClock: FieldDayClock
+    /// One-way delay of every CASTV2 message on this device's connections, both directions
+    /// (the config's `latency`, the control command `latency`). Zero: no delay line at all.
+    var latency: JitteredDelay
+    /// Draws each message's latency jitter; seeded by the device's index and `--seed`.
+    private var latencyRandom: IdentifierGenerator
 
     init(index: Int, configuration: SimulatedDeviceConfiguration, settings: SimulatorSettings, loop: EventLoop,
          identity: DeviceIdentity, frameLog: FrameLog?, advertiser: MDNSAdvertiser?,
@@ -82,6 +87,8 @@ public final class SimulatedDevice: @unchecked Sendable {
         dayClock = FieldDayClock(scale: settings.fieldTimeScale)
         let fieldSeed = IdentifierGenerator.deviceSeed(index: index) ^ (settings.fieldSeed &* 0xD1B5_4A32_D192_ED03)
         rebootRandom = IdentifierGenerator(seed: fieldSeed ^ 0xDA11_EB00_7DA1_1EB0)
+        latency = configuration.latency
+        latencyRandom = IdentifierGenerator(seed: fieldSeed ^ 0x1A7E_7C00_1A7E_7C00)
         state = ReceiverDevice(profile: profile, catalogue: settings.catalogue,
                                mediaRules: settings.mediaRules, timing: settings.timing,
                                idSeed: IdentifierGenerator.deviceSeed(index: index), fieldSeed: fieldSeed ^ 0xF1E1_D0F1_E1D0_F1E1)
@@ -252,6 +259,11 @@ public final class SimulatedDevice: @unchecked Sendable {
         perform(state.connectionClosed(id, now: MonotonicClock.seconds()))
     }
 
+    /// One message's one-way delay in seconds (``latency``, jitter drawn per message). On the loop.
+    func drawLatency() -> Double {
+        latency.draw(&latencyRandom)
+    }
+
     func frameLogEvent(_ name: String, connection: UInt64?, peer: String?, fields: JSONObject) {
         frameLog?.event(name, device: configuration.uuid, connection: connection, peer: peer, fields: fields)
     }
@@ -297,7 +309,20 @@ public final class SimulatedDevice: @unchecked Sendable {
             }
         }
         reportGroupPlayback()
+        recordPlaybackEvents()
         rescheduleDeadline()
+    }
+
+    /// The ground truth's changes (``PlaybackEvent``) as frame-log `playback` events: `change`
+    /// and the fields of `list`'s `state.playback`, on the wall clock.
+    private func recordPlaybackEvents() {
+        let events = state.takePlaybackEvents()
+        guard !events.isEmpty, frameLog != nil else { return }
+        for event in events {
+            var fields = SimulatorWallClock.json(event.truth)
+            fields.set("change", .string(event.change.rawValue))
+            frameLogEvent("playback", connection: nil, peer: nil, fields: fields)
+        }
     }
 
     /// On a group endpoint: tells the coordinator when the group starts or stops playing.

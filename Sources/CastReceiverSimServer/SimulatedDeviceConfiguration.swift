@@ -25,6 +25,15 @@ public struct SimulatedDeviceConfiguration: Sendable, Equatable {
     /// Field behaviour (idle closes, launches, ambient, CEC, reboots); nil: the simulator's
     /// `--profile` (``SimulatorSettings/fieldProfile(for:)``).
     public var field: FieldProfile?
+    /// One-way delay of every CASTV2 message in both directions (`"latency"`; eureka and HTTP
+    /// are not delayed). Zero: no delay at all, as before.
+    public var latency: JitteredDelay = .zero
+    /// From the playhead set moving to the first frame (`"first_frame"`, ``DeviceProfile/firstFrame``).
+    public var firstFrame: JitteredDelay = .zero
+    /// The device clock's error (`"clock_drift_ppm"`, ``DeviceProfile/clockDriftPPM``).
+    public var clockDriftPPM: Double = 0
+    /// The model's playback rates (`"playback_rates"`, ``DeviceProfile/playbackRates``).
+    public var playbackRates: ClosedRange<Double> = DeviceProfile.defaultPlaybackRates
 
     public init(name: String, uuid: String, model: String = "Chromecast", address: String = "127.0.0.1",
                 castPort: Int = 8009, httpPort: Int = 8008, httpsPort: Int = 8443, isVideoDevice: Bool = true,
@@ -59,7 +68,8 @@ public struct SimulatedDeviceConfiguration: Sendable, Equatable {
 
     /// The facts the device state machine needs.
     public var profile: DeviceProfile {
-        DeviceProfile(uuid: uuid, friendlyName: name, model: model, isVideoDevice: isVideoDevice)
+        DeviceProfile(uuid: uuid, friendlyName: name, model: model, isVideoDevice: isVideoDevice, playbackRates: playbackRates,
+                      firstFrame: firstFrame, clockDriftPPM: clockDriftPPM)
     }
 
     /// `name (address:port)` for logs.

@@ -9,7 +9,9 @@ import Glibc
 /// {
 ///   "devices": [{"name": "Kitchen TV", "uuid": "…32 hex…", "model": "Chromecast", "address": "127.0.0.2",
 ///                "castPort": 8009, "httpPort": 8008, "httpsPort": 8443, "video": true, "tls": "chromecast-legacy",
-///                "profile": "nest-hub", "field": {"appIdleTimeout": 30, "idleResetBy": "media"}}],
+///                "profile": "nest-hub", "field": {"appIdleTimeout": 30, "idleResetBy": "media"},
+///                "latency": {"base_ms": 50, "jitter_ms": 20}, "first_frame": {"base_ms": 0, "jitter_ms": 150},
+///                "clock_drift_ppm": 200, "playback_rates": {"min": 0.5, "max": 2}}],
 ///   "apps": [{"appId": "ABCD1234", "displayName": "Chat", "namespaces": ["urn:x-cast:com.example.chat"],
 ///             "supportedMediaCommands": 12303, "iconUrl": "",
 ///             "customNamespaces": [{"namespace": "urn:x-cast:com.example.chat", "mode": "scripted",
@@ -23,6 +25,8 @@ import Glibc
 /// A device's `profile` names a field profile (``FieldProfile/builtIn``, or `model`: its model's,
 /// or `ideal`); `field` overrides the profile's values (``ConfigReader/fieldProfile``): with
 /// `field` and no `profile`, the model's profile is the base.
+/// `latency`, `first_frame`, `clock_drift_ppm` and `playback_rates` are the device's
+/// synchronisation behaviour (``ConfigReader/applySync(_:_:to:)``).
 /// A group's `uuid` defaults to one derived from its name, `leader` to its first member,
 /// `castPort` to 32219 + 30 × its position (``SimulatedGroupConfiguration``).
 /// Every key is optional; unknown keys are errors (typos are caught, not ignored).
@@ -180,8 +184,8 @@ struct ConfigReader {
     }
 
     func device(_ value: JSONValue, _ path: String) throws(SimulatorError) -> SimulatedDeviceConfiguration {
-        let o = try object(value, path, allowed: ["name", "uuid", "model", "address", "castPort", "httpPort", "httpsPort", "video",
-                                                      "tls", "profile", "field"])
+        let o = try object(value, path, allowed: Self.syncKeys.union(["name", "uuid", "model", "address", "castPort", "httpPort",
+                                                                      "httpsPort", "video", "tls", "profile", "field"]))
         guard let nameValue = o["name"] else { throw fail(path, "missing \"name\"") }
         guard let uuidValue = o["uuid"] else { throw fail(path, "missing \"uuid\" (32 hex digits)") }
         let uuid = try string(uuidValue, "\(path).uuid").lowercased().filter { $0 != "-" }
@@ -209,6 +213,7 @@ struct ConfigReader {
         }
         device.field = try fieldProfile(profile: o["profile"], overrides: o["field"], path: path, model: device.model,
                                         isVideoDevice: device.isVideoDevice)
+        try applySync(o, path, to: &device)
         return device
     }
 

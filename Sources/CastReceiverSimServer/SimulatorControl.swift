@@ -31,6 +31,9 @@ import NIOCore
 /// | `standby` | `enabled` (default true) | the TV goes to standby (false: on again) |
 /// | `input` | `active` (default false) | the TV shows another HDMI input (true: this one again) |
 /// | `launch-hang` | `count` (default 1) | the next LAUNCHes are never answered |
+/// | `latency` | `base_ms`, `jitter_ms` (0…10000, default 0) | every CASTV2 message, both ways, that much later (0/0: off) |
+/// | `first-frame` | `base_ms`, `jitter_ms` (0…10000, default 0) | the playhead moves that long after it is set moving |
+/// | `clock-drift` | `ppm` (−10000…10000) | the device clock runs that much fast (negative: slow) |
 ///
 /// `device` also selects a group's endpoint by its uuid or name (`push`, `stop-app`, `drop`, …).
 public struct SimulatorControl: Sendable {
@@ -61,7 +64,7 @@ public struct SimulatorControl: Sendable {
             return loop.makeSucceededFuture(Self.failure("missing \"command\" (list, push, drop, ignore-pings, delay, "
                                                          + "fail-next-load, stop-app, reboot, outage, transfer, malformed, "
                                                          + "group-leader, group-add, group-remove, member-cast, cover, uncover, "
-                                                         + "standby, input, launch-hang)"))
+                                                         + "standby, input, launch-hang, latency, first-frame, clock-drift)"))
         }
         if let groupCommand = groupCommand(name, command) { return groupCommand }
         let targets: [SimulatedDevice]
@@ -130,6 +133,28 @@ public struct SimulatorControl: Sendable {
         case "launch-hang":
             let count = Int(max(0, min(command["count"]?.int ?? 1, 1_000_000)))
             return mutateAll(targets) { state, _ in state.hangLaunches(count); return [] }
+        case "latency", "first-frame":
+            let delay: JitteredDelay
+            switch Self.delay(command, name) {
+            case .success(let value): delay = value
+            case .failure(let error): return loop.makeSucceededFuture(Self.failure(error.message))
+            }
+            if name == "latency" {
+                return all(targets) { device -> JSONValue in
+                    device.latency = delay
+                    device.log.info("latency \(delay.base) s + up to \(delay.jitter) s per message",
+                                    ["base": .double(delay.base), "jitter": .double(delay.jitter)])
+                    return .null
+                }.map { _ in Self.success }
+            }
+            return mutateAll(targets) { state, _ in state.setFirstFrame(delay); return [] }
+        case "clock-drift":
+            let bound = DeviceProfile.maximumClockDriftPPM
+            guard let ppm = command["ppm"]?.double, ppm.isFinite, abs(ppm) <= bound else {
+                return loop.makeSucceededFuture(Self.failure(
+                    "clock-drift needs \"ppm\": a number in -\(Int(bound))…\(Int(bound)), found \(command["ppm"].map { "\($0)" } ?? "nothing")"))
+            }
+            return mutateAll(targets) { state, now in state.setClockDrift(ppm: ppm, now: now) }
         case "flood":
             let rate = Int(max(1, min(command["rate"]?.int ?? 10_000, 1_000_000)))
             let seconds = max(0.01, min(command["seconds"]?.double ?? 5, 600))
@@ -216,6 +241,20 @@ public struct SimulatorControl: Sendable {
         let matches = (devices + groups.endpoints).filter { $0.configuration.uuid == wanted || $0.configuration.name == text }
         guard !matches.isEmpty else { throw .control("no device named or with uuid \"\(text)\"") }
         return matches
+    }
+
+    /// `base_ms` and `jitter_ms` of `command` (each optional, default 0) as a delay.
+    static func delay(_ command: JSONValue, _ name: String) -> Result<JitteredDelay, JitteredDelayError> {
+        var parts: [Double] = []
+        for key in ["base_ms", "jitter_ms"] {
+            guard let value = command[key], !value.isNull else { parts.append(0); continue }
+            guard let number = value.double else {
+                return .failure(JitteredDelayError(message: "\(name): \(key) must be a number of milliseconds in 0…10000, found \(value)"))
+            }
+            parts.append(number)
+        }
+        return JitteredDelay.milliseconds(base: parts[0], jitter: parts[1])
+            .mapError { JitteredDelayError(message: "\(name): \($0.message)") }
     }
 
     static let success: JSONValue = ["ok": true]

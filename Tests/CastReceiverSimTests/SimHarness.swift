@@ -17,10 +17,12 @@ struct SimHarness {
         catalogue: [AppDefinition] = [.defaultMediaReceiver], rules: [MediaRule] = [],
         timing: PlaybackTiming = PlaybackTiming(bufferingDelay: 0.25),
         isVideoDevice: Bool = true, requiresVirtualConnection: Bool = true, seed: UInt64 = 42,
-        field: FieldProfile = .ideal, logSystem: LogSystem = LogSystem()
+        field: FieldProfile = .ideal, playbackRates: ClosedRange<Double> = DeviceProfile.defaultPlaybackRates,
+        firstFrame: JitteredDelay = .zero, clockDriftPPM: Double = 0, logSystem: LogSystem = LogSystem()
     ) {
         let profile = DeviceProfile(uuid: Self.uuid, friendlyName: "Living Room", model: "Chromecast", isVideoDevice: isVideoDevice,
-                                    initialVolume: 0.5, requiresVirtualConnection: requiresVirtualConnection, field: field)
+                                    initialVolume: 0.5, requiresVirtualConnection: requiresVirtualConnection, field: field,
+                                    playbackRates: playbackRates, firstFrame: firstFrame, clockDriftPPM: clockDriftPPM)
         device = ReceiverDevice(profile: profile, catalogue: catalogue, mediaRules: rules, timing: timing, idSeed: seed,
                                 logSystem: logSystem)
     }
