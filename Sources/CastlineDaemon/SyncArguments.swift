@@ -29,7 +29,8 @@ package struct SyncArguments: Sendable, Equatable {
         start = 0
         repeats = false
         calibrate = 0
-        self.name = name ?? devices.joined(separator: ",")
+        let joined = devices.joined(separator: ",")
+        self.name = name ?? (joined.utf8.count <= 64 ? joined : "\(devices[0].prefix(40))+\(devices.count - 1)")
     }
 
     package init(json: JSONValue) throws(ControlError) {

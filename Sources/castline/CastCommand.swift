@@ -203,13 +203,12 @@ struct CastCommand: AsyncParsableCommand {
             if let title { body.set("title", .string(title)) }
             if let start { body.set("start", .double(start)) }
             if repeatMode == "all" { body.set("repeat", true) }
-            if let wall { body.set("name", .string(wall)) }
+            if let name = wall ?? options.device.device { body.set("name", .string(name)) }
             if let calibrate { body.set("calibrate", .int(Int64(calibrate))) }
             let answer: JSONValue
             switch await target.hub("POST", "/v1/sync", body: .object(body)) {
             case .success(let json): answer = json
             case .failure(let error):
-                printError("castline: \(error.message)")
                 throw CommandOutput.exit(error)
             }
             CommandOutput.print(answer, json: options.json)
