@@ -20,8 +20,10 @@ public struct PlaybackTruth: Sendable, Equatable {
     /// Media seconds per real second while playing: `playbackRate × (1 + drift ppm × 1e-6)`.
     public var rate: Double
 
-    public init(mediaSessionID: Int, itemID: Int, contentID: String, playing: Bool, startedAt: Double?, position: Double,
-                at: Double, rate: Double) {
+    public init(
+        mediaSessionID: Int, itemID: Int, contentID: String, playing: Bool, startedAt: Double?, position: Double,
+        at: Double, rate: Double
+    ) {
         self.mediaSessionID = mediaSessionID
         self.itemID = itemID
         self.contentID = contentID

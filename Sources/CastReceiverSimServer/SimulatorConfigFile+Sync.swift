@@ -44,7 +44,10 @@ extension ConfigReader {
         let d = try object(value, path, allowed: ["base_ms", "jitter_ms"])
         var parts: [Double] = []
         for key in ["base_ms", "jitter_ms"] {
-            guard let part = d[key] else { parts.append(0); continue }
+            guard let part = d[key] else {
+                parts.append(0)
+                continue
+            }
             guard let number = part.double else { throw fail("\(path).\(key)", "expected milliseconds in 0…10000, found \(part)") }
             parts.append(number)
         }

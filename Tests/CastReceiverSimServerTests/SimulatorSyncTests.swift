@@ -3,6 +3,7 @@ import CastProtocol
 import CastReceiverSim
 import Glibc
 import Testing
+
 @testable import CastReceiverSimServer
 
 /// Issue 45's server half without sockets: the latency delay line's order and jitter bounds,
@@ -72,17 +73,18 @@ struct SimulatorSyncTests {
             return
         }
         #expect(error.message == "latency: base_ms must be a number of milliseconds in 0…10000, found \"fast\"")
-        #expect(try SimulatorControl.delay(["command": "first-frame", "base_ms": 150], "first-frame").get()
+        #expect(
+            try SimulatorControl.delay(["command": "first-frame", "base_ms": 150], "first-frame").get()
                 == JitteredDelay(base: 0.15, jitter: 0))
     }
 
     @Test func configKeys() throws {
         let text = """
-        {"devices": [{"name": "Wall 1", "uuid": "00112233445566778899aabbccddeeff",
-                      "latency": {"base_ms": 50, "jitter_ms": 20}, "first_frame": {"jitter_ms": 150},
-                      "clock_drift_ppm": -200, "playback_rates": {"min": 0.75, "max": 1.5}},
-                     {"name": "Wall 2", "uuid": "00112233445566778899aabbccddeef0", "address": "127.0.0.2"}]}
-        """
+            {"devices": [{"name": "Wall 1", "uuid": "00112233445566778899aabbccddeeff",
+                          "latency": {"base_ms": 50, "jitter_ms": 20}, "first_frame": {"jitter_ms": 150},
+                          "clock_drift_ppm": -200, "playback_rates": {"min": 0.75, "max": 1.5}},
+                         {"name": "Wall 2", "uuid": "00112233445566778899aabbccddeef0", "address": "127.0.0.2"}]}
+            """
         let file = try SimulatorConfigFile.parse(text: text, file: "t.json")
         let wall = file.devices[0]
         #expect(wall.latency == JitteredDelay(base: 0.05, jitter: 0.02))
@@ -112,8 +114,9 @@ struct SimulatorSyncTests {
     }
 
     @Test func truthOnTheWallClock() {
-        let truth = PlaybackTruth(mediaSessionID: 3, itemID: 7, contentID: "http://h/a.mp4", playing: true, startedAt: 10.5,
-                                  position: 1.25, at: 11.75, rate: 1.0002)
+        let truth = PlaybackTruth(
+            mediaSessionID: 3, itemID: 7, contentID: "http://h/a.mp4", playing: true, startedAt: 10.5,
+            position: 1.25, at: 11.75, rate: 1.0002)
         let json = JSONValue.object(SimulatorWallClock.json(truth))
         let offset = SimulatorWallClock.offsetNanoseconds
         #expect(json["started_at_unix_ns"]?.int == 10_500_000_000 + offset)

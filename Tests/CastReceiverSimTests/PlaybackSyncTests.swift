@@ -1,6 +1,7 @@
 import CastCore
 import CastProtocol
 import Testing
+
 @testable import CastReceiverSim
 
 /// Issue 45's device side on the pure state machine, with a hand-moved clock: the first frame,
@@ -26,7 +27,7 @@ struct PlaybackSyncTests {
         #expect(sim.snapshot.playback?.startedAt == loaded + 0.75)
         sim.advance(by: 0.25)
         #expect(sim.mediaStatus()?.currentTime == 0)
-        sim.advance(by: 0.5)   // 0.25 s past the first frame
+        sim.advance(by: 0.5)  // 0.25 s past the first frame
         #expect(sim.mediaStatus()?.currentTime == 0.25)
 
         // PAUSE, then PLAY: PLAYING at once, the position held for another first frame.
@@ -59,7 +60,7 @@ struct PlaybackSyncTests {
         sim.media("PAUSE", ["mediaSessionId": 1])
         sim.media("PLAY", ["mediaSessionId": 1])
         sim.advance(by: 0.5)
-        sim.media("PAUSE", ["mediaSessionId": 1])   // before the new first frame
+        sim.media("PAUSE", ["mediaSessionId": 1])  // before the new first frame
         let truth = sim.snapshot.playback
         #expect(truth?.startedAt == firstStart && truth?.playing == false && truth?.position == 1)
         sim.advance(by: 10)
@@ -83,7 +84,7 @@ struct PlaybackSyncTests {
         let first = delays(seed: 7)
         #expect(first.count == 50)
         #expect(first.allSatisfy { $0 >= 0.1 - 1e-9 && $0 < 0.3 + 1e-9 })
-        #expect(Set(first.map { ($0 * 1000).rounded() }).count > 10)   // drawn per start, not once
+        #expect(Set(first.map { ($0 * 1000).rounded() }).count > 10)  // drawn per start, not once
         #expect(delays(seed: 7) == first)
         #expect(delays(seed: 8) != first)
     }
@@ -110,18 +111,18 @@ struct PlaybackSyncTests {
         sim.advance(by: 1000)
         let reported = sim.mediaStatus()
         #expect(abs(try #require(reported).currentTime - 1101) < 1e-9)
-        _ = sim.device.setClockDrift(ppm: 1e9, now: sim.now)   // clamped to ±10,000 ppm
+        _ = sim.device.setClockDrift(ppm: 1e9, now: sim.now)  // clamped to ±10,000 ppm
         #expect(sim.snapshot.playback?.rate == 1.01)
     }
 
     @Test func finishTimeUsesTheDriftingRate() throws {
-        var sim = SimHarness(clockDriftPPM: 10_000)   // 1 % fast
+        var sim = SimHarness(clockDriftPPM: 10_000)  // 1 % fast
         sim.launchDMR()
         sim.load(duration: 101)
         let start = sim.now + 0.25
         sim.advance(by: 0.25)
         let deadline = try #require(sim.device.nextDeadline)
-        #expect(abs(deadline - (start + 100)) < 1e-9)   // 101 media seconds at 1.01 per second
+        #expect(abs(deadline - (start + 100)) < 1e-9)  // 101 media seconds at 1.01 per second
         #expect(sim.advance(by: 99.9).isEmpty)
         let end = SimHarness.mediaStatuses(sim.advance(by: 0.2))
         #expect(end.first?.status.first?.idleReason == .finished && end.first?.status.first?.currentTime == 101)
@@ -186,10 +187,13 @@ struct PlaybackSyncTests {
         #expect(buffering.mediaSessionID == 1 && buffering.contentID == "http://example.com/wall.mp4")
         #expect(!buffering.playing && buffering.startedAt == nil && buffering.position == 0 && buffering.at == loadedAt)
         sim.advance(by: 0.25)
-        sim.advance(by: 1.5)   // 1 s past the first frame
+        sim.advance(by: 1.5)  // 1 s past the first frame
         let truth = try #require(sim.snapshot.playback)
-        #expect(truth == PlaybackTruth(mediaSessionID: 1, itemID: buffering.itemID, contentID: "http://example.com/wall.mp4",
-                                       playing: true, startedAt: loadedAt + 0.75, position: 1, at: sim.now, rate: 1))
+        #expect(
+            truth
+                == PlaybackTruth(
+                    mediaSessionID: 1, itemID: buffering.itemID, contentID: "http://example.com/wall.mp4",
+                    playing: true, startedAt: loadedAt + 0.75, position: 1, at: sim.now, rate: 1))
         #expect(truth.position(at: sim.now + 2) == 3)
 
         sim.media("PAUSE", ["mediaSessionId": 1])
