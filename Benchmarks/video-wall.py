@@ -134,16 +134,24 @@ def main():
         status, learned, _ = hub.post("/v1/sync", {"devices": "Wall*", "media": MOVIE, "name": "calibration", "calibrate": args.calibration_starts})
         assert status == 200, learned
         errors = []
-        for device, chosen in zip(ids, conditions):
-            entry = learned["calibrated"].get(device)
+        # The simulator's devices in its own order, matched to the hub's by uuid.
+        order = [d["uuid"] for d in sim.ready["devices"]]
+        for uuid, chosen in zip(order, conditions):
+            entry = learned["calibrated"].get(uuid)
             if entry:
-                errors.append(entry["start_latency_ms"] - chosen["first_frame_ms"])
+                # The device's true start latency is its first-frame time plus half its jitter on average.
+                errors.append(entry["start_latency_ms"] - chosen["first_frame_ms"] - 2.5)
         print(json.dumps({"calibration": {"starts": args.calibration_starts,
                                           "learned_minus_true_ms": {"median": round(statistics.median(errors), 1),
                                                                     "max_abs": round(max(abs(e) for e in errors), 1)}}}), flush=True)
+        lateness = []
         for _ in range(args.starts):
-            first, settled, _ = synchronised(sim, hub, args.tvs)
+            first, settled, answer = synchronised(sim, hub, args.tvs)
+            lateness.append(max(d["lateMs"] for d in answer["devices"]))
+            if os.environ.get("WALL_DEBUG"):
+                print(json.dumps({d["name"]: [d["startLatencyMs"], d["oneWayMs"], d["lateMs"]] for d in answer["devices"]}), flush=True)
             record("castline --sync", first, settled)
+        print(json.dumps({"play_send_lateness_ms": {"p50_of_worst": round(statistics.median(lateness), 1), "max": round(max(lateness), 1)}}), flush=True)
         # Drift: the last wall keeps playing; sample the spread each second.
         spreads = []
         began = time.monotonic()

@@ -23,6 +23,15 @@ public final class CastRequest<Value: Sendable>: CastReplyWaiter {
         var result: Result<Value, CastRequestError>?
         var waiters: [CheckedContinuation<Result<Value, CastRequestError>, Never>] = []
         var onCancel: (@Sendable (RequestID) -> Void)?
+        var wireTimes: WireTimes?
+    }
+
+    /// When the request was written and its reply read, on the connection's event loop
+    /// (monotonic seconds, ``MonotonicClock``'s clock): the round trip without the caller's own
+    /// scheduling, for measuring a device's delay (video walls).
+    public struct WireTimes: Sendable, Equatable {
+        public var written: Double
+        public var answered: Double
     }
 
     private let state = Mutex(State())
@@ -70,6 +79,9 @@ public final class CastRequest<Value: Sendable>: CastReplyWaiter {
         try await result.get()
     }
 
+    /// The round trip on the wire, once a reply came (nil for a request that failed or got none).
+    public var wireTimes: WireTimes? { state.withLock { $0.wireTimes } }
+
     /// The outcome if the request has completed.
     public var completedResult: Result<Value, CastRequestError>? { state.withLock { $0.result } }
 
@@ -91,6 +103,10 @@ public final class CastRequest<Value: Sendable>: CastReplyWaiter {
 
     package func complete(with reply: Result<CastPayload, CastRequestError>) {
         finish(reply.flatMap(map))
+    }
+
+    package func answered(written: Double, at answered: Double) {
+        state.withLock { $0.wireTimes = WireTimes(written: written, answered: answered) }
     }
 
     /// Sets the outcome once; false when it was already set.
@@ -115,4 +131,6 @@ package protocol CastReplyWaiter: AnyObject, Sendable {
     func sent(as id: RequestID, onCancel: @escaping @Sendable (RequestID) -> Void)
     /// The reply's payload, or why there is none. Only the first call counts.
     func complete(with reply: Result<CastPayload, CastRequestError>)
+    /// The reply to what was written at `written` was read at `answered` (before ``complete(with:)``).
+    func answered(written: Double, at answered: Double)
 }

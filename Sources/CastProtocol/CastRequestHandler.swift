@@ -106,6 +106,7 @@ public final class CastRequestHandler: ChannelDuplexHandler {
         var reply: CastReply?
         if let payload, let completion = tracker.reply(payload, on: message.namespace) {
             let now = Self.seconds(context.eventLoop.now)
+            completion.request.waiter.answered(written: completion.request.sentAt, at: now)
             if completion.request.completesAfterDelivery {
                 logOutcome(completion, now: now)
                 reply = CastReply(waiter: completion.request.waiter, result: completion.result)

@@ -48,8 +48,11 @@ extension ControlPlane {
                 await wall.stop("calibration failed")
                 throw ControlError(.unavailable, "wall_not_started", "wall \(arguments.name): \(error.message)")
             }
-            // Long enough for the first settled readings (which teach the latency) after the start.
-            try? await Task.sleep(nanoseconds: 3_000_000_000)
+            // Until every TV's first settled readings (which teach its latency) are in: 10 s at most.
+            for _ in 0..<50 {
+                try? await Task.sleep(nanoseconds: 200_000_000)
+                if await wall.measuredSinceStart { break }
+            }
         }
         await wall.stop("calibrated")
         let learned = await wall.calibration

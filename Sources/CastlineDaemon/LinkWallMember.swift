@@ -1,17 +1,21 @@
 import CastCore
-import CastlineSync
 import CastProtocol
 import CastSender
+import CastlineSync
+import Synchronization
 
 /// A device of a video wall through the hub's warm session to it (``DeviceRegistry/link(_:timeout:)``):
 /// what ``VideoWall`` calls, carried out on the link the rest of the hub uses, so the wall's
 /// commands take the same path as every other.
-struct LinkWallMember: WallMember {
+final class LinkWallMember: WallMember {
     let id: String
     let name: String
     let model: String
     let registry: DeviceRegistry
     let appID: String
+    /// The link last used: a wall polls each TV several times a second, and the registry's
+    /// actor is every device's; asked again after any failure.
+    let cached = Mutex<CastSession?>(nil)
 
     /// The Default Media Receiver's rates (pychromecast PR#660: 0.5–2 seen to work); nudges stay
     /// within ``SyncPolicy/maxNudge`` of 1 anyway.
@@ -28,7 +32,9 @@ struct LinkWallMember: WallMember {
     func load(_ item: WallItem, position: Double, timeout: Double) async throws(WallError) {
         let link: CastSession
         let device: CastDevice
+        forget()
         do { (device, link) = try await linked(timeout: 10) } catch { throw WallError(error.message) }
+        cached.withLock { $0 = link }
         do { _ = try await ControlPlane.launch(appID, on: link, device: device) } catch { throw WallError(error.message) }
         await registry.claim(id, owner: CommandOwner.name, contentID: item.url)
         let fallback = String(item.url.split(separator: "/").last ?? Substring(item.url))
@@ -42,17 +48,31 @@ struct LinkWallMember: WallMember {
         }
     }
 
-    func status() async -> WallReading {
-        guard let link = try? await registry.link(id, timeout: 0.5).1 else { return .unreachable }
-        switch await link.remoteMediaClient.requestStatus().result {
-        case .success(let status?): return .status(status)
-        case .success(nil): return .noMedia
-        case .failure(.timedOut), .failure(.disconnected), .failure(.cancelled): return .unreachable
-        case .failure: return .noMedia
+    func status() async -> (WallReading, RoundTripFilter.Sample?) {
+        guard let link = await session() else { return (.unreachable, nil) }
+        let request = await link.remoteMediaClient.requestStatus()
+        let result = await request.result
+        let wire = request.wireTimes.map { RoundTripFilter.Sample(sent: $0.written, received: $0.answered) }
+        switch result {
+        case .success(let status?): return (.status(status), wire)
+        case .success(nil): return (.noMedia, wire)
+        case .failure(.timedOut), .failure(.disconnected), .failure(.cancelled):
+            forget()
+            return (.unreachable, nil)
+        case .failure: return (.noMedia, nil)
         }
     }
 
-    func play() async -> Bool { await send { await $0.play() } }
+    func play() async -> Double? {
+        guard let link = await session() else { return nil }
+        let request = await link.remoteMediaClient.play()
+        guard case .success = await request.result else {
+            forget()
+            return nil
+        }
+        return request.wireTimes?.written ?? MonotonicClock.seconds()
+    }
+
     func seek(to position: Double) async -> Bool { await send { await $0.seek(to: position, resumeState: .playbackStart) } }
     func setRate(_ rate: Double) async -> Bool { await send { await $0.setPlaybackRate(rate) } }
 
@@ -73,8 +93,19 @@ struct LinkWallMember: WallMember {
     }
 
     private func send(_ request: (RemoteMediaClient) async -> CastRequest<MediaStatus?>) async -> Bool {
-        guard let link = try? await registry.link(id, timeout: 0.5).1 else { return false }
+        guard let link = await session() else { return false }
         if case .success = await request(link.remoteMediaClient).result { return true }
+        forget()
         return false
     }
+
+    /// The device's link: the one last used, else the registry's (0.5 s at most).
+    private func session() async -> CastSession? {
+        if let link = cached.withLock({ $0 }) { return link }
+        guard let link = try? await registry.link(id, timeout: 0.5).1 else { return nil }
+        cached.withLock { $0 = link }
+        return link
+    }
+
+    private func forget() { cached.withLock { $0 = nil } }
 }

@@ -28,12 +28,14 @@ package struct SyncCalibration: Sendable, Equatable {
         return same[same.count / 2]
     }
 
-    /// Folds one measurement in: the first replaces the guess, later ones move it by `weight`.
+    /// Folds one measurement in: the mean of the measurements so far, until it has `1 / weight`
+    /// of them; then each moves it by `weight` (a TV whose start latency changes is followed).
     package mutating func learn(device: String, model: String, startLatency measured: Double, weight: Double) {
         guard measured.isFinite else { return }
         let value = min(max(measured, 0), 10)
         if var entry = devices[device] {
-            entry.startLatency += min(max(weight, 0), 1) * (value - entry.startLatency)
+            let step = max(1 / Double(entry.samples + 1), min(max(weight, 0), 1))
+            entry.startLatency += step * (value - entry.startLatency)
             entry.samples += 1
             entry.model = model
             devices[device] = entry

@@ -7,8 +7,8 @@ package struct SyncPolicy: Sendable, Equatable {
     /// Time added after the slowest device's delay before the start instant: room for the
     /// host's scheduling.
     package var lead = 0.25
-    /// Errors within this are left alone: the filter's own noise (docs/sync.md).
-    package var tolerance = 0.008
+    /// Errors within this are left alone: about the filter's own noise (docs/sync.md).
+    package var tolerance = 0.004
     /// Errors beyond this are corrected by a seek; below, by a rate nudge.
     package var seekThreshold = 0.5
     /// The largest rate change of a nudge (1 ± this), further bounded by the model's range.
@@ -17,15 +17,15 @@ package struct SyncPolicy: Sendable, Equatable {
     package var nudgeSeconds = 1.0
     /// Status polls: this often for ``settlingTime`` after a start or a correction, then
     /// ``pollInterval``.
-    package var fastPollInterval = 0.25
+    package var fastPollInterval = 0.12
     package var settlingTime = 4.0
     package var pollInterval = 1.0
     /// Readings needed before a decision.
-    package var readingsForDecision = 3
+    package var readingsForDecision = 8
     /// How long a device may take from LOAD to PAUSED before it is given up for this start.
     package var loadTimeout = 30.0
-    /// How much of a measured start-latency error a start teaches the calibration (EWMA weight).
-    package var learningRate = 0.5
+    /// The least weight a start's measurement has in a TV's calibration (``SyncCalibration/learn``).
+    package var learningRate = 0.2
 
     package init() {}
 

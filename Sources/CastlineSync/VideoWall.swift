@@ -21,7 +21,7 @@ package actor VideoWall {
         package var delay: Double
         package var floor: Double
         package var startLatency: Double
-        /// When the PLAY was to go, and how late it went (seconds after the plan).
+        /// When the PLAY was to go, and how late it was written to the wire (seconds after the plan).
         package var sendOffset: Double
         package var late: Double
         package var loadTime: Double
@@ -44,7 +44,7 @@ package actor VideoWall {
 
     struct MemberState: Sendable {
         var delays = RoundTripFilter()
-        var errors = PositionErrorFilter()
+        var errors = PositionErrorFilter(capacity: 12)
         var phase = Phase.loading
         var loadTime: Double?
         var mediaSessionID: Int?
@@ -53,6 +53,8 @@ package actor VideoWall {
         /// The start latency this start was planned with; nil once a reading taught it.
         var plannedLatency: Double?
         var settleUntil = 0.0
+        /// Readings of polls sent before this instant are stale (monotonic seconds).
+        var validFrom = 0.0
         var nudges = 0, seeks = 0, rejoins = 0
         var note: String?
     }
@@ -181,9 +183,10 @@ package actor VideoWall {
                 guard let at = sends[member.id] else { continue }
                 group.addTask { [clock] in
                     await Self.sleep(until: at, clock: clock)
-                    let actual = clock()
-                    _ = await member.play()
-                    return (member.id, actual - at)
+                    let called = clock()
+                    // Late by when it reached the wire, where the session says so.
+                    let written = await member.play() ?? called
+                    return (member.id, written - at)
                 }
             }
             var results: [(String, Double)] = []
@@ -221,11 +224,11 @@ package actor VideoWall {
                 group.addTask {
                     await sleep(until: first + Double(index) * spacing, clock: clock)
                     let sent = clock()
-                    let reading = await member.status()
-                    let received = clock()
+                    let (reading, wire) = await member.status()
+                    let sample = wire ?? RoundTripFilter.Sample(sent: sent, received: clock())
                     switch reading {
-                    case .status(let status): return (RoundTripFilter.Sample(sent: sent, received: received), status)
-                    case .noMedia: return (RoundTripFilter.Sample(sent: sent, received: received), nil)
+                    case .status(let status): return (sample, status)
+                    case .noMedia: return (sample, nil)
                     case .unreachable: return nil
                     }
                 }
@@ -248,47 +251,87 @@ package actor VideoWall {
         case leave(String)
     }
 
+    /// What the task group of ``keep(_:generation:)`` yields: a poll is due, or a reading came.
+    enum KeepEvent: Sendable {
+        case due
+        case reading(RoundTripFilter.Sample, WallReading)
+    }
+
     /// Polls one TV until the wall stops or starts again, correcting it as the readings say.
+    /// Polls go out on a fixed cadence whatever the TV's round trip (a TV 300 ms away still gives
+    /// a reading every ``SyncPolicy/fastPollInterval``), at most 4 in flight.
     func keep(_ member: any WallMember, generation: Int) async {
-        var next = clock() + policy.fastPollInterval
+        let clock = self.clock
         var failures = 0
-        while !Task.isCancelled, generation == self.generation, !stopped {
-            await Self.sleep(until: next, clock: clock)
-            guard !Task.isCancelled, generation == self.generation, !stopped else { return }
-            let sent = clock()
-            let reading = await member.status()
-            let received = clock()
-            guard generation == self.generation, !stopped else { return }
-            let step = record(member.id, reading, sample: RoundTripFilter.Sample(sent: sent, received: received))
-            switch step {
-            case .wait(let interval):
-                failures = 0
-                next = received + interval
-            case .correct(let correction):
-                await apply(correction, to: member, generation: generation)
-                next = clock() + policy.fastPollInterval
-            case .rejoin:
-                failures += 1
-                let rejoined = await rejoin(member, generation: generation)
-                // Bounded retries: 1 s, 2 s, … 30 s apart while the TV stays away.
-                next = clock() + (rejoined ? policy.fastPollInterval : min(30, Double(failures)))
-            case .finished:
-                states[member.id]?.phase = .finished
-                await itemFinished(generation: generation)
-                return
-            case .leave(let why):
-                states[member.id]?.phase = .left
-                states[member.id]?.note = why
-                log.warning("\(member.name) leaves the wall: \(why)", ["device": .string(member.id), "reason": .string(why)])
-                if members.allSatisfy({ states[$0.id]?.phase == .left }) { end("every TV left the wall") }
-                return
+        var interval = policy.fastPollInterval
+        var nextPoll = clock() + interval
+        await withTaskGroup(of: KeepEvent.self) { group in
+            var inFlight = 0
+            var timerPending = false
+            while !Task.isCancelled, generation == self.generation, !stopped {
+                if !timerPending {
+                    let at = nextPoll
+                    group.addTask { await Self.sleep(until: at, clock: clock); return .due }
+                    timerPending = true
+                }
+                guard let event = await group.next(), !Task.isCancelled, generation == self.generation, !stopped else { break }
+                switch event {
+                case .due:
+                    timerPending = false
+                    nextPoll = clock() + interval
+                    guard inFlight < 4 else { continue }
+                    inFlight += 1
+                    group.addTask {
+                        let sent = clock()
+                        let (reading, wire) = await member.status()
+                        return .reading(wire ?? RoundTripFilter.Sample(sent: sent, received: clock()), reading)
+                    }
+                case .reading(let sample, let reading):
+                    inFlight -= 1
+                    switch record(member.id, reading, sample: sample) {
+                    case .wait(let next):
+                        failures = 0
+                        interval = next
+                    case .correct(let correction):
+                        await apply(correction, to: member, generation: generation)
+                        nextPoll = clock() + policy.fastPollInterval
+                    case .rejoin:
+                        failures += 1
+                        let rejoined = await rejoin(member, generation: generation)
+                        // Bounded retries: 1 s, 2 s, … 30 s apart while the TV stays away.
+                        nextPoll = clock() + (rejoined ? policy.fastPollInterval : min(30, Double(failures)))
+                    case .finished:
+                        states[member.id]?.phase = .finished
+                        group.cancelAll()
+                        await itemFinished(generation: generation)
+                        return
+                    case .leave(let why):
+                        states[member.id]?.phase = .left
+                        states[member.id]?.note = why
+                        log.warning("\(member.name) leaves the wall: \(why)", ["device": .string(member.id), "reason": .string(why)])
+                        if members.allSatisfy({ states[$0.id]?.phase == .left }) { end("every TV left the wall") }
+                        group.cancelAll()
+                        return
+                    }
+                }
             }
+            group.cancelAll()
+        }
+    }
+
+    /// Whether every TV playing in the wall has had its start latency measured since the start.
+    package var measuredSinceStart: Bool {
+        members.allSatisfy { member in
+            guard let state = states[member.id], [.playing, .correcting].contains(state.phase) else { return true }
+            return state.plannedLatency == nil
         }
     }
 
     /// Folds one reading into the TV's state and says what to do. Actor-isolated, no I/O.
     func record(_ id: String, _ reading: WallReading, sample: RoundTripFilter.Sample) -> Step {
         guard var state = states[id], let timeline else { return .wait(policy.pollInterval) }
+        // Sent before the last correction, start or rejoin finished: it describes what was.
+        guard sample.sent >= state.validFrom else { return .wait(policy.fastPollInterval) }
         defer { states[id] = state }
         let expected = timeline.position(at: sample.midpoint)
         switch reading {
@@ -342,7 +385,7 @@ package actor VideoWall {
             let correction = policy.correction(for: estimate.error, rates: rates)
             guard correction != .none else { return .wait(interval) }
             log.info("\(memberName(id)) is \(Self.ms(estimate.error)) ms \(estimate.error > 0 ? "ahead" : "behind"): \(Self.describe(correction))", [
-                "device": .string(id), "errorMs": .double(Self.ms(estimate.error)), "roundTripMs": .double(Self.ms(estimate.sample.roundTrip)),
+                "device": .string(id), "errorMs": .double(Self.ms(estimate.error)), "roundTripMs": .double(Self.ms(estimate.roundTrip)),
             ])
             state.phase = .correcting
             return .correct(correction)
@@ -369,6 +412,7 @@ package actor VideoWall {
         }
         guard generation == self.generation else { return }
         states[member.id]?.errors.reset()
+        states[member.id]?.validFrom = clock()
         states[member.id]?.settleUntil = clock() + policy.settlingTime
         if states[member.id]?.phase == .correcting { states[member.id]?.phase = .playing }
     }
@@ -411,6 +455,7 @@ package actor VideoWall {
         states[member.id]?.delays = delays
         states[member.id]?.mediaSessionID = status?.mediaSessionID
         states[member.id]?.errors.reset()
+        states[member.id]?.validFrom = clock()
         states[member.id]?.rejoins += 1
         states[member.id]?.phase = .playing
         states[member.id]?.settleUntil = clock() + policy.settlingTime

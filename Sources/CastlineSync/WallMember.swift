@@ -12,9 +12,11 @@ package protocol WallMember: Sendable {
     /// Launches the app when needed, loads `item` paused at `position`, and returns once the
     /// device reports PAUSED (buffered), or throws why not.
     func load(_ item: WallItem, position: Double, timeout: Double) async throws(WallError)
-    /// One media GET_STATUS on the warm session.
-    func status() async -> WallReading
-    func play() async -> Bool
+    /// One media GET_STATUS on the warm session, with the instants its request was written and
+    /// its reply read where the session knows them (nil: the caller times the call).
+    func status() async -> (WallReading, RoundTripFilter.Sample?)
+    /// PLAY; the instant it was written where the session knows it (nil: not sent).
+    func play() async -> Double?
     /// Seek to `position` and play from there.
     func seek(to position: Double) async -> Bool
     func setRate(_ rate: Double) async -> Bool

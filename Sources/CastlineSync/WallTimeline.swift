@@ -20,13 +20,24 @@ package struct WallTimeline: Sendable, Equatable {
 }
 
 /// One device's error against the timeline, filtered: each round trip gives the device's
-/// position at the reply's midpoint; the error of the round trip with the smallest delay since
-/// the last correction is the estimate (a correction makes the earlier ones stale). Value type.
+/// position at the reply's midpoint; the estimate is the mean error of the least-delayed half of
+/// the readings since the last correction (a correction makes the earlier ones stale). The
+/// least-delayed readings carry the smallest queueing; averaging several of them cancels the
+/// jitter that remains (with 20 ms of jitter each way, 8 readings give ±4 ms at p95, against
+/// ±5.5 ms for the least-delayed one alone: docs/sync.md). Value type; pure.
 package struct PositionErrorFilter: Sendable, Equatable {
     package struct Reading: Sendable, Equatable {
         package var sample: RoundTripFilter.Sample
         /// Device position − timeline position at the sample's midpoint (+: ahead), seconds.
         package var error: Double
+    }
+
+    package struct Estimate: Sendable, Equatable {
+        /// Seconds, + ahead.
+        package var error: Double
+        /// The largest round trip among the readings averaged.
+        package var roundTrip: Double
+        package var readings: Int
     }
 
     package let capacity: Int
@@ -45,9 +56,11 @@ package struct PositionErrorFilter: Sendable, Equatable {
     /// Forget the readings (after a seek, a rate nudge, a new item).
     package mutating func reset() { readings = [] }
 
-    /// The error estimate once `minimum` readings are in: the least-delayed reading's.
-    package func estimate(minimum: Int = 3) -> Reading? {
+    /// The estimate once `minimum` readings are in.
+    package func estimate(minimum: Int = 6) -> Estimate? {
         guard readings.count >= max(1, minimum) else { return nil }
-        return readings.min { $0.sample.roundTrip < $1.sample.roundTrip }
+        let best = readings.sorted { $0.sample.roundTrip < $1.sample.roundTrip }.prefix(max(1, readings.count / 2))
+        let error = best.map(\.error).reduce(0, +) / Double(best.count)
+        return Estimate(error: error, roundTrip: best.last!.sample.roundTrip, readings: best.count)
     }
 }

@@ -28,16 +28,21 @@ import Testing
 }
 
 @Suite struct PositionErrorFilterTests {
-    @Test func theErrorOfTheLeastDelayedReadingIsTheEstimate() {
+    @Test func theEstimateAveragesTheLeastDelayedHalf() {
         let timeline = WallTimeline(instant: 100, position: 10)
         var filter = PositionErrorFilter()
-        // Device 30 ms ahead; readings with a long round trip carry a wrong midpoint.
-        filter.add(.init(sent: 101, received: 101.2), position: 11.03 + 0.1 + 0.05, timeline: timeline)
-        filter.add(.init(sent: 102, received: 102.02), position: 12.03 + 0.01, timeline: timeline)
-        #expect(filter.estimate(minimum: 3) == nil)
-        filter.add(.init(sent: 103, received: 103.3), position: 13.03 + 0.15 - 0.1, timeline: timeline)
-        let estimate = filter.estimate(minimum: 3)!
-        #expect(abs(estimate.error - 0.03) < 1e-9)
+        // A device 30 ms ahead. Readings with short round trips see it within ±2 ms; the long ones
+        // carry a midpoint 40-50 ms off, and must not count.
+        let readings: [(trip: Double, off: Double)] = [(0.02, 0.002), (0.2, 0.05), (0.021, -0.002), (0.3, -0.04), (0.022, 0.001), (0.25, 0.045)]
+        for (index, reading) in readings.enumerated() {
+            let sent = 101 + Double(index)
+            filter.add(.init(sent: sent, received: sent + reading.trip), position: timeline.position(at: sent + reading.trip / 2) + 0.03 + reading.off,
+                       timeline: timeline)
+            if index < 5 { #expect(filter.estimate(minimum: 6) == nil) }
+        }
+        let estimate = filter.estimate(minimum: 6)!
+        #expect(abs(estimate.error - (0.03 + 0.001 / 3)) < 1e-9)
+        #expect(estimate.readings == 3 && abs(estimate.roundTrip - 0.022) < 1e-9)
         filter.reset()
         #expect(filter.estimate(minimum: 1) == nil)
     }
@@ -53,8 +58,9 @@ import Testing
     let policy = SyncPolicy()
 
     @Test func errorsWithinTheToleranceAreLeftAlone() {
-        #expect(policy.correction(for: 0.005, rates: 0.5...2) == .none)
-        #expect(policy.correction(for: -0.008, rates: 0.5...2) == .none)
+        #expect(policy.correction(for: 0.003, rates: 0.5...2) == .none)
+        #expect(policy.correction(for: -0.004, rates: 0.5...2) == .none)
+        #expect(policy.correction(for: 0.0045, rates: 0.5...2) != .none)
         #expect(policy.correction(for: .nan, rates: 0.5...2) == .none)
     }
 
@@ -106,12 +112,14 @@ import Testing
     @Test func theFirstMeasurementReplacesTheGuessAndLaterOnesMoveIt() {
         var calibration = SyncCalibration()
         #expect(calibration.startLatency(device: "a", model: "Chromecast") == 0)
-        calibration.learn(device: "a", model: "Chromecast", startLatency: 0.1, weight: 0.5)
-        calibration.learn(device: "a", model: "Chromecast", startLatency: 0.2, weight: 0.5)
-        #expect(abs(calibration.startLatency(device: "a", model: "Chromecast") - 0.15) < 1e-9)
+        // The mean while few measurements are in, then a moving average of weight 0.25.
+        for value in [0.1, 0.2, 0.3] { calibration.learn(device: "a", model: "Chromecast", startLatency: value, weight: 0.25) }
+        #expect(abs(calibration.startLatency(device: "a", model: "Chromecast") - 0.2) < 1e-9)
+        for value in [0.4, 0.4] { calibration.learn(device: "a", model: "Chromecast", startLatency: value, weight: 0.25) }
+        #expect(abs(calibration.startLatency(device: "a", model: "Chromecast") - (0.25 + 0.25 * 0.15)) < 1e-9)
         calibration.learn(device: "b", model: "Chromecast", startLatency: 0.05, weight: 0.5)
         calibration.learn(device: "c", model: "Chromecast", startLatency: 0.07, weight: 0.5)
-        // A device never measured gets its model's median.
+        // A device never measured gets its model's median (of 0.05, 0.07 and a's).
         #expect(abs(calibration.startLatency(device: "new", model: "Chromecast") - 0.07) < 1e-9)
         #expect(calibration.startLatency(device: "new", model: "Nest Hub") == 0)
     }
