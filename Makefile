@@ -8,7 +8,7 @@ SWIFT ?= swift
 RELEASE = $(SWIFT) build -c release --static-swift-stdlib
 FUZZ_SECONDS ?= 20
 
-.PHONY: deps build test conformance check-protos protos plugin-memcheck sdk-test format-lint check-openapi openapi bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak truth-audit field-day fuzz-smoke demo deb deb-test clean
+.PHONY: deps build test conformance check-protos protos plugin-memcheck sdk-test format-lint check-openapi openapi bench bench-fleet bench-senders bench-instructions bench-sinks bench-cast bench-logs bench-nearby bench-hub bench-mqtt bench-soak truth-audit field-day bench-wall fuzz-smoke demo deb deb-test clean
 
 deps:
 	@scripts/install-deps.sh
@@ -103,6 +103,12 @@ truth-audit: deps
 	$(RELEASE) --product CastlinePluginEchoChannelC
 	$(RELEASE) --product CastlinePluginMQTTBridge
 	.venv/bin/python Benchmarks/truth-audit.py --seconds 900 --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
+
+# Video walls: 50 TVs with delays, jitter, first-frame times and drift (about 15 minutes).
+bench-wall: deps
+	$(RELEASE) --product castline
+	$(RELEASE) --product CastlinePluginEchoChannelC
+	.venv/bin/python Benchmarks/video-wall.py --bin "$$($(SWIFT) build -c release --show-bin-path)/castline"
 
 field-day: deps
 	$(RELEASE) --product castline

@@ -41,10 +41,32 @@ final class LinkWallMember: WallMember {
         let media = (try? MediaInformationBuilder(contentURL: item.url).contentType(item.contentType)
             .generic(title: item.title ?? fallback, subtitle: nil).build())
             ?? MediaInformation(contentID: item.url, contentURL: item.url, contentType: item.contentType)
-        switch await link.remoteMediaClient.loadAndWait(media, options: MediaLoadOptions(autoplay: false, startTime: position),
-                                                        until: .paused, timeout: timeout) {
-        case .success: return
-        case .failure(let error): throw WallError("\(name): \(error)")
+        let client = link.remoteMediaClient
+        let updates = client.statusUpdates()
+        let loaded: MediaStatus?
+        switch await client.load(media, options: MediaLoadOptions(autoplay: false, startTime: position, timeout: timeout)).result {
+        case .success(let status): loaded = status
+        case .failure(let error): throw WallError("\(name): the LOAD failed: \(error)")
+        }
+        // PAUSED once buffered; PLAYING from a receiver that ignores `autoplay: false`.
+        let session = loaded?.mediaSessionID
+        @Sendable func settled(_ status: MediaStatus?) -> Bool {
+            guard let status, session == nil || status.mediaSessionID == session else { return false }
+            return [.paused, .playing].contains(status.effectivePlayerState) || (status.playerState == .idle && status.idleReason != nil)
+        }
+        var reached = settled(client.mediaStatus) ? client.mediaStatus : nil
+        if reached == nil, case .found(let status) = await updates.firstOutcome(within: timeout, where: settled) { reached = status }
+        switch reached?.effectivePlayerState {
+        case .paused?:
+            return
+        case .playing?:
+            // Paused now; the wall's PLAY starts it where the others start.
+            guard case .success(let status?) = await client.pause().result, status.effectivePlayerState == .paused else {
+                throw WallError("\(name): it played at once (autoplay false ignored) and did not pause")
+            }
+        default:
+            throw WallError("\(name): " + (reached.map { "the media went \($0.playerState.rawValue) \($0.idleReason?.rawValue ?? "")" }
+                                           ?? "not buffered within \(Int(timeout)) s"))
         }
     }
 

@@ -61,3 +61,14 @@ def field_conditions(sim, count, seed, delay_ms=(0, 300), jitter_ms=20, first_fr
             assert answer.get("ok"), (command, answer)
         chosen.append(device)
     return chosen
+
+
+def settled_spread(sim, samples=5, interval=0.5):
+    """The median of `samples` spreads taken `interval` apart: where the wall stays, not one
+    instant that may fall inside a correction."""
+    spreads = []
+    for index in range(samples):
+        if index:
+            time.sleep(interval)
+        spreads.append(spread(playbacks(sim)))
+    return sorted(spreads)[len(spreads) // 2]
