@@ -101,6 +101,7 @@ package actor VideoWall {
     /// no TV could be loaded.
     package func start(item: Int = 0, position: Double = 0) async throws(WallError) -> StartReport {
         guard items.indices.contains(item) else { throw WallError("no item \(item)") }
+        guard !stopped else { throw WallError("the wall has ended (\(ended ?? "stopped"))") }
         generation += 1
         let generation = self.generation
         for loop in loops { loop.cancel() }
