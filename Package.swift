@@ -14,7 +14,7 @@ let package = Package(
         // (the state machines and the server on sockets).
         .library(name: "CastSender", targets: ["CastSender", "CastCore", "CastProtocol", "CastJSON"]),
         .library(name: "CastLogging", targets: ["CastLogging"]),
-        .library(name: "CastPluginKit", targets: ["CastPluginKit", "CastJSON"]),
+        .library(name: "CastPluginKit", targets: ["CastPluginKit", "CastJSON", "CastBackoff"]),
         .library(name: "CastReceiverSim", targets: ["CastReceiverSim", "CastReceiverSimServer"]),
         // castline's own Benchmarks/ and Fuzz/ packages (built with flags of their own, so not
         // targets here) reach the modules they measure and fuzz through this; not an API: it
@@ -82,6 +82,9 @@ let package = Package(
         // JSON values, the parser (tape and tree), the writer and the string escaper: a leaf value
         // module with no dependencies, linked by the host's modules and by Swift plugins alike.
         .target(name: "CastJSON", path: "SDK/Sources/CastJSON"),
+        // The one exponential backoff with jitter (pure): a leaf in the SDK like CastJSON, so the
+        // host's retry loops and a plugin's (the MQTT bridge's) share it.
+        .target(name: "CastBackoff", path: "SDK/Sources/CastBackoff"),
         // Resources/device-capabilities.json is embedded by scripts/generate-device-capabilities.sh.
         .target(name: "CastCore", dependencies: ["CastJSON"], exclude: ["Resources"]),
         // The wire: CastMessage, the hand-written proto2 reader and writer (ProtoWireReader,
@@ -124,7 +127,7 @@ let package = Package(
         .target(
             name: "CastSender",
             dependencies: [
-                "CastTransport", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
+                "CastTransport", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto", "CastBackoff",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -159,7 +162,7 @@ let package = Package(
         // Search path, dlopen, ABI checks, registry, host services, adapters to sinks/providers/channels.
         .target(
             name: "CastPluginHost",
-            dependencies: ["CCastPluginABI", "CCastShims", "CastCore", "CastLogging", "CastSender"]
+            dependencies: ["CCastPluginABI", "CCastShims", "CastCore", "CastLogging", "CastSender", "CastBackoff"]
         ),
         // The plugin test harness (`castline plugins test`): a plugin file through the real loader,
         // a simulated device whose app speaks its namespaces, a real session, a script of steps.
@@ -181,7 +184,7 @@ let package = Package(
         .target(name: "MQTTBridge", dependencies: ["MQTTBridgeCore", "CastPluginKit", "CastJSON", "CMosquitto"], path: "Plugins/MQTTBridge",
                 exclude: ["Core"]),
         // The bridge's pure parts (topics, commands, HA discovery, coalescing, backoff), linked into the plugin, tested alone.
-        .target(name: "MQTTBridgeCore", dependencies: ["CastJSON"], path: "Plugins/MQTTBridge/Core"),
+        .target(name: "MQTTBridgeCore", dependencies: ["CastJSON", "CastBackoff"], path: "Plugins/MQTTBridge/Core"),
         .target(name: "TestPluginGood", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Good", publicHeadersPath: "."),
         .target(name: "TestPluginBridge", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Bridge", publicHeadersPath: "."),
         .target(name: "TestPluginBadMajor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/BadMajor", publicHeadersPath: "."),
@@ -220,6 +223,7 @@ let package = Package(
 
         .target(name: "CastlineDaemon", dependencies: [
             "CastlineSync", "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs", "CastTransport",
+            "CastBackoff",
             "CSystemd", "CCastShims",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -277,6 +281,7 @@ let package = Package(
             "CastLogging", "CastTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "CastJSONTests", dependencies: ["CastJSON", "CastTestSupport"]),
+        .testTarget(name: "CastBackoffTests", dependencies: ["CastBackoff"]),
         .testTarget(name: "CastCoreTests", dependencies: ["CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore", "CastlineDaemon"]),
