@@ -106,6 +106,20 @@ let package = Package(
         // the device's answer to a challenge and the sender's check of that answer. No sockets.
         .target(name: "CastDeviceAuth", dependencies: ["CastProtocol", "SystemCrypto"]),
 
+        // The one HTTP layer's client side and what every listening socket needs: HTTPExchange (one
+        // bounded HTTP(S)/1.1 request, Range through its headers), HTTPURL (the one URL parser),
+        // ListenerErrorHandler, ConnectionGate and DescriptorShortage. Neutral: no Cast types, no sender, no hub.
+        .target(
+            name: "CastHTTP",
+            dependencies: [
+                "CastCore", "CastLogging",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+
         // MARK: Sender.
         // TLS client connection: the Cast codec, heartbeat and device auth on a socket; and the
         // one eureka_info GET that names a device given by address. The only sender module that
@@ -113,7 +127,7 @@ let package = Package(
         .target(
             name: "CastTransport",
             dependencies: [
-                "CastProtocol", "CastCore", "CastLogging", "CastDeviceAuth", "SystemCrypto",
+                "CastProtocol", "CastCore", "CastLogging", "CastDeviceAuth", "SystemCrypto", "CastHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -144,7 +158,7 @@ let package = Package(
         .target(
             name: "CastReceiverSimServer",
             dependencies: [
-                "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
+                "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto", "CastHTTP",
                 "CAvahi", "CCastShims",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -209,7 +223,7 @@ let package = Package(
         // The HTTP server that hands local files to Cast devices (Range requests, an unguessable
         // URL, CORS) and the address that faces a device.
         .target(name: "CastMediaServer", dependencies: [
-            "CastLogging", "CastProtocol",
+            "CastLogging", "CastHTTP",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -222,7 +236,7 @@ let package = Package(
         .target(name: "CastlineSync", dependencies: ["CastCore", "CastLogging"]),
 
         .target(name: "CastlineDaemon", dependencies: [
-            "CastlineSync", "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs", "CastTransport",
+            "CastlineSync", "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs", "CastHTTP",
             "CastBackoff",
             "CSystemd", "CCastShims",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -232,7 +246,7 @@ let package = Package(
         // The control API of `castline run`: HTTP/1.1 + JSON on a Unix socket and optional TCP
         // (bearer token, TLS), server-sent events, Prometheus metrics; and the CLI's client.
         .target(name: "CastlineAPI", dependencies: [
-            "CastlineDaemon", "CastCore", "CastLogging", "CastProtocol", "CastTransport",
+            "CastlineDaemon", "CastCore", "CastLogging", "CastHTTP",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -254,7 +268,7 @@ let package = Package(
             dependencies: [
                 "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
                 "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer", "CastlineDaemon", "CastlineAPI", "CastlineLogs",
-                "CastNearby", "CastPluginTesting",
+                "CastNearby", "CastPluginTesting", "CastHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -288,7 +302,14 @@ let package = Package(
         .testTarget(name: "CastlineLogsTests", dependencies: ["CastlineLogs", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastlineSyncTests", dependencies: ["CastlineSync", "CastCore", "CastLogging"]),
-        .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport"]),
+        .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport", "CastHTTP"]),
+        // The HTTP client against real loopback servers, the URL parser, the listeners' error handler.
+        .testTarget(name: "CastHTTPTests", dependencies: [
+            "CastHTTP", "CastCore", "CastLogging", "CastTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         .testTarget(name: "CastMediaServerTests", dependencies: [
             "CastMediaServer", "CastLogging", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -342,7 +363,7 @@ let package = Package(
         // document, and MQTT's command names held to the table (the bridge cannot import it); and
         // the listeners' error handler.
         .testTarget(name: "CastlineAPITests", dependencies: [
-            "CastlineAPI", "CastlineDaemon", "CastlineConfig", "CastCore", "CastLogging", "CastProtocol", "MQTTBridgeCore", "CastTestSupport",
+            "CastlineAPI", "CastlineDaemon", "CastlineConfig", "CastCore", "CastLogging", "CastHTTP", "MQTTBridgeCore", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

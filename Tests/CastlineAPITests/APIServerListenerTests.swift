@@ -1,5 +1,5 @@
 import CastLogging
-import CastProtocol
+import CastHTTP
 @testable import CastlineAPI
 import CastlineConfig
 import CastlineDaemon

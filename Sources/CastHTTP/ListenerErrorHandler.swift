@@ -5,8 +5,9 @@ import NIOCore
 import Glibc
 #endif
 
-/// The last handler on a listening socket (the simulator's devices, the media file server): what
-/// NIO reports there is logged, never dropped unseen. Two kinds reach it:
+/// The last handler on a listening socket (the simulator's devices and its control socket, the
+/// media file server, the control API's Unix socket and TCP listener): what NIO reports there is
+/// logged, never dropped unseen. Two kinds reach it:
 /// - an accepted connection that could not be set up: NIO closes it and the peer sees only EOF;
 /// - an accept that failed for want of resources (EMFILE, ENFILE, ENOBUFS, ENOMEM). The connection
 ///   stays in the backlog and NIO's listener stays readable, so it would retry at once, at full
@@ -40,7 +41,7 @@ public final class ListenerErrorHandler: ChannelInboundHandler {
             return
         }
         failedAccepts += 1
-        if let unreported = reports.occurrence(now: MonotonicClock.seconds()) {
+        if let unreported = reports.occurrence(now: Double(NIODeadline.now().uptimeNanoseconds) / 1e9) {
             let hint = DescriptorShortage.hint(errno: code).map { " (\($0))" } ?? ""
             let since = unreported > 0 ? "; \(unreported) more failed accepts since the last report" : ""
             log.error("\(listener): cannot accept connections: \(error)\(hint); pausing accepts for \(pause.nanoseconds / 1_000_000) ms each time\(since)", [
