@@ -5,7 +5,7 @@ import NIOPosix
 import NIOSSL
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One HTTP/1.1 request on a short-lived connection of its own, bounded in time and in body
@@ -68,8 +68,10 @@ public enum HTTPExchange {
         _ method: HTTPMethod, url: HTTPURL, verification: Verification = .system, headers: [(String, String)] = [],
         timeout: Double, maximumBody: Int = 65_536, group: EventLoopGroup
     ) async -> Result<Answer, Failure> {
-        let outcome = try? await exchange(method, url: url, verification: verification, headers: headers,
-                                          timeout: min(max(timeout, 0.001), 60), maximumBody: maximumBody, group: group).get()
+        let outcome = try? await exchange(
+            method, url: url, verification: verification, headers: headers,
+            timeout: min(max(timeout, 0.001), 60), maximumBody: maximumBody, group: group
+        ).get()
         guard let outcome else { return .failure(.failed("the event loop is gone")) }
         switch outcome.end {
         case .complete:
@@ -86,8 +88,9 @@ public enum HTTPExchange {
         _ method: HTTPMethod, path: String, host: String, port: Int, secure: Bool, verification: Verification = .system,
         headers: [(String, String)] = [], timeout: Double, maximumBody: Int = 65_536, group: EventLoopGroup
     ) async -> Result<Answer, Failure> {
-        await request(method, url: HTTPURL(secure: secure, host: host, port: port, target: path), verification: verification,
-                      headers: headers, timeout: timeout, maximumBody: maximumBody, group: group)
+        await request(
+            method, url: HTTPURL(secure: secure, host: host, port: port, target: path), verification: verification,
+            headers: headers, timeout: timeout, maximumBody: maximumBody, group: group)
     }
 
     /// The exchange itself. The future always succeeds, with what arrived: an answer's head and
@@ -117,7 +120,9 @@ public enum HTTPExchange {
         headers.add(name: "Connection", value: "close")
         let request = HTTPRequestHead(version: .http1_1, method: method, uri: url.target, headers: headers)
         let serverName = verification == .system && !isAddress(url.host) ? url.host : nil
-        let host = url.connectHost, port = url.port, limit = max(0, maximumBody)
+        let host = url.connectHost
+        let port = url.port
+        let limit = max(0, maximumBody)
         return loop.flatSubmit {
             let state = ExchangeState(promise: loop.makePromise(), limit: limit)
             let bound = NIOLoopBound(state, eventLoop: loop)
@@ -144,11 +149,15 @@ public enum HTTPExchange {
                         // Timed out while connecting: nobody reads this channel any more.
                         if bound.value.finished { channel.close(promise: nil) }
                     case .failure(let error):
-                        let refused = (error as? NIOConnectionError)?.connectionErrors.contains {
-                            ($0.error as? IOError)?.errnoCode == ECONNREFUSED
-                        } ?? ((error as? IOError)?.errnoCode == ECONNREFUSED)
-                        bound.value.finish(.failed(refused ? .refused("connection refused by \(host):\(port)")
-                                                           : .failed("cannot connect to \(host):\(port): \(error)")))
+                        let refused =
+                            (error as? NIOConnectionError)?.connectionErrors.contains {
+                                ($0.error as? IOError)?.errnoCode == ECONNREFUSED
+                            } ?? ((error as? IOError)?.errnoCode == ECONNREFUSED)
+                        bound.value.finish(
+                            .failed(
+                                refused
+                                    ? .refused("connection refused by \(host):\(port)")
+                                    : .failed("cannot connect to \(host):\(port): \(error)")))
                     }
                 }
             return state.promise.futureResult
@@ -156,7 +165,8 @@ public enum HTTPExchange {
     }
 
     static func isAddress(_ host: String) -> Bool {
-        var v4 = in_addr(), v6 = in6_addr()
+        var v4 = in_addr()
+        var v6 = in6_addr()
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 

@@ -48,9 +48,13 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
         let lower = text.lowercased()
         let secure: Bool
         let rest: Substring
-        if lower.hasPrefix("https://") { secure = true; rest = text.dropFirst(8) }
-        else if lower.hasPrefix("http://") { secure = false; rest = text.dropFirst(7) }
-        else if let colon = lower.firstIndex(of: ":"), colon > lower.startIndex, lower[colon...].hasPrefix("://") {
+        if lower.hasPrefix("https://") {
+            secure = true
+            rest = text.dropFirst(8)
+        } else if lower.hasPrefix("http://") {
+            secure = false
+            rest = text.dropFirst(7)
+        } else if let colon = lower.firstIndex(of: ":"), colon > lower.startIndex, lower[colon...].hasPrefix("://") {
             return .failure(.scheme(String(lower[..<colon])))
         } else {
             return .failure(.malformed)
@@ -68,7 +72,9 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
             guard let close = authority.firstIndex(of: "]") else { return .failure(.malformed) }
             host = String(authority[authority.index(after: authority.startIndex)..<close])
             let after = authority[authority.index(after: close)...]
-            if after.isEmpty { port = defaultPort } else {
+            if after.isEmpty {
+                port = defaultPort
+            } else {
                 guard after.hasPrefix(":") else { return .failure(.malformed) }
                 guard let p = Int(after.dropFirst()), (1...65_535).contains(p) else { return .failure(.port) }
                 port = p

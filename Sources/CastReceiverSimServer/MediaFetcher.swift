@@ -14,8 +14,10 @@ public enum MediaFetcher {
     /// (bad URL, connect error, timeout, protocol error) are in ``MediaFetchResult/error``.
     /// `source`: the local address to fetch from (a simulated device's own, as a real device
     /// fetches from its address); nil or an unspecified address lets the kernel choose.
-    public static func fetch(url: String, rangeBytes: Int = 65536, timeout: Double = 5,
-                             group: EventLoopGroup, source: String? = nil) -> EventLoopFuture<MediaFetchResult> {
+    public static func fetch(
+        url: String, rangeBytes: Int = 65536, timeout: Double = 5,
+        group: EventLoopGroup, source: String? = nil
+    ) -> EventLoopFuture<MediaFetchResult> {
         let target: HTTPURL
         switch HTTPURL.parse(url) {
         case .success(let parsed) where !parsed.secure: target = parsed
@@ -24,26 +26,31 @@ public enum MediaFetcher {
         }
         let limit = max(1, rangeBytes)
         let seconds = timeout.isFinite ? min(max(timeout, 0.001), 3600) : 3600
-        return HTTPExchange.exchange(.GET, url: target, headers: [("Range", "bytes=0-\(limit - 1)"), ("Accept", "*/*")],
-                                     userAgent: "castline-receiver-sim", source: source, timeout: seconds, maximumBody: limit, group: group)
-            .map { outcome in
-                var result = MediaFetchResult(url: url)
-                if let answer = outcome.answer {
-                    result.status = answer.status
-                    result.contentRange = answer.headers.first(name: "Content-Range")
-                    result.contentType = answer.headers.first(name: "Content-Type")
-                    result.allowOrigin = answer.headers.first(name: "Access-Control-Allow-Origin")
-                    result.bytes = answer.body.count
-                    result.prefix = Array(answer.body.prefix(MediaFetchResult.prefixLength))
-                }
-                switch outcome.end {
-                case .complete: break
-                case .timedOut: result.error = "timed out after \(seconds) s"
-                case .closed: result.error = outcome.answer == nil ? "connection closed before a response"
-                                                                   : "connection closed after \(result.bytes) body bytes"
-                case .failed(let failure): result.error = failure.description
-                }
-                return result
+        return HTTPExchange.exchange(
+            .GET, url: target, headers: [("Range", "bytes=0-\(limit - 1)"), ("Accept", "*/*")],
+            userAgent: "castline-receiver-sim", source: source, timeout: seconds, maximumBody: limit, group: group
+        )
+        .map { outcome in
+            var result = MediaFetchResult(url: url)
+            if let answer = outcome.answer {
+                result.status = answer.status
+                result.contentRange = answer.headers.first(name: "Content-Range")
+                result.contentType = answer.headers.first(name: "Content-Type")
+                result.allowOrigin = answer.headers.first(name: "Access-Control-Allow-Origin")
+                result.bytes = answer.body.count
+                result.prefix = Array(answer.body.prefix(MediaFetchResult.prefixLength))
             }
+            switch outcome.end {
+            case .complete: break
+            case .timedOut: result.error = "timed out after \(seconds) s"
+            case .closed:
+                result.error =
+                    outcome.answer == nil
+                    ? "connection closed before a response"
+                    : "connection closed after \(result.bytes) body bytes"
+            case .failed(let failure): result.error = failure.description
+            }
+            return result
+        }
     }
 }

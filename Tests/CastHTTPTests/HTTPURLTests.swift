@@ -13,8 +13,10 @@ import Testing
         #expect(v6.host == "::1" && v6.port == 81 && v6.target == "/?q" && v6.description == "http://[::1]:81/?q")
     }
 
-    @Test(arguments: ["ftp://a/", "http://", "http://a:0/", "http://a:99999/", "http://[::1/", "https://a b/", "https://\r\u{C6}l7Q[%/",
-                      "http://exa\u{E9}mple.com/", "http://a/\u{7}", "http://a<b/", "http://::1/"])
+    @Test(arguments: [
+        "ftp://a/", "http://", "http://a:0/", "http://a:99999/", "http://[::1/", "https://a b/", "https://\r\u{C6}l7Q[%/",
+        "http://exa\u{E9}mple.com/", "http://a/\u{7}", "http://a<b/", "http://::1/",
+    ])
     func notHTTPURLs(text: String) { #expect(HTTPURL(text) == nil) }
 
     /// What the simulator's media fetch reports for a URL it cannot fetch.
