@@ -14,22 +14,22 @@ import NIOSSL
 /// answer or failure; the simulator's media fetch takes ``exchange(_:url:verification:headers:userAgent:source:timeout:maximumBody:group:)``'s
 /// ``Outcome``, which keeps what arrived before a timeout or a close. Any status is an answer
 /// (the caller judges it); a `Range` is one of the `headers`.
-public enum HTTPExchange {
-    public struct Answer: Sendable {
-        public var status: Int
-        public var headers: HTTPHeaders
+package enum HTTPExchange {
+    package struct Answer: Sendable {
+        package var status: Int
+        package var headers: HTTPHeaders
         /// At most the request's `maximumBody` bytes (HEAD: none).
-        public var body: [UInt8]
+        package var body: [UInt8]
         /// The DER of the certificate the TLS peer presented (HTTPS).
-        public var peerCertificateDER: [UInt8]?
+        package var peerCertificateDER: [UInt8]?
     }
 
-    public enum Failure: Error, Sendable, CustomStringConvertible {
+    package enum Failure: Error, Sendable, CustomStringConvertible {
         /// Nothing listens there (ECONNREFUSED).
         case refused(String)
         case failed(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .refused(let why), .failed(let why): return why
             }
@@ -37,7 +37,7 @@ public enum HTTPExchange {
     }
 
     /// How an HTTPS peer's certificate is checked.
-    public enum Verification: Sendable {
+    package enum Verification: Sendable {
         /// Against the system's trust store and the host name (a web page).
         case system
         /// Not at all (a Cast device presents its own certificate).
@@ -46,8 +46,8 @@ public enum HTTPExchange {
 
     /// How an exchange ended, and the answer as far as it came: its head (nil when none arrived)
     /// and the body up to then.
-    public struct Outcome: Sendable {
-        public enum End: Sendable {
+    package struct Outcome: Sendable {
+        package enum End: Sendable {
             /// The whole answer, or as much body as was asked for.
             case complete
             /// The deadline passed first.
@@ -58,13 +58,13 @@ public enum HTTPExchange {
             case failed(Failure)
         }
 
-        public var answer: Answer?
-        public var end: End
+        package var answer: Answer?
+        package var end: End
     }
 
     /// `method` on `url`: the whole answer (its body cut at `maximumBody` bytes), or why there is
     /// none. `timeout`: seconds for the whole exchange, at most 60.
-    public static func request(
+    package static func request(
         _ method: HTTPMethod, url: HTTPURL, verification: Verification = .system, headers: [(String, String)] = [],
         timeout: Double, maximumBody: Int = 65_536, group: EventLoopGroup
     ) async -> Result<Answer, Failure> {
@@ -84,7 +84,7 @@ public enum HTTPExchange {
     }
 
     /// `method` `path` on `host`:`port`; `secure`: over TLS.
-    public static func request(
+    package static func request(
         _ method: HTTPMethod, path: String, host: String, port: Int, secure: Bool, verification: Verification = .system,
         headers: [(String, String)] = [], timeout: Double, maximumBody: Int = 65_536, group: EventLoopGroup
     ) async -> Result<Answer, Failure> {
@@ -98,7 +98,7 @@ public enum HTTPExchange {
     /// unspecified address: the kernel's choice). `timeout`: seconds for the whole exchange,
     /// connect included (at most an hour). The body is cut at `maximumBody` bytes, and then the
     /// connection is closed.
-    public static func exchange(
+    package static func exchange(
         _ method: HTTPMethod, url: HTTPURL, verification: Verification = .system, headers extra: [(String, String)] = [],
         userAgent: String = "castline", source: String? = nil, timeout: Double, maximumBody: Int, group: EventLoopGroup
     ) -> EventLoopFuture<Outcome> {

@@ -4,14 +4,14 @@ import CastCore
 /// as written: `fe80::1%25eth0`), port (the scheme's default when absent) and the request target
 /// (path and query, `/` when empty; the fragment dropped). The one URL parser of castline's HTTP
 /// clients (the hub's requests, the simulator's media fetch).
-public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
-    public var secure: Bool
-    public var host: String
-    public var port: Int
-    public var target: String
+package struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
+    package var secure: Bool
+    package var host: String
+    package var port: Int
+    package var target: String
 
     /// Why a text is not an http(s) URL; the description is what the simulator reports.
-    public enum Invalid: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum Invalid: Error, Equatable, Sendable, CustomStringConvertible {
         /// `scheme://…` with another scheme (lowercased).
         case scheme(String)
         /// A port that is not a number in 1…65535.
@@ -19,7 +19,7 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
         /// Anything else: no `scheme://`, no host, a bad character, an unclosed bracket.
         case malformed
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .scheme(let scheme): return "unsupported scheme \(scheme)"
             case .port: return "invalid port in URL"
@@ -28,7 +28,7 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public init(secure: Bool, host: String, port: Int, target: String) {
+    package init(secure: Bool, host: String, port: Int, target: String) {
         self.secure = secure
         self.host = host
         self.port = port
@@ -37,13 +37,13 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
 
     /// nil for anything that is not an http(s) URL with a host (and a valid port). A URL is
     /// printable ASCII (an international name comes punycoded, other bytes percent-encoded).
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard case .success(let url) = Self.parse(text) else { return nil }
         self = url
     }
 
     /// The URL in `text`, or why it is none.
-    public static func parse(_ text: String) -> Result<HTTPURL, Invalid> {
+    package static func parse(_ text: String) -> Result<HTTPURL, Invalid> {
         guard text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return .failure(.malformed) }
         let lower = text.lowercased()
         let secure: Bool
@@ -96,7 +96,7 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The URL `location` (a redirect's Location header) names, relative to this one.
-    public func resolving(_ location: String) -> HTTPURL? {
+    package func resolving(_ location: String) -> HTTPURL? {
         if let absolute = HTTPURL(location) { return absolute }
         var next = self
         if location.hasPrefix("//") { return HTTPURL((secure ? "https:" : "http:") + location) }
@@ -110,19 +110,19 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The `Host` header: the host as the URL writes it, with `:port` unless it is the scheme's default.
-    public var authority: String {
+    package var authority: String {
         port == (secure ? 443 : 80) ? HostPort.bracketed(host) : HostPort.name(host: host, port: port)
     }
 
     /// The host to connect to: an IPv6 zone is written `%25eth0` in URLs (RFC 6874) and `%eth0`
     /// for getaddrinfo.
-    public var connectHost: String {
+    package var connectHost: String {
         guard host.contains(":"), let percent = host.firstIndex(of: "%") else { return host }
         let zone = host[host.index(after: percent)...]
         return String(host[..<percent]) + "%" + (zone.hasPrefix("25") ? String(zone.dropFirst(2)) : String(zone))
     }
 
-    public var description: String {
+    package var description: String {
         "\(secure ? "https" : "http")://\(authority)\(target)"
     }
 }
