@@ -14,7 +14,7 @@ let package = Package(
         // (the state machines and the server on sockets).
         .library(name: "CastSender", targets: ["CastSender", "CastCore", "CastProtocol", "CastJSON"]),
         .library(name: "CastLogging", targets: ["CastLogging"]),
-        .library(name: "CastPluginKit", targets: ["CastPluginKit", "CastJSON"]),
+        .library(name: "CastPluginKit", targets: ["CastPluginKit", "CastJSON", "CastBackoff"]),
         .library(name: "CastReceiverSim", targets: ["CastReceiverSim", "CastReceiverSimServer"]),
         // castline's own Benchmarks/ and Fuzz/ packages (built with flags of their own, so not
         // targets here) reach the modules they measure and fuzz through this; not an API: it
@@ -82,6 +82,9 @@ let package = Package(
         // JSON values, the parser (tape and tree), the writer and the string escaper: a leaf value
         // module with no dependencies, linked by the host's modules and by Swift plugins alike.
         .target(name: "CastJSON", path: "SDK/Sources/CastJSON"),
+        // The one exponential backoff with jitter (pure): a leaf in the SDK like CastJSON, so the
+        // host's retry loops and a plugin's (the MQTT bridge's) share it.
+        .target(name: "CastBackoff", path: "SDK/Sources/CastBackoff"),
         // Resources/device-capabilities.json is embedded by scripts/generate-device-capabilities.sh.
         .target(name: "CastCore", dependencies: ["CastJSON"], exclude: ["Resources"]),
         // The wire: CastMessage, the hand-written proto2 reader and writer (ProtoWireReader,
@@ -103,6 +106,20 @@ let package = Package(
         // the device's answer to a challenge and the sender's check of that answer. No sockets.
         .target(name: "CastDeviceAuth", dependencies: ["CastProtocol", "SystemCrypto"]),
 
+        // The one HTTP layer's client side and what every listening socket needs: HTTPExchange (one
+        // bounded HTTP(S)/1.1 request, Range through its headers), HTTPURL (the one URL parser),
+        // ListenerErrorHandler, ConnectionGate and DescriptorShortage. Neutral: no Cast types, no sender, no hub.
+        .target(
+            name: "CastHTTP",
+            dependencies: [
+                "CastCore", "CastLogging",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+
         // MARK: Sender.
         // TLS client connection: the Cast codec, heartbeat and device auth on a socket; and the
         // one eureka_info GET that names a device given by address. The only sender module that
@@ -110,7 +127,7 @@ let package = Package(
         .target(
             name: "CastTransport",
             dependencies: [
-                "CastProtocol", "CastCore", "CastLogging", "CastDeviceAuth", "SystemCrypto",
+                "CastProtocol", "CastCore", "CastLogging", "CastDeviceAuth", "SystemCrypto", "CastHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -124,7 +141,7 @@ let package = Package(
         .target(
             name: "CastSender",
             dependencies: [
-                "CastTransport", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
+                "CastTransport", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto", "CastBackoff",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -141,7 +158,7 @@ let package = Package(
         .target(
             name: "CastReceiverSimServer",
             dependencies: [
-                "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto",
+                "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging", "SystemCrypto", "CastHTTP",
                 "CAvahi", "CCastShims",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -159,7 +176,7 @@ let package = Package(
         // Search path, dlopen, ABI checks, registry, host services, adapters to sinks/providers/channels.
         .target(
             name: "CastPluginHost",
-            dependencies: ["CCastPluginABI", "CCastShims", "CastCore", "CastLogging", "CastSender"]
+            dependencies: ["CCastPluginABI", "CCastShims", "CastCore", "CastLogging", "CastSender", "CastBackoff"]
         ),
         // The plugin test harness (`castline plugins test`): a plugin file through the real loader,
         // a simulated device whose app speaks its namespaces, a real session, a script of steps.
@@ -181,7 +198,7 @@ let package = Package(
         .target(name: "MQTTBridge", dependencies: ["MQTTBridgeCore", "CastPluginKit", "CastJSON", "CMosquitto"], path: "Plugins/MQTTBridge",
                 exclude: ["Core"]),
         // The bridge's pure parts (topics, commands, HA discovery, coalescing, backoff), linked into the plugin, tested alone.
-        .target(name: "MQTTBridgeCore", dependencies: ["CastJSON"], path: "Plugins/MQTTBridge/Core"),
+        .target(name: "MQTTBridgeCore", dependencies: ["CastJSON", "CastBackoff"], path: "Plugins/MQTTBridge/Core"),
         .target(name: "TestPluginGood", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Good", publicHeadersPath: "."),
         .target(name: "TestPluginBridge", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/Bridge", publicHeadersPath: "."),
         .target(name: "TestPluginBadMajor", dependencies: ["CCastPluginABI"], path: "Tests/PluginFixtures/BadMajor", publicHeadersPath: "."),
@@ -206,7 +223,7 @@ let package = Package(
         // The HTTP server that hands local files to Cast devices (Range requests, an unguessable
         // URL, CORS) and the address that faces a device.
         .target(name: "CastMediaServer", dependencies: [
-            "CastLogging", "CastProtocol",
+            "CastLogging", "CastHTTP",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -219,7 +236,8 @@ let package = Package(
         .target(name: "CastlineSync", dependencies: ["CastCore", "CastLogging"]),
 
         .target(name: "CastlineDaemon", dependencies: [
-            "CastlineSync", "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs", "CastTransport",
+            "CastlineSync", "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs", "CastHTTP",
+            "CastBackoff",
             "CSystemd", "CCastShims",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -228,7 +246,7 @@ let package = Package(
         // The control API of `castline run`: HTTP/1.1 + JSON on a Unix socket and optional TCP
         // (bearer token, TLS), server-sent events, Prometheus metrics; and the CLI's client.
         .target(name: "CastlineAPI", dependencies: [
-            "CastlineDaemon", "CastCore", "CastLogging", "CastProtocol", "CastTransport",
+            "CastlineDaemon", "CastCore", "CastLogging", "CastHTTP",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -250,7 +268,7 @@ let package = Package(
             dependencies: [
                 "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
                 "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer", "CastlineDaemon", "CastlineAPI", "CastlineLogs",
-                "CastNearby", "CastPluginTesting",
+                "CastNearby", "CastPluginTesting", "CastHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -277,13 +295,21 @@ let package = Package(
             "CastLogging", "CastTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "CastJSONTests", dependencies: ["CastJSON", "CastTestSupport"]),
+        .testTarget(name: "CastBackoffTests", dependencies: ["CastBackoff"]),
         .testTarget(name: "CastCoreTests", dependencies: ["CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineConfigTests", dependencies: ["CastlineConfig", "CastCore", "CastTestSupport"]),
         .testTarget(name: "CastlineEndToEndTests", dependencies: ["castline", "CastTestSupport", "CastCore", "CastlineDaemon"]),
         .testTarget(name: "CastlineLogsTests", dependencies: ["CastlineLogs", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastlineSyncTests", dependencies: ["CastlineSync", "CastCore", "CastLogging"]),
-        .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport"]),
+        .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport", "CastHTTP"]),
+        // The HTTP client against real loopback servers, the URL parser, the listeners' error handler.
+        .testTarget(name: "CastHTTPTests", dependencies: [
+            "CastHTTP", "CastCore", "CastLogging", "CastTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         .testTarget(name: "CastMediaServerTests", dependencies: [
             "CastMediaServer", "CastLogging", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -337,7 +363,7 @@ let package = Package(
         // document, and MQTT's command names held to the table (the bridge cannot import it); and
         // the listeners' error handler.
         .testTarget(name: "CastlineAPITests", dependencies: [
-            "CastlineAPI", "CastlineDaemon", "CastlineConfig", "CastCore", "CastLogging", "CastProtocol", "MQTTBridgeCore", "CastTestSupport",
+            "CastlineAPI", "CastlineDaemon", "CastlineConfig", "CastCore", "CastLogging", "CastHTTP", "MQTTBridgeCore", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

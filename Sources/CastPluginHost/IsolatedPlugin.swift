@@ -1,4 +1,5 @@
 internal import CCastPluginABI
+import CastBackoff
 import CastCore
 import CastLogging
 import Dispatch
@@ -41,6 +42,8 @@ public final class IsolatedPlugin: Sendable {
     /// What the helper may use (`plugins.limits`).
     let limits: IsolationLimits
     let state = Mutex(State())
+    /// How long a crashed, hung or over-limit helper waits before it is started again.
+    static let restartBackoff = Backoff(initial: 0.5, multiplier: 2, maximum: 30)
 
     struct State {
         var child: ChildProcess?
@@ -50,6 +53,13 @@ public final class IsolatedPlugin: Sendable {
         var opening: [UInt64: ResumeOnceFrame] = [:]
         var restarts = 0
         var upSince: Double = 0
+
+        /// The wait before the next restart (0.5 s doubling to 30 s, no jitter: one helper), and
+        /// one more restart counted.
+        mutating func nextRestartDelay() -> Double {
+            restarts += 1
+            return IsolatedPlugin.restartBackoff.delay(attempt: restarts)
+        }
         var stopped = false
         var restarting = false
         /// The liveness ping awaiting its pong (number, monotonic seconds sent), and whether the
@@ -358,8 +368,7 @@ public final class IsolatedPlugin: Sendable {
             s.ping = nil
             s.restarting = true
             if (Double(MonotonicDeadline.now()) / 1e9) - s.upSince >= 60 { s.restarts = 0 }
-            let delay = min(0.5 * Double(1 << min(s.restarts, 6)), 30)
-            s.restarts += 1
+            let delay = s.nextRestartDelay()
             defer { s.opening = [:] }
             return (current, false, Array(s.instances.values), Array(s.opening.values), delay, Array(s.calls.values), Array(s.sinks.values))
         }
@@ -444,11 +453,7 @@ public final class IsolatedPlugin: Sendable {
                 }
             }
         case .failure(let error):
-            let delay = state.withLock { s -> Double in
-                let delay = min(0.5 * Double(1 << min(s.restarts, 6)), 30)
-                s.restarts += 1
-                return delay
-            }
+            let delay = state.withLock { $0.nextRestartDelay() }
             log.error("plugin \(pluginID)'s helper process did not restart: \(error.reason); trying again in \(delay.formatted) s",
                       ["problem": .string(error.kind.rawValue), "restartIn": .double(delay)])
             try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))

@@ -1,3 +1,4 @@
+import CastHTTP
 import Glibc
 import CastCore
 import CastProtocol

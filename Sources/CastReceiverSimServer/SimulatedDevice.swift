@@ -1,5 +1,6 @@
 import CastCore
 import CastDeviceAuth
+import CastHTTP
 import CastProtocol
 import CastLogging
 import CastReceiverSim

@@ -55,7 +55,7 @@ public struct CastDevice: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `host:port` (IPv6 in brackets), as in logs.
-    public var endpoint: String { CastConnection.endpointName(host: host, port: port) }
+    public var endpoint: String { HostPort.name(host: host, port: port) }
 
     public var description: String { "\(friendlyName) (\(id) at \(endpoint))" }
 }

@@ -1,8 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import CastBackoff
 
-/// When to retry after a connection to a device is lost: exponential backoff with jitter.
+/// When to retry after a connection to a device is lost: exponential backoff with jitter
+/// (CastBackoff's ``Backoff``, the one formula), and how many retries a session gets.
 ///
 /// The first retry comes after ``initialDelay`` (fast: a dropped TCP connection is often back at
 /// once); each later one waits ``multiplier`` times longer, capped at ``maxDelay``. Jitter draws
@@ -41,20 +40,9 @@ public struct ReconnectPolicy: Sendable, Equatable {
 
     /// Seconds to wait before retry number `attempt` (1-based); `unit` is a random number in
     /// `[0, 1)` (the caller's, so tests are deterministic). Out-of-range settings are clamped:
-    /// the result is always finite and in `[0, maxDelay]`.
+    /// the result is always finite and in `[0, maxDelay]`, and `maxDelay` is at most an hour.
     public func delay(attempt: Int, unit: Double) -> Double {
-        let cap = Self.clamp(maxDelay, 0, 3600)
-        let first = Self.clamp(initialDelay, 0, cap)
-        let growth = Self.clamp(multiplier, 1, 16)
-        let exponent = Double(max(0, min(attempt - 1, 64)))
-        // growth ≤ 16 and exponent ≤ 64: finite (≤ 1.2e77), so min() caps it.
-        let base = min(cap, first * pow(growth, exponent))
-        let spread = Self.clamp(jitter, 0, 1)
-        let random = Self.clamp(unit, 0, 1)
-        return Self.clamp(base * (1 - spread * random), 0, cap)
-    }
-
-    private static func clamp(_ value: Double, _ low: Double, _ high: Double) -> Double {
-        value.isNaN ? low : min(max(value, low), high)
+        let cap = maxDelay.isNaN ? 0 : min(maxDelay, 3600)
+        return Backoff(initial: initialDelay, multiplier: multiplier, maximum: cap, jitter: jitter).delay(attempt: attempt, unit: unit)
     }
 }

@@ -117,7 +117,7 @@ public final class StaticHostProvider: DiscoveryProvider {
     }
 
     static func unprobed(_ host: Host) -> CastDevice {
-        let endpoint = CastConnection.endpointName(host: host.host, port: host.port)
+        let endpoint = HostPort.name(host: host.host, port: host.port)
         return CastDevice(id: host.id ?? endpoint, friendlyName: host.name ?? endpoint, host: host.host, port: host.port,
                           modelName: host.model ?? "")
     }

@@ -1,5 +1,6 @@
 import CastCore
 import CastDeviceAuth
+import CastHTTP
 import CastProtocol
 import CastLogging
 import NIOCore
@@ -16,7 +17,7 @@ extension CastConnection {
     public static func connect(host: String, port: Int, options: CastConnectionOptions = .init(),
                                group: EventLoopGroup, attempt: CastConnectAttempt? = nil)
         async throws(CastTransportError) -> CastConnection {
-        let endpoint = endpointName(host: host, port: port)
+        let endpoint = HostPort.name(host: host, port: port)
         if attempt?.isCancelled == true { throw .cancelled(endpoint: endpoint) }
         let log = Logger(class: "CastConnection", system: options.logSystem).with(["device": .string(endpoint)])
         let step = ConnectStep(endpoint: endpoint, options: options, attempt: attempt, log: log,

@@ -48,12 +48,6 @@ public final class CastConnection: Sendable {
     /// on what a device's flood can make the connection hold.
     static let maximumReadBytes = 16_384
 
-    /// `host:port`, an IPv6 host in brackets: how a device is named in logs and errors.
-    public static func endpointName(host: String, port: Int) -> String {
-        // A byte test: `contains(":")` with a string argument is Foundation's CFString search here.
-        host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
-    }
-
     /// Sends a request and returns it at once; its reply (matched by ``CastRequestHandler``)
     /// becomes its value through `map`: as it arrives, or with `afterDelivery` once the consumer
     /// of ``messages`` has applied it (``CastInbound/completeReply()``). Requests queued one after

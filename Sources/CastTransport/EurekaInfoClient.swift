@@ -1,4 +1,5 @@
 import CastCore
+import CastHTTP
 import CastLogging
 import CastProtocol
 import NIOCore
@@ -87,7 +88,7 @@ public enum EurekaInfoClient {
                       ["durationMs": durationMs])
             return nil
         case .success(let answer):
-            guard let info = EurekaDeviceInfo.parse(body: answer.body, peerCommonName: answer.peerCommonName) else {
+            guard let info = EurekaDeviceInfo.parse(body: answer.body, peerCommonName: answer.peerCertificateDER.flatMap { (try? Certificate(derBytes: $0))?.commonName }) else {
                 log.debug("eureka_info of \(host) is not a device description", ["bytes": .int(answer.body.count)])
                 return nil
             }

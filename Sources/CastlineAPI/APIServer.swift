@@ -1,6 +1,6 @@
+import CastCore
+import CastHTTP
 import CastLogging
-import CastProtocol
-import CastTransport
 import CastlineDaemon
 import NIOCore
 import NIOHTTP1
@@ -107,7 +107,7 @@ package final class APIServer: Sendable {
                 let channel = try await bootstrap(group: group, context: context, tls: tls, readTimeout: timeout, gate: tcpGate).bind(host: host, port: port)
                     .flatMap { $0.addListenerErrorHandler(log: log) }.get()
                 let bound = channel.localAddress?.port ?? port
-                tcpAddress = CastConnection.endpointName(host: host, port: bound)
+                tcpAddress = HostPort.name(host: host, port: bound)
                 listeners.append(channel)
                 log.info("API listening on \(tcpAddress!) (bearer token\(tls == nil ? "" : ", TLS"))", ["listen": .string(tcpAddress!)])
             }

@@ -1,6 +1,6 @@
 import CastCore
+import CastHTTP
 import CastSender
-import CastTransport
 import CastlineConfig
 
 /// What to cast and how: `castline cast`'s argument and options, in the same names for the API

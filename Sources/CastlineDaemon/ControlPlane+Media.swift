@@ -1,7 +1,7 @@
 import CastCore
+import CastHTTP
 import CastMediaServer
 import CastSender
-import CastTransport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,9 +1,9 @@
 import CastCore
+import CastHTTP
 import CastLogging
 import CastProtocol
 import CastMediaServer
 import CastSender
-import CastTransport
 import CastlineConfig
 import CastlineSync
 import NIOCore

@@ -1,3 +1,4 @@
+import CastBackoff
 import CastlineConfig
 
 /// What one job does on one device, as a pure state machine: inputs are discovery, link and
@@ -196,7 +197,7 @@ package struct JobStateMachine: Sendable {
 
     /// Seconds to wait after `failures` consecutive failures: `retry_delay` doubling up to 16×.
     package func backoff(after failures: Int) -> Double {
-        job.retryDelay * Double(1 << min(max(failures - 1, 0), 4))
+        Backoff(initial: job.retryDelay, multiplier: 2, maximum: job.retryDelay * 16).delay(attempt: failures)
     }
 
     package mutating func handle(_ input: Input, now: Double) -> [Action] {

@@ -1,8 +1,8 @@
 import CastCore
+import CastHTTP
 import CastLogging
 import CastProtocol
 import CastSender
-import CastTransport
 import NIOCore
 
 /// Whether the server behind a job's media or page URL is down, when a cast of it failed: a

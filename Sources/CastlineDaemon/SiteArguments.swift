@@ -1,5 +1,5 @@
 import CastCore
-import CastTransport
+import CastHTTP
 
 /// What a site cast shows (`POST /v1/devices/{device}/site`, `castline site`, a job's `site:`):
 /// a web page through DashCast, or a Home Assistant dashboard through Home Assistant Cast.

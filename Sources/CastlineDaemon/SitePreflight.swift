@@ -1,5 +1,5 @@
 import CastCore
-import CastTransport
+import CastHTTP
 import NIOCore
 import NIOHTTP1
 

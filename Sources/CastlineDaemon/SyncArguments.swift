@@ -1,6 +1,6 @@
 import CastCore
+import CastHTTP
 import CastlineConfig
-import CastTransport
 
 /// A video wall to start (`POST /v1/sync`, `castline cast … --sync`): the same media on every
 /// device named, started at one instant and kept together (docs/sync.md).

@@ -140,11 +140,11 @@ final class CommandEnvironment: @unchecked Sendable {
     /// A device named without discovery: a config device (by name or alias) or an address.
     static func directDevice(_ text: String, config: CastlineConfiguration) -> CastDevice? {
         if let entry = configDevice(text, config: config) {
-            return CastDevice(id: entry.id ?? CastConnection.endpointName(host: entry.host, port: entry.port),
+            return CastDevice(id: entry.id ?? HostPort.name(host: entry.host, port: entry.port),
                               friendlyName: entry.name, host: entry.host, port: entry.port, modelName: entry.model ?? "", provider: "config")
         }
         guard let host = try? DiscoverCommand.parseHost(text), Self.isAddress(host.host) else { return nil }
-        let endpoint = CastConnection.endpointName(host: host.host, port: host.port)
+        let endpoint = HostPort.name(host: host.host, port: host.port)
         return CastDevice(id: endpoint, friendlyName: endpoint, host: host.host, port: host.port, provider: "address")
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CastCore
+import CastHTTP
 import CastMediaServer
 import CastPluginHost
 import CastTransport

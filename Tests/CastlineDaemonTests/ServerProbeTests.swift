@@ -2,7 +2,7 @@ import CastCore
 import CastLogging
 import CastSender
 import CastTestSupport
-import CastTransport
+import CastHTTP
 @testable import CastlineDaemon
 import NIOPosix
 import Testing

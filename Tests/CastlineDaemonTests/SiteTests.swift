@@ -1,5 +1,5 @@
 import CastCore
-import CastTransport
+import CastHTTP
 import CastlineConfig
 import CastlineDaemon
 import Testing
@@ -79,29 +79,6 @@ import Testing
         let command = try ControlAction.device("Lobby", action: "site", body: ["url": "https://a.example/"])
         #expect(command == .site("Lobby", .page(url: "https://a.example/", force: nil, reloadEvery: 0, check: true)))
         #expect(command.device == "Lobby")
-    }
-}
-
-@Suite struct HTTPURLTests {
-    @Test func partsOfHTTPAndHTTPSURLs() throws {
-        let plain = try #require(HTTPURL("http://127.0.0.1:8080/dash.html?x=1#top"))
-        #expect(!plain.secure && plain.host == "127.0.0.1" && plain.port == 8080 && plain.target == "/dash.html?x=1")
-        let secure = try #require(HTTPURL("HTTPS://user@board.example"))
-        #expect(secure.secure && secure.host == "board.example" && secure.port == 443 && secure.target == "/")
-        let v6 = try #require(HTTPURL("http://[::1]:81?q"))
-        #expect(v6.host == "::1" && v6.port == 81 && v6.target == "/?q" && v6.description == "http://[::1]:81/?q")
-    }
-
-    @Test(arguments: ["ftp://a/", "http://", "http://a:0/", "http://a:99999/", "http://[::1/", "https://a b/", "https://\r\u{C6}l7Q[%/",
-                      "http://exa\u{E9}mple.com/", "http://a/\u{7}", "http://a<b/", "http://::1/"])
-    func notHTTPURLs(text: String) { #expect(HTTPURL(text) == nil) }
-
-    @Test func redirectsResolveAgainstTheURL() throws {
-        let base = try #require(HTTPURL("http://a.example:8080/boards/lobby.html"))
-        #expect(base.resolving("/dash.html")?.description == "http://a.example:8080/dash.html")
-        #expect(base.resolving("other.html")?.description == "http://a.example:8080/boards/other.html")
-        #expect(base.resolving("https://b.example/x")?.description == "https://b.example/x")
-        #expect(base.resolving("//c.example/y")?.description == "http://c.example/y")
     }
 }
 

@@ -1,4 +1,4 @@
-import CastProtocol
+import CastHTTP
 import CastLogging
 import CastTestSupport
 import NIOCore

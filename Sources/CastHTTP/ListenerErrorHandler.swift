@@ -5,8 +5,9 @@ import NIOCore
 import Glibc
 #endif
 
-/// The last handler on a listening socket (the simulator's devices, the media file server): what
-/// NIO reports there is logged, never dropped unseen. Two kinds reach it:
+/// The last handler on a listening socket (the simulator's devices and its control socket, the
+/// media file server, the control API's Unix socket and TCP listener): what NIO reports there is
+/// logged, never dropped unseen. Two kinds reach it:
 /// - an accepted connection that could not be set up: NIO closes it and the peer sees only EOF;
 /// - an accept that failed for want of resources (EMFILE, ENFILE, ENOBUFS, ENOMEM). The connection
 ///   stays in the backlog and NIO's listener stays readable, so it would retry at once, at full
@@ -14,8 +15,8 @@ import Glibc
 ///   the *next* read, and a failed accept leaves the current one pending). This handler stops
 ///   accepting for `pause` (autoRead off), logs once, and then accepts again: the peers
 ///   waiting in the backlog are served once descriptors are free.
-public final class ListenerErrorHandler: ChannelInboundHandler {
-    public typealias InboundIn = NIOAny
+package final class ListenerErrorHandler: ChannelInboundHandler {
+    package typealias InboundIn = NIOAny
 
     private let log: Logger
     private let listener: String
@@ -25,13 +26,13 @@ public final class ListenerErrorHandler: ChannelInboundHandler {
     private var reports = ReportThrottle()
 
     /// `listener`: how the log names the socket (`127.0.0.1:8009`, a UNIX socket's path).
-    public init(log: Logger, listener: String, pause: TimeAmount = .seconds(1)) {
+    package init(log: Logger, listener: String, pause: TimeAmount = .seconds(1)) {
         self.log = log
         self.listener = listener
         self.pause = pause
     }
 
-    public func errorCaught(context: ChannelHandlerContext, error: Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: Error) {
         let code = (error as? IOError)?.errnoCode
         guard let code, [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(code) else {
             log.error("\(listener): an accepted connection could not be set up and was closed: \(error)", [
@@ -40,7 +41,7 @@ public final class ListenerErrorHandler: ChannelInboundHandler {
             return
         }
         failedAccepts += 1
-        if let unreported = reports.occurrence(now: MonotonicClock.seconds()) {
+        if let unreported = reports.occurrence(now: Double(NIODeadline.now().uptimeNanoseconds) / 1e9) {
             let hint = DescriptorShortage.hint(errno: code).map { " (\($0))" } ?? ""
             let since = unreported > 0 ? "; \(unreported) more failed accepts since the last report" : ""
             log.error("\(listener): cannot accept connections: \(error)\(hint); pausing accepts for \(pause.nanoseconds / 1_000_000) ms each time\(since)", [
@@ -58,7 +59,7 @@ extension Channel {
     /// Adds a ``ListenerErrorHandler`` at the end of this listening channel's pipeline (after
     /// NIO's accept handler, so it also sees connections that could not be set up). Call it on
     /// the channel `bind` returned.
-    public func addListenerErrorHandler(log: Logger, pause: TimeAmount = .seconds(1)) -> EventLoopFuture<Channel> {
+    package func addListenerErrorHandler(log: Logger, pause: TimeAmount = .seconds(1)) -> EventLoopFuture<Channel> {
         eventLoop.makeCompletedFuture {
             let name = localAddress.map { address in
                 address.port.map { "\(address.ipAddress ?? "?"):\($0)" } ?? address.pathname ?? "\(address)"

@@ -70,7 +70,7 @@ package final class ConnectionGate: Sendable {
     /// gate was closed. Call it from the child channel initializer; false: do not set it up.
     package func admit(_ channel: Channel) -> Bool {
         let peer = Self.peer(of: channel)
-        let now = MonotonicClock.seconds()
+        let now = Double(NIODeadline.now().uptimeNanoseconds) / 1e9
         let (admitted, warning) = state.withLock { s -> (Bool, String?) in
             guard !s.stopped else { return (false, nil) }
             var bound: String?

@@ -7,9 +7,9 @@ import Glibc
 /// What to tell the user when a socket call failed because the process (EMFILE) or the system
 /// (ENFILE) is out of file descriptors: the fix is a higher limit, not a retry. Shared by the
 /// listeners (failed accepts) and the sender's connections (failed `socket()`).
-public enum DescriptorShortage {
+package enum DescriptorShortage {
     /// The hint for `code`, or nil when it is not a descriptor shortage.
-    public static func hint(errno code: CInt) -> String? {
+    package static func hint(errno code: CInt) -> String? {
         switch code {
         case EMFILE: return "this process is out of file descriptors: raise LimitNOFILE= in its systemd unit or ulimit -n"
         case ENFILE: return "the system is out of file descriptors: raise fs.file-max or close descriptors elsewhere"
@@ -18,7 +18,7 @@ public enum DescriptorShortage {
     }
 
     /// The hint for an `IOError` with such an errno; nil for any other error.
-    public static func hint(for error: any Error) -> String? {
+    package static func hint(for error: any Error) -> String? {
         (error as? IOError).flatMap { hint(errno: $0.errnoCode) }
     }
 }
