@@ -401,8 +401,9 @@ package actor VideoWall {
             states[member.id]?.nudges += 1
             if await member.setRate(rate) {
                 await Self.sleep(until: clock() + seconds, clock: clock)
-                // Back to 1 even if the wall restarted meanwhile: a TV never stays nudged.
-                _ = await member.setRate(1)
+                // Back to 1 even if the wall stopped or restarted meanwhile (this task cancelled): a
+                // TV never stays nudged. Its own task, which that cancellation does not reach.
+                _ = await Task { await member.setRate(1) }.value
             }
         case .seek:
             guard let timeline, let state = states[member.id] else { return }
@@ -489,10 +490,18 @@ package actor VideoWall {
 
     // MARK: Stopping and views
 
-    /// Stops holding the TVs together; what they play is left playing.
-    package func stop(_ why: String = "stopped") {
+    /// Stops holding the TVs together; what they play is left playing. Returns once every TV's
+    /// task has ended, so a TV in the middle of a nudge is back at rate 1 (each of its requests
+    /// is bounded by its timeout).
+    package func stop(_ why: String = "stopped") async {
         end(why)
+        let ending = endingLoops
+        endingLoops = []
+        for loop in ending { await loop.value }
     }
+
+    /// The tasks ``end(_:)`` cancelled, for ``stop(_:)`` to wait for.
+    var endingLoops: [Task<Void, Never>] = []
 
     func end(_ why: String) {
         guard !stopped else { return }
@@ -500,6 +509,7 @@ package actor VideoWall {
         ended = why
         generation += 1
         for loop in loops { loop.cancel() }
+        endingLoops += loops
         loops = []
         log.info("the wall ends: \(why)", ["reason": .string(why)])
     }
