@@ -10,7 +10,10 @@ import Synchronization
 ///
 /// The namespaces are attached to the session before the plugin's `open` runs, so a message the
 /// plugin sends from `open` reaches the app; what the app sends meanwhile is delivered once
-/// `open` has returned. The plugin's sends go out in the order it made them, one at a time.
+/// `open` has returned. The channel is the namespaces' handler on the session (no stream, no
+/// task between): the app's messages go straight onto the plugin's queue, in order. The plugin's
+/// sends are queued on the session's connection as `send_message` is called
+/// (``GenericChannel/enqueue(text:to:completion:)``), so they go out in the order it made them.
 /// Every call into the plugin runs on the instance's serial queue, under a time bound
 /// (``PluginHost/callTimeout``): a call that overruns it is named in an error record (class
 /// `PluginChannel`, fields `plugin`, `feature`, `call`, `bound`, `problem: timed_out`), the plugin
@@ -24,7 +27,6 @@ public final class PluginChannel: Sendable {
     private let calls: ChannelCalls
     private let channels: [GenericChannel]
     private let session: CastSession
-    private let outbox: PluginOutbox
     private let pending = Mutex<(next: UInt64, waiting: [UInt64: CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>], closed: Bool)>((1, [:], false))
     private let log: Logger
     private let watch: PluginCallWatch
@@ -37,14 +39,13 @@ public final class PluginChannel: Sendable {
     private let observers = Mutex<[@Sendable (_ namespace: String, _ source: String, _ payload: String) -> Void]>([])
 
     private init(feature: PluginFeature, context: PluginHostContext, calls: ChannelCalls,
-                 channels: [GenericChannel], session: CastSession, outbox: PluginOutbox, log: Logger,
+                 channels: [GenericChannel], session: CastSession, log: Logger,
                  watch: PluginCallWatch, host: PluginHost) {
         self.feature = feature
         self.context = context
         self.calls = calls
         self.channels = channels
         self.session = session
-        self.outbox = outbox
         self.log = log
         self.watch = watch
         self.host = host
@@ -96,15 +97,24 @@ public final class PluginChannel: Sendable {
             "namespace": .string(feature.declarations.first ?? ""),
         ])
         let namespaces = feature.declarations.compactMap { CastNamespace(rawValue: $0) }
-        let channels = namespaces.map { GenericChannel(namespace: $0) }
         let holder = ChannelHolder()
-        let outbox = PluginOutbox(log: log)
+        // The app's messages reach the instance from the session's own delivery; until the
+        // instance exists (its open runs) they wait in the holder.
+        let channels = namespaces.map { namespace in GenericChannel(namespace: namespace) { message in holder.deliver(message, namespace: namespace.rawValue) } }
         let callbacks = PluginHostContext.ChannelCallbacks(
             send: { namespace, destination, payload in
                 guard let channel = channels.first(where: { $0.namespace.rawValue == namespace }) else { return HostServices.undeclared }
                 switch Self.route(destination: destination, appTransportID: session.currentAppTransportID, sessionEnded: session.hasEnded) {
                 case .success(let route):
-                    outbox.send(payload, on: channel, to: route)
+                    // Queued on the connection now, in the order of the calls; a send the
+                    // connection then fails is logged (the ABI's CASTLINE_OK: queued).
+                    do {
+                        try channel.enqueue(text: payload, to: route) { failure in
+                            if let failure { log.warning("send on \(namespace) failed: \(failure)", ["namespace": .string(namespace)]) }
+                        }
+                    } catch {
+                        log.warning("send on \(namespace) failed: \(error)", ["namespace": .string(namespace)])
+                    }
                     return HostServices.ok
                 case .failure(let refusal):
                     // A plugin that keeps sending into nothing is one warning a minute, with the count.
@@ -132,13 +142,9 @@ public final class PluginChannel: Sendable {
         }
         let sessionJSON = JSONValue.object(info).serialized()
         let config = host.config(for: feature.pluginID)
-        // Attached (and listened to) before open: a send from open has a session to go through,
-        // and the app's messages wait in the streams until the instance exists.
-        var streams: [AsyncStream<GenericChannel.Message>] = []
-        for generic in channels {
-            streams.append(generic.messages())
-            await session.add(generic)
-        }
+        // Attached before open: a send from open has a session to go through, and the app's
+        // messages wait in the holder until the instance exists.
+        for generic in channels { await session.add(generic) }
         let errorText = PluginErrorText()
         let userdata = feature.userdata
         let watch = PluginCallWatch(bound: host.callTimeout)
@@ -150,7 +156,6 @@ public final class PluginChannel: Sendable {
             guard let (status, error) = await isolated.open(proxy) else {
                 isolated.close(proxy)
                 context.unregister()
-                await outbox.finish()
                 for generic in channels { await session.remove(generic) }
                 let error = PluginLoadError(.timedOut, path: isolated.path, pluginID: feature.pluginID,
                     "channel \(feature.id) could not open: its helper process did not answer within \(PluginScan.seconds(isolated.bound)) (plugins.call_timeout) or is restarting")
@@ -174,7 +179,6 @@ public final class PluginChannel: Sendable {
                     if let (rc, instance) = opened.withLock({ $0 }), rc == 0 { vtable.channel.close!(instance.pointer) }
                 }
                 context.unregister()
-                await outbox.finish()
                 for generic in channels { await session.remove(generic) }
                 let error = PluginLoadError(.timedOut, path: host.path(ofPlugin: feature.pluginID), pluginID: feature.pluginID,
                     "disabled: channel \(feature.id)'s open did not return within \(PluginScan.seconds(watch.bound)) (plugins.call_timeout)")
@@ -188,7 +192,6 @@ public final class PluginChannel: Sendable {
         }
         guard rc == 0 else {
             context.unregister()
-            await outbox.finish()
             for generic in channels { await session.remove(generic) }
             let error = PluginLoadError(.initFailed, path: "", pluginID: feature.pluginID,
                                         "channel \(feature.id) could not open (status \(rc)): \(openError ?? "no reason given")")
@@ -196,17 +199,10 @@ public final class PluginChannel: Sendable {
             throw error
         }
         let channel = PluginChannel(feature: feature, context: context, calls: calls, channels: channels,
-                                    session: session, outbox: outbox, log: log, watch: watch, host: host)
+                                    session: session, log: log, watch: watch, host: host)
         watch.arm { [weak channel] overrun in channel?.overran(overrun) }
         holder.value = channel
-        for (generic, stream) in zip(channels, streams) {
-            Task { [weak channel] in
-                for await message in stream {
-                    guard let channel else { return }
-                    channel.deliver(message, namespace: generic.namespace.rawValue)
-                }
-            }
-        }
+        holder.startDelivering(to: channel)
         channel.watchApp(updates, ChannelAppWatch(deviceID: device.id, namespaces: feature.declarations, app: app))
         log.info("channel opened", ["namespaces": .string(feature.declarations.joined(separator: ","))])
         return channel
@@ -218,7 +214,7 @@ public final class PluginChannel: Sendable {
         observers.withLock { $0.append(observer) }
     }
 
-    private func deliver(_ message: GenericChannel.Message, namespace: String) {
+    fileprivate func deliver(_ message: GenericChannel.Message, namespace: String) {
         guard case .string(let text) = message.payload else {
             log.warning("binary message on \(namespace) dropped: plugin channels receive JSON text", ["namespace": .string(namespace)])
             return
@@ -357,7 +353,6 @@ public final class PluginChannel: Sendable {
             return Array(p.waiting.values)
         }
         for c in waiting { c.resume(returning: .failure(PluginCommandError(closedReason ?? "channel \(feature.id) closed", unavailable: closedReason != nil))) }
-        await outbox.finish()
         for generic in channels { await session.remove(generic) }
         let calls = calls
         let closedInTime: Bool
@@ -375,47 +370,6 @@ public final class PluginChannel: Sendable {
             log.warning("channel closed without waiting for the plugin (it overran plugins.call_timeout)",
                         ["problem": "timed_out"])
         }
-    }
-}
-
-/// A channel plugin's outgoing messages, sent one at a time in the order the plugin made them
-/// (each `send_message` returns before its message is on the wire). A send the connection then
-/// fails is logged. Thread-safe.
-final class PluginOutbox: Sendable {
-    private struct Outgoing: Sendable {
-        let payload: String
-        let channel: GenericChannel
-        let destination: GenericChannel.Destination
-    }
-
-    private let continuation: AsyncStream<Outgoing>.Continuation
-    private let sender: Task<Void, Never>
-
-    init(log: Logger) {
-        let (stream, continuation) = AsyncStream.makeStream(of: Outgoing.self)
-        self.continuation = continuation
-        sender = Task {
-            for await message in stream {
-                do {
-                    try await message.channel.send(text: message.payload, to: message.destination)
-                } catch {
-                    log.warning("send on \(message.channel.namespace.rawValue) failed: \(error)", ["namespace": .string(message.channel.namespace.rawValue)])
-                }
-            }
-        }
-    }
-
-    /// A channel dropped without close: the sending task ends once the queue is sent.
-    deinit { continuation.finish() }
-
-    func send(_ payload: String, on channel: GenericChannel, to destination: GenericChannel.Destination) {
-        continuation.yield(Outgoing(payload: payload, channel: channel, destination: destination))
-    }
-
-    /// Sends what is queued, then stops.
-    func finish() async {
-        continuation.finish()
-        await sender.value
     }
 }
 
@@ -481,12 +435,38 @@ struct PluginVTableBox: @unchecked Sendable {
     let channel: castline_channel_vtable
 }
 
-/// Lets the host-services callback reach the channel created after its context.
+/// Lets the host-services callback reach the channel created after its context, and the
+/// session's delivery reach it: the app's messages that come before the instance exists wait
+/// here (in order) and are handed over once it does; after that, each goes straight on. The
+/// delivery holds the channel weakly (the session holds the delivery until teardown).
 final class ChannelHolder: @unchecked Sendable {
     private let lock = Mutex<(channel: PluginChannel?, context: PluginHostContext?)>((nil, nil))
+    private let inbox = Mutex<(target: WeakPluginChannel?, waiting: [(GenericChannel.Message, String)])>((nil, []))
     var value: PluginChannel? {
         get { lock.withLock { $0.channel } }
         set { lock.withLock { $0.channel = newValue } }
+    }
+
+    /// One message from the app: to the instance, or kept until it exists.
+    func deliver(_ message: GenericChannel.Message, namespace: String) {
+        let channel = inbox.withLock { box -> PluginChannel? in
+            guard let target = box.target else {
+                box.waiting.append((message, namespace))
+                return nil
+            }
+            return target.value
+        }
+        channel?.deliver(message, namespace: namespace)
+    }
+
+    /// The instance exists: what waited goes to it first, in order, under the lock (a message
+    /// delivered meanwhile waits its turn), then every later one goes straight on.
+    func startDelivering(to channel: PluginChannel) {
+        inbox.withLock { box in
+            for (message, namespace) in box.waiting { channel.deliver(message, namespace: namespace) }
+            box.waiting = []
+            box.target = WeakPluginChannel(value: channel)
+        }
     }
     /// The channel's host context, from its registration (before open: a send from open is
     /// reported through it too).
@@ -504,4 +484,9 @@ extension PluginHost {
         }
         return try await PluginChannel.open(feature: feature, on: session, host: self)
     }
+}
+
+/// A weak reference to a channel instance.
+struct WeakPluginChannel {
+    weak var value: PluginChannel?
 }

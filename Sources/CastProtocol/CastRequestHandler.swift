@@ -8,8 +8,10 @@ public typealias CastRequestObserver = @Sendable (_ type: String, _ seconds: Dou
 /// Request correlation for one connection, the only place where requests meet their replies.
 ///
 /// Outbound, a ``CastOutbound/request(_:)`` is numbered (``RequestTracker``), registered with its
-/// deadline and sent; a plain ``CastOutbound/message(_:)`` passes. Inbound, every message's text
-/// payload is decoded once for its namespace and handed on as a ``CastInbound``; a reply
+/// deadline and sent; a plain ``CastOutbound/message(_:)`` passes. Inbound, a built-in
+/// namespace's text payload is decoded once for its namespace and handed on as a ``CastInbound``;
+/// a custom namespace's text is parsed only while a request on it waits (its reader, a channel
+/// plugin or ``CastInbound/message``'s consumer, parses it itself: parsed once); a reply
 /// completes its request, or travels with the message for the consumer to complete after
 /// applying it (``CastRequestSpec/completesAfterDelivery``). Requests fail
 /// here: timed out (one timer per connection, armed for the earliest deadline), superseded, not
@@ -91,7 +93,7 @@ public final class CastRequestHandler: ChannelDuplexHandler {
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let message = unwrapInboundIn(data)
         var payload: CastPayload?
-        if case .string(let text) = message.payload {
+        if case .string(let text) = message.payload, Self.decoded.contains(message.namespace) || tracker.isWaiting(on: message.namespace) {
             do {
                 payload = try CastPayload.decode(namespace: message.namespace, utf8: text)
             } catch {
@@ -212,6 +214,8 @@ public final class CastRequestHandler: ChannelDuplexHandler {
 
     /// The namespaces whose payloads decode to models (the others are free-form JSON or text).
     private static let modelled: Set<CastNamespace> = [.connection, .receiver, .media]
+    /// The namespaces whose payloads are always decoded: the modelled ones and the heartbeat.
+    private static let decoded: Set<CastNamespace> = [.connection, .receiver, .media, .heartbeat]
 
     static func seconds(_ deadline: NIODeadline) -> Double { Double(deadline.uptimeNanoseconds) / 1e9 }
 

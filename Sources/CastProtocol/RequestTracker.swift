@@ -44,6 +44,10 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
 
     private static func older(_ a: Pending, _ b: Pending) -> Bool { (a.sentAt, a.sequence) < (b.sentAt, b.sequence) }
 
+    /// Whether a request on `namespace` waits for its reply (a custom namespace's text is made
+    /// JSON only then: nobody else here reads it).
+    public func isWaiting(on namespace: CastNamespace) -> Bool { pending.values.contains { $0.namespace == namespace } }
+
     /// The earliest deadline among pending requests.
     public var nextDeadline: Double? { pending.values.map(\.deadline).min() }
 

@@ -73,6 +73,26 @@ extension CastSession {
         }
     }
 
+    /// Queues a message that expects no reply on the connection in use now, without a hop onto
+    /// the actor, and returns at once: messages queued one after another from one thread go out
+    /// in that order (``CastConnection/enqueue(_:flush:completion:)``, one event loop, first in
+    /// first out). `completion` gets nil once written, or the error. Nil when queued; else why
+    /// not: the session has ended, it is not connected, or it is moving to another device (as
+    /// ``usableConnection()`` decides for a request that is not the move's own).
+    nonisolated func enqueue(namespace: CastNamespace, destination: EndpointID, payload: CastMessage.Payload,
+                             completion: (@Sendable (CastTransportError?) -> Void)? = nil) -> CastRequestError? {
+        let (connection, refusal) = presence.withLock { p -> (CastConnection?, CastRequestError?) in
+            if p.hasEnded { return (nil, .disconnected("the session has ended")) }
+            guard let connection = p.connection, connection.isActive else { return (nil, .disconnected("not connected")) }
+            if p.transferring { return (nil, .disconnected("the session is moving to another device")) }
+            return (connection, nil)
+        }
+        guard let connection else { return refusal }
+        connection.enqueue(CastMessage(sourceID: options.senderID, destinationID: destination.rawValue, namespace: namespace, payload: payload),
+                           completion: completion)
+        return nil
+    }
+
     /// The app's transportId, for channels and the media client.
     var appTransport: EndpointID? { application?.transport }
 }

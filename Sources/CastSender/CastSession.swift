@@ -50,7 +50,9 @@ public actor CastSession {
     let loopExecutor: EventLoopTaskExecutor
     var loop: EventLoop { loopExecutor.loop }
     var machine: SessionStateMachine
-    var connection: CastConnection?
+    var connection: CastConnection? {
+        didSet { presence.withLock { $0.connection = connection } }
+    }
     /// Bumped for every connection attempt; results and messages of older ones are ignored.
     var generation = 0
     /// The last generation handed out: never reused, even when ``generation`` goes back to an
@@ -97,7 +99,9 @@ public actor CastSession {
     /// manager from discovery.
     var transferCandidates: (@Sendable () async -> [CastDevice])?
     /// While a transfer runs, RECEIVER_STATUS of either device does not end the session.
-    var transferring = false
+    var transferring = false {
+        didSet { presence.withLock { $0.transferring = transferring } }
+    }
 
     init(localID: Int, device: CastDevice, options: CastOptions, group: EventLoopGroup, resumeStore: SessionResumeStore?,
          resumeTarget: SessionResumeRecord? = nil, transferCandidates: (@Sendable () async -> [CastDevice])? = nil) {
@@ -359,4 +363,8 @@ struct SessionPresence: Sendable {
     var deviceID: String
     var hasEnded: Bool
     var appTransportID: String? = nil
+    /// The current connection and whether a transfer runs: what ``CastSession/enqueue(namespace:destination:payload:completion:)``
+    /// reads without a hop onto the actor.
+    var connection: CastConnection? = nil
+    var transferring = false
 }

@@ -1,6 +1,7 @@
 import CastCore
 import CastLogging
 import CastProtocol
+import CastTransport
 import Synchronization
 
 /// A custom namespace channel on a session (GCKGenericChannel): text or binary messages to the
@@ -63,6 +64,26 @@ public final class GenericChannel: Sendable {
     /// Sends text (usually JSON) to `destination`.
     public func send(text: String, to destination: Destination) async throws(CastRequestError) {
         try await send(.string(text), to: destination)
+    }
+
+    /// Queues text for `destination` and returns at once, without awaiting the session: texts
+    /// queued one after another from one thread go out in that order (the connection's ordered
+    /// enqueue). The app's transportId is the one the session has joined when this is called.
+    /// `completion` gets nil once written, or the error. Throws when nothing can take it now (no
+    /// session, no app joined, not connected).
+    public func enqueue(text: String, to destination: Destination, completion: (@Sendable (_ failure: (any Error)?) -> Void)? = nil) throws(CastRequestError) {
+        guard let session = session.withLock({ $0.value }) else { throw .disconnected("the channel is not on a session") }
+        let endpoint: EndpointID
+        switch destination {
+        case .app:
+            guard let transport = session.currentAppTransportID else { throw .disconnected("no app joined") }
+            endpoint = EndpointID(rawValue: transport)
+        case .receiver:
+            endpoint = .receiver0
+        }
+        var written: (@Sendable (CastTransportError?) -> Void)?
+        if let completion { written = { @Sendable (error: CastTransportError?) in completion(error) } }
+        if let refusal = session.enqueue(namespace: namespace, destination: endpoint, payload: .string(text), completion: written) { throw refusal }
     }
 
     private func send(_ payload: CastMessage.Payload, to destination: Destination = .app) async throws(CastRequestError) {

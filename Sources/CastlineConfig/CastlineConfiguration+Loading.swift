@@ -15,6 +15,24 @@ extension CastlineConfiguration {
         return try parse(text, file: path)
     }
 
+    /// The config's `api.socket` alone, which is all a CLI command needs of the config to find
+    /// the daemon: the file read and parsed into YAML nodes, no section decoded or checked. Nil
+    /// when the file cannot be read or parsed, or sets no absolute `api.socket` (a config with
+    /// errors elsewhere still names its socket: a daemon may run on it with the config before).
+    public static func apiSocket(path: String) -> String? {
+        guard let text = try? readText(path), let root = try? YAMLParser.parse(text),
+              case .mapping(let top) = root.content,
+              let api = top.first(where: { Self.isKey($0.key, "api") })?.value, case .mapping(let fields) = api.content,
+              let socket = fields.first(where: { Self.isKey($0.key, "socket") })?.value,
+              case .scalar(let value, _) = socket.content, value.hasPrefix("/") else { return nil }
+        return value
+    }
+
+    private static func isKey(_ node: YAMLNode, _ name: String) -> Bool {
+        if case .scalar(let text, _) = node.content { return text == name }
+        return false
+    }
+
     struct ReadError: Error { var message: String }
 
     static func readText(_ path: String) throws(ReadError) -> String {

@@ -45,11 +45,11 @@ struct DaemonClient: Sendable {
         return nil
     }
 
-    /// The config's `api.socket`, if the config (found as every command finds it) sets one.
+    /// The config's `api.socket`, if the config (found as every command finds it) sets one: read
+    /// alone (``CastlineConfiguration/apiSocket(path:)``), the rest of the config not decoded.
     static func configuredSocket(explicit: String?, environment env: [String: String]) -> String? {
-        guard let path = DoctorChecks.configPath(explicit: explicit, environment: env, exists: { access($0, F_OK) == 0 }).path,
-              let (config, _) = try? CastlineConfiguration.load(path: path) else { return nil }
-        return config.api.socket
+        guard let path = DoctorChecks.configPath(explicit: explicit, environment: env, exists: { access($0, F_OK) == 0 }).path else { return nil }
+        return CastlineConfiguration.apiSocket(path: path)
     }
 
     /// One request; the answer's JSON, or the daemon's error printed and thrown as its exit code.
