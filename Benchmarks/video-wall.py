@@ -51,9 +51,9 @@ def settle_and_measure(sim, count, content):
     """The first frames' spread, and the wall's spread 2.5-4.5 s later (the median of five
     samples 0.5 s apart: where it stays once the first corrections are done)."""
     wall_truth.wait_all_playing(sim, count, 30, content)
-    time.sleep(0.5)
-    first = wall_truth.first_frame_skew(wall_truth.playbacks(sim))
-    time.sleep(2)
+    playing = time.monotonic()
+    first = wall_truth.first_frame_skew(wall_truth.wait_all_started(sim))
+    time.sleep(max(0, playing + 2.5 - time.monotonic()))  # the measure: the spread from 2.5 s on
     return first, wall_truth.settled_spread(sim)
 
 

@@ -29,9 +29,9 @@ public final class CastRequest<Value: Sendable>: CastReplyWaiter {
     /// When the request was written and its reply read, on the connection's event loop
     /// (monotonic seconds, ``MonotonicClock``'s clock): the round trip without the caller's own
     /// scheduling, for measuring a device's delay (video walls).
-    public struct WireTimes: Sendable, Equatable {
-        public var written: Double
-        public var answered: Double
+    package struct WireTimes: Sendable, Equatable {
+        package var written: Double
+        package var answered: Double
     }
 
     private let state = Mutex(State())
@@ -80,7 +80,7 @@ public final class CastRequest<Value: Sendable>: CastReplyWaiter {
     }
 
     /// The round trip on the wire, once a reply came (nil for a request that failed or got none).
-    public var wireTimes: WireTimes? { state.withLock { $0.wireTimes } }
+    package var wireTimes: WireTimes? { state.withLock { $0.wireTimes } }
 
     /// The outcome if the request has completed.
     public var completedResult: Result<Value, CastRequestError>? { state.withLock { $0.result } }

@@ -46,7 +46,7 @@ public struct RequestTracker<Waiter: Sendable>: Sendable {
 
     /// Whether a request on `namespace` waits for its reply (a custom namespace's text is made
     /// JSON only then: nobody else here reads it).
-    public func isWaiting(on namespace: CastNamespace) -> Bool { pending.values.contains { $0.namespace == namespace } }
+    package func isWaiting(on namespace: CastNamespace) -> Bool { pending.values.contains { $0.namespace == namespace } }
 
     /// The earliest deadline among pending requests.
     public var nextDeadline: Double? { pending.values.map(\.deadline).min() }

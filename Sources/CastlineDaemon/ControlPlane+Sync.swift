@@ -70,7 +70,7 @@ extension ControlPlane {
             if reference.contains(where: { "*?[".contains($0) }) {
                 let selector: DeviceSelector
                 do { selector = try DeviceSelector(reference) } catch { throw ControlError.usage("bad_devices", "\(reference): \(error)") }
-                let matches = await registry.all.filter { selector.matches(name: $0.device.friendlyName, id: $0.device.id, aliases: $0.aliases) }
+                let matches = await registry.matching([selector])
                 guard !matches.isEmpty else { throw ControlError(.notFound, "no_device", "no known device matches \(reference)") }
                 found += matches
             } else {

@@ -1,6 +1,7 @@
 import CastCore
 import CastLogging
 import CastProtocol
+import CastlineConfig
 import CastSender
 import NIOCore
 import Synchronization
@@ -485,6 +486,11 @@ package actor DeviceRegistry {
 
     /// Every device, by name.
     package var all: [Entry] { sortedIDs().compactMap { entries[$0] } }
+
+    /// The devices any of `selectors` matches (by name, id or alias), by name.
+    package func matching(_ selectors: [DeviceSelector]) -> [Entry] {
+        all.filter { entry in selectors.contains { $0.matches(name: entry.device.friendlyName, id: entry.device.id, aliases: entry.aliases) } }
+    }
 
     /// The device ids by name, kept until a device is added or renamed (sorting the entries
     /// themselves on every listing copied them around: most of a `GET /v1/devices`).

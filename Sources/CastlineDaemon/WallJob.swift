@@ -29,9 +29,7 @@ actor WallJob {
     func tick(plane: ControlPlane?, now: Double = MonotonicClock.seconds()) async {
         guard let plane, now >= nextTry else { return }
         let selectors = job.devices.compactMap { try? DeviceSelector($0) }
-        let matched = await registry.all.filter { entry in
-            selectors.contains { $0.matches(name: entry.device.friendlyName, id: entry.device.id, aliases: entry.aliases) }
-        }
+        let matched = await registry.matching(selectors)
         let connected = matched.map(\.device.id).filter { registry.connectedIDs.contains($0) }
         guard !connected.isEmpty else { return }
         if let wall = await plane.runningWall(job.name) {

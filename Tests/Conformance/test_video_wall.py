@@ -51,17 +51,17 @@ def test_a_five_tv_wall_started_from_the_cli_starts_within_20_ms(netns, wall):
     assert started.returncode == 0, started.stderr
     answer = json.loads(started.stdout.strip().splitlines()[-1])
     assert len(answer["devices"]) == TVS and not answer.get("missing"), answer
-    entries = wall_truth.wait_all_playing(sim, TVS, 10, "wall.mp4")
-    time.sleep(0.5)  # every first frame is out by then: the slowest lands 150 ms after the start
-    first = wall_truth.first_frame_skew(wall_truth.playbacks(sim))
+    wall_truth.wait_all_playing(sim, TVS, 10, "wall.mp4")
+    started = wall_truth.wait_all_started(sim)
+    first = wall_truth.first_frame_skew(started)
     # The instant castline announced is the instant the screens started (within the goal).
-    starts = [p["started_at_unix_ns"] for p in wall_truth.playbacks(sim)]
+    starts = [p["started_at_unix_ns"] for p in started]
     assert all(abs(s - answer["startAtUnixNs"]) / 1e9 <= 0.040 for s in starts), (answer["startAtUnixNs"], starts)
-    time.sleep(2)  # the first corrections settle
+    time.sleep(2)  # the behaviour under test: where the wall is 2-4 s after its first frames
     settled = wall_truth.settled_spread(sim)
-    print(f"first-frame skew {first * 1000:.1f} ms, 2.5-4.5 s later {settled * 1000:.1f} ms; conditions {conditions}; learned {learned['calibrated']}")
+    print(f"first-frame skew {first * 1000:.1f} ms, 2-4 s later {settled * 1000:.1f} ms; conditions {conditions}; learned {learned['calibrated']}")
     assert first <= 0.040, f"first frames {first * 1000:.1f} ms apart (bound 40 ms)"
-    assert settled <= 0.020, f"positions {settled * 1000:.1f} ms apart 2.5-4.5 s after the start (goal 20 ms)"
+    assert settled <= 0.020, f"positions {settled * 1000:.1f} ms apart 2-4 s after the first frames (goal 20 ms)"
     # The wall's own view agrees that it knows every TV.
     _, walls, _ = hub.get("/v1/sync")
     assert all(d["phase"] in ("playing", "correcting") for d in walls["walls"][0]["devices"]), walls
@@ -73,7 +73,7 @@ def test_a_rebooted_tv_rejoins_within_50_ms_of_the_others(netns, wall):
     status, body, _ = hub.post("/v1/sync", {"devices": "Wall*", "media": MOVIE, "name": "lobby"})
     assert status == 200, body
     wall_truth.wait_all_playing(sim, TVS, 10, "wall.mp4")
-    time.sleep(2)
+    time.sleep(2)  # the reboot comes mid-play, not during the start's own corrections
     rebooted_at = time.monotonic()
     assert sim.control({"command": "reboot", "device": 2, "downFor": 2})["ok"]
 
@@ -83,7 +83,7 @@ def test_a_rebooted_tv_rejoins_within_50_ms_of_the_others(netns, wall):
     wait_until(rejoined, 40, "the rebooted TV rejoined the wall")
     took = time.monotonic() - rebooted_at
     wall_truth.wait_all_playing(sim, TVS, 10, "wall.mp4")
-    time.sleep(2)
+    time.sleep(2)  # the behaviour under test: where the wall is 2-4 s after the TV is back
     spread = wall_truth.settled_spread(sim)
     print(f"rejoined {took:.1f} s after the reboot (2 s down); wall spread {spread * 1000:.1f} ms")
     assert spread <= 0.050, f"after the rejoin the TVs are {spread * 1000:.1f} ms apart (goal 50 ms)"
@@ -98,12 +98,11 @@ def test_a_playlist_keeps_step_across_the_item_boundary(netns, wall):
                                             "name": "playlist"})
     assert status == 200, body
     wall_truth.wait_all_playing(sim, TVS, 10, "part-1.mp4")
-    entries = wall_truth.wait_all_playing(sim, TVS, 20, "part-2.mp4")
-    time.sleep(0.5)
-    first = wall_truth.first_frame_skew(wall_truth.playbacks(sim))
-    time.sleep(2)
+    wall_truth.wait_all_playing(sim, TVS, 20, "part-2.mp4")
+    first = wall_truth.first_frame_skew(wall_truth.wait_all_started(sim))
+    time.sleep(2)  # the behaviour under test: where the wall is 2-4 s after the item's first frames
     settled = wall_truth.settled_spread(sim)
-    print(f"second item: first-frame skew {first * 1000:.1f} ms, 2.5-4.5 s later {settled * 1000:.1f} ms")
+    print(f"second item: first-frame skew {first * 1000:.1f} ms, 2-4 s later {settled * 1000:.1f} ms")
     assert first <= 0.040 and settled <= 0.020, (first, settled)
     _, walls, _ = hub.get("/v1/sync")
     assert walls["walls"][0]["item"] == 1, walls

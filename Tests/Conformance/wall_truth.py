@@ -34,6 +34,18 @@ def first_frame_skew(entries):
     return (max(starts) - min(starts)) / 1e9 if len(starts) > 1 else 0.0
 
 
+def wait_all_started(sim, timeout=5):
+    """Once every playhead has started (its start instant is no later than its sample): the
+    first frames' spread is final. Returns the entries."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        entries = playbacks(sim)
+        if all(p and p.get("started_at_unix_ns") and p["started_at_unix_ns"] <= p["at_unix_ns"] for p in entries):
+            return entries
+        time.sleep(0.02)
+    raise AssertionError(f"not every playhead started within {timeout} s: {playbacks(sim)}")
+
+
 def wait_all_playing(sim, count, timeout, content=None):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
