@@ -9,7 +9,10 @@
 #define _GNU_SOURCE
 #include "castline_shims.h"
 #include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
 #include <execinfo.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -29,6 +32,9 @@ static volatile size_t record_lengths[RECORDS];
 static volatile unsigned long record_count;
 static char report[REPORT_BYTES];
 static char alternate_stack[64 * 1024];
+// Who writes frames on the helper's socket: 0 nobody, 1 a thread of the helper (between
+// castline_frame_write_begin and _end), 2 the crash handler (for good: the process is ending).
+static int frame_writer;
 
 typedef struct { char *at; size_t left; } text;
 
@@ -81,27 +87,71 @@ static void put_frame(text *t, void *frame) {
     }
 }
 
+/// Writes all of `bytes` on the helper's non-blocking socket, waiting in poll while it is full:
+/// at most 2 s in all (the host reads it; a host that stopped reading loses the report).
+static int write_all(const void *bytes, size_t length, int *budget_ms) {
+    size_t done = 0;
+    while (done < length) {
+        ssize_t n = write(crash_fd, (const char *)bytes + done, length - done);
+        if (n > 0) { done += (size_t)n; continue; }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && *budget_ms > 0) {
+            struct pollfd p = {.fd = crash_fd, .events = POLLOUT};
+            (void)poll(&p, 1, 20);
+            *budget_ms -= 20;
+            continue;
+        }
+        return 0;
+    }
+    return 1;
+}
+
 /// One frame: 4-byte big-endian length, then the JSON.
-static void write_frame(const char *json, size_t length) {
+static int write_frame(const char *json, size_t length, int *budget_ms) {
     unsigned char header[4] = {(unsigned char)(length >> 24), (unsigned char)(length >> 16), (unsigned char)(length >> 8),
                                (unsigned char)length};
-    (void)!write(crash_fd, header, 4);
-    size_t done = 0;
-    for (int tries = 0; done < length && tries < 64; tries++) {
-        ssize_t n = write(crash_fd, json + done, length - done);
-        if (n > 0) done += (size_t)n;
+    return write_all(header, 4, budget_ms) && write_all(json, length, budget_ms);
+}
+
+/// Takes the socket from the helper's writers, so the report never lands inside a frame another
+/// thread is halfway through (the plugin's last record, sent by the log sink's thread as the
+/// plugin crashes, is the usual one). Waits up to 200 ms for that frame to end; a writer stuck
+/// longer (or the crashing thread itself, mid-frame) is overtaken.
+static void take_socket(void) {
+    for (int waited = 0; waited < 200; waited++) {
+        int idle = 0;
+        if (__atomic_compare_exchange_n(&frame_writer, &idle, 2, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
     }
+    __atomic_store_n(&frame_writer, 2, __ATOMIC_RELEASE);
+}
+
+int castline_frame_write_begin(void) {
+    for (;;) {
+        int idle = 0;
+        if (__atomic_compare_exchange_n(&frame_writer, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 1;
+        if (idle == 2) return 0;   // the crash handler has it: this process is ending
+        sched_yield();
+    }
+}
+
+void castline_frame_write_end(void) {
+    int mine = 1;
+    (void)__atomic_compare_exchange_n(&frame_writer, &mine, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
 static void on_crash(int sig, siginfo_t *info, void *context) {
     (void)info; (void)context;
     if (crash_fd >= 0) {
+        int saved_errno = errno, budget_ms = 2000, whole = 1;
+        take_socket();
         // The last records first, oldest first (each already a `log` frame's JSON).
         unsigned long count = record_count;
         unsigned long first = count > RECORDS ? count - RECORDS : 0;
         for (unsigned long i = first; i < count; i++) {
             size_t slot = i % RECORDS;
-            if (record_lengths[slot]) write_frame(records[slot], record_lengths[slot]);
+            if (whole && record_lengths[slot]) whole = write_frame(records[slot], record_lengths[slot], &budget_ms);
         }
         text t = {report, REPORT_BYTES - 4};
         put_string(&t, "{\"crashReport\":{\"signal\":");
@@ -119,7 +169,8 @@ static void on_crash(int sig, siginfo_t *info, void *context) {
             put_string(&t, "\"");
         }
         put_string(&t, "]}}");
-        write_frame(report, (size_t)(t.at - report));
+        if (whole) (void)write_frame(report, (size_t)(t.at - report), &budget_ms);
+        errno = saved_errno;
     }
     // SA_RESETHAND put the default action back: the signal kills the process as it would have.
     raise(sig);

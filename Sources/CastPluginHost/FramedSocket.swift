@@ -1,3 +1,4 @@
+internal import CCastShims
 import CastCore
 import Synchronization
 #if canImport(Glibc)
@@ -31,12 +32,16 @@ final class FramedSocket: @unchecked Sendable {
 
     private let fd: Int32
     private let writer = Mutex(false)
+    /// The helper's socket to castline, on which its crash handler writes the crash report:
+    /// each frame is written under the handler's claim too, so the report never lands inside one.
+    private let sharedWithCrashReporter: Bool
     // Reader side (one thread): bytes received and not yet consumed.
     private var buffer: [UInt8] = []
     private var start = 0
 
-    init(fd: Int32) {
+    init(fd: Int32, sharedWithCrashReporter: Bool = false) {
         self.fd = fd
+        self.sharedWithCrashReporter = sharedWithCrashReporter
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
     }
@@ -68,6 +73,10 @@ final class FramedSocket: @unchecked Sendable {
                                                      UInt8((length >> 8) & 0xff), UInt8(length & 0xff))
         return writer.withLock { closed -> Bool in
             guard !closed else { return false }
+            if sharedWithCrashReporter {
+                guard castline_frame_write_begin() != 0 else { return false }
+            }
+            defer { if sharedWithCrashReporter { castline_frame_write_end() } }
             let sentHeader = withUnsafeBytes(of: &header) { writeAll($0, deadline: deadline) }
             return sentHeader && writeAll(UnsafeRawBufferPointer(json), deadline: deadline)
         }

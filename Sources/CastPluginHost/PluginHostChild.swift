@@ -38,7 +38,7 @@ public enum PluginHostChild {
 
     /// The conversation on fd 3; returns the exit status (call `_exit` with it).
     public static func run(path: String) -> Int32 {
-        let socket = FramedSocket(fd: 3)
+        let socket = FramedSocket(fd: 3, sharedWithCrashReporter: true)
         // A crash in the plugin: its last records and a crashReport (the callback, the stack) first.
         castline_crash_reporter_install(3)
         HostServices.notesRecordsForCrashes.store(true, ordering: .relaxed)

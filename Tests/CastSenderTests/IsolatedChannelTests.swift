@@ -97,6 +97,42 @@ import Glibc
         }
     }
 
+    /// The crash handler writes on the socket that the helper's log sink thread writes on. A
+    /// plugin that logs without pause on another thread when it crashes must still get its
+    /// report through whole: never inside a frame that thread is halfway through (which the host
+    /// would read as a malformed frame, losing the report).
+    @Test func aCrashWhileAnotherThreadLogsStillReportsTheCallbackAndTheStack() async throws {
+        try await withSenderRig { rig in
+            let session = try await rig.manager(appID: "CA571E00").startSession(on: rig.device())
+            let host = host(rig: rig)
+            #expect(host.problems.isEmpty, "\(host.problems)")
+            let channel = try await host.openChannel(id: "test-crashing-channel", on: session)
+            for round in 1...3 {
+                let crashed = await channel.command(["do": "noisy-crash"], timeout: .seconds(30))
+                guard case .failure(let failure) = crashed else {
+                    Issue.record("round \(round): the crash command answered: \(crashed)")
+                    return
+                }
+                #expect(failure.reason.contains("crashed with signal 11 (SIGSEGV)"), "\(failure)")
+                let errors = rig.logRecords.filter { $0.className == "IsolatedPlugin" && $0.level == .error }
+                #expect(errors.count == round, "\(errors.map(\.message))")
+                #expect(errors.last?.fields["callback"] == "on_message", "round \(round): \(errors.last?.message ?? "")")
+                let backtrace = errors.last?.fields["backtrace"]?.description ?? ""
+                #expect(backtrace.contains("channel_on_message + "), "round \(round): \(backtrace)")
+                // The noisy thread's records did arrive (the sink was writing when it crashed).
+                #expect(rig.logRecords.contains { $0.className == "NoisyChannel" })
+                let back = await pollValue(timeout: 30) { () async -> Int64? in
+                    guard case .success(let reply) = await channel.command(["do": "pid"], timeout: .seconds(5)) else { return nil }
+                    return reply["pid"]?.int
+                }
+                #expect(back != nil, "round \(round): the channel did not come back")
+            }
+            await channel.close()
+            host.shutdown()
+            await session.end(stopCasting: true)
+        }
+    }
+
     static let blocks = BuiltProducts.library("TestPluginBlocks")
 
     @Test func aHelperWhoseCallbackNeverReturnsIsKilledAndRestartedAndTheChannelWorksAgain() async throws {

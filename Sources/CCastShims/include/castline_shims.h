@@ -71,6 +71,12 @@ void castline_crash_reporter_install(int fd);
 /// The plugin callback running now (a static string such as "on_message"), or NULL between calls.
 void castline_crash_reporter_set_callback(const char *callback);
 
+/// Around each frame a helper's thread writes on the crash reporter's socket: the report never
+/// lands inside another frame. `begin` returns 0 once the crash handler has the socket (the
+/// process is ending: write nothing).
+int castline_frame_write_begin(void);
+void castline_frame_write_end(void);
+
 /// The daemon: on a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT), append one JSON Lines
 /// record (class `CrashReporter`: the signal, the faulting library and symbol, the stack) to `fd`
 /// (the JSON sink's file, opened beforehand with O_APPEND), then hand the signal to the handler

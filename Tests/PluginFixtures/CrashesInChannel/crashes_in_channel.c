@@ -8,12 +8,17 @@
  *             simulator's test app echoes);
  *   "crash" → sends {"type":"CRASH"}; the echo comes back into on_message, which logs a warning
  *             (class CrashingChannel) and dereferences NULL (SIGSEGV). The command never completes.
+ *   "noisy-crash" → sends {"type":"NOISY_CRASH"}; on_message starts a thread logging 60 kB records
+ *             without pause (the helper's log sink thread is writing frames all the time), lets
+ *             it run 50 ms, then crashes like "crash": the crash report must not land inside
+ *             one of those frames.
  *   "hang"  → sends {"type":"HANG"}; on_message never returns (an hour of sleeps): the host's
  *             liveness ping goes unanswered and the helper is killed.
  *   "eat"   → sends {"type":"EAT"}; on_message touches 8 MiB every 20 ms (512 MiB at most), then
  *             sleeps: the helper goes over plugins.limits.memory_mb and is killed.
  */
 #include <castline_plugin.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +46,24 @@ static int32_t channel_open(void *userdata, const castline_host_services *host, 
     return CASTLINE_OK;
 }
 
+static void *log_without_pause(void *ctx) {
+    static char text[60000];
+    memset(text, 'x', sizeof text - 1);
+    text[sizeof text - 1] = 0;
+    for (;;) g_host->log(ctx, CASTLINE_LEVEL_INFO, "NoisyChannel", text, NULL, 0, NULL, 0, NULL);
+    return NULL;
+}
+
 static void channel_on_message(void *state, const char *ns, const char *source, const char *payload, size_t length) {
     (void)ns; (void)source; (void)length;
     channel_state *s = state;
+    if (strstr(payload, "\"NOISY_CRASH\"")) {
+        pthread_t noisy;
+        pthread_create(&noisy, NULL, log_without_pause, s->ctx);
+        usleep(50000);
+        volatile int *nowhere = NULL;
+        *nowhere = 1;
+    }
     if (strstr(payload, "\"CRASH\"")) {
         /* The plugin's last record: it must reach the host although the crash follows at once. */
         g_host->log(s->ctx, CASTLINE_LEVEL_WARNING, "CrashingChannel", "CRASH received: dereferencing NULL", NULL, 0, NULL, 0, NULL);
@@ -78,6 +98,8 @@ static void channel_command(void *state, uint64_t id, const char *json, size_t l
     } else if (strstr(json, "\"echo\"")) {
         s->waiting = id;
         g_host->send_message(s->ctx, TEST_NS, NULL, "{\"type\":\"PING\",\"requestId\":1}");
+    } else if (strstr(json, "\"noisy-crash\"")) {
+        g_host->send_message(s->ctx, TEST_NS, NULL, "{\"type\":\"NOISY_CRASH\",\"requestId\":5}");
     } else if (strstr(json, "\"crash\"")) {
         g_host->send_message(s->ctx, TEST_NS, NULL, "{\"type\":\"CRASH\",\"requestId\":2}");
     } else if (strstr(json, "\"hang\"")) {
