@@ -167,8 +167,10 @@ typedef struct castline_host_services {
      *   "receiver-0": the receiver platform, for its own namespaces (multizone, for example).
      * Any other value is refused with CASTLINE_ERR_INVALID_ARGUMENT: a sender talks to the app it
      * joined and to the platform, nothing else on the device.
-     * CASTLINE_OK means the message is queued: the host sends a channel's messages one at a time
-     * in the order they were made; a send the connection then fails is logged, not reported.
+     * CASTLINE_OK means the message is queued on the device's connection before the call returns:
+     * a channel's messages go out in the order its calls returned (calls from several threads at
+     * once are ordered by the connection, not by the caller); a send the connection then fails
+     * is logged, not reported.
      * Works from inside open: the namespaces are attached to the session before open is called,
      * so with an app running a message sent there reaches it; with no app running (a device
      * session following an idle device) a message to the app is refused with
