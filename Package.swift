@@ -220,10 +220,12 @@ let package = Package(
         // every error at file:line:column). No sockets, no sender types.
         .target(name: "CastlineConfig", dependencies: ["CYAML", "CastCore", "CastLogging"]),
 
-        // The HTTP server that hands local files to Cast devices (Range requests, an unguessable
-        // URL, CORS) and the address that faces a device.
-        .target(name: "CastMediaServer", dependencies: [
-            "CastLogging", "CastHTTP",
+        // The hub's local media: which files may be served (`media.roots`), the HTTP server that
+        // hands them to Cast devices (Range requests, an unguessable URL, CORS) on the address that
+        // faces each device, what each cast published for its device, transcodes (ffmpeg to HLS)
+        // and subtitle tracks.
+        .target(name: "CastlineLocalMedia", dependencies: [
+            "CastLogging", "CastHTTP", "CastCore", "CastSender", "CastlineConfig", "CCastShims",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -236,7 +238,7 @@ let package = Package(
         .target(name: "CastlineSync", dependencies: ["CastCore", "CastLogging"]),
 
         .target(name: "CastlineDaemon", dependencies: [
-            "CastlineSync", "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastMediaServer", "CastNearby", "CastlineLogs", "CastHTTP",
+            "CastlineSync", "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastlineLocalMedia", "CastNearby", "CastlineLogs", "CastHTTP",
             "CastBackoff",
             "CSystemd", "CCastShims",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -267,7 +269,7 @@ let package = Package(
             name: "castline",
             dependencies: [
                 "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
-                "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer", "CastlineDaemon", "CastlineAPI", "CastlineLogs",
+                "CastlineConfig", "CastTransport", "CastProtocol", "CastlineLocalMedia", "CastlineDaemon", "CastlineAPI", "CastlineLogs",
                 "CastNearby", "CastPluginTesting", "CastHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -310,8 +312,8 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
-        .testTarget(name: "CastMediaServerTests", dependencies: [
-            "CastMediaServer", "CastLogging", "CastTestSupport",
+        .testTarget(name: "CastlineLocalMediaTests", dependencies: [
+            "CastlineLocalMedia", "CastlineConfig", "CastSender", "CastCore", "CastLogging", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
@@ -334,7 +336,7 @@ let package = Package(
         ]),
         .testTarget(name: "CastReceiverSimServerTests", dependencies: [
             "CastReceiverSimServer", "CastReceiverSim", "CastDeviceAuth", "CastProtocol", "CastCore", "CastLogging",
-            "SystemCrypto", "CastTestSupport", "CastTransport", "CastMediaServer",
+            "SystemCrypto", "CastTestSupport", "CastTransport", "CastlineLocalMedia",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -1,3 +1,4 @@
+import CastlineLocalMedia
 import CastCore
 
 /// `castline announce` / `POST /v1/devices/{device}/announce`: what to play, at which volume,

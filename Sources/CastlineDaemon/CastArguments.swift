@@ -1,3 +1,4 @@
+import CastlineLocalMedia
 import CastCore
 import CastHTTP
 import CastSender

@@ -1,6 +1,6 @@
 import CastCore
 import CastHTTP
-import CastMediaServer
+import CastlineLocalMedia
 import CastSender
 #if canImport(Glibc)
 import Glibc
@@ -115,9 +115,9 @@ extension ControlPlane {
         guard let given else { return [] }
         // A file named for subtitles, or found beside the media, is read by castline: the same
         // rule as the media's own (media.roots).
-        let sources = try SubtitleTracks.find(given == "auto" ? given : self.media.policy.resolve(given, what: "subtitles").path,
+        let sources = try SubtitleTracks.find(given == "auto" ? given : ControlError.localMedia { () throws(LocalMediaError) in try self.media.policy.resolve(given, what: "subtitles") }.path,
                                               media: media, streams: format?.streams ?? [])
-        for case .file(let path, _) in sources { _ = try self.media.policy.resolve(path, what: "subtitles") }
+        for case .file(let path, _) in sources { _ = try ControlError.localMedia { () throws(LocalMediaError) in try self.media.policy.resolve(path, what: "subtitles") } }
         guard !sources.isEmpty else {
             log.info("no subtitles found for \(media)", ["media": .string(media)])
             return []

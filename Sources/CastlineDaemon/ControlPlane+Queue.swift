@@ -1,6 +1,6 @@
 import CastCore
 import CastLogging
-import CastMediaServer
+import CastlineLocalMedia
 import CastSender
 
 /// Several items in one cast (`castline cast a.mp4 b.mp4 --repeat all`, a folder, an M3U file).
@@ -10,7 +10,7 @@ extension ControlPlane {
         var sources: [String] = []
         for source in [arguments.media] + arguments.queue {
             // A local folder or M3U file is read only where media.roots allows.
-            let readable = source.hasPrefix("/") ? try media.policy.resolve(source).path : source
+            let readable = source.hasPrefix("/") ? try ControlError.localMedia { () throws(LocalMediaError) in try media.policy.resolve(source) }.path : source
             do { sources += try await Playlist.items(readable, extensions: nil, group: group) } catch {
                 throw ControlError.usage("bad_playlist", "\(error)")
             }
@@ -22,7 +22,7 @@ extension ControlPlane {
         // Local files: each allowed, readable and media, published for the device alone.
         var roots: [String: String] = [:]
         for (index, source) in sources.enumerated() where source.hasPrefix("/") {
-            let local = try media.policy.resolve(source)
+            let local = try ControlError.localMedia { () throws(LocalMediaError) in try media.policy.resolve(source) }
             let file: LocalMediaFile
             do { file = try LocalMediaFile.open(local.path) } catch {
                 throw ControlError.usage("unreadable_file", "castline cannot read \(source): \(error)")

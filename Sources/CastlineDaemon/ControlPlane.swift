@@ -2,7 +2,7 @@ import CastCore
 import CastHTTP
 import CastLogging
 import CastProtocol
-import CastMediaServer
+import CastlineLocalMedia
 import CastSender
 import CastlineConfig
 import CastlineSync
@@ -263,7 +263,8 @@ package actor ControlPlane {
         var local: (path: String, root: String?)?
         if arguments.media.hasPrefix("/") {
             let file: LocalMediaFile
-            local = try (arguments.localMedia ?? media.policy).resolve(arguments.media)
+            let policy = arguments.localMedia ?? media.policy
+            local = try ControlError.localMedia { () throws(LocalMediaError) in try policy.resolve(arguments.media) }
             do { file = try LocalMediaFile.open(local!.path) } catch {
                 throw ControlError.usage("unreadable_file", "castline cannot read \(arguments.media): \(error) (cast with --direct to serve it from your own process)")
             }
@@ -328,7 +329,7 @@ package actor ControlPlane {
     /// Publishes `files` (published name → file) for `device` alone, replacing what the last
     /// command published for it.
     func serve(files: [String: ServedFile], to device: CastDevice) async throws(ControlError) -> MediaPublication {
-        try await media.publish(files, to: device, owner: CommandOwner.name)
+        try await ControlError.localMedia { () async throws(LocalMediaError) in try await media.publish(files, to: device, owner: CommandOwner.name) }
     }
 
     /// Refuses a local file whose first bytes are no media container castline knows and in which

@@ -1,4 +1,5 @@
 import CastCore
+import CastlineLocalMedia
 import CastLogging
 import CastSender
 import CastlineConfig
@@ -51,7 +52,7 @@ extension Daemon {
             throw ControlError(.conflict, "job_in_config", "job \"\(job.name)\" is defined in \(config.file):\(owned.mark.line); edit that file and reload (SIGHUP)")
         }
         // An API job serves local files only where media.roots allows, as every command does.
-        for path in job.localPaths { _ = try media.policy.resolve(path, what: "job \(job.name):") }
+        for path in job.localPaths { _ = try ControlError.localMedia { () throws(LocalMediaError) in try media.policy.resolve(path, what: "job \(job.name):") } }
         let created = apiJobs[job.name] == nil
         if created, apiJobs.count >= JobStore.maximumJobs {
             throw ControlError(.conflict, "too_many_jobs", "castline run keeps at most \(JobStore.maximumJobs) API jobs; delete one first")

@@ -1,6 +1,6 @@
 import CastCore
 import CastLogging
-import CastMediaServer
+import CastlineLocalMedia
 import CastSender
 import CastlineConfig
 
@@ -108,7 +108,7 @@ extension JobDriver {
         let published = Playlist.Published(resolved, roots: roots)
         guard !published.files.isEmpty else { return sources }
         guard let media else { throw ControlError(.internal, "no_media_server", "this hub serves no local files") }
-        let publication = try await media.publish(published.files, to: device, owner: job.name)
+        let publication = try await ControlError.localMedia { () async throws(LocalMediaError) in try await media.publish(published.files, to: device, owner: job.name) }
         publications[device.id] = publication
         return published.urls(at: publication)
     }

@@ -1,7 +1,7 @@
 import CastCore
 import CastProtocol
 import CastLogging
-import CastMediaServer
+import CastlineLocalMedia
 import CastSender
 import CastlineConfig
 import CastlineLogs
@@ -579,14 +579,14 @@ package actor JobDriver {
         let file = try servedFile(path, contentType: active.media.contentType)
         guard let media else { throw ControlError(.internal, "no_media_server", "this hub serves no local files") }
         let name = JobMedia.fileName(path)
-        let publication = try await media.publish([name: file], to: device, owner: job.name)
+        let publication = try await ControlError.localMedia { () async throws(LocalMediaError) in try await media.publish([name: file], to: device, owner: job.name) }
         publications[device.id] = publication
         return publication.url(for: name)
     }
 
     /// A local file of the job as it is published: allowed (``mediaPolicy``), readable and media.
     func servedFile(_ path: String, contentType: String?) throws(ControlError) -> ServedFile {
-        let local = try mediaPolicy.resolve(path)
+        let local = try ControlError.localMedia { () throws(LocalMediaError) in try mediaPolicy.resolve(path) }
         let file: LocalMediaFile
         do { file = try LocalMediaFile.open(local.path, headSize: 4096) } catch { throw ControlError.usage("unreadable_file", "cannot read \(path): \(error)") }
         try ControlPlane.checkIsMedia(path, head: file.head, format: nil)

@@ -1,6 +1,6 @@
 import CastCore
 import CastHTTP
-import CastMediaServer
+import CastlineLocalMedia
 import NIOCore
 #if canImport(Glibc)
 import Glibc

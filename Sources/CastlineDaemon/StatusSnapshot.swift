@@ -1,5 +1,5 @@
 import CastCore
-import CastMediaServer
+import CastlineLocalMedia
 import CastSender
 
 /// What a device shows at one moment: the app, the device volume and the media status, with the

@@ -2,7 +2,7 @@ import CastlineDaemon
 import ArgumentParser
 import CastCore
 import CastLogging
-import CastMediaServer
+import CastlineLocalMedia
 import CastPluginHost
 import CastProtocol
 import CastSender

@@ -4,7 +4,7 @@ import CastLogging
 import CastPluginHost
 import CastlineConfig
 import CastlineDaemon
-import CastMediaServer
+import CastlineLocalMedia
 import Glibc
 
 /// `castline config check FILE…`: validates config files without running them.

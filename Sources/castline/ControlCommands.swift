@@ -4,7 +4,7 @@ import CastProtocol
 import CastPluginHost
 import CastSender
 import CastlineDaemon
-import CastMediaServer
+import CastlineLocalMedia
 import Synchronization
 
 /// Options every control command has.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import CastCore
 import CastHTTP
-import CastMediaServer
+import CastlineLocalMedia
 import CastPluginHost
 import CastTransport
 import Glibc

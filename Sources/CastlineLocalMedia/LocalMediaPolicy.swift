@@ -1,5 +1,4 @@
 import CastCore
-import CastMediaServer
 import CastlineConfig
 #if canImport(Glibc)
 import Glibc
@@ -32,27 +31,27 @@ package struct LocalMediaPolicy: Sendable, Equatable {
     /// served: 403 `path_not_allowed` for a path outside every root (also when it does not exist:
     /// the answer must not tell which files exist outside), 400 `unreadable_file` for a path
     /// inside a root that does not resolve.
-    package func resolve(_ path: String, what: String = "") throws(ControlError) -> (path: String, root: String?) {
+    package func resolve(_ path: String, what: String = "") throws(LocalMediaError) -> (path: String, root: String?) {
         let subject = what.isEmpty ? path : "\(what) \(path)"
         guard let roots else {
             guard let resolved = Self.realPath(path) else {
-                throw ControlError.usage("unreadable_file", "cannot read \(subject): \(String(cString: strerror(errno)))")
+                throw LocalMediaError.usage("unreadable_file", "cannot read \(subject): \(String(cString: strerror(errno)))")
             }
             return (resolved, nil)
         }
         guard !roots.isEmpty else {
-            throw ControlError(.forbidden, "path_not_allowed", "\(subject): castline run serves no local file unless media.roots allows "
+            throw LocalMediaError(.forbidden, "path_not_allowed", "\(subject): castline run serves no local file unless media.roots allows "
                                + "its folder (add it to media.roots in the config), or cast it with --direct from your own process")
         }
         let lexical = Self.normalised(path)
         guard roots.contains(where: { Self.isInside(lexical, $0) }) || Self.realPath(path).map({ r in roots.contains { Self.isInside(r, $0) } }) == true else {
-            throw ControlError(.forbidden, "path_not_allowed", "\(subject) is outside media.roots (\(roots.map { $0.isEmpty ? "/" : $0 }.joined(separator: ", ")))")
+            throw LocalMediaError(.forbidden, "path_not_allowed", "\(subject) is outside media.roots (\(roots.map { $0.isEmpty ? "/" : $0 }.joined(separator: ", ")))")
         }
         guard let resolved = Self.realPath(path) else {
-            throw ControlError.usage("unreadable_file", "cannot read \(subject): \(String(cString: strerror(errno)))")
+            throw LocalMediaError.usage("unreadable_file", "cannot read \(subject): \(String(cString: strerror(errno)))")
         }
         guard let root = roots.first(where: { Self.isInside(resolved, $0) }) else {
-            throw ControlError(.forbidden, "path_not_allowed", "\(subject) resolves to a file outside media.roots (a symlink out of an allowed folder)")
+            throw LocalMediaError(.forbidden, "path_not_allowed", "\(subject) resolves to a file outside media.roots (a symlink out of an allowed folder)")
         }
         return (resolved, root.isEmpty ? "/" : root)
     }
@@ -73,7 +72,7 @@ package struct LocalMediaPolicy: Sendable, Equatable {
         return "/" + parts.joined(separator: "/")
     }
 
-    static func realPath(_ path: String) -> String? {
+    package static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)

@@ -1,6 +1,5 @@
 import CastCore
 import CastLogging
-import CastMediaServer
 import CastSender
 import NIOCore
 import Synchronization
@@ -51,7 +50,7 @@ package final class MediaPublisher: Sendable {
     /// the owner's earlier publication for the device is revoked first. Fails with 503
     /// `no_route` when no local address faces the device, 500 `serve_failed` when a file cannot
     /// be opened or no server can listen.
-    package func publish(_ files: [String: ServedFile], to device: CastDevice, owner: String) async throws(ControlError) -> MediaPublication {
+    package func publish(_ files: [String: ServedFile], to device: CastDevice, owner: String) async throws(LocalMediaError) -> MediaPublication {
         revoke(device.id, owner: owner)
         let address: String
         let peers: Set<String>
@@ -59,23 +58,23 @@ package final class MediaPublisher: Sendable {
             address = try FacingAddress.localAddress(facing: device.host, port: device.port)
             peers = try FacingAddress.addresses(of: device.host)
         } catch {
-            throw ControlError(.unavailable, "no_route", "no local address reaches \(device.friendlyName) (\(device.host)): \(error)")
+            throw LocalMediaError(.unavailable, "no_route", "no local address reaches \(device.friendlyName) (\(device.host)): \(error)")
         }
         let server = try await server(on: address)
         let publication: MediaPublication
         do {
             publication = try server.publish(files, peers: peers, label: "\(device.friendlyName), \(owner)")
         } catch {
-            throw ControlError(.internal, "serve_failed", "cannot serve \(files.values.map(\.path).sorted().joined(separator: ", ")): \(error)")
+            throw LocalMediaError(.internal, "serve_failed", "cannot serve \(files.values.map(\.path).sorted().joined(separator: ", ")): \(error)")
         }
         state.withLock { $0.byDevice[device.id, default: []].append(Published(owner: owner, publication: publication)) }
         return publication
     }
 
     /// The server on `address`, started at the first publication there.
-    private func server(on address: String) async throws(ControlError) -> MediaFileServer {
+    private func server(on address: String) async throws(LocalMediaError) -> MediaFileServer {
         if let server = state.withLock({ $0.servers[address] }) { return server }
-        return try await starting.run { () async throws(ControlError) -> MediaFileServer in
+        return try await starting.run { () async throws(LocalMediaError) -> MediaFileServer in
             if let server = self.state.withLock({ $0.servers[address] }) { return server }
             var started: MediaFileServer?
             var failure = ""
@@ -87,7 +86,7 @@ package final class MediaPublisher: Sendable {
                 }
             }
             guard let server = started else {
-                throw ControlError(.internal, "serve_failed", Self.noPortMessage(address: address, ports: self.ports, failure: failure))
+                throw LocalMediaError(.internal, "serve_failed", Self.noPortMessage(address: address, ports: self.ports, failure: failure))
             }
             let stopped = self.state.withLock { s -> Bool in
                 if !s.stopped { s.servers[address] = server }
@@ -95,7 +94,7 @@ package final class MediaPublisher: Sendable {
             }
             if stopped {
                 await server.stop()
-                throw ControlError(.unavailable, "stopping", "castline is stopping")
+                throw LocalMediaError(.unavailable, "stopping", "castline is stopping")
             }
             return server
         }
@@ -187,7 +186,7 @@ package final class MediaPublisher: Sendable {
 final class AsyncSerialGate: Sendable {
     private let state = Mutex<(busy: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
 
-    func run<T>(_ body: () async throws(ControlError) -> T) async throws(ControlError) -> T {
+    func run<T>(_ body: () async throws(LocalMediaError) -> T) async throws(LocalMediaError) -> T {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { s -> Bool in
                 if s.busy {

@@ -76,7 +76,7 @@ package final class MediaTranscode: Sendable {
             let folder = "/tmp/" + name
             var info = stat()
             guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == getuid() else { continue }
-            let owner = Substring(lastLines(of: folder + "/owner")).trimmingCharacters(of: [" ", "\n"])
+            let owner = lastLines(of: folder + "/owner").split(whereSeparator: { $0 == " " || $0 == "\n" }).first.map(String.init) ?? ""
             if let pid = Int32(owner), pid > 0, kill(pid, 0) != 0, errno == ESRCH { stale.append(folder) }
         }
         closedir(dir)

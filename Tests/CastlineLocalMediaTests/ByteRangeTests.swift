@@ -1,4 +1,4 @@
-import CastMediaServer
+import CastlineLocalMedia
 import Testing
 
 /// `Range` parsing against a file size (RFC 9110 §14): every header form, the clamping rules,

@@ -1,4 +1,4 @@
-import CastMediaServer
+import CastlineLocalMedia
 import CastTestSupport
 import Glibc
 import Testing

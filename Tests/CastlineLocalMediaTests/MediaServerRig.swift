@@ -1,5 +1,5 @@
 import CastLogging
-import CastMediaServer
+import CastlineLocalMedia
 import CastTestSupport
 import Glibc
 import NIOCore

@@ -1,8 +1,7 @@
 import CastCore
 import CastLogging
-import CastMediaServer
+@testable import CastlineLocalMedia
 import CastSender
-@testable import CastlineDaemon
 import CastTestSupport
 import NIOPosix
 import Testing
@@ -18,7 +17,7 @@ struct MediaPortRangeTests {
     static let tv = CastDevice(id: "tv", friendlyName: "Lobby TV", host: "127.0.0.1", port: 8009)
 
     /// Publishes a scratch file for the TV through a publisher on `ports`; the served URL's port.
-    func publish(ports: ClosedRange<Int>, group: MultiThreadedEventLoopGroup) async -> Result<Int, ControlError> {
+    func publish(ports: ClosedRange<Int>, group: MultiThreadedEventLoopGroup) async -> Result<Int, LocalMediaError> {
         let folder = ScratchFolder("media-port")
         defer { folder.remove() }
         let path = folder.path + "/clip.mp4"
@@ -26,7 +25,7 @@ struct MediaPortRangeTests {
         _ = write(fd, "clip", 4)
         close(fd)
         let publisher = MediaPublisher(policy: .anywhere, ports: ports, group: group, logSystem: LogSystem())
-        do throws(ControlError) {
+        do throws(LocalMediaError) {
             let publication = try await publisher.publish(["clip.mp4": ServedFile(path: path, contentType: "video/mp4")], to: Self.tv, owner: "test")
             let url = publication.url(for: "clip.mp4")
             // http://127.0.0.1:PORT/…

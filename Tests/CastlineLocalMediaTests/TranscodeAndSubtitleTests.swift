@@ -1,5 +1,5 @@
 import CastCore
-import CastlineDaemon
+import CastlineLocalMedia
 import Testing
 
 @Suite("TranscodeArguments and SubtitleTracks")
