@@ -237,8 +237,16 @@ let package = Package(
         // filter, start plan, drift corrections, pure; the wall's actor drives any WallMember).
         .target(name: "CastlineSync", dependencies: ["CastCore", "CastLogging"]),
 
+        // What a job is and decides: its state machine (pure), its media and playlists, the
+        // queue window, announcement times, what castline assumes of each device (field
+        // knowledge, the screen reading) and the probe of a failed cast's server.
+        .target(name: "CastlineJobs", dependencies: [
+            "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastHTTP", "CastBackoff", "CastlineLocalMedia",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
+
         .target(name: "CastlineDaemon", dependencies: [
-            "CastlineSync", "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastlineLocalMedia", "CastNearby", "CastlineLogs", "CastHTTP",
+            "CastlineJobs", "CastlineSync", "CastlineConfig", "CastSender", "CastProtocol", "CastCore", "CastLogging", "CastlineLocalMedia", "CastNearby", "CastlineLogs", "CastHTTP",
             "CastBackoff",
             "CSystemd", "CCastShims",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -304,7 +312,11 @@ let package = Package(
         .testTarget(name: "CastlineLogsTests", dependencies: ["CastlineLogs", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastNearbyTests", dependencies: ["CastNearby", "CastCore", "CastLogging", "CastTestSupport"]),
         .testTarget(name: "CastlineSyncTests", dependencies: ["CastlineSync", "CastCore", "CastLogging"]),
-        .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineConfig", "CastNearby", "CastTestSupport", "CastHTTP"]),
+        .testTarget(name: "CastlineDaemonTests", dependencies: ["CastlineDaemon", "CastlineJobs", "CastlineConfig", "CastNearby", "CastTestSupport", "CastHTTP"]),
+        .testTarget(name: "CastlineJobsTests", dependencies: [
+            "CastlineJobs", "CastlineConfig", "CastSender", "CastCore", "CastLogging", "CastHTTP", "CastTestSupport",
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         // The HTTP client against real loopback servers, the URL parser, the listeners' error handler.
         .testTarget(name: "CastHTTPTests", dependencies: [
             "CastHTTP", "CastCore", "CastLogging", "CastTestSupport",

@@ -1,3 +1,4 @@
+import CastlineJobs
 import CastCore
 import Synchronization
 

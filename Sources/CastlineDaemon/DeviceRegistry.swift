@@ -1,3 +1,4 @@
+import CastlineJobs
 import CastlineLocalMedia
 import CastCore
 import CastLogging

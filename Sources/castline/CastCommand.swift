@@ -1,3 +1,4 @@
+import CastlineJobs
 import CastlineDaemon
 import ArgumentParser
 import CastCore

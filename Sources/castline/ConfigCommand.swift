@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastlineJobs
 import CastCore
 import CastLogging
 import CastPluginHost

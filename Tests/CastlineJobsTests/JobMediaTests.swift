@@ -1,7 +1,7 @@
 import CastCore
 import CastSender
 import CastlineConfig
-import CastlineDaemon
+import CastlineJobs
 import Testing
 
 @Suite struct JobMediaTests {

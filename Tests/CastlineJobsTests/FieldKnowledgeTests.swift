@@ -2,7 +2,7 @@ import CastCore
 import CastLogging
 import CastSender
 import CastlineConfig
-import CastlineDaemon
+import CastlineJobs
 import Foundation
 import Testing
 

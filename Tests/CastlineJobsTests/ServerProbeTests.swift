@@ -3,7 +3,7 @@ import CastLogging
 import CastSender
 import CastTestSupport
 import CastHTTP
-@testable import CastlineDaemon
+@testable import CastlineJobs
 import NIOPosix
 import Testing
 

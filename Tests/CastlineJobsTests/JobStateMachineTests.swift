@@ -1,5 +1,5 @@
 import CastlineConfig
-import CastlineDaemon
+import CastlineJobs
 import Testing
 
 @Suite struct JobStateMachineTests {

@@ -1,5 +1,5 @@
 import CastlineConfig
-@testable import CastlineDaemon
+@testable import CastlineJobs
 import Testing
 
 /// The announce job's `at:` timer, on a clock the test turns.
