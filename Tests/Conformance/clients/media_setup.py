@@ -4,7 +4,8 @@ Usage: media_setup.py HOST PORT UUID MODE BASE_URL
   paused  the same, paused
   queue   a 3-item queue (one.mp4, two.mp4, three.mp4) at item 2, repeat all, volume 35 %
   app     the simulator's plugin-examples app (CA571E00), which reports no media status
-Prints the device's media status as pychromecast saw it."""
+Prints the device's media status as pychromecast saw it. Setup is not under test: its launch may take
+up to 30 s (on a loaded two-core machine pychromecast's default 10 s is not always enough)."""
 import json
 import sys
 import uuid
@@ -20,11 +21,11 @@ cast.wait(timeout=15)
 cast.set_volume(0.35)
 media = cast.media_controller
 if mode == "app":
-    cast.start_app("CA571E00")
+    cast.start_app("CA571E00", timeout=30)
     poll(lambda: cast.status is not None and cast.status.app_id == "CA571E00", 10)
     result = {"app_id": cast.status.app_id}
 else:
-    cast.start_app("CC1AD845")
+    cast.start_app("CC1AD845", timeout=30)
     poll(lambda: cast.status is not None and cast.status.app_id == "CC1AD845", 10)
     if mode == "queue":
         items = [{"media": {"contentId": f"{base}/{name}.mp4", "contentType": "video/mp4", "streamType": "BUFFERED"},
