@@ -178,6 +178,9 @@ let package = Package(
             name: "CastPluginHost",
             dependencies: ["CCastPluginABI", "CCastShims", "CastCore", "CastLogging", "CastSender", "CastBackoff"]
         ),
+        // Binds loaded plugins to CastSender's sessions and discovery: a discovery feature as a
+        // DiscoveryProvider.
+        .target(name: "CastPluginSession", dependencies: ["CastPluginHost", "CastSender", "CastCore"]),
         // The plugin test harness (`castline plugins test`): a plugin file through the real loader,
         // a simulated device whose app speaks its namespaces, a real session, a script of steps.
         .target(
@@ -266,7 +269,7 @@ let package = Package(
         .executableTarget(
             name: "castline",
             dependencies: [
-                "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
+                "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost", "CastPluginSession",
                 "CastlineConfig", "CastTransport", "CastProtocol", "CastMediaServer", "CastlineDaemon", "CastlineAPI", "CastlineLogs",
                 "CastNearby", "CastPluginTesting", "CastHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -349,13 +352,13 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "CastSenderTests", dependencies: [
-            "CastSender", "CastPluginHost", "CastTransport", "CastReceiverSimServer", "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging",
+            "CastSender", "CastPluginHost", "CastPluginSession", "CastTransport", "CastReceiverSimServer", "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging",
             "SystemCrypto", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "CastPluginHostTests", dependencies: [
-            "CastPluginHost", "CCastPluginABI", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
+            "CastPluginHost", "CastPluginSession", "CCastPluginABI", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
             "CastPluginTesting",
         ]),
         .testTarget(name: "MQTTBridgeCoreTests", dependencies: ["MQTTBridgeCore", "CastJSON"]),
