@@ -173,16 +173,20 @@ let package = Package(
         // SDK for Swift plugins: protocols that become the C vtables. Depends on the ABI and on CastJSON
         // (a leaf value module, linked into each plugin).
         .target(name: "CastPluginKit", dependencies: ["CCastPluginABI", "CastJSON"], path: "SDK/Sources/CastPluginKit"),
-        // Search path, dlopen, ABI checks, registry, host services, adapters to sinks/providers/channels.
+        // Search path, dlopen, ABI checks, registry, host services, helper processes; channels,
+        // discovery, media-format probes and log sinks on neutral interfaces (no sessions).
         .target(
             name: "CastPluginHost",
-            dependencies: ["CCastPluginABI", "CCastShims", "CastCore", "CastLogging", "CastSender", "CastBackoff"]
+            dependencies: ["CCastPluginABI", "CCastShims", "CastCore", "CastLogging", "CastBackoff"]
         ),
+        // Binds loaded plugins to CastSender's sessions and discovery: a channel's namespaces on a
+        // CastSession, its app events, a discovery feature as a DiscoveryProvider.
+        .target(name: "CastPluginSession", dependencies: ["CastPluginHost", "CastSender", "CastCore"]),
         // The plugin test harness (`castline plugins test`): a plugin file through the real loader,
         // a simulated device whose app speaks its namespaces, a real session, a script of steps.
         .target(
             name: "CastPluginTesting",
-            dependencies: ["CastPluginHost", "CastReceiverSimServer", "CastReceiverSim", "CastSender", "CastLogging", "CastCore"]
+            dependencies: ["CastPluginHost", "CastPluginSession", "CastReceiverSimServer", "CastReceiverSim", "CastSender", "CastLogging", "CastCore"]
         ),
         .target(name: "JSONSink", dependencies: ["CastPluginKit", "CastJSON"], path: "Plugins/JSONSink", exclude: ["README.md"]),
         .target(name: "MediaFormats", dependencies: ["CastPluginKit", "CastJSON", "CAVFormat"], path: "Plugins/MediaFormats"),
@@ -276,7 +280,7 @@ let package = Package(
         .executableTarget(
             name: "castline",
             dependencies: [
-                "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost",
+                "CastReceiverSimServer", "CastReceiverSim", "CastLogging", "CastCore", "CastSender", "CastPluginHost", "CastPluginSession",
                 "CastlineConfig", "CastTransport", "CastProtocol", "CastlineLocalMedia", "CastlineDaemon", "CastlineAPI", "CastlineLogs",
                 "CastNearby", "CastPluginTesting", "CastHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -363,15 +367,16 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "CastSenderTests", dependencies: [
-            "CastSender", "CastPluginHost", "CastTransport", "CastReceiverSimServer", "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging",
+            "CastSender", "CastPluginHost", "CastPluginSession", "CastTransport", "CastReceiverSimServer", "CastReceiverSim", "CastProtocol", "CastCore", "CastLogging",
             "SystemCrypto", "CastTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "CastPluginHostTests", dependencies: [
-            "CastPluginHost", "CCastPluginABI", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
+            "CastPluginHost", "CastPluginSession", "CCastPluginABI", "CastSender", "CastCore", "CastLogging", "CastTestSupport", "CastlineLogs",
             "CastPluginTesting",
         ]),
+        .testTarget(name: "CastPluginSessionTests", dependencies: ["CastPluginSession", "CastPluginHost", "CastSender", "CastCore"]),
         .testTarget(name: "MQTTBridgeCoreTests", dependencies: ["MQTTBridgeCore", "CastJSON"]),
         // The control API's route table without sockets: routing, decoding, the generated OpenAPI
         // document, and MQTT's command names held to the table (the bridge cannot import it); and

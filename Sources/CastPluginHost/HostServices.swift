@@ -8,7 +8,7 @@ import Glibc
 
 /// The `castline_host_services` table every plugin receives: C functions that find the calling
 /// instance by its handle and act for it. One static table for the process.
-enum HostServices {
+package enum HostServices {
     nonisolated(unsafe) static let table: UnsafeMutablePointer<castline_host_services> = {
         let t = UnsafeMutablePointer<castline_host_services>.allocate(capacity: 1)
         t.initialize(to: castline_host_services(
@@ -72,10 +72,12 @@ enum HostServices {
         return t
     }()
 
-    static let ok = Int32(CASTLINE_OK.rawValue)
+    /// `CASTLINE_OK`.
+    package static let ok = Int32(CASTLINE_OK.rawValue)
     static let invalidArgument = Int32(CASTLINE_ERR_INVALID_ARGUMENT.rawValue)
     static let invalidJSON = Int32(CASTLINE_ERR_INVALID_JSON.rawValue)
-    static let undeclared = Int32(CASTLINE_ERR_UNDECLARED.rawValue)
+    /// `CASTLINE_ERR_UNDECLARED`.
+    package static let undeclared = Int32(CASTLINE_ERR_UNDECLARED.rawValue)
     static let notConnected = Int32(CASTLINE_ERR_NOT_CONNECTED.rawValue)
     static let failed = Int32(CASTLINE_ERR_FAILED.rawValue)
 

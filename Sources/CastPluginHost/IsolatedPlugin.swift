@@ -504,7 +504,7 @@ final class ChannelProxy: @unchecked Sendable {
         plugin.send(["command": ["instance": .int(Int64(instance)), "id": .int(Int64(id)), "json": .string(json)]])
     }
 
-    func appEvent(_ notice: ChannelAppWatch.Notice) {
+    func appEvent(_ notice: PluginAppNotice) {
         _ = plugin.send(["appEvent": ["instance": .int(Int64(instance)), "event": .int(Int64(notice.event.rawValue)), "info": .string(notice.info),
                                       "current": notice.current.map { .string($0) } ?? .null]])
     }

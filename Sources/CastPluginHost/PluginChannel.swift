@@ -1,19 +1,19 @@
 internal import CCastPluginABI
 import CastCore
 import CastLogging
-import CastSender
 import Synchronization
 
-/// One instance of a plugin's channel feature on one session: it owns the feature's declared
-/// namespaces there (as ``GenericChannel``s), receives their messages, sends through the host's
-/// checks, and answers ``command(_:timeout:)`` calls from the CLI or the API.
+/// One instance of a plugin's channel feature on one session (a ``PluginChannelSession``): it
+/// owns the feature's declared namespaces there, receives their messages, sends through the
+/// host's checks, and answers ``command(_:timeout:)`` calls from the CLI or the API.
 ///
 /// The namespaces are attached to the session before the plugin's `open` runs, so a message the
-/// plugin sends from `open` reaches the app; what the app sends meanwhile is delivered once
-/// `open` has returned. The channel is the namespaces' handler on the session (no stream, no
-/// task between): the app's messages go straight onto the plugin's queue, in order. The plugin's
-/// sends are queued on the session's connection as `send_message` is called
-/// (``GenericChannel/enqueue(text:to:completion:)``), so they go out in the order it made them.
+/// plugin sends from `open` reaches the app; what the app sends meanwhile (and what happens to
+/// the app) is delivered once `open` has returned. The channel is the namespaces' handler on the
+/// session (no stream, no task between): the app's messages go straight onto the plugin's queue,
+/// in order. The plugin's sends are queued on the session's connection as `send_message` is
+/// called (``PluginChannelSession/send(namespace:destination:payload:)``), so they go out in the
+/// order it made them.
 /// Every call into the plugin runs on the instance's serial queue, under a time bound
 /// (``PluginHost/callTimeout``): a call that overruns it is named in an error record (class
 /// `PluginChannel`, fields `plugin`, `feature`, `call`, `bound`, `problem: timed_out`), the plugin
@@ -25,26 +25,21 @@ public final class PluginChannel: Sendable {
     public let feature: PluginFeature
     private let context: PluginHostContext
     private let calls: ChannelCalls
-    private let channels: [GenericChannel]
-    private let session: CastSession
+    private let session: any PluginChannelSession
     private let pending = Mutex<(next: UInt64, waiting: [UInt64: CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>], closed: Bool)>((1, [:], false))
     private let log: Logger
     private let watch: PluginCallWatch
     private let host: PluginHost
     /// The one teardown (by ``close()`` or after an overrun); later callers await the same.
     private let teardown = Mutex<Task<Void, Never>?>(nil)
-    /// Reads the session's updates into the plugin's `on_app_event` (ABI 1.2) until teardown.
-    private let appWatcher = Mutex<Task<Void, Never>?>(nil)
     /// Who else hears the app's messages on the plugin's namespaces (`castline channel listen`).
     private let observers = Mutex<[@Sendable (_ namespace: String, _ source: String, _ payload: String) -> Void]>([])
 
     private init(feature: PluginFeature, context: PluginHostContext, calls: ChannelCalls,
-                 channels: [GenericChannel], session: CastSession, log: Logger,
-                 watch: PluginCallWatch, host: PluginHost) {
+                 session: any PluginChannelSession, log: Logger, watch: PluginCallWatch, host: PluginHost) {
         self.feature = feature
         self.context = context
         self.calls = calls
-        self.channels = channels
         self.session = session
         self.log = log
         self.watch = watch
@@ -54,7 +49,7 @@ public final class PluginChannel: Sendable {
     /// Where a plugin's `send_message` goes, decided when it is called: NULL or "" is the app
     /// the session has joined, `receiver-0` the receiver platform, the app's transportId that
     /// app; anything else is refused. Pure.
-    static func route(destination: String?, appTransportID: String?, sessionEnded: Bool) -> Result<GenericChannel.Destination, SendRefusal> {
+    package static func route(destination: String?, appTransportID: String?, sessionEnded: Bool) -> Result<Destination, SendRefusal> {
         if sessionEnded { return .failure(SendRefusal(status: HostServices.notConnected, reason: "the session has ended")) }
         switch destination {
         case nil, "":
@@ -74,14 +69,20 @@ public final class PluginChannel: Sendable {
         }
     }
 
+    /// Where a send goes: the app the session has joined, or the receiver platform (`receiver-0`).
+    package enum Destination: Sendable, Equatable {
+        case app
+        case receiver
+    }
+
     /// Why a send was refused: the ABI status it returns and the text logged.
-    struct SendRefusal: Error, Equatable {
-        let status: Int32
-        let reason: String
+    package struct SendRefusal: Error, Equatable {
+        package let status: Int32
+        package let reason: String
     }
 
     /// Opens the feature `id` on `session` and attaches its namespaces.
-    public static func open(feature: PluginFeature, on session: CastSession, host: PluginHost) async throws(PluginLoadError) -> PluginChannel {
+    package static func open(feature: PluginFeature, on session: any PluginChannelSession, host: PluginHost) async throws(PluginLoadError) -> PluginChannel {
         let vtable: PluginVTableBox?, isolated: IsolatedPlugin?
         switch feature.vtable {
         case .channel(let v): (vtable, isolated) = (PluginVTableBox(channel: v), nil)
@@ -89,52 +90,40 @@ public final class PluginChannel: Sendable {
         default: throw PluginLoadError(.undeclared, path: "", pluginID: feature.pluginID, "feature \(feature.id) is not a channel")
         }
         if let problem = host.runtimeProblem(.channel, id: feature.id) { throw problem }
-        let device = await session.device
+        let deviceID = await session.deviceID
         // Every record of the channel names its device and (first) namespace: `logs query
         // --device` and `logs stats` find a plugin's failures where they happened.
         let log = Logger(class: "PluginChannel", system: host.logSystem).with([
-            "plugin": .string(feature.pluginID), "feature": .string(feature.id), "device": .string(device.id),
+            "plugin": .string(feature.pluginID), "feature": .string(feature.id), "device": .string(deviceID),
             "namespace": .string(feature.declarations.first ?? ""),
         ])
-        let namespaces = feature.declarations.compactMap { CastNamespace(rawValue: $0) }
         let holder = ChannelHolder()
-        // The app's messages reach the instance from the session's own delivery; until the
-        // instance exists (its open runs) they wait in the holder.
-        let channels = namespaces.map { namespace in GenericChannel(namespace: namespace) { message in holder.deliver(message, namespace: namespace.rawValue) } }
+        // The plugin's sends go to the session as they are made (its callback is the session's
+        // `send`); refusals and failed writes come back here to be reported.
         let callbacks = PluginHostContext.ChannelCallbacks(
-            send: { namespace, destination, payload in
-                guard let channel = channels.first(where: { $0.namespace.rawValue == namespace }) else { return HostServices.undeclared }
-                switch Self.route(destination: destination, appTransportID: session.currentAppTransportID, sessionEnded: session.hasEnded) {
-                case .success(let route):
-                    // Queued on the connection now, in the order of the calls; a send the
-                    // connection then fails is logged (the ABI's CASTLINE_OK: queued).
-                    do {
-                        try channel.enqueue(text: payload, to: route) { failure in
-                            if let failure { log.warning("send on \(namespace) failed: \(failure)", ["namespace": .string(namespace)]) }
-                        }
-                    } catch {
-                        log.warning("send on \(namespace) failed: \(error)", ["namespace": .string(namespace)])
-                    }
-                    return HostServices.ok
-                case .failure(let refusal):
-                    // A plugin that keeps sending into nothing is one warning a minute, with the count.
-                    if let unreported = holder.context?.admitProblem("send") {
-                        let more = unreported > 0 ? " (and \(unreported) more refused since the last report)" : ""
-                        log.warning("send on \(namespace) refused: \(refusal.reason)\(more)",
-                                    ["namespace": .string(namespace), "problem": "refused", "suppressed": .int(unreported)])
-                    }
-                    return refusal.status
+            send: session.send(namespace:destination:payload:),
+            complete: { id, result in holder.value?.finish(id, result) ?? false })
+        let endpoint = PluginChannelEndpoint(
+            deliver: holder.deliver(namespace:source:text:),
+            appEvent: holder.appEvent,
+            refused: { namespace, refusal in
+                // A plugin that keeps sending into nothing is one warning a minute, with the count.
+                if let unreported = holder.context?.admitProblem("send") {
+                    let more = unreported > 0 ? " (and \(unreported) more refused since the last report)" : ""
+                    log.warning("send on \(namespace) refused: \(refusal.reason)\(more)",
+                                ["namespace": .string(namespace), "problem": "refused", "suppressed": .int(unreported)])
                 }
             },
-            complete: { id, result in holder.value?.finish(id, result) ?? false })
+            failed: { namespace, error in log.warning("send on \(namespace) failed: \(error)", ["namespace": .string(namespace)]) })
         let context = PluginHostContext.register(pluginID: feature.pluginID, featureID: feature.id, role: .channel(callbacks),
                                                  declaredNamespaces: Set(feature.declarations), logSystem: host.logSystem)
         holder.context = context
-        let app = await session.application
-        // Subscribed before open: a change while the plugin opens is told once it has.
-        let updates = session.updates()
+        // Attached before open: a send from open has a session to go through, and the app's
+        // messages (and a change of app while the plugin opens) wait in the holder until the
+        // instance exists.
+        let app = await session.attach(namespaces: feature.declarations, to: endpoint)
         var info = JSONObject()
-        info.set("device_id", .string(device.id))
+        info.set("device_id", .string(deviceID))
         if let app {
             info.set("session_id", .string(app.sessionID))
             info.set("transport_id", .string(app.transportID))
@@ -142,9 +131,6 @@ public final class PluginChannel: Sendable {
         }
         let sessionJSON = JSONValue.object(info).serialized()
         let config = host.config(for: feature.pluginID)
-        // Attached before open: a send from open has a session to go through, and the app's
-        // messages wait in the holder until the instance exists.
-        for generic in channels { await session.add(generic) }
         let errorText = PluginErrorText()
         let userdata = feature.userdata
         let watch = PluginCallWatch(bound: host.callTimeout)
@@ -156,7 +142,7 @@ public final class PluginChannel: Sendable {
             guard let (status, error) = await isolated.open(proxy) else {
                 isolated.close(proxy)
                 context.unregister()
-                for generic in channels { await session.remove(generic) }
+                await session.detach()
                 let error = PluginLoadError(.timedOut, path: isolated.path, pluginID: feature.pluginID,
                     "channel \(feature.id) could not open: its helper process did not answer within \(PluginScan.seconds(isolated.bound)) (plugins.call_timeout) or is restarting")
                 log.error(error.description, ["call": "open", "problem": .string(error.kind.rawValue), "path": .string(error.path)])
@@ -179,7 +165,7 @@ public final class PluginChannel: Sendable {
                     if let (rc, instance) = opened.withLock({ $0 }), rc == 0 { vtable.channel.close!(instance.pointer) }
                 }
                 context.unregister()
-                for generic in channels { await session.remove(generic) }
+                await session.detach()
                 let error = PluginLoadError(.timedOut, path: host.path(ofPlugin: feature.pluginID), pluginID: feature.pluginID,
                     "disabled: channel \(feature.id)'s open did not return within \(PluginScan.seconds(watch.bound)) (plugins.call_timeout)")
                 log.error(error.description, ["call": "open", "bound": .double(watch.bound), "problem": .string(error.kind.rawValue), "path": .string(error.path)])
@@ -192,18 +178,16 @@ public final class PluginChannel: Sendable {
         }
         guard rc == 0 else {
             context.unregister()
-            for generic in channels { await session.remove(generic) }
+            await session.detach()
             let error = PluginLoadError(.initFailed, path: "", pluginID: feature.pluginID,
                                         "channel \(feature.id) could not open (status \(rc)): \(openError ?? "no reason given")")
             log.error(error.description)
             throw error
         }
-        let channel = PluginChannel(feature: feature, context: context, calls: calls, channels: channels,
-                                    session: session, log: log, watch: watch, host: host)
+        let channel = PluginChannel(feature: feature, context: context, calls: calls, session: session, log: log, watch: watch, host: host)
         watch.arm { [weak channel] overrun in channel?.overran(overrun) }
         holder.value = channel
         holder.startDelivering(to: channel)
-        channel.watchApp(updates, ChannelAppWatch(deviceID: device.id, namespaces: feature.declarations, app: app))
         log.info("channel opened", ["namespaces": .string(feature.declarations.joined(separator: ","))])
         return channel
     }
@@ -214,32 +198,20 @@ public final class PluginChannel: Sendable {
         observers.withLock { $0.append(observer) }
     }
 
-    fileprivate func deliver(_ message: GenericChannel.Message, namespace: String) {
-        guard case .string(let text) = message.payload else {
+    fileprivate func deliver(namespace: String, source: String, text: String?) {
+        guard let text else {
             log.warning("binary message on \(namespace) dropped: plugin channels receive JSON text", ["namespace": .string(namespace)])
             return
         }
-        defer { for observer in observers.withLock({ $0 }) { observer(namespace, message.source, text) } }
+        defer { for observer in observers.withLock({ $0 }) { observer(namespace, source, text) } }
         let calls = calls, watch = watch
         context.queue.async {
-            watch.run("on_message") { calls.onMessage(namespace: namespace, source: message.source, payload: text) }
+            watch.run("on_message") { calls.onMessage(namespace: namespace, source: source, payload: text) }
         }
     }
 
     /// Tells the plugin, on its queue and under its bound, what happens to its app (ABI 1.2).
-    private func watchApp(_ updates: AsyncStream<CastSessionUpdate>, _ initial: ChannelAppWatch) {
-        let task = Task { [weak self] in
-            var watch = initial
-            for await update in updates {
-                let notices = watch.apply(update)
-                guard let self else { return }
-                for notice in notices { self.tell(notice) }
-            }
-        }
-        appWatcher.withLock { $0 = task }
-    }
-
-    private func tell(_ notice: ChannelAppWatch.Notice) {
+    fileprivate func tell(_ notice: PluginAppNotice) {
         guard calls.hearsAppEvents, !isClosed else { return }
         log.debug("on_app_event: \(notice.event.name)", ["event": .string(notice.event.name)])
         let calls = calls, watch = watch
@@ -346,14 +318,13 @@ public final class PluginChannel: Sendable {
     }
 
     private func tearDown(callingClose: Bool) async {
-        appWatcher.withLock { $0?.cancel() }
         let waiting = pending.withLock { p -> [CheckedContinuation<Result<JSONValue, PluginCommandError>, Never>] in
             p.closed = true
             defer { p.waiting = [:] }
             return Array(p.waiting.values)
         }
         for c in waiting { c.resume(returning: .failure(PluginCommandError(closedReason ?? "channel \(feature.id) closed", unavailable: closedReason != nil))) }
-        for generic in channels { await session.remove(generic) }
+        await session.detach()
         let calls = calls
         let closedInTime: Bool
         if callingClose, watch.tripped == nil {
@@ -397,7 +368,7 @@ final class ChannelCalls: @unchecked Sendable {
     /// The plugin has `on_app_event` (ABI 1.2; an isolated plugin's helper checks its own vtable).
     var hearsAppEvents: Bool { proxy != nil || vtable?.on_app_event != nil }
 
-    func appEvent(_ notice: ChannelAppWatch.Notice) {
+    func appEvent(_ notice: PluginAppNotice) {
         if let proxy { return proxy.appEvent(notice) }
         guard let appEventFn = vtable?.on_app_event else { return }
         notice.info.withCString { appEventFn(instance.pointer, notice.event.rawValue, $0, notice.info.utf8.count) }
@@ -436,34 +407,57 @@ struct PluginVTableBox: @unchecked Sendable {
 }
 
 /// Lets the host-services callback reach the channel created after its context, and the
-/// session's delivery reach it: the app's messages that come before the instance exists wait
-/// here (in order) and are handed over once it does; after that, each goes straight on. The
-/// delivery holds the channel weakly (the session holds the delivery until teardown).
+/// session's delivery reach it: the app's messages and events that come before the instance
+/// exists wait here (in order) and are handed over once it does; after that, each goes straight
+/// on. The delivery holds the channel weakly (the session holds the delivery until teardown).
 final class ChannelHolder: @unchecked Sendable {
+    /// What waits for the instance.
+    private enum Waiting {
+        case message(namespace: String, source: String, text: String?)
+        case appEvent(PluginAppNotice)
+    }
+
     private let lock = Mutex<(channel: PluginChannel?, context: PluginHostContext?)>((nil, nil))
-    private let inbox = Mutex<(target: WeakPluginChannel?, waiting: [(GenericChannel.Message, String)])>((nil, []))
+    private let inbox = Mutex<(target: WeakPluginChannel?, waiting: [Waiting])>((nil, []))
     var value: PluginChannel? {
         get { lock.withLock { $0.channel } }
         set { lock.withLock { $0.channel = newValue } }
     }
 
     /// One message from the app: to the instance, or kept until it exists.
-    func deliver(_ message: GenericChannel.Message, namespace: String) {
+    func deliver(namespace: String, source: String, text: String?) {
         let channel = inbox.withLock { box -> PluginChannel? in
             guard let target = box.target else {
-                box.waiting.append((message, namespace))
+                box.waiting.append(.message(namespace: namespace, source: source, text: text))
                 return nil
             }
             return target.value
         }
-        channel?.deliver(message, namespace: namespace)
+        channel?.deliver(namespace: namespace, source: source, text: text)
+    }
+
+    /// What happened to the app: to the instance, or kept until it exists.
+    func appEvent(_ notice: PluginAppNotice) {
+        let channel = inbox.withLock { box -> PluginChannel? in
+            guard let target = box.target else {
+                box.waiting.append(.appEvent(notice))
+                return nil
+            }
+            return target.value
+        }
+        channel?.tell(notice)
     }
 
     /// The instance exists: what waited goes to it first, in order, under the lock (a message
     /// delivered meanwhile waits its turn), then every later one goes straight on.
     func startDelivering(to channel: PluginChannel) {
         inbox.withLock { box in
-            for (message, namespace) in box.waiting { channel.deliver(message, namespace: namespace) }
+            for waiting in box.waiting {
+                switch waiting {
+                case .message(let namespace, let source, let text): channel.deliver(namespace: namespace, source: source, text: text)
+                case .appEvent(let notice): channel.tell(notice)
+                }
+            }
             box.waiting = []
             box.target = WeakPluginChannel(value: channel)
         }
@@ -478,7 +472,7 @@ final class ChannelHolder: @unchecked Sendable {
 
 extension PluginHost {
     /// Opens the channel feature `id` on a session.
-    public func openChannel(id: String, on session: CastSession) async throws(PluginLoadError) -> PluginChannel {
+    package func openChannel(id: String, on session: any PluginChannelSession) async throws(PluginLoadError) -> PluginChannel {
         guard let feature = feature(.channel, id: id) else {
             throw PluginLoadError(.undeclared, path: "", "no channel \"\(id)\" is loaded (loaded channels: \(features(of: .channel).map(\.id).joined(separator: ", ")))")
         }

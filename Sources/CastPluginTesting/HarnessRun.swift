@@ -1,6 +1,7 @@
 import CastCore
 import CastLogging
 import CastPluginHost
+import CastPluginSession
 import CastReceiverSimServer
 import CastSender
 import Foundation
@@ -123,7 +124,7 @@ struct HarnessRun {
     private func perform(_ action: HarnessScript.AppAction, session: CastSession, resumes: ResumeCount, channel: PluginChannel) async -> (
         Bool, String
     ) {
-        let event: ChannelAppWatch.Event =
+        let event: PluginAppNotice.Event =
             switch action {
             case .stop: .stopped
             case .relaunch: .relaunched

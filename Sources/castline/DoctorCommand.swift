@@ -2,6 +2,7 @@ import ArgumentParser
 import CastCore
 import CastLogging
 import CastPluginHost
+import CastPluginSession
 import CastNearby
 import CastlineConfig
 import Glibc

@@ -1,5 +1,6 @@
 import CastCore
 import CastPluginHost
+import CastPluginSession
 import CastSender
 import CastlineDaemon
 

@@ -2,6 +2,7 @@ import CastLogging
 import CastSender
 import Dispatch
 @testable import CastPluginHost
+import CastPluginSession
 import CastTestSupport
 import Synchronization
 import Testing

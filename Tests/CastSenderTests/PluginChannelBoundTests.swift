@@ -1,6 +1,7 @@
 import CastCore
 import CastLogging
 @testable import CastPluginHost
+import CastPluginSession
 import CastSender
 import CastTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import CastCore
 import CastLogging
 @testable import CastPluginHost
+import CastPluginSession
 import CastReceiverSim
 import CastSender
 import CastTestSupport
@@ -191,7 +192,7 @@ import Testing
     }
 
     @Test func aSendIsRoutedByItsDestination() {
-        typealias R = Result<GenericChannel.Destination, PluginChannel.SendRefusal>
+        typealias R = Result<PluginChannel.Destination, PluginChannel.SendRefusal>
         #expect(PluginChannel.route(destination: nil, appTransportID: "t1", sessionEnded: false) == R.success(.app))
         #expect(PluginChannel.route(destination: "", appTransportID: "t1", sessionEnded: false) == R.success(.app))
         #expect(PluginChannel.route(destination: "t1", appTransportID: "t1", sessionEnded: false) == R.success(.app))

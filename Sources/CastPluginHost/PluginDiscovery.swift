@@ -1,7 +1,6 @@
 internal import CCastPluginABI
 import CastCore
 import CastLogging
-import CastSender
 import Dispatch
 import Synchronization
 
@@ -11,18 +10,19 @@ final class ResumeGate: Sendable {
     func claim() -> Bool { claimed.withLock { was in defer { was = true }; return !was } }
 }
 
-/// A plugin's discovery feature as a ``DiscoveryProvider`` for the ``DiscoveryManager``.
+/// A plugin's discovery feature, started and stopped under the host's bounds. The host knows
+/// nothing of discovery managers: CastPluginSession's `PluginDiscoveryProvider` makes this a
+/// CastSender `DiscoveryProvider`.
 ///
-/// The plugin reports devices as JSON through `device_found`; each report is checked (JSON, the
-/// required keys) before it reaches the manager, and a bad one is refused with one error line.
-/// Its `start` and `stop` each get ``PluginHost/callTimeout``: a start past it fails the provider;
-/// a stop past it is named in an error record (class `PluginDiscoveryProvider`, `problem: timed_out`) and
-/// disables the plugin, and the stop returns without waiting for it.
-public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendable {
-    public let name: String
-    public let feature: PluginFeature
+/// The plugin reports devices as JSON through `device_found`; each report goes to
+/// ``Reports/found``, which checks it and names what is wrong (the host refuses it with one error
+/// line). Its `start` and `stop` each get ``PluginHost/callTimeout``: a start past it fails; a
+/// stop past it is named in an error record (class `PluginDiscoveryProvider`, `problem:
+/// timed_out`) and disables the plugin, and the stop returns without waiting for it.
+package final class PluginDiscovery: @unchecked Sendable {
+    package let feature: PluginFeature
     /// Seconds the plugin's start may take before it counts as failed.
-    public var startTimeout: Double
+    package let startTimeout: Double
     /// Immutable function pointers into a never-unloaded image.
     private let vtable: castline_discovery_vtable
     private let host: PluginHost
@@ -33,32 +33,42 @@ public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendab
         let instance: UnsafeMutableRawPointer?
     }
 
+    /// Where the plugin's reports go, from any thread.
+    package struct Reports: Sendable {
+        /// A device report (checked JSON); the problem with it (refused), or nil (taken).
+        package var found: @Sendable (JSONValue) -> String?
+        /// The device with this id is gone.
+        package var lost: @Sendable (String) -> Void
+        /// The plugin's problem (nil: it is over).
+        package var problem: @Sendable (String?) -> Void
+
+        package init(found: @escaping @Sendable (JSONValue) -> String?, lost: @escaping @Sendable (String) -> Void,
+                     problem: @escaping @Sendable (String?) -> Void) {
+            self.found = found
+            self.lost = lost
+            self.problem = problem
+        }
+    }
+
+    /// Why a start failed (logged already): the reason.
+    package struct StartFailure: Error {
+        package let reason: String
+    }
+
     init(feature: PluginFeature, vtable: castline_discovery_vtable, host: PluginHost) {
         self.feature = feature
         self.vtable = vtable
         self.host = host
-        name = feature.id
         startTimeout = host.callTimeout
     }
 
-    public func start(_ sink: DiscoveryProviderSink) async throws(DiscoveryProviderError) {
-        let providerName = name
-        let callbacks = PluginHostContext.DiscoveryCallbacks(
-            found: { json in
-                switch PluginDiscoveryProvider.device(from: json, provider: providerName) {
-                case .success(let device):
-                    sink.found(device)
-                    return nil
-                case .failure(let problem):
-                    return problem.text
-                }
-            },
-            lost: { sink.lost(deviceID: $0) },
-            problem: { sink.problem($0) })
+    /// Starts the plugin for the apps `appIDs` (empty: any); its reports go to `reports`.
+    package func start(appIDs: Set<String>, reports: Reports) async throws(StartFailure) {
+        let callbacks = PluginHostContext.DiscoveryCallbacks(found: reports.found, lost: reports.lost, problem: reports.problem)
         let context = PluginHostContext.register(pluginID: feature.pluginID, featureID: feature.id, role: .discovery(callbacks),
                                                  logSystem: host.logSystem)
         let config = host.config(for: feature.pluginID)
-        let appIDs = JSONValue.array(sink.appIDs.sorted().map { .string($0) }).serialized()
+        let appIDs = JSONValue.array(appIDs.sorted().map { .string($0) }).serialized()
         let errorText = PluginErrorText()
         let vtable = vtable, userdata = feature.userdata
         // The plugin's start may block (avahi-client waits on a D-Bus system bus that accepts but
@@ -91,18 +101,19 @@ public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendab
             context.unregister()
             let reason = "discovery plugin \(feature.qualifiedName) did not start within \(Int(timeout)) s (avahi: is the D-Bus system bus answering? `castline doctor` checks it)"
             host.log.error(reason, ["plugin": .string(feature.pluginID), "feature": .string(feature.id)])
-            throw DiscoveryProviderError(reason)
+            throw StartFailure(reason: reason)
         }
         guard rc == 0 else {
             context.unregister()
             let reason = "discovery plugin \(feature.qualifiedName) could not start (status \(rc)): \(errorText.text ?? "no reason given")"
             host.log.error(reason, ["plugin": .string(feature.pluginID), "feature": .string(feature.id)])
-            throw DiscoveryProviderError(reason)
+            throw StartFailure(reason: reason)
         }
         running.withLock { $0 = Running(context: context, instance: instance.pointer) }
     }
 
-    public func stop() async {
+    /// Stops the plugin (within its bound); nothing when it does not run.
+    package func stop() async {
         guard let r = running.withLock({ s -> Running? in
             defer { s = nil }
             return s
@@ -124,21 +135,6 @@ public final class PluginDiscoveryProvider: DiscoveryProvider, @unchecked Sendab
         _ = await watch.runBounded("stop", on: r.context.queue) { call.vtable.stop!(instance.pointer) }
         r.context.unregister()
     }
-
-    /// A device report → ``CastDevice``. Required: `id`, `name`, `host`; `port` defaults to 8009.
-    static func device(from json: JSONValue, provider: String) -> Result<CastDevice, FeatureProblem> {
-        guard case .object(let o) = json else { return .failure(FeatureProblem("the device report is not a JSON object")) }
-        guard let id = o["id"]?.string, !id.isEmpty else { return .failure(FeatureProblem("the device report has no \"id\" string")) }
-        guard let host = o["host"]?.string, !host.isEmpty else { return .failure(FeatureProblem("device \(id): no \"host\" string")) }
-        let port = o["port"].flatMap { $0.int } ?? 8009
-        guard (1...65535).contains(port) else { return .failure(FeatureProblem("device \(id): port \(port) is out of range")) }
-        var device = CastDevice(id: id, friendlyName: o["name"]?.string ?? id, host: host, port: Int(port),
-                                modelName: o["model"]?.string ?? "", statusText: o["status_text"]?.string, provider: provider)
-        if case .array(let apps)? = o["app_ids"] { device.supportedAppIDs = Set(apps.compactMap(\.string)) }
-        if case .array(let addresses)? = o["addresses"] { device.addresses = addresses.compactMap(\.string) }
-        if let ca = o["capabilities"]?.int, ca >= 0 { device.capabilities = CastDeviceCapabilities(rawValue: UInt64(ca)) }
-        return .success(device)
-    }
 }
 
 /// A plugin's instance pointer carried across a queue hop.
@@ -147,23 +143,11 @@ struct InstancePointer: @unchecked Sendable {
 }
 
 extension PluginHost {
-    /// Discovery providers of every loaded discovery feature, for ``DiscoveryManager/add(_:)``.
-    public func discoveryProviders() -> [PluginDiscoveryProvider] {
+    /// Every loaded discovery feature, ready to start.
+    package func discoveryFeatures() -> [PluginDiscovery] {
         features(of: .discovery).compactMap { f in
             guard case .discovery(let v) = f.vtable else { return nil }
-            return PluginDiscoveryProvider(feature: f, vtable: v, host: self)
+            return PluginDiscovery(feature: f, vtable: v, host: self)
         }
-    }
-}
-
-/// The device-report check, for tests and tools (`plugins inspect`): the problem text or the device.
-public enum PluginDiscoveryProviderProbe {
-    public static func check(_ report: JSONValue) -> String? {
-        if case .failure(let problem) = PluginDiscoveryProvider.device(from: report, provider: "probe") { return problem.text }
-        return nil
-    }
-
-    public static func device(_ report: JSONValue) -> CastDevice? {
-        try? PluginDiscoveryProvider.device(from: report, provider: "probe").get()
     }
 }

@@ -1,8 +1,8 @@
 import CastCore
+import CastPluginHost
+import CastPluginSession
 import CastSender
 import Testing
-
-@testable import CastPluginHost
 
 /// What a channel plugin is told about its app (ABI 1.2 `on_app_event`), from its session's updates.
 @Suite struct ChannelAppWatchTests {
@@ -18,7 +18,7 @@ import Testing
         .deviceStatus(CastDeviceStatus(ReceiverStatus(applications: apps)))
     }
 
-    static func events(_ notices: [ChannelAppWatch.Notice]) -> [ChannelAppWatch.Event] { notices.map(\.event) }
+    static func events(_ notices: [PluginAppNotice]) -> [PluginAppNotice.Event] { notices.map(\.event) }
 
     @Test("the app stops, then runs again: stopped with its ids and reason, then relaunched with the new session's")
     func stopThenRelaunch() throws {

@@ -1,53 +1,30 @@
 import CastCore
+import CastPluginHost
 import CastSender
 
 /// What a channel plugin is told about the app it talks to (ABI 1.2 `on_app_event`), read from
 /// its session's updates: the app stopped (or another replaced it), an app with one of the
-/// channel's namespaces runs again, or the link came back after a drop. Pure.
+/// channel's namespaces runs again, or the link came back after a drop. Pure; its notices are
+/// the host's ``PluginAppNotice``s.
 package struct ChannelAppWatch: Sendable {
-    /// `castline_app_event`'s values.
-    package enum Event: Int32, Sendable, Equatable {
-        case stopped = 1
-        case relaunched = 2
-        case sessionResumed = 3
-
-        /// How the host's records name it (`on_app_event: app_stopped`).
-        package var name: String {
-            switch self {
-            case .stopped: "app_stopped"
-            case .relaunched: "app_relaunched"
-            case .sessionResumed: "session_resumed"
-            }
-        }
-    }
-
-    /// One call to make: the event and its `info_json`.
-    struct Notice: Sendable, Equatable {
-        let event: Event
-        let info: String
-        /// The transportId of the app the channel talks to after this notice (nil: none runs):
-        /// what an isolated plugin's helper refuses sends by.
-        let current: String?
-    }
-
     private let deviceID: String
     private let namespaces: Set<String>
     /// The app the channel talks to now; nil while none runs.
-    private(set) var app: ApplicationInfo?
+    package private(set) var app: ApplicationInfo?
 
-    init(deviceID: String, namespaces: [String], app: ApplicationInfo?) {
+    package init(deviceID: String, namespaces: [String], app: ApplicationInfo?) {
         self.deviceID = deviceID
         self.namespaces = Set(namespaces)
         self.app = app
     }
 
     /// The notices `update` calls for, in order.
-    mutating func apply(_ update: CastSessionUpdate) -> [Notice] {
+    package mutating func apply(_ update: CastSessionUpdate) -> [PluginAppNotice] {
         switch update {
         case .deviceStatus(let status):
             let running = CastSession.followed(among: status.applications)
             if running?.sessionID == app?.sessionID { return [] }
-            var notices: [Notice] = []
+            var notices: [PluginAppNotice] = []
             if let old = app {
                 notices.append(notice(.stopped, old, reason: running.map { "replaced by \($0.appID)" } ?? "stopped"))
             }
@@ -66,7 +43,7 @@ package struct ChannelAppWatch: Sendable {
         }
     }
 
-    private func notice(_ event: Event, _ app: ApplicationInfo?, reason: String?) -> Notice {
+    private func notice(_ event: PluginAppNotice.Event, _ app: ApplicationInfo?, reason: String?) -> PluginAppNotice {
         var info = JSONObject()
         info.set("device_id", .string(deviceID))
         if let app {
@@ -75,6 +52,6 @@ package struct ChannelAppWatch: Sendable {
             info.set("transport_id", .string(app.transportID))
         }
         if let reason { info.set("reason", .string(reason)) }
-        return Notice(event: event, info: JSONValue.object(info).serialized(), current: event == .stopped ? nil : app?.transportID)
+        return PluginAppNotice(event: event, info: JSONValue.object(info).serialized(), current: event == .stopped ? nil : app?.transportID)
     }
 }
