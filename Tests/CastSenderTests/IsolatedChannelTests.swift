@@ -120,14 +120,15 @@ import Glibc
                 #expect(errors.last?.fields["callback"] == "on_message", "round \(round): \(errors.last?.message ?? "")")
                 let backtrace = errors.last?.fields["backtrace"]?.description ?? ""
                 #expect(backtrace.contains("channel_on_message + "), "round \(round): \(backtrace)")
-                // The noisy thread's records did arrive (the sink was writing when it crashed).
-                #expect(rig.logRecords.contains { $0.className == "NoisyChannel" })
                 let back = await pollValue(timeout: 30) { () async -> Int64? in
                     guard case .success(let reply) = await channel.command(["do": "pid"], timeout: .seconds(5)) else { return nil }
                     return reply["pid"]?.int
                 }
                 #expect(back != nil, "round \(round): the channel did not come back")
             }
+            // The premise: the noisy thread's records were on their way (its thread runs 300 ms
+            // before each crash; on a loaded machine a round's may all die in the sink's queue).
+            #expect(rig.logRecords.contains { $0.className == "NoisyChannel" })
             await channel.close()
             host.shutdown()
             await session.end(stopCasting: true)

@@ -10,7 +10,7 @@
  *             (class CrashingChannel) and dereferences NULL (SIGSEGV). The command never completes.
  *   "noisy-crash" → sends {"type":"NOISY_CRASH"}; on_message starts a thread logging 60 kB records
  *             without pause (the helper's log sink thread is writing frames all the time), lets
- *             it run 50 ms, then crashes like "crash": the crash report must not land inside
+ *             it run 300 ms, then crashes like "crash": the crash report must not land inside
  *             one of those frames.
  *   "hang"  → sends {"type":"HANG"}; on_message never returns (an hour of sleeps): the host's
  *             liveness ping goes unanswered and the helper is killed.
@@ -60,7 +60,7 @@ static void channel_on_message(void *state, const char *ns, const char *source, 
     if (strstr(payload, "\"NOISY_CRASH\"")) {
         pthread_t noisy;
         pthread_create(&noisy, NULL, log_without_pause, s->ctx);
-        usleep(50000);
+        usleep(300000);
         volatile int *nowhere = NULL;
         *nowhere = 1;
     }
