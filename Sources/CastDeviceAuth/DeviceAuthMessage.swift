@@ -8,10 +8,10 @@ import CastProtocol
 /// (`RSASSA_PKCS1v15`, `SHA1`).
 public struct DeviceAuthMessage: Sendable, Equatable {
     public var challenge: AuthChallenge?
-    public var response: AuthResponse?
-    public var error: AuthError?
+    package var response: AuthResponse?
+    package var error: AuthError?
 
-    public init(challenge: AuthChallenge? = nil, response: AuthResponse? = nil, error: AuthError? = nil) {
+    package init(challenge: AuthChallenge? = nil, response: AuthResponse? = nil, error: AuthError? = nil) {
         self.challenge = challenge
         self.response = response
         self.error = error
@@ -19,14 +19,14 @@ public struct DeviceAuthMessage: Sendable, Equatable {
 }
 
 /// `SignatureAlgorithm`.
-public enum AuthSignatureAlgorithm: Int32, Sendable {
+package enum AuthSignatureAlgorithm: Int32, Sendable {
     case unspecified = 0
     case rsassaPKCS1v15 = 1
     case rsassaPSS = 2
 }
 
 /// `HashAlgorithm`.
-public enum AuthHashAlgorithm: Int32, Sendable {
+package enum AuthHashAlgorithm: Int32, Sendable {
     case sha1 = 0
     case sha256 = 1
 }
@@ -34,17 +34,17 @@ public enum AuthHashAlgorithm: Int32, Sendable {
 /// `AuthChallenge`: what the sender asks the device to sign with.
 public struct AuthChallenge: Sendable, Equatable {
     /// Field 1, default `RSASSA_PKCS1v15`.
-    public var signatureAlgorithm: AuthSignatureAlgorithm?
+    package var signatureAlgorithm: AuthSignatureAlgorithm?
     /// Field 2: bytes the device signs in front of its TLS certificate and echoes back.
-    public var senderNonce: [UInt8]?
+    package var senderNonce: [UInt8]?
     /// Field 3, default `SHA1`.
-    public var hashAlgorithm: AuthHashAlgorithm?
+    package var hashAlgorithm: AuthHashAlgorithm?
     /// The first value outside the enum read for field 1 or 3. proto2 keeps such a value as an
     /// unknown field rather than setting the field; a device has to refuse it. Not written.
     public var unknownSignatureAlgorithm: UInt64?
     public var unknownHashAlgorithm: UInt64?
 
-    public init(signatureAlgorithm: AuthSignatureAlgorithm? = nil, senderNonce: [UInt8]? = nil, hashAlgorithm: AuthHashAlgorithm? = nil) {
+    package init(signatureAlgorithm: AuthSignatureAlgorithm? = nil, senderNonce: [UInt8]? = nil, hashAlgorithm: AuthHashAlgorithm? = nil) {
         self.signatureAlgorithm = signatureAlgorithm
         self.senderNonce = senderNonce
         self.hashAlgorithm = hashAlgorithm
@@ -52,23 +52,23 @@ public struct AuthChallenge: Sendable, Equatable {
 }
 
 /// `AuthResponse`: the device's signature and certificate chain.
-public struct AuthResponse: Sendable, Equatable {
+package struct AuthResponse: Sendable, Equatable {
     /// Field 1 (required).
-    public var signature: [UInt8]
+    package var signature: [UInt8]
     /// Field 2 (required): the device certificate, DER.
-    public var clientAuthCertificate: [UInt8]
+    package var clientAuthCertificate: [UInt8]
     /// Field 3 (repeated): intermediate certificates, DER, in order.
-    public var intermediateCertificates: [[UInt8]]
+    package var intermediateCertificates: [[UInt8]]
     /// Field 4, default `RSASSA_PKCS1v15`. A value outside the enum reads as absent.
-    public var signatureAlgorithm: AuthSignatureAlgorithm?
+    package var signatureAlgorithm: AuthSignatureAlgorithm?
     /// Field 5: the challenge's nonce, echoed.
-    public var senderNonce: [UInt8]?
+    package var senderNonce: [UInt8]?
     /// Field 6, default `SHA1`. A value outside the enum reads as absent.
-    public var hashAlgorithm: AuthHashAlgorithm?
+    package var hashAlgorithm: AuthHashAlgorithm?
     /// Field 7.
-    public var crl: [UInt8]?
+    package var crl: [UInt8]?
 
-    public init(signature: [UInt8], clientAuthCertificate: [UInt8], intermediateCertificates: [[UInt8]] = [],
+    package init(signature: [UInt8], clientAuthCertificate: [UInt8], intermediateCertificates: [[UInt8]] = [],
                 signatureAlgorithm: AuthSignatureAlgorithm? = nil, senderNonce: [UInt8]? = nil,
                 hashAlgorithm: AuthHashAlgorithm? = nil, crl: [UInt8]? = nil) {
         self.signature = signature
@@ -82,9 +82,9 @@ public struct AuthResponse: Sendable, Equatable {
 }
 
 /// `AuthError`: why the device did not answer.
-public struct AuthError: Sendable, Equatable {
+package struct AuthError: Sendable, Equatable {
     /// `AuthError.ErrorType`.
-    public enum ErrorType: Int32, Sendable {
+    package enum ErrorType: Int32, Sendable {
         case internalError = 0
         case noTLS = 1
         case signatureAlgorithmUnavailable = 2
@@ -92,9 +92,9 @@ public struct AuthError: Sendable, Equatable {
 
     /// Field 1 (required). A value outside the enum leaves it unset, so such a message does not
     /// decode.
-    public var errorType: ErrorType
+    package var errorType: ErrorType
 
-    public init(errorType: ErrorType) { self.errorType = errorType }
+    package init(errorType: ErrorType) { self.errorType = errorType }
 }
 
 /// Bytes that are not a `DeviceAuthMessage`.

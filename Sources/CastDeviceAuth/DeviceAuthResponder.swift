@@ -43,7 +43,7 @@ public struct DeviceAuthResponder: Sendable {
 
     /// A responder for one device: it signs with `credentials.deviceAuthKey` and sends the
     /// device certificate plus `credentials.intermediateCertificates`.
-    public init(credentials: DeviceCredentials) {
+    package init(credentials: DeviceCredentials) {
         self.init(credentials: credentials, intermediates: credentials.intermediateCertificates)
     }
 
@@ -61,7 +61,7 @@ public struct DeviceAuthResponder: Sendable {
     }
 
     /// The reply to `challengeBytes` (a serialized `DeviceAuthMessage`): a response or an error.
-    public func respond(to challengeBytes: [UInt8]) -> [UInt8] { reply(to: challengeBytes).bytes }
+    package func respond(to challengeBytes: [UInt8]) -> [UInt8] { reply(to: challengeBytes).bytes }
 
     /// The reply to `challengeBytes` with its ``Outcome``.
     public func reply(to challengeBytes: [UInt8]) -> Reply {
@@ -112,24 +112,24 @@ public struct DeviceAuthVerifier: Sendable {
     /// What a verified reply proved.
     public struct Verified: Sendable {
         /// The device certificate that signed.
-        public let deviceCertificate: Certificate
+        package let deviceCertificate: Certificate
         /// The digest the device used.
-        public let hash: DigestAlgorithm
+        package let hash: DigestAlgorithm
         /// The nonce the device echoed (empty when none).
-        public let senderNonce: [UInt8]
+        package let senderNonce: [UInt8]
         /// The device or an intermediate certificate carries Cast's audio-only policy: the
         /// device must only be sent audio (speakers, Chromecast Audio).
-        public let audioOnly: Bool
+        package let audioOnly: Bool
     }
 
     /// The roots device chains must end at.
-    public let trustAnchors: [Certificate]
+    package let trustAnchors: [Certificate]
 
     /// A verifier trusting `trustAnchors` (e.g. ``SimulatorAuthority/rootCertificate``).
     public init(trustAnchors: [Certificate]) { self.trustAnchors = trustAnchors }
 
     /// A verifier trusting every certificate of a PEM bundle (e.g. an exported simulator root).
-    public init(trustAnchorsPEM: String) throws(CryptoError) {
+    package init(trustAnchorsPEM: String) throws(CryptoError) {
         let anchors = try Certificate.all(fromPEM: trustAnchorsPEM)
         guard !anchors.isEmpty else { throw .certificate("the trust-anchor PEM holds no certificate") }
         trustAnchors = anchors
@@ -137,7 +137,7 @@ public struct DeviceAuthVerifier: Sendable {
 
     /// A serialized challenge: `DeviceAuthMessage{challenge{sender_nonce?, hash_algorithm?}}`
     /// (a field is left out when nil, so the device uses its default).
-    public static func challenge(nonce: [UInt8]?, hash: DigestAlgorithm?) -> [UInt8] {
+    package static func challenge(nonce: [UInt8]?, hash: DigestAlgorithm?) -> [UInt8] {
         let challenge = AuthChallenge(senderNonce: nonce, hashAlgorithm: hash.map(AuthHashAlgorithm.init))
         return DeviceAuthMessage(challenge: challenge).serialized()
     }

@@ -18,9 +18,9 @@ import Synchronization
 ///   ``interfaceCheckSeconds``; with `interfaces` given: none of those up).
 /// - Threading: avahi callbacks run on avahi's thread; the public methods take its lock; events
 ///   go out on the medium's own queue.
-public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
-    public let kind = NearbyMediumKind.mdns
-    public static let interfaceCheckSeconds = 2
+package final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
+    package let kind = NearbyMediumKind.mdns
+    package static let interfaceCheckSeconds = 2
 
     private struct Entry {
         var message: NearbyMessage
@@ -59,7 +59,7 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
     private let stopOnce = Mutex(false)
 
     /// - Parameter interfaces: only these interfaces count for availability and browse results (nil: all).
-    public init(interfaces: Set<String>? = nil, logSystem: LogSystem) throws(NearbyMediumError) {
+    package init(interfaces: Set<String>? = nil, logSystem: LogSystem) throws(NearbyMediumError) {
         self.interfaces = interfaces
         log = Logger(class: "NearbyAvahiMedium", system: logSystem)
         guard let poll = avahi_threaded_poll_new() else { throw NearbyMediumError("avahi: cannot create the poll thread") }
@@ -68,9 +68,9 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
 
     deinit { stop() }
 
-    public var state: NearbyMediumState { current.withLock { $0 } }
+    package var state: NearbyMediumState { current.withLock { $0 } }
 
-    public func start(_ events: @escaping @Sendable (NearbyMediumEvent) -> Void) {
+    package func start(_ events: @escaping @Sendable (NearbyMediumEvent) -> Void) {
         avahi_threaded_poll_lock(poll)
         handler = events
         interfaceProblem = checkInterfaces()
@@ -80,7 +80,7 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
         avahi_threaded_poll_start(poll)
     }
 
-    public func publish(id: UInt64, message: NearbyMessage) {
+    package func publish(id: UInt64, message: NearbyMessage) {
         locked {
             if let old = entries[id]?.group { avahi_entry_group_free(old) }
             entries[id] = Entry(message: message)
@@ -88,7 +88,7 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
         }
     }
 
-    public func withdraw(id: UInt64) {
+    package func withdraw(id: UInt64) {
         locked {
             if let entry = entries.removeValue(forKey: id), let group = entry.group {
                 avahi_entry_group_free(group)   // avahi-daemon sends the goodbye packets
@@ -97,14 +97,14 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
         }
     }
 
-    public func setBrowsing(_ on: Bool) {
+    package func setBrowsing(_ on: Bool) {
         locked {
             browsingWanted = on
             syncBrowsing()
         }
     }
 
-    public func stop() {
+    package func stop() {
         guard stopOnce.withLock({ done in defer { done = true }; return !done }) else { return }
         avahi_threaded_poll_lock(poll)
         stopped = true
@@ -448,7 +448,7 @@ public final class NearbyAvahiMedium: NearbyMedium, @unchecked Sendable {
 }
 
 /// The medium could not be created.
-public struct NearbyMediumError: Error, CustomStringConvertible {
-    public var description: String
+package struct NearbyMediumError: Error, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
 }

@@ -2,27 +2,27 @@
 /// RFC 6763 TXT), for avahi's raw-record API: avahi's service API would give them its default
 /// 75-minute TTL, and a publisher that vanishes without a goodbye (power loss) would then linger
 /// in every cache for that long. Ours carry ``recordTTL``.
-public struct NearbyDNSRecords: Equatable, Sendable {
+package struct NearbyDNSRecords: Equatable, Sendable {
     /// The DNS-SD service type nearby messages are published under.
-    public static let serviceType = "_castline-nearby._udp"
-    public static let domain = "local"
+    package static let serviceType = "_castline-nearby._udp"
+    package static let domain = "local"
     /// TTL of every record (seconds). A subscriber's mDNS cache re-queries at 80-95 % of it and
     /// drops the records when nobody answers: the bound on "lost" after a publisher vanishes
     /// without withdrawing is this TTL plus at most ``lossSlackSeconds``.
-    public static let recordTTL: UInt32 = 10
-    public static let lossSlackSeconds = 3
+    package static let recordTTL: UInt32 = 10
+    package static let lossSlackSeconds = 3
     /// RFC 6763 §7: port 9 ("discard") for a service that has no port of its own.
-    public static let port: UInt16 = 9
+    package static let port: UInt16 = 9
 
-    public var instanceLabel: String
-    public var ptrRdata: [UInt8]
-    public var srvRdata: [UInt8]
-    public var txtRdata: [UInt8]
+    package var instanceLabel: String
+    package var ptrRdata: [UInt8]
+    package var srvRdata: [UInt8]
+    package var txtRdata: [UInt8]
     /// `_services._dns-sd._udp.local` → the service type (RFC 6763 §9 enumeration).
-    public var enumerationRdata: [UInt8]
+    package var enumerationRdata: [UInt8]
 
     /// Records for `instanceLabel` (≤ 63 bytes) on `hostFQDN` (e.g. `castdev.local`).
-    public init(instanceLabel: String, hostFQDN: String, txt: [[UInt8]]) {
+    package init(instanceLabel: String, hostFQDN: String, txt: [[UInt8]]) {
         self.instanceLabel = instanceLabel
         let typeLabels = Self.serviceType.split(separator: ".").map(String.init) + [Self.domain]
         ptrRdata = Self.name([instanceLabel] + typeLabels)
@@ -34,7 +34,7 @@ public struct NearbyDNSRecords: Equatable, Sendable {
 
     /// A name in uncompressed wire form: each label with its length byte, then the root (0).
     /// Labels longer than 63 bytes are cut at 63 (instance labels are built to fit).
-    public static func name(_ labels: [String]) -> [UInt8] {
+    package static func name(_ labels: [String]) -> [UInt8] {
         var bytes: [UInt8] = []
         for label in labels where !label.isEmpty {
             let raw = Array(label.utf8.prefix(63))
@@ -47,7 +47,7 @@ public struct NearbyDNSRecords: Equatable, Sendable {
 
     /// An instance label: `<host> nearby <id>`, the host cut so the label stays within 63 bytes
     /// on a UTF-8 boundary.
-    public static func instanceLabel(host: String, id: UInt64) -> String {
+    package static func instanceLabel(host: String, id: UInt64) -> String {
         let suffix = " nearby " + String(id, radix: 16)
         var hostPart = ""
         for character in host {

@@ -5,7 +5,7 @@ import Synchronization
 /// The "air" that in-process loopback media share: a publication of any attached medium is seen by
 /// every attached medium that browses. Tests also use it to make the medium unavailable and to
 /// make a publisher vanish without withdrawing.
-public final class NearbyLoopbackNetwork: Sendable {
+package final class NearbyLoopbackNetwork: Sendable {
     private struct Air {
         var media: [Int: Weak] = [:]
         var publications: [String: (message: NearbyMessage, publisher: String, owner: Int)] = [:]
@@ -17,10 +17,10 @@ public final class NearbyLoopbackNetwork: Sendable {
 
     private let air = Mutex(Air())
 
-    public init() {}
+    package init() {}
 
     /// Makes the medium unavailable (`reason`) or available again (nil) for every attached medium.
-    public func setUnavailable(_ reason: String?) {
+    package func setUnavailable(_ reason: String?) {
         let (media, publications) = air.withLock { a in
             a.available = reason == nil
             return (a.media.values.compactMap(\.medium), a.publications)
@@ -83,10 +83,10 @@ public final class NearbyLoopbackNetwork: Sendable {
 }
 
 /// An in-process medium attached to a ``NearbyLoopbackNetwork``.
-public final class NearbyLoopbackMedium: NearbyMedium, @unchecked Sendable {
-    public let kind = NearbyMediumKind.loopback
+package final class NearbyLoopbackMedium: NearbyMedium, @unchecked Sendable {
+    package let kind = NearbyMediumKind.loopback
     /// The publisher name sightings of this medium's publications carry.
-    public let name: String
+    package let name: String
     private let network: NearbyLoopbackNetwork
     private let queue = DispatchQueue(label: "castline.nearby.loopback")
     private let log: Logger
@@ -96,31 +96,31 @@ public final class NearbyLoopbackMedium: NearbyMedium, @unchecked Sendable {
     private let handler = Mutex<(@Sendable (NearbyMediumEvent) -> Void)?>(nil)
     private let token = Mutex<Int?>(nil)
 
-    public init(network: NearbyLoopbackNetwork, name: String, logSystem: LogSystem) {
+    package init(network: NearbyLoopbackNetwork, name: String, logSystem: LogSystem) {
         self.network = network
         self.name = name
         log = Logger(class: "NearbyLoopbackMedium", system: logSystem)
     }
 
-    public var state: NearbyMediumState { network.isAvailable ? .available : .unavailable("the loopback network is down") }
+    package var state: NearbyMediumState { network.isAvailable ? .available : .unavailable("the loopback network is down") }
 
     var isBrowsing: Bool { browsing.withLock { $0 } }
 
-    public func start(_ events: @escaping @Sendable (NearbyMediumEvent) -> Void) {
+    package func start(_ events: @escaping @Sendable (NearbyMediumEvent) -> Void) {
         handler.withLock { $0 = events }
         let attached = network.attach(self)
         token.withLock { $0 = attached }
     }
 
-    public func publish(id: UInt64, message: NearbyMessage) {
+    package func publish(id: UInt64, message: NearbyMessage) {
         guard let owner = token.withLock({ $0 }) else { return }
         log.debug("publish", ["instance": .string(instance(id))])
         network.publish(instance(id), message: message, publisher: name, owner: owner)
     }
 
-    public func withdraw(id: UInt64) { network.withdraw(instance(id)) }
+    package func withdraw(id: UInt64) { network.withdraw(instance(id)) }
 
-    public func setBrowsing(_ on: Bool) {
+    package func setBrowsing(_ on: Bool) {
         browsing.withLock { $0 = on }
         guard on else {
             generation.withLock { $0 &+= 1 }
@@ -133,9 +133,9 @@ public final class NearbyLoopbackMedium: NearbyMedium, @unchecked Sendable {
 
     /// Like a publisher's power loss: its publications disappear without a withdraw from the
     /// manager, and this medium stops taking part.
-    public func vanish() { stop() }
+    package func vanish() { stop() }
 
-    public func stop() {
+    package func stop() {
         browsing.withLock { $0 = false }
         handler.withLock { $0 = nil }
         if let attached = token.withLock({ t -> Int? in defer { t = nil }; return t }) { network.detach(attached) }

@@ -1,5 +1,5 @@
 /// What a medium reports to its manager.
-public enum NearbyMediumEvent: Sendable, Equatable {
+package enum NearbyMediumEvent: Sendable, Equatable {
     case state(NearbyMediumState)
     /// A publication became visible (or its content changed). `instance` is unique within the medium.
     case appeared(instance: String, message: NearbyMessage, publisher: String)
@@ -13,7 +13,7 @@ public enum NearbyMediumEvent: Sendable, Equatable {
 /// the medium holds a lock its methods take (so a handler may call back into the medium). When
 /// the medium becomes unavailable, every instance it reported is gone (no `disappeared` events
 /// follow) and it reports them again as `appeared` when it is back.
-public protocol NearbyMedium: AnyObject, Sendable {
+package protocol NearbyMedium: AnyObject, Sendable {
     var kind: NearbyMediumKind { get }
     var state: NearbyMediumState { get }
     func start(_ events: @escaping @Sendable (NearbyMediumEvent) -> Void)

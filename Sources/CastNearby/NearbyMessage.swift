@@ -11,28 +11,28 @@
 /// - namespace: 1–32 bytes, letters, digits, `.`, `_`, `-`.
 /// - type: 0–32 bytes of printable ASCII without `*` (the empty type is Nearby's default type).
 public struct NearbyMessage: Hashable, Sendable, CustomStringConvertible {
-    public static let maxContentBytes = 1024
-    public static let maxNamespaceBytes = 32
-    public static let maxTypeBytes = 32
-    public static let defaultNamespace = "castline"
+    package static let maxContentBytes = 1024
+    package static let maxNamespaceBytes = 32
+    package static let maxTypeBytes = 32
+    package static let defaultNamespace = "castline"
 
-    public var namespace: String
-    public var type: String
-    public var content: [UInt8]
+    package var namespace: String
+    package var type: String
+    package var content: [UInt8]
 
-    public init(namespace: String = NearbyMessage.defaultNamespace, type: String = "", content: [UInt8]) {
+    package init(namespace: String = NearbyMessage.defaultNamespace, type: String = "", content: [UInt8]) {
         self.namespace = namespace
         self.type = type
         self.content = content
     }
 
     /// A message whose content is `text` in UTF-8.
-    public init(namespace: String = NearbyMessage.defaultNamespace, type: String = "", text: String) {
+    package init(namespace: String = NearbyMessage.defaultNamespace, type: String = "", text: String) {
         self.init(namespace: namespace, type: type, content: Array(text.utf8))
     }
 
     /// The content as text when it is valid UTF-8.
-    public var text: String? {
+    package var text: String? {
         var iterator = content.makeIterator()
         var output = ""
         var decoder = UTF8()
@@ -59,7 +59,7 @@ public struct NearbyMessage: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public static func validate(namespace: String) throws(NearbyError) {
+    package static func validate(namespace: String) throws(NearbyError) {
         let bytes = Array(namespace.utf8)
         guard !bytes.isEmpty, bytes.count <= maxNamespaceBytes else {
             throw .invalidNamespace(namespace, "must be 1-\(maxNamespaceBytes) bytes")
@@ -70,7 +70,7 @@ public struct NearbyMessage: Hashable, Sendable, CustomStringConvertible {
         guard allowed else { throw .invalidNamespace(namespace, "only letters, digits, '.', '_' and '-' are allowed") }
     }
 
-    public static func validate(type: String) throws(NearbyError) {
+    package static func validate(type: String) throws(NearbyError) {
         let bytes = Array(type.utf8)
         guard bytes.count <= maxTypeBytes else { throw .invalidType(type, "must be at most \(maxTypeBytes) bytes") }
         guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x2A }) else {

@@ -14,7 +14,7 @@ import Synchronization
 ///   of change.
 /// - Thread-safe. Handlers run one at a time, in order, on the manager's delivery queue; they may
 ///   call back into the manager.
-public final class NearbyMessagesManager: @unchecked Sendable {
+package final class NearbyMessagesManager: @unchecked Sendable {
     private struct Publication {
         var message: NearbyMessage
         var strategy: NearbyStrategy
@@ -51,7 +51,7 @@ public final class NearbyMessagesManager: @unchecked Sendable {
 
     /// Starts `media` and follows the permission in `permissions`. `statusHandler` (if any) is in
     /// place before the media start, so it hears their first change (e.g. avahi-daemon connected).
-    public init(media: [any NearbyMedium], permissions: NearbyPermissionStore, logSystem: LogSystem,
+    package init(media: [any NearbyMedium], permissions: NearbyPermissionStore, logSystem: LogSystem,
                 statusHandler: (@Sendable (NearbyStatusChange) -> Void)? = nil) {
         self.media = Dictionary(media.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
         self.permissions = permissions
@@ -73,19 +73,19 @@ public final class NearbyMessagesManager: @unchecked Sendable {
     deinit { close() }
 
     /// The permission the manager acts on.
-    public var permission: NearbyPermission { state.withLock { $0.permission } }
+    package var permission: NearbyPermission { state.withLock { $0.permission } }
 
     /// The current state of a medium (nil: not configured).
-    public func mediumState(_ kind: NearbyMediumKind) -> NearbyMediumState? { state.withLock { $0.mediumStates[kind] } }
+    package func mediumState(_ kind: NearbyMediumKind) -> NearbyMediumState? { state.withLock { $0.mediumStates[kind] } }
 
     /// Adds a handler for permission and medium changes (called on change only).
-    public func onStatusChange(_ handler: @escaping @Sendable (NearbyStatusChange) -> Void) {
+    package func onStatusChange(_ handler: @escaping @Sendable (NearbyStatusChange) -> Void) {
         state.withLock { $0.statusHandlers.append(handler) }
     }
 
     /// Publishes `message` until the publication is cancelled, released, or its strategy's
     /// lifetime ends (then `expired` is called).
-    public func publish(_ message: NearbyMessage, strategy: NearbyStrategy = .default,
+    package func publish(_ message: NearbyMessage, strategy: NearbyStrategy = .default,
                         expired: (@Sendable () -> Void)? = nil) throws(NearbyError) -> NearbyPublication {
         try message.validate()
         guard strategy.allows(publishing: true) else { throw .strategyForbids(strategy.discoveryMode, role: "publish") }
@@ -111,7 +111,7 @@ public final class NearbyMessagesManager: @unchecked Sendable {
 
     /// Subscribes to messages matching `filter`: `found` for each distinct message when first seen
     /// (at once for those already seen), `lost` when it is withdrawn or its publisher vanishes.
-    public func subscribe(filter: NearbyMessageFilter = NearbyMessageFilter(), strategy: NearbyStrategy = .default,
+    package func subscribe(filter: NearbyMessageFilter = NearbyMessageFilter(), strategy: NearbyStrategy = .default,
                           found: @escaping @Sendable (NearbySighting) -> Void, lost: @escaping @Sendable (NearbySighting) -> Void,
                           expired: (@Sendable () -> Void)? = nil) throws(NearbyError) -> NearbySubscription {
         if let ns = filter.namespace { try NearbyMessage.validate(namespace: ns) }
@@ -138,7 +138,7 @@ public final class NearbyMessagesManager: @unchecked Sendable {
     }
 
     /// Cancels everything and stops the media. Idempotent.
-    public func close() {
+    package func close() {
         // The removed entries (and the closures they hold) are released after the lock: a closure
         // may own the last reference to a handle, whose deinit takes the lock again.
         let removed = state.withLock { s -> (Bool, [UInt64: Publication], [UInt64: Subscription], [@Sendable (NearbyStatusChange) -> Void]) in
@@ -293,9 +293,9 @@ public final class NearbyMessagesManager: @unchecked Sendable {
 }
 
 /// An active publication: withdrawn by ``cancel()`` or when the last reference goes.
-public final class NearbyPublication: Sendable {
+package final class NearbyPublication: Sendable {
     private weak let manager: NearbyMessagesManager?
-    public let id: UInt64
+    package let id: UInt64
 
     init(manager: NearbyMessagesManager, id: UInt64) {
         self.manager = manager
@@ -304,13 +304,13 @@ public final class NearbyPublication: Sendable {
 
     deinit { manager?.cancelPublication(id) }
 
-    public func cancel() { manager?.cancelPublication(id) }
+    package func cancel() { manager?.cancelPublication(id) }
 }
 
 /// An active subscription: ended by ``cancel()`` or when the last reference goes.
-public final class NearbySubscription: Sendable {
+package final class NearbySubscription: Sendable {
     private weak let manager: NearbyMessagesManager?
-    public let id: UInt64
+    package let id: UInt64
 
     init(manager: NearbyMessagesManager, id: UInt64) {
         self.manager = manager
@@ -319,5 +319,5 @@ public final class NearbySubscription: Sendable {
 
     deinit { manager?.cancelSubscription(id) }
 
-    public func cancel() { manager?.cancelSubscription(id) }
+    package func cancel() { manager?.cancelSubscription(id) }
 }

@@ -6,10 +6,10 @@ public enum NearbyPermission: Equatable, Sendable {
     /// Revoked: nothing is published or browsed; active publications and subscriptions are suspended.
     case revoked
 
-    public var isGranted: Bool { self == .granted }
+    package var isGranted: Bool { self == .granted }
 
     /// `granted`, `revoked`, `not determined`.
-    public var word: String {
+    package var word: String {
         switch self {
         case .notDetermined: return "not determined"
         case .granted: return "granted"

@@ -13,12 +13,12 @@ import Synchronization
 /// - A file that cannot be read or parsed counts as not granted; the problem is logged (error,
 ///   once per distinct problem) and reported by ``problem``, never a crash.
 /// - Thread-safe; change handlers run on the store's own queue.
-public final class NearbyPermissionStore: @unchecked Sendable {
-    public static let fileName = "nearby-permission.json"
-    public static let pollInterval: Duration = .seconds(1)
+package final class NearbyPermissionStore: @unchecked Sendable {
+    package static let fileName = "nearby-permission.json"
+    package static let pollInterval: Duration = .seconds(1)
 
-    public let directory: String
-    public var path: String { directory + "/" + Self.fileName }
+    package let directory: String
+    package var path: String { directory + "/" + Self.fileName }
     private let log: Logger
     private let state: Mutex<(permission: NearbyPermission, problem: String?, handlers: [Int: @Sendable (NearbyPermission) -> Void], next: Int)>
     private let queue = DispatchQueue(label: "castline.nearby.permission")
@@ -27,7 +27,7 @@ public final class NearbyPermissionStore: @unchecked Sendable {
 
     /// The state folder: `$CASTLINE_STATE_DIR`, systemd's `$STATE_DIRECTORY` (first entry),
     /// `$XDG_STATE_HOME/castline`, `$HOME/.local/state/castline`, else `/var/lib/castline`.
-    public static func defaultDirectory(environment env: [String: String]) -> String {
+    package static func defaultDirectory(environment env: [String: String]) -> String {
         if let dir = env["CASTLINE_STATE_DIR"], !dir.isEmpty { return dir }
         if let dirs = env["STATE_DIRECTORY"], let first = dirs.split(separator: ":").first { return String(first) }
         if let xdg = env["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/castline" }
@@ -35,7 +35,7 @@ public final class NearbyPermissionStore: @unchecked Sendable {
         return "/var/lib/castline"
     }
 
-    public init(directory: String, logSystem: LogSystem) {
+    package init(directory: String, logSystem: LogSystem) {
         self.directory = directory
         log = Logger(class: "NearbyPermissionStore", system: logSystem)
         state = Mutex((.notDetermined, nil, [:], 0))
@@ -48,19 +48,19 @@ public final class NearbyPermissionStore: @unchecked Sendable {
     deinit { timer.withLock { $0?.cancel() } }
 
     /// The permission as last read.
-    public var permission: NearbyPermission { state.withLock { $0.permission } }
+    package var permission: NearbyPermission { state.withLock { $0.permission } }
 
     /// Why the file could not be used (then the permission counts as not granted), or nil.
-    public var problem: String? { state.withLock { $0.problem } }
+    package var problem: String? { state.withLock { $0.problem } }
 
-    public func grant() throws(NearbyStoreError) { try set(.granted) }
-    public func revoke() throws(NearbyStoreError) { try set(.revoked) }
+    package func grant() throws(NearbyStoreError) { try set(.granted) }
+    package func revoke() throws(NearbyStoreError) { try set(.revoked) }
 
     /// Calls `handler` (on the store's queue, in order) whenever the permission changes, whoever
     /// changed it: this process or another one (polled every ``pollInterval``). Returns a token
     /// for ``removeHandler(_:)``. May be called from a handler.
     @discardableResult
-    public func onChange(_ handler: @escaping @Sendable (NearbyPermission) -> Void) -> Int {
+    package func onChange(_ handler: @escaping @Sendable (NearbyPermission) -> Void) -> Int {
         let token = state.withLock { s -> Int in
             s.next += 1
             s.handlers[s.next] = handler
@@ -77,13 +77,13 @@ public final class NearbyPermissionStore: @unchecked Sendable {
         return token
     }
 
-    public func removeHandler(_ token: Int) {
+    package func removeHandler(_ token: Int) {
         _ = state.withLock { $0.handlers.removeValue(forKey: token) }
     }
 
     /// Re-reads the file now and notifies the handlers when the permission changed. Every read
     /// runs on the store's queue, so handlers see the changes in the order of the reads.
-    public func refresh() {
+    package func refresh() {
         if DispatchQueue.getSpecific(key: onQueue) == true { refreshOnQueue() } else { queue.sync { refreshOnQueue() } }
     }
 
@@ -150,10 +150,10 @@ public final class NearbyPermissionStore: @unchecked Sendable {
 }
 
 /// The permission file could not be written.
-public struct NearbyStoreError: Error, Equatable, CustomStringConvertible {
-    public var path: String
-    public var operation: String
-    public var code: Int32
+package struct NearbyStoreError: Error, Equatable, CustomStringConvertible {
+    package var path: String
+    package var operation: String
+    package var code: Int32
 
-    public var description: String { "cannot \(operation) \(path): \(String(cString: strerror(code)))" }
+    package var description: String { "cannot \(operation) \(path): \(String(cString: strerror(code)))" }
 }

@@ -5,20 +5,20 @@ public struct NearbyStrategy: Hashable, Sendable {
         case publish, scan, both
     }
 
-    public var discoveryMode: DiscoveryMode
-    public var medium: NearbyMediumKind
+    package var discoveryMode: DiscoveryMode
+    package var medium: NearbyMediumKind
     /// How long the publication or subscription stays active before it expires by itself
     /// (its expiry handler is called); nil: until cancelled.
-    public var lifetime: Duration?
+    package var lifetime: Duration?
 
-    public init(discoveryMode: DiscoveryMode = .both, medium: NearbyMediumKind = .mdns, lifetime: Duration? = nil) {
+    package init(discoveryMode: DiscoveryMode = .both, medium: NearbyMediumKind = .mdns, lifetime: Duration? = nil) {
         self.discoveryMode = discoveryMode
         self.medium = medium
         self.lifetime = lifetime
     }
 
     /// Both roles, over the LAN (mDNS through avahi-daemon), no expiry.
-    public static let `default` = NearbyStrategy()
+    package static let `default` = NearbyStrategy()
 
     func allows(publishing: Bool) -> Bool {
         switch discoveryMode {
@@ -38,14 +38,14 @@ public enum NearbyMediumKind: String, Hashable, Sendable, CaseIterable {
 }
 
 /// Whether a medium can carry messages now.
-public enum NearbyMediumState: Equatable, Sendable, CustomStringConvertible {
+package enum NearbyMediumState: Equatable, Sendable, CustomStringConvertible {
     case available
     /// The reason says what is missing (avahi-daemon not running, no multicast interface up…).
     case unavailable(String)
 
-    public var isAvailable: Bool { self == .available }
+    package var isAvailable: Bool { self == .available }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .available: return "available"
         case .unavailable(let reason): return "unavailable: \(reason)"

@@ -11,8 +11,8 @@
 /// 1,246 bytes, under the 1,452 bytes an IPv6 packet on a 1,500-byte MTU carries, leaving room for
 /// the PTR record that announces it.
 public enum NearbyTXTRecord {
-    public static let version = "1"
-    public static let chunkBytes = 250
+    package static let version = "1"
+    package static let chunkBytes = 250
 
     /// The TXT strings for `message` (which must be valid: see ``NearbyMessage/validate()``).
     public static func encode(_ message: NearbyMessage) -> [[UInt8]] {
@@ -32,11 +32,11 @@ public enum NearbyTXTRecord {
     }
 
     /// The total size of the TXT record data (each string with its length byte).
-    public static func wireSize(_ strings: [[UInt8]]) -> Int { strings.reduce(0) { $0 + 1 + $1.count } }
+    package static func wireSize(_ strings: [[UInt8]]) -> Int { strings.reduce(0) { $0 + 1 + $1.count } }
 
     /// Why a TXT record is not a nearby message.
     public struct DecodingError: Error, Equatable, CustomStringConvertible {
-        public var reason: String
+        package var reason: String
         public var description: String { reason }
     }
 

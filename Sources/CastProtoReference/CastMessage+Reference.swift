@@ -21,7 +21,7 @@ extension CastMessage {
     }
 
     /// Builds the domain value from a generated message; `byteCount` is used in error reports.
-    public init(proto: Cast_Channel_CastMessage, byteCount: Int = 0) throws(CastMessageDecodingError) {
+    package init(proto: Cast_Channel_CastMessage, byteCount: Int = 0) throws(CastMessageDecodingError) {
         let version: UInt32
         if proto.hasProtocolVersion {
             version = UInt32(proto.protocolVersion.rawValue)
@@ -56,7 +56,7 @@ extension CastMessage {
     }
 
     /// The generated message with every required field set (also when it holds the default value).
-    public var proto: Cast_Channel_CastMessage {
+    package var proto: Cast_Channel_CastMessage {
         var m = Cast_Channel_CastMessage()
         if let known = Cast_Channel_CastMessage.ProtocolVersion(rawValue: Int(protocolVersion)) {
             m.protocolVersion = known
@@ -111,9 +111,9 @@ struct ProtobufBytes: SwiftProtobufContiguousBytes {
 /// Varint fields in a generated message's unknown-field bytes: where proto2 keeps an enum value
 /// outside the enum, which the generated types do not expose otherwise. SwiftProtobuf stored
 /// those bytes after reading them, so they are well formed.
-public enum UnknownFields {
+package enum UnknownFields {
     /// The varint values of `field`, in order, outside groups.
-    public static func varints(field: UInt64, in data: Data) -> [UInt64] {
+    package static func varints(field: UInt64, in data: Data) -> [UInt64] {
         [UInt8](data).withUnsafeBytes { raw in
             var reader = ProtoWireReader(raw)
             var values: [UInt64] = []

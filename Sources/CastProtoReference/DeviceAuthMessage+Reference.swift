@@ -14,7 +14,7 @@ extension DeviceAuthMessage {
 
     /// The same message from a generated one. An enum value outside the enum, which the
     /// generated type keeps in its unknown fields, becomes the challenge's `unknown…` value.
-    public init(reference m: Cast_Channel_DeviceAuthMessage) {
+    package init(reference m: Cast_Channel_DeviceAuthMessage) {
         self.init()
         if m.hasChallenge {
             let c = m.challenge
@@ -44,7 +44,7 @@ extension DeviceAuthMessage {
 
     /// The generated message with the same fields (the challenge's `unknown…` values are not
     /// carried).
-    public var reference: Cast_Channel_DeviceAuthMessage {
+    package var reference: Cast_Channel_DeviceAuthMessage {
         var m = Cast_Channel_DeviceAuthMessage()
         if let challenge {
             var c = Cast_Channel_AuthChallenge()

@@ -3,9 +3,9 @@ import Glibc
 #endif
 
 /// Files SwiftPM built next to the test binary: plugin `.so` files, fixtures, executables.
-public enum BuiltProducts {
+package enum BuiltProducts {
     /// The folder of the running test binary (`…/debug`).
-    public static let folder: String = {
+    package static let folder: String = {
         var buffer = [CChar](repeating: 0, count: 4097)
         let n = readlink("/proc/self/exe", &buffer, 4096)
         let exe = String(decoding: buffer[..<max(n, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -15,5 +15,5 @@ public enum BuiltProducts {
     }()
 
     /// `…/debug/lib<product>.so`.
-    public static func library(_ product: String) -> String { "\(folder)/lib\(product).so" }
+    package static func library(_ product: String) -> String { "\(folder)/lib\(product).so" }
 }

@@ -3,10 +3,10 @@ import Glibc
 #endif
 
 /// A fresh folder under /tmp (mode 0755), removed by `remove()`.
-public struct ScratchFolder: Sendable {
-    public let path: String
+package struct ScratchFolder: Sendable {
+    package let path: String
 
-    public init(_ name: String) {
+    package init(_ name: String) {
         var template = Array("/tmp/castline-\(name)-XXXXXX".utf8CString)
         path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
         chmod(path, 0o755)
@@ -14,7 +14,7 @@ public struct ScratchFolder: Sendable {
 
     /// Copies a file into the folder; returns the new path.
     @discardableResult
-    public func copy(_ source: String, as name: String? = nil, mode: mode_t = 0o755) -> String {
+    package func copy(_ source: String, as name: String? = nil, mode: mode_t = 0o755) -> String {
         let target = path + "/" + (name ?? String(source[source.index(after: source.lastIndex(of: "/")!)...]))
         let input = fopen(source, "rb")!
         let output = fopen(target, "wb")!
@@ -32,7 +32,7 @@ public struct ScratchFolder: Sendable {
 
     /// Removes the folder and everything in it, depth first, without following symbolic links
     /// (a test's symlink to a system path removes the link, not its target).
-    public func remove() {
+    package func remove() {
         Self.removeTree(path)
     }
 

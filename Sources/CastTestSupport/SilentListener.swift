@@ -6,12 +6,12 @@ import Synchronization
 /// (a device whose TLS stalls, so a connect to it waits in its handshake), or with `closeAtOnce`
 /// closes each connection as it comes in. Counts the connections it kept and how many of them
 /// the peer has closed since.
-public final class SilentListener: Sendable {
-    public let port: Int
+package final class SilentListener: Sendable {
+    package let port: Int
     private let channel: any Channel
     private let counts: Counts
 
-    public static func start(group: EventLoopGroup, closeAtOnce: Bool = false) async throws -> SilentListener {
+    package static func start(group: EventLoopGroup, closeAtOnce: Bool = false) async throws -> SilentListener {
         let counts = Counts()
         let channel = try await ServerBootstrap(group: group)
             .childChannelInitializer { child in
@@ -28,16 +28,16 @@ public final class SilentListener: Sendable {
         self.port = channel.localAddress?.port ?? 0
     }
 
-    public var accepted: Int { counts.value.withLock { $0.accepted } }
-    public var closedByPeer: Int { counts.value.withLock { $0.closed } }
+    package var accepted: Int { counts.value.withLock { $0.accepted } }
+    package var closedByPeer: Int { counts.value.withLock { $0.closed } }
 
     /// Waits (bounded, polling) until `predicate` holds for the listener.
-    public func wait(timeout: Double = 10, until predicate: (SilentListener) -> Bool) async -> Bool {
+    package func wait(timeout: Double = 10, until predicate: (SilentListener) -> Bool) async -> Bool {
         await pollUntil(timeout: timeout) { predicate(self) }
     }
 
     /// Closes the listener (accepted connections close with their event loop).
-    public func stop() async {
+    package func stop() async {
         try? await channel.close().get()
     }
 

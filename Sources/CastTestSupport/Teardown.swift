@@ -4,7 +4,7 @@ import Synchronization
 /// `#require`): the scoped form of every test rig (`withSenderRig`, `withSimulatorRig`,
 /// `withMediaServerRig`). The body's error is the one rethrown; a teardown error after a body
 /// that threw is dropped, after one that returned it is thrown.
-public func withTeardown<Resource>(_ resource: Resource, _ teardown: (Resource) async throws -> Void,
+package func withTeardown<Resource>(_ resource: Resource, _ teardown: (Resource) async throws -> Void,
                                    body: (Resource) async throws -> Void) async throws {
     do {
         try await body(resource)
@@ -18,12 +18,12 @@ public func withTeardown<Resource>(_ resource: Resource, _ teardown: (Resource) 
 /// Answers true to the first ``claim()`` only: what makes a rig's `stop()` safe to call twice (a
 /// test that stops its rig itself, inside the scoped form that stops it again). A class, so a rig
 /// that is a value shares it with its copies.
-public final class FirstCall: Sendable {
+package final class FirstCall: Sendable {
     private let claimed = Atomic(false)
 
-    public init() {}
+    package init() {}
 
-    public func claim() -> Bool {
+    package func claim() -> Bool {
         claimed.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
     }
 }

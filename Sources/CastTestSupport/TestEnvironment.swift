@@ -6,13 +6,13 @@ import Glibc
 /// root or IPv6 says so with a trait and is skipped, with its reason printed, where it cannot run:
 ///
 ///     @Test(.enabled(if: TestEnvironment.isRoot, "needs root: unshare -m (mount namespaces)"))
-public enum TestEnvironment {
+package enum TestEnvironment {
     /// The tests run as root (euid 0): network and mount namespaces, chown to another user.
     /// CI runs as root, so the tests that need it run there.
-    public static let isRoot: Bool = geteuid() == 0
+    package static let isRoot: Bool = geteuid() == 0
 
     /// A TCP socket binds to [::1] (IPv6 is not disabled on the loopback interface).
-    public static let hasIPv6Loopback: Bool = {
+    package static let hasIPv6Loopback: Bool = {
         let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }

@@ -7,7 +7,7 @@ import Synchronization
 /// ``CastTransportError/cancelled(endpoint:)`` at its next step, instead of going on until its
 /// timeout. The owner then waits for the connect to return; from then on nothing of it touches
 /// the event loop, which may shut down. (Call ``cancel()`` while that loop still runs.)
-public final class CastConnectAttempt: Sendable {
+package final class CastConnectAttempt: Sendable {
     private struct State {
         var cancelled = false
         var channels: [any Channel] = []
@@ -15,12 +15,12 @@ public final class CastConnectAttempt: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public var isCancelled: Bool { state.withLock { $0.cancelled } }
+    package var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// Gives the attempt up (idempotent): its sockets are closed now.
-    public func cancel() {
+    package func cancel() {
         let open = state.withLock { state -> [any Channel] in
             state.cancelled = true
             defer { state.channels = [] }

@@ -14,7 +14,7 @@ extension CastConnection {
     /// authenticates the device. Each step is bounded by ``CastConnectionOptions/connectTimeout``.
     /// `attempt`: lets the caller give the connect up (``CastConnectAttempt/cancel()``); it then
     /// throws ``CastTransportError/cancelled(endpoint:)`` without waiting for a timeout.
-    public static func connect(host: String, port: Int, options: CastConnectionOptions = .init(),
+    package static func connect(host: String, port: Int, options: CastConnectionOptions = .init(),
                                group: EventLoopGroup, attempt: CastConnectAttempt? = nil)
         async throws(CastTransportError) -> CastConnection {
         let endpoint = HostPort.name(host: host, port: port)

@@ -16,15 +16,15 @@ import Synchronization
 /// ``closeReason`` says which. ``messages`` is iterated once: a consumer that stops iterating
 /// closes the connection (nobody would read the replies), and so does releasing the connection
 /// without ``close()``.
-public final class CastConnection: Sendable {
+package final class CastConnection: Sendable {
     /// `host:port`, as in logs and errors.
-    public let endpoint: String
+    package let endpoint: String
     /// The DER of the certificate the device presented.
-    public let peerCertificateDER: [UInt8]
+    package let peerCertificateDER: [UInt8]
     /// What device authentication found.
-    public let deviceAuth: DeviceAuthResult
+    package let deviceAuth: DeviceAuthResult
     /// Inbound messages except heartbeats (and the device-auth reply consumed by ``connect``).
-    public let messages: CastInboundStream
+    package let messages: CastInboundStream
 
     private let channel: Channel
     private let pipeline: ConnectionPipeline
@@ -53,7 +53,7 @@ public final class CastConnection: Sendable {
     /// of ``messages`` has applied it (``CastInbound/completeReply()``). Requests queued one after
     /// another from one thread or actor go out in that order. A request on an ended connection
     /// fails `disconnected`.
-    public func request<Value: Sendable>(source: String, destination: String, namespace: CastNamespace, type: String,
+    package func request<Value: Sendable>(source: String, destination: String, namespace: CastNamespace, type: String,
                                          timeout: Double, supersedes: Bool = false, afterDelivery: Bool = false,
                                          build: @escaping @Sendable (RequestID) -> JSONValue,
                                          map: @escaping @Sendable (CastPayload) -> Result<Value, CastRequestError>) -> CastRequest<Value> {
@@ -71,7 +71,7 @@ public final class CastConnection: Sendable {
 
     /// Writes one message. Throws ``CastTransportError/closed(endpoint:reason:)`` once the
     /// connection has ended, ``CastTransportError/sendFailed(endpoint:reason:)`` otherwise.
-    public func send(_ message: CastMessage) async throws(CastTransportError) {
+    package func send(_ message: CastMessage) async throws(CastTransportError) {
         do {
             try await channel.writeAndFlush(CastOutbound.message(message)).get()
         } catch {
@@ -82,14 +82,14 @@ public final class CastConnection: Sendable {
 
     /// Fails every request still waiting for a reply with ``CastRequestError/disconnected(_:)``
     /// saying `why` (the session behind them ended); the connection stays open.
-    public func failPendingRequests(_ why: String) {
+    package func failPendingRequests(_ why: String) {
         let requests = pipeline.requests
         requests.eventLoop.execute { requests.value.failAll(.disconnected(why)) }
     }
 
     /// Fails the requests still waiting for a reply from `destination` (an app's transport that
     /// went away) with ``CastRequestError/disconnected(_:)`` saying `why`; others stay.
-    public func failPendingRequests(to destination: String, _ why: String) {
+    package func failPendingRequests(to destination: String, _ why: String) {
         let requests = pipeline.requests
         requests.eventLoop.execute { requests.value.failAll(to: destination, .disconnected(why)) }
     }
@@ -102,7 +102,7 @@ public final class CastConnection: Sendable {
     /// `flush: false` leaves the message for the next flushed one (``send(_:)`` or `enqueue`),
     /// so both leave in one TLS write and one syscall. Only for a message that is always
     /// followed by another, such as a CONNECT before the first request on it.
-    public func enqueue(_ message: CastMessage, flush: Bool = true, completion: (@Sendable (CastTransportError?) -> Void)? = nil) {
+    package func enqueue(_ message: CastMessage, flush: Bool = true, completion: (@Sendable (CastTransportError?) -> Void)? = nil) {
         let channel = self.channel
         guard let completion else {
             let outbound = CastOutbound.message(message)
@@ -122,13 +122,13 @@ public final class CastConnection: Sendable {
     }
 
     /// Closes the connection (idempotent); ``closeReason`` becomes `.local` unless it had already ended.
-    public func close() async {
+    package func close() async {
         await pipeline.closeLocally()
         _ = await closeReason
     }
 
     /// Starts closing without waiting (for owners that cannot await, e.g. in `deinit`).
-    public func closeSoon() {
+    package func closeSoon() {
         if channel.isActive { channel.close(promise: nil) }
     }
 
@@ -139,7 +139,7 @@ public final class CastConnection: Sendable {
     }
 
     /// Waits until the connection has ended and says how.
-    public var closeReason: CastConnectionCloseReason {
+    package var closeReason: CastConnectionCloseReason {
         get async {
             if let known = knownCloseReason.withLock({ $0 }) { return known }
             return (try? await pipeline.closed.get()) ?? .error("unknown")
@@ -153,5 +153,5 @@ public final class CastConnection: Sendable {
     }
 
     /// Whether the connection is still open.
-    public var isActive: Bool { channel.isActive }
+    package var isActive: Bool { channel.isActive }
 }

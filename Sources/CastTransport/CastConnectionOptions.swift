@@ -16,35 +16,35 @@ public struct CastConnectionOptions: Sendable {
     }
 
     /// TCP connect timeout and, separately, TLS handshake and device-auth timeouts (seconds).
-    public var connectTimeout: Double = 5
+    package var connectTimeout: Double = 5
     /// PING a silent device after this many seconds (iOS SDK default 5).
-    public var heartbeatInterval: Double = 5
+    package var heartbeatInterval: Double = 5
     /// Declare a device lost after this many seconds of silence (iOS SDK default 10).
-    public var heartbeatTimeout: Double = 10
+    package var heartbeatTimeout: Double = 10
     /// Fold a device's flood of broadcasts (``BroadcastFloodGuard``: at most 10 per namespace in
     /// 100 ms reach the session, the newest never lost). Off only to measure the layers below.
-    public var foldsBroadcastFloods = true
+    package var foldsBroadcastFloods = true
     /// `source_id` of our messages on receiver-0 and of heartbeats.
-    public var senderID = "sender-0"
-    public var deviceAuth: DeviceAuthMode = .off
+    package var senderID = "sender-0"
+    package var deviceAuth: DeviceAuthMode = .off
     /// Roots device-auth chains must end at (e.g. the simulator's root from `--export-root-ca`).
-    public var trustAnchors: [Certificate] = []
+    package var trustAnchors: [Certificate] = []
     /// Where the connection's records go (`CastConnection`, `CastHeartbeat`, `CastRequestHandler`,
     /// `CastChannel.*`).
-    public var logSystem: LogSystem = .shared
+    package var logSystem: LogSystem = .shared
     /// Fields on the request records (`CastRequestHandler`): the owner's device and session.
     /// Empty: the endpoint as `device`.
-    public var logFields: LogFields = [:]
+    package var logFields: LogFields = [:]
     /// Hears every request's outcome (metrics), on the connection's event loop: keep it short.
-    public var requestObserver: CastRequestObserver?
+    package var requestObserver: CastRequestObserver?
     /// The level of the `cannot connect` record. A caller that reports failed connects itself
     /// (a discovery probe's provider problem, a reconnect loop after its first attempt) lowers
     /// it, so an unreachable device is not a warning per attempt.
-    public var connectFailureLevel: LogLevel = .warning
+    package var connectFailureLevel: LogLevel = .warning
     /// Hears every frame in and out after the codec (``CastFrameTapHandler``): `castline capture`.
-    public var frameObserver: CastFrameObserver?
+    package var frameObserver: CastFrameObserver?
 
-    public init() {}
+    package init() {}
 }
 
 /// What device authentication found, for logs and policy (audio-only devices, warn mode).

@@ -172,24 +172,24 @@ final class ConsumerDemand: NIOAsyncSequenceProducerDelegate {
 /// each with its decoded payload and the request it answers (``CastInbound/completeReply()``).
 /// One consumer, one iteration: it finishes when the connection ends, and a consumer that stops
 /// iterating (a `break`, its task cancelled) ends the connection, as nobody would read the replies.
-public struct CastInboundStream: AsyncSequence, Sendable {
-    public typealias Element = CastInbound
+package struct CastInboundStream: AsyncSequence, Sendable {
+    package typealias Element = CastInbound
 
     let base: CastInboundBridge.Producer
     let taken: ConsumerDemand
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    package struct AsyncIterator: AsyncIteratorProtocol {
         var base: CastInboundBridge.Producer.AsyncIterator
         let taken: ConsumerDemand
 
-        public mutating func next() async -> CastInbound? {
+        package mutating func next() async -> CastInbound? {
             let next = await base.next()
             if next != nil { taken.took() }
             return next
         }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator {
+    package func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: base.makeAsyncIterator(), taken: taken)
     }
 }

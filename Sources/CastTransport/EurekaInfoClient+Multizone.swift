@@ -5,22 +5,22 @@ import NIOCore
 
 /// One entry of eureka_info's `multizone.groups`: a speaker group the answering device is a
 /// member of, as pychromecast's `get_multizone_status` reads it. Value type.
-public struct EurekaGroupEntry: Sendable, Equatable {
+package struct EurekaGroupEntry: Sendable, Equatable {
     /// The group's uuid as 32 lowercase hex digits (the group's mDNS `id`).
-    public var id: String
-    public var name: String
+    package var id: String
+    package var name: String
     /// The group's Cast port on the answering device when that device leads the group
     /// (`elected_leader: "self"` with `cast_port`); nil when another member leads it.
-    public var castPort: Int?
+    package var castPort: Int?
 
-    public init(id: String, name: String, castPort: Int? = nil) {
+    package init(id: String, name: String, castPort: Int? = nil) {
         self.id = id
         self.name = name
         self.castPort = castPort
     }
 
     /// An entry of `multizone.groups`; nil without a uuid of 32 hex digits.
-    public init?(json: JSONValue) {
+    package init?(json: JSONValue) {
         let uuid = (json["uuid"]?.string ?? "").lowercased().filter { $0 != "-" }
         guard uuid.count == 32, uuid.allSatisfy(\.isHexDigit) else { return nil }
         id = uuid
@@ -36,7 +36,7 @@ extension EurekaInfoClient {
     /// its eureka_info `multizone.groups` entry with `elected_leader: "self"` and `cast_port`
     /// (what pychromecast's `get_multizone_status` reads). Nil when `host` does not lead the
     /// group, or does not answer within `timeout` seconds (HTTPS first, then HTTP).
-    public static func groupLeader(groupID: String, host: String, httpsPort: Int = httpsPort, httpPort: Int = httpPort,
+    package static func groupLeader(groupID: String, host: String, httpsPort: Int = httpsPort, httpPort: Int = httpPort,
                                    timeout: Double = 0.5, group: EventLoopGroup) async -> (host: String, port: Int)? {
         let result = await fetch(path: "/setup/eureka_info?params=multizone", host: host, httpsPort: httpsPort, httpPort: httpPort,
                                  timeout: timeout, group: group)

@@ -15,19 +15,19 @@ import Glibc
 /// What a Cast device says about itself at `/setup/eureka_info`. Value type.
 public struct EurekaDeviceInfo: Sendable, Equatable {
     /// The friendly name (`name`, else `device_info.name`).
-    public var name: String?
+    package var name: String?
     /// The device id as mDNS announces it (32 lowercase hex digits): `ssdp_udn` without its
     /// dashes, else the common name of the certificate the HTTPS port presented.
-    public var id: String?
+    package var id: String?
     /// `device_info.model_name`.
-    public var model: String?
+    package var model: String?
     /// `device_info.capabilities.display_supported`: whether the device has a screen (pychromecast
     /// calls a device without one an audio device); nil when the answer does not say.
-    public var displaySupported: Bool?
+    package var displaySupported: Bool?
     /// `multizone.groups`: the speaker groups the device is a member of.
-    public var groups: [EurekaGroupEntry] = []
+    package var groups: [EurekaGroupEntry] = []
 
-    public init(name: String? = nil, id: String? = nil, model: String? = nil, displaySupported: Bool? = nil,
+    package init(name: String? = nil, id: String? = nil, model: String? = nil, displaySupported: Bool? = nil,
                 groups: [EurekaGroupEntry] = []) {
         self.name = name
         self.id = id
@@ -38,12 +38,12 @@ public struct EurekaDeviceInfo: Sendable, Equatable {
 
     /// The group this device leads with its endpoint at `port` (what a speaker group's address
     /// `host:port` is, seen from the device that owns `host`); nil when it leads none there.
-    public func group(ledAt port: Int) -> EurekaGroupEntry? {
+    package func group(ledAt port: Int) -> EurekaGroupEntry? {
         groups.first { $0.castPort == port }
     }
 
     /// The fields of an eureka_info answer; nil when `body` is not a JSON object or names nothing.
-    public static func parse(body: [UInt8], peerCommonName: String?) -> EurekaDeviceInfo? {
+    package static func parse(body: [UInt8], peerCommonName: String?) -> EurekaDeviceInfo? {
         guard let document = try? JSONValue.parse(bytes: body), case .object = document else { return nil }
         let deviceInfo = document["device_info"]
         var info = EurekaDeviceInfo()
@@ -76,7 +76,7 @@ public enum EurekaInfoClient {
 
     /// The device's eureka_info, or nil when it does not answer one within `timeout` seconds
     /// (each failure is a debug record of class `EurekaInfoClient`).
-    public static func describe(host: String, httpsPort: Int = httpsPort, httpPort: Int = httpPort, timeout: Double = 1,
+    package static func describe(host: String, httpsPort: Int = httpsPort, httpPort: Int = httpPort, timeout: Double = 1,
                                 group: EventLoopGroup, logSystem: LogSystem = .shared) async -> EurekaDeviceInfo? {
         let log = Logger(class: "EurekaInfoClient", system: logSystem).with(["device": .string(host)])
         let started = MonotonicClock.seconds()
@@ -105,7 +105,7 @@ public enum EurekaInfoClient {
 
     /// The whole eureka_info document (no `params`: every key the device gives), as JSON; nil
     /// when the device answers none within `timeout` seconds. What `castline capture` records.
-    public static func document(host: String, httpsPort: Int = httpsPort, httpPort: Int = httpPort, timeout: Double = 2,
+    package static func document(host: String, httpsPort: Int = httpsPort, httpPort: Int = httpPort, timeout: Double = 2,
                                 group: EventLoopGroup) async -> JSONValue? {
         guard case .success(let answer) = await fetch(path: "/setup/eureka_info", host: host, httpsPort: httpsPort, httpPort: httpPort,
                                                       timeout: timeout, group: group),

@@ -14,11 +14,11 @@ import NIOCore
 /// handshake waits on the hold. After the release the handler passes everything through.
 ///
 /// Loop-confined.
-public final class HandshakeFlushCoalescer: ChannelDuplexHandler, RemovableChannelHandler {
-    public typealias InboundIn = ByteBuffer
-    public typealias InboundOut = ByteBuffer
-    public typealias OutboundIn = ByteBuffer
-    public typealias OutboundOut = ByteBuffer
+package final class HandshakeFlushCoalescer: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     private enum State {
         /// Flushes pass, except one made during a read, which is held until the read is handled.
@@ -38,12 +38,12 @@ public final class HandshakeFlushCoalescer: ChannelDuplexHandler, RemovableChann
 
     /// `maxHold`: how long the Finished may wait for the first request (bounded so a connection
     /// that writes nothing after the handshake still completes it on the server side).
-    public init(maxHold: TimeAmount = .milliseconds(20)) {
+    package init(maxHold: TimeAmount = .milliseconds(20)) {
         self.maxHold = maxHold
     }
 
     /// The TLS handshake has completed (called on the loop, by the handler that sees the event).
-    public func handshakeCompleted() {
+    package func handshakeCompleted() {
         if reading {
             completedDuringRead = true
         } else if case .watching = state {
@@ -51,7 +51,7 @@ public final class HandshakeFlushCoalescer: ChannelDuplexHandler, RemovableChann
         }
     }
 
-    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .watching = state else {
             context.fireChannelRead(data)
             return
@@ -76,7 +76,7 @@ public final class HandshakeFlushCoalescer: ChannelDuplexHandler, RemovableChann
         }
     }
 
-    public func flush(context: ChannelHandlerContext) {
+    package func flush(context: ChannelHandlerContext) {
         switch state {
         case .watching where reading:
             state = .heldInRead
@@ -90,7 +90,7 @@ public final class HandshakeFlushCoalescer: ChannelDuplexHandler, RemovableChann
         }
     }
 
-    public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+    package func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         // What is held goes out before the close (a close_notify, say).
         switch state {
         case .holdingFinished(let timer):

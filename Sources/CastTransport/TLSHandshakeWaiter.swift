@@ -6,19 +6,19 @@ import NIOTLS
 /// (empty when it sent none) when the TLS handshake is done, fails it if the channel errs or
 /// closes first. Lets a connect step return only once TLS is up, with the certificate read on the
 /// loop as the handshake completes (asking for it afterwards would be one more hop to the loop).
-public final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
-    public typealias InboundIn = ByteBuffer
+package final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = ByteBuffer
     private let promise: EventLoopPromise<[UInt8]>
     private let coalescer: HandshakeFlushCoalescer?
 
     /// `coalescer`: the ``HandshakeFlushCoalescer`` below the TLS handler, told when the handshake
     /// completes (before `promise` is completed).
-    public init(promise: EventLoopPromise<[UInt8]>, coalescer: HandshakeFlushCoalescer? = nil) {
+    package init(promise: EventLoopPromise<[UInt8]>, coalescer: HandshakeFlushCoalescer? = nil) {
         self.promise = promise
         self.coalescer = coalescer
     }
 
-    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .handshakeCompleted? = event as? TLSUserEvent {
             coalescer?.handshakeCompleted()
             let peer = (try? context.pipeline.syncOperations.nioSSL_peerCertificate()?.toDERBytes()) ?? []
@@ -27,12 +27,12 @@ public final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHa
         context.fireUserInboundEventTriggered(event)
     }
 
-    public func errorCaught(context: ChannelHandlerContext, error: Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: Error) {
         promise.fail(error)
         context.fireErrorCaught(error)
     }
 
-    public func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         promise.fail(ChannelError.eof)
         context.fireChannelInactive()
     }

@@ -2,19 +2,19 @@
 /// most, and when it plays on its own (`at:` times on `days:` in the job's `timezone:`); without
 /// `at:` it plays only when run (`castline jobs run`, `POST /v1/jobs/{name}/run`). Each run
 /// announces on every device the job matches, and each device brings back what it showed.
-public struct AnnouncementEntry: Sendable, Hashable {
+package struct AnnouncementEntry: Sendable, Hashable {
     /// An http(s) URL, or an absolute path the daemon serves.
-    public var media: String
-    public var contentType: String?
+    package var media: String
+    package var contentType: String?
     /// The device volume during the announcement, in percent (nil: as it is).
-    public var volume: Int?
+    package var volume: Int?
     /// Seconds the announcement may play before it is cut short.
-    public var timeout = 120.0
+    package var timeout = 120.0
     /// When it plays on its own: each entry starts at an `at:` time on the `days:` (an entry
     /// is one second long; only its start matters). nil: only when run.
-    public var times: Schedule?
+    package var times: Schedule?
 
-    public init(media: String) { self.media = media }
+    package init(media: String) { self.media = media }
 }
 
 extension CastlineConfiguration {

@@ -2,7 +2,7 @@ import CastCore
 import CastLogging
 
 extension CastlineConfiguration {
-    public static let topLevelKeys = [
+    package static let topLevelKeys = [
         "receiver_app_id", "sender_id", "devices", "discovery", "logging", "plugins", "channels", "session", "daemon", "api", "nearby",
         "mqtt", "jobs", "media",
     ]

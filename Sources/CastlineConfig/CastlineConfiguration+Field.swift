@@ -6,7 +6,7 @@ extension DaemonSettings {
     /// anything: the first `daemon.field_profiles` entry whose glob matches the model (its named
     /// profile, and its overrides on top), else the model's own (``FieldProfile/forModel(_:isVideoDevice:)``).
     /// Not scaled by `field_time_scale`.
-    public func assumedProfile(model: String, isVideoDevice: Bool) -> (profile: FieldProfile, override: FieldProfileOverride?) {
+    package func assumedProfile(model: String, isVideoDevice: Bool) -> (profile: FieldProfile, override: FieldProfileOverride?) {
         let override = fieldProfiles.first { (try? GlobPattern($0.model))?.matches(model) == true }
         var profile = override?.profile.flatMap(FieldProfile.named) ?? FieldProfile.forModel(model, isVideoDevice: isVideoDevice)
         if let timeout = override?.idleTimeout { profile.appIdleTimeout = timeout }
@@ -17,16 +17,16 @@ extension DaemonSettings {
 
 /// A job that shows a page on a device whose idle timer only media resets: nothing castline can
 /// send keeps the page up, and it is shown again after each close (with the launch's chime).
-public struct PageWithoutKeepAlive: Sendable, Equatable {
-    public var jobIndex: Int
-    public var job: String
-    public var device: String
-    public var model: String
-    public var profile: String
-    public var idleTimeout: Double?
+package struct PageWithoutKeepAlive: Sendable, Equatable {
+    package var jobIndex: Int
+    package var job: String
+    package var device: String
+    package var model: String
+    package var profile: String
+    package var idleTimeout: Double?
 
     /// One sentence for `doctor` and `config check`.
-    public var message: String {
+    package var message: String {
         let after = idleTimeout.map { " about every \($0.formatted) s" } ?? ""
         return "jobs[\(jobIndex)] \"\(job)\" shows a page on \(device) (model \(model.isEmpty ? "unknown" : model), profile \(profile)): "
             + "only media resets that model's idle timer, so no keep-alive can hold the page; castline shows it again as soon as "
@@ -38,7 +38,7 @@ public struct PageWithoutKeepAlive: Sendable, Equatable {
 extension CastlineConfiguration {
     /// The jobs that show a page (a site, or a schedule entry or fallback with one) on the device
     /// named `device` (id, aliases) of `model`, where only media resets the idle timer.
-    public func pagesWithoutKeepAlive(device: String, id: String, aliases: [String], model: String,
+    package func pagesWithoutKeepAlive(device: String, id: String, aliases: [String], model: String,
                                       isVideoDevice: Bool = true) -> [PageWithoutKeepAlive] {
         let (profile, _) = daemon.assumedProfile(model: model, isVideoDevice: isVideoDevice)
         guard profile.idleResetBy == .media else { return [] }
@@ -59,7 +59,7 @@ extension CastlineConfiguration {
 
     /// `config check`'s field warnings: pages that no keep-alive can hold on the devices listed
     /// under `devices:` with a model (their models are known without asking them).
-    public func fieldWarnings() -> [ConfigDiagnostic] {
+    package func fieldWarnings() -> [ConfigDiagnostic] {
         devices.flatMap { entry -> [ConfigDiagnostic] in
             guard let model = entry.model else { return [] }
             return pagesWithoutKeepAlive(device: entry.name, id: entry.id ?? "", aliases: entry.aliases, model: model).map {

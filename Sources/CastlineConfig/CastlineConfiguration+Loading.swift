@@ -3,11 +3,11 @@ import Glibc
 
 extension CastlineConfiguration {
     /// The largest config file read (a config is a few KiB; this refuses a wrong path to a video).
-    public static let maximumFileSize = 4 << 20
+    package static let maximumFileSize = 4 << 20
 
     /// Reads and decodes a config file. An unreadable, oversized or non-UTF-8 file is one
     /// diagnostic at 1:1 that says what is wrong.
-    public static func load(path: String) throws(ConfigErrors) -> (CastlineConfiguration, warnings: [ConfigDiagnostic]) {
+    package static func load(path: String) throws(ConfigErrors) -> (CastlineConfiguration, warnings: [ConfigDiagnostic]) {
         let text: String
         do { text = try readText(path) } catch {
             throw ConfigErrors([ConfigDiagnostic(file: path, mark: SourceMark(line: 1, column: 1), message: error.message)])
@@ -19,7 +19,7 @@ extension CastlineConfiguration {
     /// the daemon: the file read and parsed into YAML nodes, no section decoded or checked. Nil
     /// when the file cannot be read or parsed, or sets no absolute `api.socket` (a config with
     /// errors elsewhere still names its socket: a daemon may run on it with the config before).
-    public static func apiSocket(path: String) -> String? {
+    package static func apiSocket(path: String) -> String? {
         guard let text = try? readText(path), let root = try? YAMLParser.parse(text),
               case .mapping(let top) = root.content,
               let api = top.first(where: { Self.isKey($0.key, "api") })?.value, case .mapping(let fields) = api.content,

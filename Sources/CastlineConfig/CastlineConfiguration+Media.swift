@@ -7,19 +7,19 @@
 ///   hardware_encoding: vaapi          # off (default) or vaapi
 ///   vaapi_device: /dev/dri/renderD128 # the render node (default)
 /// ```
-public struct MediaSettings: Sendable, Equatable {
+package struct MediaSettings: Sendable, Equatable {
     /// The folders castline run serves local files from (`media.roots`), absolute; empty: none
     /// for commands, any for the config's own jobs.
-    public var roots: [String] = []
+    package var roots: [String] = []
     /// The media server's port, or the range it takes the first free one from (`media.port`);
     /// `0...0`: any free port.
-    public var ports: ClosedRange<Int> = 0...0
-    public enum HardwareEncoding: String, Sendable, CaseIterable { case off, vaapi }
+    package var ports: ClosedRange<Int> = 0...0
+    package enum HardwareEncoding: String, Sendable, CaseIterable { case off, vaapi }
     /// Hardware video encoding for transcodes, used only when allowed here and the device node
     /// exists; software (libx264) otherwise, and after a hardware attempt fails.
-    public var hardwareEncoding = HardwareEncoding.off
-    public var vaapiDevice = "/dev/dri/renderD128"
-    public init() {}
+    package var hardwareEncoding = HardwareEncoding.off
+    package var vaapiDevice = "/dev/dri/renderD128"
+    package init() {}
 }
 
 extension CastlineConfiguration {

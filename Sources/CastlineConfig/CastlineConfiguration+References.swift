@@ -1,12 +1,12 @@
 /// Where a job's device globs and media URL are in the file, for the checks that run after
 /// decoding (``CastlineConfiguration/referenceWarnings(localFileProblem:)``). Value type.
-public struct JobSourceMarks: Sendable, Hashable {
+package struct JobSourceMarks: Sendable, Hashable {
     /// One mark per entry of ``JobEntry/devices``, in order.
-    public var devices: [SourceMark] = []
+    package var devices: [SourceMark] = []
     /// The `media` scalar or `media.url` value; for an announce job, `announce.media`.
-    public var url: SourceMark?
+    package var url: SourceMark?
 
-    public init(devices: [SourceMark] = [], url: SourceMark? = nil) {
+    package init(devices: [SourceMark] = [], url: SourceMark? = nil) {
         self.devices = devices
         self.url = url
     }
@@ -32,7 +32,7 @@ public struct JobSourceMarks: Sendable, Hashable {
 extension CastlineConfiguration {
     /// Whether discovery can find only the devices listed under `devices:` (no mDNS, no discovery
     /// plugin): `discovery.autostart: false`, or `discovery.providers` naming `static` alone.
-    public var discoversConfiguredDevicesOnly: Bool {
+    package var discoversConfiguredDevicesOnly: Bool {
         if !discovery.autostart { return true }
         guard let providers = discovery.providers, !providers.isEmpty else { return false }
         return providers.allSatisfy { $0 == "static" }
@@ -45,7 +45,7 @@ extension CastlineConfiguration {
     /// for which `localFileProblem` says what is wrong (nil: usable). It is given the path and
     /// the job's `media.extensions` (a folder is a playlist of its media files, not a file to
     /// read). Pure apart from `localFileProblem`.
-    public func referenceWarnings(localFileProblem: (_ path: String, _ extensions: [String]?) -> String?) -> [ConfigDiagnostic] {
+    package func referenceWarnings(localFileProblem: (_ path: String, _ extensions: [String]?) -> String?) -> [ConfigDiagnostic] {
         var found: [ConfigDiagnostic] = []
         let why = discovery.autostart ? "discovery.providers: [static]" : "discovery.autostart: false"
         for (index, job) in jobs.enumerated() {

@@ -3,26 +3,26 @@
 ///
 /// A wrong value is reported and the field is left at its default: decoding always finishes.
 /// Not thread-safe; one reader per file.
-public final class ConfigReader {
-    public let file: String
-    public private(set) var diagnostics: [ConfigDiagnostic] = []
+package final class ConfigReader {
+    package let file: String
+    package private(set) var diagnostics: [ConfigDiagnostic] = []
 
-    public init(file: String) { self.file = file }
+    package init(file: String) { self.file = file }
 
-    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+    package var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
 
-    public func error(_ mark: SourceMark, _ message: String) {
+    package func error(_ mark: SourceMark, _ message: String) {
         diagnostics.append(ConfigDiagnostic(file: file, mark: mark, message: message))
     }
 
-    public func warning(_ mark: SourceMark, _ message: String) {
+    package func warning(_ mark: SourceMark, _ message: String) {
         diagnostics.append(ConfigDiagnostic(file: file, mark: mark, severity: .warning, message: message))
     }
 
     /// A view of `node` as a mapping whose keys must be among `allowed` (nil: any key); unknown
     /// keys are reported with the allowed keys and the closest match. `path` names the place in
     /// messages (`jobs[0].media`); nil when `node` is not a mapping (reported).
-    public func mapping(_ node: YAMLNode, path: String, allowed: [String]?) -> ConfigMapping? {
+    package func mapping(_ node: YAMLNode, path: String, allowed: [String]?) -> ConfigMapping? {
         guard case .mapping(let pairs) = node.content else {
             if node.isNull { return ConfigMapping(reader: self, node: node, path: path, pairs: []) }
             error(node.mark, "\(Self.name(path)) must be a mapping (key: value lines), not \(node.kindDescription)")
@@ -47,7 +47,7 @@ public final class ConfigReader {
     static func name(_ path: String) -> String { path.isEmpty ? "the top level" : path }
 
     /// The allowed key nearest to a misspelling (edit distance ≤ 2, or a prefix/suffix relation).
-    public static func closest(to key: String, in allowed: [String]) -> String? {
+    package static func closest(to key: String, in allowed: [String]) -> String? {
         var best: (String, Int)?
         for candidate in allowed {
             let distance = editDistance(Array(key.lowercased().utf8), Array(candidate.utf8))
@@ -79,7 +79,7 @@ public final class ConfigReader {
     // MARK: Scalars.
 
     /// Any scalar as text (numbers and booleans too: `port: 8009` read as a string is "8009").
-    public func string(_ node: YAMLNode, path: String) -> String? {
+    package func string(_ node: YAMLNode, path: String) -> String? {
         guard case .scalar(let text, _) = node.content, !node.isNull else {
             error(node.mark, "\(path) must be a string, not \(node.kindDescription)")
             return nil
@@ -87,7 +87,7 @@ public final class ConfigReader {
         return text
     }
 
-    public func int(_ node: YAMLNode, path: String, range: ClosedRange<Int>) -> Int? {
+    package func int(_ node: YAMLNode, path: String, range: ClosedRange<Int>) -> Int? {
         guard case .scalar(let text, true) = node.content, let value = Int(text.replacingUnderscores) else {
             error(node.mark, "\(path) must be a whole number between \(range.lowerBound) and \(range.upperBound), not \(node.kindDescription)")
             return nil
@@ -100,7 +100,7 @@ public final class ConfigReader {
     }
 
     /// A number of seconds or other decimal: `5`, `2.5`, `0.25`.
-    public func double(_ node: YAMLNode, path: String, range: ClosedRange<Double>, unit: String = "") -> Double? {
+    package func double(_ node: YAMLNode, path: String, range: ClosedRange<Double>, unit: String = "") -> Double? {
         let suffix = unit.isEmpty ? "" : " \(unit)"
         guard case .scalar(let text, true) = node.content, let value = Double(text.replacingUnderscores), value.isFinite else {
             // "retry_delay must be a number of seconds between 0.1 and 3600, not "abc"".
@@ -116,7 +116,7 @@ public final class ConfigReader {
     }
 
     /// `true` or `false` only (YAML 1.1's yes/no/on/off are refused: they surprise people).
-    public func bool(_ node: YAMLNode, path: String) -> Bool? {
+    package func bool(_ node: YAMLNode, path: String) -> Bool? {
         if case .scalar(let text, true) = node.content {
             switch text {
             case "true", "True", "TRUE": return true
@@ -129,7 +129,7 @@ public final class ConfigReader {
     }
 
     /// One of a fixed set of words.
-    public func choice(_ node: YAMLNode, path: String, among choices: [String]) -> String? {
+    package func choice(_ node: YAMLNode, path: String, among choices: [String]) -> String? {
         guard case .scalar(let text, _) = node.content, choices.contains(text) else {
             error(node.mark, "\(path) must be one of \(choices.joined(separator: ", ")), not \(node.kindDescription)")
             return nil
@@ -138,7 +138,7 @@ public final class ConfigReader {
     }
 
     /// A list of strings; a single scalar counts as a list of one.
-    public func strings(_ node: YAMLNode, path: String) -> [String]? {
+    package func strings(_ node: YAMLNode, path: String) -> [String]? {
         switch node.content {
         case .scalar:
             if node.isNull { return [] }
@@ -156,7 +156,7 @@ public final class ConfigReader {
     }
 
     /// The items of a list (a null value is an empty list).
-    public func list(_ node: YAMLNode, path: String) -> [YAMLNode]? {
+    package func list(_ node: YAMLNode, path: String) -> [YAMLNode]? {
         if node.isNull { return [] }
         guard case .sequence(let items) = node.content else {
             error(node.mark, "\(path) must be a list (lines starting with \"- \"), not \(node.kindDescription)")
@@ -167,28 +167,28 @@ public final class ConfigReader {
 }
 
 /// A mapping already checked for unknown keys; `ConfigReader` reports type errors per key.
-public struct ConfigMapping {
+package struct ConfigMapping {
     let reader: ConfigReader
-    public let node: YAMLNode
-    public let path: String
+    package let node: YAMLNode
+    package let path: String
     let pairs: [YAMLPair]
 
-    public func child(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    package func child(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     /// The value node of `key` (nil when absent or null).
-    public func value(_ key: String) -> YAMLNode? {
+    package func value(_ key: String) -> YAMLNode? {
         guard let pair = pairs.first(where: { if case .scalar(key, _) = $0.key.content { true } else { false } }),
               !pair.value.isNull else { return nil }
         return pair.value
     }
 
     /// The key node itself (its position), when present.
-    public func keyMark(_ key: String) -> SourceMark? {
+    package func keyMark(_ key: String) -> SourceMark? {
         pairs.first(where: { if case .scalar(key, _) = $0.key.content { true } else { false } })?.key.mark
     }
 
     /// Reports a missing required key at the mapping.
-    public func require(_ key: String) -> YAMLNode? {
+    package func require(_ key: String) -> YAMLNode? {
         guard let node = value(key) else {
             reader.error(node.mark, "\(ConfigReader.name(path)) needs \"\(key)\"")
             return nil
@@ -196,18 +196,18 @@ public struct ConfigMapping {
         return node
     }
 
-    public func string(_ key: String) -> String? { value(key).flatMap { reader.string($0, path: child(key)) } }
-    public func int(_ key: String, _ range: ClosedRange<Int>) -> Int? { value(key).flatMap { reader.int($0, path: child(key), range: range) } }
-    public func double(_ key: String, _ range: ClosedRange<Double>, unit: String = "") -> Double? {
+    package func string(_ key: String) -> String? { value(key).flatMap { reader.string($0, path: child(key)) } }
+    package func int(_ key: String, _ range: ClosedRange<Int>) -> Int? { value(key).flatMap { reader.int($0, path: child(key), range: range) } }
+    package func double(_ key: String, _ range: ClosedRange<Double>, unit: String = "") -> Double? {
         value(key).flatMap { reader.double($0, path: child(key), range: range, unit: unit) }
     }
-    public func bool(_ key: String) -> Bool? { value(key).flatMap { reader.bool($0, path: child(key)) } }
-    public func choice(_ key: String, _ choices: [String]) -> String? { value(key).flatMap { reader.choice($0, path: child(key), among: choices) } }
-    public func strings(_ key: String) -> [String]? { value(key).flatMap { reader.strings($0, path: child(key)) } }
-    public func list(_ key: String) -> [YAMLNode]? { value(key).flatMap { reader.list($0, path: child(key)) } }
+    package func bool(_ key: String) -> Bool? { value(key).flatMap { reader.bool($0, path: child(key)) } }
+    package func choice(_ key: String, _ choices: [String]) -> String? { value(key).flatMap { reader.choice($0, path: child(key), among: choices) } }
+    package func strings(_ key: String) -> [String]? { value(key).flatMap { reader.strings($0, path: child(key)) } }
+    package func list(_ key: String) -> [YAMLNode]? { value(key).flatMap { reader.list($0, path: child(key)) } }
 
     /// All pairs with scalar keys (for free-form mappings such as per-plugin configs).
-    public var entries: [(key: String, mark: SourceMark, value: YAMLNode)] {
+    package var entries: [(key: String, mark: SourceMark, value: YAMLNode)] {
         pairs.compactMap { pair in
             guard case .scalar(let key, _) = pair.key.content else { return nil }
             return (key, pair.key.mark, pair.value)

@@ -2,25 +2,25 @@ import CastLogging
 
 /// What `--device` and job `devices:` entries match: a device's name, one of its config aliases
 /// or its id, exactly or by glob (`Lobby*`, `Kitchen ?`). Pure.
-public struct DeviceSelector: Sendable, CustomStringConvertible {
-    public let text: String
+package struct DeviceSelector: Sendable, CustomStringConvertible {
+    package let text: String
     let glob: GlobPattern?
 
     /// Throws when `text` has glob syntax errors (`Lobby[`).
-    public init(_ text: String) throws(GlobSyntaxError) {
+    package init(_ text: String) throws(GlobSyntaxError) {
         self.text = text
         let hasGlob = text.contains { $0 == "*" || $0 == "?" || $0 == "[" }
         glob = hasGlob ? try GlobPattern(text) : nil
     }
 
     /// True for a glob: it may match several devices, so callers wait for discovery to settle.
-    public var isGlob: Bool { glob != nil }
+    package var isGlob: Bool { glob != nil }
 
-    public func matches(name: String, id: String, aliases: [String] = []) -> Bool {
+    package func matches(name: String, id: String, aliases: [String] = []) -> Bool {
         let names = [name, id] + aliases
         if let glob { return names.contains { glob.matches($0) } }
         return names.contains { $0 == text || $0.lowercased() == text.lowercased() }
     }
 
-    public var description: String { text }
+    package var description: String { text }
 }

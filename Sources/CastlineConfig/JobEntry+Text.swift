@@ -3,12 +3,12 @@ import CastCore
 extension JobEntry {
     /// What one job's text may expand to (aliases at their expanded size): an API body is at most
     /// 1 MiB, and so is the job it stands for.
-    public static let maximumBytes = 1 << 20
+    package static let maximumBytes = 1 << 20
 
     /// A job from YAML or JSON text (an API request body, the jobs file), checked like a config
     /// job: every problem at `source`:line:column. `name` (from the request path) is the job's
     /// name; a `name` in the text must match it.
-    public static func parse(_ text: String, source: String, name: String? = nil) throws(ConfigErrors) -> JobEntry {
+    package static func parse(_ text: String, source: String, name: String? = nil) throws(ConfigErrors) -> JobEntry {
         var root: YAMLNode
         do { root = try YAMLParser.parse(text, maximumBytes: maximumBytes) } catch {
             throw ConfigErrors([ConfigDiagnostic(file: source, mark: error.mark, message: "syntax: \(error.message)")])
@@ -36,7 +36,7 @@ extension JobEntry {
     }
 
     /// The job as JSON, with the config's keys (what `GET /v1/jobs/{name}` shows and the jobs file keeps).
-    public var json: JSONValue {
+    package var json: JSONValue {
         var o = JSONObject()
         o.set("name", .string(name))
         o.set("devices", .array(devices.map { .string($0) }))
@@ -139,7 +139,7 @@ extension YAMLNode {
 
 extension CastlineConfiguration {
     /// Job names: what an API path and a file name can carry safely.
-    public static func isJobName(_ name: String) -> Bool {
+    package static func isJobName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { c in
             (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F || c == 0x2E
         }

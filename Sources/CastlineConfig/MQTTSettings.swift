@@ -5,35 +5,35 @@ import Glibc
 
 /// The MQTT bridge (`mqtt:`, docs/fleet.md): where the agent's broker is and how it names itself
 /// there. Absent: no bridge connects. Handed to the `mqtt-bridge` plugin as ``pluginJSON``.
-public struct MQTTSettings: Sendable, Equatable {
+package struct MQTTSettings: Sendable, Equatable {
     /// `mqtt` (plain TCP) or `mqtts` (TLS).
-    public var scheme = "mqtt"
-    public var host = ""
-    public var port = 1883
+    package var scheme = "mqtt"
+    package var host = ""
+    package var port = 1883
     /// This agent's name, one topic level (default: the host name).
-    public var agent = ""
+    package var agent = ""
     /// The first topic level(s) of every castline topic.
-    public var baseTopic = "castline"
-    public var username: String?
+    package var baseTopic = "castline"
+    package var username: String?
     /// A file holding the password (its first line); read by the plugin at each connect, never logged.
-    public var passwordFile: String?
+    package var passwordFile: String?
     /// PEM CA file for `mqtts` (default: the system's /etc/ssl/certs).
-    public var caFile: String?
+    package var caFile: String?
     /// Seconds between keepalives; the broker publishes the last will after 1.5 × this.
-    public var keepalive = 30
+    package var keepalive = 30
     /// Home Assistant MQTT discovery (`<discovery_prefix>/…/config`).
-    public var homeAssistant = true
-    public var discoveryPrefix = "homeassistant"
+    package var homeAssistant = true
+    package var discoveryPrefix = "homeassistant"
     /// Seconds a device's link may be down before its availability topic says `offline` (its
     /// state says UNKNOWN at once): a reconnect of a moment does not make Home Assistant's
     /// entities flicker unavailable. 0: offline at once.
-    public var deviceUnavailableAfter = 15.0
-    public var mark = SourceMark(line: 0, column: 0)
+    package var deviceUnavailableAfter = 15.0
+    package var mark = SourceMark(line: 0, column: 0)
 
-    public init() {}
+    package init() {}
 
     /// The plugin's config object.
-    public var pluginJSON: String {
+    package var pluginJSON: String {
         var o = JSONObject()
         o.set("scheme", .string(scheme))
         o.set("host", .string(host))
@@ -51,7 +51,7 @@ public struct MQTTSettings: Sendable, Equatable {
     }
 
     /// `mqtt://host[:port]` or `mqtts://host[:port]` → (scheme, host, port); nil when it is neither.
-    public static func parseURL(_ text: String) -> (scheme: String, host: String, port: Int)? {
+    package static func parseURL(_ text: String) -> (scheme: String, host: String, port: Int)? {
         let schemes = [("mqtt://", "mqtt", 1883), ("mqtts://", "mqtts", 8883)]
         guard let (prefix, scheme, defaultPort) = schemes.first(where: { text.hasPrefix($0.0) }) else { return nil }
         var rest = Substring(text.dropFirst(prefix.count))
@@ -76,12 +76,12 @@ public struct MQTTSettings: Sendable, Equatable {
     }
 
     /// One MQTT topic level: no `/`, `+`, `#`, NUL; 1-64 bytes.
-    public static func isTopicLevel(_ text: String) -> Bool {
+    package static func isTopicLevel(_ text: String) -> Bool {
         (1...64).contains(text.utf8.count) && !text.utf8.contains { $0 == 0x2F || $0 == 0x2B || $0 == 0x23 || $0 == 0 }
     }
 
     /// The machine's host name, the default agent name ("castline" when it has none usable).
-    public static func defaultAgent() -> String {
+    package static func defaultAgent() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, 255) == 0 else { return "castline" }
         let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

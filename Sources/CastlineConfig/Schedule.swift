@@ -1,16 +1,16 @@
 /// When a job's entries are in force (dayparting): days of the week and a time range each, in
 /// a time zone. Pure: every question comes with its instant (Unix seconds), so tests ask it on
 /// any clock. A range whose end is not after its start runs past midnight into the next day.
-public struct Schedule: Sendable, Hashable {
-    public struct Entry: Sendable, Hashable {
+package struct Schedule: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// 0 Sunday … 6 Saturday.
-        public var days: Set<Int>
+        package var days: Set<Int>
         /// Seconds after local midnight: the start, and the end (86400: midnight at the end).
-        public var from: Int
-        public var to: Int
-        public var mark: SourceMark
+        package var from: Int
+        package var to: Int
+        package var mark: SourceMark
 
-        public init(days: Set<Int>, from: Int, to: Int, mark: SourceMark = SourceMark(line: 0, column: 0)) {
+        package init(days: Set<Int>, from: Int, to: Int, mark: SourceMark = SourceMark(line: 0, column: 0)) {
             self.days = days
             self.from = from
             self.to = to
@@ -18,8 +18,8 @@ public struct Schedule: Sendable, Hashable {
         }
 
         /// Entries are the same whatever line they were read from.
-        public static func == (a: Entry, b: Entry) -> Bool { a.days == b.days && a.from == b.from && a.to == b.to }
-        public func hash(into hasher: inout Hasher) {
+        package static func == (a: Entry, b: Entry) -> Bool { a.days == b.days && a.from == b.from && a.to == b.to }
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(days)
             hasher.combine(from)
             hasher.combine(to)
@@ -36,10 +36,10 @@ public struct Schedule: Sendable, Hashable {
         }
     }
 
-    public var entries: [Entry]
-    public var zone: ZoneRules
+    package var entries: [Entry]
+    package var zone: ZoneRules
 
-    public init(entries: [Entry], zone: ZoneRules) {
+    package init(entries: [Entry], zone: ZoneRules) {
         self.entries = entries
         self.zone = zone
     }
@@ -53,14 +53,14 @@ public struct Schedule: Sendable, Hashable {
     }
 
     /// The index of the entry in force at `instant`, nil when none is.
-    public func entry(at instant: Int64) -> Int? {
+    package func entry(at instant: Int64) -> Int? {
         let (weekday, second) = local(instant)
         return entries.firstIndex { $0.covers(weekday: weekday, second: second) }
     }
 
     /// The next instant after `instant` at which the entry in force changes (within 8 days;
     /// nil when it never does, e.g. one entry every day all day).
-    public func nextSwitch(after instant: Int64) -> Int64? {
+    package func nextSwitch(after instant: Int64) -> Int64? {
         let current = entry(at: instant)
         // Candidate boundaries: every entry's start and end on each of the next 8 local days,
         // converted to instants with the offset in force there (checked against both sides of
@@ -83,7 +83,7 @@ public struct Schedule: Sendable, Hashable {
 
     /// The first instant after `instant` at which an entry starts (within 8 days; nil when no
     /// entry has a day). What an announce job's `at:` times are asked.
-    public func nextStart(after instant: Int64) -> Int64? {
+    package func nextStart(after instant: Int64) -> Int64? {
         let base = instant + Int64(zone.offset(at: instant))
         let today = base >= 0 ? base / 86_400 : (base - 86_399) / 86_400
         var next: Int64?
@@ -100,7 +100,7 @@ public struct Schedule: Sendable, Hashable {
     }
 
     /// Pairs of entries (indices) that are in force at the same time on some day.
-    public var overlaps: [(Int, Int)] {
+    package var overlaps: [(Int, Int)] {
         var found: [(Int, Int)] = []
         for i in entries.indices {
             for j in entries.indices where j > i {

@@ -4,7 +4,7 @@ extension YAMLNode {
     /// The node as JSON, resolving plain scalars with the YAML 1.2 core schema (null, true/false,
     /// integers, floats; everything else and every quoted scalar is a string). Used for the
     /// free-form parts of a config (plugin configs, sink options) handed to plugins as JSON.
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         switch content {
         case .scalar(let text, let plain):
             guard plain, tag == nil else { return .string(text) }

@@ -3,7 +3,7 @@ public struct SourceMark: Sendable, Hashable, CustomStringConvertible {
     public var line: Int
     public var column: Int
 
-    public init(line: Int, column: Int) {
+    package init(line: Int, column: Int) {
         self.line = line
         self.column = column
     }
@@ -14,33 +14,33 @@ public struct SourceMark: Sendable, Hashable, CustomStringConvertible {
 /// One node of a parsed YAML document with the place it starts, so every config error can name
 /// file:line:column. Scalars keep their text and whether they were quoted: the schema decides
 /// what a scalar means (a quoted `"8009"` stays a string; `no` in a string field stays `no`).
-public struct YAMLNode: Sendable {
-    public enum Content: Sendable {
+package struct YAMLNode: Sendable {
+    package enum Content: Sendable {
         /// `plain` is false for quoted and block scalars (`"…"`, `'…'`, `|`, `>`).
         case scalar(String, plain: Bool)
         case sequence([YAMLNode])
         case mapping([YAMLPair])
     }
 
-    public var content: Content
-    public var mark: SourceMark
+    package var content: Content
+    package var mark: SourceMark
     /// An explicit tag (`!!str`), if any.
-    public var tag: String?
+    package var tag: String?
 
-    public init(_ content: Content, mark: SourceMark, tag: String? = nil) {
+    package init(_ content: Content, mark: SourceMark, tag: String? = nil) {
         self.content = content
         self.mark = mark
         self.tag = tag
     }
 
     /// A plain `~`, `null`, `Null`, `NULL` or empty scalar (`key:` with nothing after it).
-    public var isNull: Bool {
+    package var isNull: Bool {
         guard case .scalar(let text, true) = content, tag == nil else { return false }
         return text.isEmpty || text == "~" || text == "null" || text == "Null" || text == "NULL"
     }
 
     /// What this node is, for error messages: "a mapping", "a list", "a string", "null".
-    public var kindDescription: String {
+    package var kindDescription: String {
         switch content {
         case .scalar: return isNull ? "null" : scalarPreview
         case .sequence: return "a list"
@@ -57,11 +57,11 @@ public struct YAMLNode: Sendable {
 }
 
 /// A key and its value in a YAML mapping.
-public struct YAMLPair: Sendable {
-    public var key: YAMLNode
-    public var value: YAMLNode
+package struct YAMLPair: Sendable {
+    package var key: YAMLNode
+    package var value: YAMLNode
 
-    public init(key: YAMLNode, value: YAMLNode) {
+    package init(key: YAMLNode, value: YAMLNode) {
         self.key = key
         self.value = value
     }

@@ -1,9 +1,9 @@
 internal import CYAML
 
 /// A YAML syntax error at a position (from libyaml's problem mark).
-public struct YAMLSyntaxError: Error, Sendable, CustomStringConvertible {
-    public var mark: SourceMark
-    public var message: String
+package struct YAMLSyntaxError: Error, Sendable, CustomStringConvertible {
+    package var mark: SourceMark
+    package var message: String
     /// libyaml's own report, when it found the error (explained in ``message``).
     var report: YAMLSyntaxExplanation.Report?
 
@@ -13,7 +13,7 @@ public struct YAMLSyntaxError: Error, Sendable, CustomStringConvertible {
         self.report = report
     }
 
-    public var description: String { "\(mark): \(message)" }
+    package var description: String { "\(mark): \(message)" }
 }
 
 /// Parses one YAML document into `YAMLNode`s with libyaml's event API.
@@ -23,15 +23,15 @@ public struct YAMLSyntaxError: Error, Sendable, CustomStringConvertible {
 /// string aliased many times), or nest deeper than `maximumDepth` is refused.
 /// More than one document in a file is an error (a config is one document). Duplicate keys in a
 /// mapping are errors at the second occurrence. Stateless; safe from any thread.
-public enum YAMLParser {
-    public static let maximumNodes = 100_000
-    public static let maximumDepth = 64
+package enum YAMLParser {
+    package static let maximumNodes = 100_000
+    package static let maximumDepth = 64
     /// Scalar text a document may expand to, aliases counted at their expanded size.
-    public static let maximumBytes = 4 << 20
+    package static let maximumBytes = 4 << 20
 
     /// Parses `text`; an empty document (or only comments) is an empty mapping. `maximumBytes`:
     /// the scalar text the document may expand to through aliases.
-    public static func parse(_ text: String, maximumBytes: Int = YAMLParser.maximumBytes) throws(YAMLSyntaxError) -> YAMLNode {
+    package static func parse(_ text: String, maximumBytes: Int = YAMLParser.maximumBytes) throws(YAMLSyntaxError) -> YAMLNode {
         var bytes = Array(text.utf8)
         if bytes.isEmpty { bytes = [0x0A] }
         var builder = Builder(maximumBytes: maximumBytes)

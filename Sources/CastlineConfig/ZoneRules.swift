@@ -6,23 +6,23 @@ import Glibc
 /// A time zone from the system's tz database (`/usr/share/zoneinfo`, TZif version 2 or later):
 /// the UTC offset in force at any instant. Past the file's last transition (2037 in Debian's
 /// files) the last offset stays. Pure after loading.
-public struct ZoneRules: Sendable, Hashable {
-    public let name: String
+package struct ZoneRules: Sendable, Hashable {
+    package let name: String
     /// Transition instants (Unix seconds) and the offset (seconds east of UTC) from each on.
     let transitions: [(at: Int64, offset: Int32)]
     let initialOffset: Int32
 
-    public static func == (a: ZoneRules, b: ZoneRules) -> Bool { a.name == b.name }
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    package static func == (a: ZoneRules, b: ZoneRules) -> Bool { a.name == b.name }
+    package func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
-    public static let folder = "/usr/share/zoneinfo"
+    package static let folder = "/usr/share/zoneinfo"
 
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        public var description: String
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        package var description: String
     }
 
     /// UTC, with no file.
-    public static let utc = ZoneRules(name: "UTC", transitions: [], initialOffset: 0)
+    package static let utc = ZoneRules(name: "UTC", transitions: [], initialOffset: 0)
 
     init(name: String, transitions: [(at: Int64, offset: Int32)], initialOffset: Int32) {
         self.name = name
@@ -31,7 +31,7 @@ public struct ZoneRules: Sendable, Hashable {
     }
 
     /// The zone `name` (`Europe/Paris`, `UTC`) from `folder`.
-    public static func load(_ name: String, folder: String = ZoneRules.folder) throws(Failure) -> ZoneRules {
+    package static func load(_ name: String, folder: String = ZoneRules.folder) throws(Failure) -> ZoneRules {
         if name == "UTC" || name == "Etc/UTC" { return .utc }
         guard !name.isEmpty, !name.hasPrefix("/"), !name.contains(".."), name.utf8.count < 128 else {
             throw Failure(description: "\"\(name)\" is not a time zone name such as Europe/Paris")
@@ -70,7 +70,7 @@ public struct ZoneRules: Sendable, Hashable {
     }
 
     /// Seconds east of UTC at `instant` (Unix seconds).
-    public func offset(at instant: Int64) -> Int32 {
+    package func offset(at instant: Int64) -> Int32 {
         var low = 0, high = transitions.count
         while low < high {
             let mid = (low + high) / 2

@@ -4,7 +4,7 @@ import CastCore
 /// time, the fleet summary (sortable), per content item its time and plays, per screen a bar on
 /// a time axis with a legend and the intervals as a table.
 extension DisplayReport {
-    public var html: String {
+    package var html: String {
         let esc = TimelinePage.escapeHTML
         var body = "<h1>Proof of display</h1>\n<p id=\"period\">\(esc(periodText))</p>\n"
         body += legend

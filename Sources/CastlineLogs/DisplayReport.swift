@@ -5,32 +5,32 @@ import CastCore
 /// totals and play counts per content item, and per screen its intervals (shown, not shown with
 /// the cause, not observed). Times in the report's time zone (``LocalClock``); `--json` and
 /// `--csv` carry Unix seconds too. Pure.
-public struct DisplayReport: Sendable {
+package struct DisplayReport: Sendable {
     /// One content item over the fleet.
-    public struct ContentTotal: Sendable, Equatable {
-        public var content: String
+    package struct ContentTotal: Sendable, Equatable {
+        package var content: String
         /// Nanoseconds shown, over every screen.
-        public var shown: Int64
+        package var shown: Int64
         /// How often it started showing on a screen (a return after a spell castline could not
         /// observe is the same play).
-        public var plays: Int
-        public var screens: Int
-        public var announcement: Bool
+        package var plays: Int
+        package var screens: Int
+        package var announcement: Bool
     }
 
-    public let from: Int64
-    public let to: Int64
-    public let clock: LocalClock
+    package let from: Int64
+    package let to: Int64
+    package let clock: LocalClock
     /// In name order, or the least shown first (`worstFirst`).
-    public let devices: [DisplayTimeline.Device]
+    package let devices: [DisplayTimeline.Device]
 
     /// `since`/`until` bound the period (default: the first and last record).
     /// Intervals shorter than this are transitions (a launch before its first status, the owner
     /// settling: a few milliseconds between records), folded into the next
     /// (``DisplayTimeline/devices(until:transitions:)``).
-    public static let transitions: Int64 = 100_000_000
+    package static let transitions: Int64 = 100_000_000
 
-    public init(_ timeline: DisplayTimeline, since: Int64? = nil, until: Int64? = nil, clock: LocalClock, worstFirst: Bool = false,
+    package init(_ timeline: DisplayTimeline, since: Int64? = nil, until: Int64? = nil, clock: LocalClock, worstFirst: Bool = false,
                 transitions: Int64 = DisplayReport.transitions) {
         let from = since ?? timeline.first ?? 0
         let to = max(from, until ?? timeline.last ?? from)
@@ -62,7 +62,7 @@ public struct DisplayReport: Sendable {
     }
 
     /// The same report with only the screens `include` keeps (`--device`).
-    public func keeping(_ include: (DisplayTimeline.Device) -> Bool) -> DisplayReport {
+    package func keeping(_ include: (DisplayTimeline.Device) -> Bool) -> DisplayReport {
         DisplayReport(from: from, to: to, clock: clock, devices: devices.filter(include))
     }
 
@@ -81,7 +81,7 @@ public struct DisplayReport: Sendable {
     func share(_ nanos: Int64) -> Double { (Double(nanos) / Double(period) * 1000).rounded() / 10 }
 
     /// Per content item: total shown, plays, screens; the longest shown first.
-    public var contents: [ContentTotal] {
+    package var contents: [ContentTotal] {
         var totals: [String: ContentTotal] = [:]
         var screens: [String: Set<String>] = [:]
         for d in devices {
@@ -104,7 +104,7 @@ public struct DisplayReport: Sendable {
     }
 
     /// `2026-11-28 06:27:01 to 2026-11-28 06:42:01 (Europe/Berlin, +01:00), 15 min 0 s`.
-    public var periodText: String {
+    package var periodText: String {
         "\(clock.dateTime(from)) to \(clock.dateTime(to)) (\(clock.zone), UTC\(clock.offset(from))), \(Self.length(period))"
     }
 
@@ -132,7 +132,7 @@ public struct DisplayReport: Sendable {
 
     // MARK: Text
 
-    public var text: String {
+    package var text: String {
         var out = ["proof of display, \(periodText)", Self.countedByApp]
         if devices.isEmpty {
             out.append("  no screen in these records (the daemon's CastSession, RemoteMediaClient, JobDriver and DeviceRegistry records at info)")
@@ -166,7 +166,7 @@ public struct DisplayReport: Sendable {
     /// `{"period", "timezone", "devices": [{"device", "deviceName", "shown_seconds", "share",
     /// "intervals": [{"from", "to", "content", "kind", "cause"}]}], "contents": […]}`; times in
     /// Unix seconds.
-    public var json: JSONValue {
+    package var json: JSONValue {
         func optional(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
         var o = JSONObject()
         o.set("period", ["from": .double(Self.unix(from)), "to": .double(Self.unix(to)), "seconds": .double(Self.seconds(period)),
@@ -190,7 +190,7 @@ public struct DisplayReport: Sendable {
     // MARK: CSV
 
     /// One row per interval (RFC 4180 quoting), local times and Unix seconds both.
-    public var csv: String {
+    package var csv: String {
         func field(_ s: String) -> String {
             s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
                 ? "\"" + s.replacingAll("\"", with: "\"\"") + "\"" : s

@@ -20,25 +20,25 @@ import CastLogging
 ///   unknown: no HDMI-CEC) is counted by its app alone.
 /// - Processes: a new daemon (`pid`, `role: daemon`) after an old one means castline was not
 ///   running in between, whatever the old one left open.
-public struct DisplayTimeline: Sendable {
-    public enum Kind: String, Sendable, CaseIterable {
+package struct DisplayTimeline: Sendable {
+    package enum Kind: String, Sendable, CaseIterable {
         case shown
         case notShown = "not_shown"
         case notObserved = "not_observed"
     }
 
-    public struct Interval: Sendable, Equatable {
+    package struct Interval: Sendable, Equatable {
         /// Unix nanoseconds.
-        public var from: Int64
-        public var to: Int64
-        public var kind: Kind
+        package var from: Int64
+        package var to: Int64
+        package var kind: Kind
         /// The content (a media URL or id, a page URL, `app <id>` for another sender's app
         /// without media); nil when nothing shows or nothing is known.
-        public var content: String?
+        package var content: String?
         /// Why it is not shown or not observed; `announcement` for castline's announcement.
-        public var cause: String?
+        package var cause: String?
 
-        public init(from: Int64, to: Int64, kind: Kind, content: String? = nil, cause: String? = nil) {
+        package init(from: Int64, to: Int64, kind: Kind, content: String? = nil, cause: String? = nil) {
             self.from = from
             self.to = to
             self.kind = kind
@@ -46,20 +46,20 @@ public struct DisplayTimeline: Sendable {
             self.cause = cause
         }
 
-        public var isAnnouncement: Bool { kind == .shown && cause == Self.announcement }
-        public var duration: Int64 { to - from }
-        public static let announcement = "announcement"
+        package var isAnnouncement: Bool { kind == .shown && cause == Self.announcement }
+        package var duration: Int64 { to - from }
+        package static let announcement = "announcement"
     }
 
-    public struct Device: Sendable, Equatable {
-        public var id: String
-        public var name: String
-        public var intervals: [Interval]
+    package struct Device: Sendable, Equatable {
+        package var id: String
+        package var name: String
+        package var intervals: [Interval]
 
         /// Nanoseconds shown (announcements included).
-        public var shown: Int64 { intervals.filter { $0.kind == .shown }.reduce(0) { $0 + $1.duration } }
+        package var shown: Int64 { intervals.filter { $0.kind == .shown }.reduce(0) { $0 + $1.duration } }
         /// Nanoseconds observed (shown or not shown).
-        public var observed: Int64 { intervals.filter { $0.kind != .notObserved }.reduce(0) { $0 + $1.duration } }
+        package var observed: Int64 { intervals.filter { $0.kind != .notObserved }.reduce(0) { $0 + $1.duration } }
     }
 
     /// What castline knows of one screen now.
@@ -90,10 +90,10 @@ public struct DisplayTimeline: Sendable {
     /// The cause of a screen known not to show the app, from a `screen` record's `reason`
     /// (``ScreenReading``'s): nil for the idle screen (no app runs: the app's own records say
     /// idle or app closed) and for what is not known.
-    public enum ScreenCause {
-        public static let off = "off"
-        public static let otherInput = "other input"
-        public static let covered = "covered"
+    package enum ScreenCause {
+        package static let off = "off"
+        package static let otherInput = "other input"
+        package static let covered = "covered"
 
         static func of(visible: String?, reason: String?) -> String? {
             guard visible == "false" else { return nil }
@@ -109,12 +109,12 @@ public struct DisplayTimeline: Sendable {
     private var screens: [String: Screen] = [:]
     private var order: [String] = []
     private var lastByProcess: [String: (role: String?, last: Int64)] = [:]
-    public private(set) var first: Int64?
-    public private(set) var last: Int64?
+    package private(set) var first: Int64?
+    package private(set) var last: Int64?
 
-    public init() {}
+    package init() {}
 
-    public mutating func add(_ e: LogEntry) {
+    package mutating func add(_ e: LogEntry) {
         first = min(first ?? e.time, e.time)
         last = max(last ?? e.time, e.time)
         let role = e.text("role")
@@ -276,7 +276,7 @@ public struct DisplayTimeline: Sendable {
     /// `transitions`: intervals shorter than this (a launch before its first status, the owner
     /// settling) are folded into the next one (the last into the one before), and neighbours
     /// that then say the same are joined; 0 keeps every interval.
-    public func devices(until end: Int64? = nil, transitions: Int64 = 0) -> [Device] {
+    package func devices(until end: Int64? = nil, transitions: Int64 = 0) -> [Device] {
         rawDevices(until: end).map { d in
             guard transitions > 0 else { return d }
             var d = d

@@ -3,30 +3,30 @@ import CastCore
 /// `castline logs stats --by agent|device`: one ``LogStatistics`` per agent (site) or device, for
 /// a central folder that holds many sites' journals (systemd-journal-remote). A record with no
 /// agent or device goes under `-`. Value type.
-public struct GroupedStatistics: Sendable {
-    public enum Key: String, Sendable, CaseIterable {
+package struct GroupedStatistics: Sendable {
+    package enum Key: String, Sendable, CaseIterable {
         case agent, device
     }
 
-    public let key: Key
-    public private(set) var groups: [String: LogStatistics] = [:]
+    package let key: Key
+    package private(set) var groups: [String: LogStatistics] = [:]
 
-    public init(by key: Key) { self.key = key }
+    package init(by key: Key) { self.key = key }
 
     /// The group a record counts in.
-    public func group(of entry: LogEntry) -> String {
+    package func group(of entry: LogEntry) -> String {
         switch key {
         case .agent: return entry.agent ?? "-"
         case .device: return entry.device ?? "-"
         }
     }
 
-    public mutating func add(_ entry: LogEntry) {
+    package mutating func add(_ entry: LogEntry) {
         groups[group(of: entry), default: LogStatistics()].add(entry)
     }
 
     /// `{"by": "agent", "groups": {"<name>": <stats>, …}, "records": N, "inputs": […]}`.
-    public func json(read: LogReadReport) -> JSONValue {
+    package func json(read: LogReadReport) -> JSONValue {
         var all = JSONObject()
         for name in groups.keys.sorted() { all.set(name, groups[name]!.json(read: LogReadReport())) }
         return ["by": .string(key.rawValue), "groups": .object(all), "records": .int(Int64(read.records)),
@@ -34,7 +34,7 @@ public struct GroupedStatistics: Sendable {
     }
 
     /// One section per group, in name order, each as `logs stats` prints it.
-    public func text(read: LogReadReport) -> String {
+    package func text(read: LogReadReport) -> String {
         var out: [String] = []
         for name in groups.keys.sorted() {
             out.append("== \(key.rawValue) \(name) ==")

@@ -6,22 +6,22 @@ import Glibc
 /// local journal, or the files under `directory` (`journalctl -D`). Field matches narrow the read
 /// inside journald's indexes (`SYSLOG_IDENTIFIER=castline`, `DEVICE=…`, `TYPE=LOAD`); what a
 /// match cannot express (globs, levels, substrings) is checked by ``LogFilter`` afterwards.
-public struct JournalReader: Sendable {
-    public var directory: String?
+package struct JournalReader: Sendable {
+    package var directory: String?
     /// `SYSLOG_IDENTIFIER` to match (the journald sink's `identifier`, default `castline`); nil: any.
-    public var identifier: String?
+    package var identifier: String?
 
-    public init(directory: String? = nil, identifier: String? = "castline") {
+    package init(directory: String? = nil, identifier: String? = "castline") {
         self.directory = directory
         self.identifier = identifier
     }
 
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// The journal matches a filter allows (exact values only; the journald sink's field names).
-    public static func matches(for filter: LogFilter, identifier: String?) -> [String] {
+    package static func matches(for filter: LogFilter, identifier: String?) -> [String] {
         var result: [String] = []
         if let identifier { result.append("SYSLOG_IDENTIFIER=\(identifier)") }
         if let type = filter.messageType { result.append("TYPE=\(type)") }
@@ -31,7 +31,7 @@ public struct JournalReader: Sendable {
     }
 
     /// Every entry passing `filter`, oldest first; `body` returns false to stop.
-    public func run(filter: LogFilter, report: inout LogReadReport, _ body: (LogEntry) -> Bool) throws(Failure) {
+    package func run(filter: LogFilter, report: inout LogReadReport, _ body: (LogEntry) -> Bool) throws(Failure) {
         var journal: OpaquePointer?
         let rc: Int32
         if let directory {

@@ -4,31 +4,31 @@ import CastLogging
 /// `castline logs explain CLASS`: replays how castline applies rule layers (config, then
 /// `CASTLINE_LOG`, then `--log`; each replaces the rules before it, and its bare level, if any,
 /// the minimum) on a real ``LoggerFilter`` and reports the decision with its source. Pure.
-public struct LevelExplanation: Sendable {
-    public struct Layer: Sendable {
-        public var source: String
-        public var text: String
-        public var rules: [LogRule]
-        public var minimumLevel: LogLevel?
+package struct LevelExplanation: Sendable {
+    package struct Layer: Sendable {
+        package var source: String
+        package var text: String
+        package var rules: [LogRule]
+        package var minimumLevel: LogLevel?
     }
 
-    public var className: String
-    public var function: String
-    public var layers: [Layer]
-    public var decision: LogLevelDecision
+    package var className: String
+    package var function: String
+    package var layers: [Layer]
+    package var decision: LogLevelDecision
     /// Where the minimum level came from ("default" when no layer set one).
-    public var minimumSource: String
-    public var minimumLevel: LogLevel
+    package var minimumSource: String
+    package var minimumLevel: LogLevel
     /// Earlier rules of the active layer that match too (overridden: the last match wins).
-    public var overridden: [(index: Int, rule: LogRule)]
+    package var overridden: [(index: Int, rule: LogRule)]
 
-    public struct LayerError: Error, CustomStringConvertible {
-        public var source: String
-        public var error: LogRuleSyntaxError
-        public var description: String { "\(source): \(error)" }
+    package struct LayerError: Error, CustomStringConvertible {
+        package var source: String
+        package var error: LogRuleSyntaxError
+        package var description: String { "\(source): \(error)" }
     }
 
-    public static func explain(className: String, function: String = "", layers input: [(source: String, rules: String)],
+    package static func explain(className: String, function: String = "", layers input: [(source: String, rules: String)],
                                defaultMinimum: LogLevel) throws(LayerError) -> LevelExplanation {
         let filter = LoggerFilter(minimumLevel: defaultMinimum)
         var layers: [Layer] = []
@@ -52,12 +52,12 @@ public struct LevelExplanation: Sendable {
     }
 
     /// The layer whose rules are active (the last one), if any.
-    public var activeLayer: Layer? { layers.last }
+    package var activeLayer: Layer? { layers.last }
 
     /// What kind of layer a source is: `file` (the config's logging.rules), `environment`
     /// (`CASTLINE_LOG`), `command line` (`--log`), `runtime change` (`castline log-level`, the API:
     /// the daemon's `api` layer), `default` (no layer).
-    public static func layerKind(_ source: String) -> String {
+    package static func layerKind(_ source: String) -> String {
         switch source {
         case LogSystem.environmentVariable: return "environment"
         case "--log": return "command line"
@@ -73,7 +73,7 @@ public struct LevelExplanation: Sendable {
         return kind == "runtime change" ? "\(source) (runtime change: castline log-level or the API)" : "\(source) (\(kind))"
     }
 
-    public var text: String {
+    package var text: String {
         var out: [String] = []
         let subject = function.isEmpty ? className : "\(className) in \(function)"
         out.append("\(subject): \(decision.level.name)" + (decision.level == .none ? " (nothing is logged)" : " and more severe records are logged"))
@@ -95,7 +95,7 @@ public struct LevelExplanation: Sendable {
         return out.joined(separator: "\n")
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var o: JSONObject = ["class": .string(className), "level": .string(decision.level.name),
                              "minimumLevel": .string(minimumLevel.name), "minimumSource": .string(minimumSource)]
         if !function.isEmpty { o.set("function", .string(function)) }

@@ -53,7 +53,7 @@ public struct LinePrefilter: Sendable {
 
     /// The longest run of plain characters in a glob (`*`, `?` and `[...]` split runs; a
     /// backslash escapes the next character); the whole text when it has no glob syntax.
-    public static func longestLiteral(inGlob glob: String) -> String {
+    package static func longestLiteral(inGlob glob: String) -> String {
         var best = "", current = ""
         var inClass = false, escaped = false
         for c in glob {

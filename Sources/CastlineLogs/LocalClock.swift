@@ -8,20 +8,20 @@ import Glibc
 /// or nil for the system's (`TZ`, else `/etc/localtime`). The C library converts (`localtime_r`
 /// under `TZ`); the zone is set for each conversion under one lock, so reports in different
 /// zones never mix. Value type.
-public struct LocalClock: Sendable {
+package struct LocalClock: Sendable {
     /// The zone's name as given, or the system's (`/etc/localtime`'s target under zoneinfo).
-    public let zone: String
+    package let zone: String
     private let tz: String?
 
     private static let lock = Mutex(())
 
-    public struct UnknownZone: Error, CustomStringConvertible {
-        public var zone: String
-        public var description: String { "unknown time zone \"\(zone)\" (a tz database name such as Europe/Berlin, or UTC)" }
+    package struct UnknownZone: Error, CustomStringConvertible {
+        package var zone: String
+        package var description: String { "unknown time zone \"\(zone)\" (a tz database name such as Europe/Berlin, or UTC)" }
     }
 
     /// `zone` nil: the system's.
-    public init(zone: String? = nil, environment: [String: String] = [:]) throws(UnknownZone) {
+    package init(zone: String? = nil, environment: [String: String] = [:]) throws(UnknownZone) {
         if let zone {
             let known = zone == "UTC" || zone == "GMT" || (!zone.contains("..") && access("/usr/share/zoneinfo/" + zone, R_OK) == 0)
             guard known else { throw UnknownZone(zone: zone) }
@@ -47,7 +47,7 @@ public struct LocalClock: Sendable {
     }
 
     /// The broken-down local time and the offset east of UTC in seconds.
-    public func components(_ nanos: Int64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, offset: Int) {
+    package func components(_ nanos: Int64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, offset: Int) {
         var seconds = nanos / 1_000_000_000
         if nanos % 1_000_000_000 < 0 { seconds -= 1 }
         var t = time_t(seconds)
@@ -67,19 +67,19 @@ public struct LocalClock: Sendable {
     private static func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
 
     /// `2026-11-28 06:27:01`.
-    public func dateTime(_ nanos: Int64) -> String {
+    package func dateTime(_ nanos: Int64) -> String {
         let c = components(nanos)
         return "\(c.year)-\(Self.two(c.month))-\(Self.two(c.day)) \(Self.two(c.hour)):\(Self.two(c.minute)):\(Self.two(c.second))"
     }
 
     /// `06:27:01`.
-    public func time(_ nanos: Int64) -> String {
+    package func time(_ nanos: Int64) -> String {
         let c = components(nanos)
         return "\(Self.two(c.hour)):\(Self.two(c.minute)):\(Self.two(c.second))"
     }
 
     /// `+01:00`.
-    public func offset(_ nanos: Int64) -> String {
+    package func offset(_ nanos: Int64) -> String {
         let o = components(nanos).offset
         let sign = o < 0 ? "-" : "+"
         return "\(sign)\(Self.two(abs(o) / 3600)):\(Self.two(abs(o) % 3600 / 60))"

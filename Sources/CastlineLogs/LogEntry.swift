@@ -5,23 +5,23 @@ import CastLogging
 /// whatever it came from. Value type.
 public struct LogEntry: Sendable, Equatable {
     /// Unix time in nanoseconds.
-    public var time: Int64
-    public var level: LogLevel
+    package var time: Int64
+    package var level: LogLevel
     /// The emitting class (`CastSession`, `CastChannel.com.google.cast.media`).
-    public var className: String
-    public var body: String
+    package var className: String
+    package var body: String
     /// Structured fields with their JSON types (journal fields come back as strings).
-    public var attributes: JSONObject
-    public var file: String?
-    public var line: Int?
-    public var function: String?
+    package var attributes: JSONObject
+    package var file: String?
+    package var line: Int?
+    package var function: String?
     /// Where it was read: the input's name and the 1-based line (journal: the entry's index).
-    public var origin: LogOrigin
+    package var origin: LogOrigin
     /// The host the journal says wrote it (`_HOSTNAME`; a central journal-remote folder holds
     /// many); nil for JSON Lines.
-    public var host: String?
+    package var host: String?
 
-    public init(time: Int64, level: LogLevel, className: String, body: String, attributes: JSONObject = JSONObject(),
+    package init(time: Int64, level: LogLevel, className: String, body: String, attributes: JSONObject = JSONObject(),
                 file: String? = nil, line: Int? = nil, function: String? = nil, origin: LogOrigin = LogOrigin(input: "", line: 0)) {
         self.time = time
         self.level = level
@@ -35,7 +35,7 @@ public struct LogEntry: Sendable, Equatable {
     }
 
     /// An attribute as text (`"3"` for the integer 3), or nil.
-    public func text(_ key: String) -> String? {
+    package func text(_ key: String) -> String? {
         switch attributes[key] {
         case .string(let s)?: return s
         case .int(let i)?: return String(i)
@@ -45,7 +45,7 @@ public struct LogEntry: Sendable, Equatable {
         }
     }
 
-    public func integer(_ key: String) -> Int64? {
+    package func integer(_ key: String) -> Int64? {
         switch attributes[key] {
         case .int(let i)?: return i
         case .string(let s)?: return Int64(s)
@@ -55,13 +55,13 @@ public struct LogEntry: Sendable, Equatable {
     }
 
     /// The agent (site) that wrote it: castline's `agent` field, else the journal's host name.
-    public var agent: String? { text("agent") ?? host }
+    package var agent: String? { text("agent") ?? host }
 
     /// The device this record is about: `device` (a device id), else the connection's `peer`.
-    public var device: String? { text("device") ?? text("peer") }
+    package var device: String? { text("device") ?? text("peer") }
 
     /// The record as castline's JSON Lines schema (version 1), for `logs query --json`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var o = JSONObject()
         o.set("time", .string(LogTime.rfc3339(time)))
         o.set("time_unix_nano", .int(time))
@@ -81,8 +81,8 @@ public struct LogEntry: Sendable, Equatable {
 
 /// Where a record was read.
 public struct LogOrigin: Sendable, Equatable, CustomStringConvertible {
-    public var input: String
-    public var line: Int
+    package var input: String
+    package var line: Int
 
     public init(input: String, line: Int) {
         self.input = input

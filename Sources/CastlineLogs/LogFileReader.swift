@@ -4,15 +4,15 @@ import Glibc
 /// rotated set (`castline.jsonl.4` … `.1`, `castline.jsonl`, oldest first), or standard input.
 /// Lines are handed over as byte views valid only during the call. Bounded: a line longer than
 /// `maximumLineLength` is skipped and counted.
-public struct LogFileReader: Sendable {
-    public static let chunkSize = 4 << 20
-    public static let maximumLineLength = 16 << 20
+package struct LogFileReader: Sendable {
+    package static let chunkSize = 4 << 20
+    package static let maximumLineLength = 16 << 20
 
-    public init() {}
+    package init() {}
 
     /// `path` and its rotated older files (`path.1`, `path.2`, …), oldest first; a path that is
     /// itself a rotated file (`path.3`) or names no rotated set is taken alone.
-    public static func rotatedSet(_ path: String) -> [String] {
+    package static func rotatedSet(_ path: String) -> [String] {
         var older: [String] = []
         var index = 1
         while index < 1000, access("\(path).\(index)", F_OK) == 0 {
@@ -25,7 +25,7 @@ public struct LogFileReader: Sendable {
     /// Calls `body` with every line of the file at `path` (`-`: standard input) and its 1-based
     /// line number; `body` returns false to stop. Returns false when the file cannot be opened.
     @discardableResult
-    public func forEachLine(path: String, report: inout LogReadReport,
+    package func forEachLine(path: String, report: inout LogReadReport,
                             _ body: (UnsafeRawBufferPointer, Int) -> Bool) -> Bool {
         let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {

@@ -10,7 +10,7 @@ public struct LogFilter: Sendable {
     /// A device id, name, endpoint or peer address, or a glob over them.
     public var device: String?
     /// An app session id or castline's local session number.
-    public var session: String?
+    package var session: String?
     /// `urn:x-cast:com.google.cast.media`, `com.google.cast.media` or just `media`.
     public var namespace: String?
     /// The message type (`LOAD`, `MEDIA_STATUS`).
@@ -18,13 +18,13 @@ public struct LogFilter: Sendable {
     public var requestID: Int64?
     /// Unix ns, inclusive / exclusive.
     public var since: Int64?
-    public var until: Int64?
+    package var until: Int64?
     /// A substring of the message.
-    public var text: String?
+    package var text: String?
 
     public init() {}
 
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         minimumLevel == nil && classPatterns.isEmpty && device == nil && session == nil && namespace == nil
             && messageType == nil && requestID == nil && since == nil && until == nil && text == nil
     }

@@ -3,10 +3,10 @@ import Glibc
 /// `tail -F` for a JSON Lines file: new lines as they are written, across rotation (the file
 /// renamed to `.1` and a new one created: the old one is read to its end first) and truncation.
 /// Polls every 200 ms until the task is cancelled.
-public enum LogFollower {
+package enum LogFollower {
     /// Goes on from byte `offset` (where the first read of the file stopped: nothing written
     /// in between is missed); nil: from the current end.
-    public static func follow(path: String, from start: Int? = nil, filter: LogFilter, _ body: (LogEntry) -> Void) async {
+    package static func follow(path: String, from start: Int? = nil, filter: LogFilter, _ body: (LogEntry) -> Void) async {
         var fd: Int32 = -1
         var inode: ino_t = 0
         var offset: off_t = 0

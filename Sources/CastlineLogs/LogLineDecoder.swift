@@ -29,7 +29,7 @@ public enum LogLineDecoder {
         return .failure(.unknownSchema)
     }
 
-    public static func decode(_ text: String, origin: LogOrigin = LogOrigin(input: "-", line: 1)) -> Result<LogEntry, LogLineProblem> {
+    package static func decode(_ text: String, origin: LogOrigin = LogOrigin(input: "-", line: 1)) -> Result<LogEntry, LogLineProblem> {
         var bytes = Array(text.utf8)
         return bytes.withUnsafeMutableBytes { decode(UnsafeRawBufferPointer($0), origin: origin) }
     }

@@ -1,26 +1,26 @@
 /// What reading the inputs met: counts of records and of every kind of line that was not one.
 /// Reported by every `castline logs` command (stderr, or a `read` object in JSON); never fatal.
-public struct LogReadReport: Sendable, Equatable {
-    public var inputs: [String] = []
+package struct LogReadReport: Sendable, Equatable {
+    package var inputs: [String] = []
     /// Inputs named but not found (a rotated file may have been removed meanwhile).
-    public var missing: [String] = []
-    public var lines = 0
-    public var records = 0
-    public var blank = 0
-    public var notJSON = 0
-    public var unknownSchema = 0
+    package var missing: [String] = []
+    package var lines = 0
+    package var records = 0
+    package var blank = 0
+    package var notJSON = 0
+    package var unknownSchema = 0
     /// A last line without its newline (cut by a crash or still being written).
-    public var unterminatedLastLines = 0
+    package var unterminatedLastLines = 0
     /// Lines longer than the reader's limit, skipped.
-    public var tooLong = 0
+    package var tooLong = 0
     /// A record more than a second older than the one before it in the same input.
-    public var clockJumpsBack = 0
+    package var clockJumpsBack = 0
     /// The largest such step back, in nanoseconds.
-    public var largestJumpBack: Int64 = 0
+    package var largestJumpBack: Int64 = 0
     /// Bytes of whole lines read from the last input (where `--follow` goes on from).
-    public var completeBytes = 0
+    package var completeBytes = 0
 
-    public init() {}
+    package init() {}
 
     /// Adds what the records of one input showed (the reader counts lines itself).
     mutating func addContent(_ other: LogReadReport) {
@@ -48,7 +48,7 @@ public struct LogReadReport: Sendable, Equatable {
     }
 
     /// One line for humans: `read 3 file(s): 10234 records; skipped 2 non-JSON lines, …`.
-    public var summary: String {
+    package var summary: String {
         var parts: [String] = []
         if notJSON > 0 { parts.append("\(notJSON) non-JSON line(s)") }
         if unknownSchema > 0 { parts.append("\(unknownSchema) JSON line(s) of another schema") }

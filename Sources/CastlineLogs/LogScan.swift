@@ -1,25 +1,25 @@
 /// Reads inputs (files with their rotated sets, `-` for standard input) and hands every record
 /// that passes `filter` to `body`, counting everything else in `report`. With a filter, lines
 /// go through ``LinePrefilter`` first so most are never parsed.
-public struct LogScan: Sendable {
-    public var inputs: [String]
-    public var filter: LogFilter
+package struct LogScan: Sendable {
+    package var inputs: [String]
+    package var filter: LogFilter
     /// Expand each file to its rotated set (`castline.jsonl.2`, `.1`, `castline.jsonl`).
-    public var expandRotated = true
+    package var expandRotated = true
 
-    public init(inputs: [String], filter: LogFilter = LogFilter(), expandRotated: Bool = true) {
+    package init(inputs: [String], filter: LogFilter = LogFilter(), expandRotated: Bool = true) {
         self.inputs = inputs
         self.filter = filter
         self.expandRotated = expandRotated
     }
 
     /// The files read, in order.
-    public var files: [String] {
+    package var files: [String] {
         inputs.flatMap { $0 == "-" || !expandRotated ? [$0] : LogFileReader.rotatedSet($0) }
     }
 
     /// `body` returns false to stop early (e.g. `--limit`).
-    public func run(report: inout LogReadReport, _ body: (LogEntry) -> Bool) {
+    package func run(report: inout LogReadReport, _ body: (LogEntry) -> Bool) {
         let prefilter = filter.isEmpty ? nil : LinePrefilter(filter)
         let reader = LogFileReader()
         var going = true

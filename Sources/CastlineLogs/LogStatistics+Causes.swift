@@ -39,30 +39,30 @@ extension LogStatistics {
     /// (memory)`, `refused send`, a load-time refusal's kind) and the device ("" when the record
     /// names none: a helper's crash is the process's, and its channels' devices each get an
     /// `unavailable` record, not counted again).
-    public struct PluginFailureKey: Hashable, Sendable, Comparable {
-        public var plugin: String
-        public var problem: String
-        public var device: String
+    package struct PluginFailureKey: Hashable, Sendable, Comparable {
+        package var plugin: String
+        package var problem: String
+        package var device: String
 
-        public init(plugin: String, problem: String, device: String) {
+        package init(plugin: String, problem: String, device: String) {
             self.plugin = plugin
             self.problem = problem
             self.device = device
         }
 
-        public static func < (a: Self, b: Self) -> Bool { (a.plugin, a.problem, a.device) < (b.plugin, b.problem, b.device) }
+        package static func < (a: Self, b: Self) -> Bool { (a.plugin, a.problem, a.device) < (b.plugin, b.problem, b.device) }
     }
 
     /// Why an app stopped, as far as castline can tell from its own records.
-    public enum StopCause {
+    package enum StopCause {
         /// castline asked (a following session's STOP, `stopping` shortly before).
-        public static let castline = "stopped by castline"
+        package static let castline = "stopped by castline"
         /// The device closed an app that showed no media (an idle timeout: the field profiles'
         /// idle close, a page app without media on a Nest Hub).
-        public static let idle = "closed by the device: no media shown (idle timeout)"
+        package static let idle = "closed by the device: no media shown (idle timeout)"
         /// The app went while its media played or was paused: another sender's STOP or the app
         /// ended (a crash); the protocol does not say which.
-        public static let onDevice = "stopped on the device while showing media (another sender, or the app ended)"
+        package static let onDevice = "stopped on the device while showing media (another sender, or the app ended)"
     }
 
     /// A warning or error with a `problem`, from a plugin's host side: counted once per event
@@ -85,10 +85,10 @@ extension LogStatistics {
 
     /// A media or page server found down: how often, the devices that could not show its
     /// content, the last reason.
-    public struct ServerDown: Sendable, Equatable {
-        public var count = 0
-        public var devices: Set<String> = []
-        public var reason = ""
+    package struct ServerDown: Sendable, Equatable {
+        package var count = 0
+        package var devices: Set<String> = []
+        package var reason = ""
     }
 
     mutating func serverDown(_ e: LogEntry, _ server: String) {
@@ -100,7 +100,7 @@ extension LogStatistics {
     }
 
     /// Plugin failures per plugin and problem, all devices together.
-    public var pluginFailuresByProblem: [String: [String: Int]] {
+    package var pluginFailuresByProblem: [String: [String: Int]] {
         var result: [String: [String: Int]] = [:]
         for (key, count) in pluginFailures { result[key.plugin, default: [:]][key.problem, default: 0] += count }
         return result

@@ -8,7 +8,7 @@ extension LogStatistics {
     }
 
     /// The `--json` report (keys documented in README).
-    public func json(read: LogReadReport) -> JSONValue {
+    package func json(read: LogReadReport) -> JSONValue {
         var o = JSONObject()
         o.set("records", .int(Int64(records)))
         if let first, let last {
@@ -79,7 +79,7 @@ extension LogStatistics {
     static func round(_ ms: Double) -> Double { (ms * 1000).rounded() / 1000 }
 
     /// The text report: sections with aligned columns.
-    public func text(read: LogReadReport) -> String {
+    package func text(read: LogReadReport) -> String {
         var out: [String] = []
         func ms(_ v: Double) -> String { v < 10 ? String(Self.round(v)) : String(Int(v.rounded())) }
         out.append("records: \(records)" + (first.map { " from \(LogTime.rfc3339($0, fractionDigits: 3))" } ?? "")
@@ -139,7 +139,7 @@ extension LogStatistics {
 }
 
 extension LogReadReport {
-    public var json: JSONValue {
+    package var json: JSONValue {
         ["inputs": .array(inputs.map { .string($0) }), "missing": .array(missing.map { .string($0) }),
          "lines": .int(Int64(lines)), "records": .int(Int64(records)), "blank": .int(Int64(blank)),
          "notJSON": .int(Int64(notJSON)), "unknownSchema": .int(Int64(unknownSchema)),

@@ -3,107 +3,107 @@ import CastLogging
 
 /// `castline logs stats`: what the records say about traffic, latency, errors, suspends and
 /// sessions. Feed records in log order with ``add(_:)``; read ``report``. Pure.
-public struct LogStatistics: Sendable {
-    public struct MessageKey: Hashable, Sendable, Comparable {
-        public var namespace: String
-        public var type: String
-        public var direction: String
-        public init(namespace: String, type: String, direction: String) {
+package struct LogStatistics: Sendable {
+    package struct MessageKey: Hashable, Sendable, Comparable {
+        package var namespace: String
+        package var type: String
+        package var direction: String
+        package init(namespace: String, type: String, direction: String) {
             self.namespace = namespace
             self.type = type
             self.direction = direction
         }
-        public static func < (a: Self, b: Self) -> Bool { (a.namespace, a.type, a.direction) < (b.namespace, b.type, b.direction) }
+        package static func < (a: Self, b: Self) -> Bool { (a.namespace, a.type, a.direction) < (b.namespace, b.type, b.direction) }
     }
 
-    public struct SessionRecord: Sendable, Equatable {
-        public var device: String
-        public var deviceName: String
-        public var localSession: String
-        public var appSession: String?
-        public var start: Int64
-        public var end: Int64?
+    package struct SessionRecord: Sendable, Equatable {
+        package var device: String
+        package var deviceName: String
+        package var localSession: String
+        package var appSession: String?
+        package var start: Int64
+        package var end: Int64?
         /// `requested` when ended on request (`requested while suspended (…)` when the end found it
         /// suspended: an outage the caller gave up on); the CastSessionError name otherwise; nil while open.
-        public var endReason: String?
-        public var suspends = 0
+        package var endReason: String?
+        package var suspends = 0
         /// The apps this session let go of while it stayed up (a following session: the hub's
         /// link to a device): "CC1AD845 stopped", "CC1AD845 replaced".
-        public var appChanges: [AppChange] = []
+        package var appChanges: [AppChange] = []
     }
 
-    public struct AppChange: Sendable, Equatable {
-        public var time: Int64
-        public var appID: String
+    package struct AppChange: Sendable, Equatable {
+        package var time: Int64
+        package var appID: String
         /// "stopped" or "replaced".
-        public var change: String
+        package var change: String
     }
 
-    public struct Suspension: Sendable, Equatable {
-        public var device: String
-        public var start: Int64
+    package struct Suspension: Sendable, Equatable {
+        package var device: String
+        package var start: Int64
         /// When it resumed, or when its session ended still suspended; nil while open.
-        public var end: Int64?
-        public var reason: String
+        package var end: Int64?
+        package var reason: String
         /// Ended by `didResume` (not by the session's end).
-        public var resumed = false
+        package var resumed = false
     }
 
     /// A screen a job keeps its media or page on: how long it showed, and every gap with its reason.
-    public struct Screen: Sendable, Equatable {
-        public var device: String
-        public var deviceName: String
-        public var url: String
+    package struct Screen: Sendable, Equatable {
+        package var device: String
+        package var deviceName: String
+        package var url: String
         /// Nanoseconds the page showed, up to the last record.
-        public var shown: Int64 = 0
-        public var keepAlives = 0
-        public var gaps: [Gap] = []
+        package var shown: Int64 = 0
+        package var keepAlives = 0
+        package var gaps: [Gap] = []
         /// From when to when it showed what (the last one may still be open).
-        public var shows: [Show] = []
+        package var shows: [Show] = []
         var shownSince: Int64?
     }
 
-    public struct Show: Sendable, Equatable {
-        public var start: Int64
-        public var end: Int64?
-        public var url: String
+    package struct Show: Sendable, Equatable {
+        package var start: Int64
+        package var end: Int64?
+        package var url: String
     }
 
-    public struct Gap: Sendable, Equatable {
-        public var start: Int64
+    package struct Gap: Sendable, Equatable {
+        package var start: Int64
         /// nil: the page had not come back by the last record.
-        public var end: Int64?
-        public var reason: String
+        package var end: Int64?
+        package var reason: String
     }
 
-    public private(set) var screens: [Screen] = []
+    package private(set) var screens: [Screen] = []
     private var screenIndex: [String: Int] = [:]
 
-    public private(set) var messages: [MessageKey: Int] = [:]
+    package private(set) var messages: [MessageKey: Int] = [:]
     /// Request type → latencies in milliseconds.
-    public private(set) var latencies: [String: [Double]] = [:]
-    public private(set) var unanswered: [String: Int] = [:]
+    package private(set) var latencies: [String: [Double]] = [:]
+    package private(set) var unanswered: [String: Int] = [:]
     /// Error kind → count: failed responses (`LOAD_FAILED`), session end reasons, error records by class.
-    public internal(set) var errors: [String: Int] = [:]
-    public private(set) var sessions: [SessionRecord] = []
-    public private(set) var suspensions: [Suspension] = []
-    public private(set) var reconnectAttempts = 0
+    package internal(set) var errors: [String: Int] = [:]
+    package private(set) var sessions: [SessionRecord] = []
+    package private(set) var suspensions: [Suspension] = []
+    package private(set) var reconnectAttempts = 0
     /// Sink name → records it dropped (LogSystem overflow reports, plugin sink problems).
-    public private(set) var droppedBySink: [String: Int64] = [:]
-    public private(set) var records = 0
+    package private(set) var droppedBySink: [String: Int64] = [:]
+    package private(set) var records = 0
     /// Plugin failures by plugin, problem and device (``PluginFailureKey``).
-    public internal(set) var pluginFailures: [PluginFailureKey: Int] = [:]
+    package internal(set) var pluginFailures: [PluginFailureKey: Int] = [:]
     /// App stops by cause (``StopCause``).
-    public internal(set) var appStops: [String: Int] = [:]
+    package internal(set) var appStops: [String: Int] = [:]
     /// Media or page servers found down (`ServerProbe` records), by `scheme://host:port`.
-    public internal(set) var serversDown: [String: ServerDown] = [:]
+    package internal(set) var serversDown: [String: ServerDown] = [:]
     var stopCauses = AppStopClassifier()
     /// What each screen showed, per content (``DisplayTimeline``): the report's intervals, summed.
-    public private(set) var display = DisplayTimeline()
-    public private(set) var first: Int64?
-    public private(set) var last: Int64?
+    package private(set) var display = DisplayTimeline()
+    package private(set) var first: Int64?
+    package private(set) var last: Int64?
     /// Replies whose request was before them by a negative time (clock jumps), ignored.
-    public private(set) var negativeLatencies = 0
+    package private(set) var negativeLatencies = 0
 
     private var pending: [String: (type: String, time: Int64)] = [:]
     /// Open sessions by `pid|device|localSession`.
@@ -111,11 +111,11 @@ public struct LogStatistics: Sendable {
     private var daemons = DaemonRuns()
     private var openSuspensions: [String: Int] = [:]
 
-    public init() {}
+    package init() {}
 
     static let failureTypes: Set<String> = ["LOAD_FAILED", "LOAD_CANCELLED", "INVALID_REQUEST", "INVALID_PLAYER_STATE", "LAUNCH_ERROR"]
 
-    public mutating func add(_ e: LogEntry) {
+    package mutating func add(_ e: LogEntry) {
         records += 1
         first = min(first ?? e.time, e.time)
         last = max(last ?? e.time, e.time)
@@ -257,7 +257,7 @@ public struct LogStatistics: Sendable {
     }
 
     /// The screens with the time a page still shows at the end counted up to the last record.
-    public var screenReport: [Screen] {
+    package var screenReport: [Screen] {
         screens.map { screen in
             var s = screen
             if let since = s.shownSince, let last { s.shown += max(0, last - since) }
@@ -266,7 +266,7 @@ public struct LogStatistics: Sendable {
     }
 
     /// Requests still waiting at the end, by type (with the ones a newer request replaced).
-    public var unansweredByType: [String: Int] {
+    package var unansweredByType: [String: Int] {
         var result = unanswered
         for request in pending.values { result[request.type, default: 0] += 1 }
         return result
@@ -274,14 +274,14 @@ public struct LogStatistics: Sendable {
 }
 
 /// p50/p95/p99/max of a sample (nearest rank).
-public struct Percentiles: Sendable, Equatable {
-    public var count: Int
-    public var p50: Double
-    public var p95: Double
-    public var p99: Double
-    public var max: Double
+package struct Percentiles: Sendable, Equatable {
+    package var count: Int
+    package var p50: Double
+    package var p95: Double
+    package var p99: Double
+    package var max: Double
 
-    public init?(_ values: [Double]) {
+    package init?(_ values: [Double]) {
         guard !values.isEmpty else { return nil }
         let sorted = values.sorted()
         func rank(_ p: Double) -> Double { sorted[Swift.min(sorted.count - 1, Swift.max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))] }

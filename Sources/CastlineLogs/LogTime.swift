@@ -1,7 +1,7 @@
 /// Timestamps: RFC 3339 with nanoseconds in UTC, both ways, without Foundation.
-public enum LogTime {
+package enum LogTime {
     /// `2026-11-22T10:15:30.123456789Z`.
-    public static func rfc3339(_ nanos: Int64, fractionDigits: Int = 9) -> String {
+    package static func rfc3339(_ nanos: Int64, fractionDigits: Int = 9) -> String {
         // Floor division without overflow (Int64.min included).
         var seconds = nanos / 1_000_000_000
         var fraction = nanos % 1_000_000_000
@@ -28,7 +28,7 @@ public enum LogTime {
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, or a date alone (`YYYY-MM-DD`, UTC
     /// midnight), to Unix nanoseconds.
-    public static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         let b = Array(text.utf8)
         func number(_ from: Int, _ count: Int) -> Int64? {
             guard from + count <= b.count else { return nil }

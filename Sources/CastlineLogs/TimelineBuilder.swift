@@ -12,7 +12,7 @@ import CastLogging
 /// session on a device the daemon follows joins that device's lane (by its endpoint) as a
 /// session of its own, and when a new daemon appears, the sessions the previous one left open
 /// end where its records end ("castline stopped").
-public struct TimelineBuilder: Sendable {
+package struct TimelineBuilder: Sendable {
     private var lanes: [String: TimelineLane] = [:]
     private var order: [String] = []
     private var endpointToDevice: [String: String] = [:]
@@ -27,9 +27,9 @@ public struct TimelineBuilder: Sendable {
     /// The daemons and how each ended (a crash, an orderly stop).
     private var daemons = DaemonRuns()
 
-    public init() {}
+    package init() {}
 
-    public mutating func add(_ e: LogEntry) {
+    package mutating func add(_ e: LogEntry) {
         first = min(first ?? e.time, e.time)
         last = max(last ?? e.time, e.time)
         noteProcess(e)
@@ -192,7 +192,7 @@ public struct TimelineBuilder: Sendable {
         }
     }
 
-    public func model(title: String, notes: [String] = []) -> TimelineModel {
+    package func model(title: String, notes: [String] = []) -> TimelineModel {
         // Grouped per site (agent), each site's lanes in the order they first appeared; one site
         // (a single host's logs) is no grouping, and its lanes name no site.
         var all = order.compactMap { lanes[$0] }

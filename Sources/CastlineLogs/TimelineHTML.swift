@@ -8,13 +8,13 @@
 /// `.empty-message` (a model with nothing to draw), `.content-segment.<shown|announcement|not_shown|not_observed>`
 /// (what the screen showed), `.story-event[data-kind]` (app stops, takeovers, owners,
 /// announcements, pages, plugin failures), `table.story`, `table.content`.
-public enum TimelineHTML {
+package enum TimelineHTML {
     /// Request marks drawn per lane at most (failed requests are kept first); a note says when capped.
-    public static let maxRequestMarksPerLane = 2_000
+    package static let maxRequestMarksPerLane = 2_000
     /// Failure diamonds drawn per lane at most; a note says when capped.
-    public static let maxFailureMarksPerLane = 2_000
+    package static let maxFailureMarksPerLane = 2_000
 
-    public static func render(_ model: TimelineModel) -> String {
+    package static func render(_ model: TimelineModel) -> String {
         TimelinePage(model: model).render()
     }
 }

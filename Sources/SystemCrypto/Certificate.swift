@@ -11,7 +11,7 @@ import Darwin
 /// Times are seconds since 1970 (``UnixTime``). Equality compares the DER encoding.
 public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertible {
     /// The DER encoding (what the TLS handshake and `AuthResponse` carry).
-    public let derBytes: [UInt8]
+    package let derBytes: [UInt8]
     let handle: X509Handle
     /// The subject key of a certificate built by ``CertificateBuilder``, whose `X509` holds the
     /// key bits but no decoded `EVP_PKEY` (decoding costs ~200 µs in OpenSSL 3.0); nil when parsed.
@@ -41,7 +41,7 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
     }
 
     /// Parses one DER certificate. Trailing bytes after the certificate are refused.
-    public init(derBytes: [UInt8]) throws(CryptoError) {
+    package init(derBytes: [UInt8]) throws(CryptoError) {
         guard !derBytes.isEmpty else { throw .certificate("empty DER input") }
         let parsed: OpaquePointer? = derBytes.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
@@ -59,7 +59,7 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
     }
 
     /// Parses the first certificate of a PEM text (`-----BEGIN CERTIFICATE-----`).
-    public init(pem: String) throws(CryptoError) {
+    package init(pem: String) throws(CryptoError) {
         guard let first = try Certificate.all(fromPEM: pem).first else {
             throw .certificate("no PEM certificate in \(pem.utf8.count) bytes of text")
         }
@@ -68,7 +68,7 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
 
     /// Every certificate of a PEM bundle, in order; an empty array when there is none.
     /// A malformed block is an error (not skipped).
-    public static func all(fromPEM pem: String) throws(CryptoError) -> [Certificate] {
+    package static func all(fromPEM pem: String) throws(CryptoError) -> [Certificate] {
         let result: Result<[Certificate], CryptoError>? = MemoryBIO.reading(Array(pem.utf8)) { bio in
             var certificates: [Certificate] = []
             while true {
@@ -93,13 +93,13 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
     }
 
     /// The certificate as PEM text.
-    public var pem: String { Encoding.pem(label: "CERTIFICATE", der: derBytes) }
+    package var pem: String { Encoding.pem(label: "CERTIFICATE", der: derBytes) }
 
     /// The subject's common name (CN), nil when there is none.
-    public var commonName: String? { Self.commonName(of: X509_get_subject_name(handle.pointer)) }
+    package var commonName: String? { Self.commonName(of: X509_get_subject_name(handle.pointer)) }
 
     /// The issuer's common name (CN), nil when there is none.
-    public var issuerCommonName: String? { Self.commonName(of: X509_get_issuer_name(handle.pointer)) }
+    package var issuerCommonName: String? { Self.commonName(of: X509_get_issuer_name(handle.pointer)) }
 
     private static func commonName(of name: OpaquePointer?) -> String? {
         guard let name else { return nil }
@@ -114,13 +114,13 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
     }
 
     /// Start of validity, seconds since 1970.
-    public var notBefore: Int64 { Self.seconds(X509_get0_notBefore(handle.pointer)) }
+    package var notBefore: Int64 { Self.seconds(X509_get0_notBefore(handle.pointer)) }
 
     /// End of validity (inclusive), seconds since 1970.
-    public var notAfter: Int64 { Self.seconds(X509_get0_notAfter(handle.pointer)) }
+    package var notAfter: Int64 { Self.seconds(X509_get0_notAfter(handle.pointer)) }
 
     /// `notAfter − notBefore` in seconds.
-    public var lifetime: Int64 { notAfter - notBefore }
+    package var lifetime: Int64 { notAfter - notBefore }
 
     private static func seconds(_ time: UnsafePointer<ASN1_TIME>?) -> Int64 {
         guard let time else { return 0 }
@@ -130,13 +130,13 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
     }
 
     /// True when `time` lies within `notBefore…notAfter`.
-    public func isValid(at time: Int64 = UnixTime.now) -> Bool {
+    package func isValid(at time: Int64 = UnixTime.now) -> Bool {
         notBefore <= time && time <= notAfter
     }
 
     /// True when issuer and subject are the same and the certificate's own key verifies its
     /// signature.
-    public var isSelfSigned: Bool {
+    package var isSelfSigned: Bool {
         guard X509_NAME_cmp(X509_get_subject_name(handle.pointer), X509_get_issuer_name(handle.pointer)) == 0,
               let key = publicKey else { return false }
         let result = X509_verify(handle.pointer, key) == 1
@@ -146,7 +146,7 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
 
     /// True when `issuer`'s public key verifies this certificate's signature (names and
     /// extensions are not compared; use ``CertificateChainVerifier`` for a full check).
-    public func verifySignature(issuer: Certificate) -> Bool {
+    package func verifySignature(issuer: Certificate) -> Bool {
         guard let key = issuer.publicKey else { return false }
         let result = X509_verify(handle.pointer, key) == 1
         OpenSSLErrors.clear()
@@ -154,13 +154,13 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
     }
 
     /// True when basicConstraints says CA:TRUE.
-    public var isCertificateAuthority: Bool {
+    package var isCertificateAuthority: Bool {
         let flags = X509_get_extension_flags(handle.pointer)
         return flags & UInt32(EXFLAG_CA) != 0
     }
 
     /// The certificatePolicies OIDs in dotted form (empty when the extension is absent).
-    public var policyOIDs: [String] {
+    package var policyOIDs: [String] {
         guard let raw = X509_get_ext_d2i(handle.pointer, NID_certificate_policies, nil, nil) else {
             OpenSSLErrors.clear()
             return []
@@ -181,14 +181,14 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
     }
 
     /// The key usage bits, nil when the certificate has no keyUsage extension.
-    public var keyUsage: KeyUsage? {
+    package var keyUsage: KeyUsage? {
         let flags = X509_get_extension_flags(handle.pointer)
         guard flags & UInt32(EXFLAG_KUSAGE) != 0 else { return nil }
         return KeyUsage(rawValue: X509_get_key_usage(handle.pointer))
     }
 
     /// The subject public key as DER `SubjectPublicKeyInfo`.
-    public var publicKeyDER: [UInt8] {
+    package var publicKeyDER: [UInt8] {
         guard let info = X509_get_X509_PUBKEY(handle.pointer) else { return [] }
         let length = i2d_X509_PUBKEY(info, nil)
         guard length > 0 else { OpenSSLErrors.clear(); return [] }
@@ -201,13 +201,13 @@ public struct Certificate: Sendable, Equatable, Hashable, CustomStringConvertibl
     }
 
     /// Algorithm and size of the subject public key; nil when OpenSSL cannot decode it.
-    public var publicKeyKind: PrivateKey.Kind? {
+    package var publicKeyKind: PrivateKey.Kind? {
         guard let key = publicKey else { return nil }
         return PrivateKey.kind(of: key)
     }
 
     /// The serial number as lower-case hex (big-endian, no leading zero bytes).
-    public var serialNumberHex: String {
+    package var serialNumberHex: String {
         guard let serial = X509_get0_serialNumber(handle.pointer),
               let bn = ASN1_INTEGER_to_BN(serial, nil) else { return "" }
         defer { BN_free(bn) }

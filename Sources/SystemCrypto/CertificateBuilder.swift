@@ -1,18 +1,18 @@
 internal import COpenSSL
 
 /// The keyUsage bits of a certificate (bit values as OpenSSL's `X509_get_key_usage`).
-public struct KeyUsage: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+package struct KeyUsage: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Signing data (TLS handshakes, device-auth signatures).
-    public static let digitalSignature = KeyUsage(rawValue: 0x0080)
+    package static let digitalSignature = KeyUsage(rawValue: 0x0080)
     /// Encrypting keys (RSA key transport in TLS 1.2).
-    public static let keyEncipherment = KeyUsage(rawValue: 0x0020)
+    package static let keyEncipherment = KeyUsage(rawValue: 0x0020)
     /// Signing certificates (CAs).
-    public static let keyCertSign = KeyUsage(rawValue: 0x0004)
+    package static let keyCertSign = KeyUsage(rawValue: 0x0004)
     /// Signing revocation lists (CAs).
-    public static let cRLSign = KeyUsage(rawValue: 0x0002)
+    package static let cRLSign = KeyUsage(rawValue: 0x0002)
 
     var extensionValue: String {
         var names: [String] = []
@@ -30,41 +30,41 @@ public struct KeyUsage: OptionSet, Sendable, Hashable {
 /// Every certificate gets a random positive 128-bit serial number, version 3, a critical
 /// basicConstraints, a critical keyUsage (when not empty) and a subjectKeyIdentifier;
 /// issued ones also get an authorityKeyIdentifier.
-public struct CertificateBuilder: Sendable {
+package struct CertificateBuilder: Sendable {
     /// Subject common name (UTF-8).
-    public var commonName: String
+    package var commonName: String
     /// Optional subject organisation (O).
-    public var organization: String?
+    package var organization: String?
     /// Start of validity, seconds since 1970.
-    public var notBefore: Int64
+    package var notBefore: Int64
     /// End of validity (inclusive), seconds since 1970.
-    public var notAfter: Int64
+    package var notAfter: Int64
     /// basicConstraints CA flag.
-    public var isCertificateAuthority = false
+    package var isCertificateAuthority = false
     /// basicConstraints pathlen (CAs only); nil = unlimited.
-    public var pathLength: Int?
+    package var pathLength: Int?
     /// keyUsage bits; empty = no keyUsage extension.
-    public var keyUsage: KeyUsage = [.digitalSignature]
+    package var keyUsage: KeyUsage = [.digitalSignature]
     /// extendedKeyUsage purposes by OpenSSL name (`serverAuth`, `clientAuth`); empty = none.
-    public var extendedKeyUsage: [String] = []
+    package var extendedKeyUsage: [String] = []
     /// certificatePolicies OIDs (dotted), e.g. Cast's audio-only policy; empty = no extension.
-    public var policies: [String] = []
+    package var policies: [String] = []
 
     /// A leaf profile (CA:FALSE, digitalSignature) valid from `notBefore` to `notAfter`.
-    public init(commonName: String, notBefore: Int64, notAfter: Int64) {
+    package init(commonName: String, notBefore: Int64, notAfter: Int64) {
         self.commonName = commonName
         self.notBefore = notBefore
         self.notAfter = notAfter
     }
 
     /// Builds the certificate signed by its own key (issuer = subject).
-    public func selfSigned(key: PrivateKey) throws(CryptoError) -> Certificate {
+    package func selfSigned(key: PrivateKey) throws(CryptoError) -> Certificate {
         try build(subjectKey: key, issuer: nil, signingKey: key)
     }
 
     /// Builds a certificate for `subjectKey`'s public half, signed by `issuerKey`, naming
     /// `issuer`'s subject as its issuer. Fails when `issuerKey` does not belong to `issuer`.
-    public func issued(subjectKey: PrivateKey, issuer: Certificate, issuerKey: PrivateKey) throws(CryptoError) -> Certificate {
+    package func issued(subjectKey: PrivateKey, issuer: Certificate, issuerKey: PrivateKey) throws(CryptoError) -> Certificate {
         guard issuerKey.matches(issuer) else {
             throw .certificate("the issuer key does not match the issuer certificate \(issuer.commonName ?? "(no CN)")")
         }
@@ -193,7 +193,7 @@ public struct CertificateBuilder: Sendable {
 
 extension Certificate {
     /// A self-signed leaf (CA:FALSE, `keyUsage`; serverAuth + clientAuth), e.g. a TLS identity.
-    public static func selfSigned(commonName: String, key: PrivateKey, notBefore: Int64,
+    package static func selfSigned(commonName: String, key: PrivateKey, notBefore: Int64,
                                   notAfter: Int64, keyUsage: KeyUsage = [.digitalSignature]) throws(CryptoError) -> Certificate {
         var builder = CertificateBuilder(commonName: commonName, notBefore: notBefore, notAfter: notAfter)
         builder.keyUsage = keyUsage
@@ -203,7 +203,7 @@ extension Certificate {
 
     /// A CA certificate (CA:TRUE, keyCertSign + cRLSign): self-signed root when `issuer` is nil,
     /// otherwise an intermediate signed by `issuer`.
-    public static func certificateAuthority(commonName: String, key: PrivateKey, notBefore: Int64, notAfter: Int64,
+    package static func certificateAuthority(commonName: String, key: PrivateKey, notBefore: Int64, notAfter: Int64,
                                             pathLength: Int? = nil,
                                             issuer: (certificate: Certificate, key: PrivateKey)? = nil) throws(CryptoError) -> Certificate {
         var builder = CertificateBuilder(commonName: commonName, notBefore: notBefore, notAfter: notAfter)
@@ -216,7 +216,7 @@ extension Certificate {
 
     /// A leaf (CA:FALSE, digitalSignature) for `subjectKey`, signed by `issuer`, with
     /// certificatePolicies `policies` when not empty.
-    public static func leaf(commonName: String, subjectKey: PrivateKey, issuer: Certificate, issuerKey: PrivateKey,
+    package static func leaf(commonName: String, subjectKey: PrivateKey, issuer: Certificate, issuerKey: PrivateKey,
                             notBefore: Int64, notAfter: Int64, policies: [String] = []) throws(CryptoError) -> Certificate {
         var builder = CertificateBuilder(commonName: commonName, notBefore: notBefore, notAfter: notAfter)
         builder.policies = policies

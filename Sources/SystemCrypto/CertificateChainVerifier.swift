@@ -34,15 +34,15 @@ public enum ChainVerificationError: Error, Sendable, Equatable, CustomStringConv
 /// anchors (self-signed roots) at a given time, with OpenSSL's `X509_verify_cert`.
 ///
 /// Immutable and `Sendable`: each ``verify(_:intermediates:at:)`` builds its own store.
-public struct CertificateChainVerifier: Sendable {
+package struct CertificateChainVerifier: Sendable {
     /// The roots a chain must end at.
-    public let trustAnchors: [Certificate]
+    package let trustAnchors: [Certificate]
 
     /// A verifier trusting exactly `trustAnchors`.
-    public init(trustAnchors: [Certificate]) { self.trustAnchors = trustAnchors }
+    package init(trustAnchors: [Certificate]) { self.trustAnchors = trustAnchors }
 
     /// A verifier trusting every certificate of a PEM bundle.
-    public init(trustAnchorsPEM: String) throws(CryptoError) {
+    package init(trustAnchorsPEM: String) throws(CryptoError) {
         let anchors = try Certificate.all(fromPEM: trustAnchorsPEM)
         guard !anchors.isEmpty else { throw .certificate("the trust-anchor PEM holds no certificate") }
         self.init(trustAnchors: anchors)
@@ -52,7 +52,7 @@ public struct CertificateChainVerifier: Sendable {
     /// certificate on the path is valid at `time` (seconds since 1970).
     /// - Returns: the verified path, leaf first, trust anchor last.
     @discardableResult
-    public func verify(_ leaf: Certificate, intermediates: [Certificate] = [],
+    package func verify(_ leaf: Certificate, intermediates: [Certificate] = [],
                        at time: Int64 = UnixTime.now) throws(ChainVerificationError) -> [Certificate] {
         guard !trustAnchors.isEmpty else { throw .noTrustAnchors }
         // X509_verify_cert reads keys from the X509 objects: give built certificates decoded ones.

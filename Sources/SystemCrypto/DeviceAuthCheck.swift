@@ -42,14 +42,14 @@ public enum DeviceAuthError: Error, Sendable, Equatable, CustomStringConvertible
 
 /// The cryptographic half of Cast device authentication, free of protobuf: what a sender
 /// checks once it has decoded an `AuthResponse`.
-public enum DeviceAuthCheck {
+package enum DeviceAuthCheck {
     /// Longest time a peer TLS certificate may still be valid for (openscreen
     /// `kMaxSelfSignedCertLifetimeInDays` = 4).
-    public static let maxTLSCertificateLifetime: Int64 = 4 * UnixTime.day
+    package static let maxTLSCertificateLifetime: Int64 = 4 * UnixTime.day
 
     /// openscreen `VerifyTLSCertificateValidity`: the certificate is valid at `time` and its
     /// `notAfter` is at most 4 days after `time`.
-    public static func checkPeerCertificate(_ certificate: Certificate, at time: Int64) throws(DeviceAuthError) {
+    package static func checkPeerCertificate(_ certificate: Certificate, at time: Int64) throws(DeviceAuthError) {
         let start = certificate.notBefore, end = certificate.notAfter
         if time < start { throw .tlsCertificateNotYetValid(notBefore: start, at: time) }
         if end < time { throw .tlsCertificateExpired(notAfter: end, at: time) }
@@ -63,7 +63,7 @@ public enum DeviceAuthCheck {
     /// key must verify `signature` (RSASSA-PKCS1-v1_5 with `hash`) over `signedData`.
     /// - Returns: the verified device certificate.
     @discardableResult
-    public static func verifyDeviceAuth(signature: [UInt8], deviceCertificateDER: [UInt8], intermediatesDER: [[UInt8]],
+    package static func verifyDeviceAuth(signature: [UInt8], deviceCertificateDER: [UInt8], intermediatesDER: [[UInt8]],
                                         signedData: [UInt8], hash: DigestAlgorithm, trustAnchors: [Certificate],
                                         at time: Int64) throws(DeviceAuthError) -> Certificate {
         if signature.isEmpty { throw .emptySignature }
@@ -98,7 +98,7 @@ public enum DeviceAuthCheck {
     /// chain, then the signature over `senderNonce || peerCertificateDER`.
     /// - Returns: the verified device certificate.
     @discardableResult
-    public static func verifyReply(signature: [UInt8], deviceCertificateDER: [UInt8], intermediatesDER: [[UInt8]],
+    package static func verifyReply(signature: [UInt8], deviceCertificateDER: [UInt8], intermediatesDER: [[UInt8]],
                                    senderNonce: [UInt8], expectedNonce: [UInt8]? = nil, peerCertificateDER: [UInt8],
                                    hash: DigestAlgorithm, trustAnchors: [Certificate],
                                    at time: Int64 = UnixTime.now) throws(DeviceAuthError) -> Certificate {

@@ -24,32 +24,32 @@ public struct DeviceCredentials: Sendable {
     }
 
     /// Total lifetime of the TLS certificate (`notAfter − notBefore`): 96 hours.
-    public static let tlsLifetime: Int64 = 96 * UnixTime.hour
+    package static let tlsLifetime: Int64 = 96 * UnixTime.hour
     /// How long before the issue time the TLS certificate starts (tolerates a sender's clock
     /// running slightly behind).
-    public static let tlsBackdate: Int64 = 60
+    package static let tlsBackdate: Int64 = 60
     /// Lifetime of the device-auth certificate (capped at the intermediate's `notAfter`).
-    public static let deviceCertificateLifetime: Int64 = 2 * 365 * UnixTime.day
+    package static let deviceCertificateLifetime: Int64 = 2 * 365 * UnixTime.day
     /// Cast's certificate policy for audio-only devices (openscreen `kAudioOnlyPolicy`): in a
     /// device or intermediate certificate it restricts the device to audio.
-    public static let audioOnlyPolicyOID = "1.3.6.1.4.1.11129.2.5.2"
+    package static let audioOnlyPolicyOID = "1.3.6.1.4.1.11129.2.5.2"
 
     /// The id the certificates were issued for (their common name, cut to 64 bytes).
-    public let deviceID: String
+    package let deviceID: String
     /// The TLS private key (``tlsKeyType``).
-    public let tlsKey: PrivateKey
+    package let tlsKey: PrivateKey
     /// The self-signed TLS certificate.
-    public let tlsCertificate: Certificate
+    package let tlsCertificate: Certificate
     /// ``tlsCertificate`` as PEM, for `NIOSSLCertificate(bytes:format: .pem)`.
-    public let tlsCertificatePEM: String
+    package let tlsCertificatePEM: String
     /// ``tlsKey`` as PKCS#8 PEM, for `NIOSSLPrivateKey(bytes:format: .pem)`.
-    public let tlsPrivateKeyPEM: String
+    package let tlsPrivateKeyPEM: String
     /// The key that signs device-auth challenges (RSA).
-    public let deviceAuthKey: PrivateKey
+    package let deviceAuthKey: PrivateKey
     /// The device-auth certificate for ``deviceAuthKey``, issued by the first of ``intermediateCertificates``.
-    public let deviceAuthCertificate: Certificate
+    package let deviceAuthCertificate: Certificate
     /// The chain above ``deviceAuthCertificate``, without the root.
-    public let intermediateCertificates: [Certificate]
+    package let intermediateCertificates: [Certificate]
 
     /// ``tlsCertificate`` in DER: what a sender sees in the handshake, and the tail of the
     /// signed device-auth data.
@@ -81,7 +81,7 @@ public struct DeviceCredentials: Sendable {
     /// The same device-auth credentials with a new TLS certificate (and, for P-256, a new key)
     /// valid from `now` (the TLS certificate expires after 96 h; a long-running device must
     /// renew it). The key type stays.
-    public func renewingTLSIdentity(now: Int64 = UnixTime.now) throws(CryptoError) -> DeviceCredentials {
+    package func renewingTLSIdentity(now: Int64 = UnixTime.now) throws(CryptoError) -> DeviceCredentials {
         let (key, certificate) = try Self.makeTLSIdentity(commonName: deviceID, now: now, keyType: tlsKeyType)
         return DeviceCredentials(
             deviceID: deviceID, tlsKey: key, tlsCertificate: certificate, tlsCertificatePEM: certificate.pem,
@@ -90,7 +90,7 @@ public struct DeviceCredentials: Sendable {
     }
 
     /// What ``tlsKey`` is.
-    public var tlsKeyType: TLSKeyType {
+    package var tlsKeyType: TLSKeyType {
         if case .rsa = tlsKey.kind { return .rsa2048 }
         return .p256
     }

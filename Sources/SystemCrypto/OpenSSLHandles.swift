@@ -191,7 +191,7 @@ public enum UnixTime {
     /// The current wall-clock time.
     public static var now: Int64 { Int64(time(nil)) }
     /// Seconds in one hour.
-    public static let hour: Int64 = 3600
+    package static let hour: Int64 = 3600
     /// Seconds in one day.
-    public static let day: Int64 = 86_400
+    package static let day: Int64 = 86_400
 }

@@ -4,9 +4,9 @@ internal import COpenSSL
 ///
 /// Cheap to copy (the key is shared and immutable). Generate with ``generateRSA(bits:)`` or
 /// ``generateP256()``, store with ``pkcs8PEM()``, read back with ``init(pem:)``.
-public struct PrivateKey: Sendable {
+package struct PrivateKey: Sendable {
     /// The algorithm and size of a key.
-    public enum Kind: Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: Sendable, Equatable, CustomStringConvertible {
         /// RSA with a modulus of `bits` bits.
         case rsa(bits: Int)
         /// ECDSA on the NIST P-256 curve (prime256v1 / secp256r1).
@@ -14,7 +14,7 @@ public struct PrivateKey: Sendable {
         /// Any other key OpenSSL can read (named by its OpenSSL short name).
         case other(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .rsa(let bits): return "RSA-\(bits)"
             case .p256: return "EC P-256"
@@ -29,7 +29,7 @@ public struct PrivateKey: Sendable {
 
     /// A new RSA key (public exponent 65537). 2048 bits cost tens of milliseconds.
     /// - Parameter bits: modulus size, 1024…16384.
-    public static func generateRSA(bits: Int = 2048) throws(CryptoError) -> PrivateKey {
+    package static func generateRSA(bits: Int = 2048) throws(CryptoError) -> PrivateKey {
         guard (1024...16384).contains(bits) else {
             throw .keyGeneration("RSA key size \(bits) is outside 1024…16384 bits")
         }
@@ -39,7 +39,7 @@ public struct PrivateKey: Sendable {
     }
 
     /// A new EC key on P-256: generation and signing take tens of microseconds.
-    public static func generateP256() throws(CryptoError) -> PrivateKey {
+    package static func generateP256() throws(CryptoError) -> PrivateKey {
         try generate(id: EVP_PKEY_EC, what: "EC P-256") { ctx in
             EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, NID_X9_62_prime256v1) > 0
         }
@@ -66,7 +66,7 @@ public struct PrivateKey: Sendable {
 
     /// Reads a PEM private key: PKCS#8 (`BEGIN PRIVATE KEY`) or the traditional RSA / EC forms.
     /// Encrypted keys are refused (no passphrase callback).
-    public init(pem: String) throws(CryptoError) {
+    package init(pem: String) throws(CryptoError) {
         let parsed: OpaquePointer? = MemoryBIO.reading(Array(pem.utf8)) { bio in
             PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
         }
@@ -77,7 +77,7 @@ public struct PrivateKey: Sendable {
     }
 
     /// The key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
-    public func pkcs8PEM() throws(CryptoError) -> String {
+    package func pkcs8PEM() throws(CryptoError) -> String {
         if let der = p256PKCS8() { return Encoding.pem(label: "PRIVATE KEY", der: der) }
         return try encoderPKCS8PEM()
     }
@@ -113,10 +113,10 @@ public struct PrivateKey: Sendable {
     }
 
     /// The public half as DER `SubjectPublicKeyInfo`.
-    public var publicKeyDER: [UInt8] { handle.publicKeyInfo }
+    package var publicKeyDER: [UInt8] { handle.publicKeyInfo }
 
     /// Algorithm and size.
-    public var kind: Kind { Self.kind(of: handle.pointer) }
+    package var kind: Kind { Self.kind(of: handle.pointer) }
 
     static func kind(of key: OpaquePointer) -> Kind {
         switch EVP_PKEY_get_base_id(key) {
@@ -136,7 +136,7 @@ public struct PrivateKey: Sendable {
     }
 
     /// True when `certificate` carries this key's public half.
-    public func matches(_ certificate: Certificate) -> Bool {
+    package func matches(_ certificate: Certificate) -> Bool {
         guard let key = certificate.publicKey else { return false }
         let result = EVP_PKEY_eq(key, handle.pointer) == 1
         OpenSSLErrors.clear()

@@ -17,9 +17,9 @@ public enum DigestAlgorithm: String, Sendable, Equatable, CaseIterable {
 
 /// Signatures with a private key and their verification against a certificate: RSASSA-PKCS1-v1_5
 /// for RSA keys (what Cast device auth uses), ECDSA (DER-encoded) for EC keys.
-public enum Signature {
+package enum Signature {
     /// Signs `data` (hashed with `digest`) with `key`.
-    public static func sign(_ data: [UInt8], key: PrivateKey, digest: DigestAlgorithm) throws(CryptoError) -> [UInt8] {
+    package static func sign(_ data: [UInt8], key: PrivateKey, digest: DigestAlgorithm) throws(CryptoError) -> [UInt8] {
         guard let ctx = EVP_MD_CTX_new() else { throw .signing(OpenSSLErrors.message("EVP_MD_CTX_new failed")) }
         defer { EVP_MD_CTX_free(ctx) }
         var pctx: OpaquePointer?
@@ -47,7 +47,7 @@ public enum Signature {
 
     /// True when `signature` over `data` (hashed with `digest`) verifies with `certificate`'s
     /// public key. Any malformed input is simply `false`.
-    public static func verify(_ signature: [UInt8], data: [UInt8], certificate: Certificate,
+    package static func verify(_ signature: [UInt8], data: [UInt8], certificate: Certificate,
                               digest: DigestAlgorithm) -> Bool {
         defer { OpenSSLErrors.clear() }
         guard !signature.isEmpty, let key = certificate.publicKey,
@@ -65,12 +65,12 @@ public enum Signature {
 }
 
 /// One-shot message digests.
-public enum Digest {
+package enum Digest {
     /// SHA-256 of `data` (32 bytes).
-    public static func sha256(_ data: [UInt8]) -> [UInt8] { hash(data, .sha256, size: 32) }
+    package static func sha256(_ data: [UInt8]) -> [UInt8] { hash(data, .sha256, size: 32) }
 
     /// SHA-1 of `data` (20 bytes).
-    public static func sha1(_ data: [UInt8]) -> [UInt8] { hash(data, .sha1, size: 20) }
+    package static func sha1(_ data: [UInt8]) -> [UInt8] { hash(data, .sha1, size: 20) }
 
     private static func hash(_ data: [UInt8], _ algorithm: DigestAlgorithm, size: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))

@@ -11,35 +11,35 @@
 /// Files written by ``save(to:)``: see ``FileName``; keys are mode 0600.
 public struct SimulatorAuthority: Sendable {
     /// Common name of the root CA.
-    public static let rootCommonName = "castline simulator root CA"
+    package static let rootCommonName = "castline simulator root CA"
     /// Common name of the intermediate CA that issues device certificates.
-    public static let intermediateCommonName = "castline simulator device ICA"
+    package static let intermediateCommonName = "castline simulator device ICA"
     /// Organisation of both CA certificates.
-    public static let organization = "castline"
+    package static let organization = "castline"
     /// How long the CA certificates are valid (10 years of 365 days).
-    public static let validity: Int64 = 10 * 365 * UnixTime.day
+    package static let validity: Int64 = 10 * 365 * UnixTime.day
 
     /// The files of a saved authority.
-    public enum FileName {
-        public static let rootCertificate = "root-ca.pem"
-        public static let rootKey = "root-ca-key.pem"
-        public static let intermediateCertificate = "device-ica.pem"
-        public static let intermediateKey = "device-ica-key.pem"
+    package enum FileName {
+        package static let rootCertificate = "root-ca.pem"
+        package static let rootKey = "root-ca-key.pem"
+        package static let intermediateCertificate = "device-ica.pem"
+        package static let intermediateKey = "device-ica-key.pem"
         /// Optional on load: generated (and written) when missing.
-        public static let deviceModelKey = "device-model-key.pem"
+        package static let deviceModelKey = "device-model-key.pem"
     }
 
     /// The trust anchor of every device-auth chain the simulator produces.
     public let rootCertificate: Certificate
     /// The intermediate sent in `AuthResponse.intermediate_certificate`.
-    public let intermediateCertificate: Certificate
+    package let intermediateCertificate: Certificate
     /// The key every simulated device signs device-auth challenges with (RSA-2048).
-    public let deviceModelKey: PrivateKey
+    package let deviceModelKey: PrivateKey
     let rootKey: PrivateKey
     let intermediateKey: PrivateKey
 
     /// The root certificate as PEM: export it as the trust anchor for device auth.
-    public var rootCertificatePEM: String { rootCertificate.pem }
+    package var rootCertificatePEM: String { rootCertificate.pem }
 
     /// A fresh authority (three RSA-2048 keys: about a quarter of a second).
     public static func generate(now: Int64 = UnixTime.now) throws(CryptoError) -> SimulatorAuthority {
@@ -66,7 +66,7 @@ public struct SimulatorAuthority: Sendable {
 
     /// Writes the authority into `directory` (created with mode 0700 when missing; its parent
     /// must exist). Certificates are 0644, keys 0600; each file is replaced atomically.
-    public func save(to directory: String) throws(CryptoError) {
+    package func save(to directory: String) throws(CryptoError) {
         try AuthorityFiles.makeDirectory(directory)
         let path = { (name: String) in AuthorityFiles.join(directory, name) }
         try AuthorityFiles.writeText(path(FileName.rootCertificate), rootCertificate.pem, mode: 0o644)
@@ -79,7 +79,7 @@ public struct SimulatorAuthority: Sendable {
     /// Reads an authority saved by ``save(to:)`` and checks that it is consistent (keys match
     /// certificates, the intermediate is signed by the root) and valid at `now`. A missing
     /// device model key is generated and written.
-    public static func load(from directory: String, now: Int64 = UnixTime.now) throws(CryptoError) -> SimulatorAuthority {
+    package static func load(from directory: String, now: Int64 = UnixTime.now) throws(CryptoError) -> SimulatorAuthority {
         let path = { (name: String) in AuthorityFiles.join(directory, name) }
         let root = try Certificate(pem: try AuthorityFiles.readText(path(FileName.rootCertificate)))
         let rootKey = try PrivateKey(pem: try AuthorityFiles.readText(path(FileName.rootKey)))
@@ -116,7 +116,7 @@ public struct SimulatorAuthority: Sendable {
     /// Loads the authority from `directory`, or creates and saves a new one when the folder
     /// does not exist or holds none of the authority's files. A folder with only some of them
     /// is an error (nothing is overwritten).
-    public static func loadOrCreate(directory: String, now: Int64 = UnixTime.now) throws(CryptoError) -> SimulatorAuthority {
+    package static func loadOrCreate(directory: String, now: Int64 = UnixTime.now) throws(CryptoError) -> SimulatorAuthority {
         let required = [FileName.rootCertificate, FileName.rootKey, FileName.intermediateCertificate, FileName.intermediateKey]
         let present = required.filter { AuthorityFiles.exists(AuthorityFiles.join(directory, $0)) }
         if present.count == required.count { return try load(from: directory, now: now) }
