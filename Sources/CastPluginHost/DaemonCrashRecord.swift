@@ -11,10 +11,10 @@ import Glibc
 /// faulting library and symbol from dladdr, the stack) to the JSON sink's file through a
 /// descriptor opened here beforehand, then hands the signal to the handler that was there before
 /// (Swift's backtracer). `logs` readers then end the crashed daemon's sessions with its cause.
-public enum DaemonCrashRecord {
+package enum DaemonCrashRecord {
     /// Opens `path` for appending and installs the handler, once per process; logs where crash
     /// records go (or why they cannot), under its own class.
-    public static func install(jsonSinkPath path: String, logSystem: LogSystem) {
+    package static func install(jsonSinkPath path: String, logSystem: LogSystem) {
         let log = Logger(class: "DaemonCrashRecord", system: logSystem)
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else {

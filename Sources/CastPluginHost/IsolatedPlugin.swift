@@ -30,9 +30,9 @@ import Glibc
 /// `initialised` (the description) or `initFailed`,
 /// `opened` {instance, status, error}, `send` {instance, namespace, destination, payload},
 /// `complete` {instance, id, status, json or reason}, `log` {record}. Thread-safe.
-public final class IsolatedPlugin: Sendable {
-    public let path: String
-    public let pluginID: String
+package final class IsolatedPlugin: Sendable {
+    package let path: String
+    package let pluginID: String
     let config: String
     let executable: String
     let logSystem: LogSystem
@@ -148,14 +148,14 @@ public final class IsolatedPlugin: Sendable {
     }
 
     /// The helper's pid, nil while it is down.
-    public var helperPID: Int32? { state.withLock { $0.child?.pid } }
+    package var helperPID: Int32? { state.withLock { $0.child?.pid } }
 
     /// Whether the helper is down and being restarted.
-    public var isRestarting: Bool { state.withLock { $0.child == nil && !$0.stopped } }
+    package var isRestarting: Bool { state.withLock { $0.child == nil && !$0.stopped } }
     /// Restarts since castline started.
-    public var restartCount: Int { state.withLock { $0.totalRestarts } }
+    package var restartCount: Int { state.withLock { $0.totalRestarts } }
     /// Why the helper last went down (a crash, a hang, a limit), nil if it never did.
-    public var lastProblem: String? { state.withLock { $0.lastProblem } }
+    package var lastProblem: String? { state.withLock { $0.lastProblem } }
 
     /// Ends the helper (it exits when its socket closes) and stops restarting it.
     func stop() {

@@ -1,16 +1,16 @@
 internal import CCastPluginABI
 
 /// A plugin that passed the loader's checks: its descriptor copied into host-sized structs.
-public struct LoadedPlugin: Sendable {
-    public let path: String
-    public let id: String
-    public let version: String
-    public let summary: String
-    public let license: String
-    public let abiMinor: UInt32
-    public let features: [PluginFeature]
+package struct LoadedPlugin: Sendable {
+    package let path: String
+    package let id: String
+    package let version: String
+    package let summary: String
+    package let license: String
+    package let abiMinor: UInt32
+    package let features: [PluginFeature]
     /// Features the loader refused (bad vtable, unknown kind…); the plugin's other features still load.
-    public let refusedFeatures: [PluginLoadError]
+    package let refusedFeatures: [PluginLoadError]
     let entry: PluginEntryPoints
 }
 
@@ -22,18 +22,18 @@ struct PluginEntryPoints: @unchecked Sendable {
 }
 
 /// One feature of a loaded plugin.
-public struct PluginFeature: Sendable {
-    public let pluginID: String
-    public let kind: PluginFeatureKind
-    public let id: String
-    public let rank: Int32
+package struct PluginFeature: Sendable {
+    package let pluginID: String
+    package let kind: PluginFeatureKind
+    package let id: String
+    package let rank: Int32
     /// What it declares: DNS-SD service types (discovery), namespaces (channel), content types (media format).
-    public let declarations: [String]
+    package let declarations: [String]
     let vtable: PluginVTable
     let userdata: PluginUserData
 
     /// `pluginID/featureID`, the name used in logs.
-    public var qualifiedName: String { "\(pluginID)/\(id)" }
+    package var qualifiedName: String { "\(pluginID)/\(id)" }
 }
 
 /// A vtable copied into the host's struct size (fields the plugin did not have are zero).

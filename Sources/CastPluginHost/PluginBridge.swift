@@ -7,13 +7,13 @@ import Synchronization
 /// What a bridge plugin reaches in the daemon: the control API's requests (answered with the
 /// HTTP API's status and JSON) and the hub's event stream. The daemon's executable provides it
 /// over its one control plane; tests provide their own.
-public struct BridgeServices: Sendable {
+package struct BridgeServices: Sendable {
     /// One API request (`{"method", "path", "body"}`) → the HTTP status and the JSON body.
-    public var request: @Sendable (_ request: JSONValue) async -> (status: Int, body: JSONValue)
+    package var request: @Sendable (_ request: JSONValue) async -> (status: Int, body: JSONValue)
     /// The hub's events of `kinds` (every kind when nil) from now on; a problem text for an unknown kind.
-    public var subscribe: @Sendable (_ kinds: [String]?) -> Result<BridgeEventFeed, PluginCommandError>
+    package var subscribe: @Sendable (_ kinds: [String]?) -> Result<BridgeEventFeed, PluginCommandError>
 
-    public init(request: @escaping @Sendable (_ request: JSONValue) async -> (status: Int, body: JSONValue),
+    package init(request: @escaping @Sendable (_ request: JSONValue) async -> (status: Int, body: JSONValue),
                 subscribe: @escaping @Sendable (_ kinds: [String]?) -> Result<BridgeEventFeed, PluginCommandError>) {
         self.request = request
         self.subscribe = subscribe
@@ -21,11 +21,11 @@ public struct BridgeServices: Sendable {
 }
 
 /// A subscription to the hub's events: iterate ``events``; ``cancel`` ends it.
-public struct BridgeEventFeed: Sendable {
-    public let events: AsyncStream<JSONValue>
-    public let cancel: @Sendable () -> Void
+package struct BridgeEventFeed: Sendable {
+    package let events: AsyncStream<JSONValue>
+    package let cancel: @Sendable () -> Void
 
-    public init(events: AsyncStream<JSONValue>, cancel: @escaping @Sendable () -> Void) {
+    package init(events: AsyncStream<JSONValue>, cancel: @escaping @Sendable () -> Void) {
         self.events = events
         self.cancel = cancel
     }
@@ -38,10 +38,10 @@ public struct BridgeEventFeed: Sendable {
 /// timed_out`), the plugin is disabled and the bridge is never called again. Events queued for a
 /// plugin that falls behind are capped (``maxQueuedEvents``): the rest are dropped and the next
 /// delivered event carries `"lost": N`.
-public final class PluginBridge: Sendable {
-    public static let maxQueuedEvents = 4_096
+package final class PluginBridge: Sendable {
+    package static let maxQueuedEvents = 4_096
 
-    public let feature: PluginFeature
+    package let feature: PluginFeature
     private let calls: BridgeCalls
     private let host: PluginHost
     private let services: BridgeServices
@@ -77,7 +77,7 @@ public final class PluginBridge: Sendable {
     }
 
     /// True once the bridge stopped or overran a bound.
-    public var isStopped: Bool { state.withLock { $0.stopped } || watch.tripped != nil }
+    package var isStopped: Bool { state.withLock { $0.stopped } || watch.tripped != nil }
 
     /// Calls the plugin's `start`; the problem when it failed or did not return in time.
     func start() async -> PluginLoadError? {
@@ -128,7 +128,7 @@ public final class PluginBridge: Sendable {
     }
 
     /// Stops the bridge: no further reply or event reaches it, then its `stop` runs (bounded).
-    public func stop() async {
+    package func stop() async {
         let (context, instance) = state.withLock { s -> (PluginHostContext?, InstancePointer?) in
             guard !s.stopped else { return (nil, nil) }
             s.stopped = true
@@ -263,7 +263,7 @@ public final class PluginBridge: Sendable {
 extension PluginHost {
     /// Starts every loaded bridge feature against `services`; the ones that started. A bridge
     /// that fails to start is one error record and left out; the daemon goes on.
-    public func startBridges(_ services: BridgeServices) async -> [PluginBridge] {
+    package func startBridges(_ services: BridgeServices) async -> [PluginBridge] {
         var started: [PluginBridge] = []
         for f in features(of: .bridge) {
             guard case .bridge(let v) = f.vtable else {

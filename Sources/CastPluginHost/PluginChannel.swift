@@ -21,8 +21,8 @@ import Synchronization
 /// without waiting on the plugin: its namespaces are detached, its pending commands fail, and
 /// the plugin is never called again except for its `close`, queued behind the call that hangs.
 /// ``close()`` waits at most the bound for the plugin's `close`. Thread-safe.
-public final class PluginChannel: Sendable {
-    public let feature: PluginFeature
+package final class PluginChannel: Sendable {
+    package let feature: PluginFeature
     private let context: PluginHostContext
     private let calls: ChannelCalls
     private let session: any PluginChannelSession
@@ -194,7 +194,7 @@ public final class PluginChannel: Sendable {
 
     /// `observer` hears each of the app's messages on the plugin's namespaces too, after the
     /// plugin was handed it (never instead of it), until the channel closes.
-    public func observeMessages(_ observer: @escaping @Sendable (_ namespace: String, _ source: String, _ payload: String) -> Void) {
+    package func observeMessages(_ observer: @escaping @Sendable (_ namespace: String, _ source: String, _ payload: String) -> Void) {
         observers.withLock { $0.append(observer) }
     }
 
@@ -221,7 +221,7 @@ public final class PluginChannel: Sendable {
     }
 
     /// Sends a command object to the plugin and waits for its answer (at most `timeout`).
-    public func command(_ object: JSONValue, timeout: Duration = .seconds(10)) async -> Result<JSONValue, PluginCommandError> {
+    package func command(_ object: JSONValue, timeout: Duration = .seconds(10)) async -> Result<JSONValue, PluginCommandError> {
         guard calls.takesCommands else { return .failure(PluginCommandError("channel \(feature.id) takes no commands")) }
         if let reason = calls.unavailableReason { return .failure(PluginCommandError(reason, unavailable: true)) }
         let text = object.serialized()
@@ -264,10 +264,10 @@ public final class PluginChannel: Sendable {
     }
 
     /// Closed: by ``close()``, or after the plugin overran a bound.
-    public var isClosed: Bool { pending.withLock { $0.closed } }
+    package var isClosed: Bool { pending.withLock { $0.closed } }
 
     /// The pid of the helper process the plugin runs in, nil when it runs in this process.
-    public var helperPID: Int32? { calls.proxy?.plugin.helperPID }
+    package var helperPID: Int32? { calls.proxy?.plugin.helperPID }
 
     /// Completes a command; false when it is unknown or already completed (logged).
     func finish(_ id: UInt64, _ result: Result<JSONValue, PluginCommandError>) -> Bool {
@@ -281,7 +281,7 @@ public final class PluginChannel: Sendable {
 
     /// Detaches the namespaces, fails pending commands and closes the plugin instance, waiting
     /// at most the bound for the plugin's `close`. Idempotent.
-    public func close() async {
+    package func close() async {
         await startTeardown(callingClose: true).value
     }
 
@@ -290,7 +290,7 @@ public final class PluginChannel: Sendable {
 
     /// The call that overran and its bound, nil while the plugin keeps its bounds.
     /// `elapsed`: how long the call had run when the overrun was noticed.
-    public var overrun: (call: String, bound: Double, elapsed: Double)? { watch.tripped.map { ($0.call, $0.bound, $0.elapsed) } }
+    package var overrun: (call: String, bound: Double, elapsed: Double)? { watch.tripped.map { ($0.call, $0.bound, $0.elapsed) } }
 
     /// A call into the plugin overran: named in an error record, the plugin disabled, the
     /// channel torn down without waiting on the plugin.

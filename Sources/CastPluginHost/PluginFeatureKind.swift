@@ -22,11 +22,11 @@ public enum PluginFeatureKind: UInt32, Sendable, CaseIterable, CustomStringConve
 }
 
 /// The ABI version this host speaks.
-public enum PluginABI {
-    public static let major = UInt32(CASTLINE_PLUGIN_ABI_MAJOR)
-    public static let minor = UInt32(CASTLINE_PLUGIN_ABI_MINOR)
+package enum PluginABI {
+    package static let major = UInt32(CASTLINE_PLUGIN_ABI_MAJOR)
+    package static let minor = UInt32(CASTLINE_PLUGIN_ABI_MINOR)
     /// The exported symbol every plugin of this major provides.
-    public static let entrySymbol = CASTLINE_PLUGIN_ENTRY_SYMBOL
+    package static let entrySymbol = CASTLINE_PLUGIN_ENTRY_SYMBOL
     /// The minor that introduced each feature kind: a plugin built for an older minor cannot declare it.
     static func minimumMinor(of kind: PluginFeatureKind) -> UInt32 { kind == .bridge ? 1 : 0 }
     /// The entry symbol of another major (`castline_plugin_v2_describe`): used to explain a refusal.

@@ -4,9 +4,9 @@ import Glibc
 
 /// Refuses plugin files that someone else could have replaced: a file or its folder that is
 /// world-writable, or owned by a user other than root and the one running castline.
-public enum PluginFileSafety {
+package enum PluginFileSafety {
     /// nil when `path` is safe to load, else the reason (one sentence with the fix).
-    public static func problem(with path: String, euid: uid_t = geteuid()) -> String? {
+    package static func problem(with path: String, euid: uid_t = geteuid()) -> String? {
         guard let resolved = realpath(path, nil) else {
             return "cannot resolve the path: \(String(cString: strerror(errno)))"
         }

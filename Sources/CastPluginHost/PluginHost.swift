@@ -15,7 +15,7 @@ import Synchronization
 /// fields `path`, `plugin`, `problem`) and an entry in ``problems``; the host goes on with the
 /// rest. Thread-safe.
 public final class PluginHost: Sendable {
-    public let configuration: PluginHostConfiguration
+    package let configuration: PluginHostConfiguration
     let logSystem: LogSystem
     let log: Logger
     private let state = Mutex(State())
@@ -46,22 +46,22 @@ public final class PluginHost: Sendable {
     }
 
     /// Initialised plugins, in search order.
-    public var plugins: [LoadedPlugin] { state.withLock { $0.plugins } }
+    package var plugins: [LoadedPlugin] { state.withLock { $0.plugins } }
     /// Usable features (duplicates resolved by rank), in search order.
-    public var features: [PluginFeature] { state.withLock { $0.features } }
+    package var features: [PluginFeature] { state.withLock { $0.features } }
     /// Features that lost to another with the same kind and id.
-    public var shadowedFeatures: [PluginFeature] { state.withLock { $0.shadowed } }
+    package var shadowedFeatures: [PluginFeature] { state.withLock { $0.shadowed } }
     /// Everything refused, in the order it happened.
-    public var problems: [PluginLoadError] { state.withLock { $0.problems } }
+    package var problems: [PluginLoadError] { state.withLock { $0.problems } }
 
-    public func features(of kind: PluginFeatureKind) -> [PluginFeature] { features.filter { $0.kind == kind } }
+    package func features(of kind: PluginFeatureKind) -> [PluginFeature] { features.filter { $0.kind == kind } }
 
-    public func feature(_ kind: PluginFeatureKind, id: String) -> PluginFeature? {
+    package func feature(_ kind: PluginFeatureKind, id: String) -> PluginFeature? {
         features.first { $0.kind == kind && $0.id == id }
     }
 
     /// The bound on each callback into a feature instance (``PluginHostConfiguration/callTimeout``).
-    public var callTimeout: Double { configuration.callTimeout }
+    package var callTimeout: Double { configuration.callTimeout }
 
     /// Takes a plugin out of service after one of its instances overran a callback's bound: its
     /// features are no longer handed out (instances already open go on until they are closed)
@@ -80,7 +80,7 @@ public final class PluginHost: Sendable {
     /// `castline run` does on SIGHUP: its features are handed out again, to new instances (the
     /// call that overran may still hold its thread). Returns the plugin ids brought back.
     @discardableResult
-    public func reenableDisabled() -> [String] {
+    package func reenableDisabled() -> [String] {
         let back = state.withLock { s -> [String] in
             let ids = s.disabledPlugins.keys.sorted()
             for id in ids {
@@ -97,14 +97,14 @@ public final class PluginHost: Sendable {
     }
 
     /// Whether a channel feature's namespace can be used now, or why not.
-    public enum ChannelAvailability: Sendable, Equatable {
+    package enum ChannelAvailability: Sendable, Equatable {
         case available
         case unavailable(String)
     }
 
     /// The channel feature that declares `namespace` (also while it is disabled or its helper
     /// restarts), and whether it can be used now; nil when no loaded plugin declares it.
-    public func channelOwner(ofNamespace namespace: String) -> (feature: PluginFeature, availability: ChannelAvailability)? {
+    package func channelOwner(ofNamespace namespace: String) -> (feature: PluginFeature, availability: ChannelAvailability)? {
         let (owner, problem) = state.withLock { s -> (PluginFeature?, PluginLoadError?) in
             guard let owner = s.channelOwners[namespace] else { return (nil, nil) }
             return (owner, s.disabledFeatures["\(owner.kind):\(owner.id)"])
@@ -119,20 +119,20 @@ public final class PluginHost: Sendable {
     }
 
     /// Each loaded plugin as `plugins list`, `GET /v1/plugins` and `/metrics` show it.
-    public struct RunState: Sendable, Equatable {
-        public var id: String
-        public var path: String
-        public var version: String
+    package struct RunState: Sendable, Equatable {
+        package var id: String
+        package var path: String
+        package var version: String
         /// `loaded` (in castline's process), `isolated` (in its helper process), `restarting`
         /// (its helper is down and being restarted) or `disabled` (after an overrun; SIGHUP retries).
-        public var state: String
-        public var reason: String?
-        public var restarts: Int
-        public var helperPID: Int32?
-        public var features: [String]
+        package var state: String
+        package var reason: String?
+        package var restarts: Int
+        package var helperPID: Int32?
+        package var features: [String]
     }
 
-    public var runStates: [RunState] {
+    package var runStates: [RunState] {
         let (plugins, disabled, isolated) = state.withLock { s in (s.plugins, s.disabledPlugins, s.isolated) }
         return plugins.map { plugin in
             var run = RunState(id: plugin.id, path: plugin.path, version: plugin.version, state: "loaded", reason: nil, restarts: 0,
@@ -197,7 +197,7 @@ public final class PluginHost: Sendable {
 
     /// Loads one file directly (tests, `plugins inspect`). Returns the problem, if any.
     @discardableResult
-    public func load(_ path: String, source: PluginSearchPath.Source = .commandLine) -> PluginLoadError? {
+    package func load(_ path: String, source: PluginSearchPath.Source = .commandLine) -> PluginLoadError? {
         if let error = safetyProblem(path) {
             refuse(error)
             return error
@@ -282,12 +282,12 @@ public final class PluginHost: Sendable {
     }
 
     /// The helper process of an isolated plugin, nil when it runs in this process.
-    public func isolatedPlugin(_ pluginID: String) -> IsolatedPlugin? { state.withLock { $0.isolated[pluginID] } }
+    package func isolatedPlugin(_ pluginID: String) -> IsolatedPlugin? { state.withLock { $0.isolated[pluginID] } }
 
     /// What a plugin file declares: as the scanner described it, or (without a scanner) as
     /// loading it in this process reads it. nil when it could not be described. For listings:
     /// the features carry no vtable when they come from the scanner.
-    public func declaredPlugin(atPath path: String) -> LoadedPlugin? {
+    package func declaredPlugin(atPath path: String) -> LoadedPlugin? {
         if let described = state.withLock({ $0.described[path] }) { return described }
         guard configuration.scanner == nil else { return nil }
         return try? PluginLoader.load(path, checkSafety: false).get()

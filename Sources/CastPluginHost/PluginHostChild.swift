@@ -12,11 +12,11 @@ import Glibc
 /// `init` when asked and then serves the caller's frames on fd 3 until it closes. Host services
 /// are this process's own (``HostServices``, timers included); what the plugin sends, completes
 /// and logs goes to the caller as frames.
-public enum PluginHostChild {
+package enum PluginHostChild {
     /// Sets this helper's resource limits before the plugin is loaded: `openFiles` descriptors,
     /// and a data size (heap and private mappings) of twice `memoryMB` plus 256 MiB, a hard stop
     /// for a leak faster than the parent's samples (which kill the helper at `memoryMB`).
-    public static func applyLimits(openFiles: Int?, memoryMB: Int?) {
+    package static func applyLimits(openFiles: Int?, memoryMB: Int?) {
         if let openFiles, openFiles > 0 {
             var limit = rlimit(rlim_cur: rlim_t(openFiles), rlim_max: rlim_t(openFiles))
             setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
@@ -37,7 +37,7 @@ public enum PluginHostChild {
     }
 
     /// The conversation on fd 3; returns the exit status (call `_exit` with it).
-    public static func run(path: String) -> Int32 {
+    package static func run(path: String) -> Int32 {
         let socket = FramedSocket(fd: 3, sharedWithCrashReporter: true)
         // A crash in the plugin: its last records and a crashReport (the callback, the stack) first.
         castline_crash_reporter_install(3)

@@ -2,24 +2,24 @@
 /// plugin's own configuration.
 public struct PluginHostConfiguration: Sendable {
     /// The config key that lists DNS-SD service types discovery plugins may browse.
-    public static let allowedServicesKey = "discovery.allowed_services"
+    package static let allowedServicesKey = "discovery.allowed_services"
     /// The config key that lists namespaces channel plugins may use.
-    public static let allowedNamespacesKey = "channels.allowed_namespaces"
+    package static let allowedNamespacesKey = "channels.allowed_namespaces"
     /// Allowed without configuration: the Cast service every discovery plugin needs.
     public static let defaultAllowedServices: Set<String> = ["_googlecast._tcp"]
 
-    public var searchPath: PluginSearchPath
+    package var searchPath: PluginSearchPath
     /// DNS-SD service types (`_googlecast._tcp`); a subtype browse (`_X._sub._googlecast._tcp`)
     /// counts as its parent type.
-    public var allowedServiceTypes: Set<String>
+    package var allowedServiceTypes: Set<String>
     /// Custom namespaces (`urn:x-cast:com.example.echo`).
-    public var allowedNamespaces: Set<String>
+    package var allowedNamespaces: Set<String>
     /// Each plugin's config object as JSON text, by plugin id ("{}" when absent).
-    public var pluginConfigs: [String: String]
+    package var pluginConfigs: [String: String]
     /// Plugin ids not to initialise (`plugins.<id>.enabled: false`).
-    public var disabledPlugins: Set<String>
+    package var disabledPlugins: Set<String>
     /// Off only for tests that load from a world-writable scratch folder on purpose.
-    public var checkFileSafety: Bool
+    package var checkFileSafety: Bool
     /// The kinds of features this process uses (a `discover` run needs no channels): features of
     /// other kinds are skipped without a refusal, and a plugin with none of these kinds is not
     /// initialised.
@@ -30,16 +30,16 @@ public struct PluginHostConfiguration: Sendable {
     /// Seconds a callback into a feature instance may take (`plugins.call_timeout`): a channel's
     /// open, on_message, command and close, a log sink's open, write, flush and close. An instance
     /// that overruns is named in an error record, its plugin disabled and the instance closed.
-    public var callTimeout: Double
+    package var callTimeout: Double
     /// Plugin ids whose `.so` runs in a helper process (`plugins.isolated`): ``IsolatedPlugin``.
     /// Needs the ``scanner``'s executable (castline), which is also the helper.
     public var isolatedPlugins: Set<String> = []
     /// Plugin ids that run in this process though they do not ship with castline
     /// (`plugins.in_process`). With a ``scanner``, every other plugin that is not castline's own
     /// (``PluginSearchPath/isFirstParty(_:)``) runs isolated.
-    public var inProcessPlugins: Set<String> = []
+    package var inProcessPlugins: Set<String> = []
     /// The bounds on each isolated plugin's helper (`plugins.limits`).
-    public var limits = IsolationLimits()
+    package var limits = IsolationLimits()
 
     public init(searchPath: PluginSearchPath = PluginSearchPath(),
                 allowedServiceTypes: Set<String> = PluginHostConfiguration.defaultAllowedServices,
@@ -70,15 +70,15 @@ public struct PluginHostConfiguration: Sendable {
 
 /// What an isolated plugin's helper process may use; over a bound, it is killed, logged with the
 /// limit's name, and restarted.
-public struct IsolationLimits: Sendable, Equatable {
+package struct IsolationLimits: Sendable, Equatable {
     /// Resident memory in MiB (`memory_mb`).
-    public var memoryMB: Int
+    package var memoryMB: Int
     /// CPU seconds in any one minute (`cpu_seconds`).
-    public var cpuSeconds: Double
+    package var cpuSeconds: Double
     /// Open descriptors (`open_files`, RLIMIT_NOFILE in the helper).
-    public var openFiles: Int
+    package var openFiles: Int
 
-    public init(memoryMB: Int = 256, cpuSeconds: Double = 30, openFiles: Int = 256) {
+    package init(memoryMB: Int = 256, cpuSeconds: Double = 30, openFiles: Int = 256) {
         self.memoryMB = memoryMB
         self.cpuSeconds = cpuSeconds
         self.openFiles = openFiles

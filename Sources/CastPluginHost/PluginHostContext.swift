@@ -178,14 +178,14 @@ struct TimerHandle: @unchecked Sendable {
 }
 
 /// Why a plugin channel command failed.
-public struct PluginCommandError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var reason: String
+package struct PluginCommandError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var reason: String
     /// The plugin cannot be used now (its helper is restarting, it was disabled): not the
     /// plugin's answer, and not one to send elsewhere.
-    public var unavailable: Bool
-    public init(_ reason: String, unavailable: Bool = false) {
+    package var unavailable: Bool
+    package init(_ reason: String, unavailable: Bool = false) {
         self.reason = reason
         self.unavailable = unavailable
     }
-    public var description: String { reason }
+    package var description: String { reason }
 }

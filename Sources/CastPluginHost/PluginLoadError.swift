@@ -1,7 +1,7 @@
 /// Why a plugin file was not loaded or a plugin/feature was disabled. Each case renders as one
 /// line that names the file and says what to do.
 public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Equatable {
+    package enum Kind: String, Sendable, Equatable {
         case unsafeFile = "unsafe_file"
         case openFailed = "open_failed"
         case missingEntry = "missing_entry"
@@ -19,14 +19,14 @@ public struct PluginLoadError: Error, Sendable, Equatable, CustomStringConvertib
         case disabled
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// The plugin file (or folder) concerned.
-    public var path: String
+    package var path: String
     /// The plugin id when it is known.
-    public var pluginID: String?
-    public var reason: String
+    package var pluginID: String?
+    package var reason: String
 
-    public init(_ kind: Kind, path: String, pluginID: String? = nil, _ reason: String) {
+    package init(_ kind: Kind, path: String, pluginID: String? = nil, _ reason: String) {
         self.kind = kind
         self.path = path
         self.pluginID = pluginID

@@ -6,9 +6,9 @@ import Glibc
 /// Opens one plugin file and checks it: safety of the file, `dlopen`, the entry symbol, the ABI
 /// version and every struct's size. Never unloads anything (`RTLD_NODELETE`, no `dlclose`):
 /// Swift images cannot be unloaded safely.
-public enum PluginLoader {
+package enum PluginLoader {
     /// Loads and checks `path`. Nothing of the plugin runs except its describe function.
-    public static func load(_ path: String, checkSafety: Bool = true) -> Result<LoadedPlugin, PluginLoadError> {
+    package static func load(_ path: String, checkSafety: Bool = true) -> Result<LoadedPlugin, PluginLoadError> {
         if checkSafety, let problem = PluginFileSafety.problem(with: path) {
             return .failure(PluginLoadError(.unsafeFile, path: path, "refused: " + problem))
         }

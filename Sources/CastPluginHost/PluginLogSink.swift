@@ -21,7 +21,7 @@ import Glibc
 /// the plugin's `close` runs only once no call is in progress.
 public final class PluginLogSink: LogSink, @unchecked Sendable {
     public let name: String
-    public let feature: PluginFeature
+    package let feature: PluginFeature
     private let vtable: castline_log_sink_vtable
     private let instance: UnsafeMutableRawPointer?
     private let context: PluginHostContext
@@ -56,7 +56,7 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
 
     /// The call that overran and its bound, nil while the plugin keeps its bounds.
     /// `elapsed`: how long the call had run when the overrun was noticed.
-    public var overrun: (call: String, bound: Double, elapsed: Double)? { watch.tripped.map { ($0.call, $0.bound, $0.elapsed) } }
+    package var overrun: (call: String, bound: Double, elapsed: Double)? { watch.tripped.map { ($0.call, $0.bound, $0.elapsed) } }
 
     /// Records the plugin itself lost (its `dropped` counter), 0 when it keeps none.
     public var pluginDropped: UInt64 { vtable.dropped.map { $0(instance) } ?? 0 }
@@ -167,7 +167,7 @@ public final class PluginLogSink: LogSink, @unchecked Sendable {
     }
 
     /// Why the plugin cannot deliver right now (its `problem` call); nil when it delivers.
-    public var problem: String? {
+    package var problem: String? {
         guard let f = vtable.problem else { return nil }
         let text = PluginErrorText()
         return f(instance, text.buffer) != 0 ? (text.text ?? "unknown problem") : nil

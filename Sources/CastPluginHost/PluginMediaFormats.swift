@@ -5,10 +5,10 @@ import Dispatch
 import Synchronization
 
 /// Why no media-format feature could analyse an input.
-public struct MediaFormatProbeError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var reason: String
-    public init(_ reason: String) { self.reason = reason }
-    public var description: String { reason }
+package struct MediaFormatProbeError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var reason: String
+    package init(_ reason: String) { self.reason = reason }
+    package var description: String { reason }
 }
 
 extension PluginHost {
@@ -17,7 +17,7 @@ extension PluginHost {
     /// refused with one error line and the next feature is asked. Pure plugins: any thread. Each
     /// probe runs on a thread of its own and is waited for at most `plugins.call_timeout`; a
     /// feature whose probe overran is disabled (logged once) and the next one is asked.
-    public func probeMediaFormat(url: String?, contentType: String?, body: [UInt8]? = nil) -> Result<MediaFormatInfo, MediaFormatProbeError> {
+    package func probeMediaFormat(url: String?, contentType: String?, body: [UInt8]? = nil) -> Result<MediaFormatInfo, MediaFormatProbeError> {
         let candidates = features(of: .mediaFormat)
             .filter { f in f.declarations.contains("*") || contentType.map { ct in f.declarations.contains { $0.lowercased() == ct.lowercased() } } ?? false }
             .sorted { $0.rank > $1.rank }

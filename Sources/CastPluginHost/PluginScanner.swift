@@ -16,12 +16,12 @@ import Glibc
 /// nothing: the socket closes); child `{"initialised": true}` or `{"initFailed": {"status", "reason"}}`.
 public struct PluginScanner: Sendable {
     /// The castline executable that has the hidden `plugin-scan` command.
-    public var executable: String
+    package var executable: String
     /// The bound of each step in the child: `init` gets this long, and describing (process start,
     /// `dlopen`, the entry symbol) this long plus ``startAllowance``.
-    public var timeout: Double
+    package var timeout: Double
     /// Extra time for the child process to start before it describes the plugin.
-    public var startAllowance: Double = 2
+    package var startAllowance: Double = 2
 
     public init(executable: String, timeout: Double) {
         self.executable = executable
@@ -29,7 +29,7 @@ public struct PluginScanner: Sendable {
     }
 
     /// The running castline (`/proc/self/exe`) as the scanner.
-    public static func castline(timeout: Double) -> PluginScanner? {
+    package static func castline(timeout: Double) -> PluginScanner? {
         PluginSearchPath.executablePath().map { PluginScanner(executable: $0, timeout: timeout) }
     }
 
@@ -139,10 +139,10 @@ final class PluginScan {
 /// `castline plugin-scan FILE`: the child side of ``PluginScanner``. Loads the file (no safety
 /// check: the caller made it), reports the description, runs `init` when asked and reports how it
 /// went. The plugin's own log records go nowhere: the caller runs `init` again for real.
-public enum PluginScanChild {
+package enum PluginScanChild {
     /// The conversation on fd 3; returns the exit status (call `_exit` with it: the plugin's
     /// threads and destructors are no concern of the scanner's).
-    public static func run(path: String) -> Int32 {
+    package static func run(path: String) -> Int32 {
         let socket = FramedSocket(fd: 3)
         let plugin: LoadedPlugin
         switch PluginLoader.load(path, checkSafety: false) {

@@ -10,27 +10,27 @@ import Glibc
 /// every `*.so` again. An entry may also name one `.so` file directly.
 public struct PluginSearchPath: Sendable, Equatable {
     /// Which setting an entry came from (shown by `plugins list`).
-    public enum Source: String, Sendable {
+    package enum Source: String, Sendable {
         case commandLine = "--plugin-path"
         case environment = "CASTLINE_PLUGIN_PATH"
         case config = "plugin_paths"
         case defaultFolder = "default"
     }
 
-    public struct Entry: Sendable, Equatable {
-        public var path: String
-        public var source: Source
+    package struct Entry: Sendable, Equatable {
+        package var path: String
+        package var source: Source
         /// Only files whose name starts with this are plugins (nil: every `*.so`).
-        public var namePrefix: String?
+        package var namePrefix: String?
     }
 
-    public static let environmentVariable = "CASTLINE_PLUGIN_PATH"
+    package static let environmentVariable = "CASTLINE_PLUGIN_PATH"
     /// The name prefix of first-party plugin products built next to the binary.
-    public static let builtPluginPrefix = "libCastlinePlugin"
+    package static let builtPluginPrefix = "libCastlinePlugin"
 
-    public var entries: [Entry]
+    package var entries: [Entry]
 
-    public init(entries: [Entry]) { self.entries = entries }
+    package init(entries: [Entry]) { self.entries = entries }
 
     /// The search path from every source. Empty path components are skipped.
     public init(commandLine: [String] = [], environment: [String: String] = [:], config: [String] = [],
@@ -55,7 +55,7 @@ public struct PluginSearchPath: Sendable, Equatable {
     }
 
     /// The running executable's path (`/proc/self/exe`), nil if it cannot be read.
-    public static func executablePath() -> String? {
+    package static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard n > 0 else { return nil }
@@ -65,7 +65,7 @@ public struct PluginSearchPath: Sendable, Equatable {
     /// Whether the plugin file at `path` ships with castline: it lies (symlinks resolved) in the
     /// binary's own folder with the ``builtPluginPrefix``, or in `<binary>/../lib/castline/plugins`.
     /// Only such plugins run in castline's process by default.
-    public static func isFirstParty(_ path: String, executableFolder: String? = PluginSearchPath.executableFolder()) -> Bool {
+    package static func isFirstParty(_ path: String, executableFolder: String? = PluginSearchPath.executableFolder()) -> Bool {
         guard let executableFolder, let file = realPath(path), let slash = file.lastIndex(of: "/") else { return false }
         let folder = String(file[..<slash]), name = file[file.index(after: slash)...]
         if folder == realPath(executableFolder), name.hasPrefix(builtPluginPrefix) { return true }
@@ -84,7 +84,7 @@ public struct PluginSearchPath: Sendable, Equatable {
     /// The same file reached twice (named on its own and found in a searched folder, or through
     /// a symlinked folder) is a candidate once, at its first place: it is one plugin, not a
     /// duplicate to warn about.
-    public func candidateFiles() -> (files: [(path: String, entry: Entry)], missing: [Entry]) {
+    package func candidateFiles() -> (files: [(path: String, entry: Entry)], missing: [Entry]) {
         var files: [(String, Entry)] = []
         var missing: [Entry] = []
         var seen = Set<FileIdentity>()
