@@ -128,7 +128,7 @@ package struct PluginHarness: Sendable {
                 case .echo: .echo
                 case .replies(let table): .scripted(table)
                 }
-            return CustomNamespaceBehaviour(namespace: CastNamespace(rawValue: namespace) ?? "urn:x-cast:invalid", mode: mode)
+            return CustomNamespaceBehaviour(namespace: CastNamespace(rawValue: namespace), mode: mode)
         }
         settings.apps = [
             AppDefinition(
