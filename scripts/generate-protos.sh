@@ -11,7 +11,7 @@ swift build --product protoc-gen-swift >/dev/null
 PLUGIN="$(swift build --show-bin-path)/protoc-gen-swift"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-protoc --plugin=protoc-gen-swift="$PLUGIN" --swift_out=Visibility=Public:"$TMP" -I Protos Protos/*.proto
+protoc --plugin=protoc-gen-swift="$PLUGIN" --swift_out=Visibility=Package:"$TMP" -I Protos Protos/*.proto
 if [ "${1:-}" = "--check" ]; then
   . scripts/check-generated.sh
   check_generated generate-protos "$OUT" "$TMP" "is stale; run scripts/generate-protos.sh and commit"

@@ -32,117 +32,117 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-public nonisolated enum Cast_Channel_SignatureAlgorithm: Int, SwiftProtobuf.Enum, Swift.CaseIterable {
+package nonisolated enum Cast_Channel_SignatureAlgorithm: Int, SwiftProtobuf.Enum, Swift.CaseIterable {
   case unspecified = 0
   case rsassaPkcs1V15 = 1
   case rsassaPss = 2
 
-  public init() {
+  package init() {
     self = .unspecified
   }
 
 }
 
-public nonisolated enum Cast_Channel_HashAlgorithm: Int, SwiftProtobuf.Enum, Swift.CaseIterable {
+package nonisolated enum Cast_Channel_HashAlgorithm: Int, SwiftProtobuf.Enum, Swift.CaseIterable {
   case sha1 = 0
   case sha256 = 1
 
-  public init() {
+  package init() {
     self = .sha1
   }
 
 }
 
-public nonisolated struct Cast_Channel_CastMessage: Sendable {
+package nonisolated struct Cast_Channel_CastMessage: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var protocolVersion: Cast_Channel_CastMessage.ProtocolVersion {
+  package var protocolVersion: Cast_Channel_CastMessage.ProtocolVersion {
     get {_protocolVersion ?? .castv210}
     set {_protocolVersion = newValue}
   }
   /// Returns true if `protocolVersion` has been explicitly set.
-  public var hasProtocolVersion: Bool {self._protocolVersion != nil}
+  package var hasProtocolVersion: Bool {self._protocolVersion != nil}
   /// Clears the value of `protocolVersion`. Subsequent reads from it will return its default value.
-  public mutating func clearProtocolVersion() {self._protocolVersion = nil}
+  package mutating func clearProtocolVersion() {self._protocolVersion = nil}
 
-  public var sourceID: String {
+  package var sourceID: String {
     get {_sourceID ?? String()}
     set {_sourceID = newValue}
   }
   /// Returns true if `sourceID` has been explicitly set.
-  public var hasSourceID: Bool {self._sourceID != nil}
+  package var hasSourceID: Bool {self._sourceID != nil}
   /// Clears the value of `sourceID`. Subsequent reads from it will return its default value.
-  public mutating func clearSourceID() {self._sourceID = nil}
+  package mutating func clearSourceID() {self._sourceID = nil}
 
-  public var destinationID: String {
+  package var destinationID: String {
     get {_destinationID ?? String()}
     set {_destinationID = newValue}
   }
   /// Returns true if `destinationID` has been explicitly set.
-  public var hasDestinationID: Bool {self._destinationID != nil}
+  package var hasDestinationID: Bool {self._destinationID != nil}
   /// Clears the value of `destinationID`. Subsequent reads from it will return its default value.
-  public mutating func clearDestinationID() {self._destinationID = nil}
+  package mutating func clearDestinationID() {self._destinationID = nil}
 
-  public var namespace: String {
+  package var namespace: String {
     get {_namespace ?? String()}
     set {_namespace = newValue}
   }
   /// Returns true if `namespace` has been explicitly set.
-  public var hasNamespace: Bool {self._namespace != nil}
+  package var hasNamespace: Bool {self._namespace != nil}
   /// Clears the value of `namespace`. Subsequent reads from it will return its default value.
-  public mutating func clearNamespace() {self._namespace = nil}
+  package mutating func clearNamespace() {self._namespace = nil}
 
-  public var payloadType: Cast_Channel_CastMessage.PayloadType {
+  package var payloadType: Cast_Channel_CastMessage.PayloadType {
     get {_payloadType ?? .string}
     set {_payloadType = newValue}
   }
   /// Returns true if `payloadType` has been explicitly set.
-  public var hasPayloadType: Bool {self._payloadType != nil}
+  package var hasPayloadType: Bool {self._payloadType != nil}
   /// Clears the value of `payloadType`. Subsequent reads from it will return its default value.
-  public mutating func clearPayloadType() {self._payloadType = nil}
+  package mutating func clearPayloadType() {self._payloadType = nil}
 
-  public var payloadUtf8: String {
+  package var payloadUtf8: String {
     get {_payloadUtf8 ?? String()}
     set {_payloadUtf8 = newValue}
   }
   /// Returns true if `payloadUtf8` has been explicitly set.
-  public var hasPayloadUtf8: Bool {self._payloadUtf8 != nil}
+  package var hasPayloadUtf8: Bool {self._payloadUtf8 != nil}
   /// Clears the value of `payloadUtf8`. Subsequent reads from it will return its default value.
-  public mutating func clearPayloadUtf8() {self._payloadUtf8 = nil}
+  package mutating func clearPayloadUtf8() {self._payloadUtf8 = nil}
 
-  public var payloadBinary: Data {
+  package var payloadBinary: Data {
     get {_payloadBinary ?? Data()}
     set {_payloadBinary = newValue}
   }
   /// Returns true if `payloadBinary` has been explicitly set.
-  public var hasPayloadBinary: Bool {self._payloadBinary != nil}
+  package var hasPayloadBinary: Bool {self._payloadBinary != nil}
   /// Clears the value of `payloadBinary`. Subsequent reads from it will return its default value.
-  public mutating func clearPayloadBinary() {self._payloadBinary = nil}
+  package mutating func clearPayloadBinary() {self._payloadBinary = nil}
 
   /// Protocol 1.1 chunking.
-  public var continued: Bool {
+  package var continued: Bool {
     get {_continued ?? false}
     set {_continued = newValue}
   }
   /// Returns true if `continued` has been explicitly set.
-  public var hasContinued: Bool {self._continued != nil}
+  package var hasContinued: Bool {self._continued != nil}
   /// Clears the value of `continued`. Subsequent reads from it will return its default value.
-  public mutating func clearContinued() {self._continued = nil}
+  package mutating func clearContinued() {self._continued = nil}
 
-  public var remainingLength: UInt32 {
+  package var remainingLength: UInt32 {
     get {_remainingLength ?? 0}
     set {_remainingLength = newValue}
   }
   /// Returns true if `remainingLength` has been explicitly set.
-  public var hasRemainingLength: Bool {self._remainingLength != nil}
+  package var hasRemainingLength: Bool {self._remainingLength != nil}
   /// Clears the value of `remainingLength`. Subsequent reads from it will return its default value.
-  public mutating func clearRemainingLength() {self._remainingLength = nil}
+  package mutating func clearRemainingLength() {self._remainingLength = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum ProtocolVersion: Int, SwiftProtobuf.Enum, Swift.CaseIterable {
+  package nonisolated enum ProtocolVersion: Int, SwiftProtobuf.Enum, Swift.CaseIterable {
     case castv210 = 0
 
     /// chunking (deprecated)
@@ -154,23 +154,23 @@ public nonisolated struct Cast_Channel_CastMessage: Sendable {
     /// binary payload over utf8
     case castv213 = 3
 
-    public init() {
+    package init() {
       self = .castv210
     }
 
   }
 
-  public nonisolated enum PayloadType: Int, SwiftProtobuf.Enum, Swift.CaseIterable {
+  package nonisolated enum PayloadType: Int, SwiftProtobuf.Enum, Swift.CaseIterable {
     case string = 0
     case binary = 1
 
-    public init() {
+    package init() {
       self = .string
     }
 
   }
 
-  public init() {}
+  package init() {}
 
   fileprivate var _protocolVersion: Cast_Channel_CastMessage.ProtocolVersion? = nil
   fileprivate var _sourceID: String? = nil
@@ -183,111 +183,111 @@ public nonisolated struct Cast_Channel_CastMessage: Sendable {
   fileprivate var _remainingLength: UInt32? = nil
 }
 
-public nonisolated struct Cast_Channel_AuthChallenge: Sendable {
+package nonisolated struct Cast_Channel_AuthChallenge: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var signatureAlgorithm: Cast_Channel_SignatureAlgorithm {
+  package var signatureAlgorithm: Cast_Channel_SignatureAlgorithm {
     get {_signatureAlgorithm ?? .rsassaPkcs1V15}
     set {_signatureAlgorithm = newValue}
   }
   /// Returns true if `signatureAlgorithm` has been explicitly set.
-  public var hasSignatureAlgorithm: Bool {self._signatureAlgorithm != nil}
+  package var hasSignatureAlgorithm: Bool {self._signatureAlgorithm != nil}
   /// Clears the value of `signatureAlgorithm`. Subsequent reads from it will return its default value.
-  public mutating func clearSignatureAlgorithm() {self._signatureAlgorithm = nil}
+  package mutating func clearSignatureAlgorithm() {self._signatureAlgorithm = nil}
 
-  public var senderNonce: Data {
+  package var senderNonce: Data {
     get {_senderNonce ?? Data()}
     set {_senderNonce = newValue}
   }
   /// Returns true if `senderNonce` has been explicitly set.
-  public var hasSenderNonce: Bool {self._senderNonce != nil}
+  package var hasSenderNonce: Bool {self._senderNonce != nil}
   /// Clears the value of `senderNonce`. Subsequent reads from it will return its default value.
-  public mutating func clearSenderNonce() {self._senderNonce = nil}
+  package mutating func clearSenderNonce() {self._senderNonce = nil}
 
-  public var hashAlgorithm: Cast_Channel_HashAlgorithm {
+  package var hashAlgorithm: Cast_Channel_HashAlgorithm {
     get {_hashAlgorithm ?? .sha1}
     set {_hashAlgorithm = newValue}
   }
   /// Returns true if `hashAlgorithm` has been explicitly set.
-  public var hasHashAlgorithm: Bool {self._hashAlgorithm != nil}
+  package var hasHashAlgorithm: Bool {self._hashAlgorithm != nil}
   /// Clears the value of `hashAlgorithm`. Subsequent reads from it will return its default value.
-  public mutating func clearHashAlgorithm() {self._hashAlgorithm = nil}
+  package mutating func clearHashAlgorithm() {self._hashAlgorithm = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _signatureAlgorithm: Cast_Channel_SignatureAlgorithm? = nil
   fileprivate var _senderNonce: Data? = nil
   fileprivate var _hashAlgorithm: Cast_Channel_HashAlgorithm? = nil
 }
 
-public nonisolated struct Cast_Channel_AuthResponse: Sendable {
+package nonisolated struct Cast_Channel_AuthResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var signature: Data {
+  package var signature: Data {
     get {_signature ?? Data()}
     set {_signature = newValue}
   }
   /// Returns true if `signature` has been explicitly set.
-  public var hasSignature: Bool {self._signature != nil}
+  package var hasSignature: Bool {self._signature != nil}
   /// Clears the value of `signature`. Subsequent reads from it will return its default value.
-  public mutating func clearSignature() {self._signature = nil}
+  package mutating func clearSignature() {self._signature = nil}
 
-  public var clientAuthCertificate: Data {
+  package var clientAuthCertificate: Data {
     get {_clientAuthCertificate ?? Data()}
     set {_clientAuthCertificate = newValue}
   }
   /// Returns true if `clientAuthCertificate` has been explicitly set.
-  public var hasClientAuthCertificate: Bool {self._clientAuthCertificate != nil}
+  package var hasClientAuthCertificate: Bool {self._clientAuthCertificate != nil}
   /// Clears the value of `clientAuthCertificate`. Subsequent reads from it will return its default value.
-  public mutating func clearClientAuthCertificate() {self._clientAuthCertificate = nil}
+  package mutating func clearClientAuthCertificate() {self._clientAuthCertificate = nil}
 
-  public var intermediateCertificate: [Data] = []
+  package var intermediateCertificate: [Data] = []
 
-  public var signatureAlgorithm: Cast_Channel_SignatureAlgorithm {
+  package var signatureAlgorithm: Cast_Channel_SignatureAlgorithm {
     get {_signatureAlgorithm ?? .rsassaPkcs1V15}
     set {_signatureAlgorithm = newValue}
   }
   /// Returns true if `signatureAlgorithm` has been explicitly set.
-  public var hasSignatureAlgorithm: Bool {self._signatureAlgorithm != nil}
+  package var hasSignatureAlgorithm: Bool {self._signatureAlgorithm != nil}
   /// Clears the value of `signatureAlgorithm`. Subsequent reads from it will return its default value.
-  public mutating func clearSignatureAlgorithm() {self._signatureAlgorithm = nil}
+  package mutating func clearSignatureAlgorithm() {self._signatureAlgorithm = nil}
 
-  public var senderNonce: Data {
+  package var senderNonce: Data {
     get {_senderNonce ?? Data()}
     set {_senderNonce = newValue}
   }
   /// Returns true if `senderNonce` has been explicitly set.
-  public var hasSenderNonce: Bool {self._senderNonce != nil}
+  package var hasSenderNonce: Bool {self._senderNonce != nil}
   /// Clears the value of `senderNonce`. Subsequent reads from it will return its default value.
-  public mutating func clearSenderNonce() {self._senderNonce = nil}
+  package mutating func clearSenderNonce() {self._senderNonce = nil}
 
-  public var hashAlgorithm: Cast_Channel_HashAlgorithm {
+  package var hashAlgorithm: Cast_Channel_HashAlgorithm {
     get {_hashAlgorithm ?? .sha1}
     set {_hashAlgorithm = newValue}
   }
   /// Returns true if `hashAlgorithm` has been explicitly set.
-  public var hasHashAlgorithm: Bool {self._hashAlgorithm != nil}
+  package var hasHashAlgorithm: Bool {self._hashAlgorithm != nil}
   /// Clears the value of `hashAlgorithm`. Subsequent reads from it will return its default value.
-  public mutating func clearHashAlgorithm() {self._hashAlgorithm = nil}
+  package mutating func clearHashAlgorithm() {self._hashAlgorithm = nil}
 
-  public var crl: Data {
+  package var crl: Data {
     get {_crl ?? Data()}
     set {_crl = newValue}
   }
   /// Returns true if `crl` has been explicitly set.
-  public var hasCrl: Bool {self._crl != nil}
+  package var hasCrl: Bool {self._crl != nil}
   /// Clears the value of `crl`. Subsequent reads from it will return its default value.
-  public mutating func clearCrl() {self._crl = nil}
+  package mutating func clearCrl() {self._crl = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _signature: Data? = nil
   fileprivate var _clientAuthCertificate: Data? = nil
@@ -297,73 +297,73 @@ public nonisolated struct Cast_Channel_AuthResponse: Sendable {
   fileprivate var _crl: Data? = nil
 }
 
-public nonisolated struct Cast_Channel_AuthError: Sendable {
+package nonisolated struct Cast_Channel_AuthError: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var errorType: Cast_Channel_AuthError.ErrorType {
+  package var errorType: Cast_Channel_AuthError.ErrorType {
     get {_errorType ?? .internalError}
     set {_errorType = newValue}
   }
   /// Returns true if `errorType` has been explicitly set.
-  public var hasErrorType: Bool {self._errorType != nil}
+  package var hasErrorType: Bool {self._errorType != nil}
   /// Clears the value of `errorType`. Subsequent reads from it will return its default value.
-  public mutating func clearErrorType() {self._errorType = nil}
+  package mutating func clearErrorType() {self._errorType = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum ErrorType: Int, SwiftProtobuf.Enum, Swift.CaseIterable {
+  package nonisolated enum ErrorType: Int, SwiftProtobuf.Enum, Swift.CaseIterable {
     case internalError = 0
     case noTls = 1
     case signatureAlgorithmUnavailable = 2
 
-    public init() {
+    package init() {
       self = .internalError
     }
 
   }
 
-  public init() {}
+  package init() {}
 
   fileprivate var _errorType: Cast_Channel_AuthError.ErrorType? = nil
 }
 
-public nonisolated struct Cast_Channel_DeviceAuthMessage: Sendable {
+package nonisolated struct Cast_Channel_DeviceAuthMessage: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var challenge: Cast_Channel_AuthChallenge {
+  package var challenge: Cast_Channel_AuthChallenge {
     get {_challenge ?? Cast_Channel_AuthChallenge()}
     set {_challenge = newValue}
   }
   /// Returns true if `challenge` has been explicitly set.
-  public var hasChallenge: Bool {self._challenge != nil}
+  package var hasChallenge: Bool {self._challenge != nil}
   /// Clears the value of `challenge`. Subsequent reads from it will return its default value.
-  public mutating func clearChallenge() {self._challenge = nil}
+  package mutating func clearChallenge() {self._challenge = nil}
 
-  public var response: Cast_Channel_AuthResponse {
+  package var response: Cast_Channel_AuthResponse {
     get {_response ?? Cast_Channel_AuthResponse()}
     set {_response = newValue}
   }
   /// Returns true if `response` has been explicitly set.
-  public var hasResponse: Bool {self._response != nil}
+  package var hasResponse: Bool {self._response != nil}
   /// Clears the value of `response`. Subsequent reads from it will return its default value.
-  public mutating func clearResponse() {self._response = nil}
+  package mutating func clearResponse() {self._response = nil}
 
-  public var error: Cast_Channel_AuthError {
+  package var error: Cast_Channel_AuthError {
     get {_error ?? Cast_Channel_AuthError()}
     set {_error = newValue}
   }
   /// Returns true if `error` has been explicitly set.
-  public var hasError: Bool {self._error != nil}
+  package var hasError: Bool {self._error != nil}
   /// Clears the value of `error`. Subsequent reads from it will return its default value.
-  public mutating func clearError() {self._error = nil}
+  package mutating func clearError() {self._error = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _challenge: Cast_Channel_AuthChallenge? = nil
   fileprivate var _response: Cast_Channel_AuthResponse? = nil
@@ -375,16 +375,16 @@ public nonisolated struct Cast_Channel_DeviceAuthMessage: Sendable {
 fileprivate nonisolated let _protobuf_package = "cast.channel"
 
 nonisolated extension Cast_Channel_SignatureAlgorithm: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0UNSPECIFIED\0\u{1}RSASSA_PKCS1v15\0\u{1}RSASSA_PSS\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0UNSPECIFIED\0\u{1}RSASSA_PKCS1v15\0\u{1}RSASSA_PSS\0")
 }
 
 nonisolated extension Cast_Channel_HashAlgorithm: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SHA1\0\u{1}SHA256\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SHA1\0\u{1}SHA256\0")
 }
 
 nonisolated extension Cast_Channel_CastMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".CastMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}source_id\0\u{3}destination_id\0\u{1}namespace\0\u{3}payload_type\0\u{3}payload_utf8\0\u{3}payload_binary\0\u{1}continued\0\u{3}remaining_length\0")
+  package static let protoMessageName: String = _protobuf_package + ".CastMessage"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}source_id\0\u{3}destination_id\0\u{1}namespace\0\u{3}payload_type\0\u{3}payload_utf8\0\u{3}payload_binary\0\u{1}continued\0\u{3}remaining_length\0")
 
   public var isInitialized: Bool {
     if self._protocolVersion == nil {return false}
@@ -395,7 +395,7 @@ nonisolated extension Cast_Channel_CastMessage: SwiftProtobuf.Message, SwiftProt
     return true
   }
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -415,7 +415,7 @@ nonisolated extension Cast_Channel_CastMessage: SwiftProtobuf.Message, SwiftProt
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -450,7 +450,7 @@ nonisolated extension Cast_Channel_CastMessage: SwiftProtobuf.Message, SwiftProt
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Cast_Channel_CastMessage, rhs: Cast_Channel_CastMessage) -> Bool {
+  package static func ==(lhs: Cast_Channel_CastMessage, rhs: Cast_Channel_CastMessage) -> Bool {
     if lhs._protocolVersion != rhs._protocolVersion {return false}
     if lhs._sourceID != rhs._sourceID {return false}
     if lhs._destinationID != rhs._destinationID {return false}
@@ -466,18 +466,18 @@ nonisolated extension Cast_Channel_CastMessage: SwiftProtobuf.Message, SwiftProt
 }
 
 nonisolated extension Cast_Channel_CastMessage.ProtocolVersion: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CASTV2_1_0\0\u{1}CASTV2_1_1\0\u{1}CASTV2_1_2\0\u{1}CASTV2_1_3\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CASTV2_1_0\0\u{1}CASTV2_1_1\0\u{1}CASTV2_1_2\0\u{1}CASTV2_1_3\0")
 }
 
 nonisolated extension Cast_Channel_CastMessage.PayloadType: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0STRING\0\u{1}BINARY\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0STRING\0\u{1}BINARY\0")
 }
 
 nonisolated extension Cast_Channel_AuthChallenge: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".AuthChallenge"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}signature_algorithm\0\u{3}sender_nonce\0\u{3}hash_algorithm\0")
+  package static let protoMessageName: String = _protobuf_package + ".AuthChallenge"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}signature_algorithm\0\u{3}sender_nonce\0\u{3}hash_algorithm\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -491,7 +491,7 @@ nonisolated extension Cast_Channel_AuthChallenge: SwiftProtobuf.Message, SwiftPr
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -508,7 +508,7 @@ nonisolated extension Cast_Channel_AuthChallenge: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Cast_Channel_AuthChallenge, rhs: Cast_Channel_AuthChallenge) -> Bool {
+  package static func ==(lhs: Cast_Channel_AuthChallenge, rhs: Cast_Channel_AuthChallenge) -> Bool {
     if lhs._signatureAlgorithm != rhs._signatureAlgorithm {return false}
     if lhs._senderNonce != rhs._senderNonce {return false}
     if lhs._hashAlgorithm != rhs._hashAlgorithm {return false}
@@ -518,8 +518,8 @@ nonisolated extension Cast_Channel_AuthChallenge: SwiftProtobuf.Message, SwiftPr
 }
 
 nonisolated extension Cast_Channel_AuthResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".AuthResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}signature\0\u{3}client_auth_certificate\0\u{3}intermediate_certificate\0\u{3}signature_algorithm\0\u{3}sender_nonce\0\u{3}hash_algorithm\0\u{1}crl\0")
+  package static let protoMessageName: String = _protobuf_package + ".AuthResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}signature\0\u{3}client_auth_certificate\0\u{3}intermediate_certificate\0\u{3}signature_algorithm\0\u{3}sender_nonce\0\u{3}hash_algorithm\0\u{1}crl\0")
 
   public var isInitialized: Bool {
     if self._signature == nil {return false}
@@ -527,7 +527,7 @@ nonisolated extension Cast_Channel_AuthResponse: SwiftProtobuf.Message, SwiftPro
     return true
   }
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -545,7 +545,7 @@ nonisolated extension Cast_Channel_AuthResponse: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -574,7 +574,7 @@ nonisolated extension Cast_Channel_AuthResponse: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Cast_Channel_AuthResponse, rhs: Cast_Channel_AuthResponse) -> Bool {
+  package static func ==(lhs: Cast_Channel_AuthResponse, rhs: Cast_Channel_AuthResponse) -> Bool {
     if lhs._signature != rhs._signature {return false}
     if lhs._clientAuthCertificate != rhs._clientAuthCertificate {return false}
     if lhs.intermediateCertificate != rhs.intermediateCertificate {return false}
@@ -588,15 +588,15 @@ nonisolated extension Cast_Channel_AuthResponse: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Cast_Channel_AuthError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".AuthError"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}error_type\0")
+  package static let protoMessageName: String = _protobuf_package + ".AuthError"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}error_type\0")
 
   public var isInitialized: Bool {
     if self._errorType == nil {return false}
     return true
   }
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -608,7 +608,7 @@ nonisolated extension Cast_Channel_AuthError: SwiftProtobuf.Message, SwiftProtob
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -619,7 +619,7 @@ nonisolated extension Cast_Channel_AuthError: SwiftProtobuf.Message, SwiftProtob
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Cast_Channel_AuthError, rhs: Cast_Channel_AuthError) -> Bool {
+  package static func ==(lhs: Cast_Channel_AuthError, rhs: Cast_Channel_AuthError) -> Bool {
     if lhs._errorType != rhs._errorType {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -627,12 +627,12 @@ nonisolated extension Cast_Channel_AuthError: SwiftProtobuf.Message, SwiftProtob
 }
 
 nonisolated extension Cast_Channel_AuthError.ErrorType: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0INTERNAL_ERROR\0\u{1}NO_TLS\0\u{1}SIGNATURE_ALGORITHM_UNAVAILABLE\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0INTERNAL_ERROR\0\u{1}NO_TLS\0\u{1}SIGNATURE_ALGORITHM_UNAVAILABLE\0")
 }
 
 nonisolated extension Cast_Channel_DeviceAuthMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".DeviceAuthMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}challenge\0\u{1}response\0\u{1}error\0")
+  package static let protoMessageName: String = _protobuf_package + ".DeviceAuthMessage"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}challenge\0\u{1}response\0\u{1}error\0")
 
   public var isInitialized: Bool {
     if let v = self._response, !v.isInitialized {return false}
@@ -640,7 +640,7 @@ nonisolated extension Cast_Channel_DeviceAuthMessage: SwiftProtobuf.Message, Swi
     return true
   }
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -654,7 +654,7 @@ nonisolated extension Cast_Channel_DeviceAuthMessage: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -671,7 +671,7 @@ nonisolated extension Cast_Channel_DeviceAuthMessage: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Cast_Channel_DeviceAuthMessage, rhs: Cast_Channel_DeviceAuthMessage) -> Bool {
+  package static func ==(lhs: Cast_Channel_DeviceAuthMessage, rhs: Cast_Channel_DeviceAuthMessage) -> Bool {
     if lhs._challenge != rhs._challenge {return false}
     if lhs._response != rhs._response {return false}
     if lhs._error != rhs._error {return false}
