@@ -20,8 +20,10 @@ extension ControlError {
     }
 
     /// Runs a local-media step in a command: its refusal is the command's error.
-    package static func localMedia<T>(isolation: isolated (any Actor)? = #isolation,
-                                      _ body: () async throws(LocalMediaError) -> T) async throws(ControlError) -> T {
+    package static func localMedia<T>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(LocalMediaError) -> T
+    ) async throws(ControlError) -> T {
         do { return try await body() } catch { throw ControlError(error) }
     }
 }

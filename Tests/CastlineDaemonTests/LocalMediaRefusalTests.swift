@@ -1,6 +1,7 @@
-@testable import CastlineDaemon
 import CastlineLocalMedia
 import Testing
+
+@testable import CastlineDaemon
 
 /// A local-media refusal reaches the API and the CLI as the ControlError of the same kind and
 /// code: its HTTP status and exit code are the ones `docs/api.md` lists.
