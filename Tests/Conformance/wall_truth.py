@@ -5,6 +5,8 @@ Benchmarks/video-wall.py."""
 import random
 import time
 
+from clients.polling import poll
+
 
 def playbacks(sim):
     """Each device's `state.playback` (None for a device with no media), in device order."""
@@ -37,23 +39,23 @@ def first_frame_skew(entries):
 def wait_all_started(sim, timeout=5):
     """Once every playhead has started (its start instant is no later than its sample): the
     first frames' spread is final. Returns the entries."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def started():
         entries = playbacks(sim)
-        if all(p and p.get("started_at_unix_ns") and p["started_at_unix_ns"] <= p["at_unix_ns"] for p in entries):
-            return entries
-        time.sleep(0.02)
+        return entries if all(p and p.get("started_at_unix_ns") and p["started_at_unix_ns"] <= p["at_unix_ns"] for p in entries) else None
+    entries = poll(started, timeout, interval=0.02)
+    if entries:
+        return entries
     raise AssertionError(f"not every playhead started within {timeout} s: {playbacks(sim)}")
 
 
 def wait_all_playing(sim, count, timeout, content=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def playing():
         entries = playbacks(sim)
         live = [p for p in entries if p and p.get("playing") and (content is None or p.get("content_id", "").endswith(content))]
-        if len(live) == count:
-            return entries
-        time.sleep(0.05)
+        return entries if len(live) == count else None
+    entries = poll(playing, timeout, interval=0.05)
+    if entries:
+        return entries
     raise AssertionError(f"not every device plays after {timeout} s: {playbacks(sim)}")
 
 
